@@ -1,0 +1,1 @@
+//! blk-wbt (stub, being written).

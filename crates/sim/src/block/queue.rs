@@ -1,0 +1,1 @@
+//! Request queue glue (being written).

@@ -1,0 +1,71 @@
+//! I/O schedulers ("elevators"). Each is one file behind [`Elevator`].
+//!
+//! The elevator keeps its own copy of what it needs to know about a queued request
+//! ([`ElvRq`]); the block layer keeps the request's pages. Ids are block-layer request ids.
+
+use crate::config::{QueueConfig, SchedulerKind};
+use crate::drivers::Op;
+use crate::Ns;
+
+pub mod mq_deadline;
+pub mod none;
+
+/// What an elevator knows about one queued request.
+#[derive(Clone, Copy, Debug)]
+pub struct ElvRq {
+    pub id: u32,
+    pub op: Op,
+    pub sector: u64,
+    pub nr_sectors: u64,
+    /// Synchronous request (reads, REQ_SYNC writes).
+    pub sync: bool,
+}
+
+impl ElvRq {
+    pub fn end(&self) -> u64 {
+        self.sector + self.nr_sectors
+    }
+}
+
+/// Which side of a queued request a bio merged onto.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Merge {
+    /// The bio starts where the request ends.
+    Back,
+    /// The bio ends where the request starts.
+    Front,
+}
+
+pub trait Elevator {
+    fn name(&self) -> &'static str;
+    /// Try to merge a bio (`op`, `sector`, `nr_sectors`) into a queued request without
+    /// exceeding `max_sectors`. On success the elevator updates its copy of the request and
+    /// returns the request id and the merge side.
+    fn try_merge(&mut self, op: Op, sector: u64, nr_sectors: u64, max_sectors: u64) -> Option<(u32, Merge)>;
+    /// Queue a new request at `now`.
+    fn insert(&mut self, now: Ns, rq: ElvRq);
+    /// Pick the next request to send to the device at `now`, if any.
+    fn dispatch(&mut self, now: Ns) -> Option<ElvRq>;
+    /// Requests queued and not yet dispatched.
+    fn queued(&self) -> usize;
+    /// Depth limit for allocations that are not synchronous reads (`dd_limit_depth`);
+    /// `None` = no extra limit.
+    fn async_depth(&self) -> Option<u32> {
+        None
+    }
+}
+
+/// Build the scheduler a queue is configured with.
+pub fn build(q: &QueueConfig) -> Box<dyn Elevator> {
+    match q.scheduler {
+        SchedulerKind::None => Box::new(none::NoneSched::new()),
+        SchedulerKind::MqDeadline => Box::new(mq_deadline::MqDeadline::new(&q.iosched, q.nr_requests, q.front_merges_allowed())),
+    }
+}
+
+impl QueueConfig {
+    /// `nomerges` = 0 allows front merges if the scheduler tunable does.
+    pub fn front_merges_allowed(&self) -> bool {
+        self.nomerges == 0 && self.iosched.front_merges
+    }
+}

@@ -1,0 +1,138 @@
+//! What a run produces: per-task and per-device figures, time series and trace records.
+//!
+//! Everything here is plain data. Formatting into `summary.json`, `trace.txt` and
+//! `timeseries.csv` happens in the report crate, so the hot loop never builds strings.
+
+pub mod hist;
+pub mod trace;
+
+pub use hist::LatencyHist;
+pub use trace::{TraceEvent, TraceRecord};
+
+use crate::config::Scenario;
+use crate::Ns;
+
+/// The outcome of one simulation run.
+#[derive(Clone, Debug)]
+pub struct RunResult {
+    pub scenario: Scenario,
+    /// Simulated time covered, ns.
+    pub sim_ns: Ns,
+    /// Events processed by the engine.
+    pub events: u64,
+    pub tasks: Vec<TaskResult>,
+    pub devices: Vec<DeviceResult>,
+    /// Trace records in time order.
+    pub trace: Vec<TraceRecord>,
+    /// `comm` and pid of every entity that can appear in the trace, indexed by `TraceRecord::who`.
+    pub comms: Vec<(String, u32)>,
+    /// One vmstat-like sample per simulated second.
+    pub vmstat: Vec<VmstatSample>,
+    /// One throttling-state sample per bandwidth interval (200 ms) per device.
+    pub throttle: Vec<ThrottleSample>,
+}
+
+#[derive(Clone, Debug)]
+pub struct TaskResult {
+    pub name: String,
+    /// Instance number within its `[[task]]` block (0-based).
+    pub instance: u32,
+    /// Job kind ("dd", "cat", ...).
+    pub job: &'static str,
+    pub pid: u32,
+    pub device: String,
+    pub bytes_written: u64,
+    pub bytes_read: u64,
+    /// When the task started and stopped (or the end of the run), ns.
+    pub started: Ns,
+    pub ended: Ns,
+    /// Bytes written over the second half of the task's life (steady state), and that span.
+    pub steady_bytes: u64,
+    pub steady_ns: Ns,
+    /// balance_dirty_pages sleeps, in ns (only real sleeps: pause > 0).
+    pub pauses: LatencyHist,
+    /// Per-operation latency (read() for readers, fsync() for fsync callers, write() for dd), ns.
+    pub op_latency: LatencyHist,
+    pub cpu_sys_ns: Ns,
+    pub cpu_user_ns: Ns,
+    /// Time spent waiting for a free CPU, ns.
+    pub runqueue_wait_ns: Ns,
+}
+
+impl TaskResult {
+    /// Throughput over the task's whole life, MB/s (10^6 bytes).
+    pub fn throughput_mb_s(&self) -> f64 {
+        let span = self.ended.saturating_sub(self.started);
+        if span == 0 {
+            return 0.0;
+        }
+        (self.bytes_written + self.bytes_read) as f64 / (span as f64 / 1e9) / 1e6
+    }
+
+    /// Throughput over the second half of the task's life, MB/s.
+    pub fn steady_mb_s(&self) -> f64 {
+        if self.steady_ns == 0 {
+            return 0.0;
+        }
+        self.steady_bytes as f64 / (self.steady_ns as f64 / 1e9) / 1e6
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct DeviceResult {
+    pub name: String,
+    pub model: &'static str,
+    pub bytes_written: u64,
+    pub bytes_read: u64,
+    /// Fraction of the run during which the device had at least one request in service.
+    pub util: f64,
+    /// Request latency from dispatch to completion, ns.
+    pub request_latency: LatencyHist,
+    pub requests_written: u64,
+    pub requests_read: u64,
+}
+
+/// One second of `/proc/vmstat`-like state.
+#[derive(Clone, Debug, Default)]
+pub struct VmstatSample {
+    pub t_ns: Ns,
+    pub nr_dirty: u64,
+    pub nr_writeback: u64,
+    pub nr_free: u64,
+    pub nr_file: u64,
+    pub nr_dirtied: u64,
+    pub nr_written: u64,
+    pub dirty_thresh: u64,
+    pub dirty_background_thresh: u64,
+    /// KiB read from / written to all devices during the second (vmstat `bi`/`bo`).
+    pub bi_kb: u64,
+    pub bo_kb: u64,
+    /// Tasks runnable and blocked at the sample instant.
+    pub procs_running: u32,
+    pub procs_blocked: u32,
+    /// Per device: bytes written and read during the second.
+    pub dev_write_bytes: Vec<u64>,
+    pub dev_read_bytes: Vec<u64>,
+}
+
+/// The throttling state of one wb at one bandwidth update.
+#[derive(Clone, Debug, Default)]
+pub struct ThrottleSample {
+    pub t_ns: Ns,
+    pub device: u16,
+    pub dirty: u64,
+    pub wb_dirty: u64,
+    pub thresh: u64,
+    pub bg_thresh: u64,
+    pub limit: u64,
+    pub setpoint: u64,
+    pub freerun: u64,
+    pub wb_thresh: u64,
+    /// Pages per second.
+    pub write_bw: u64,
+    pub avg_write_bw: u64,
+    pub dirty_ratelimit: u64,
+    pub balanced_dirty_ratelimit: u64,
+    pub dirty_rate: u64,
+    pub pos_ratio: u64,
+}
