@@ -1,0 +1,229 @@
+//! The page cache of one file (`struct address_space`), as an extent map: runs of pages in
+//! the same state, never one object per page. A page not in the map is not cached.
+
+use std::collections::BTreeMap;
+
+/// State of a cached page. Dirty pages under writeback again are not modelled: the workloads
+/// only append or rewrite clean pages, so a page is in exactly one of these states.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PageState {
+    /// Uptodate and clean: reclaimable.
+    Clean,
+    /// Dirty (`PG_dirty`), counted in `NR_FILE_DIRTY`.
+    Dirty,
+    /// Under writeback I/O (`PG_writeback`), counted in `NR_WRITEBACK`.
+    Writeback,
+    /// Being read from the device (locked, not uptodate).
+    Reading,
+}
+
+/// Page counts by previous state, returned when a range changes state, so the caller can
+/// move the global counters by exactly what changed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Changed {
+    pub absent: u64,
+    pub clean: u64,
+    pub dirty: u64,
+    pub writeback: u64,
+    pub reading: u64,
+}
+
+impl Changed {
+    fn add(&mut self, st: Option<PageState>, n: u64) {
+        match st {
+            None => self.absent += n,
+            Some(PageState::Clean) => self.clean += n,
+            Some(PageState::Dirty) => self.dirty += n,
+            Some(PageState::Writeback) => self.writeback += n,
+            Some(PageState::Reading) => self.reading += n,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Extent {
+    len: u64,
+    state: PageState,
+}
+
+/// Page states of one file, keyed by first page index.
+#[derive(Clone, Debug, Default)]
+pub struct AddressSpace {
+    map: BTreeMap<u64, Extent>,
+    pub nr_pages: u64,
+    pub nr_dirty: u64,
+    pub nr_writeback: u64,
+}
+
+impl AddressSpace {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// State of page `idx`.
+    pub fn state(&self, idx: u64) -> Option<PageState> {
+        let (&s, e) = self.map.range(..=idx).next_back()?;
+        (idx < s + e.len).then_some(e.state)
+    }
+
+    /// Length of the run of pages starting at `idx` that share `idx`'s state (absent runs
+    /// end at the next cached page), capped at `max`.
+    pub fn run_at(&self, idx: u64, max: u64) -> (Option<PageState>, u64) {
+        if let Some((&s, e)) = self.map.range(..=idx).next_back() {
+            if idx < s + e.len {
+                return (Some(e.state), (s + e.len - idx).min(max));
+            }
+        }
+        let next = self.map.range(idx..).next().map(|(&s, _)| s).unwrap_or(u64::MAX);
+        (None, (next - idx).min(max))
+    }
+
+    /// First dirty run at or after `from`, at most `max` pages: (start, len).
+    pub fn next_dirty(&self, from: u64, max: u64) -> Option<(u64, u64)> {
+        if let Some((&s, e)) = self.map.range(..from).next_back() {
+            if e.state == PageState::Dirty && from < s + e.len {
+                return Some((from, (s + e.len - from).min(max)));
+            }
+        }
+        self.map
+            .range(from..)
+            .find(|(_, e)| e.state == PageState::Dirty)
+            .map(|(&s, e)| (s, e.len.min(max)))
+    }
+
+    /// Set pages [start, start+n) to `state` (None = drop from the cache). Returns what
+    /// they were before.
+    pub fn set_range(&mut self, start: u64, n: u64, state: Option<PageState>) -> Changed {
+        let mut ch = Changed::default();
+        if n == 0 {
+            return ch;
+        }
+        let end = start + n;
+        self.split_at(start);
+        self.split_at(end);
+        let mut covered = 0;
+        while let Some((&s, &e)) = self.map.range(start..end).next() {
+            self.map.remove(&s);
+            ch.add(Some(e.state), e.len);
+            covered += e.len;
+        }
+        ch.add(None, n - covered);
+        self.nr_pages -= n - ch.absent;
+        self.nr_dirty -= ch.dirty;
+        self.nr_writeback -= ch.writeback;
+        if let Some(st) = state {
+            self.map.insert(start, Extent { len: n, state: st });
+            self.nr_pages += n;
+            match st {
+                PageState::Dirty => self.nr_dirty += n,
+                PageState::Writeback => self.nr_writeback += n,
+                _ => {}
+            }
+            self.coalesce(start);
+        }
+        ch
+    }
+
+    /// Change only the pages of [start, start+n) that are in state `from` to `to`
+    /// (None = drop). Returns how many changed.
+    pub fn transition(&mut self, start: u64, n: u64, from: PageState, to: Option<PageState>) -> u64 {
+        let end = start + n;
+        let mut idx = start;
+        let mut moved = 0;
+        while idx < end {
+            let (st, len) = self.run_at(idx, end - idx);
+            if st == Some(from) {
+                self.set_range(idx, len, to);
+                moved += len;
+            }
+            idx += len;
+        }
+        moved
+    }
+
+    /// Split the extent containing `at` so that one starts exactly at `at`.
+    fn split_at(&mut self, at: u64) {
+        if let Some((&s, &e)) = self.map.range(..at).next_back() {
+            if at < s + e.len {
+                self.map.insert(s, Extent { len: at - s, state: e.state });
+                self.map.insert(at, Extent { len: s + e.len - at, state: e.state });
+            }
+        }
+    }
+
+    /// Merge the extent at `start` with same-state neighbours that touch it.
+    fn coalesce(&mut self, start: u64) {
+        let mut start = start;
+        let Some(&cur) = self.map.get(&start) else { return };
+        let mut cur = cur;
+        if let Some((&ps, &pe)) = self.map.range(..start).next_back() {
+            if ps + pe.len == start && pe.state == cur.state {
+                self.map.remove(&start);
+                cur.len += pe.len;
+                start = ps;
+                self.map.insert(start, cur);
+            }
+        }
+        let next = start + cur.len;
+        if let Some(&ne) = self.map.get(&next) {
+            if ne.state == cur.state {
+                self.map.remove(&next);
+                cur.len += ne.len;
+                self.map.insert(start, cur);
+            }
+        }
+    }
+
+    /// Number of extents (for tests and memory estimates).
+    pub fn extents(&self) -> usize {
+        self.map.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn appends_coalesce_into_one_extent() {
+        let mut a = AddressSpace::new();
+        for i in 0..100 {
+            let ch = a.set_range(i * 256, 256, Some(PageState::Dirty));
+            assert_eq!(ch.absent, 256);
+        }
+        assert_eq!(a.extents(), 1);
+        assert_eq!(a.nr_dirty, 25_600);
+        assert_eq!(a.next_dirty(1000, 10_000), Some((1000, 10_000)));
+        let ch = a.set_range(0, 512, Some(PageState::Writeback));
+        assert_eq!(ch.dirty, 512);
+        assert_eq!(a.next_dirty(0, 10), Some((512, 10)));
+        assert_eq!(a.transition(0, 1000, PageState::Writeback, Some(PageState::Clean)), 512);
+        assert_eq!(a.nr_writeback, 0);
+        assert_eq!(a.nr_pages, 25_600);
+    }
+
+    proptest! {
+        /// Against a page-per-entry model: states and counters always agree.
+        #[test]
+        fn extent_map_matches_page_array(ops in prop::collection::vec((0u64..200, 1u64..50, 0u8..5), 1..60)) {
+            let mut a = AddressSpace::new();
+            let mut naive: Vec<Option<PageState>> = vec![None; 260];
+            for (start, n, s) in ops {
+                let st = match s { 0 => None, 1 => Some(PageState::Clean), 2 => Some(PageState::Dirty), 3 => Some(PageState::Writeback), _ => Some(PageState::Reading) };
+                let mut expect = Changed::default();
+                for p in naive.iter_mut().skip(start as usize).take(n as usize) {
+                    expect.add(*p, 1);
+                    *p = st;
+                }
+                prop_assert_eq!(a.set_range(start, n, st), expect);
+                for (i, p) in naive.iter().enumerate() {
+                    prop_assert_eq!(a.state(i as u64), *p);
+                }
+                prop_assert_eq!(a.nr_pages, naive.iter().filter(|p| p.is_some()).count() as u64);
+                prop_assert_eq!(a.nr_dirty, naive.iter().filter(|p| **p == Some(PageState::Dirty)).count() as u64);
+                prop_assert_eq!(a.nr_writeback, naive.iter().filter(|p| **p == Some(PageState::Writeback)).count() as u64);
+            }
+        }
+    }
+}

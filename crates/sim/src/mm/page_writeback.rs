@@ -1,0 +1,884 @@
+//! Dirty limits and dirty throttling as in Linux 6.18 (`mm/page-writeback.c`).
+//!
+//! Functions keep the kernel's names. Units are the kernel's: pages, pages per second and
+//! jiffies; `pos_ratio` is fixed point with 1.0 = 1024. All arithmetic is integer and
+//! truncating, as in the kernel, so traces match the real ones digit for digit where the
+//! inputs match.
+//!
+//! Simplifications (see README "Model scope and limitations"): counters are exact (no per-CPU
+//! drift, so `wb_stat()` and `wb_stat_sum()` agree); there is one global domain (no memcg
+//! domain, no cgroup writeback); tasks are never RT; the exited-task leak counter
+//! (`dirty_throttle_leaks`) and `BDP_ASYNC` are not modelled.
+
+use super::flex_proportions::{FpropGlobal, FpropLocal, FPROP_FRAC_BASE};
+use super::vmstat::VmStat;
+use crate::config::{BdiConfig, VmSysctl};
+use crate::engine::Clock;
+use crate::metrics::trace::{DevT, TraceEvent};
+use crate::metrics::ThrottleSample;
+use crate::units::{pages_to_kbps, PAGE_SIZE};
+use crate::Ns;
+
+/// `RATELIMIT_CALC_SHIFT`: pos_ratio is in 1/1024.
+pub const RATELIMIT_CALC_SHIFT: u32 = 10;
+/// `BDI_RATIO_SCALE * 100`: bdi ratios are kept in parts per million.
+pub const RATIO_PPM: u64 = 1_000_000;
+/// `DIRTY_POLL_THRESH` (128 KiB) in pages.
+pub const DIRTY_POLL_THRESH: u64 = 32;
+/// `INIT_BW`: 100 MB/s in pages per second, the starting estimate of every new wb.
+pub const INIT_BW: u64 = (100 << 20) / PAGE_SIZE;
+
+fn ilog2(x: u64) -> u32 {
+    63 - x.max(1).leading_zeros()
+}
+
+fn roundup_pow_of_two(x: u64) -> u64 {
+    x.max(1).next_power_of_two()
+}
+
+/// `MAX_PAUSE` and `BANDWIDTH_INTERVAL`: HZ/5 jiffies (200 ms).
+pub fn max_pause_jiffies(hz: u64) -> u64 {
+    (hz / 5).max(1)
+}
+
+/// `struct wb_domain` (only the global one exists in the model).
+#[derive(Clone, Debug, Default)]
+pub struct WbDomain {
+    /// The smoothed hard limit (`dom->dirty_limit`), pages.
+    pub dirty_limit: u64,
+    /// jiffies of the last `update_dirty_limit`.
+    pub dirty_limit_tstamp: u64,
+    /// Writeback completions, the denominator of every wb's share.
+    pub completions: FpropGlobal,
+    /// Sum of all bdis' `min_ratio`, ppm.
+    pub bdi_min_ratio_sum: u64,
+}
+
+/// The mm side of a `struct bdi_writeback`: counters, bandwidth estimates and limits.
+#[derive(Clone, Debug)]
+pub struct WbState {
+    pub name: DevT,
+    /// `WB_RECLAIMABLE`: dirty pages of this wb.
+    pub reclaimable: u64,
+    /// `WB_WRITEBACK`.
+    pub writeback: u64,
+    /// `WB_DIRTIED` (cumulative).
+    pub dirtied: u64,
+    /// `WB_WRITTEN` (cumulative).
+    pub written: u64,
+    pub completions: FpropLocal,
+    /// jiffies of the last bandwidth update.
+    pub bw_time_stamp: u64,
+    pub dirtied_stamp: u64,
+    pub written_stamp: u64,
+    /// Pages per second.
+    pub write_bandwidth: u64,
+    pub avg_write_bandwidth: u64,
+    pub dirty_ratelimit: u64,
+    pub balanced_dirty_ratelimit: u64,
+    /// Sticky flag: make every writer call balance_dirty_pages every 8 pages.
+    pub dirty_exceeded: bool,
+    /// `bdi->last_bdp_sleep` (ns here): read by blk-wbt.
+    pub last_bdp_sleep: Option<Ns>,
+    /// Inodes that have pages under writeback (`wb->writeback_inodes`).
+    pub writeback_inodes: u64,
+    pub min_ratio_ppm: u64,
+    pub max_ratio_ppm: u64,
+    /// `bdi->max_prop_frac`, in 1/1024.
+    pub max_prop_frac: u64,
+    pub strict_limit: bool,
+}
+
+impl WbState {
+    /// `wb_init` + the bdi sysfs knobs. `thresh` is the global threshold at the time the
+    /// byte knobs are written (they are converted to ratios then, as the kernel does).
+    pub fn new(name: DevT, bdi: &BdiConfig, thresh: u64, now_jiffies: u64) -> Self {
+        let to_ppm = |bytes: u64| (bytes / PAGE_SIZE).saturating_mul(RATIO_PPM) / thresh.max(1);
+        let max_ratio_ppm = bdi.max_bytes.map(to_ppm).unwrap_or(bdi.max_ratio_ppm).min(RATIO_PPM);
+        let min_ratio_ppm = bdi.min_bytes.map(to_ppm).unwrap_or(bdi.min_ratio_ppm).min(max_ratio_ppm);
+        WbState {
+            name,
+            reclaimable: 0,
+            writeback: 0,
+            dirtied: 0,
+            written: 0,
+            completions: FpropLocal::default(),
+            bw_time_stamp: now_jiffies,
+            dirtied_stamp: 0,
+            written_stamp: 0,
+            write_bandwidth: INIT_BW,
+            avg_write_bandwidth: INIT_BW,
+            dirty_ratelimit: INIT_BW,
+            balanced_dirty_ratelimit: INIT_BW,
+            dirty_exceeded: false,
+            last_bdp_sleep: None,
+            writeback_inodes: 0,
+            min_ratio_ppm,
+            max_ratio_ppm,
+            max_prop_frac: FPROP_FRAC_BASE * max_ratio_ppm / RATIO_PPM,
+            strict_limit: bdi.strict_limit,
+        }
+    }
+
+    /// `__wb_writeout_add`: `n` pages finished writeback.
+    pub fn writeout_add(&mut self, dom: &mut WbDomain, n: u64) {
+        self.written += n;
+        self.completions.add_max(&mut dom.completions, self.max_prop_frac, n);
+    }
+}
+
+/// Per-task throttling state (`task_struct` fields).
+#[derive(Clone, Copy, Debug)]
+pub struct TaskDirty {
+    pub nr_dirtied: u64,
+    pub nr_dirtied_pause: u64,
+    /// jiffies; 0 = the task never paused.
+    pub dirty_paused_when: u64,
+    /// jiffies at entry of the current balance_dirty_pages call (`start_time`).
+    pub bdp_start: u64,
+    /// `pages_dirtied` argument of the current call.
+    pub bdp_pages: u64,
+    /// After the current sleep, run another loop iteration (hard-limit state).
+    pub bdp_again: bool,
+    /// CPU the task dirties from (for the per-CPU ratelimit valve).
+    pub cpu: usize,
+}
+
+impl Default for TaskDirty {
+    fn default() -> Self {
+        // kernel/fork.c: nr_dirtied_pause starts at 128 KiB worth of pages.
+        TaskDirty { nr_dirtied: 0, nr_dirtied_pause: DIRTY_POLL_THRESH, dirty_paused_when: 0, bdp_start: 0, bdp_pages: 0, bdp_again: false, cpu: 0 }
+    }
+}
+
+/// `struct dirty_throttle_control`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DirtyThrottleControl {
+    pub avail: u64,
+    pub dirty: u64,
+    pub thresh: u64,
+    pub bg_thresh: u64,
+    pub limit: u64,
+    pub wb_dirty: u64,
+    pub wb_thresh: u64,
+    pub wb_bg_thresh: u64,
+    pub pos_ratio: u64,
+    pub freerun: bool,
+    pub dirty_exceeded: bool,
+}
+
+/// `domain_dirty_limits` for the global domain: thresh and bg_thresh from the sysctls and
+/// `dtc.avail`. The kernel recomputes these on every call; so does the model.
+pub fn domain_dirty_limits(dtc: &mut DirtyThrottleControl, vm: &VmSysctl) {
+    let avail = dtc.avail;
+    let ratio = vm.dirty_ratio as u64 * PAGE_SIZE / 100;
+    let bg_ratio = vm.dirty_background_ratio as u64 * PAGE_SIZE / 100;
+    let mut thresh = if vm.dirty_bytes > 0 { vm.dirty_bytes.div_ceil(PAGE_SIZE) } else { ratio * avail / PAGE_SIZE };
+    let mut bg_thresh = if vm.dirty_background_bytes > 0 {
+        vm.dirty_background_bytes.div_ceil(PAGE_SIZE)
+    } else {
+        bg_ratio * avail / PAGE_SIZE
+    };
+    thresh = thresh.min(u32::MAX as u64);
+    if bg_thresh >= thresh {
+        bg_thresh = thresh / 2;
+    }
+    dtc.thresh = thresh;
+    dtc.bg_thresh = bg_thresh;
+}
+
+/// `dirty_freerun_ceiling`.
+pub fn dirty_freerun_ceiling(thresh: u64, bg_thresh: u64) -> u64 {
+    (thresh + bg_thresh) / 2
+}
+
+/// `hard_dirty_limit`.
+pub fn hard_dirty_limit(dom: &WbDomain, thresh: u64) -> u64 {
+    thresh.max(dom.dirty_limit)
+}
+
+/// `wb_stat_error()`: the per-CPU counter error bound, used by the hard-limit loop exit.
+pub fn wb_stat_error(ncpus: u32) -> u64 {
+    let n = ncpus.max(1) as u64;
+    n * 8 * (1 + ilog2(n) as u64)
+}
+
+/// `__wb_calc_thresh` (6.18): this wb's share of threshold `thresh` by its recent share of
+/// completions, plus min_ratio, bumped for idle devices by (thresh − dirty)/8 (/100 under
+/// strictlimit), then capped at max_ratio.
+pub fn __wb_calc_thresh(dtc: &DirtyThrottleControl, dom: &WbDomain, wb: &mut WbState, thresh: u64) -> u64 {
+    let (num, den) = wb.completions.fraction(&dom.completions);
+    let share = (thresh as u128 * (RATIO_PPM - dom.bdi_min_ratio_sum.min(RATIO_PPM)) as u128 / RATIO_PPM as u128) * num as u128 / den as u128;
+    let mut wb_thresh = share as u64 + thresh * wb.min_ratio_ppm / RATIO_PPM;
+    if thresh > dtc.dirty {
+        let bump = if wb.strict_limit { (thresh - dtc.dirty) / 100 } else { (thresh - dtc.dirty) / 8 };
+        wb_thresh = wb_thresh.max(bump);
+    }
+    wb_thresh.min((thresh as u128 * wb.max_ratio_ppm as u128 / RATIO_PPM as u128) as u64)
+}
+
+/// `wb_dirty_limits`: wb_thresh, the scaled wb_bg_thresh and wb_dirty (incl. writeback).
+pub fn wb_dirty_limits(dtc: &mut DirtyThrottleControl, dom: &WbDomain, wb: &mut WbState) {
+    dtc.wb_thresh = __wb_calc_thresh(dtc, dom, wb, dtc.thresh);
+    dtc.wb_bg_thresh = if dtc.thresh > 0 { (dtc.wb_thresh as u128 * dtc.bg_thresh as u128 / dtc.thresh as u128) as u64 } else { 0 };
+    dtc.wb_dirty = wb.reclaimable + wb.writeback;
+}
+
+/// `pos_ratio_polynom`: the cubic global control line, 2.0 at freerun, 1.0 at the setpoint,
+/// 0 at the limit.
+pub fn pos_ratio_polynom(setpoint: u64, dirty: u64, limit: u64) -> u64 {
+    let x: i64 = (((setpoint as i64) - (dirty as i64)) << RATELIMIT_CALC_SHIFT) / (((limit as i64) - (setpoint as i64)) | 1);
+    let mut pos = x;
+    pos = (pos * x) >> RATELIMIT_CALC_SHIFT;
+    pos = (pos * x) >> RATELIMIT_CALC_SHIFT;
+    pos += 1 << RATELIMIT_CALC_SHIFT;
+    pos.clamp(0, 2 << RATELIMIT_CALC_SHIFT) as u64
+}
+
+/// `wb_position_ratio`: how far the dirty level is from where it should be, as a factor on
+/// the wb's dirty_ratelimit. Sets `dtc.limit` and `dtc.pos_ratio`.
+pub fn wb_position_ratio(dtc: &mut DirtyThrottleControl, dom: &WbDomain, wb: &WbState) {
+    let write_bw = wb.avg_write_bandwidth;
+    let freerun = dirty_freerun_ceiling(dtc.thresh, dtc.bg_thresh);
+    let limit = hard_dirty_limit(dom, dtc.thresh);
+    dtc.limit = limit;
+    dtc.pos_ratio = 0;
+    if dtc.dirty >= limit {
+        return;
+    }
+    let setpoint = (freerun + limit) / 2;
+    let mut pos_ratio = pos_ratio_polynom(setpoint, dtc.dirty, limit);
+
+    if wb.strict_limit {
+        if dtc.wb_dirty >= dtc.wb_thresh {
+            return;
+        }
+        let wb_setpoint = dirty_freerun_ceiling(dtc.wb_thresh, dtc.wb_bg_thresh);
+        if wb_setpoint == 0 || wb_setpoint == dtc.wb_thresh {
+            return;
+        }
+        let wb_pos_ratio = pos_ratio_polynom(wb_setpoint, dtc.wb_dirty, dtc.wb_thresh);
+        dtc.pos_ratio = pos_ratio.min(wb_pos_ratio);
+        return;
+    }
+
+    // The wb control line: linear around the wb's scaled setpoint, slope set by 8 s of
+    // write bandwidth in the single-device case, floor at 1/4.
+    let wb_thresh = dtc.wb_thresh.min(dtc.thresh);
+    let x = ((wb_thresh as u128) << 16) / (dtc.thresh | 1) as u128;
+    let wb_setpoint = (setpoint as u128 * x >> 16) as u64;
+    let span = ((dtc.thresh - wb_thresh + 8 * write_bw) as u128 * x >> 16) as u64;
+    let x_intercept = wb_setpoint + span;
+    if dtc.wb_dirty < x_intercept - span / 4 {
+        pos_ratio = (pos_ratio as u128 * (x_intercept - dtc.wb_dirty) as u128 / ((x_intercept - wb_setpoint) | 1) as u128) as u64;
+    } else {
+        pos_ratio /= 4;
+    }
+    // The wb reserve area: keep the device from running dry.
+    let x_intercept = wb_thresh / 2;
+    if dtc.wb_dirty < x_intercept {
+        if dtc.wb_dirty > x_intercept / 8 {
+            pos_ratio = (pos_ratio as u128 * x_intercept as u128 / dtc.wb_dirty as u128) as u64;
+        } else {
+            pos_ratio *= 8;
+        }
+    }
+    dtc.pos_ratio = pos_ratio;
+}
+
+/// `dirty_poll_interval`: in freerun, poll again after about sqrt(thresh − dirty) pages.
+pub fn dirty_poll_interval(dirty: u64, thresh: u64) -> u64 {
+    if thresh > dirty {
+        1 << (ilog2(thresh - dirty) >> 1)
+    } else {
+        1
+    }
+}
+
+/// `wb_max_pause`: about 1/8 of the time to write out wb_dirty, in [1, MAX_PAUSE] jiffies.
+pub fn wb_max_pause(wb: &WbState, wb_dirty: u64, hz: u64) -> u64 {
+    let bw = wb.avg_write_bandwidth;
+    let t = wb_dirty / (1 + bw / roundup_pow_of_two(1 + hz / 8)) + 1;
+    t.min(max_pause_jiffies(hz))
+}
+
+/// `wb_min_pause`: the shortest pause worth sleeping, and the pages to dirty before the next
+/// call (`nr_dirtied_pause`). Returns (min_pause, nr_dirtied_pause).
+pub fn wb_min_pause(wb: &WbState, max_pause: u64, task_ratelimit: u64, dirty_ratelimit: u64, hz: u64) -> (u64, u64) {
+    let hi = ilog2(wb.avg_write_bandwidth) as i64;
+    let lo = ilog2(dirty_ratelimit) as i64;
+    let mut t = (hz / 100).max(1) as i64;
+    // Concurrent dirtiers (bw >> ratelimit) get longer pauses: fewer, larger steps.
+    if hi > lo {
+        t += (hi - lo) * (10 * hz as i64) / 1024;
+    }
+    let mut t = (t as u64).min(1 + max_pause / 2);
+    let hz_pow = roundup_pow_of_two(hz);
+    let mut pages = dirty_ratelimit * t / hz_pow;
+    if pages < DIRTY_POLL_THRESH {
+        t = max_pause;
+        pages = dirty_ratelimit * t / hz_pow;
+        if pages > DIRTY_POLL_THRESH {
+            pages = DIRTY_POLL_THRESH;
+            t = hz * DIRTY_POLL_THRESH / dirty_ratelimit.max(1);
+        }
+    }
+    let pause = hz * pages / (task_ratelimit + 1);
+    if pause > max_pause {
+        t = max_pause;
+        pages = task_ratelimit * t / hz_pow;
+    }
+    let min_pause = if pages >= DIRTY_POLL_THRESH { 1 + t / 2 } else { t };
+    (min_pause, pages)
+}
+
+/// `update_dirty_limit` via `domain_update_dirty_limit`: follow thresh up at once, down by
+/// 1/32 of the gap per 200 ms, never below the dirty count.
+pub fn domain_update_dirty_limit(dom: &mut WbDomain, dtc: &DirtyThrottleControl, now: u64, hz: u64) {
+    if now < dom.dirty_limit_tstamp + max_pause_jiffies(hz) {
+        return;
+    }
+    let mut limit = dom.dirty_limit;
+    if limit < dtc.thresh {
+        limit = dtc.thresh;
+    } else {
+        let target = dtc.thresh.max(dtc.dirty);
+        if limit > target {
+            limit -= (limit - target) >> 5;
+        }
+    }
+    dom.dirty_limit = limit;
+    dom.dirty_limit_tstamp = now;
+}
+
+/// `wb_update_write_bandwidth`: EMA of completed writeout over a 3 s (power of two) period,
+/// and the lagging `avg_write_bandwidth`.
+pub fn wb_update_write_bandwidth(wb: &mut WbState, elapsed: u64, written: u64, hz: u64) {
+    let period = roundup_pow_of_two(3 * hz);
+    let mut avg = wb.avg_write_bandwidth;
+    let old = wb.write_bandwidth;
+    let mut bw = (written - written.min(wb.written_stamp)) * hz;
+    if elapsed > period {
+        bw /= elapsed;
+        avg = bw;
+    } else {
+        bw += old * (period - elapsed);
+        bw >>= ilog2(period);
+        if avg > old && old >= bw {
+            avg -= (avg - old) >> 3;
+        }
+        if avg < old && old <= bw {
+            avg += (old - avg) >> 3;
+        }
+    }
+    wb.write_bandwidth = bw;
+    wb.avg_write_bandwidth = avg.max(1);
+}
+
+/// Inputs and outputs of one `wb_update_dirty_ratelimit` for the trace.
+pub struct RatelimitUpdate {
+    pub dirty_rate: u64,
+    pub task_ratelimit: u64,
+}
+
+/// `wb_update_dirty_ratelimit`: move the wb's base rate toward write_bw/N, conservatively:
+/// only when the position error and the rate estimate agree on the direction, by the most
+/// cautious candidate, in steps that shrink sharply near the target.
+pub fn wb_update_dirty_ratelimit(dtc: &mut DirtyThrottleControl, dom: &WbDomain, wb: &mut WbState, dirtied: u64, elapsed: u64, hz: u64) -> RatelimitUpdate {
+    let mut dirty = dtc.dirty;
+    let freerun = dirty_freerun_ceiling(dtc.thresh, dtc.bg_thresh);
+    let limit = hard_dirty_limit(dom, dtc.thresh);
+    dtc.limit = limit;
+    let mut setpoint = (freerun + limit) / 2;
+    let write_bw = wb.avg_write_bandwidth;
+    let mut dirty_ratelimit = wb.dirty_ratelimit;
+
+    let dirty_rate = (dirtied - dirtied.min(wb.dirtied_stamp)) * hz / elapsed.max(1);
+    let task_ratelimit = (dirty_ratelimit as u128 * dtc.pos_ratio as u128 >> RATELIMIT_CALC_SHIFT) as u64 + 1;
+    let balanced = ((task_ratelimit as u128 * write_bw as u128) / (dirty_rate | 1) as u128).min(write_bw as u128) as u64;
+
+    if wb.strict_limit {
+        dirty = dtc.wb_dirty;
+        setpoint = (dtc.wb_thresh + dtc.wb_bg_thresh) / 2;
+    }
+    let mut step = 0;
+    if dirty < setpoint {
+        let x = wb.balanced_dirty_ratelimit.min(balanced).min(task_ratelimit);
+        if dirty_ratelimit < x {
+            step = x - dirty_ratelimit;
+        }
+    } else {
+        let x = wb.balanced_dirty_ratelimit.max(balanced).max(task_ratelimit);
+        if dirty_ratelimit > x {
+            step = dirty_ratelimit - x;
+        }
+    }
+    let shift = dirty_ratelimit / (2 * step + 1);
+    step = if shift < 64 { (step >> shift).div_ceil(8) } else { 0 };
+    if dirty_ratelimit < balanced {
+        dirty_ratelimit += step;
+    } else {
+        dirty_ratelimit = dirty_ratelimit.saturating_sub(step);
+    }
+    wb.dirty_ratelimit = dirty_ratelimit.max(1);
+    wb.balanced_dirty_ratelimit = balanced;
+    RatelimitUpdate { dirty_rate, task_ratelimit }
+}
+
+/// Everything the throttling code may read and change besides the task itself.
+pub struct ThrottleCx<'a> {
+    pub clock: Clock,
+    pub now: Ns,
+    pub vm: &'a VmStat,
+    pub sysctl: &'a VmSysctl,
+    pub dom: &'a mut WbDomain,
+    pub wb: &'a mut WbState,
+    pub ncpus: u32,
+    /// `bdp_ratelimits` per CPU.
+    pub bdp_ratelimits: &'a mut [u64],
+    pub ratelimit_pages: u64,
+    /// `writeback_in_progress(wb)`: the flusher is running.
+    pub writeback_in_progress: bool,
+    pub out: &'a mut ThrottleOut,
+}
+
+/// Side effects for the machine to carry out.
+#[derive(Default)]
+pub struct ThrottleOut {
+    /// `wb_start_background_writeback` was called.
+    pub kick_background: bool,
+    /// Record trace events.
+    pub trace_enabled: bool,
+    pub trace: Vec<TraceEvent>,
+}
+
+/// What the dirtying task does next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Throttle {
+    /// Go on dirtying.
+    Proceed,
+    /// Sleep this many jiffies (`io_schedule_timeout`), then call `resume`.
+    Sleep(u64),
+}
+
+/// One generation's dirty-throttling policy: what a task does before it dirties a chunk.
+pub trait DirtyThrottle {
+    fn name(&self) -> &'static str;
+    /// `balance_dirty_pages_ratelimited`: called before each chunk of `pages` is dirtied.
+    fn ratelimited(&mut self, cx: &mut ThrottleCx, task: &mut TaskDirty) -> Throttle;
+    /// The task's throttle sleep ended: finish or continue the throttle loop.
+    fn resume(&mut self, cx: &mut ThrottleCx, task: &mut TaskDirty) -> Throttle;
+}
+
+/// The 6.x policy: IO-less, bandwidth-based pauses with two control lines.
+#[derive(Default)]
+pub struct Modern;
+
+impl DirtyThrottle for Modern {
+    fn name(&self) -> &'static str {
+        "6.x"
+    }
+
+    fn ratelimited(&mut self, cx: &mut ThrottleCx, task: &mut TaskDirty) -> Throttle {
+        balance_dirty_pages_ratelimited(cx, task)
+    }
+
+    fn resume(&mut self, cx: &mut ThrottleCx, task: &mut TaskDirty) -> Throttle {
+        if task.bdp_again {
+            balance_dirty_pages(cx, task)
+        } else {
+            Throttle::Proceed
+        }
+    }
+}
+
+/// `balance_dirty_pages_ratelimited_flags`: the cheap gate in front of every chunk.
+pub fn balance_dirty_pages_ratelimited(cx: &mut ThrottleCx, task: &mut TaskDirty) -> Throttle {
+    let mut ratelimit = task.nr_dirtied_pause;
+    if cx.wb.dirty_exceeded {
+        ratelimit = ratelimit.min(32 >> (crate::units::PAGE_SHIFT - 10));
+    }
+    let cpu = task.cpu.min(cx.bdp_ratelimits.len().saturating_sub(1));
+    if let Some(p) = cx.bdp_ratelimits.get_mut(cpu) {
+        if task.nr_dirtied >= ratelimit {
+            *p = 0;
+        } else if *p >= cx.ratelimit_pages {
+            *p = 0;
+            ratelimit = 0;
+        }
+    }
+    if task.nr_dirtied >= ratelimit {
+        task.bdp_start = cx.clock.jiffies(cx.now);
+        task.bdp_pages = task.nr_dirtied;
+        return balance_dirty_pages(cx, task);
+    }
+    Throttle::Proceed
+}
+
+/// The global dirty state for the current instant, and the `global_dirty_state` trace.
+pub fn global_dtc(cx_vm: &VmStat, sysctl: &VmSysctl, dom: &WbDomain, out: &mut ThrottleOut) -> DirtyThrottleControl {
+    let mut dtc = DirtyThrottleControl { avail: cx_vm.dirtyable(), dirty: cx_vm.nr_dirty + cx_vm.nr_writeback, ..Default::default() };
+    domain_dirty_limits(&mut dtc, sysctl);
+    if out.trace_enabled {
+        out.trace.push(TraceEvent::GlobalDirtyState {
+            nr_dirty: cx_vm.nr_dirty,
+            nr_writeback: cx_vm.nr_writeback,
+            background_thresh: dtc.bg_thresh,
+            dirty_thresh: dtc.thresh,
+            dirty_limit: dom.dirty_limit,
+            nr_dirtied: cx_vm.nr_dirtied,
+            nr_written: cx_vm.nr_written,
+        });
+    }
+    dtc
+}
+
+/// `__wb_update_bandwidth`: refresh the rate estimates of a wb. With `update_ratelimit`
+/// (only from a throttled task) also the domain's dirty_limit and the wb's dirty_ratelimit.
+pub fn __wb_update_bandwidth(gdtc: &mut DirtyThrottleControl, dom: &mut WbDomain, wb: &mut WbState, now: u64, hz: u64, update_ratelimit: bool, out: &mut ThrottleOut) {
+    let elapsed = now.saturating_sub(wb.bw_time_stamp).max(1);
+    let dirtied = wb.dirtied;
+    let written = wb.written;
+    if update_ratelimit {
+        domain_update_dirty_limit(dom, gdtc, now, hz);
+        let old_bw = wb.write_bandwidth;
+        let old_avg = wb.avg_write_bandwidth;
+        let u = wb_update_dirty_ratelimit(gdtc, dom, wb, dirtied, elapsed, hz);
+        if out.trace_enabled {
+            out.trace.push(TraceEvent::BdiDirtyRatelimit {
+                bdi: wb.name,
+                write_bw: pages_to_kbps(old_bw),
+                avg_write_bw: pages_to_kbps(old_avg),
+                dirty_rate: pages_to_kbps(u.dirty_rate),
+                dirty_ratelimit: pages_to_kbps(wb.dirty_ratelimit),
+                task_ratelimit: pages_to_kbps(u.task_ratelimit),
+                balanced_dirty_ratelimit: pages_to_kbps(wb.balanced_dirty_ratelimit),
+            });
+        }
+    }
+    wb_update_write_bandwidth(wb, elapsed, written, hz);
+    wb.dirtied_stamp = dirtied;
+    wb.written_stamp = written;
+    wb.bw_time_stamp = now;
+}
+
+/// `wb_update_bandwidth`: the write-bandwidth-only update (end of `do_writepages`, and the
+/// delayed work after an inode's writeback ends).
+pub fn wb_update_bandwidth(dom: &mut WbDomain, wb: &mut WbState, now: u64, hz: u64) {
+    let mut dtc = DirtyThrottleControl::default();
+    let mut out = ThrottleOut::default();
+    __wb_update_bandwidth(&mut dtc, dom, wb, now, hz, false, &mut out);
+}
+
+/// `wb_bandwidth_estimate_start`: after more than a second of idleness, restart the
+/// measurement interval so idle time is not averaged in.
+pub fn wb_bandwidth_estimate_start(wb: &mut WbState, now: u64, hz: u64) {
+    if now > wb.bw_time_stamp + hz && wb.writeback_inodes == 0 {
+        wb.dirtied_stamp = wb.dirtied;
+        wb.written_stamp = wb.written;
+        wb.bw_time_stamp = now;
+    }
+}
+
+/// One iteration of `balance_dirty_pages`: decide whether and how long the task sleeps.
+pub fn balance_dirty_pages(cx: &mut ThrottleCx, task: &mut TaskDirty) -> Throttle {
+    let hz = cx.clock.hz;
+    let jiffies = cx.clock.jiffies(cx.now);
+    let mut now = jiffies;
+    let pages_dirtied = task.bdp_pages;
+    task.bdp_again = false;
+    let strict = cx.wb.strict_limit;
+
+    let nr_dirty = cx.vm.nr_dirty;
+    let mut gdtc = global_dtc(cx.vm, cx.sysctl, cx.dom, cx.out);
+    if strict {
+        wb_dirty_limits(&mut gdtc, cx.dom, cx.wb);
+        gdtc.freerun = gdtc.wb_dirty <= dirty_freerun_ceiling(gdtc.wb_thresh, gdtc.wb_bg_thresh);
+    } else {
+        gdtc.freerun = gdtc.dirty <= dirty_freerun_ceiling(gdtc.thresh, gdtc.bg_thresh);
+    }
+    if nr_dirty > gdtc.bg_thresh && !cx.writeback_in_progress {
+        cx.out.kick_background = true;
+    }
+    if gdtc.freerun {
+        task.dirty_paused_when = now;
+        task.nr_dirtied = 0;
+        task.nr_dirtied_pause = if strict { dirty_poll_interval(gdtc.wb_dirty, gdtc.wb_thresh) } else { dirty_poll_interval(gdtc.dirty, gdtc.thresh) };
+        return Throttle::Proceed;
+    }
+    // Throttled region.
+    if !cx.writeback_in_progress {
+        cx.out.kick_background = true;
+    }
+    if !strict {
+        wb_dirty_limits(&mut gdtc, cx.dom, cx.wb);
+    }
+    gdtc.dirty_exceeded = gdtc.wb_dirty > gdtc.wb_thresh && (gdtc.dirty > gdtc.thresh || strict);
+    wb_position_ratio(&mut gdtc, cx.dom, cx.wb);
+    cx.wb.dirty_exceeded = gdtc.dirty_exceeded;
+
+    if jiffies > cx.wb.bw_time_stamp + max_pause_jiffies(hz) {
+        __wb_update_bandwidth(&mut gdtc, cx.dom, cx.wb, jiffies, hz, true, cx.out);
+    }
+
+    let dirty_ratelimit = cx.wb.dirty_ratelimit;
+    let task_ratelimit = (dirty_ratelimit as u128 * gdtc.pos_ratio as u128 >> RATELIMIT_CALC_SHIFT) as u64;
+    let max_pause = wb_max_pause(cx.wb, gdtc.wb_dirty, hz);
+    let (min_pause, nr_dirtied_pause) = wb_min_pause(cx.wb, max_pause, task_ratelimit, dirty_ratelimit, hz);
+
+    let (period, pause): (i64, i64);
+    if task_ratelimit == 0 {
+        period = max_pause as i64;
+        pause = max_pause as i64;
+    } else {
+        period = (hz * pages_dirtied / task_ratelimit) as i64;
+        let mut p = period;
+        if task.dirty_paused_when != 0 {
+            p -= now as i64 - task.dirty_paused_when as i64;
+        }
+        if p < min_pause as i64 {
+            trace_bdp(cx, task, &gdtc, dirty_ratelimit, task_ratelimit, pages_dirtied, period, p.min(0), jiffies);
+            if p < -(hz as i64) {
+                task.dirty_paused_when = now;
+                task.nr_dirtied = 0;
+            } else if period > 0 {
+                task.dirty_paused_when += period as u64;
+                task.nr_dirtied = 0;
+            } else if task.nr_dirtied_pause <= pages_dirtied {
+                task.nr_dirtied_pause += pages_dirtied;
+            }
+            return Throttle::Proceed;
+        }
+        if p > max_pause as i64 {
+            now += (p as u64 - max_pause).min(max_pause);
+            p = max_pause as i64;
+        }
+        pause = p;
+    }
+    trace_bdp(cx, task, &gdtc, dirty_ratelimit, task_ratelimit, pages_dirtied, period, pause, jiffies);
+    cx.wb.last_bdp_sleep = Some(cx.now);
+    task.dirty_paused_when = now + pause as u64;
+    task.nr_dirtied = 0;
+    task.nr_dirtied_pause = nr_dirtied_pause;
+    // After a rate-limited sleep the call returns; in the hard-limit state it loops until
+    // the wb is nearly clean or the global level drops.
+    task.bdp_again = task_ratelimit == 0 && gdtc.wb_dirty > wb_stat_error(cx.ncpus);
+    Throttle::Sleep(pause as u64)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn trace_bdp(cx: &mut ThrottleCx, task: &TaskDirty, dtc: &DirtyThrottleControl, dirty_ratelimit: u64, task_ratelimit: u64, dirtied: u64, period: i64, pause: i64, jiffies: u64) {
+    if !cx.out.trace_enabled {
+        return;
+    }
+    let c = cx.clock;
+    let freerun = dirty_freerun_ceiling(dtc.thresh, dtc.bg_thresh);
+    let setpoint = (dtc.limit + freerun) / 2;
+    let think = if task.dirty_paused_when == 0 { 0 } else { c.jiffies_to_msecs(jiffies as i64 - task.dirty_paused_when as i64) };
+    cx.out.trace.push(TraceEvent::BalanceDirtyPages {
+        bdi: cx.wb.name,
+        limit: dtc.limit,
+        setpoint,
+        dirty: dtc.dirty,
+        wb_setpoint: (setpoint as u128 * dtc.wb_thresh as u128 / (dtc.thresh + 1) as u128) as u64,
+        wb_dirty: dtc.wb_dirty,
+        dirty_ratelimit: pages_to_kbps(dirty_ratelimit),
+        task_ratelimit: pages_to_kbps(task_ratelimit),
+        dirtied: dirtied as u32,
+        dirtied_pause: task.nr_dirtied_pause as u32,
+        paused: c.jiffies_to_msecs(jiffies as i64 - task.bdp_start as i64) as u64,
+        pause: c.jiffies_to_msecs(pause),
+        period: c.jiffies_to_msecs(period) as u64,
+        think,
+    });
+}
+
+/// `wb_over_bg_thresh`: should background writeback of this wb go on? Uses dirty pages
+/// only (not writeback), globally and for the wb's share of bg_thresh.
+pub fn wb_over_bg_thresh(vm: &VmStat, sysctl: &VmSysctl, dom: &WbDomain, wb: &mut WbState, out: &mut ThrottleOut) -> bool {
+    let mut dtc = global_dtc(vm, sysctl, dom, out);
+    dtc.dirty = vm.nr_dirty;
+    if dtc.dirty > dtc.bg_thresh {
+        return true;
+    }
+    let wb_bg_thresh = __wb_calc_thresh(&dtc, dom, wb, dtc.bg_thresh);
+    wb.reclaimable > wb_bg_thresh
+}
+
+/// `writeback_chunk_size` for WB_SYNC_NONE work: about half a second of bandwidth, at
+/// least 4 MiB, in multiples of 4 MiB.
+pub fn writeback_chunk_size(wb: &WbState, dom: &WbDomain, work_nr_pages: i64) -> u64 {
+    let mut pages = (wb.avg_write_bandwidth / 2).min(dom.dirty_limit / 8);
+    pages = pages.min(work_nr_pages.max(0) as u64);
+    (pages + 1024) / 1024 * 1024
+}
+
+/// `writeback_set_ratelimit`: reset dirty_limit to thresh and size the per-CPU valve.
+pub fn writeback_set_ratelimit(dom: &mut WbDomain, vm: &VmStat, sysctl: &VmSysctl, ncpus: u32) -> u64 {
+    let mut dtc = DirtyThrottleControl { avail: vm.dirtyable(), ..Default::default() };
+    domain_dirty_limits(&mut dtc, sysctl);
+    dom.dirty_limit = dtc.thresh;
+    (dtc.thresh / (ncpus.max(1) as u64 * 32)).max(16)
+}
+
+/// The throttling state of a wb at this instant, for `throttle.csv`.
+pub fn throttle_sample(vm: &VmStat, sysctl: &VmSysctl, dom: &WbDomain, wb: &mut WbState, device: u16, t_ns: Ns) -> ThrottleSample {
+    let mut dtc = DirtyThrottleControl { avail: vm.dirtyable(), dirty: vm.nr_dirty + vm.nr_writeback, ..Default::default() };
+    domain_dirty_limits(&mut dtc, sysctl);
+    wb_dirty_limits(&mut dtc, dom, wb);
+    wb_position_ratio(&mut dtc, dom, wb);
+    let freerun = dirty_freerun_ceiling(dtc.thresh, dtc.bg_thresh);
+    ThrottleSample {
+        t_ns,
+        device,
+        dirty: dtc.dirty,
+        wb_dirty: dtc.wb_dirty,
+        thresh: dtc.thresh,
+        bg_thresh: dtc.bg_thresh,
+        limit: dtc.limit,
+        setpoint: (freerun + dtc.limit) / 2,
+        freerun,
+        wb_thresh: dtc.wb_thresh,
+        write_bw: wb.write_bandwidth,
+        avg_write_bw: wb.avg_write_bandwidth,
+        dirty_ratelimit: wb.dirty_ratelimit,
+        balanced_dirty_ratelimit: wb.balanced_dirty_ratelimit,
+        dirty_rate: 0,
+        pos_ratio: dtc.pos_ratio,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Hand-computed values: modern-writeback.md Appendix A (avail 6,093,620 pages, HZ 250,
+    //! ratios 20/10) and the worked examples of §3.6 and §4.3.
+    use super::*;
+
+    fn wb() -> WbState {
+        WbState::new(DevT { major: 8, minor: 0 }, &BdiConfig::default(), 1_000_000, 1)
+    }
+
+    #[test]
+    fn domain_limits_use_per_page_size_ratios() {
+        let mut dtc = DirtyThrottleControl { avail: 6_093_620, ..Default::default() };
+        domain_dirty_limits(&mut dtc, &VmSysctl::default());
+        assert_eq!(dtc.thresh, 1_218_426);
+        assert_eq!(dtc.bg_thresh, 608_469);
+        assert_eq!(dirty_freerun_ceiling(dtc.thresh, dtc.bg_thresh), 913_447);
+        // Bytes knobs win; bg >= thresh is halved.
+        let s = VmSysctl { dirty_bytes: 256 << 20, dirty_background_bytes: 512 << 20, ..Default::default() };
+        domain_dirty_limits(&mut dtc, &s);
+        assert_eq!((dtc.thresh, dtc.bg_thresh), (65_536, 32_768));
+    }
+
+    #[test]
+    fn global_control_line_matches_appendix_a() {
+        let (setpoint, limit) = (1_065_936, 1_218_426);
+        assert_eq!(pos_ratio_polynom(setpoint, 913_447, limit), 2045);
+        assert_eq!(pos_ratio_polynom(setpoint, 989_691, limit), 1151);
+        assert_eq!(pos_ratio_polynom(setpoint, setpoint, limit), 1024);
+        assert_eq!(pos_ratio_polynom(setpoint, 1_142_181, limit), 896);
+        assert_eq!(pos_ratio_polynom(setpoint, limit - 1, limit), 2);
+    }
+
+    #[test]
+    fn pause_bounds_and_chunk_at_100mb_s() {
+        let mut w = wb();
+        w.avg_write_bandwidth = 25_600;
+        assert_eq!(wb_max_pause(&w, 1_000, 250), 2);
+        assert_eq!(wb_max_pause(&w, 10_000, 250), 13);
+        assert_eq!(wb_max_pause(&w, 40_000, 250), 50);
+        let dom = WbDomain { dirty_limit: 1_218_426, ..Default::default() };
+        assert_eq!(writeback_chunk_size(&w, &dom, i64::MAX), 13_312);
+        // One dd at 100 MB/s: 2-jiffy target, 200 pages per pause (the live trace's dirtied_pause).
+        let (min_pause, pages) = wb_min_pause(&w, 50, 25_600, 25_600, 250);
+        assert_eq!((min_pause, pages), (2, 200));
+        // More concurrent dirtiers (ratelimit = bw/16): longer target, larger steps.
+        let (_, pages16) = wb_min_pause(&w, 50, 1_600, 1_600, 250);
+        assert!(pages16 >= DIRTY_POLL_THRESH);
+    }
+
+    #[test]
+    fn ratelimit_step_shrinks_near_target() {
+        // §4.3 table: rate 25600, the bounded gap → applied step.
+        for (gap, expect) in [(25_600u64, 3_200u64), (12_800, 1_600), (6_400, 400), (3_000, 24), (2_000, 4), (1_500, 1), (1_100, 0)] {
+            let rate = 25_600u64;
+            let shift = rate / (2 * gap + 1);
+            let step = if shift < 64 { (gap >> shift).div_ceil(8) } else { 0 };
+            assert_eq!(step, expect, "gap {gap}");
+        }
+    }
+
+    #[test]
+    fn ratelimit_moves_only_when_position_and_rate_agree() {
+        let mut w = wb();
+        let dom = WbDomain { dirty_limit: 60_000, ..Default::default() };
+        w.avg_write_bandwidth = 12_800;
+        w.dirty_ratelimit = 25_600;
+        // A previous balanced estimate as high as the rate blocks any step down...
+        w.balanced_dirty_ratelimit = 25_600;
+        let mut dtc = DirtyThrottleControl { thresh: 60_000, bg_thresh: 30_000, dirty: 55_000, pos_ratio: 700, ..Default::default() };
+        wb_update_dirty_ratelimit(&mut dtc, &dom, &mut w, 25_600 * 2 / 5, 50, 250);
+        assert_eq!(w.dirty_ratelimit, 25_600);
+        // ...and once it agrees, the rate steps down.
+        w.balanced_dirty_ratelimit = 10_000;
+        // Above the setpoint (pos_ratio < 1) and dirtying twice as fast as writeout: go down.
+        let mut dtc = DirtyThrottleControl { thresh: 60_000, bg_thresh: 30_000, dirty: 55_000, pos_ratio: 700, ..Default::default() };
+        w.dirtied_stamp = 0;
+        wb_update_dirty_ratelimit(&mut dtc, &dom, &mut w, 25_600 * 2 / 5, 50, 250);
+        assert!(w.dirty_ratelimit < 25_600, "{}", w.dirty_ratelimit);
+        assert!(w.balanced_dirty_ratelimit <= 12_800);
+        // Below the setpoint but the rate estimate says "lower": no step up.
+        let before = w.dirty_ratelimit;
+        w.balanced_dirty_ratelimit = 1_000;
+        let mut dtc = DirtyThrottleControl { thresh: 60_000, bg_thresh: 30_000, dirty: 40_000, pos_ratio: 1_300, ..Default::default() };
+        wb_update_dirty_ratelimit(&mut dtc, &dom, &mut w, 25_600 * 2 / 5, 50, 250);
+        assert!(w.dirty_ratelimit <= before);
+    }
+
+    #[test]
+    fn idle_device_gets_the_bump_and_max_ratio_caps_it() {
+        let dom = WbDomain::default();
+        let mut w = wb();
+        let dtc = DirtyThrottleControl { thresh: 80_000, dirty: 16_000, ..Default::default() };
+        assert_eq!(__wb_calc_thresh(&dtc, &dom, &mut w, 80_000), 8_000);
+        w.strict_limit = true;
+        assert_eq!(__wb_calc_thresh(&dtc, &dom, &mut w, 80_000), 640);
+        w.strict_limit = false;
+        w.max_ratio_ppm = 10_000; // 1 %
+        assert_eq!(__wb_calc_thresh(&dtc, &dom, &mut w, 80_000), 800);
+        // §9.4 live check: strictlimit, max_ratio 1 %, thresh 1,214,219, dirty 15,888 → 11,983.
+        let dtc = DirtyThrottleControl { thresh: 1_214_219, dirty: 15_888, ..Default::default() };
+        w.strict_limit = true;
+        assert_eq!(__wb_calc_thresh(&dtc, &dom, &mut w, 1_214_219), 11_983);
+    }
+
+    #[test]
+    fn dirty_limit_follows_up_at_once_and_down_slowly() {
+        let mut dom = WbDomain { dirty_limit: 1_000, ..Default::default() };
+        let dtc = DirtyThrottleControl { thresh: 64_000, dirty: 10_000, ..Default::default() };
+        domain_update_dirty_limit(&mut dom, &dtc, 100, 250);
+        assert_eq!(dom.dirty_limit, 64_000);
+        let dtc = DirtyThrottleControl { thresh: 32_000, dirty: 10_000, ..Default::default() };
+        domain_update_dirty_limit(&mut dom, &dtc, 120, 250); // < 200 ms later: no update
+        assert_eq!(dom.dirty_limit, 64_000);
+        domain_update_dirty_limit(&mut dom, &dtc, 150, 250);
+        assert_eq!(dom.dirty_limit, 64_000 - (32_000 >> 5));
+    }
+
+    #[test]
+    fn write_bandwidth_ema_converges_and_avg_lags() {
+        let mut w = wb();
+        let mut written = 0;
+        let mut now = 1;
+        for _ in 0..100 {
+            now += 50;
+            written += 5_000; // 25,000 pages/s at HZ 250 with 50-jiffy intervals
+            wb_update_write_bandwidth(&mut w, 50, written, 250);
+            w.written_stamp = written;
+            w.bw_time_stamp = now;
+        }
+        assert!((w.write_bandwidth as i64 - 25_000).abs() < 500, "{}", w.write_bandwidth);
+        assert!((w.avg_write_bandwidth as i64 - 25_000).abs() < 1_000, "{}", w.avg_write_bandwidth);
+    }
+}

@@ -1,0 +1,70 @@
+//! Global page counters (`global_node_page_state` in the kernel), exact: the model has no
+//! per-CPU counter drift (see modern-writeback.md §10.1).
+
+/// Node-wide page counters of the simulated machine.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct VmStat {
+    /// Pages of RAM.
+    pub total: u64,
+    /// Pages neither in the page cache nor free (kernel, anonymous memory).
+    pub unreclaimable: u64,
+    /// Free pages.
+    pub nr_free: u64,
+    /// Page-cache pages: clean + dirty + under writeback (file LRU).
+    pub nr_file: u64,
+    /// `NR_FILE_DIRTY`.
+    pub nr_dirty: u64,
+    /// `NR_WRITEBACK`.
+    pub nr_writeback: u64,
+    /// `NR_DIRTIED` (cumulative).
+    pub nr_dirtied: u64,
+    /// `NR_WRITTEN` (cumulative).
+    pub nr_written: u64,
+    /// `totalreserve_pages`: not dirtyable.
+    pub totalreserve: u64,
+    /// Zone watermarks, pages.
+    pub wmark_min: u64,
+    pub wmark_low: u64,
+    pub wmark_high: u64,
+}
+
+impl VmStat {
+    /// Set up counters and watermarks for `total` pages of RAM, of which `unreclaimable` are
+    /// kernel/anon, as the kernel does at boot (`init_per_zone_wmark_min`,
+    /// `__setup_per_zone_wmarks`, `calculate_totalreserve_pages`), for a single zone.
+    pub fn boot(total: u64, unreclaimable: u64, min_free_kbytes: u64, watermark_scale_factor: u32) -> Self {
+        let managed = total.saturating_sub(unreclaimable).max(1);
+        let min_free_kb = if min_free_kbytes > 0 {
+            min_free_kbytes
+        } else {
+            // sqrt(lowmem_kbytes * 16), clamped to [128 KiB, 256 MiB] (6.x).
+            let lowmem_kb = total * 4;
+            ((lowmem_kb * 16) as f64).sqrt().clamp(128.0, 262_144.0) as u64
+        };
+        let min = (min_free_kb / 4).min(managed / 4);
+        let scaled = managed * watermark_scale_factor as u64 / 10_000;
+        let delta = (min / 4).max(scaled);
+        let low = min + delta;
+        let high = min + 2 * delta;
+        VmStat {
+            total,
+            unreclaimable,
+            nr_free: managed,
+            totalreserve: high.min(managed),
+            wmark_min: min,
+            wmark_low: low,
+            wmark_high: high,
+            ..Default::default()
+        }
+    }
+
+    /// `global_dirtyable_memory`: free pages above the reserve plus the file LRU.
+    pub fn dirtyable(&self) -> u64 {
+        self.nr_free - self.nr_free.min(self.totalreserve) + self.nr_file + 1
+    }
+
+    /// Pages that are neither free nor kernel: must equal the page cache (conservation).
+    pub fn check_conservation(&self) -> bool {
+        self.nr_free + self.nr_file + self.unreclaimable == self.total && self.nr_dirty + self.nr_writeback <= self.nr_file
+    }
+}
