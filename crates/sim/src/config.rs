@@ -376,3 +376,33 @@ pub fn default_queue(model: &DeviceModelConfig) -> QueueConfig {
         iosched: DeadlineTunables::default(),
     }
 }
+
+impl Scenario {
+    /// A machine with one device and no tasks, every knob at its default. The scenario crate
+    /// builds scenarios from files; this is for tests and benchmarks that build them in code.
+    pub fn one_device(name: &str, model: DeviceModelConfig, memory: u64, cpus: u32, duration: Ns) -> Scenario {
+        let queue = default_queue(&model);
+        let size = match model {
+            DeviceModelConfig::Hdd(_) => 4_000_000_000_000,
+            DeviceModelConfig::Ssd(_) => 1_000_000_000_000,
+        };
+        Scenario {
+            name: name.to_string(),
+            kernel: "6.x".to_string(),
+            duration,
+            seed: 1,
+            hz: 250,
+            machine: MachineConfig { memory, cpus, ..Default::default() },
+            sysctl: VmSysctl::default(),
+            devices: vec![DeviceConfig { name: "sda".to_string(), major: 8, minor: 0, size, model, queue, bdi: BdiConfig::default() }],
+            tasks: Vec::new(),
+            trace: TraceConfig::default(),
+        }
+    }
+
+    /// Add `count` instances of `job` on device 0, starting at `start`.
+    pub fn add_task(&mut self, name: &str, count: u32, start: Ns, job: JobConfig) -> &mut Self {
+        self.tasks.push(TaskConfig { name: name.to_string(), count, device: 0, file: format!("/mnt/sda/{name}{{n}}"), start, stop: None, job });
+        self
+    }
+}

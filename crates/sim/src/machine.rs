@@ -1,10 +1,767 @@
-//! The simulated machine (being written).
-use crate::config::Scenario;
-use crate::metrics::RunResult;
+//! The simulated machine: owns every part of the model and drives them from one event queue.
+//!
+//! Parts talk through plain method calls on `Machine` (one owner, `&mut self`): no shared
+//! pointers, no interior mutability. Kernel paths live in their own modules as `impl Machine`
+//! blocks (`fs/fs_writeback.rs`, `workload/`), named after the kernel functions they model.
 
-/// Progress callback: simulated ns done, total.
-pub trait Progress { fn tick(&mut self, done: crate::Ns, total: crate::Ns); }
+use crate::block::queue::{BlockQueue, Submitter};
+use crate::config::{JobConfig, Scenario};
+use crate::drivers::Op;
+use crate::engine::time::NSEC_PER_SEC;
+use crate::engine::{Clock, EventQueue, RngStream};
+use crate::fs::fs_writeback::Wb;
+use crate::fs::inode::Inode;
+use crate::kernel::cpu::{CpuPool, Started, Who};
+use crate::kernel::task::{Phase, Task};
+use crate::metrics::trace::{TraceEvent, TraceRecord};
+use crate::metrics::{DeviceResult, LatencyHist, RunResult, TaskResult, ThrottleSample, VmstatSample};
+use crate::mm::page_cache::PageState;
+use crate::mm::page_writeback::{self, DirtyThrottle, Modern, TaskDirty, ThrottleOut, WbDomain, WbState};
+use crate::mm::vmscan::{Lru, SWAP_CLUSTER_MAX};
+use crate::mm::vmstat::VmStat;
+use crate::units::{bytes_to_pages, PAGE_SIZE};
+use crate::Ns;
 
-pub fn run(scenario: &Scenario, _progress: &mut dyn Progress) -> RunResult {
-    RunResult { scenario: scenario.clone(), sim_ns: 0, events: 0, tasks: vec![], devices: vec![], trace: vec![], comms: vec![], vmstat: vec![], throttle: vec![] }
+/// Everything that can happen.
+#[derive(Clone, Copy, Debug)]
+pub enum Event {
+    /// A task starts or continues (end of a sleep, a wakeup).
+    TaskRun(u32),
+    /// A task's timed wait ends, unless it was woken earlier (`gen` differs).
+    TaskTimeout(u32, u32),
+    /// The burst running on a CPU finished.
+    CpuDone(u16),
+    /// A device has something due.
+    Device(u16),
+    /// blk-wbt window timer of a device.
+    WbtTimer(u16),
+    /// The flusher of a wb is woken.
+    Flusher(u16),
+    /// The delayed bandwidth update of a wb (`bw_dwork`).
+    BwDwork(u16),
+    /// The flex-proportions aging timer (`writeout_period`).
+    FpropPeriod,
+    /// Per-second vmstat sample.
+    Sample,
+    /// Per-200 ms throttling-state sample.
+    ThrottleSample,
+    /// Half-way through a task's life: snapshot bytes for steady-state throughput.
+    TaskMid(u32),
+}
+
+/// Progress reporting for long runs.
+pub trait Progress {
+    fn tick(&mut self, done: Ns, total: Ns);
+}
+
+/// No progress output.
+pub struct NoProgress;
+impl Progress for NoProgress {
+    fn tick(&mut self, _done: Ns, _total: Ns) {}
+}
+
+pub struct Machine {
+    pub cfg: Scenario,
+    pub clock: Clock,
+    pub q: EventQueue<Event>,
+    pub vm: VmStat,
+    pub dom: WbDomain,
+    /// mm side of each wb, one per device.
+    pub wbs: Vec<WbState>,
+    /// fs side (lists and flusher) of each wb.
+    pub flushers: Vec<Wb>,
+    pub queues: Vec<BlockQueue>,
+    pub inodes: Vec<Inode>,
+    pub tasks: Vec<Task>,
+    pub cpus: CpuPool,
+    pub lru: Lru,
+    pub policy: Box<dyn DirtyThrottle>,
+    pub bdp_ratelimits: Vec<u64>,
+    pub ratelimit_pages: u64,
+    pub tout: ThrottleOut,
+    /// Tasks sleeping in `reclaim_throttle`, and pages written since the first of them slept.
+    pub reclaim_waiters: Vec<u32>,
+    pub reclaim_written: u64,
+    pub fprop_armed: bool,
+    pub trace: Vec<TraceRecord>,
+    pub vmstat: Vec<VmstatSample>,
+    pub throttle: Vec<ThrottleSample>,
+    /// Scratch vectors reused by the hot paths.
+    pub scratch_done: Vec<u32>,
+    pub scratch_ids: Vec<u32>,
+    pub last_sample_dirtied: u64,
+    pub rng: RngStream,
+}
+
+/// Index of the first flusher in `RunResult::comms` (after "<idle>" and the tasks).
+fn flusher_comm(m: &Machine, wb: u16) -> u32 {
+    1 + m.tasks.len() as u32 + wb as u32
+}
+
+impl Machine {
+    pub fn new(cfg: &Scenario) -> Self {
+        let clock = Clock::new(cfg.hz);
+        let total = cfg.machine.memory / PAGE_SIZE;
+        let unreclaimable = cfg.machine.unreclaimable / PAGE_SIZE;
+        let vm = VmStat::boot(total, unreclaimable, cfg.sysctl.min_free_kbytes, cfg.sysctl.watermark_scale_factor);
+        let mut dom = WbDomain::default();
+        let ratelimit_pages = page_writeback::writeback_set_ratelimit(&mut dom, &vm, &cfg.sysctl, cfg.machine.cpus);
+        let thresh = dom.dirty_limit;
+        let now_j = clock.jiffies(0);
+        let mut wbs = Vec::new();
+        let mut flushers = Vec::new();
+        let mut queues = Vec::new();
+        for d in &cfg.devices {
+            wbs.push(WbState::new(crate::metrics::trace::DevT { major: d.major, minor: d.minor }, &d.bdi, thresh, now_j));
+            flushers.push(Wb::new(now_j));
+            queues.push(BlockQueue::new(d, cfg.seed));
+        }
+        dom.bdi_min_ratio_sum = wbs.iter().map(|w| w.min_ratio_ppm).sum();
+
+        // Lay files out on their devices: readers' existing files first, then writers' files,
+        // each in its own contiguous region.
+        let mut inodes = Vec::new();
+        let mut tasks = Vec::new();
+        let mut cursor: Vec<u64> = vec![0; cfg.devices.len()];
+        let writers_per_dev: Vec<u64> = (0..cfg.devices.len())
+            .map(|d| cfg.tasks.iter().filter(|t| t.device == d && matches!(t.job, JobConfig::Dd { .. } | JobConfig::Fsync { .. })).map(|t| t.count as u64).sum())
+            .collect();
+        let mut pid = 1000;
+        for tc in &cfg.tasks {
+            for i in 0..tc.count {
+                let dev = tc.device;
+                let dsize = cfg.devices[dev].size;
+                let (size_pages, region) = match &tc.job {
+                    JobConfig::Cat { file_size, .. } | JobConfig::Randread { file_size, .. } => (bytes_to_pages(*file_size), *file_size),
+                    JobConfig::Dd { size: Some(s), .. } => (0, *s),
+                    _ => (0, (dsize / 2) / writers_per_dev[dev].max(1)),
+                };
+                let sector0 = (cursor[dev] / 512).min(dsize / 512);
+                cursor[dev] += region.div_ceil(1 << 20) << 20;
+                let file = inodes.len() as u32;
+                inodes.push(Inode::new(dev as u16, sector0, size_pages));
+                let stop = tc.stop.unwrap_or(cfg.duration).min(cfg.duration);
+                tasks.push(Task {
+                    name: tc.name.clone(),
+                    instance: i,
+                    pid,
+                    job: tc.job.clone(),
+                    file,
+                    dev: dev as u16,
+                    start: tc.start,
+                    stop,
+                    phase: Phase::Idle,
+                    wait_gen: 0,
+                    dirty: TaskDirty::default(),
+                    offset: 0,
+                    op_left: 0,
+                    chunk_pages: 0,
+                    op_start: 0,
+                    sleep_start: 0,
+                    pending: Default::default(),
+                    inflight: 0,
+                    sync_target: Vec::new(),
+                    bytes_written: 0,
+                    bytes_read: 0,
+                    mid_bytes: None,
+                    mid_ns: 0,
+                    ended: None,
+                    pauses: LatencyHist::new(),
+                    op_latency: LatencyHist::new(),
+                    cpu_sys: 0,
+                    cpu_user: 0,
+                    runq_wait: 0,
+                    ra_start: 0,
+                    ra_size: 0,
+                    ra_async: 0,
+                    synced: false,
+                    rng: RngStream::new(cfg.seed, &format!("task/{}/{}", tc.name, i)),
+                });
+                pid += 1;
+            }
+        }
+        let ncpus = cfg.machine.cpus.max(1);
+        Machine {
+            clock,
+            q: EventQueue::new(),
+            vm,
+            dom,
+            wbs,
+            flushers,
+            queues,
+            inodes,
+            tasks,
+            cpus: CpuPool::new(ncpus),
+            lru: Lru::default(),
+            policy: Box::new(Modern),
+            bdp_ratelimits: vec![0; ncpus as usize],
+            ratelimit_pages,
+            tout: ThrottleOut { trace_enabled: cfg.trace.writeback, ..Default::default() },
+            reclaim_waiters: Vec::new(),
+            reclaim_written: 0,
+            fprop_armed: false,
+            trace: Vec::new(),
+            vmstat: Vec::new(),
+            throttle: Vec::new(),
+            scratch_done: Vec::new(),
+            scratch_ids: Vec::new(),
+            last_sample_dirtied: 0,
+            rng: RngStream::new(cfg.seed, "machine"),
+            cfg: cfg.clone(),
+        }
+    }
+
+    pub fn now(&self) -> Ns {
+        self.q.now()
+    }
+
+    pub fn jiffies(&self) -> u64 {
+        self.clock.jiffies(self.q.now())
+    }
+
+    /// Record a trace event fired by `who` on `cpu`.
+    pub fn trace_ev(&mut self, who: u32, cpu: u16, ev: TraceEvent) {
+        self.trace.push(TraceRecord { t_ns: self.q.now(), who, cpu, ev });
+    }
+
+    /// Move trace events produced by the throttling code into the trace, as fired by `who`.
+    pub fn flush_tout(&mut self, who: u32, cpu: u16) {
+        if self.tout.trace.is_empty() {
+            return;
+        }
+        let now = self.q.now();
+        for ev in self.tout.trace.drain(..) {
+            self.trace.push(TraceRecord { t_ns: now, who, cpu, ev });
+        }
+    }
+
+    /// Run `burst` ns of CPU for `who`; the entity continues when `CpuDone` fires.
+    pub fn cpu_run(&mut self, who: Who, burst: Ns) {
+        let now = self.now();
+        if let Some(s) = self.cpus.request(now, who, burst.max(1)) {
+            self.cpu_started(s);
+        }
+    }
+
+    fn cpu_started(&mut self, s: Started) {
+        if let Who::Task(t) = s.who {
+            let task = &mut self.tasks[t as usize];
+            task.runq_wait += s.waited;
+            task.cpu_sys += s.end - self.q.now();
+            task.dirty.cpu = s.cpu as usize;
+        }
+        self.q.schedule(s.end, Event::CpuDone(s.cpu));
+    }
+
+    // ---- page-cache accounting shared by the write, read and writeback paths ----
+
+    /// `folio_account_dirtied` for `n` new dirty pages of `file` at `start`, and
+    /// `__mark_inode_dirty` if the inode was clean. The pages were allocated by the caller.
+    pub fn account_dirtied(&mut self, tid: u32, file: u32, start: u64, n: u64) {
+        let ch = self.inodes[file as usize].mapping.set_range(start, n, Some(PageState::Dirty));
+        debug_assert_eq!(ch.dirty + ch.writeback + ch.reading, 0, "workloads only dirty absent or clean pages");
+        let newly = n - ch.dirty;
+        self.vm.nr_dirty += newly;
+        self.vm.nr_dirtied += newly;
+        let wb = self.inodes[file as usize].wb as usize;
+        self.wbs[wb].reclaimable += newly;
+        self.wbs[wb].dirtied += newly;
+        let task = &mut self.tasks[tid as usize];
+        task.dirty.nr_dirtied += newly;
+        let cpu = task.dirty.cpu.min(self.bdp_ratelimits.len() - 1);
+        self.bdp_ratelimits[cpu] += newly;
+        self.mark_inode_dirty(file);
+    }
+
+    /// Writeback of `n` pages of `file` from `start` completed (`__folio_end_writeback`).
+    pub fn end_page_writeback(&mut self, file: u32, start: u64, n: u64) {
+        let inode = &mut self.inodes[file as usize];
+        let moved = inode.mapping.transition(start, n, PageState::Writeback, Some(PageState::Clean));
+        let wb = inode.wb as usize;
+        let inode_idle = inode.mapping.nr_writeback == 0;
+        self.vm.nr_writeback -= moved;
+        self.vm.nr_written += moved;
+        self.wbs[wb].writeback -= moved;
+        self.wbs[wb].writeout_add(&mut self.dom, moved);
+        self.lru.add(file, start, n);
+        if !self.fprop_armed {
+            self.fprop_armed = true;
+            let period = 3 * NSEC_PER_SEC;
+            self.q.schedule_in(period, Event::FpropPeriod);
+        }
+        if inode_idle {
+            // wb_inode_writeback_end: one less inode under writeback, bandwidth update later.
+            self.wbs[wb].writeback_inodes = self.wbs[wb].writeback_inodes.saturating_sub(1);
+            if !self.flushers[wb].bw_dwork_pending {
+                self.flushers[wb].bw_dwork_pending = true;
+                let d = self.clock.tick_ns() * page_writeback::max_pause_jiffies(self.clock.hz);
+                self.q.schedule_in(d, Event::BwDwork(wb as u16));
+            }
+            let waiters = std::mem::take(&mut self.inodes[file as usize].fsync_waiters);
+            for t in waiters {
+                self.wake_task(t);
+            }
+        }
+        // acct_reclaim_writeback: wake reclaim-throttled tasks once enough was written.
+        if !self.reclaim_waiters.is_empty() {
+            self.reclaim_written += moved;
+            if self.reclaim_written > SWAP_CLUSTER_MAX * self.reclaim_waiters.len() as u64 {
+                self.reclaim_written = 0;
+                let ws = std::mem::take(&mut self.reclaim_waiters);
+                for t in ws {
+                    self.wake_task(t);
+                }
+            }
+        }
+    }
+
+    /// Wake a sleeping task now (cancels its pending timeout).
+    pub fn wake_task(&mut self, tid: u32) {
+        let t = &mut self.tasks[tid as usize];
+        t.wait_gen = t.wait_gen.wrapping_add(1);
+        self.q.schedule_in(0, Event::TaskRun(tid));
+    }
+
+    /// Sleep a task for `ns`, unless woken earlier by `wake_task`.
+    pub fn sleep_task(&mut self, tid: u32, ns: Ns) {
+        let t = &mut self.tasks[tid as usize];
+        t.wait_gen = t.wait_gen.wrapping_add(1);
+        let gen = t.wait_gen;
+        self.q.schedule_in(ns, Event::TaskTimeout(tid, gen));
+    }
+
+    /// Get `n` free pages for the page cache. Returns false when the task must wait in
+    /// `reclaim_throttle` (the task is then queued to be woken).
+    pub fn alloc_pages(&mut self, tid: u32, n: u64) -> bool {
+        // kswapd, folded in: keep free memory above the low watermark by evicting clean pages.
+        if self.vm.nr_free < n + self.vm.wmark_low {
+            let want = n + self.vm.wmark_high - self.vm.nr_free.min(n + self.vm.wmark_high);
+            let got = self.lru.shrink(want, &mut self.inodes);
+            self.vm.nr_free += got;
+            self.vm.nr_file -= got;
+        }
+        if self.vm.nr_free >= n + self.vm.wmark_min {
+            self.vm.nr_free -= n;
+            self.vm.nr_file += n;
+            return true;
+        }
+        // Nothing clean left: wake the flushers (start-all, reason vmscan) and throttle.
+        self.wakeup_flusher_threads(crate::metrics::trace::WbReason::Vmscan);
+        if self.reclaim_waiters.is_empty() {
+            self.reclaim_written = 0;
+        }
+        self.reclaim_waiters.push(tid);
+        let timeout = self.clock.tick_ns() * (self.clock.hz / 10).max(1);
+        self.sleep_task(tid, timeout);
+        false
+    }
+
+    /// Drop pages that were allocated but not used (e.g. a read beyond EOF).
+    pub fn free_pages(&mut self, n: u64) {
+        self.vm.nr_free += n;
+        self.vm.nr_file -= n;
+    }
+
+    // ---- block layer glue ----
+
+    /// Hand request `id` to device `dev`'s queue. Returns true if accepted (the submitter
+    /// goes on), false if the submitter must wait.
+    pub fn submit_request(&mut self, dev: u16, id: u32) -> bool {
+        let now = self.now();
+        let last = self.wbs[dev as usize].last_bdp_sleep;
+        let r = self.queues[dev as usize].submit(now, id, last);
+        self.kick_queue(dev);
+        r == crate::block::queue::Submit::Accepted
+    }
+
+    /// Dispatch what can be dispatched and (re)arm the device and wbt timers.
+    pub fn kick_queue(&mut self, dev: u16) {
+        let now = self.now();
+        let mut issued = std::mem::take(&mut self.scratch_ids);
+        issued.clear();
+        self.queues[dev as usize].run_queue(now, &mut issued);
+        if self.cfg.trace.block {
+            for &id in &issued {
+                let q = &self.queues[dev as usize];
+                let r = q.rq(id);
+                let comm = match r.submitter {
+                    Submitter::Task(t) => 1 + t,
+                    Submitter::Flusher(w) => flusher_comm(self, w),
+                };
+                let ev = TraceEvent::BlockRqIssue {
+                    dev: q.devt,
+                    rwbs: crate::metrics::trace::Rwbs { write: r.op == Op::Write, sync: r.sync, readahead: r.readahead },
+                    bytes: r.bytes() as u32,
+                    sector: r.sector,
+                    nr_sector: r.nr_sectors as u32,
+                    comm,
+                };
+                self.trace_ev(comm, 0, ev);
+            }
+        }
+        self.scratch_ids = issued;
+        let q = &mut self.queues[dev as usize];
+        if let Some(t) = q.device.next_event() {
+            if q.tick_at.is_none_or(|s| t < s || s < now) {
+                q.tick_at = Some(t);
+                self.q.schedule(t.max(now), Event::Device(dev));
+            }
+        }
+        if let Some(t) = q.wbt.next_timer() {
+            if q.wbt_timer_at != Some(t) {
+                q.wbt_timer_at = Some(t);
+                self.q.schedule(t.max(now), Event::WbtTimer(dev));
+            }
+        }
+    }
+
+    fn on_device(&mut self, dev: u16) {
+        let now = self.now();
+        {
+            let q = &mut self.queues[dev as usize];
+            if q.tick_at.is_some_and(|t| t <= now) {
+                q.tick_at = None;
+            }
+        }
+        let mut done = std::mem::take(&mut self.scratch_done);
+        done.clear();
+        self.queues[dev as usize].device.advance(now, &mut done);
+        for &id in &done {
+            self.complete_request(dev, id);
+        }
+        self.scratch_done = done;
+        self.kick_queue(dev);
+    }
+
+    /// A request finished on the device: end writeback or reads of its pages, release wbt
+    /// and the tag, wake whoever waits.
+    fn complete_request(&mut self, dev: u16, id: u32) {
+        let now = self.now();
+        let d = dev as usize;
+        let (op, tracked, direct, submitter, latency, bytes) = {
+            let r = self.queues[d].rq(id);
+            (r.op, r.wbt_tracked, r.direct, r.submitter, now - r.issue_ns, r.bytes())
+        };
+        {
+            let q = &mut self.queues[d];
+            q.latency.record(latency);
+            match op {
+                Op::Write => {
+                    q.bytes_written += bytes;
+                    q.sec_written += bytes;
+                    q.requests_written += 1;
+                }
+                Op::Read => {
+                    q.bytes_read += bytes;
+                    q.sec_read += bytes;
+                    q.requests_read += 1;
+                }
+            }
+        }
+        if self.cfg.trace.block {
+            let q = &self.queues[d];
+            let r = q.rq(id);
+            let ev = TraceEvent::BlockRqComplete {
+                dev: q.devt,
+                rwbs: crate::metrics::trace::Rwbs { write: r.op == Op::Write, sync: r.sync, readahead: r.readahead },
+                sector: r.sector,
+                nr_sector: r.nr_sectors as u32,
+                error: 0,
+            };
+            self.trace_ev(0, 0, ev);
+        }
+        let nsegs = self.queues[d].rq(id).segs.len();
+        for i in 0..nsegs {
+            let s = self.queues[d].rq(id).segs[i];
+            match op {
+                Op::Write => self.end_page_writeback(s.file, s.start, s.pages),
+                Op::Read => self.end_page_read(s.file, s.start, s.pages),
+            }
+        }
+        let mut admitted = std::mem::take(&mut self.scratch_ids);
+        admitted.clear();
+        let last = self.wbs[d].last_bdp_sleep;
+        match op {
+            Op::Write if tracked => {
+                let q = &mut self.queues[d];
+                q.wbt.write_completed(now, latency);
+                q.wbt.done(now, last, &mut admitted);
+            }
+            Op::Write => self.queues[d].wbt.write_completed(now, latency),
+            Op::Read => self.queues[d].wbt.read_completed(now, id, latency),
+        }
+        // Waiters admitted by wbt now need a tag.
+        let mut accepted = Vec::new();
+        for &w in &admitted {
+            if self.queues[d].get_tag(now, w) {
+                accepted.push(w);
+            }
+        }
+        self.queues[d].release(id);
+        self.queues[d].put_tag(now, &mut accepted);
+        self.scratch_ids = admitted;
+        for w in accepted {
+            let s = self.queues[d].rq(w).submitter;
+            self.request_accepted(s);
+        }
+        if direct {
+            if let Submitter::Task(t) = submitter {
+                self.direct_done(t);
+            }
+        }
+    }
+
+    /// A blocked submitter's request entered the queue: let it go on.
+    fn request_accepted(&mut self, s: Submitter) {
+        match s {
+            Submitter::Task(t) => {
+                self.tasks[t as usize].pending.pop_front();
+                self.wake_task(t);
+            }
+            Submitter::Flusher(w) => {
+                self.flushers[w as usize].pending.pop_front();
+                self.flushers[w as usize].blocked = false;
+                self.flusher_continue(w);
+            }
+        }
+    }
+
+    fn on_wbt_timer(&mut self, dev: u16) {
+        let now = self.now();
+        let d = dev as usize;
+        if self.queues[d].wbt_timer_at.is_some_and(|t| t <= now) {
+            self.queues[d].wbt_timer_at = None;
+        }
+        let mut admitted = Vec::new();
+        let last = self.wbs[d].last_bdp_sleep;
+        self.queues[d].wbt.timer_fn(now, last, &mut admitted);
+        let mut steps = Vec::new();
+        self.queues[d].wbt.take_steps(&mut steps);
+        if self.tout.trace_enabled {
+            let devt = self.queues[d].devt;
+            for (t, msg, step, window_us, background, normal, max) in steps {
+                self.trace.push(TraceRecord { t_ns: t, who: 0, cpu: 0, ev: TraceEvent::WbtStep { dev: devt, msg, step, window_us, background, normal, max } });
+            }
+        }
+        let mut accepted = Vec::new();
+        for &w in &admitted {
+            if self.queues[d].get_tag(now, w) {
+                accepted.push(w);
+            }
+        }
+        for w in accepted {
+            let s = self.queues[d].rq(w).submitter;
+            self.request_accepted(s);
+        }
+        self.kick_queue(dev);
+    }
+
+    fn on_fprop_period(&mut self) {
+        if self.dom.completions.new_period(1) {
+            self.q.schedule_in(3 * NSEC_PER_SEC, Event::FpropPeriod);
+        } else {
+            self.fprop_armed = false;
+        }
+    }
+
+    fn on_sample(&mut self) {
+        let now = self.now();
+        let mut dtc = page_writeback::DirtyThrottleControl { avail: self.vm.dirtyable(), ..Default::default() };
+        page_writeback::domain_dirty_limits(&mut dtc, &self.cfg.sysctl);
+        let (mut bi, mut bo) = (0, 0);
+        let mut dw = Vec::with_capacity(self.queues.len());
+        let mut dr = Vec::with_capacity(self.queues.len());
+        for q in &mut self.queues {
+            bo += q.sec_written / 1024;
+            bi += q.sec_read / 1024;
+            dw.push(q.sec_written);
+            dr.push(q.sec_read);
+            q.sec_written = 0;
+            q.sec_read = 0;
+        }
+        let blocked = self.tasks.iter().filter(|t| matches!(t.phase, Phase::WaitRead | Phase::WaitDirect | Phase::WaitSync | Phase::AfterBdpSleep) || (t.phase == Phase::Alloc && !t.is_done())).count() as u32;
+        self.vmstat.push(VmstatSample {
+            t_ns: now,
+            nr_dirty: self.vm.nr_dirty,
+            nr_writeback: self.vm.nr_writeback,
+            nr_free: self.vm.nr_free,
+            nr_file: self.vm.nr_file,
+            nr_dirtied: self.vm.nr_dirtied,
+            nr_written: self.vm.nr_written,
+            dirty_thresh: dtc.thresh,
+            dirty_background_thresh: dtc.bg_thresh,
+            bi_kb: bi,
+            bo_kb: bo,
+            procs_running: self.cpus.runnable(),
+            procs_blocked: blocked,
+            dev_write_bytes: dw,
+            dev_read_bytes: dr,
+        });
+        if now + NSEC_PER_SEC <= self.cfg.duration {
+            self.q.schedule_in(NSEC_PER_SEC, Event::Sample);
+        }
+    }
+
+    fn on_throttle_sample(&mut self) {
+        let now = self.now();
+        for d in 0..self.wbs.len() {
+            let mut s = page_writeback::throttle_sample(&self.vm, &self.cfg.sysctl, &self.dom, &mut self.wbs[d], d as u16, now);
+            s.dirty_rate = 0;
+            self.throttle.push(s);
+        }
+        let step = self.clock.tick_ns() * page_writeback::max_pause_jiffies(self.clock.hz);
+        if now + step <= self.cfg.duration {
+            self.q.schedule_in(step, Event::ThrottleSample);
+        }
+    }
+
+    fn on_cpu_done(&mut self, cpu: u16) {
+        let now = self.now();
+        let (who, next) = self.cpus.finish(now, cpu);
+        if let Some(s) = next {
+            self.cpu_started(s);
+        }
+        match who {
+            Some(Who::Task(t)) => self.task_cpu_done(t),
+            Some(Who::Flusher(w)) => {
+                self.flushers[w as usize].on_cpu = false;
+                self.flusher_continue(w);
+            }
+            None => {}
+        }
+    }
+
+    fn dispatch(&mut self, ev: Event) {
+        match ev {
+            Event::TaskRun(t) => self.task_run(t),
+            Event::TaskTimeout(t, gen) => {
+                if self.tasks[t as usize].wait_gen == gen {
+                    self.reclaim_waiters.retain(|&w| w != t);
+                    self.task_run(t);
+                }
+            }
+            Event::CpuDone(c) => self.on_cpu_done(c),
+            Event::Device(d) => self.on_device(d),
+            Event::WbtTimer(d) => self.on_wbt_timer(d),
+            Event::Flusher(w) => self.flusher_wakeup_fired(w),
+            Event::BwDwork(w) => {
+                self.flushers[w as usize].bw_dwork_pending = false;
+                let j = self.jiffies();
+                page_writeback::wb_update_bandwidth(&mut self.dom, &mut self.wbs[w as usize], j, self.clock.hz);
+            }
+            Event::FpropPeriod => self.on_fprop_period(),
+            Event::Sample => self.on_sample(),
+            Event::ThrottleSample => self.on_throttle_sample(),
+            Event::TaskMid(t) => {
+                let task = &mut self.tasks[t as usize];
+                task.mid_bytes = Some(task.bytes_written + task.bytes_read);
+                task.mid_ns = self.q.now();
+            }
+        }
+    }
+
+    /// Run the scenario to its end.
+    pub fn run(&mut self, progress: &mut dyn Progress) {
+        let dur = self.cfg.duration;
+        for t in 0..self.tasks.len() {
+            let task = &self.tasks[t];
+            if task.start < task.stop {
+                let (start, stop) = (task.start, task.stop);
+                self.q.schedule(start, Event::TaskRun(t as u32));
+                self.q.schedule(start + (stop - start) / 2, Event::TaskMid(t as u32));
+            }
+        }
+        self.q.schedule(NSEC_PER_SEC.min(dur), Event::Sample);
+        self.q.schedule(0, Event::ThrottleSample);
+        let report_every = (dur / 100).max(1);
+        let mut next_report = report_every;
+        while let Some(t) = self.q.peek_time() {
+            if t > dur {
+                break;
+            }
+            let (_, ev) = self.q.pop().expect("peeked");
+            self.dispatch(ev);
+            if t >= next_report {
+                progress.tick(t, dur);
+                next_report = t + report_every;
+            }
+            debug_assert!(self.vm.check_conservation(), "pages not conserved at {t}: {:?}", self.vm);
+        }
+        progress.tick(dur, dur);
+    }
+
+    /// Collect the results.
+    pub fn finish(self) -> RunResult {
+        let dur = self.cfg.duration;
+        let mut comms = vec![("<idle>".to_string(), 0)];
+        for t in &self.tasks {
+            comms.push((t.name.clone(), t.pid));
+        }
+        for (i, _) in self.flushers.iter().enumerate() {
+            comms.push((format!("kworker/u{}:{}", 2 * self.cfg.machine.cpus.max(1), i), 10 + i as u32));
+        }
+        let tasks = self
+            .tasks
+            .iter()
+            .map(|t| {
+                let ended = t.ended.unwrap_or(t.stop.min(dur)).max(t.start);
+                let total = t.bytes_written + t.bytes_read;
+                let (steady_bytes, steady_ns) = match t.mid_bytes {
+                    Some(b) => (total - b, ended.saturating_sub(t.mid_ns)),
+                    None => (total, ended.saturating_sub(t.start)),
+                };
+                TaskResult {
+                    name: t.name.clone(),
+                    instance: t.instance,
+                    job: t.job.kind(),
+                    pid: t.pid,
+                    device: self.cfg.devices[t.dev as usize].name.clone(),
+                    bytes_written: t.bytes_written,
+                    bytes_read: t.bytes_read,
+                    started: t.start,
+                    ended,
+                    steady_bytes,
+                    steady_ns,
+                    pauses: t.pauses.clone(),
+                    op_latency: t.op_latency.clone(),
+                    cpu_sys_ns: t.cpu_sys,
+                    cpu_user_ns: t.cpu_user,
+                    runqueue_wait_ns: t.runq_wait,
+                }
+            })
+            .collect();
+        let devices = self
+            .queues
+            .iter()
+            .enumerate()
+            .map(|(i, q)| DeviceResult {
+                name: q.name.clone(),
+                model: self.cfg.devices[i].model.kind(),
+                bytes_written: q.bytes_written,
+                bytes_read: q.bytes_read,
+                util: if dur > 0 { q.device.busy_ns(dur) as f64 / dur as f64 } else { 0.0 },
+                request_latency: q.latency.clone(),
+                requests_written: q.requests_written,
+                requests_read: q.requests_read,
+            })
+            .collect();
+        RunResult {
+            sim_ns: dur,
+            events: self.q.events(),
+            tasks,
+            devices,
+            trace: self.trace,
+            comms,
+            vmstat: self.vmstat,
+            throttle: self.throttle,
+            scenario: self.cfg,
+        }
+    }
+}
+
+/// Simulate `scenario` and return its results.
+pub fn run(scenario: &Scenario, progress: &mut dyn Progress) -> RunResult {
+    let mut m = Machine::new(scenario);
+    m.run(progress);
+    m.finish()
 }

@@ -1,1 +1,4 @@
-//! (being written)
+//! Files and the flushers.
+
+pub mod fs_writeback;
+pub mod inode;

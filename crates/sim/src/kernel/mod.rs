@@ -1,1 +1,4 @@
-//! (being written)
+//! Tasks and CPUs.
+
+pub mod cpu;
+pub mod task;

@@ -1,1 +1,548 @@
-//! (being written)
+//! The jobs simulated tasks run, as state machines over system calls: `dd` (buffered or
+//! O_DIRECT writes, optional fsync at the end), `cat` (buffered sequential reads with 6.x
+//! readahead), `randread` (random reads, a latency probe), `fsync` (write then fsync, a
+//! commit probe) and `sync`.
+//!
+//! A buffered write follows `generic_perform_write`: for each chunk of at most one large folio
+//! (2 MiB) the task passes the `balance_dirty_pages_ratelimited` gate *before* copying,
+//! allocates the pages (reclaim may throttle it), copies on a CPU and then marks the pages
+//! dirty.
+
+use crate::block::queue::Submitter;
+use crate::config::JobConfig;
+use crate::drivers::Op;
+use crate::kernel::cpu::Who;
+use crate::kernel::task::Phase;
+use crate::machine::{Event, Machine};
+use crate::metrics::trace::WbReason;
+use crate::mm::page_cache::PageState;
+use crate::mm::page_writeback::{Throttle, ThrottleCx};
+use crate::units::PAGE_SIZE;
+use crate::Ns;
+
+/// Largest folio the page cache uses for a write chunk (PMD size).
+pub const MAX_FOLIO_BYTES: u64 = 2 << 20;
+/// How often a sync() caller re-checks that its writeback finished.
+const SYNC_POLL_NS: Ns = 10_000_000;
+
+/// `get_init_ra_size`: the first readahead window for a request of `size` pages.
+pub fn get_init_ra_size(size: u64, max: u64) -> u64 {
+    let newsize = size.max(1).next_power_of_two();
+    if newsize <= max / 32 {
+        newsize * 4
+    } else if newsize <= max / 4 {
+        newsize * 2
+    } else {
+        max
+    }
+}
+
+/// `get_next_ra_size`: grow the window ×4 while small, ×2 up to max.
+pub fn get_next_ra_size(cur: u64, max: u64) -> u64 {
+    if cur < max / 16 {
+        4 * cur
+    } else if cur <= max / 2 {
+        2 * cur
+    } else {
+        max
+    }
+}
+
+impl Machine {
+    fn copy_ns(&self, bytes: u64) -> Ns {
+        (bytes as u128 * 1_000_000_000 / self.cfg.machine.memory_bandwidth.max(1) as u128) as Ns
+    }
+
+    /// Submit the task's pending requests in order. False if it must wait for one.
+    fn task_submit_pending(&mut self, tid: u32) -> bool {
+        while let Some(&id) = self.tasks[tid as usize].pending.front() {
+            let dev = self.tasks[tid as usize].dev;
+            if self.submit_request(dev, id) {
+                self.tasks[tid as usize].pending.pop_front();
+            } else {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// The task is woken (start, end of a sleep, a wakeup): continue its job.
+    pub(crate) fn task_run(&mut self, tid: u32) {
+        let t = tid as usize;
+        if self.tasks[t].phase == Phase::Done {
+            return;
+        }
+        if !self.task_submit_pending(tid) {
+            return;
+        }
+        loop {
+            let phase = self.tasks[t].phase;
+            let next = match phase {
+                Phase::Idle => Some(Phase::NextOp),
+                Phase::NextOp => self.next_op(tid),
+                Phase::Gate => self.write_gate(tid),
+                Phase::AfterBdpSleep => self.after_bdp_sleep(tid),
+                Phase::Alloc => self.write_alloc(tid),
+                Phase::WaitRead => self.read_step(tid),
+                Phase::WaitSync => self.sync_check(tid),
+                Phase::Think => Some(Phase::NextOp),
+                Phase::CopyDone | Phase::ReadCopyDone | Phase::WaitDirect | Phase::Done => None,
+            };
+            match next {
+                Some(p) => self.tasks[t].phase = p,
+                None => return,
+            }
+        }
+    }
+
+    /// A CPU burst of the task finished.
+    pub(crate) fn task_cpu_done(&mut self, tid: u32) {
+        let t = tid as usize;
+        match self.tasks[t].phase {
+            Phase::CopyDone => {
+                let (file, offset, pages, chunk) = {
+                    let task = &self.tasks[t];
+                    let chunk = (task.chunk_pages * PAGE_SIZE).min(task.op_left);
+                    (task.file, task.offset, task.chunk_pages, chunk)
+                };
+                self.account_dirtied(tid, file, offset / PAGE_SIZE, pages);
+                let now = self.now();
+                let task = &mut self.tasks[t];
+                task.offset += chunk;
+                task.op_left -= chunk;
+                task.bytes_written += chunk;
+                if task.op_left > 0 {
+                    task.phase = Phase::Gate;
+                } else if matches!(task.job, JobConfig::Fsync { .. }) {
+                    self.start_fsync(tid);
+                    self.task_run(tid);
+                    return;
+                } else {
+                    let lat = now - task.op_start;
+                    task.op_latency.record(lat);
+                    task.phase = Phase::NextOp;
+                }
+                self.task_run(tid);
+            }
+            Phase::ReadCopyDone => {
+                let now = self.now();
+                let task = &mut self.tasks[t];
+                task.bytes_read += task.op_left;
+                task.offset += task.op_left;
+                task.op_left = 0;
+                task.op_latency.record(now - task.op_start);
+                task.phase = if let JobConfig::Randread { think, .. } = task.job {
+                    if think > 0 {
+                        task.phase = Phase::Think;
+                        self.sleep_task(tid, think);
+                        return;
+                    }
+                    Phase::NextOp
+                } else {
+                    Phase::NextOp
+                };
+                self.task_run(tid);
+            }
+            _ => {}
+        }
+    }
+
+    /// Start the next system call of the job, or finish.
+    fn next_op(&mut self, tid: u32) -> Option<Phase> {
+        let t = tid as usize;
+        let now = self.now();
+        let job = self.tasks[t].job.clone();
+        if now >= self.tasks[t].stop {
+            return self.task_done(tid);
+        }
+        self.tasks[t].op_start = now;
+        match job {
+            JobConfig::Dd { bs, size, fsync, direct } => {
+                let written = self.tasks[t].bytes_written;
+                let left = size.map(|s| s.saturating_sub(written)).unwrap_or(u64::MAX);
+                if left == 0 {
+                    if fsync && !self.tasks[t].synced {
+                        self.tasks[t].synced = true;
+                        self.start_fsync(tid);
+                        return Some(Phase::WaitSync);
+                    }
+                    return self.task_done(tid);
+                }
+                let n = bs.min(left);
+                self.tasks[t].op_left = n;
+                if direct {
+                    self.start_direct(tid, Op::Write, self.tasks[t].offset, n);
+                    return None;
+                }
+                Some(Phase::Gate)
+            }
+            JobConfig::Fsync { bytes, .. } => {
+                self.tasks[t].op_left = bytes;
+                Some(Phase::Gate)
+            }
+            JobConfig::Cat { bs, file_size } => {
+                let off = self.tasks[t].offset;
+                if off >= file_size {
+                    return self.task_done(tid);
+                }
+                self.tasks[t].op_left = bs.min(file_size - off);
+                Some(Phase::WaitRead)
+            }
+            JobConfig::Randread { bs, file_size, direct, .. } => {
+                let blocks = (file_size / bs.max(1)).max(1);
+                let off = self.tasks[t].rng.below(blocks) * bs;
+                self.tasks[t].offset = off;
+                self.tasks[t].op_left = bs;
+                if direct {
+                    self.start_direct(tid, Op::Read, off, bs);
+                    return None;
+                }
+                Some(Phase::WaitRead)
+            }
+            JobConfig::Sync { .. } => {
+                self.start_sync(tid);
+                Some(Phase::WaitSync)
+            }
+        }
+    }
+
+    fn task_done(&mut self, tid: u32) -> Option<Phase> {
+        let now = self.now();
+        let task = &mut self.tasks[tid as usize];
+        task.phase = Phase::Done;
+        task.ended = Some(now.min(task.stop));
+        None
+    }
+
+    // ---- buffered writes ----
+
+    fn throttle_cx_call(&mut self, tid: u32, resume: bool) -> Throttle {
+        let t = tid as usize;
+        let wb = self.tasks[t].dev as usize;
+        let now = self.now();
+        let running = self.flushers[wb].running;
+        let mut dirty = self.tasks[t].dirty;
+        let r = {
+            let mut cx = ThrottleCx {
+                clock: self.clock,
+                now,
+                vm: &self.vm,
+                sysctl: &self.cfg.sysctl,
+                dom: &mut self.dom,
+                wb: &mut self.wbs[wb],
+                ncpus: self.cfg.machine.cpus,
+                bdp_ratelimits: &mut self.bdp_ratelimits,
+                ratelimit_pages: self.ratelimit_pages,
+                writeback_in_progress: running,
+                out: &mut self.tout,
+            };
+            if resume {
+                self.policy.resume(&mut cx, &mut dirty)
+            } else {
+                self.policy.ratelimited(&mut cx, &mut dirty)
+            }
+        };
+        self.tasks[t].dirty = dirty;
+        let cpu = dirty.cpu as u16;
+        self.flush_tout(1 + tid, cpu);
+        if std::mem::take(&mut self.tout.kick_background) {
+            self.wb_start_background_writeback(wb as u16);
+        }
+        r
+    }
+
+    fn bdp_sleep(&mut self, tid: u32, jiffies: u64) -> Option<Phase> {
+        let now = self.now();
+        let wake = self.clock.at_jiffies(self.clock.jiffies(now) + jiffies);
+        let task = &mut self.tasks[tid as usize];
+        task.pauses.record(jiffies * self.clock.tick_ns());
+        task.sleep_start = now;
+        self.sleep_task(tid, wake - now);
+        Some(Phase::AfterBdpSleep).filter(|_| false).or_else(|| {
+            self.tasks[tid as usize].phase = Phase::AfterBdpSleep;
+            None
+        })
+    }
+
+    fn write_gate(&mut self, tid: u32) -> Option<Phase> {
+        let task = &mut self.tasks[tid as usize];
+        let in_folio = MAX_FOLIO_BYTES - task.offset % MAX_FOLIO_BYTES;
+        let chunk = task.op_left.min(in_folio);
+        task.chunk_pages = chunk.div_ceil(PAGE_SIZE);
+        match self.throttle_cx_call(tid, false) {
+            Throttle::Proceed => Some(Phase::Alloc),
+            Throttle::Sleep(j) => self.bdp_sleep(tid, j),
+        }
+    }
+
+    fn after_bdp_sleep(&mut self, tid: u32) -> Option<Phase> {
+        match self.throttle_cx_call(tid, true) {
+            Throttle::Proceed => Some(Phase::Alloc),
+            Throttle::Sleep(j) => self.bdp_sleep(tid, j),
+        }
+    }
+
+    fn write_alloc(&mut self, tid: u32) -> Option<Phase> {
+        let pages = self.tasks[tid as usize].chunk_pages;
+        if !self.alloc_pages(tid, pages) {
+            return None;
+        }
+        let bytes = pages * PAGE_SIZE;
+        let mut burst = self.copy_ns(bytes);
+        if self.tasks[tid as usize].op_start == self.now() {
+            burst += self.cfg.machine.syscall_overhead;
+        }
+        self.tasks[tid as usize].phase = Phase::CopyDone;
+        self.cpu_run(Who::Task(tid), burst);
+        None
+    }
+
+    // ---- reads ----
+
+    /// Issue reads for the absent pages of [start, start+n) of the task's file.
+    fn issue_reads(&mut self, tid: u32, start: u64, n: u64) {
+        let t = tid as usize;
+        let ino = self.tasks[t].file;
+        let size = self.inodes[ino as usize].size_pages;
+        let end = (start + n).min(size);
+        let dev = self.tasks[t].dev as usize;
+        let max_pages = (self.queues[dev].max_sectors / 8).max(1);
+        let mut idx = start;
+        while idx < end {
+            let (st, run) = self.inodes[ino as usize].mapping.run_at(idx, end - idx);
+            if st.is_some() {
+                idx += run;
+                continue;
+            }
+            let run = run.min(max_pages);
+            // Readahead allocations give up rather than wait (__GFP_NORETRY).
+            if !self.alloc_pages_noretry(run) {
+                break;
+            }
+            self.inodes[ino as usize].mapping.set_range(idx, run, Some(PageState::Reading));
+            let sector = self.inodes[ino as usize].sector0 + idx * 8;
+            let seg = crate::block::queue::Seg { file: ino, start: idx, pages: run };
+            let id = self.queues[dev].alloc(Op::Read, sector, run * 8, Some(seg), Submitter::Task(tid), true, false, true, false);
+            self.tasks[t].pending.push_back(id);
+            idx += run;
+        }
+    }
+
+    fn alloc_pages_noretry(&mut self, n: u64) -> bool {
+        if self.vm.nr_free < n + self.vm.wmark_low {
+            let want = n + self.vm.wmark_high - self.vm.nr_free.min(n + self.vm.wmark_high);
+            let got = self.lru.shrink(want, &mut self.inodes);
+            self.vm.nr_free += got;
+            self.vm.nr_file -= got;
+        }
+        if self.vm.nr_free >= n + self.vm.wmark_min {
+            self.vm.nr_free -= n;
+            self.vm.nr_file += n;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// A buffered read: readahead, wait for the pages, then copy them out.
+    fn read_step(&mut self, tid: u32) -> Option<Phase> {
+        let t = tid as usize;
+        let ino = self.tasks[t].file;
+        let p0 = self.tasks[t].offset / PAGE_SIZE;
+        let p1 = (self.tasks[t].offset + self.tasks[t].op_left).div_ceil(PAGE_SIZE);
+        let sequential = matches!(self.tasks[t].job, JobConfig::Cat { .. });
+        let ra_max = (self.cfg.devices[self.tasks[t].dev as usize].queue.read_ahead_kb as u64 * 1024 / PAGE_SIZE).max(1);
+        // Async readahead when the reader reaches the marker of the current window.
+        if sequential && self.tasks[t].ra_size > 0 {
+            let task = &self.tasks[t];
+            let marker = task.ra_start + task.ra_size - task.ra_async;
+            if p1 > marker && task.ra_async > 0 {
+                let start = task.ra_start + task.ra_size;
+                let size = get_next_ra_size(task.ra_size, ra_max);
+                let task = &mut self.tasks[t];
+                task.ra_start = start;
+                task.ra_size = size;
+                task.ra_async = size;
+                self.issue_reads(tid, start, size);
+            }
+        }
+        // First page of the request that is not uptodate.
+        let mut idx = p0;
+        let mut missing = None;
+        while idx < p1 {
+            let (st, run) = self.inodes[ino as usize].mapping.run_at(idx, p1 - idx);
+            match st {
+                Some(PageState::Clean) | Some(PageState::Dirty) | Some(PageState::Writeback) => idx += run,
+                other => {
+                    missing = Some((idx, other));
+                    break;
+                }
+            }
+        }
+        match missing {
+            None => {
+                self.tasks[t].phase = Phase::ReadCopyDone;
+                let mut burst = self.copy_ns(self.tasks[t].op_left);
+                burst += self.cfg.machine.syscall_overhead;
+                self.cpu_run(Who::Task(tid), burst);
+                None
+            }
+            Some((idx, st)) => {
+                if st.is_none() {
+                    // Sync readahead (page_cache_sync_ra): a new window from the miss.
+                    let (start, size, async_size) = if sequential {
+                        let req = p1 - idx;
+                        let size = get_init_ra_size(req, ra_max);
+                        (idx, size, size.saturating_sub(req))
+                    } else {
+                        (idx, p1 - idx, 0)
+                    };
+                    let task = &mut self.tasks[t];
+                    task.ra_start = start;
+                    task.ra_size = size;
+                    task.ra_async = async_size;
+                    self.issue_reads(tid, start, size);
+                    if self.inodes[ino as usize].mapping.state(idx).is_none() {
+                        // Could not even allocate the page we need: wait in reclaim.
+                        if !self.alloc_pages(tid, 0) {
+                            return None;
+                        }
+                    }
+                }
+                self.inodes[ino as usize].read_waiters.push(tid);
+                self.tasks[t].phase = Phase::WaitRead;
+                if !self.task_submit_pending(tid) {
+                    return None;
+                }
+                None
+            }
+        }
+    }
+
+    /// Reads of pages [start, start+n) of `file` completed: the pages are uptodate.
+    pub(crate) fn end_page_read(&mut self, file: u32, start: u64, n: u64) {
+        self.inodes[file as usize].mapping.transition(start, n, PageState::Reading, Some(PageState::Clean));
+        self.lru.add(file, start, n);
+        let waiters = std::mem::take(&mut self.inodes[file as usize].read_waiters);
+        for t in waiters {
+            if self.tasks[t as usize].phase == Phase::WaitRead {
+                self.q.schedule_in(0, Event::TaskRun(t));
+            }
+        }
+    }
+
+    // ---- O_DIRECT ----
+
+    fn start_direct(&mut self, tid: u32, op: Op, offset: u64, bytes: u64) {
+        let t = tid as usize;
+        let dev = self.tasks[t].dev as usize;
+        let ino = self.tasks[t].file;
+        let max = self.queues[dev].max_sectors * 512;
+        let mut off = offset;
+        let end = offset + bytes;
+        while off < end {
+            let len = (end - off).min(max);
+            let sector = self.inodes[ino as usize].sector0 + off / 512;
+            let id = self.queues[dev].alloc(op, sector, len.div_ceil(512), None, Submitter::Task(tid), true, false, false, true);
+            self.tasks[t].pending.push_back(id);
+            self.tasks[t].inflight += 1;
+            off += len;
+        }
+        self.tasks[t].phase = Phase::WaitDirect;
+        self.task_submit_pending(tid);
+    }
+
+    /// One O_DIRECT request of the task completed.
+    pub(crate) fn direct_done(&mut self, tid: u32) {
+        let now = self.now();
+        let task = &mut self.tasks[tid as usize];
+        task.inflight -= 1;
+        if task.inflight > 0 || !task.pending.is_empty() {
+            return;
+        }
+        let n = task.op_left;
+        match task.job {
+            JobConfig::Dd { .. } => {
+                task.bytes_written += n;
+                task.offset += n;
+            }
+            _ => task.bytes_read += n,
+        }
+        task.op_left = 0;
+        task.op_latency.record(now - task.op_start);
+        if let JobConfig::Randread { think, .. } = task.job {
+            if think > 0 {
+                task.phase = Phase::Think;
+                self.sleep_task(tid, think);
+                return;
+            }
+        }
+        task.phase = Phase::NextOp;
+        self.q.schedule_in(0, Event::TaskRun(tid));
+    }
+
+    // ---- fsync / sync ----
+
+    /// fsync(): WB_SYNC_ALL writeback of the file's dirty pages in the caller's context
+    /// (REQ_SYNC), then wait until none of its pages is under writeback.
+    fn start_fsync(&mut self, tid: u32) {
+        let t = tid as usize;
+        let ino = self.tasks[t].file;
+        self.tasks[t].op_start = self.now();
+        self.write_dirty_range(ino, 0, u64::MAX, Submitter::Task(tid), true, false);
+        self.inodes[ino as usize].dirty = self.inodes[ino as usize].mapping.nr_dirty > 0;
+        self.tasks[t].phase = Phase::WaitSync;
+        self.tasks[t].sync_target.clear();
+    }
+
+    /// sync(): start-all writeback, a WB_SYNC_ALL work per wb, then wait until everything
+    /// dirty or in flight at the call has been written (approximated by the wb's written
+    /// counter reaching written + writeback + dirty at the call).
+    fn start_sync(&mut self, tid: u32) {
+        self.wakeup_flusher_threads(WbReason::Sync);
+        let mut targets = Vec::with_capacity(self.wbs.len());
+        for wb in 0..self.wbs.len() {
+            let w = &self.wbs[wb];
+            targets.push(w.written + w.writeback + w.reclaimable);
+            if w.reclaimable > 0 {
+                let work = crate::fs::fs_writeback::WbWork { nr_pages: i64::MAX, sync_all: true, for_kupdate: false, for_background: false, reason: WbReason::Sync, waiter: None };
+                self.wb_queue_work(wb as u16, work);
+            }
+        }
+        self.tasks[tid as usize].sync_target = targets;
+    }
+
+    fn sync_check(&mut self, tid: u32) -> Option<Phase> {
+        let t = tid as usize;
+        let done = if self.tasks[t].sync_target.is_empty() {
+            let ino = self.tasks[t].file;
+            if self.inodes[ino as usize].mapping.nr_writeback > 0 {
+                self.inodes[ino as usize].fsync_waiters.push(tid);
+                false
+            } else {
+                true
+            }
+        } else {
+            let ok = self.tasks[t].sync_target.iter().enumerate().all(|(i, &target)| self.wbs[i].written >= target);
+            if !ok {
+                self.sleep_task(tid, SYNC_POLL_NS);
+            }
+            ok
+        };
+        if !done {
+            return None;
+        }
+        let now = self.now();
+        let task = &mut self.tasks[t];
+        task.op_latency.record(now - task.op_start);
+        match task.job {
+            JobConfig::Fsync { interval, .. } | JobConfig::Sync { interval } => {
+                let next = task.op_start + interval;
+                task.phase = Phase::Think;
+                self.sleep_task(tid, next.saturating_sub(now));
+                None
+            }
+            _ => Some(Phase::NextOp),
+        }
+    }
+}

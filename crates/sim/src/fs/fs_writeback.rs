@@ -1,0 +1,530 @@
+//! The flusher: one per wb (`fs/fs-writeback.c`).
+//!
+//! The kernel's nested loops (`wb_workfn` → `wb_do_writeback` → `wb_writeback` →
+//! `writeback_sb_inodes` → `__writeback_single_inode`) are flattened into a state machine that
+//! advances one inode visit at a time, so the flusher can sleep where the kernel's does: on
+//! a CPU while it walks pages, in blk-wbt or for a tag while it submits. Work order, the
+//! b_dirty/b_io/b_more_io lists, the 100 ms slice, the ~0.5 s chunk and `wb_over_bg_thresh`
+//! follow 6.18.
+//!
+//! Simplifications: a single superblock per device; no lazytime lists; when a pass makes no
+//! progress the work ends instead of sleeping in `inode_sleep_on_writeback`.
+
+use crate::block::queue::{Seg, Submitter};
+use crate::drivers::Op;
+use crate::fs::inode::OnList;
+use crate::kernel::cpu::Who;
+use crate::machine::{Event, Machine};
+use crate::metrics::trace::{TraceEvent, WbReason};
+use crate::mm::page_cache::PageState;
+use crate::mm::page_writeback as pw;
+use crate::Ns;
+use std::collections::VecDeque;
+
+/// CPU cost of writeback per page submitted (page-cache walk, bio building), ns.
+pub const WRITEBACK_NS_PER_PAGE: Ns = 40;
+
+/// `struct wb_writeback_work`.
+#[derive(Clone, Copy, Debug)]
+pub struct WbWork {
+    pub nr_pages: i64,
+    /// WB_SYNC_ALL (sync(2)) rather than WB_SYNC_NONE.
+    pub sync_all: bool,
+    pub for_kupdate: bool,
+    pub for_background: bool,
+    pub reason: WbReason,
+    /// The sync() caller waiting for this work.
+    pub waiter: Option<u32>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct CurWork {
+    w: WbWork,
+    queued: bool,
+    in_pass: bool,
+    pass_done: bool,
+    slice_start: u64,
+    total_wrote: u64,
+    dirtied_before: u64,
+}
+
+/// The fs side of a `struct bdi_writeback`: dirty inode lists, work items and the flusher.
+pub struct Wb {
+    /// Newest at the front, oldest at the back.
+    pub b_dirty: VecDeque<u32>,
+    pub b_io: VecDeque<u32>,
+    pub b_more_io: VecDeque<u32>,
+    pub work_list: VecDeque<WbWork>,
+    /// `WB_start_all` with its recorded reason.
+    pub start_all: Option<WbReason>,
+    /// jiffies of the last kupdate flush.
+    pub last_old_flush: u64,
+    /// `WB_writeback_running`.
+    pub running: bool,
+    /// Earliest pending wakeup of the flusher's delayed work.
+    pub wake_at: Option<Ns>,
+    cur: Option<CurWork>,
+    /// Position in `wb_do_writeback`: 0 works, 1 start-all, 2 kupdate, 3 background, 4 end.
+    stage: u8,
+    /// Requests built and not yet accepted by the block layer.
+    pub pending: VecDeque<u32>,
+    pub blocked: bool,
+    pub on_cpu: bool,
+    pub bw_dwork_pending: bool,
+}
+
+impl Wb {
+    pub fn new(now_jiffies: u64) -> Self {
+        Wb {
+            b_dirty: VecDeque::new(),
+            b_io: VecDeque::new(),
+            b_more_io: VecDeque::new(),
+            work_list: VecDeque::new(),
+            start_all: None,
+            last_old_flush: now_jiffies,
+            running: false,
+            wake_at: None,
+            cur: None,
+            stage: 0,
+            pending: VecDeque::new(),
+            blocked: false,
+            on_cpu: false,
+            bw_dwork_pending: false,
+        }
+    }
+
+    /// `wb_has_dirty_io`.
+    pub fn has_dirty_io(&self) -> bool {
+        !(self.b_dirty.is_empty() && self.b_io.is_empty() && self.b_more_io.is_empty())
+    }
+}
+
+fn list_remove(l: &mut VecDeque<u32>, ino: u32) {
+    if let Some(p) = l.iter().position(|&x| x == ino) {
+        l.remove(p);
+    }
+}
+
+impl Machine {
+    fn wb_list(&mut self, wb: usize, which: OnList) -> Option<&mut VecDeque<u32>> {
+        let f = &mut self.flushers[wb];
+        match which {
+            OnList::None => None,
+            OnList::Dirty => Some(&mut f.b_dirty),
+            OnList::Io => Some(&mut f.b_io),
+            OnList::MoreIo => Some(&mut f.b_more_io),
+        }
+    }
+
+    fn inode_move(&mut self, ino: u32, to: OnList, front: bool) {
+        let (wb, from) = {
+            let i = &self.inodes[ino as usize];
+            (i.wb as usize, i.list)
+        };
+        if let Some(l) = self.wb_list(wb, from) {
+            list_remove(l, ino);
+        }
+        if let Some(l) = self.wb_list(wb, to) {
+            if front {
+                l.push_front(ino);
+            } else {
+                l.push_back(ino);
+            }
+        }
+        self.inodes[ino as usize].list = to;
+    }
+
+    /// `__mark_inode_dirty(I_DIRTY_PAGES)`: a clean inode gets `dirtied_when` and goes to
+    /// the head of b_dirty; the first dirty inode of a wb arms the periodic flush.
+    pub fn mark_inode_dirty(&mut self, ino: u32) {
+        let i = &self.inodes[ino as usize];
+        if i.dirty {
+            return;
+        }
+        let wb = i.wb as usize;
+        let was_idle = !self.flushers[wb].has_dirty_io();
+        let j = self.jiffies();
+        let i = &mut self.inodes[ino as usize];
+        i.dirty = true;
+        i.dirtied_when = j;
+        if i.list == OnList::None {
+            self.inode_move(ino, OnList::Dirty, true);
+        }
+        if was_idle {
+            self.wb_wakeup_delayed(wb as u16);
+        }
+    }
+
+    /// `wb_wakeup`: run the flusher now.
+    pub fn wb_wakeup(&mut self, wb: u16) {
+        let now = self.now();
+        let f = &mut self.flushers[wb as usize];
+        if f.wake_at.is_some_and(|t| t <= now) {
+            return;
+        }
+        f.wake_at = Some(now);
+        self.q.schedule(now, Event::Flusher(wb));
+    }
+
+    /// `wb_wakeup_delayed`: run the flusher after `dirty_writeback_centisecs`, unless an
+    /// earlier run is already pending.
+    pub fn wb_wakeup_delayed(&mut self, wb: u16) {
+        let cs = self.cfg.sysctl.dirty_writeback_centisecs as u64;
+        if cs == 0 {
+            return;
+        }
+        let at = self.now() + cs * 10_000_000;
+        let f = &mut self.flushers[wb as usize];
+        if f.wake_at.is_some_and(|t| t <= at) {
+            return;
+        }
+        f.wake_at = Some(at);
+        self.q.schedule(at, Event::Flusher(wb));
+    }
+
+    /// `wb_start_background_writeback`.
+    pub fn wb_start_background_writeback(&mut self, wb: u16) {
+        self.wb_wakeup(wb);
+    }
+
+    /// `wakeup_flusher_threads`: start-all writeback on every wb with dirty inodes.
+    pub fn wakeup_flusher_threads(&mut self, reason: WbReason) {
+        for wb in 0..self.flushers.len() {
+            if !self.flushers[wb].has_dirty_io() {
+                continue;
+            }
+            if self.flushers[wb].start_all.is_none() {
+                self.flushers[wb].start_all = Some(reason);
+                self.wb_wakeup(wb as u16);
+            }
+        }
+    }
+
+    /// `wb_queue_work`: queue an explicit work and run the flusher.
+    pub fn wb_queue_work(&mut self, wb: u16, w: WbWork) {
+        self.flushers[wb as usize].work_list.push_back(w);
+        self.wb_wakeup(wb);
+    }
+
+    pub(crate) fn flusher_wakeup_fired(&mut self, wb: u16) {
+        let now = self.now();
+        let f = &mut self.flushers[wb as usize];
+        if f.wake_at.is_some_and(|t| t <= now) {
+            f.wake_at = None;
+        }
+        if f.running {
+            return;
+        }
+        f.running = true;
+        f.stage = 0;
+        self.flusher_continue(wb);
+    }
+
+    /// Drive the flusher until it sleeps: submit pending requests, then advance the work.
+    pub(crate) fn flusher_continue(&mut self, wb: u16) {
+        let w = wb as usize;
+        loop {
+            if self.flushers[w].blocked || self.flushers[w].on_cpu || !self.flushers[w].running {
+                return;
+            }
+            while let Some(&id) = self.flushers[w].pending.front() {
+                if self.submit_request(wb, id) {
+                    self.flushers[w].pending.pop_front();
+                } else {
+                    self.flushers[w].blocked = true;
+                    return;
+                }
+            }
+            match self.flusher_step(wb) {
+                Step::Continue => {}
+                Step::Cpu(ns) => {
+                    self.flushers[w].on_cpu = true;
+                    self.cpu_run(Who::Flusher(wb), ns);
+                    return;
+                }
+                Step::Idle => return,
+            }
+        }
+    }
+
+    fn get_nr_dirty_pages(&self) -> i64 {
+        (self.vm.nr_dirty + self.inodes.iter().filter(|i| i.dirty).count() as u64) as i64
+    }
+
+    /// One step of `wb_do_writeback`/`wb_writeback`.
+    fn flusher_step(&mut self, wb: u16) -> Step {
+        let w = wb as usize;
+        if self.flushers[w].cur.is_none() {
+            return self.pick_work(wb);
+        }
+        let mut cw = self.flushers[w].cur.expect("checked");
+        let j = self.jiffies();
+        let hz = self.clock.hz;
+        if !cw.in_pass {
+            // Top of the wb_writeback loop.
+            let f = &self.flushers[w];
+            let stop = cw.w.nr_pages <= 0
+                || ((cw.w.for_background || cw.w.for_kupdate) && !f.work_list.is_empty())
+                || (cw.w.for_background && !pw::wb_over_bg_thresh(&self.vm, &self.cfg.sysctl, &self.dom, &mut self.wbs[w], &mut self.tout));
+            self.flush_tout(self.flusher_who(wb), 0);
+            if stop {
+                return self.finish_work(wb, cw);
+            }
+            if self.flushers[w].b_io.is_empty() {
+                if cw.w.for_kupdate {
+                    cw.dirtied_before = j.saturating_sub(self.cfg.sysctl.dirty_expire_centisecs as u64 * hz / 100);
+                } else if cw.w.for_background {
+                    cw.dirtied_before = j;
+                }
+                self.queue_io(wb, cw.dirtied_before);
+                cw.queued = true;
+            }
+            cw.in_pass = true;
+            cw.slice_start = j;
+            cw.total_wrote = 0;
+            self.flushers[w].cur = Some(cw);
+            return Step::Continue;
+        }
+        if cw.pass_done {
+            return self.end_pass(wb, cw);
+        }
+        // writeback_sb_inodes: visit the next inode of b_io.
+        let Some(ino) = self.flushers[w].b_io.pop_front() else {
+            return self.end_pass(wb, cw);
+        };
+        self.inodes[ino as usize].list = OnList::None;
+        let chunk = if cw.w.sync_all { i64::MAX } else { pw::writeback_chunk_size(&self.wbs[w], &self.dom, cw.w.nr_pages) as i64 };
+        let wrote = self.writepages(ino, chunk, cw.w);
+        cw.w.nr_pages -= wrote as i64;
+        let left = chunk - wrote as i64;
+        self.requeue_inode(ino, left, cw.dirtied_before, cw.w.sync_all);
+        cw.total_wrote += wrote + u64::from(!self.inodes[ino as usize].dirty);
+        let slice_over = self.jiffies() >= cw.slice_start + (hz / 10).max(1);
+        // Stop the pass once something was written and the 100 ms slice or the budget is used.
+        cw.pass_done = cw.total_wrote > 0 && (slice_over || cw.w.nr_pages <= 0);
+        self.flushers[w].cur = Some(cw);
+        if wrote > 0 {
+            Step::Cpu(wrote * WRITEBACK_NS_PER_PAGE)
+        } else {
+            Step::Continue
+        }
+    }
+
+    fn end_pass(&mut self, wb: u16, mut cw: CurWork) -> Step {
+        cw.in_pass = false;
+        cw.pass_done = false;
+        self.trace_written(wb, &cw.w);
+        if cw.total_wrote > 0 || !cw.queued {
+            cw.queued = true;
+            self.flushers[wb as usize].cur = Some(cw);
+            return Step::Continue;
+        }
+        self.finish_work(wb, cw)
+    }
+
+    fn trace_written(&mut self, wb: u16, w: &WbWork) {
+        if !self.tout.trace_enabled {
+            return;
+        }
+        let ev = TraceEvent::WritebackWritten {
+            bdi: self.wbs[wb as usize].name,
+            nr_pages: w.nr_pages,
+            sync_mode: u8::from(w.sync_all),
+            for_kupdate: w.for_kupdate,
+            range_cyclic: !w.sync_all,
+            for_background: w.for_background,
+            reason: w.reason,
+        };
+        let who = self.flusher_who(wb);
+        self.trace_ev(who, 0, ev);
+    }
+
+    pub(crate) fn flusher_who(&self, wb: u16) -> u32 {
+        1 + self.tasks.len() as u32 + wb as u32
+    }
+
+    fn finish_work(&mut self, wb: u16, cw: CurWork) -> Step {
+        self.flushers[wb as usize].cur = None;
+        if let Some(t) = cw.w.waiter {
+            self.wake_task(t);
+        }
+        Step::Continue
+    }
+
+    /// `wb_do_writeback`: queued works, then start-all, kupdate, background; then sleep.
+    fn pick_work(&mut self, wb: u16) -> Step {
+        let w = wb as usize;
+        let j = self.jiffies();
+        let hz = self.clock.hz;
+        loop {
+            match self.flushers[w].stage {
+                0 => {
+                    if let Some(work) = self.flushers[w].work_list.pop_front() {
+                        self.start_work(wb, work, j);
+                        return Step::Continue;
+                    }
+                    self.flushers[w].stage = 1;
+                }
+                1 => {
+                    self.flushers[w].stage = 2;
+                    if let Some(reason) = self.flushers[w].start_all.take() {
+                        let work = WbWork { nr_pages: self.get_nr_dirty_pages(), sync_all: false, for_kupdate: false, for_background: false, reason, waiter: None };
+                        self.start_work(wb, work, j);
+                        return Step::Continue;
+                    }
+                }
+                2 => {
+                    self.flushers[w].stage = 3;
+                    let interval = self.cfg.sysctl.dirty_writeback_centisecs as u64 * hz / 100;
+                    if interval > 0 && j >= self.flushers[w].last_old_flush + interval {
+                        self.flushers[w].last_old_flush = j;
+                        let nr = self.get_nr_dirty_pages();
+                        if nr > 0 {
+                            let work = WbWork { nr_pages: nr, sync_all: false, for_kupdate: true, for_background: false, reason: WbReason::Periodic, waiter: None };
+                            self.start_work(wb, work, j);
+                            return Step::Continue;
+                        }
+                    }
+                }
+                3 => {
+                    self.flushers[w].stage = 4;
+                    let over = pw::wb_over_bg_thresh(&self.vm, &self.cfg.sysctl, &self.dom, &mut self.wbs[w], &mut self.tout);
+                    self.flush_tout(self.flusher_who(wb), 0);
+                    if over {
+                        let work = WbWork { nr_pages: i64::MAX, sync_all: false, for_kupdate: false, for_background: true, reason: WbReason::Background, waiter: None };
+                        self.start_work(wb, work, j);
+                        return Step::Continue;
+                    }
+                }
+                _ => {
+                    if !self.flushers[w].work_list.is_empty() {
+                        self.flushers[w].stage = 0;
+                        continue;
+                    }
+                    // wb_workfn end: sleep; re-arm the periodic flush while dirty.
+                    let f = &mut self.flushers[w];
+                    f.running = false;
+                    let rearm = f.has_dirty_io();
+                    if rearm {
+                        self.wb_wakeup_delayed(wb);
+                    }
+                    return Step::Idle;
+                }
+            }
+        }
+    }
+
+    fn start_work(&mut self, wb: u16, w: WbWork, j: u64) {
+        self.flushers[wb as usize].cur = Some(CurWork { w, queued: false, in_pass: false, pass_done: false, slice_start: j, total_wrote: 0, dirtied_before: j });
+    }
+
+    /// `queue_io`: b_more_io first, then inodes of b_dirty dirtied before `dirtied_before`.
+    fn queue_io(&mut self, wb: u16, dirtied_before: u64) {
+        let w = wb as usize;
+        while let Some(ino) = self.flushers[w].b_more_io.pop_front() {
+            self.flushers[w].b_io.push_back(ino);
+            self.inodes[ino as usize].list = OnList::Io;
+        }
+        while let Some(&ino) = self.flushers[w].b_dirty.back() {
+            if self.inodes[ino as usize].dirtied_when > dirtied_before {
+                break;
+            }
+            self.flushers[w].b_dirty.pop_back();
+            self.flushers[w].b_io.push_back(ino);
+            self.inodes[ino as usize].list = OnList::Io;
+        }
+    }
+
+    /// `requeue_inode` after a flusher visit.
+    fn requeue_inode(&mut self, ino: u32, nr_to_write_left: i64, dirtied_before: u64, sync_all: bool) {
+        let j = self.jiffies();
+        let i = &mut self.inodes[ino as usize];
+        if i.mapping.nr_dirty == 0 {
+            i.dirty = false;
+            return;
+        }
+        if sync_all {
+            i.dirtied_when = j;
+        }
+        if nr_to_write_left <= 0 && i.dirtied_when <= dirtied_before {
+            self.inode_move(ino, OnList::MoreIo, false);
+        } else {
+            self.redirty_tail(ino);
+        }
+    }
+
+    /// `redirty_tail_locked`: back to the newest end of b_dirty, refreshing `dirtied_when`
+    /// if it would be older than the current head.
+    fn redirty_tail(&mut self, ino: u32) {
+        let wb = self.inodes[ino as usize].wb as usize;
+        if let Some(&head) = self.flushers[wb].b_dirty.front() {
+            if self.inodes[ino as usize].dirtied_when < self.inodes[head as usize].dirtied_when {
+                self.inodes[ino as usize].dirtied_when = self.jiffies();
+            }
+        }
+        self.inode_move(ino, OnList::Dirty, true);
+    }
+
+    /// `do_writepages` of one inode by the flusher: clear up to `nr_to_write` dirty pages
+    /// for I/O from `writeback_index` (range-cyclic, no wrap within a call) and queue their
+    /// requests. Returns pages submitted.
+    fn writepages(&mut self, ino: u32, nr_to_write: i64, w: WbWork) -> u64 {
+        let wbi = self.inodes[ino as usize].wb;
+        let j = self.jiffies();
+        pw::wb_bandwidth_estimate_start(&mut self.wbs[wbi as usize], j, self.clock.hz);
+        let from = if w.sync_all { 0 } else { self.inodes[ino as usize].writeback_index };
+        let background = w.for_background || w.for_kupdate;
+        let (written, next) = self.write_dirty_range(ino, from, nr_to_write.max(0) as u64, Submitter::Flusher(wbi), w.sync_all, background);
+        self.inodes[ino as usize].writeback_index = next;
+        if j > self.wbs[wbi as usize].bw_time_stamp + pw::max_pause_jiffies(self.clock.hz) {
+            pw::wb_update_bandwidth(&mut self.dom, &mut self.wbs[wbi as usize], j, self.clock.hz);
+        }
+        written
+    }
+
+    /// Start writeback of up to `max` dirty pages of `ino` from page `from`: mark them
+    /// writeback and queue requests of up to `max_sectors` on the submitter's pending list.
+    /// Returns (pages, next writeback_index).
+    pub fn write_dirty_range(&mut self, ino: u32, from: u64, max: u64, sub: Submitter, sync: bool, background: bool) -> (u64, u64) {
+        let wbi = self.inodes[ino as usize].wb as usize;
+        let max_pages = (self.queues[wbi].max_sectors / 8).max(1);
+        let mut idx = from;
+        let mut written = 0;
+        while written < max {
+            let Some((s, n)) = self.inodes[ino as usize].mapping.next_dirty(idx, max - written) else {
+                idx = 0;
+                break;
+            };
+            let had_wb = self.inodes[ino as usize].mapping.nr_writeback > 0;
+            self.inodes[ino as usize].mapping.set_range(s, n, Some(PageState::Writeback));
+            if !had_wb {
+                self.wbs[wbi].writeback_inodes += 1;
+            }
+            self.vm.nr_dirty -= n;
+            self.vm.nr_writeback += n;
+            self.wbs[wbi].reclaimable -= n;
+            self.wbs[wbi].writeback += n;
+            let sector0 = self.inodes[ino as usize].sector0;
+            let mut p = s;
+            while p < s + n {
+                let len = (s + n - p).min(max_pages - (p % max_pages)).min(max_pages);
+                let id = self.queues[wbi].alloc(Op::Write, sector0 + p * 8, len * 8, Some(Seg { file: ino, start: p, pages: len }), sub, sync, background, false, false);
+                match sub {
+                    Submitter::Flusher(f) => self.flushers[f as usize].pending.push_back(id),
+                    Submitter::Task(t) => self.tasks[t as usize].pending.push_back(id),
+                }
+                p += len;
+            }
+            written += n;
+            idx = s + n;
+        }
+        (written, idx)
+    }
+}
+
+/// What the flusher does next.
+pub(crate) enum Step {
+    Continue,
+    Cpu(Ns),
+    Idle,
+}

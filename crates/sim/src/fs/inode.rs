@@ -1,0 +1,59 @@
+//! Inodes: a file's page cache, where its blocks are on the device, and its place on the
+//! wb's dirty lists.
+
+use crate::mm::page_cache::AddressSpace;
+use crate::mm::vmscan::Mappings;
+
+/// Which of its wb's lists an inode is on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnList {
+    None,
+    Dirty,
+    Io,
+    MoreIo,
+}
+
+pub struct Inode {
+    pub mapping: AddressSpace,
+    /// The wb (device) that holds the file.
+    pub wb: u16,
+    /// First sector of the file's data. Files are laid out contiguously (no fragmentation,
+    /// no delayed-allocation interleaving): page i is at `sector0 + 8 i`.
+    pub sector0: u64,
+    /// Size of the pre-existing data, pages (readers' files).
+    pub size_pages: u64,
+    /// `I_DIRTY_PAGES`.
+    pub dirty: bool,
+    /// jiffies when the inode went from clean to dirty.
+    pub dirtied_when: u64,
+    pub list: OnList,
+    /// `mapping->writeback_index`: where range-cyclic writeback resumes.
+    pub writeback_index: u64,
+    /// Tasks waiting for pages of this file to be read.
+    pub read_waiters: Vec<u32>,
+    /// Tasks waiting in fsync for this file's writeback to end.
+    pub fsync_waiters: Vec<u32>,
+}
+
+impl Inode {
+    pub fn new(wb: u16, sector0: u64, size_pages: u64) -> Self {
+        Inode {
+            mapping: AddressSpace::new(),
+            wb,
+            sector0,
+            size_pages,
+            dirty: false,
+            dirtied_when: 0,
+            list: OnList::None,
+            writeback_index: 0,
+            read_waiters: Vec::new(),
+            fsync_waiters: Vec::new(),
+        }
+    }
+}
+
+impl Mappings for Vec<Inode> {
+    fn mapping(&mut self, file: u32) -> &mut AddressSpace {
+        &mut self[file as usize].mapping
+    }
+}

@@ -1,0 +1,93 @@
+//! A simulated user task: its job, progress, throttling state and what it measured.
+
+use crate::config::JobConfig;
+use crate::engine::RngStream;
+use crate::metrics::LatencyHist;
+use crate::mm::page_writeback::TaskDirty;
+use crate::Ns;
+use std::collections::VecDeque;
+
+/// Where a task is in its job. Each job is a loop of system calls; a phase says which step
+/// runs when the task is next woken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Not started yet.
+    Idle,
+    /// Start the next system call (write, read, fsync...).
+    NextOp,
+    /// Before dirtying the next chunk: the balance_dirty_pages gate.
+    Gate,
+    /// Woken from a balance_dirty_pages sleep.
+    AfterBdpSleep,
+    /// Allocate page-cache pages for the chunk (may throttle in reclaim).
+    Alloc,
+    /// The copy ran on a CPU: account the chunk.
+    CopyDone,
+    /// Waiting for pages being read.
+    WaitRead,
+    /// A read's pages are uptodate: copy them out.
+    ReadCopyDone,
+    /// Waiting for direct I/O requests to complete.
+    WaitDirect,
+    /// Submitting fsync/sync writeback and waiting for it.
+    WaitSync,
+    /// Sleeping until the next interval (fsync/sync/randread think time).
+    Think,
+    /// Finished.
+    Done,
+}
+
+pub struct Task {
+    pub name: String,
+    pub instance: u32,
+    pub pid: u32,
+    pub job: JobConfig,
+    pub file: u32,
+    pub dev: u16,
+    pub start: Ns,
+    pub stop: Ns,
+    pub phase: Phase,
+    /// Invalidates stale timeouts when the task was woken early.
+    pub wait_gen: u32,
+    pub dirty: TaskDirty,
+    /// File offset of the next operation, bytes.
+    pub offset: u64,
+    /// Bytes left in the current write()/read() call.
+    pub op_left: u64,
+    /// Size of the chunk being dirtied, pages.
+    pub chunk_pages: u64,
+    /// Start of the current operation.
+    pub op_start: Ns,
+    /// Start of the current balance_dirty_pages sleep.
+    pub sleep_start: Ns,
+    /// Requests built and not yet accepted by the block layer.
+    pub pending: VecDeque<u32>,
+    /// Direct I/O requests in flight.
+    pub inflight: u32,
+    /// Target of a sync() wait: the wb written counters to reach.
+    pub sync_target: Vec<u64>,
+    pub bytes_written: u64,
+    pub bytes_read: u64,
+    pub mid_bytes: Option<u64>,
+    pub mid_ns: Ns,
+    pub ended: Option<Ns>,
+    pub pauses: LatencyHist,
+    pub op_latency: LatencyHist,
+    pub cpu_sys: Ns,
+    pub cpu_user: Ns,
+    pub runq_wait: Ns,
+    /// Readahead window: start, size, async marker (pages).
+    pub ra_start: u64,
+    pub ra_size: u64,
+    pub ra_async: u64,
+    /// `conv=fsync` done.
+    pub synced: bool,
+    /// The task's own random stream (randread offsets).
+    pub rng: RngStream,
+}
+
+impl Task {
+    pub fn is_done(&self) -> bool {
+        self.phase == Phase::Done
+    }
+}
