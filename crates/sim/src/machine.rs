@@ -260,6 +260,11 @@ impl Machine {
     pub fn account_dirtied(&mut self, tid: u32, file: u32, start: u64, n: u64) {
         let ch = self.inodes[file as usize].mapping.set_range(start, n, Some(PageState::Dirty));
         debug_assert_eq!(ch.dirty + ch.writeback + ch.reading, 0, "workloads only dirty absent or clean pages");
+        // The allocated folio goes into the page cache; pages that were already cached give
+        // their new allocation back.
+        self.vm.nr_alloc_pending -= n;
+        self.vm.nr_file += ch.absent;
+        self.vm.nr_free += n - ch.absent;
         let newly = n - ch.dirty;
         self.vm.nr_dirty += newly;
         self.vm.nr_dirtied += newly;
@@ -342,7 +347,7 @@ impl Machine {
         }
         if self.vm.nr_free >= n + self.vm.wmark_min {
             self.vm.nr_free -= n;
-            self.vm.nr_file += n;
+            self.vm.nr_alloc_pending += n;
             return true;
         }
         // Nothing clean left: wake the flushers (start-all, reason vmscan) and throttle.
@@ -356,10 +361,10 @@ impl Machine {
         false
     }
 
-    /// Drop pages that were allocated but not used (e.g. a read beyond EOF).
-    pub fn free_pages(&mut self, n: u64) {
-        self.vm.nr_free += n;
-        self.vm.nr_file -= n;
+    /// Insert `n` pages allocated by `alloc_pages` into the page cache.
+    pub fn map_pages(&mut self, n: u64) {
+        self.vm.nr_alloc_pending -= n;
+        self.vm.nr_file += n;
     }
 
     // ---- block layer glue ----
@@ -660,8 +665,8 @@ impl Machine {
         }
     }
 
-    /// Run the scenario to its end.
-    pub fn run(&mut self, progress: &mut dyn Progress) {
+    /// Schedule the tasks' starts and the samplers.
+    pub fn start(&mut self) {
         let dur = self.cfg.duration;
         for t in 0..self.tasks.len() {
             let task = &self.tasks[t];
@@ -673,6 +678,12 @@ impl Machine {
         }
         self.q.schedule(NSEC_PER_SEC.min(dur), Event::Sample);
         self.q.schedule(0, Event::ThrottleSample);
+    }
+
+    /// Run the scenario to its end.
+    pub fn run(&mut self, progress: &mut dyn Progress) {
+        self.start();
+        let dur = self.cfg.duration;
         let report_every = (dur / 100).max(1);
         let mut next_report = report_every;
         while let Some(t) = self.q.peek_time() {
@@ -688,6 +699,45 @@ impl Machine {
             debug_assert!(self.vm.check_conservation(), "pages not conserved at {t}: {:?}", self.vm);
         }
         progress.tick(dur, dur);
+    }
+
+    /// Process one event. Returns false when the run is over (no event left before the end).
+    pub fn step(&mut self) -> bool {
+        match self.q.peek_time() {
+            Some(t) if t <= self.cfg.duration => {
+                let (_, ev) = self.q.pop().expect("peeked");
+                self.dispatch(ev);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Check the model's invariants: pages are conserved, per-file and per-wb counters add up
+    /// to the global ones, dirty pages fit in RAM.
+    pub fn invariants(&self) -> Result<(), String> {
+        let vm = &self.vm;
+        if !vm.check_conservation() {
+            return Err(format!("pages not conserved: {vm:?}"));
+        }
+        let file: u64 = self.inodes.iter().map(|i| i.mapping.nr_pages).sum();
+        let dirty: u64 = self.inodes.iter().map(|i| i.mapping.nr_dirty).sum();
+        let wb: u64 = self.inodes.iter().map(|i| i.mapping.nr_writeback).sum();
+        if file != vm.nr_file || dirty != vm.nr_dirty || wb != vm.nr_writeback {
+            return Err(format!("file counters disagree: files {file}/{dirty}/{wb} vs vm {}/{}/{}", vm.nr_file, vm.nr_dirty, vm.nr_writeback));
+        }
+        let wb_dirty: u64 = self.wbs.iter().map(|w| w.reclaimable).sum();
+        let wb_wb: u64 = self.wbs.iter().map(|w| w.writeback).sum();
+        if wb_dirty != vm.nr_dirty || wb_wb != vm.nr_writeback {
+            return Err(format!("wb counters disagree: {wb_dirty}/{wb_wb} vs {}/{}", vm.nr_dirty, vm.nr_writeback));
+        }
+        if vm.nr_dirty + vm.nr_writeback > vm.total {
+            return Err("dirty exceeds RAM".into());
+        }
+        if vm.nr_written > vm.nr_dirtied {
+            return Err(format!("more written ({}) than dirtied ({})", vm.nr_written, vm.nr_dirtied));
+        }
+        Ok(())
     }
 
     /// Collect the results.

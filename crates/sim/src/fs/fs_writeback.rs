@@ -71,6 +71,8 @@ pub struct Wb {
     pub blocked: bool,
     pub on_cpu: bool,
     pub bw_dwork_pending: bool,
+    /// Woken while running: run `wb_do_writeback` again (the delayed work was re-queued).
+    pub rerun: bool,
 }
 
 impl Wb {
@@ -90,6 +92,7 @@ impl Wb {
             blocked: false,
             on_cpu: false,
             bw_dwork_pending: false,
+            rerun: false,
         }
     }
 
@@ -213,6 +216,7 @@ impl Machine {
             f.wake_at = None;
         }
         if f.running {
+            f.rerun = true;
             return;
         }
         f.running = true;
@@ -397,7 +401,7 @@ impl Machine {
                     }
                 }
                 _ => {
-                    if !self.flushers[w].work_list.is_empty() {
+                    if !self.flushers[w].work_list.is_empty() || std::mem::take(&mut self.flushers[w].rerun) {
                         self.flushers[w].stage = 0;
                         continue;
                     }

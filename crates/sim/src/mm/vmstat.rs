@@ -20,6 +20,9 @@ pub struct VmStat {
     pub nr_dirtied: u64,
     /// `NR_WRITTEN` (cumulative).
     pub nr_written: u64,
+    /// Pages allocated for the page cache but not yet inserted (a write's folio between
+    /// allocation and copy).
+    pub nr_alloc_pending: u64,
     /// `totalreserve_pages`: not dirtyable.
     pub totalreserve: u64,
     /// Zone watermarks, pages.
@@ -65,6 +68,6 @@ impl VmStat {
 
     /// Pages that are neither free nor kernel: must equal the page cache (conservation).
     pub fn check_conservation(&self) -> bool {
-        self.nr_free + self.nr_file + self.unreclaimable == self.total && self.nr_dirty + self.nr_writeback <= self.nr_file
+        self.nr_free + self.nr_file + self.nr_alloc_pending + self.unreclaimable == self.total && self.nr_dirty + self.nr_writeback <= self.nr_file
     }
 }

@@ -403,10 +403,18 @@ impl Machine {
                     task.ra_async = async_size;
                     self.issue_reads(tid, start, size);
                     if self.inodes[ino as usize].mapping.state(idx).is_none() {
-                        // Could not even allocate the page we need: wait in reclaim.
-                        if !self.alloc_pages(tid, 0) {
+                        // Readahead gave up on memory: allocate the one page the read needs,
+                        // waiting in reclaim if there is none.
+                        if !self.alloc_pages(tid, 1) {
                             return None;
                         }
+                        self.inodes[ino as usize].mapping.set_range(idx, 1, Some(PageState::Reading));
+                        self.map_pages(1);
+                        let dev = self.tasks[t].dev as usize;
+                        let sector = self.inodes[ino as usize].sector0 + idx * 8;
+                        let seg = crate::block::queue::Seg { file: ino, start: idx, pages: 1 };
+                        let id = self.queues[dev].alloc(Op::Read, sector, 8, Some(seg), Submitter::Task(tid), true, false, false, false);
+                        self.tasks[t].pending.push_back(id);
                     }
                 }
                 self.inodes[ino as usize].read_waiters.push(tid);

@@ -1,0 +1,36 @@
+//! Progress bar for long runs, on stderr, only when it is a terminal.
+
+use indicatif::{ProgressBar, ProgressStyle};
+use std::io::IsTerminal;
+use wblab_sim::Ns;
+
+pub struct Bar {
+    bar: Option<ProgressBar>,
+}
+
+impl Bar {
+    pub fn new(quiet: bool, name: &str) -> Self {
+        if quiet || !std::io::stderr().is_terminal() {
+            return Bar { bar: None };
+        }
+        let b = ProgressBar::new(1000);
+        b.set_style(ProgressStyle::with_template("{prefix} [{bar:40}] {msg} ({elapsed})").expect("valid template").progress_chars("=> "));
+        b.set_prefix(name.to_string());
+        Bar { bar: Some(b) }
+    }
+
+    pub fn finish(&self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
+}
+
+impl wblab_sim::Progress for Bar {
+    fn tick(&mut self, done: Ns, total: Ns) {
+        if let Some(b) = &self.bar {
+            b.set_position(done.saturating_mul(1000) / total.max(1));
+            b.set_message(format!("{:.1}/{:.0} s simulated", done as f64 / 1e9, total as f64 / 1e9));
+        }
+    }
+}
