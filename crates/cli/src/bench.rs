@@ -8,7 +8,12 @@ use wblab_sim::units::{GIB, KIB, MIB};
 const SEC: u64 = 1_000_000_000;
 
 fn dd() -> JobConfig {
-    JobConfig::Dd { bs: MIB, size: None, fsync: false, direct: false }
+    JobConfig::Dd {
+        bs: MIB,
+        size: None,
+        fsync: false,
+        direct: false,
+    }
 }
 
 /// The benchmark set: (name, scenario).
@@ -18,9 +23,23 @@ pub fn scenarios() -> Vec<(&'static str, Scenario)> {
     let mut s = Scenario::one_device("hdd-100dd", DeviceModelConfig::Hdd(HddParams::default()), 4 * GIB, 2, 60 * SEC);
     s.add_task("dd", 100, 0, dd());
     v.push(("100 dd, HDD, 4 GiB, 60 s", s));
-    let mut s = Scenario::one_device("hdd-10dd-reader", DeviceModelConfig::Hdd(HddParams::default()), 4 * GIB, 2, 60 * SEC);
+    let mut s = Scenario::one_device(
+        "hdd-10dd-reader",
+        DeviceModelConfig::Hdd(HddParams::default()),
+        4 * GIB,
+        2,
+        60 * SEC,
+    );
     s.add_task("dd", 10, 0, dd());
-    s.add_task("cat", 1, 10 * SEC, JobConfig::Cat { bs: 128 * KIB, file_size: 4 * GIB });
+    s.add_task(
+        "cat",
+        1,
+        10 * SEC,
+        JobConfig::Cat {
+            bs: 128 * KIB,
+            file_size: 4 * GIB,
+        },
+    );
     v.push(("10 dd + cat, HDD, 4 GiB, 60 s", s));
     let mut s = Scenario::one_device("ssd-1000dd", DeviceModelConfig::Ssd(SsdParams::default()), 64 * GIB, 8, 60 * SEC);
     s.add_task("dd", 1000, 0, dd());
@@ -29,7 +48,10 @@ pub fn scenarios() -> Vec<(&'static str, Scenario)> {
 }
 
 pub fn run(filter: Option<&str>) -> ExitCode {
-    println!("{:<34} {:>7} {:>8} {:>11} {:>12} {:>12}", "scenario", "sim s", "wall s", "events", "events/s", "sim s/wall s");
+    println!(
+        "{:<34} {:>7} {:>8} {:>11} {:>12} {:>12}",
+        "scenario", "sim s", "wall s", "events", "events/s", "sim s/wall s"
+    );
     for (name, sc) in scenarios() {
         if filter.is_some_and(|f| !name.contains(f) && !sc.name.contains(f)) {
             continue;
@@ -38,7 +60,15 @@ pub fn run(filter: Option<&str>) -> ExitCode {
         let r = wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress);
         let wall = t0.elapsed().as_secs_f64();
         let sim = r.sim_ns as f64 / 1e9;
-        println!("{:<34} {:>7.1} {:>8.3} {:>11} {:>12.0} {:>12.1}", name, sim, wall, r.events, r.events as f64 / wall, sim / wall);
+        println!(
+            "{:<34} {:>7.1} {:>8.3} {:>11} {:>12.0} {:>12.1}",
+            name,
+            sim,
+            wall,
+            r.events,
+            r.events as f64 / wall,
+            sim / wall
+        );
     }
     ExitCode::SUCCESS
 }

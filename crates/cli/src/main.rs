@@ -10,7 +10,11 @@ use std::time::Instant;
 use wblab_sim::config::{default_queue, DeviceConfig, DeviceModelConfig, HddParams, SsdParams};
 
 #[derive(Parser)]
-#[command(name = "wblab", version, about = "The writeback lab: simulate the Linux writeback and block I/O path")]
+#[command(
+    name = "wblab",
+    version,
+    about = "The writeback lab: simulate the Linux writeback and block I/O path"
+)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -58,7 +62,14 @@ enum Cmd {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.cmd {
-        Cmd::Run { scenario, out, seed, json, trace_block, quiet } => cmd_run(scenario, out, seed, json, trace_block, quiet),
+        Cmd::Run {
+            scenario,
+            out,
+            seed,
+            json,
+            trace_block,
+            quiet,
+        } => cmd_run(scenario, out, seed, json, trace_block, quiet),
         Cmd::Device { model, json } => cmd_device(&model, json),
         Cmd::Defaults => {
             let sc = wblab_scenario::default_scenario();
@@ -116,10 +127,21 @@ fn cmd_device(model: &str, json: bool) -> ExitCode {
         }
     };
     let size = if model == "hdd" { 4_000_000_000_000 } else { 1_000_000_000_000 };
-    let cfg = DeviceConfig { name: model.to_string(), major: 8, minor: 0, size, queue: default_queue(&m), model: m, bdi: Default::default() };
+    let cfg = DeviceConfig {
+        name: model.to_string(),
+        major: 8,
+        minor: 0,
+        size,
+        queue: default_queue(&m),
+        model: m,
+        bdi: Default::default(),
+    };
     let f = wblab_sim::drivers::characterize::characterize(&cfg);
     if json {
-        println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "model": model, "params": cfg.model, "figures": f })).expect("json"));
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({ "model": model, "params": cfg.model, "figures": f })).expect("json")
+        );
         return ExitCode::SUCCESS;
     }
     println!("device model `{model}` (defaults)");

@@ -14,7 +14,11 @@ impl Bar {
             return Bar { bar: None };
         }
         let b = ProgressBar::new(1000);
-        b.set_style(ProgressStyle::with_template("{prefix} [{bar:40}] {msg} ({elapsed})").expect("valid template").progress_chars("=> "));
+        b.set_style(
+            ProgressStyle::with_template("{prefix} [{bar:40}] {msg} ({elapsed})")
+                .expect("valid template")
+                .progress_chars("=> "),
+        );
         b.set_prefix(name.to_string());
         Bar { bar: Some(b) }
     }

@@ -271,7 +271,10 @@ pub struct TraceConfig {
 
 impl Default for TraceConfig {
     fn default() -> Self {
-        TraceConfig { writeback: true, block: false }
+        TraceConfig {
+            writeback: true,
+            block: false,
+        }
     }
 }
 
@@ -355,7 +358,11 @@ pub fn default_queue(model: &DeviceModelConfig) -> QueueConfig {
         DeviceModelConfig::Hdd(p) => (true, p.write_cache, p.queue_depth),
         DeviceModelConfig::Ssd(p) => (false, p.write_cache, p.queue_depth),
     };
-    let scheduler = if rotational { SchedulerKind::MqDeadline } else { SchedulerKind::None };
+    let scheduler = if rotational {
+        SchedulerKind::MqDeadline
+    } else {
+        SchedulerKind::None
+    };
     // blk_mq_default_nr_requests: 2 * min(qd, 128) with an elevator, the tag-set depth without.
     let nr_requests = match scheduler {
         SchedulerKind::MqDeadline => 2 * qd.min(128),
@@ -392,9 +399,21 @@ impl Scenario {
             duration,
             seed: 1,
             hz: 250,
-            machine: MachineConfig { memory, cpus, ..Default::default() },
+            machine: MachineConfig {
+                memory,
+                cpus,
+                ..Default::default()
+            },
             sysctl: VmSysctl::default(),
-            devices: vec![DeviceConfig { name: "sda".to_string(), major: 8, minor: 0, size, model, queue, bdi: BdiConfig::default() }],
+            devices: vec![DeviceConfig {
+                name: "sda".to_string(),
+                major: 8,
+                minor: 0,
+                size,
+                model,
+                queue,
+                bdi: BdiConfig::default(),
+            }],
             tasks: Vec::new(),
             trace: TraceConfig::default(),
         }
@@ -402,7 +421,15 @@ impl Scenario {
 
     /// Add `count` instances of `job` on device 0, starting at `start`.
     pub fn add_task(&mut self, name: &str, count: u32, start: Ns, job: JobConfig) -> &mut Self {
-        self.tasks.push(TaskConfig { name: name.to_string(), count, device: 0, file: format!("/mnt/sda/{name}{{n}}"), start, stop: None, job });
+        self.tasks.push(TaskConfig {
+            name: name.to_string(),
+            count,
+            device: 0,
+            file: format!("/mnt/sda/{name}{{n}}"),
+            start,
+            stop: None,
+            job,
+        });
         self
     }
 }

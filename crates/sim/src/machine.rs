@@ -112,7 +112,15 @@ impl Machine {
         let mut flushers = Vec::new();
         let mut queues = Vec::new();
         for d in &cfg.devices {
-            wbs.push(WbState::new(crate::metrics::trace::DevT { major: d.major, minor: d.minor }, &d.bdi, thresh, now_j));
+            wbs.push(WbState::new(
+                crate::metrics::trace::DevT {
+                    major: d.major,
+                    minor: d.minor,
+                },
+                &d.bdi,
+                thresh,
+                now_j,
+            ));
             flushers.push(Wb::new(now_j));
             queues.push(BlockQueue::new(d, cfg.seed));
         }
@@ -124,7 +132,13 @@ impl Machine {
         let mut tasks = Vec::new();
         let mut cursor: Vec<u64> = vec![0; cfg.devices.len()];
         let writers_per_dev: Vec<u64> = (0..cfg.devices.len())
-            .map(|d| cfg.tasks.iter().filter(|t| t.device == d && matches!(t.job, JobConfig::Dd { .. } | JobConfig::Fsync { .. })).map(|t| t.count as u64).sum())
+            .map(|d| {
+                cfg.tasks
+                    .iter()
+                    .filter(|t| t.device == d && matches!(t.job, JobConfig::Dd { .. } | JobConfig::Fsync { .. }))
+                    .map(|t| t.count as u64)
+                    .sum()
+            })
             .collect();
         let mut pid = 1000;
         for tc in &cfg.tasks {
@@ -196,7 +210,10 @@ impl Machine {
             policy: Box::new(Modern),
             bdp_ratelimits: vec![0; ncpus as usize],
             ratelimit_pages,
-            tout: ThrottleOut { trace_enabled: cfg.trace.writeback, ..Default::default() },
+            tout: ThrottleOut {
+                trace_enabled: cfg.trace.writeback,
+                ..Default::default()
+            },
             reclaim_waiters: Vec::new(),
             reclaim_written: 0,
             fprop_armed: false,
@@ -221,7 +238,12 @@ impl Machine {
 
     /// Record a trace event fired by `who` on `cpu`.
     pub fn trace_ev(&mut self, who: u32, cpu: u16, ev: TraceEvent) {
-        self.trace.push(TraceRecord { t_ns: self.q.now(), who, cpu, ev });
+        self.trace.push(TraceRecord {
+            t_ns: self.q.now(),
+            who,
+            cpu,
+            ev,
+        });
     }
 
     /// Move trace events produced by the throttling code into the trace, as fired by `who`.
@@ -259,7 +281,11 @@ impl Machine {
     /// `__mark_inode_dirty` if the inode was clean. The pages were allocated by the caller.
     pub fn account_dirtied(&mut self, tid: u32, file: u32, start: u64, n: u64) {
         let ch = self.inodes[file as usize].mapping.set_range(start, n, Some(PageState::Dirty));
-        debug_assert_eq!(ch.dirty + ch.writeback + ch.reading, 0, "workloads only dirty absent or clean pages");
+        debug_assert_eq!(
+            ch.dirty + ch.writeback + ch.reading,
+            0,
+            "workloads only dirty absent or clean pages"
+        );
         // The allocated folio goes into the page cache; pages that were already cached give
         // their new allocation back.
         self.vm.nr_alloc_pending -= n;
@@ -395,7 +421,11 @@ impl Machine {
                 };
                 let ev = TraceEvent::BlockRqIssue {
                     dev: q.devt,
-                    rwbs: crate::metrics::trace::Rwbs { write: r.op == Op::Write, sync: r.sync, readahead: r.readahead },
+                    rwbs: crate::metrics::trace::Rwbs {
+                        write: r.op == Op::Write,
+                        sync: r.sync,
+                        readahead: r.readahead,
+                    },
                     bytes: r.bytes() as u32,
                     sector: r.sector,
                     nr_sector: r.nr_sectors as u32,
@@ -468,7 +498,11 @@ impl Machine {
             let r = q.rq(id);
             let ev = TraceEvent::BlockRqComplete {
                 dev: q.devt,
-                rwbs: crate::metrics::trace::Rwbs { write: r.op == Op::Write, sync: r.sync, readahead: r.readahead },
+                rwbs: crate::metrics::trace::Rwbs {
+                    write: r.op == Op::Write,
+                    sync: r.sync,
+                    readahead: r.readahead,
+                },
                 sector: r.sector,
                 nr_sector: r.nr_sectors as u32,
                 error: 0,
@@ -545,7 +579,20 @@ impl Machine {
         if self.tout.trace_enabled {
             let devt = self.queues[d].devt;
             for (t, msg, step, window_us, background, normal, max) in steps {
-                self.trace.push(TraceRecord { t_ns: t, who: 0, cpu: 0, ev: TraceEvent::WbtStep { dev: devt, msg, step, window_us, background, normal, max } });
+                self.trace.push(TraceRecord {
+                    t_ns: t,
+                    who: 0,
+                    cpu: 0,
+                    ev: TraceEvent::WbtStep {
+                        dev: devt,
+                        msg,
+                        step,
+                        window_us,
+                        background,
+                        normal,
+                        max,
+                    },
+                });
             }
         }
         let mut accepted = Vec::new();
@@ -571,7 +618,10 @@ impl Machine {
 
     fn on_sample(&mut self) {
         let now = self.now();
-        let mut dtc = page_writeback::DirtyThrottleControl { avail: self.vm.dirtyable(), ..Default::default() };
+        let mut dtc = page_writeback::DirtyThrottleControl {
+            avail: self.vm.dirtyable(),
+            ..Default::default()
+        };
         page_writeback::domain_dirty_limits(&mut dtc, &self.cfg.sysctl);
         let (mut bi, mut bo) = (0, 0);
         let mut dw = Vec::with_capacity(self.queues.len());
@@ -584,7 +634,16 @@ impl Machine {
             q.sec_written = 0;
             q.sec_read = 0;
         }
-        let blocked = self.tasks.iter().filter(|t| matches!(t.phase, Phase::WaitRead | Phase::WaitDirect | Phase::WaitSync | Phase::AfterBdpSleep) || (t.phase == Phase::Alloc && !t.is_done())).count() as u32;
+        let blocked = self
+            .tasks
+            .iter()
+            .filter(|t| {
+                matches!(
+                    t.phase,
+                    Phase::WaitRead | Phase::WaitDirect | Phase::WaitSync | Phase::AfterBdpSleep
+                ) || (t.phase == Phase::Alloc && !t.is_done())
+            })
+            .count() as u32;
         self.vmstat.push(VmstatSample {
             t_ns: now,
             nr_dirty: self.vm.nr_dirty,
@@ -724,12 +783,18 @@ impl Machine {
         let dirty: u64 = self.inodes.iter().map(|i| i.mapping.nr_dirty).sum();
         let wb: u64 = self.inodes.iter().map(|i| i.mapping.nr_writeback).sum();
         if file != vm.nr_file || dirty != vm.nr_dirty || wb != vm.nr_writeback {
-            return Err(format!("file counters disagree: files {file}/{dirty}/{wb} vs vm {}/{}/{}", vm.nr_file, vm.nr_dirty, vm.nr_writeback));
+            return Err(format!(
+                "file counters disagree: files {file}/{dirty}/{wb} vs vm {}/{}/{}",
+                vm.nr_file, vm.nr_dirty, vm.nr_writeback
+            ));
         }
         let wb_dirty: u64 = self.wbs.iter().map(|w| w.reclaimable).sum();
         let wb_wb: u64 = self.wbs.iter().map(|w| w.writeback).sum();
         if wb_dirty != vm.nr_dirty || wb_wb != vm.nr_writeback {
-            return Err(format!("wb counters disagree: {wb_dirty}/{wb_wb} vs {}/{}", vm.nr_dirty, vm.nr_writeback));
+            return Err(format!(
+                "wb counters disagree: {wb_dirty}/{wb_wb} vs {}/{}",
+                vm.nr_dirty, vm.nr_writeback
+            ));
         }
         if vm.nr_dirty + vm.nr_writeback > vm.total {
             return Err("dirty exceeds RAM".into());

@@ -10,21 +10,61 @@ use wblab_sim::units::{KIB, MIB};
 const SEC: u64 = 1_000_000_000;
 
 fn scenario(ssd: bool, mem_mib: u64, dd: u32, readers: u32, fsyncers: u32, dirty_bytes_mib: u64, bs_kib: u64) -> Scenario {
-    let model = if ssd { DeviceModelConfig::Ssd(SsdParams::default()) } else { DeviceModelConfig::Hdd(HddParams::default()) };
+    let model = if ssd {
+        DeviceModelConfig::Ssd(SsdParams::default())
+    } else {
+        DeviceModelConfig::Hdd(HddParams::default())
+    };
     let mut sc = Scenario::one_device("prop", model, mem_mib * MIB, 2, 4 * SEC);
     if dirty_bytes_mib > 0 {
         sc.sysctl.dirty_bytes = dirty_bytes_mib * MIB;
         sc.sysctl.dirty_background_bytes = dirty_bytes_mib * MIB / 2;
     }
     if dd > 0 {
-        sc.add_task("dd", dd, 0, JobConfig::Dd { bs: bs_kib * KIB, size: None, fsync: false, direct: false });
+        sc.add_task(
+            "dd",
+            dd,
+            0,
+            JobConfig::Dd {
+                bs: bs_kib * KIB,
+                size: None,
+                fsync: false,
+                direct: false,
+            },
+        );
     }
     if readers > 0 {
-        sc.add_task("cat", readers, SEC / 2, JobConfig::Cat { bs: 128 * KIB, file_size: 64 * MIB });
-        sc.add_task("rr", 1, SEC, JobConfig::Randread { bs: 4 * KIB, file_size: 64 * MIB, direct: false, think: 0 });
+        sc.add_task(
+            "cat",
+            readers,
+            SEC / 2,
+            JobConfig::Cat {
+                bs: 128 * KIB,
+                file_size: 64 * MIB,
+            },
+        );
+        sc.add_task(
+            "rr",
+            1,
+            SEC,
+            JobConfig::Randread {
+                bs: 4 * KIB,
+                file_size: 64 * MIB,
+                direct: false,
+                think: 0,
+            },
+        );
     }
     if fsyncers > 0 {
-        sc.add_task("fs", fsyncers, 0, JobConfig::Fsync { bytes: 64 * KIB, interval: SEC / 4 });
+        sc.add_task(
+            "fs",
+            fsyncers,
+            0,
+            JobConfig::Fsync {
+                bytes: 64 * KIB,
+                interval: SEC / 4,
+            },
+        );
     }
     sc
 }
@@ -50,7 +90,7 @@ proptest! {
             prop_assert!(m.now() >= last, "time went back");
             last = m.now();
             steps += 1;
-            if steps % 64 == 0 {
+            if steps.is_multiple_of(64) {
                 if let Err(e) = m.invariants() { prop_assert!(false, "{} at t={}", e, m.now()); }
             }
         }

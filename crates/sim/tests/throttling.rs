@@ -10,7 +10,17 @@ const SEC: u64 = 1_000_000_000;
 
 fn run_dd(n: u32, secs: u64) -> RunResult {
     let mut sc = Scenario::one_device("dd", DeviceModelConfig::Hdd(HddParams::default()), 4 * GIB, 2, secs * SEC);
-    sc.add_task("dd", n, 0, JobConfig::Dd { bs: MIB, size: None, fsync: false, direct: false });
+    sc.add_task(
+        "dd",
+        n,
+        0,
+        JobConfig::Dd {
+            bs: MIB,
+            size: None,
+            fsync: false,
+            direct: false,
+        },
+    );
     wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress)
 }
 
@@ -40,21 +50,32 @@ fn check(n: u32) {
     let mean = agg / n as f64;
     for t in &r.tasks {
         let x = t.steady_mb_s();
-        assert!((x - mean).abs() <= 0.10 * mean, "{n} dd: task {} at {x:.2} MB/s, mean {mean:.2}", t.instance);
+        assert!(
+            (x - mean).abs() <= 0.10 * mean,
+            "{n} dd: task {} at {x:.2} MB/s, mean {mean:.2}",
+            t.instance
+        );
     }
 
     // Dirty pages (incl. writeback) settle between freerun and the limit in the second half.
     let half: Vec<_> = r.throttle.iter().filter(|s| s.t_ns >= secs * SEC / 2).collect();
     assert!(!half.is_empty());
     let inside = half.iter().filter(|s| s.dirty >= s.freerun && s.dirty <= s.limit).count();
-    assert!(inside * 10 >= half.len() * 9, "{n} dd: dirty in [freerun, limit] in only {inside} of {} samples", half.len());
+    assert!(
+        inside * 10 >= half.len() * 9,
+        "{n} dd: dirty in [freerun, limit] in only {inside} of {} samples",
+        half.len()
+    );
 
     // dirty_ratelimit converges to within 25 % of write_bw / N (last quarter, mean).
     let q: Vec<_> = r.throttle.iter().filter(|s| s.t_ns >= secs * SEC * 3 / 4).collect();
     let rl = q.iter().map(|s| s.dirty_ratelimit as f64).sum::<f64>() / q.len() as f64;
     let bw = q.iter().map(|s| s.avg_write_bw as f64).sum::<f64>() / q.len() as f64;
     let target = bw / n as f64;
-    assert!((rl - target).abs() <= 0.25 * target, "{n} dd: dirty_ratelimit {rl:.0} pages/s vs write_bw/N {target:.0}");
+    assert!(
+        (rl - target).abs() <= 0.25 * target,
+        "{n} dd: dirty_ratelimit {rl:.0} pages/s vs write_bw/N {target:.0}"
+    );
     let _ = hz_tick;
 }
 

@@ -16,7 +16,10 @@ pub struct Wbt {
 
 impl Wbt {
     pub fn new(q: &QueueConfig, _queue_depth: u32) -> Wbt {
-        Wbt { inflight: 0, enabled: q.wbt_lat_usec > 0 }
+        Wbt {
+            inflight: 0,
+            enabled: q.wbt_lat_usec > 0,
+        }
     }
     pub fn enabled(&self) -> bool {
         self.enabled

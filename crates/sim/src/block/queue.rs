@@ -8,7 +8,7 @@
 //! itself is not modelled; request-to-request merges are not modelled.
 
 use super::blk_wbt::{Wbt, WbtFlags};
-use super::sched::{self, ElvRq, Elevator};
+use super::sched::{self, Elevator, ElvRq};
 use crate::config::{DeviceConfig, SchedulerKind};
 use crate::drivers::{self, DevRequest, Device, Op};
 use crate::engine::RngStream;
@@ -107,7 +107,10 @@ impl BlockQueue {
         };
         BlockQueue {
             name: cfg.name.clone(),
-            devt: DevT { major: cfg.major, minor: cfg.minor },
+            devt: DevT {
+                major: cfg.major,
+                minor: cfg.minor,
+            },
             max_sectors: q.max_sectors_kb as u64 * 2,
             nomerges: q.nomerges,
             nr_requests: q.nr_requests,
@@ -133,7 +136,18 @@ impl BlockQueue {
 
     /// Take a request from the pool (reusing its segment vector).
     #[allow(clippy::too_many_arguments)]
-    pub fn alloc(&mut self, op: Op, sector: u64, nr_sectors: u64, seg: Option<Seg>, submitter: Submitter, sync: bool, background: bool, readahead: bool, direct: bool) -> u32 {
+    pub fn alloc(
+        &mut self,
+        op: Op,
+        sector: u64,
+        nr_sectors: u64,
+        seg: Option<Seg>,
+        submitter: Submitter,
+        sync: bool,
+        background: bool,
+        readahead: bool,
+        direct: bool,
+    ) -> u32 {
         let id = match self.free.pop() {
             Some(id) => id,
             None => {
@@ -200,7 +214,11 @@ impl BlockQueue {
             }
         }
         if tracked && self.wbt.enabled() {
-            let flags = WbtFlags { sync, background, meta: false };
+            let flags = WbtFlags {
+                sync,
+                background,
+                meta: false,
+            };
             if !self.wbt.throttle(now, id, flags, last_bdp_sleep) {
                 return Submit::Blocked;
             }
@@ -215,7 +233,11 @@ impl BlockQueue {
     /// Allocate a tag and queue the request, or wait FIFO for one.
     pub fn get_tag(&mut self, now: Ns, id: u32) -> bool {
         let r = &self.pool[id as usize];
-        let limit = if r.op == Op::Read { self.nr_requests } else { self.async_depth.min(self.nr_requests) };
+        let limit = if r.op == Op::Read {
+            self.nr_requests
+        } else {
+            self.async_depth.min(self.nr_requests)
+        };
         if self.tag_waiters.is_empty() && self.tags_used < limit {
             self.tags_used += 1;
             self.insert(now, id);
@@ -228,7 +250,16 @@ impl BlockQueue {
 
     fn insert(&mut self, now: Ns, id: u32) {
         let r = &self.pool[id as usize];
-        self.elv.insert(now, ElvRq { id, op: r.op, sector: r.sector, nr_sectors: r.nr_sectors, sync: r.sync || r.op == Op::Read });
+        self.elv.insert(
+            now,
+            ElvRq {
+                id,
+                op: r.op,
+                sector: r.sector,
+                nr_sectors: r.nr_sectors,
+                sync: r.sync || r.op == Op::Read,
+            },
+        );
     }
 
     /// A tag was freed: hand tags to waiters in order. Returns the requests now queued.
@@ -236,7 +267,11 @@ impl BlockQueue {
         self.tags_used -= 1;
         while let Some(&id) = self.tag_waiters.front() {
             let r = &self.pool[id as usize];
-            let limit = if r.op == Op::Read { self.nr_requests } else { self.async_depth.min(self.nr_requests) };
+            let limit = if r.op == Op::Read {
+                self.nr_requests
+            } else {
+                self.async_depth.min(self.nr_requests)
+            };
             if self.tags_used >= limit {
                 break;
             }
@@ -256,7 +291,16 @@ impl BlockQueue {
             if r.op == Op::Read {
                 self.wbt.read_issued(now, e.id);
             }
-            self.device.dispatch(now, DevRequest { id: e.id, op: r.op, sector: r.sector, bytes: r.bytes(), sync: r.sync });
+            self.device.dispatch(
+                now,
+                DevRequest {
+                    id: e.id,
+                    op: r.op,
+                    sector: r.sector,
+                    bytes: r.bytes(),
+                    sync: r.sync,
+                },
+            );
             issued.push(e.id);
         }
     }

@@ -14,7 +14,13 @@ pub struct Hdd {
 }
 impl Hdd {
     pub fn new(p: HddParams, _size: u64, _rng: RngStream) -> Self {
-        Hdd { p, q: VecDeque::new(), busy_until: 0, busy: 0, head: 0 }
+        Hdd {
+            p,
+            q: VecDeque::new(),
+            busy_until: 0,
+            busy: 0,
+            head: 0,
+        }
     }
 }
 impl Device for Hdd {

@@ -46,7 +46,12 @@ impl<E> Default for EventQueue<E> {
 
 impl<E> EventQueue<E> {
     pub fn new() -> Self {
-        EventQueue { heap: BinaryHeap::with_capacity(4096), seq: 0, now: 0, popped: 0 }
+        EventQueue {
+            heap: BinaryHeap::with_capacity(4096),
+            seq: 0,
+            now: 0,
+            popped: 0,
+        }
     }
 
     /// Current virtual time: the time of the last event popped.

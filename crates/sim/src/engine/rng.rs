@@ -34,7 +34,9 @@ impl RngStream {
         let a = mix(seed ^ fnv1a(label.as_bytes()));
         let b = mix(a ^ 0x5851_f42d_4c95_7f2d);
         let state = ((a as u128) << 64) | (b as u128) | 1;
-        RngStream { inner: Pcg64Mcg::new(state) }
+        RngStream {
+            inner: Pcg64Mcg::new(state),
+        }
     }
 
     pub fn next_u64(&mut self) -> u64 {

@@ -18,7 +18,10 @@ pub struct Clock {
 impl Clock {
     pub fn new(hz: u64) -> Self {
         let hz = hz.max(1);
-        Clock { hz, tick_ns: NSEC_PER_SEC / hz }
+        Clock {
+            hz,
+            tick_ns: NSEC_PER_SEC / hz,
+        }
     }
 
     /// Length of one jiffy in nanoseconds.

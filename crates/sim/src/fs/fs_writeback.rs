@@ -297,7 +297,11 @@ impl Machine {
             return self.end_pass(wb, cw);
         };
         self.inodes[ino as usize].list = OnList::None;
-        let chunk = if cw.w.sync_all { i64::MAX } else { pw::writeback_chunk_size(&self.wbs[w], &self.dom, cw.w.nr_pages) as i64 };
+        let chunk = if cw.w.sync_all {
+            i64::MAX
+        } else {
+            pw::writeback_chunk_size(&self.wbs[w], &self.dom, cw.w.nr_pages) as i64
+        };
         let wrote = self.writepages(ino, chunk, cw.w);
         cw.w.nr_pages -= wrote as i64;
         let left = chunk - wrote as i64;
@@ -372,7 +376,14 @@ impl Machine {
                 1 => {
                     self.flushers[w].stage = 2;
                     if let Some(reason) = self.flushers[w].start_all.take() {
-                        let work = WbWork { nr_pages: self.get_nr_dirty_pages(), sync_all: false, for_kupdate: false, for_background: false, reason, waiter: None };
+                        let work = WbWork {
+                            nr_pages: self.get_nr_dirty_pages(),
+                            sync_all: false,
+                            for_kupdate: false,
+                            for_background: false,
+                            reason,
+                            waiter: None,
+                        };
                         self.start_work(wb, work, j);
                         return Step::Continue;
                     }
@@ -384,7 +395,14 @@ impl Machine {
                         self.flushers[w].last_old_flush = j;
                         let nr = self.get_nr_dirty_pages();
                         if nr > 0 {
-                            let work = WbWork { nr_pages: nr, sync_all: false, for_kupdate: true, for_background: false, reason: WbReason::Periodic, waiter: None };
+                            let work = WbWork {
+                                nr_pages: nr,
+                                sync_all: false,
+                                for_kupdate: true,
+                                for_background: false,
+                                reason: WbReason::Periodic,
+                                waiter: None,
+                            };
                             self.start_work(wb, work, j);
                             return Step::Continue;
                         }
@@ -395,7 +413,14 @@ impl Machine {
                     let over = pw::wb_over_bg_thresh(&self.vm, &self.cfg.sysctl, &self.dom, &mut self.wbs[w], &mut self.tout);
                     self.flush_tout(self.flusher_who(wb), 0);
                     if over {
-                        let work = WbWork { nr_pages: i64::MAX, sync_all: false, for_kupdate: false, for_background: true, reason: WbReason::Background, waiter: None };
+                        let work = WbWork {
+                            nr_pages: i64::MAX,
+                            sync_all: false,
+                            for_kupdate: false,
+                            for_background: true,
+                            reason: WbReason::Background,
+                            waiter: None,
+                        };
                         self.start_work(wb, work, j);
                         return Step::Continue;
                     }
@@ -419,7 +444,15 @@ impl Machine {
     }
 
     fn start_work(&mut self, wb: u16, w: WbWork, j: u64) {
-        self.flushers[wb as usize].cur = Some(CurWork { w, queued: false, in_pass: false, pass_done: false, slice_start: j, total_wrote: 0, dirtied_before: j });
+        self.flushers[wb as usize].cur = Some(CurWork {
+            w,
+            queued: false,
+            in_pass: false,
+            pass_done: false,
+            slice_start: j,
+            total_wrote: 0,
+            dirtied_before: j,
+        });
     }
 
     /// `queue_io`: b_more_io first, then inodes of b_dirty dirtied before `dirtied_before`.
@@ -478,7 +511,14 @@ impl Machine {
         pw::wb_bandwidth_estimate_start(&mut self.wbs[wbi as usize], j, self.clock.hz);
         let from = if w.sync_all { 0 } else { self.inodes[ino as usize].writeback_index };
         let background = w.for_background || w.for_kupdate;
-        let (written, next) = self.write_dirty_range(ino, from, nr_to_write.max(0) as u64, Submitter::Flusher(wbi), w.sync_all, background);
+        let (written, next) = self.write_dirty_range(
+            ino,
+            from,
+            nr_to_write.max(0) as u64,
+            Submitter::Flusher(wbi),
+            w.sync_all,
+            background,
+        );
         self.inodes[ino as usize].writeback_index = next;
         if j > self.wbs[wbi as usize].bw_time_stamp + pw::max_pause_jiffies(self.clock.hz) {
             pw::wb_update_bandwidth(&mut self.dom, &mut self.wbs[wbi as usize], j, self.clock.hz);
@@ -512,7 +552,21 @@ impl Machine {
             let mut p = s;
             while p < s + n {
                 let len = (s + n - p).min(max_pages - (p % max_pages)).min(max_pages);
-                let id = self.queues[wbi].alloc(Op::Write, sector0 + p * 8, len * 8, Some(Seg { file: ino, start: p, pages: len }), sub, sync, background, false, false);
+                let id = self.queues[wbi].alloc(
+                    Op::Write,
+                    sector0 + p * 8,
+                    len * 8,
+                    Some(Seg {
+                        file: ino,
+                        start: p,
+                        pages: len,
+                    }),
+                    sub,
+                    sync,
+                    background,
+                    false,
+                    false,
+                );
                 match sub {
                     Submitter::Flusher(f) => self.flushers[f as usize].pending.push_back(id),
                     Submitter::Task(t) => self.tasks[t as usize].pending.push_back(id),

@@ -31,7 +31,11 @@ pub struct Started {
 
 impl CpuPool {
     pub fn new(n: u32) -> Self {
-        CpuPool { running: vec![None; n.max(1) as usize], runq: VecDeque::new(), busy_ns: 0 }
+        CpuPool {
+            running: vec![None; n.max(1) as usize],
+            runq: VecDeque::new(),
+            busy_ns: 0,
+        }
     }
 
     pub fn ncpus(&self) -> usize {
@@ -43,7 +47,12 @@ impl CpuPool {
         if let Some(cpu) = self.running.iter().position(|c| c.is_none()) {
             self.running[cpu] = Some(who);
             self.busy_ns += burst;
-            return Some(Started { cpu: cpu as u16, who, end: now + burst, waited: 0 });
+            return Some(Started {
+                cpu: cpu as u16,
+                who,
+                end: now + burst,
+                waited: 0,
+            });
         }
         self.runq.push_back((who, burst, now));
         None
@@ -55,7 +64,12 @@ impl CpuPool {
         let next = self.runq.pop_front().map(|(w, burst, queued)| {
             self.running[cpu as usize] = Some(w);
             self.busy_ns += burst;
-            Started { cpu, who: w, end: now + burst, waited: now - queued }
+            Started {
+                cpu,
+                who: w,
+                end: now + burst,
+                waited: now - queued,
+            }
         });
         (who, next)
     }

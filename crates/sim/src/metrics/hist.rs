@@ -76,6 +76,9 @@ impl LatencyHist {
 
     /// (value, count) of every recorded bucket, for CDFs and stem plots.
     pub fn buckets(&self) -> Vec<(u64, u64)> {
-        self.h.iter_recorded().map(|v| (v.value_iterated_to(), v.count_at_value())).collect()
+        self.h
+            .iter_recorded()
+            .map(|v| (v.value_iterated_to(), v.count_at_value()))
+            .collect()
     }
 }

@@ -70,11 +70,32 @@ pub enum TraceEvent {
         reason: WbReason,
     },
     /// `block:block_rq_issue`
-    BlockRqIssue { dev: DevT, rwbs: Rwbs, bytes: u32, sector: u64, nr_sector: u32, comm: u32 },
+    BlockRqIssue {
+        dev: DevT,
+        rwbs: Rwbs,
+        bytes: u32,
+        sector: u64,
+        nr_sector: u32,
+        comm: u32,
+    },
     /// `block:block_rq_complete`
-    BlockRqComplete { dev: DevT, rwbs: Rwbs, sector: u64, nr_sector: u32, error: i32 },
+    BlockRqComplete {
+        dev: DevT,
+        rwbs: Rwbs,
+        sector: u64,
+        nr_sector: u32,
+        error: i32,
+    },
     /// `wbt:wbt_step`
-    WbtStep { dev: DevT, msg: &'static str, step: i32, window_us: u64, background: u32, normal: u32, max: u32 },
+    WbtStep {
+        dev: DevT,
+        msg: &'static str,
+        step: i32,
+        window_us: u64,
+        background: u32,
+        normal: u32,
+        max: u32,
+    },
 }
 
 /// `enum wb_reason`, printed symbolically.

@@ -145,8 +145,20 @@ impl AddressSpace {
     fn split_at(&mut self, at: u64) {
         if let Some((&s, &e)) = self.map.range(..at).next_back() {
             if at < s + e.len {
-                self.map.insert(s, Extent { len: at - s, state: e.state });
-                self.map.insert(at, Extent { len: s + e.len - at, state: e.state });
+                self.map.insert(
+                    s,
+                    Extent {
+                        len: at - s,
+                        state: e.state,
+                    },
+                );
+                self.map.insert(
+                    at,
+                    Extent {
+                        len: s + e.len - at,
+                        state: e.state,
+                    },
+                );
             }
         }
     }

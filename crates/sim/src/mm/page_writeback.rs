@@ -147,7 +147,15 @@ pub struct TaskDirty {
 impl Default for TaskDirty {
     fn default() -> Self {
         // kernel/fork.c: nr_dirtied_pause starts at 128 KiB worth of pages.
-        TaskDirty { nr_dirtied: 0, nr_dirtied_pause: DIRTY_POLL_THRESH, dirty_paused_when: 0, bdp_start: 0, bdp_pages: 0, bdp_again: false, cpu: 0 }
+        TaskDirty {
+            nr_dirtied: 0,
+            nr_dirtied_pause: DIRTY_POLL_THRESH,
+            dirty_paused_when: 0,
+            bdp_start: 0,
+            bdp_pages: 0,
+            bdp_again: false,
+            cpu: 0,
+        }
     }
 }
 
@@ -173,7 +181,11 @@ pub fn domain_dirty_limits(dtc: &mut DirtyThrottleControl, vm: &VmSysctl) {
     let avail = dtc.avail;
     let ratio = vm.dirty_ratio as u64 * PAGE_SIZE / 100;
     let bg_ratio = vm.dirty_background_ratio as u64 * PAGE_SIZE / 100;
-    let mut thresh = if vm.dirty_bytes > 0 { vm.dirty_bytes.div_ceil(PAGE_SIZE) } else { ratio * avail / PAGE_SIZE };
+    let mut thresh = if vm.dirty_bytes > 0 {
+        vm.dirty_bytes.div_ceil(PAGE_SIZE)
+    } else {
+        ratio * avail / PAGE_SIZE
+    };
     let mut bg_thresh = if vm.dirty_background_bytes > 0 {
         vm.dirty_background_bytes.div_ceil(PAGE_SIZE)
     } else {
@@ -208,10 +220,15 @@ pub fn wb_stat_error(ncpus: u32) -> u64 {
 /// strictlimit), then capped at max_ratio.
 pub fn __wb_calc_thresh(dtc: &DirtyThrottleControl, dom: &WbDomain, wb: &mut WbState, thresh: u64) -> u64 {
     let (num, den) = wb.completions.fraction(&dom.completions);
-    let share = (thresh as u128 * (RATIO_PPM - dom.bdi_min_ratio_sum.min(RATIO_PPM)) as u128 / RATIO_PPM as u128) * num as u128 / den as u128;
+    let share =
+        (thresh as u128 * (RATIO_PPM - dom.bdi_min_ratio_sum.min(RATIO_PPM)) as u128 / RATIO_PPM as u128) * num as u128 / den as u128;
     let mut wb_thresh = share as u64 + thresh * wb.min_ratio_ppm / RATIO_PPM;
     if thresh > dtc.dirty {
-        let bump = if wb.strict_limit { (thresh - dtc.dirty) / 100 } else { (thresh - dtc.dirty) / 8 };
+        let bump = if wb.strict_limit {
+            (thresh - dtc.dirty) / 100
+        } else {
+            (thresh - dtc.dirty) / 8
+        };
         wb_thresh = wb_thresh.max(bump);
     }
     wb_thresh.min((thresh as u128 * wb.max_ratio_ppm as u128 / RATIO_PPM as u128) as u64)
@@ -220,7 +237,11 @@ pub fn __wb_calc_thresh(dtc: &DirtyThrottleControl, dom: &WbDomain, wb: &mut WbS
 /// `wb_dirty_limits`: wb_thresh, the scaled wb_bg_thresh and wb_dirty (incl. writeback).
 pub fn wb_dirty_limits(dtc: &mut DirtyThrottleControl, dom: &WbDomain, wb: &mut WbState) {
     dtc.wb_thresh = __wb_calc_thresh(dtc, dom, wb, dtc.thresh);
-    dtc.wb_bg_thresh = if dtc.thresh > 0 { (dtc.wb_thresh as u128 * dtc.bg_thresh as u128 / dtc.thresh as u128) as u64 } else { 0 };
+    dtc.wb_bg_thresh = if dtc.thresh > 0 {
+        (dtc.wb_thresh as u128 * dtc.bg_thresh as u128 / dtc.thresh as u128) as u64
+    } else {
+        0
+    };
     dtc.wb_dirty = wb.reclaimable + wb.writeback;
 }
 
@@ -266,8 +287,8 @@ pub fn wb_position_ratio(dtc: &mut DirtyThrottleControl, dom: &WbDomain, wb: &Wb
     // write bandwidth in the single-device case, floor at 1/4.
     let wb_thresh = dtc.wb_thresh.min(dtc.thresh);
     let x = ((wb_thresh as u128) << 16) / (dtc.thresh | 1) as u128;
-    let wb_setpoint = (setpoint as u128 * x >> 16) as u64;
-    let span = ((dtc.thresh - wb_thresh + 8 * write_bw) as u128 * x >> 16) as u64;
+    let wb_setpoint = ((setpoint as u128 * x) >> 16) as u64;
+    let span = (((dtc.thresh - wb_thresh + 8 * write_bw) as u128 * x) >> 16) as u64;
     let x_intercept = wb_setpoint + span;
     if dtc.wb_dirty < x_intercept - span / 4 {
         pos_ratio = (pos_ratio as u128 * (x_intercept - dtc.wb_dirty) as u128 / ((x_intercept - wb_setpoint) | 1) as u128) as u64;
@@ -384,7 +405,14 @@ pub struct RatelimitUpdate {
 /// `wb_update_dirty_ratelimit`: move the wb's base rate toward write_bw/N, conservatively:
 /// only when the position error and the rate estimate agree on the direction, by the most
 /// cautious candidate, in steps that shrink sharply near the target.
-pub fn wb_update_dirty_ratelimit(dtc: &mut DirtyThrottleControl, dom: &WbDomain, wb: &mut WbState, dirtied: u64, elapsed: u64, hz: u64) -> RatelimitUpdate {
+pub fn wb_update_dirty_ratelimit(
+    dtc: &mut DirtyThrottleControl,
+    dom: &WbDomain,
+    wb: &mut WbState,
+    dirtied: u64,
+    elapsed: u64,
+    hz: u64,
+) -> RatelimitUpdate {
     let mut dirty = dtc.dirty;
     let freerun = dirty_freerun_ceiling(dtc.thresh, dtc.bg_thresh);
     let limit = hard_dirty_limit(dom, dtc.thresh);
@@ -394,7 +422,7 @@ pub fn wb_update_dirty_ratelimit(dtc: &mut DirtyThrottleControl, dom: &WbDomain,
     let mut dirty_ratelimit = wb.dirty_ratelimit;
 
     let dirty_rate = (dirtied - dirtied.min(wb.dirtied_stamp)) * hz / elapsed.max(1);
-    let task_ratelimit = (dirty_ratelimit as u128 * dtc.pos_ratio as u128 >> RATELIMIT_CALC_SHIFT) as u64 + 1;
+    let task_ratelimit = ((dirty_ratelimit as u128 * dtc.pos_ratio as u128) >> RATELIMIT_CALC_SHIFT) as u64 + 1;
     let balanced = ((task_ratelimit as u128 * write_bw as u128) / (dirty_rate | 1) as u128).min(write_bw as u128) as u64;
 
     if wb.strict_limit {
@@ -422,7 +450,10 @@ pub fn wb_update_dirty_ratelimit(dtc: &mut DirtyThrottleControl, dom: &WbDomain,
     }
     wb.dirty_ratelimit = dirty_ratelimit.max(1);
     wb.balanced_dirty_ratelimit = balanced;
-    RatelimitUpdate { dirty_rate, task_ratelimit }
+    RatelimitUpdate {
+        dirty_rate,
+        task_ratelimit,
+    }
 }
 
 /// Everything the throttling code may read and change besides the task itself.
@@ -517,7 +548,11 @@ pub fn balance_dirty_pages_ratelimited(cx: &mut ThrottleCx, task: &mut TaskDirty
 
 /// The global dirty state for the current instant, and the `global_dirty_state` trace.
 pub fn global_dtc(cx_vm: &VmStat, sysctl: &VmSysctl, dom: &WbDomain, out: &mut ThrottleOut) -> DirtyThrottleControl {
-    let mut dtc = DirtyThrottleControl { avail: cx_vm.dirtyable(), dirty: cx_vm.nr_dirty + cx_vm.nr_writeback, ..Default::default() };
+    let mut dtc = DirtyThrottleControl {
+        avail: cx_vm.dirtyable(),
+        dirty: cx_vm.nr_dirty + cx_vm.nr_writeback,
+        ..Default::default()
+    };
     domain_dirty_limits(&mut dtc, sysctl);
     if out.trace_enabled {
         out.trace.push(TraceEvent::GlobalDirtyState {
@@ -535,7 +570,15 @@ pub fn global_dtc(cx_vm: &VmStat, sysctl: &VmSysctl, dom: &WbDomain, out: &mut T
 
 /// `__wb_update_bandwidth`: refresh the rate estimates of a wb. With `update_ratelimit`
 /// (only from a throttled task) also the domain's dirty_limit and the wb's dirty_ratelimit.
-pub fn __wb_update_bandwidth(gdtc: &mut DirtyThrottleControl, dom: &mut WbDomain, wb: &mut WbState, now: u64, hz: u64, update_ratelimit: bool, out: &mut ThrottleOut) {
+pub fn __wb_update_bandwidth(
+    gdtc: &mut DirtyThrottleControl,
+    dom: &mut WbDomain,
+    wb: &mut WbState,
+    now: u64,
+    hz: u64,
+    update_ratelimit: bool,
+    out: &mut ThrottleOut,
+) {
     let elapsed = now.saturating_sub(wb.bw_time_stamp).max(1);
     let dirtied = wb.dirtied;
     let written = wb.written;
@@ -603,7 +646,11 @@ pub fn balance_dirty_pages(cx: &mut ThrottleCx, task: &mut TaskDirty) -> Throttl
     if gdtc.freerun {
         task.dirty_paused_when = now;
         task.nr_dirtied = 0;
-        task.nr_dirtied_pause = if strict { dirty_poll_interval(gdtc.wb_dirty, gdtc.wb_thresh) } else { dirty_poll_interval(gdtc.dirty, gdtc.thresh) };
+        task.nr_dirtied_pause = if strict {
+            dirty_poll_interval(gdtc.wb_dirty, gdtc.wb_thresh)
+        } else {
+            dirty_poll_interval(gdtc.dirty, gdtc.thresh)
+        };
         return Throttle::Proceed;
     }
     // Throttled region.
@@ -622,22 +669,29 @@ pub fn balance_dirty_pages(cx: &mut ThrottleCx, task: &mut TaskDirty) -> Throttl
     }
 
     let dirty_ratelimit = cx.wb.dirty_ratelimit;
-    let task_ratelimit = (dirty_ratelimit as u128 * gdtc.pos_ratio as u128 >> RATELIMIT_CALC_SHIFT) as u64;
+    let task_ratelimit = ((dirty_ratelimit as u128 * gdtc.pos_ratio as u128) >> RATELIMIT_CALC_SHIFT) as u64;
     let max_pause = wb_max_pause(cx.wb, gdtc.wb_dirty, hz);
     let (min_pause, nr_dirtied_pause) = wb_min_pause(cx.wb, max_pause, task_ratelimit, dirty_ratelimit, hz);
 
     let (period, pause): (i64, i64);
-    if task_ratelimit == 0 {
-        period = max_pause as i64;
-        pause = max_pause as i64;
-    } else {
-        period = (hz * pages_dirtied / task_ratelimit) as i64;
+    if let Some(per) = (hz * pages_dirtied).checked_div(task_ratelimit) {
+        period = per as i64;
         let mut p = period;
         if task.dirty_paused_when != 0 {
             p -= now as i64 - task.dirty_paused_when as i64;
         }
         if p < min_pause as i64 {
-            trace_bdp(cx, task, &gdtc, dirty_ratelimit, task_ratelimit, pages_dirtied, period, p.min(0), jiffies);
+            trace_bdp(
+                cx,
+                task,
+                &gdtc,
+                dirty_ratelimit,
+                task_ratelimit,
+                pages_dirtied,
+                period,
+                p.min(0),
+                jiffies,
+            );
             if p < -(hz as i64) {
                 task.dirty_paused_when = now;
                 task.nr_dirtied = 0;
@@ -654,8 +708,22 @@ pub fn balance_dirty_pages(cx: &mut ThrottleCx, task: &mut TaskDirty) -> Throttl
             p = max_pause as i64;
         }
         pause = p;
+    } else {
+        // Hard limit (task_ratelimit 0): sleep the maximum and look again.
+        period = max_pause as i64;
+        pause = max_pause as i64;
     }
-    trace_bdp(cx, task, &gdtc, dirty_ratelimit, task_ratelimit, pages_dirtied, period, pause, jiffies);
+    trace_bdp(
+        cx,
+        task,
+        &gdtc,
+        dirty_ratelimit,
+        task_ratelimit,
+        pages_dirtied,
+        period,
+        pause,
+        jiffies,
+    );
     cx.wb.last_bdp_sleep = Some(cx.now);
     task.dirty_paused_when = now + pause as u64;
     task.nr_dirtied = 0;
@@ -667,14 +735,28 @@ pub fn balance_dirty_pages(cx: &mut ThrottleCx, task: &mut TaskDirty) -> Throttl
 }
 
 #[allow(clippy::too_many_arguments)]
-fn trace_bdp(cx: &mut ThrottleCx, task: &TaskDirty, dtc: &DirtyThrottleControl, dirty_ratelimit: u64, task_ratelimit: u64, dirtied: u64, period: i64, pause: i64, jiffies: u64) {
+fn trace_bdp(
+    cx: &mut ThrottleCx,
+    task: &TaskDirty,
+    dtc: &DirtyThrottleControl,
+    dirty_ratelimit: u64,
+    task_ratelimit: u64,
+    dirtied: u64,
+    period: i64,
+    pause: i64,
+    jiffies: u64,
+) {
     if !cx.out.trace_enabled {
         return;
     }
     let c = cx.clock;
     let freerun = dirty_freerun_ceiling(dtc.thresh, dtc.bg_thresh);
     let setpoint = (dtc.limit + freerun) / 2;
-    let think = if task.dirty_paused_when == 0 { 0 } else { c.jiffies_to_msecs(jiffies as i64 - task.dirty_paused_when as i64) };
+    let think = if task.dirty_paused_when == 0 {
+        0
+    } else {
+        c.jiffies_to_msecs(jiffies as i64 - task.dirty_paused_when as i64)
+    };
     cx.out.trace.push(TraceEvent::BalanceDirtyPages {
         bdi: cx.wb.name,
         limit: dtc.limit,
@@ -715,7 +797,10 @@ pub fn writeback_chunk_size(wb: &WbState, dom: &WbDomain, work_nr_pages: i64) ->
 
 /// `writeback_set_ratelimit`: reset dirty_limit to thresh and size the per-CPU valve.
 pub fn writeback_set_ratelimit(dom: &mut WbDomain, vm: &VmStat, sysctl: &VmSysctl, ncpus: u32) -> u64 {
-    let mut dtc = DirtyThrottleControl { avail: vm.dirtyable(), ..Default::default() };
+    let mut dtc = DirtyThrottleControl {
+        avail: vm.dirtyable(),
+        ..Default::default()
+    };
     domain_dirty_limits(&mut dtc, sysctl);
     dom.dirty_limit = dtc.thresh;
     (dtc.thresh / (ncpus.max(1) as u64 * 32)).max(16)
@@ -723,7 +808,11 @@ pub fn writeback_set_ratelimit(dom: &mut WbDomain, vm: &VmStat, sysctl: &VmSysct
 
 /// The throttling state of a wb at this instant, for `throttle.csv`.
 pub fn throttle_sample(vm: &VmStat, sysctl: &VmSysctl, dom: &WbDomain, wb: &mut WbState, device: u16, t_ns: Ns) -> ThrottleSample {
-    let mut dtc = DirtyThrottleControl { avail: vm.dirtyable(), dirty: vm.nr_dirty + vm.nr_writeback, ..Default::default() };
+    let mut dtc = DirtyThrottleControl {
+        avail: vm.dirtyable(),
+        dirty: vm.nr_dirty + vm.nr_writeback,
+        ..Default::default()
+    };
     domain_dirty_limits(&mut dtc, sysctl);
     wb_dirty_limits(&mut dtc, dom, wb);
     wb_position_ratio(&mut dtc, dom, wb);
@@ -760,13 +849,20 @@ mod tests {
 
     #[test]
     fn domain_limits_use_per_page_size_ratios() {
-        let mut dtc = DirtyThrottleControl { avail: 6_093_620, ..Default::default() };
+        let mut dtc = DirtyThrottleControl {
+            avail: 6_093_620,
+            ..Default::default()
+        };
         domain_dirty_limits(&mut dtc, &VmSysctl::default());
         assert_eq!(dtc.thresh, 1_218_426);
         assert_eq!(dtc.bg_thresh, 608_469);
         assert_eq!(dirty_freerun_ceiling(dtc.thresh, dtc.bg_thresh), 913_447);
         // Bytes knobs win; bg >= thresh is halved.
-        let s = VmSysctl { dirty_bytes: 256 << 20, dirty_background_bytes: 512 << 20, ..Default::default() };
+        let s = VmSysctl {
+            dirty_bytes: 256 << 20,
+            dirty_background_bytes: 512 << 20,
+            ..Default::default()
+        };
         domain_dirty_limits(&mut dtc, &s);
         assert_eq!((dtc.thresh, dtc.bg_thresh), (65_536, 32_768));
     }
@@ -788,7 +884,10 @@ mod tests {
         assert_eq!(wb_max_pause(&w, 1_000, 250), 2);
         assert_eq!(wb_max_pause(&w, 10_000, 250), 13);
         assert_eq!(wb_max_pause(&w, 40_000, 250), 50);
-        let dom = WbDomain { dirty_limit: 1_218_426, ..Default::default() };
+        let dom = WbDomain {
+            dirty_limit: 1_218_426,
+            ..Default::default()
+        };
         assert_eq!(writeback_chunk_size(&w, &dom, i64::MAX), 13_312);
         // One dd at 100 MB/s: 2-jiffy target, 200 pages per pause (the live trace's dirtied_pause).
         let (min_pause, pages) = wb_min_pause(&w, 50, 25_600, 25_600, 250);
@@ -801,7 +900,15 @@ mod tests {
     #[test]
     fn ratelimit_step_shrinks_near_target() {
         // §4.3 table: rate 25600, the bounded gap → applied step.
-        for (gap, expect) in [(25_600u64, 3_200u64), (12_800, 1_600), (6_400, 400), (3_000, 24), (2_000, 4), (1_500, 1), (1_100, 0)] {
+        for (gap, expect) in [
+            (25_600u64, 3_200u64),
+            (12_800, 1_600),
+            (6_400, 400),
+            (3_000, 24),
+            (2_000, 4),
+            (1_500, 1),
+            (1_100, 0),
+        ] {
             let rate = 25_600u64;
             let shift = rate / (2 * gap + 1);
             let step = if shift < 64 { (gap >> shift).div_ceil(8) } else { 0 };
@@ -812,18 +919,33 @@ mod tests {
     #[test]
     fn ratelimit_moves_only_when_position_and_rate_agree() {
         let mut w = wb();
-        let dom = WbDomain { dirty_limit: 60_000, ..Default::default() };
+        let dom = WbDomain {
+            dirty_limit: 60_000,
+            ..Default::default()
+        };
         w.avg_write_bandwidth = 12_800;
         w.dirty_ratelimit = 25_600;
         // A previous balanced estimate as high as the rate blocks any step down...
         w.balanced_dirty_ratelimit = 25_600;
-        let mut dtc = DirtyThrottleControl { thresh: 60_000, bg_thresh: 30_000, dirty: 55_000, pos_ratio: 700, ..Default::default() };
+        let mut dtc = DirtyThrottleControl {
+            thresh: 60_000,
+            bg_thresh: 30_000,
+            dirty: 55_000,
+            pos_ratio: 700,
+            ..Default::default()
+        };
         wb_update_dirty_ratelimit(&mut dtc, &dom, &mut w, 25_600 * 2 / 5, 50, 250);
         assert_eq!(w.dirty_ratelimit, 25_600);
         // ...and once it agrees, the rate steps down.
         w.balanced_dirty_ratelimit = 10_000;
         // Above the setpoint (pos_ratio < 1) and dirtying twice as fast as writeout: go down.
-        let mut dtc = DirtyThrottleControl { thresh: 60_000, bg_thresh: 30_000, dirty: 55_000, pos_ratio: 700, ..Default::default() };
+        let mut dtc = DirtyThrottleControl {
+            thresh: 60_000,
+            bg_thresh: 30_000,
+            dirty: 55_000,
+            pos_ratio: 700,
+            ..Default::default()
+        };
         w.dirtied_stamp = 0;
         wb_update_dirty_ratelimit(&mut dtc, &dom, &mut w, 25_600 * 2 / 5, 50, 250);
         assert!(w.dirty_ratelimit < 25_600, "{}", w.dirty_ratelimit);
@@ -831,7 +953,13 @@ mod tests {
         // Below the setpoint but the rate estimate says "lower": no step up.
         let before = w.dirty_ratelimit;
         w.balanced_dirty_ratelimit = 1_000;
-        let mut dtc = DirtyThrottleControl { thresh: 60_000, bg_thresh: 30_000, dirty: 40_000, pos_ratio: 1_300, ..Default::default() };
+        let mut dtc = DirtyThrottleControl {
+            thresh: 60_000,
+            bg_thresh: 30_000,
+            dirty: 40_000,
+            pos_ratio: 1_300,
+            ..Default::default()
+        };
         wb_update_dirty_ratelimit(&mut dtc, &dom, &mut w, 25_600 * 2 / 5, 50, 250);
         assert!(w.dirty_ratelimit <= before);
     }
@@ -840,7 +968,11 @@ mod tests {
     fn idle_device_gets_the_bump_and_max_ratio_caps_it() {
         let dom = WbDomain::default();
         let mut w = wb();
-        let dtc = DirtyThrottleControl { thresh: 80_000, dirty: 16_000, ..Default::default() };
+        let dtc = DirtyThrottleControl {
+            thresh: 80_000,
+            dirty: 16_000,
+            ..Default::default()
+        };
         assert_eq!(__wb_calc_thresh(&dtc, &dom, &mut w, 80_000), 8_000);
         w.strict_limit = true;
         assert_eq!(__wb_calc_thresh(&dtc, &dom, &mut w, 80_000), 640);
@@ -848,18 +980,33 @@ mod tests {
         w.max_ratio_ppm = 10_000; // 1 %
         assert_eq!(__wb_calc_thresh(&dtc, &dom, &mut w, 80_000), 800);
         // §9.4 live check: strictlimit, max_ratio 1 %, thresh 1,214,219, dirty 15,888 → 11,983.
-        let dtc = DirtyThrottleControl { thresh: 1_214_219, dirty: 15_888, ..Default::default() };
+        let dtc = DirtyThrottleControl {
+            thresh: 1_214_219,
+            dirty: 15_888,
+            ..Default::default()
+        };
         w.strict_limit = true;
         assert_eq!(__wb_calc_thresh(&dtc, &dom, &mut w, 1_214_219), 11_983);
     }
 
     #[test]
     fn dirty_limit_follows_up_at_once_and_down_slowly() {
-        let mut dom = WbDomain { dirty_limit: 1_000, ..Default::default() };
-        let dtc = DirtyThrottleControl { thresh: 64_000, dirty: 10_000, ..Default::default() };
+        let mut dom = WbDomain {
+            dirty_limit: 1_000,
+            ..Default::default()
+        };
+        let dtc = DirtyThrottleControl {
+            thresh: 64_000,
+            dirty: 10_000,
+            ..Default::default()
+        };
         domain_update_dirty_limit(&mut dom, &dtc, 100, 250);
         assert_eq!(dom.dirty_limit, 64_000);
-        let dtc = DirtyThrottleControl { thresh: 32_000, dirty: 10_000, ..Default::default() };
+        let dtc = DirtyThrottleControl {
+            thresh: 32_000,
+            dirty: 10_000,
+            ..Default::default()
+        };
         domain_update_dirty_limit(&mut dom, &dtc, 120, 250); // < 200 ms later: no update
         assert_eq!(dom.dirty_limit, 64_000);
         domain_update_dirty_limit(&mut dom, &dtc, 150, 250);

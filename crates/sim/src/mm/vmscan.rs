@@ -77,7 +77,11 @@ impl Lru {
                 }
             }
             if idx < end {
-                self.q.push_front(LruEntry { file: e.file, start: idx, len: end - idx });
+                self.q.push_front(LruEntry {
+                    file: e.file,
+                    start: idx,
+                    len: end - idx,
+                });
             }
         }
         got

@@ -68,6 +68,7 @@ impl VmStat {
 
     /// Pages that are neither free nor kernel: must equal the page cache (conservation).
     pub fn check_conservation(&self) -> bool {
-        self.nr_free + self.nr_file + self.nr_alloc_pending + self.unreclaimable == self.total && self.nr_dirty + self.nr_writeback <= self.nr_file
+        self.nr_free + self.nr_file + self.nr_alloc_pending + self.unreclaimable == self.total
+            && self.nr_dirty + self.nr_writeback <= self.nr_file
     }
 }

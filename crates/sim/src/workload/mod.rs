@@ -321,7 +321,11 @@ impl Machine {
             }
             self.inodes[ino as usize].mapping.set_range(idx, run, Some(PageState::Reading));
             let sector = self.inodes[ino as usize].sector0 + idx * 8;
-            let seg = crate::block::queue::Seg { file: ino, start: idx, pages: run };
+            let seg = crate::block::queue::Seg {
+                file: ino,
+                start: idx,
+                pages: run,
+            };
             let id = self.queues[dev].alloc(Op::Read, sector, run * 8, Some(seg), Submitter::Task(tid), true, false, true, false);
             self.tasks[t].pending.push_back(id);
             idx += run;
@@ -412,7 +416,11 @@ impl Machine {
                         self.map_pages(1);
                         let dev = self.tasks[t].dev as usize;
                         let sector = self.inodes[ino as usize].sector0 + idx * 8;
-                        let seg = crate::block::queue::Seg { file: ino, start: idx, pages: 1 };
+                        let seg = crate::block::queue::Seg {
+                            file: ino,
+                            start: idx,
+                            pages: 1,
+                        };
                         let id = self.queues[dev].alloc(Op::Read, sector, 8, Some(seg), Submitter::Task(tid), true, false, false, false);
                         self.tasks[t].pending.push_back(id);
                     }
@@ -429,7 +437,9 @@ impl Machine {
 
     /// Reads of pages [start, start+n) of `file` completed: the pages are uptodate.
     pub(crate) fn end_page_read(&mut self, file: u32, start: u64, n: u64) {
-        self.inodes[file as usize].mapping.transition(start, n, PageState::Reading, Some(PageState::Clean));
+        self.inodes[file as usize]
+            .mapping
+            .transition(start, n, PageState::Reading, Some(PageState::Clean));
         self.lru.add(file, start, n);
         let waiters = std::mem::take(&mut self.inodes[file as usize].read_waiters);
         for t in waiters {
@@ -513,7 +523,14 @@ impl Machine {
             let w = &self.wbs[wb];
             targets.push(w.written + w.writeback + w.reclaimable);
             if w.reclaimable > 0 {
-                let work = crate::fs::fs_writeback::WbWork { nr_pages: i64::MAX, sync_all: true, for_kupdate: false, for_background: false, reason: WbReason::Sync, waiter: None };
+                let work = crate::fs::fs_writeback::WbWork {
+                    nr_pages: i64::MAX,
+                    sync_all: true,
+                    for_kupdate: false,
+                    for_background: false,
+                    reason: WbReason::Sync,
+                    waiter: None,
+                };
                 self.wb_queue_work(wb as u16, work);
             }
         }
@@ -531,7 +548,11 @@ impl Machine {
                 true
             }
         } else {
-            let ok = self.tasks[t].sync_target.iter().enumerate().all(|(i, &target)| self.wbs[i].written >= target);
+            let ok = self.tasks[t]
+                .sync_target
+                .iter()
+                .enumerate()
+                .all(|(i, &target)| self.wbs[i].written >= target);
             if !ok {
                 self.sleep_task(tid, SYNC_POLL_NS);
             }

@@ -1,5 +1,5 @@
 //! `none` (temporary FIFO stub).
-use super::{ElvRq, Elevator, Merge};
+use super::{Elevator, ElvRq, Merge};
 use crate::drivers::Op;
 use crate::Ns;
 use std::collections::VecDeque;
