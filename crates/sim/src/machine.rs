@@ -10,6 +10,7 @@ use crate::drivers::Op;
 use crate::engine::time::NSEC_PER_SEC;
 use crate::engine::{Clock, EventQueue, RngStream};
 use crate::fs::fs_writeback::Wb;
+use crate::fs::block_alloc::{BlockMap, DevAllocator};
 use crate::fs::inode::Inode;
 use crate::kernel::cpu::{CpuPool, Started, Who};
 use crate::kernel::task::{Phase, Task};
@@ -72,6 +73,8 @@ pub struct Machine {
     pub flushers: Vec<Wb>,
     pub queues: Vec<BlockQueue>,
     pub inodes: Vec<Inode>,
+    /// Free-space allocator of each device (delayed allocation at writeback).
+    pub allocs: Vec<DevAllocator>,
     pub tasks: Vec<Task>,
     pub cpus: CpuPool,
     pub lru: Lru,
@@ -126,34 +129,22 @@ impl Machine {
         }
         dom.bdi_min_ratio_sum = wbs.iter().map(|w| w.min_ratio_ppm).sum();
 
-        // Lay files out on their devices: readers' existing files first, then writers' files,
-        // each in its own contiguous region.
+        // Lay files out on their devices: readers' pre-existing files contiguously from the
+        // start, in declaration order; written files get blocks at writeback (delalloc).
         let mut inodes = Vec::new();
         let mut tasks = Vec::new();
-        let mut cursor: Vec<u64> = vec![0; cfg.devices.len()];
-        let writers_per_dev: Vec<u64> = (0..cfg.devices.len())
-            .map(|d| {
-                cfg.tasks
-                    .iter()
-                    .filter(|t| t.device == d && matches!(t.job, JobConfig::Dd { .. } | JobConfig::Fsync { .. }))
-                    .map(|t| t.count as u64)
-                    .sum()
-            })
-            .collect();
+        let mut allocs: Vec<DevAllocator> = queues.iter().map(|q| DevAllocator::new(q.capacity_sectors)).collect();
         let mut pid = 1000;
         for tc in &cfg.tasks {
             for i in 0..tc.count {
                 let dev = tc.device;
-                let dsize = cfg.devices[dev].size;
-                let (size_pages, region) = match &tc.job {
-                    JobConfig::Cat { file_size, .. } | JobConfig::Randread { file_size, .. } => (bytes_to_pages(*file_size), *file_size),
-                    JobConfig::Dd { size: Some(s), .. } => (0, *s),
-                    _ => (0, (dsize / 2) / writers_per_dev[dev].max(1)),
+                let size_pages = match &tc.job {
+                    JobConfig::Cat { file_size, .. } | JobConfig::Randread { file_size, .. } => bytes_to_pages(*file_size),
+                    _ => 0,
                 };
-                let sector0 = (cursor[dev] / 512).min(dsize / 512);
-                cursor[dev] += region.div_ceil(1 << 20) << 20;
+                let blocks = BlockMap::contiguous(allocs[dev].preallocate(size_pages), size_pages);
                 let file = inodes.len() as u32;
-                inodes.push(Inode::new(dev as u16, sector0, size_pages));
+                inodes.push(Inode::new(dev as u16, blocks, size_pages));
                 let stop = tc.stop.unwrap_or(cfg.duration).min(cfg.duration);
                 tasks.push(Task {
                     name: tc.name.clone(),
@@ -204,6 +195,7 @@ impl Machine {
             flushers,
             queues,
             inodes,
+            allocs,
             tasks,
             cpus: CpuPool::new(ncpus),
             lru: Lru::default(),

@@ -548,13 +548,14 @@ impl Machine {
             self.vm.nr_writeback += n;
             self.wbs[wbi].reclaimable -= n;
             self.wbs[wbi].writeback += n;
-            let sector0 = self.inodes[ino as usize].sector0;
             let mut p = s;
             while p < s + n {
                 let len = (s + n - p).min(max_pages - (p % max_pages)).min(max_pages);
+                // Delayed allocation: blocks are assigned now, as ext4_map_blocks does.
+                let (sector, len) = self.inodes[ino as usize].blocks.map(p, len, &mut self.allocs[wbi]);
                 let id = self.queues[wbi].alloc(
                     Op::Write,
-                    sector0 + p * 8,
+                    sector,
                     len * 8,
                     Some(Seg {
                         file: ino,

@@ -1,6 +1,7 @@
 //! Inodes: a file's page cache, where its blocks are on the device, and its place on the
 //! wb's dirty lists.
 
+use crate::fs::block_alloc::BlockMap;
 use crate::mm::page_cache::AddressSpace;
 use crate::mm::vmscan::Mappings;
 
@@ -17,9 +18,8 @@ pub struct Inode {
     pub mapping: AddressSpace,
     /// The wb (device) that holds the file.
     pub wb: u16,
-    /// First sector of the file's data. Files are laid out contiguously (no fragmentation,
-    /// no delayed-allocation interleaving): page i is at `sector0 + 8 i`.
-    pub sector0: u64,
+    /// Where the file's pages are on the device (filled by delayed allocation at writeback).
+    pub blocks: BlockMap,
     /// Size of the pre-existing data, pages (readers' files).
     pub size_pages: u64,
     /// `I_DIRTY_PAGES`.
@@ -36,11 +36,11 @@ pub struct Inode {
 }
 
 impl Inode {
-    pub fn new(wb: u16, sector0: u64, size_pages: u64) -> Self {
+    pub fn new(wb: u16, blocks: BlockMap, size_pages: u64) -> Self {
         Inode {
             mapping: AddressSpace::new(),
             wb,
-            sector0,
+            blocks,
             size_pages,
             dirty: false,
             dirtied_when: 0,

@@ -1,4 +1,5 @@
 //! Files and the flushers.
 
+pub mod block_alloc;
 pub mod fs_writeback;
 pub mod inode;

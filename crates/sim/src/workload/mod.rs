@@ -314,13 +314,13 @@ impl Machine {
                 idx += run;
                 continue;
             }
-            let run = run.min(max_pages);
+            let (sector, contig) = self.inodes[ino as usize].blocks.map(idx, run.min(max_pages), &mut self.allocs[dev]);
+            let run = contig;
             // Readahead allocations give up rather than wait (__GFP_NORETRY).
             if !self.alloc_pages_noretry(run) {
                 break;
             }
             self.inodes[ino as usize].mapping.set_range(idx, run, Some(PageState::Reading));
-            let sector = self.inodes[ino as usize].sector0 + idx * 8;
             let seg = crate::block::queue::Seg {
                 file: ino,
                 start: idx,
@@ -415,7 +415,7 @@ impl Machine {
                         self.inodes[ino as usize].mapping.set_range(idx, 1, Some(PageState::Reading));
                         self.map_pages(1);
                         let dev = self.tasks[t].dev as usize;
-                        let sector = self.inodes[ino as usize].sector0 + idx * 8;
+                        let (sector, _) = self.inodes[ino as usize].blocks.map(idx, 1, &mut self.allocs[dev]);
                         let seg = crate::block::queue::Seg {
                             file: ino,
                             start: idx,
@@ -459,8 +459,11 @@ impl Machine {
         let mut off = offset;
         let end = offset + bytes;
         while off < end {
-            let len = (end - off).min(max);
-            let sector = self.inodes[ino as usize].sector0 + off / 512;
+            // O_DIRECT writes allocate at submission; the request stops at an extent end.
+            let in_page = off % PAGE_SIZE;
+            let (page_sector, contig) = self.inodes[ino as usize].blocks.map(off / PAGE_SIZE, (end - off).div_ceil(PAGE_SIZE), &mut self.allocs[dev]);
+            let len = (end - off).min(max).min(contig * PAGE_SIZE - in_page);
+            let sector = page_sector + in_page / 512;
             let id = self.queues[dev].alloc(op, sector, len.div_ceil(512), None, Submitter::Task(tid), true, false, false, true);
             self.tasks[t].pending.push_back(id);
             self.tasks[t].inflight += 1;

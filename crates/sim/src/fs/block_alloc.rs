@@ -1,0 +1,198 @@
+//! Where a file's pages live on the device: a per-file extent map filled by delayed
+//! allocation, and a per-device allocator.
+//!
+//! ext4 and xfs allocate blocks for buffered writes only when writeback maps the pages
+//! (`ext4_map_blocks` from `ext4_do_writepages`, delalloc), trying first to continue the
+//! file's last extent (the allocation "goal"). So when several `dd` stream at once, the
+//! flusher's consecutive chunks of different files land next to each other on disk and the
+//! device sees a nearly sequential stream. Laying files out in fixed far-apart regions
+//! instead would turn every inode switch into a long seek and put each file in a different
+//! recording zone.
+//!
+//! Simplification: mballoc is reduced to a bump allocator with the per-file goal (continue
+//! the last extent if it ends where free space begins). No block groups, no preallocation
+//! windows, no fragmentation of free space, no metadata or journal blocks. Pre-existing files
+//! (readers' data) are laid out contiguously before any allocation happens.
+
+use crate::units::PAGE_SIZE;
+
+const SECTORS_PER_PAGE: u64 = PAGE_SIZE / 512;
+
+/// One contiguous run of a file's pages on the device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Extent {
+    page: u64,
+    sector: u64,
+    pages: u64,
+}
+
+impl Extent {
+    fn end_page(&self) -> u64 {
+        self.page + self.pages
+    }
+    fn end_sector(&self) -> u64 {
+        self.sector + self.pages * SECTORS_PER_PAGE
+    }
+}
+
+/// A file's logical-to-physical map, sorted by page.
+#[derive(Clone, Debug, Default)]
+pub struct BlockMap {
+    extents: Vec<Extent>,
+}
+
+/// The free-space cursor of one device.
+#[derive(Clone, Debug)]
+pub struct DevAllocator {
+    /// First sector that allocation may use (after the pre-existing files).
+    base: u64,
+    /// Next free sector.
+    next: u64,
+    /// Device capacity in sectors; allocation wraps to `base` past it (old data is not
+    /// modelled, so reusing space is harmless).
+    capacity: u64,
+}
+
+impl DevAllocator {
+    pub fn new(capacity_sectors: u64) -> Self {
+        DevAllocator {
+            base: 0,
+            next: 0,
+            capacity: capacity_sectors.max(SECTORS_PER_PAGE),
+        }
+    }
+
+    /// Reserve `pages` contiguous pages at the cursor for a pre-existing file, before the run.
+    pub fn preallocate(&mut self, pages: u64) -> u64 {
+        let s = self.next;
+        self.next = (self.next + pages * SECTORS_PER_PAGE).min(self.capacity);
+        self.base = self.next;
+        s
+    }
+
+    fn take(&mut self, pages: u64) -> (u64, u64) {
+        let room = (self.capacity - self.next) / SECTORS_PER_PAGE;
+        if room == 0 {
+            self.next = if self.base < self.capacity { self.base } else { 0 };
+            return self.take(pages);
+        }
+        let got = pages.min(room);
+        let s = self.next;
+        self.next += got * SECTORS_PER_PAGE;
+        (s, got)
+    }
+}
+
+impl BlockMap {
+    /// A file whose `pages` pages are already on disk, contiguous from `sector`.
+    pub fn contiguous(sector: u64, pages: u64) -> Self {
+        let mut m = BlockMap::default();
+        if pages > 0 {
+            m.extents.push(Extent { page: 0, sector, pages });
+        }
+        m
+    }
+
+    /// Index of the extent containing `page`, if mapped.
+    fn find(&self, page: u64) -> Option<usize> {
+        let i = self.extents.partition_point(|e| e.end_page() <= page);
+        (i < self.extents.len() && self.extents[i].page <= page).then_some(i)
+    }
+
+    /// Insert a new extent, merging with its left neighbour when physically contiguous.
+    fn insert(&mut self, e: Extent) {
+        let i = self.extents.partition_point(|x| x.page < e.page);
+        if i > 0 {
+            let l = &mut self.extents[i - 1];
+            if l.end_page() == e.page && l.end_sector() == e.sector {
+                l.pages += e.pages;
+                return;
+            }
+        }
+        self.extents.insert(i, e);
+    }
+
+    /// Physical location of `page` and how many following pages (up to `max`) are
+    /// contiguous on disk, allocating unmapped pages from `alloc` (delayed allocation).
+    pub fn map(&mut self, page: u64, max: u64, alloc: &mut DevAllocator) -> (u64, u64) {
+        let max = max.max(1);
+        if let Some(i) = self.find(page) {
+            let e = self.extents[i];
+            let off = page - e.page;
+            return (e.sector + off * SECTORS_PER_PAGE, (e.pages - off).min(max));
+        }
+        // Unmapped: allocate up to the next mapped page.
+        let i = self.extents.partition_point(|e| e.end_page() <= page);
+        let hole = self.extents.get(i).map_or(u64::MAX, |e| e.page - page);
+        let want = max.min(hole);
+        // The goal: continue the previous extent if free space starts right after it.
+        let (sector, got) = alloc.take(want);
+        self.insert(Extent { page, sector, pages: got });
+        (sector, got)
+    }
+
+    /// Physical location of a mapped `page` (no allocation), for tests and reads.
+    pub fn lookup(&self, page: u64) -> Option<u64> {
+        self.find(page).map(|i| {
+            let e = self.extents[i];
+            e.sector + (page - e.page) * SECTORS_PER_PAGE
+        })
+    }
+
+    /// Number of extents (a fragmentation measure).
+    pub fn extents(&self) -> usize {
+        self.extents.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interleaved_writeback_of_two_files_is_sequential_on_disk() {
+        let mut a = DevAllocator::new(1 << 30);
+        let (mut f, mut g) = (BlockMap::default(), BlockMap::default());
+        // The flusher writes 1024 pages of f, then of g, then f again.
+        let (s1, n1) = f.map(0, 1024, &mut a);
+        let (s2, n2) = g.map(0, 1024, &mut a);
+        let (s3, n3) = f.map(1024, 1024, &mut a);
+        assert_eq!((n1, n2, n3), (1024, 1024, 1024));
+        assert_eq!(s2, s1 + 1024 * 8, "g continues where f's chunk ended");
+        assert_eq!(s3, s2 + 1024 * 8, "f's next chunk continues after g's");
+        assert_eq!(f.extents(), 2);
+    }
+
+    #[test]
+    fn a_lone_stream_stays_one_extent_and_lookups_agree() {
+        let mut a = DevAllocator::new(1 << 30);
+        let base = a.preallocate(100);
+        assert_eq!(base, 0);
+        let mut f = BlockMap::default();
+        for c in 0..10 {
+            let (s, n) = f.map(c * 256, 256, &mut a);
+            assert_eq!(n, 256);
+            assert_eq!(s, 800 + c * 256 * 8);
+        }
+        assert_eq!(f.extents(), 1);
+        assert_eq!(f.lookup(1000), Some(800 + 1000 * 8));
+        assert_eq!(f.lookup(5000), None);
+        // Mapped pages are found again, not reallocated, and a run stops at the extent end.
+        let (s, n) = f.map(2550, 100, &mut a);
+        assert_eq!((s, n), (800 + 2550 * 8, 10));
+    }
+
+    #[test]
+    fn allocation_stops_at_a_mapped_page_and_wraps_past_the_end() {
+        let mut a = DevAllocator::new(8 * 100);
+        a.preallocate(10);
+        let mut f = BlockMap::contiguous(0, 0);
+        let (_, n) = f.map(50, 80, &mut a);
+        assert_eq!(n, 80);
+        let (_, n) = f.map(0, 100, &mut a);
+        assert_eq!(n, 10, "device has 100 pages, 90 after the preallocated file");
+        let (s, n) = f.map(10, 100, &mut a);
+        assert_eq!(n, 40, "the hole before page 50 is 40 pages");
+        assert_eq!(s, 80, "wrapped to the first allocatable sector");
+    }
+}
