@@ -1,0 +1,104 @@
+//! `timeseries.csv` (one row per vmstat sample) and `throttle.csv` (one row per throttling sample).
+//! Units are documented in the crate README: page counts are 4 KiB pages, `bi_kb`/`bo_kb` KiB per
+//! sample interval, per-device rates MB/s (10^6 bytes), throttle bandwidths and rate limits pages/s.
+
+use crate::num::{push_u64, round3};
+use std::fmt::Write as _;
+use std::io::{self, Write};
+use wblab_sim::metrics::RunResult;
+
+const NS_PER_SEC: f64 = 1e9;
+
+fn push_f64(out: &mut String, x: f64) {
+    // `{}` of an f64 is the shortest representation that reads back exactly: stable output.
+    write!(out, "{}", round3(x)).expect("writing to a String cannot fail");
+}
+
+/// Write `timeseries.csv`.
+pub fn write_timeseries<W: Write>(w: &mut W, r: &RunResult) -> io::Result<()> {
+    let mut line = String::with_capacity(512);
+    line.push_str("t_s,nr_dirty,nr_writeback,nr_free,nr_file,nr_dirtied,nr_written,dirty_thresh,dirty_background_thresh,bi_kb,bo_kb,r,b");
+    for d in &r.devices {
+        write!(line, ",{0}_write_mb_s,{0}_read_mb_s", d.name).expect("String");
+    }
+    line.push('\n');
+    w.write_all(line.as_bytes())?;
+    let mut prev_t = 0;
+    for s in &r.vmstat {
+        line.clear();
+        // A sample counts the bytes moved since the previous one (one second in the model).
+        let dt = s.t_ns.saturating_sub(prev_t);
+        let secs = if dt == 0 { 1.0 } else { dt as f64 / NS_PER_SEC };
+        prev_t = s.t_ns;
+        push_f64(&mut line, s.t_ns as f64 / NS_PER_SEC);
+        for v in [
+            s.nr_dirty,
+            s.nr_writeback,
+            s.nr_free,
+            s.nr_file,
+            s.nr_dirtied,
+            s.nr_written,
+            s.dirty_thresh,
+            s.dirty_background_thresh,
+            s.bi_kb,
+            s.bo_kb,
+            s.procs_running as u64,
+            s.procs_blocked as u64,
+        ] {
+            line.push(',');
+            push_u64(&mut line, v);
+        }
+        for i in 0..r.devices.len() {
+            let wr = s.dev_write_bytes.get(i).copied().unwrap_or(0);
+            let rd = s.dev_read_bytes.get(i).copied().unwrap_or(0);
+            line.push(',');
+            push_f64(&mut line, wr as f64 / 1e6 / secs);
+            line.push(',');
+            push_f64(&mut line, rd as f64 / 1e6 / secs);
+        }
+        line.push('\n');
+        w.write_all(line.as_bytes())?;
+    }
+    Ok(())
+}
+
+/// Write `throttle.csv`.
+pub fn write_throttle<W: Write>(w: &mut W, r: &RunResult) -> io::Result<()> {
+    let mut line = String::with_capacity(256);
+    line.push_str(
+        "t_s,device,dirty,wb_dirty,freerun,setpoint,limit,thresh,bg_thresh,wb_thresh,write_bw,avg_write_bw,\
+         dirty_ratelimit,balanced_dirty_ratelimit,dirty_rate,pos_ratio\n",
+    );
+    w.write_all(line.as_bytes())?;
+    for s in &r.throttle {
+        line.clear();
+        push_f64(&mut line, s.t_ns as f64 / NS_PER_SEC);
+        line.push(',');
+        match r.devices.get(s.device as usize) {
+            Some(d) => line.push_str(&d.name),
+            None => push_u64(&mut line, s.device as u64),
+        }
+        for v in [
+            s.dirty,
+            s.wb_dirty,
+            s.freerun,
+            s.setpoint,
+            s.limit,
+            s.thresh,
+            s.bg_thresh,
+            s.wb_thresh,
+            s.write_bw,
+            s.avg_write_bw,
+            s.dirty_ratelimit,
+            s.balanced_dirty_ratelimit,
+            s.dirty_rate,
+            s.pos_ratio,
+        ] {
+            line.push(',');
+            push_u64(&mut line, v);
+        }
+        line.push('\n');
+        w.write_all(line.as_bytes())?;
+    }
+    Ok(())
+}

@@ -1,0 +1,320 @@
+//! `trace.txt`: trace records in the text layout of `/sys/kernel/tracing/trace` on Linux 6.18
+//! (design doc modern-writeback.md §9), so that scripts written for real traces read ours.
+//!
+//! A line is `%16s-%-7d [%03d] <5 flags> %5lu.%06lu: <event>: <payload>`, where the payload is
+//! the event's 6.18 `print fmt`. Everything is appended to a reused `String`: writing a trace of
+//! millions of lines allocates nothing per line.
+
+use crate::num::{push_i64, push_u64, push_u64_padded, push_u64_right};
+use std::io::{self, Write};
+use wblab_sim::metrics::trace::{DevT, TraceEvent, TraceRecord};
+use wblab_sim::metrics::RunResult;
+
+/// The kernel's `TASK_COMM_LEN` is 16 including the NUL: a comm is at most 15 bytes.
+const COMM_MAX: usize = 15;
+
+/// The irqs-off / need-resched / hardirq-softirq / preempt-depth / migrate-disable column. The
+/// model does not track these states, so every line shows them all clear.
+const FLAGS: &str = ".....";
+
+/// `cgroup_ino` of the root cgroup, which every simulated task belongs to.
+const ROOT_CGROUP_INO: u64 = 1;
+
+/// ioprio as the block tracepoints print it (class,hint,level): the default best-effort level 4.
+const IOPRIO: &str = "be,0,4";
+
+/// The header the kernel prints for the `nop` tracer with the default `irq-info` option
+/// (`print_trace_header` / `print_func_help_header_irq`), given entry and CPU counts.
+pub fn write_header(out: &mut String, entries: usize, cpus: u32) {
+    out.push_str("# tracer: nop\n#\n# entries-in-buffer/entries-written: ");
+    push_u64(out, entries as u64);
+    out.push('/');
+    push_u64(out, entries as u64);
+    out.push_str("   #P:");
+    push_u64(out, cpus as u64);
+    out.push_str(
+        "\n#\n\
+         #                                _-----=> irqs-off/BH-disabled\n\
+         #                               / _----=> need-resched\n\
+         #                              | / _---=> hardirq/softirq\n\
+         #                              || / _--=> preempt-depth\n\
+         #                              ||| / _-=> migrate-disable\n\
+         #                              |||| /     delay\n\
+         #           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION\n\
+         #              | |         |   |||||     |         |\n",
+    );
+}
+
+/// A comm cut to the kernel's 15 bytes (on a character boundary).
+fn comm_str(comm: &str) -> &str {
+    if comm.len() <= COMM_MAX {
+        return comm;
+    }
+    let mut end = COMM_MAX;
+    while !comm.is_char_boundary(end) {
+        end -= 1;
+    }
+    &comm[..end]
+}
+
+/// Comm and pid of a `RunResult::comms` index; `<...>` (the kernel's unknown comm) if out of range.
+fn lookup(comms: &[(String, u32)], who: u32) -> (&str, u32) {
+    match comms.get(who as usize) {
+        Some((c, pid)) => (comm_str(c), *pid),
+        None => ("<...>", 0),
+    }
+}
+
+fn push_devt_colon(out: &mut String, d: DevT) {
+    push_u64(out, d.major as u64);
+    out.push(':');
+    push_u64(out, d.minor as u64);
+}
+
+fn push_devt_comma(out: &mut String, d: DevT) {
+    push_u64(out, d.major as u64);
+    out.push(',');
+    push_u64(out, d.minor as u64);
+}
+
+/// Append ` key=value` for an unsigned value.
+fn kv(out: &mut String, key: &str, v: u64) {
+    out.push(' ');
+    out.push_str(key);
+    out.push('=');
+    push_u64(out, v);
+}
+
+/// Append ` key=value` for a signed value.
+fn kvi(out: &mut String, key: &str, v: i64) {
+    out.push(' ');
+    out.push_str(key);
+    out.push('=');
+    push_i64(out, v);
+}
+
+/// The tracepoint name of an event, as printed before the payload.
+pub fn event_name(ev: &TraceEvent) -> &'static str {
+    match ev {
+        TraceEvent::BalanceDirtyPages { .. } => "balance_dirty_pages",
+        TraceEvent::BdiDirtyRatelimit { .. } => "bdi_dirty_ratelimit",
+        TraceEvent::GlobalDirtyState { .. } => "global_dirty_state",
+        TraceEvent::WritebackWritten { .. } => "writeback_written",
+        TraceEvent::BlockRqIssue { .. } => "block_rq_issue",
+        TraceEvent::BlockRqComplete { .. } => "block_rq_complete",
+        TraceEvent::WbtStep { .. } => "wbt_step",
+    }
+}
+
+/// Append the payload of an event (the text after `event_name: `), following the 6.18 print fmt.
+pub fn format_payload(ev: &TraceEvent, comms: &[(String, u32)], out: &mut String) {
+    match *ev {
+        TraceEvent::BalanceDirtyPages {
+            bdi,
+            limit,
+            setpoint,
+            dirty,
+            wb_setpoint,
+            wb_dirty,
+            dirty_ratelimit,
+            task_ratelimit,
+            dirtied,
+            dirtied_pause,
+            paused,
+            pause,
+            period,
+            think,
+        } => {
+            out.push_str("bdi ");
+            push_devt_colon(out, bdi);
+            out.push(':');
+            kv(out, "limit", limit);
+            kv(out, "setpoint", setpoint);
+            kv(out, "dirty", dirty);
+            kv(out, "wb_setpoint", wb_setpoint);
+            kv(out, "wb_dirty", wb_dirty);
+            kv(out, "dirty_ratelimit", dirty_ratelimit);
+            kv(out, "task_ratelimit", task_ratelimit);
+            kv(out, "dirtied", dirtied as u64);
+            kv(out, "dirtied_pause", dirtied_pause as u64);
+            kv(out, "paused", paused);
+            kvi(out, "pause", pause);
+            kv(out, "period", period);
+            kvi(out, "think", think);
+            kv(out, "cgroup_ino", ROOT_CGROUP_INO);
+        }
+        TraceEvent::BdiDirtyRatelimit {
+            bdi,
+            write_bw,
+            avg_write_bw,
+            dirty_rate,
+            dirty_ratelimit,
+            task_ratelimit,
+            balanced_dirty_ratelimit,
+        } => {
+            out.push_str("bdi ");
+            push_devt_colon(out, bdi);
+            out.push(':');
+            kv(out, "write_bw", write_bw);
+            kv(out, "awrite_bw", avg_write_bw);
+            kv(out, "dirty_rate", dirty_rate);
+            kv(out, "dirty_ratelimit", dirty_ratelimit);
+            kv(out, "task_ratelimit", task_ratelimit);
+            kv(out, "balanced_dirty_ratelimit", balanced_dirty_ratelimit);
+            kv(out, "cgroup_ino", ROOT_CGROUP_INO);
+        }
+        TraceEvent::GlobalDirtyState {
+            nr_dirty,
+            nr_writeback,
+            background_thresh,
+            dirty_thresh,
+            dirty_limit,
+            nr_dirtied,
+            nr_written,
+        } => {
+            out.push_str("dirty=");
+            push_u64(out, nr_dirty);
+            kv(out, "writeback", nr_writeback);
+            kv(out, "bg_thresh", background_thresh);
+            kv(out, "thresh", dirty_thresh);
+            kv(out, "limit", dirty_limit);
+            kv(out, "dirtied", nr_dirtied);
+            kv(out, "written", nr_written);
+        }
+        TraceEvent::WritebackWritten {
+            bdi,
+            nr_pages,
+            sync_mode,
+            for_kupdate,
+            range_cyclic,
+            for_background,
+            reason,
+        } => {
+            out.push_str("bdi ");
+            push_devt_colon(out, bdi);
+            // Every simulated work is flusher-internal (no superblock): sb_dev prints as 0:0.
+            out.push_str(": sb_dev 0:0");
+            kvi(out, "nr_pages", nr_pages);
+            kv(out, "sync_mode", sync_mode as u64);
+            kv(out, "kupdate", for_kupdate as u64);
+            kv(out, "range_cyclic", range_cyclic as u64);
+            kv(out, "background", for_background as u64);
+            out.push_str(" reason=");
+            out.push_str(reason.as_str());
+            kv(out, "cgroup_ino", ROOT_CGROUP_INO);
+        }
+        TraceEvent::BlockRqIssue {
+            dev,
+            rwbs,
+            bytes,
+            sector,
+            nr_sector,
+            comm,
+        } => {
+            push_devt_comma(out, dev);
+            out.push(' ');
+            rwbs.render(out);
+            out.push(' ');
+            push_u64(out, bytes as u64);
+            out.push_str(" () ");
+            push_u64(out, sector);
+            out.push_str(" + ");
+            push_u64(out, nr_sector as u64);
+            out.push(' ');
+            out.push_str(IOPRIO);
+            out.push_str(" [");
+            out.push_str(lookup(comms, comm).0);
+            out.push(']');
+        }
+        TraceEvent::BlockRqComplete {
+            dev,
+            rwbs,
+            sector,
+            nr_sector,
+            error,
+        } => {
+            push_devt_comma(out, dev);
+            out.push(' ');
+            rwbs.render(out);
+            out.push_str(" () ");
+            push_u64(out, sector);
+            out.push_str(" + ");
+            push_u64(out, nr_sector as u64);
+            out.push(' ');
+            out.push_str(IOPRIO);
+            out.push_str(" [");
+            push_i64(out, error as i64);
+            out.push(']');
+        }
+        TraceEvent::WbtStep {
+            dev,
+            msg,
+            step,
+            window_us,
+            background,
+            normal,
+            max,
+        } => {
+            push_devt_colon(out, dev);
+            out.push_str(": ");
+            out.push_str(msg);
+            out.push_str(": step=");
+            push_i64(out, step as i64);
+            out.push_str(", window=");
+            push_u64(out, window_us);
+            out.push_str("us, background=");
+            push_u64(out, background as u64);
+            out.push_str(", normal=");
+            push_u64(out, normal as u64);
+            out.push_str(", max=");
+            push_u64(out, max as u64);
+        }
+    }
+}
+
+/// Append one trace line for `rec` to `out`, without a trailing newline.
+///
+/// `comms` is `RunResult::comms`: `rec.who` (and a block request's submitter) index into it.
+pub fn format_trace_line(rec: &TraceRecord, comms: &[(String, u32)], out: &mut String) {
+    let (comm, pid) = lookup(comms, rec.who);
+    // %16s-%-7d
+    for _ in comm.len()..16 {
+        out.push(' ');
+    }
+    out.push_str(comm);
+    out.push('-');
+    let pid_start = out.len();
+    push_u64(out, pid as u64);
+    for _ in out.len() - pid_start..7 {
+        out.push(' ');
+    }
+    // " [%03d] "
+    out.push_str(" [");
+    push_u64_padded(out, rec.cpu as u64, 3);
+    out.push_str("] ");
+    out.push_str(FLAGS);
+    // " %5lu.%06lu: " with the timestamp rounded to µs as ns2usecs() does.
+    let usecs = (rec.t_ns + 500) / 1000;
+    out.push(' ');
+    push_u64_right(out, usecs / 1_000_000, 5);
+    out.push('.');
+    push_u64_padded(out, usecs % 1_000_000, 6);
+    out.push_str(": ");
+    out.push_str(event_name(&rec.ev));
+    out.push_str(": ");
+    format_payload(&rec.ev, comms, out);
+}
+
+/// Write the header and every record of `r` to `w`.
+pub fn write_trace<W: Write>(w: &mut W, r: &RunResult) -> io::Result<()> {
+    let mut line = String::with_capacity(1024);
+    write_header(&mut line, r.trace.len(), r.scenario.machine.cpus);
+    w.write_all(line.as_bytes())?;
+    for rec in &r.trace {
+        line.clear();
+        format_trace_line(rec, &r.comms, &mut line);
+        line.push('\n');
+        w.write_all(line.as_bytes())?;
+    }
+    Ok(())
+}

@@ -1,0 +1,153 @@
+//! `summary.json`: the run's figures and the fully resolved scenario.
+//!
+//! Built from structs so the key order is fixed; every float is rounded to
+//! [`crate::num::DECIMALS`] decimals so identical runs give byte-identical files, except for the
+//! `wall_seconds` line.
+
+use crate::num::{ns_to_ms, round3};
+use serde::Serialize;
+use wblab_sim::config::Scenario;
+use wblab_sim::metrics::hist::HistSummary;
+use wblab_sim::metrics::{DeviceResult, LatencyHist, RunResult, TaskResult};
+
+#[derive(Serialize)]
+struct Summary<'a> {
+    wblab_version: &'static str,
+    sim_seconds: f64,
+    wall_seconds: f64,
+    events: u64,
+    scenario: &'a Scenario,
+    tasks: Vec<TaskSummary<'a>>,
+    devices: Vec<DeviceSummary<'a>>,
+}
+
+#[derive(Serialize)]
+struct TaskSummary<'a> {
+    name: &'a str,
+    instance: u32,
+    job: &'a str,
+    pid: u32,
+    device: &'a str,
+    bytes_written: u64,
+    bytes_read: u64,
+    throughput_mb_s: f64,
+    steady_mb_s: f64,
+    pauses: PauseSummary,
+    op_latency_ms: LatencySummary,
+    cpu_sys_ms: f64,
+    cpu_user_ms: f64,
+    runqueue_wait_ms: f64,
+}
+
+/// balance_dirty_pages sleeps, ms.
+#[derive(Serialize)]
+struct PauseSummary {
+    count: u64,
+    total_ms: f64,
+    p50_ms: f64,
+    p90_ms: f64,
+    p99_ms: f64,
+    max_ms: f64,
+}
+
+/// A latency histogram's figures, ms.
+#[derive(Serialize)]
+struct LatencySummary {
+    count: u64,
+    p50: f64,
+    p90: f64,
+    p99: f64,
+    max: f64,
+    mean: f64,
+}
+
+#[derive(Serialize)]
+struct DeviceSummary<'a> {
+    name: &'a str,
+    model: &'a str,
+    bytes_written: u64,
+    bytes_read: u64,
+    util: f64,
+    requests_written: u64,
+    requests_read: u64,
+    request_latency_ms: LatencySummary,
+}
+
+fn pauses(h: &LatencyHist) -> PauseSummary {
+    let s = h.summary();
+    PauseSummary {
+        count: s.count,
+        total_ms: round3(s.total as f64 / 1e6),
+        p50_ms: ns_to_ms(s.p50),
+        p90_ms: ns_to_ms(s.p90),
+        p99_ms: ns_to_ms(s.p99),
+        max_ms: ns_to_ms(s.max),
+    }
+}
+
+fn latency(s: HistSummary) -> LatencySummary {
+    LatencySummary {
+        count: s.count,
+        p50: ns_to_ms(s.p50),
+        p90: ns_to_ms(s.p90),
+        p99: ns_to_ms(s.p99),
+        max: ns_to_ms(s.max),
+        mean: round3(s.mean / 1e6),
+    }
+}
+
+fn task(t: &TaskResult) -> TaskSummary<'_> {
+    TaskSummary {
+        name: &t.name,
+        instance: t.instance,
+        job: t.job,
+        pid: t.pid,
+        device: &t.device,
+        bytes_written: t.bytes_written,
+        bytes_read: t.bytes_read,
+        throughput_mb_s: round3(t.throughput_mb_s()),
+        steady_mb_s: round3(t.steady_mb_s()),
+        pauses: pauses(&t.pauses),
+        op_latency_ms: latency(t.op_latency.summary()),
+        cpu_sys_ms: ns_to_ms(t.cpu_sys_ns),
+        cpu_user_ms: ns_to_ms(t.cpu_user_ns),
+        runqueue_wait_ms: ns_to_ms(t.runqueue_wait_ns),
+    }
+}
+
+fn device(d: &DeviceResult) -> DeviceSummary<'_> {
+    DeviceSummary {
+        name: &d.name,
+        model: d.model,
+        bytes_written: d.bytes_written,
+        bytes_read: d.bytes_read,
+        util: round3(d.util),
+        requests_written: d.requests_written,
+        requests_read: d.requests_read,
+        request_latency_ms: latency(d.request_latency.summary()),
+    }
+}
+
+fn build(r: &RunResult, wall_seconds: f64) -> Summary<'_> {
+    Summary {
+        wblab_version: env!("CARGO_PKG_VERSION"),
+        sim_seconds: round3(r.sim_ns as f64 / 1e9),
+        wall_seconds: round3(wall_seconds),
+        events: r.events,
+        scenario: &r.scenario,
+        tasks: r.tasks.iter().map(task).collect(),
+        devices: r.devices.iter().map(device).collect(),
+    }
+}
+
+/// The content of `summary.json` as a JSON value (keys in the documented order).
+pub fn summary_json(r: &RunResult, wall_seconds: f64) -> serde_json::Value {
+    serde_json::to_value(build(r, wall_seconds)).expect("summary serialises")
+}
+
+/// The text of `summary.json`: pretty JSON with a trailing newline.
+pub fn summary_text(r: &RunResult, wall_seconds: f64) -> String {
+    let mut s = serde_json::to_string_pretty(&build(r, wall_seconds)).expect("summary serialises");
+    s.push('\n');
+    s
+}

@@ -1,0 +1,350 @@
+//! The terminal summary: a header line, a task table (large `[[task]]` groups folded into one
+//! row each), a device table and a one-line dirty-memory summary. Plain text, aligned columns,
+//! no colours, about 100 columns wide.
+
+use std::fmt::Write as _;
+use wblab_sim::metrics::{LatencyHist, RunResult, TaskResult};
+use wblab_sim::units::{MIB, PAGE_SIZE};
+
+/// A `[[task]]` group with at least this many instances is shown as one row.
+pub const GROUP_MIN: usize = 8;
+
+/// Longest task label shown; longer names are cut.
+const LABEL_MAX: usize = 16;
+
+#[derive(Clone, Copy)]
+enum Align {
+    Left,
+    Right,
+}
+
+/// A text table: a header row, rows of cells, and one alignment per column.
+struct Table {
+    align: Vec<Align>,
+    rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    fn new(header: &[&str], align: &[Align]) -> Table {
+        Table {
+            align: align.to_vec(),
+            rows: vec![header.iter().map(|s| s.to_string()).collect()],
+        }
+    }
+
+    fn row(&mut self, cells: Vec<String>) {
+        debug_assert_eq!(cells.len(), self.align.len());
+        self.rows.push(cells);
+    }
+
+    fn render(&self, out: &mut String) {
+        let ncol = self.align.len();
+        let width: Vec<usize> = (0..ncol)
+            .map(|c| self.rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+            .collect();
+        for r in &self.rows {
+            let mut line = String::new();
+            for (c, cell) in r.iter().enumerate() {
+                if c > 0 {
+                    line.push_str("  ");
+                }
+                let pad = width[c] - cell.chars().count();
+                match self.align[c] {
+                    Align::Left => {
+                        line.push_str(cell);
+                        line.extend(std::iter::repeat_n(' ', pad));
+                    }
+                    Align::Right => {
+                        line.extend(std::iter::repeat_n(' ', pad));
+                        line.push_str(cell);
+                    }
+                }
+            }
+            out.push_str(line.trim_end());
+            out.push('\n');
+        }
+    }
+}
+
+/// Megabytes (10^6 bytes) with one decimal.
+fn mb(bytes: u64) -> String {
+    format!("{:.1}", bytes as f64 / 1e6)
+}
+
+fn mb_s(x: f64) -> String {
+    if x < 10.0 {
+        format!("{x:.2}")
+    } else {
+        format!("{x:.1}")
+    }
+}
+
+/// Milliseconds from ns with a precision that keeps the column narrow; "-" for no samples.
+fn ms(ns: u64, count: u64) -> String {
+    if count == 0 {
+        return "-".to_string();
+    }
+    let x = ns as f64 / 1e6;
+    if x < 10.0 {
+        format!("{x:.2}")
+    } else if x < 1000.0 {
+        format!("{x:.1}")
+    } else {
+        format!("{x:.0}")
+    }
+}
+
+fn mib_pages(pages: u64) -> String {
+    format!("{:.1}", (pages * PAGE_SIZE) as f64 / MIB as f64)
+}
+
+/// 1234567 → "1,234,567".
+fn thousands(v: u64) -> String {
+    let digits = v.to_string();
+    let head = match digits.len() % 3 {
+        0 => 3.min(digits.len()),
+        n => n,
+    };
+    let mut s = String::with_capacity(digits.len() + digits.len() / 3);
+    s.push_str(&digits[..head]);
+    for group in digits.as_bytes()[head..].chunks(3) {
+        s.push(',');
+        s.push_str(std::str::from_utf8(group).expect("ascii digits"));
+    }
+    s
+}
+
+fn cut(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(max - 1).collect();
+        t.push('…');
+        t
+    }
+}
+
+/// Tasks grouped by `[[task]]` name, in order of first appearance.
+fn groups(tasks: &[TaskResult]) -> Vec<(&str, Vec<&TaskResult>)> {
+    let mut g: Vec<(&str, Vec<&TaskResult>)> = Vec::new();
+    for t in tasks {
+        match g.iter_mut().find(|(n, _)| *n == t.name) {
+            Some((_, v)) => v.push(t),
+            None => g.push((&t.name, vec![t])),
+        }
+    }
+    g
+}
+
+fn header_line(r: &RunResult, wall_seconds: f64, out: &mut String) {
+    let sc = &r.scenario;
+    let sim_s = r.sim_ns as f64 / 1e9;
+    let rate = if wall_seconds > 0.0 {
+        let eps = r.events as f64 / wall_seconds;
+        if eps >= 1e6 {
+            format!("{:.2} M events/s", eps / 1e6)
+        } else {
+            format!("{} events/s", thousands(eps.round() as u64))
+        }
+    } else {
+        "- events/s".to_string()
+    };
+    writeln!(
+        out,
+        "{}  kernel {}  simulated {:.1} s  wall {:.2} s  {} events  {}",
+        sc.name,
+        sc.kernel,
+        sim_s,
+        wall_seconds,
+        thousands(r.events),
+        rate
+    )
+    .expect("String");
+}
+
+fn task_tables(r: &RunResult, out: &mut String) {
+    let groups = groups(&r.tasks);
+    let (big, small): (Vec<_>, Vec<_>) = groups.into_iter().partition(|(_, v)| v.len() >= GROUP_MIN);
+
+    out.push_str("tasks (pauses: balance_dirty_pages sleeps; op: write/read/fsync latency; times in ms)\n");
+    if !small.is_empty() {
+        use Align::*;
+        let mut t = Table::new(
+            &[
+                "task", "job", "MB wr", "MB rd", "MB/s", "pauses", "p50", "p99", "max", "op p50", "op p99", "op max",
+            ],
+            &[Left, Left, Right, Right, Right, Right, Right, Right, Right, Right, Right, Right],
+        );
+        for task in small.iter().flat_map(|(_, v)| v.iter()) {
+            let p = task.pauses.summary();
+            let o = task.op_latency.summary();
+            t.row(vec![
+                cut(&format!("{}#{}", task.name, task.instance), LABEL_MAX),
+                task.job.to_string(),
+                mb(task.bytes_written),
+                mb(task.bytes_read),
+                mb_s(task.throughput_mb_s()),
+                p.count.to_string(),
+                ms(p.p50, p.count),
+                ms(p.p99, p.count),
+                ms(p.max, p.count),
+                ms(o.p50, o.count),
+                ms(o.p99, o.count),
+                ms(o.max, o.count),
+            ]);
+        }
+        t.render(out);
+    }
+
+    if !big.is_empty() {
+        if !small.is_empty() {
+            out.push('\n');
+        }
+        use Align::*;
+        let mut t = Table::new(
+            &[
+                "group",
+                "job",
+                "MB wr",
+                "MB rd",
+                "MB/s",
+                "per task min/mean/max",
+                "pauses",
+                "p50",
+                "p99",
+                "max",
+            ],
+            &[Left, Left, Right, Right, Right, Right, Right, Right, Right, Right],
+        );
+        for (name, v) in &big {
+            let rates: Vec<f64> = v.iter().map(|t| t.throughput_mb_s()).collect();
+            let agg: f64 = rates.iter().sum();
+            let min = rates.iter().copied().fold(f64::INFINITY, f64::min);
+            let max = rates.iter().copied().fold(0.0, f64::max);
+            let mut pauses = LatencyHist::new();
+            for task in v {
+                pauses.add(&task.pauses);
+            }
+            let p = pauses.summary();
+            // Mixed jobs under one name are unusual; show the first and mark the mix.
+            let job = if v.iter().all(|t| t.job == v[0].job) {
+                v[0].job.to_string()
+            } else {
+                format!("{}+", v[0].job)
+            };
+            t.row(vec![
+                cut(&format!("{name} ×{}", v.len()), LABEL_MAX),
+                job,
+                mb(v.iter().map(|t| t.bytes_written).sum()),
+                mb(v.iter().map(|t| t.bytes_read).sum()),
+                mb_s(agg),
+                format!("{}/{}/{}", mb_s(min), mb_s(agg / v.len() as f64), mb_s(max)),
+                p.count.to_string(),
+                ms(p.p50, p.count),
+                ms(p.p99, p.count),
+                ms(p.max, p.count),
+            ]);
+        }
+        t.render(out);
+    }
+}
+
+fn device_table(r: &RunResult, out: &mut String) {
+    use Align::*;
+    let mut t = Table::new(
+        &[
+            "device",
+            "model",
+            "MB wr",
+            "MB rd",
+            "MB/s",
+            "util %",
+            "requests",
+            "lat p50 ms",
+            "lat p99 ms",
+        ],
+        &[Left, Left, Right, Right, Right, Right, Right, Right, Right],
+    );
+    let secs = r.sim_ns as f64 / 1e9;
+    for d in &r.devices {
+        let l = d.request_latency.summary();
+        let rate = if secs > 0.0 {
+            (d.bytes_written + d.bytes_read) as f64 / 1e6 / secs
+        } else {
+            0.0
+        };
+        t.row(vec![
+            d.name.clone(),
+            d.model.to_string(),
+            mb(d.bytes_written),
+            mb(d.bytes_read),
+            mb_s(rate),
+            format!("{:.1}", d.util * 100.0),
+            thousands(d.requests_written + d.requests_read),
+            ms(l.p50, l.count),
+            ms(l.p99, l.count),
+        ]);
+    }
+    t.render(out);
+}
+
+fn dirty_line(r: &RunResult, out: &mut String) {
+    if let Some(s) = r.vmstat.last() {
+        writeln!(
+            out,
+            "at {:.0} s: dirty {} MiB  writeback {} MiB  dirty thresh {} MiB  background thresh {} MiB",
+            s.t_ns as f64 / 1e9,
+            mib_pages(s.nr_dirty),
+            mib_pages(s.nr_writeback),
+            mib_pages(s.dirty_thresh),
+            mib_pages(s.dirty_background_thresh),
+        )
+        .expect("String");
+    }
+}
+
+/// A compact, aligned summary of the run for the terminal.
+pub fn terminal_summary(r: &RunResult, wall_seconds: f64) -> String {
+    let mut out = String::new();
+    header_line(r, wall_seconds, &mut out);
+    if !r.tasks.is_empty() {
+        out.push('\n');
+        task_tables(r, &mut out);
+    }
+    if !r.devices.is_empty() {
+        out.push('\n');
+        device_table(r, &mut out);
+    }
+    if !r.vmstat.is_empty() {
+        out.push('\n');
+        dirty_line(r, &mut out);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn number_formats() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(12345678), "12,345,678");
+        assert_eq!(ms(0, 0), "-");
+        assert_eq!(ms(1_234_567, 1), "1.23");
+        assert_eq!(ms(123_456_789, 1), "123.5");
+        assert_eq!(cut("abcdef", 4), "abc…");
+    }
+
+    #[test]
+    fn table_alignment() {
+        use Align::*;
+        let mut t = Table::new(&["a", "num"], &[Left, Right]);
+        t.row(vec!["long name".into(), "1".into()]);
+        let mut s = String::new();
+        t.render(&mut s);
+        assert_eq!(s, "a          num\nlong name    1\n");
+    }
+}
