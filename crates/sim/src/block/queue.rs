@@ -71,6 +71,9 @@ pub struct BlockQueue {
     pub name: String,
     pub devt: DevT,
     pub max_sectors: u64,
+    /// Device capacity in sectors: requests past the end wrap to the start (files that
+    /// outgrow their region).
+    pub capacity_sectors: u64,
     pub nomerges: u32,
     pub nr_requests: u32,
     pub async_depth: u32,
@@ -112,6 +115,7 @@ impl BlockQueue {
                 minor: cfg.minor,
             },
             max_sectors: q.max_sectors_kb as u64 * 2,
+            capacity_sectors: (cfg.size / 512).max(1 << 20),
             nomerges: q.nomerges,
             nr_requests: q.nr_requests,
             async_depth,
@@ -167,6 +171,7 @@ impl BlockQueue {
                 (self.pool.len() - 1) as u32
             }
         };
+        let sector = if sector + nr_sectors > self.capacity_sectors { sector % (self.capacity_sectors - nr_sectors.min(self.capacity_sectors / 2)) } else { sector };
         let r = &mut self.pool[id as usize];
         r.op = op;
         r.sector = sector;
@@ -212,6 +217,10 @@ impl BlockQueue {
                 self.release(id);
                 return Submit::Accepted;
             }
+        }
+        if op == Op::Read {
+            // wbt_wait for a read: stamps last_issue (close_io).
+            self.wbt.read_queued(now);
         }
         if tracked && self.wbt.enabled() {
             let flags = WbtFlags {

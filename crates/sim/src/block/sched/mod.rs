@@ -59,7 +59,9 @@ pub trait Elevator {
 pub fn build(q: &QueueConfig) -> Box<dyn Elevator> {
     match q.scheduler {
         SchedulerKind::None => Box::new(none::NoneSched::new()),
-        SchedulerKind::MqDeadline => Box::new(none::NoneSched::new()),
+        SchedulerKind::MqDeadline => {
+            Box::new(mq_deadline::MqDeadline::new(&q.iosched, q.nr_requests, q.front_merges_allowed()).with_nomerges(q.nomerges))
+        }
     }
 }
 
