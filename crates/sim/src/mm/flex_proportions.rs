@@ -118,4 +118,39 @@ mod tests {
         let mut g = FpropGlobal::default();
         assert!(!g.new_period(1));
     }
+
+    #[test]
+    fn add_max_tops_up_exactly_to_the_cap() {
+        // max_ratio 10 % → max_frac = 1024·100,000/1,000,000 = 102.
+        let mut g = FpropGlobal::default();
+        let mut a = FpropLocal::default();
+        let mut b = FpropLocal::default();
+        b.add_max(&mut g, FPROP_FRAC_BASE, 1000);
+        assert_eq!((b.events, g.events), (1000, 1001));
+        // a at 0/1001: room = 1001·102 − 0 = 102,102 < 1000·(1024 − 102), so only
+        // ceil(102,102/922) = 111 events count.
+        a.add_max(&mut g, 102, 1000);
+        assert_eq!((a.events, g.events), (111, 1112));
+        // Now 1112·102 − 111·1024 = −240 < 0: nothing counts.
+        a.add_max(&mut g, 102, 1000);
+        assert_eq!((a.events, g.events), (111, 1112));
+        assert_eq!(a.fraction(&g), (111, 1112));
+    }
+
+    #[test]
+    fn aging_halves_global_at_once_and_locals_lazily() {
+        let mut g = FpropGlobal::default();
+        let mut a = FpropLocal::default();
+        a.add_max(&mut g, FPROP_FRAC_BASE, 1000); // a 1000, g 1001
+                                                  // Three missed periods at once: 1001 >> 3 = 125; a is aged on its next read.
+        assert!(g.new_period(3));
+        assert_eq!((g.events, g.period, a.events), (125, 3, 1000));
+        assert_eq!(a.fraction(&g), (125, 125));
+        assert_eq!((a.events, a.period), (125, 3));
+        // 64 or more periods zero everything; a local 64 periods behind reads 0 (den 1).
+        assert!(g.new_period(64));
+        assert_eq!(g.events, 0);
+        assert_eq!(a.fraction(&g), (0, 1));
+        assert!(!g.new_period(1));
+    }
 }

@@ -247,12 +247,16 @@ pub fn wb_dirty_limits(dtc: &mut DirtyThrottleControl, dom: &WbDomain, wb: &mut 
 
 /// `pos_ratio_polynom`: the cubic global control line, 2.0 at freerun, 1.0 at the setpoint,
 /// 0 at the limit.
+///
+/// The kernel does this in signed 64-bit arithmetic and builds with wrapping signed overflow;
+/// far from the setpoint with a tiny `limit − setpoint` the cube overflows, so the products
+/// wrap here too (instead of panicking in debug builds) before the clamp.
 pub fn pos_ratio_polynom(setpoint: u64, dirty: u64, limit: u64) -> u64 {
     let x: i64 = (((setpoint as i64) - (dirty as i64)) << RATELIMIT_CALC_SHIFT) / (((limit as i64) - (setpoint as i64)) | 1);
     let mut pos = x;
-    pos = (pos * x) >> RATELIMIT_CALC_SHIFT;
-    pos = (pos * x) >> RATELIMIT_CALC_SHIFT;
-    pos += 1 << RATELIMIT_CALC_SHIFT;
+    pos = pos.wrapping_mul(x) >> RATELIMIT_CALC_SHIFT;
+    pos = pos.wrapping_mul(x) >> RATELIMIT_CALC_SHIFT;
+    pos = pos.wrapping_add(1 << RATELIMIT_CALC_SHIFT);
     pos.clamp(0, 2 << RATELIMIT_CALC_SHIFT) as u64
 }
 
@@ -325,9 +329,13 @@ pub fn wb_max_pause(wb: &WbState, wb_dirty: u64, hz: u64) -> u64 {
 
 /// `wb_min_pause`: the shortest pause worth sleeping, and the pages to dirty before the next
 /// call (`nr_dirtied_pause`). Returns (min_pause, nr_dirtied_pause).
+///
+/// As in the kernel, the concurrency estimate (`hi − lo`) reads both rates from the wb
+/// (`avg_write_bandwidth`, `dirty_ratelimit`); the `dirty_ratelimit` argument only sizes the
+/// page count. `balance_dirty_pages` passes the wb's own rate, so the two agree there.
 pub fn wb_min_pause(wb: &WbState, max_pause: u64, task_ratelimit: u64, dirty_ratelimit: u64, hz: u64) -> (u64, u64) {
     let hi = ilog2(wb.avg_write_bandwidth) as i64;
-    let lo = ilog2(dirty_ratelimit) as i64;
+    let lo = ilog2(wb.dirty_ratelimit) as i64;
     let mut t = (hz / 100).max(1) as i64;
     // Concurrent dirtiers (bw >> ratelimit) get longer pauses: fewer, larger steps.
     if hi > lo {
@@ -415,8 +423,10 @@ pub fn wb_update_dirty_ratelimit(
 ) -> RatelimitUpdate {
     let mut dirty = dtc.dirty;
     let freerun = dirty_freerun_ceiling(dtc.thresh, dtc.bg_thresh);
+    // The setpoint follows the dirty_limit that domain_update_dirty_limit has just moved, but
+    // dtc.limit keeps the value wb_position_ratio used: that is what the balance_dirty_pages
+    // trace prints as limit and setpoint.
     let limit = hard_dirty_limit(dom, dtc.thresh);
-    dtc.limit = limit;
     let mut setpoint = (freerun + limit) / 2;
     let write_bw = wb.avg_write_bandwidth;
     let mut dirty_ratelimit = wb.dirty_ratelimit;
@@ -1027,5 +1037,412 @@ mod tests {
         }
         assert!((w.write_bandwidth as i64 - 25_000).abs() < 500, "{}", w.write_bandwidth);
         assert!((w.avg_write_bandwidth as i64 - 25_000).abs() < 1_000, "{}", w.avg_write_bandwidth);
+    }
+
+    /// A throttled machine with round numbers: dirty_bytes/dirty_background_bytes give
+    /// thresh 400,000 and bg_thresh 200,000 pages (freerun 300,000); dom.dirty_limit is a stale
+    /// 420,000, so limit = 420,000 and setpoint = 360,000. One device that did all recent
+    /// completions (share 1000/1000), INIT_BW rates, HZ 250, 2 CPUs.
+    struct Rig {
+        vm: VmStat,
+        sysctl: VmSysctl,
+        dom: WbDomain,
+        wb: WbState,
+        bdp: Vec<u64>,
+        out: ThrottleOut,
+    }
+
+    impl Rig {
+        fn new(nr_dirty: u64, nr_writeback: u64) -> Self {
+            let mut dom = WbDomain {
+                dirty_limit: 420_000,
+                ..Default::default()
+            };
+            dom.completions.events = 1_000;
+            let mut wb = wb();
+            wb.completions.events = 1_000;
+            wb.reclaimable = nr_dirty;
+            wb.writeback = nr_writeback;
+            wb.dirtied = 5_120;
+            wb.written = 2_560;
+            Rig {
+                vm: VmStat {
+                    nr_dirty,
+                    nr_writeback,
+                    ..Default::default()
+                },
+                sysctl: VmSysctl {
+                    dirty_bytes: 400_000 * PAGE_SIZE,
+                    dirty_background_bytes: 200_000 * PAGE_SIZE,
+                    ..Default::default()
+                },
+                dom,
+                wb,
+                bdp: vec![0, 0],
+                out: ThrottleOut {
+                    trace_enabled: true,
+                    ..Default::default()
+                },
+            }
+        }
+
+        /// `f` runs with a ThrottleCx at jiffies `j` (HZ 250: jiffy j starts at (j−1)·4 ms).
+        fn at<R>(&mut self, j: u64, f: impl FnOnce(&mut ThrottleCx) -> R) -> R {
+            let mut cx = ThrottleCx {
+                clock: Clock::new(250),
+                now: (j - 1) * 4_000_000,
+                vm: &self.vm,
+                sysctl: &self.sysctl,
+                dom: &mut self.dom,
+                wb: &mut self.wb,
+                ncpus: 2,
+                bdp_ratelimits: &mut self.bdp,
+                ratelimit_pages: 16,
+                writeback_in_progress: false,
+                out: &mut self.out,
+            };
+            f(&mut cx)
+        }
+
+        fn bdp_traces(&self) -> Vec<TraceEvent> {
+            self.out
+                .trace
+                .iter()
+                .filter(|e| matches!(e, TraceEvent::BalanceDirtyPages { .. }))
+                .cloned()
+                .collect()
+        }
+    }
+
+    #[test]
+    fn wb_control_line_and_reserve_area_appendix_a() {
+        // Appendix A, one device (wb_thresh = thresh = limit = 1,218,426), bw 25,600 pages/s:
+        // x16 = (1,218,426 << 16) / 1,218,427 = 65,535; wb_setpoint = 1,065,936·65,535 >> 16
+        // = 1,065,919; span = 204,800·65,535 >> 16 = 204,796; x_intercept = 1,270,715.
+        let dom = WbDomain {
+            dirty_limit: 1_218_426,
+            ..Default::default()
+        };
+        let w = WbState {
+            avg_write_bandwidth: 25_600,
+            ..wb()
+        };
+        let base = DirtyThrottleControl {
+            thresh: 1_218_426,
+            bg_thresh: 608_469,
+            dirty: 1_065_936,
+            wb_thresh: 1_218_426,
+            ..Default::default()
+        };
+        let pos = |wb_dirty: u64| {
+            let mut dtc = DirtyThrottleControl { wb_dirty, ..base };
+            wb_position_ratio(&mut dtc, &dom, &w);
+            assert_eq!(dtc.limit, 1_218_426);
+            dtc.pos_ratio
+        };
+        // On the linear part: 1024·(1,270,715 − 1,000,000) / (204,796 | 1) = 1353.
+        assert_eq!(pos(1_000_000), 1_353);
+        // Past x_intercept − span/4 = 1,219,516: the 1/4 floor.
+        assert_eq!(pos(1_250_000), 256);
+        // Reserve area (below wb_thresh/2 = 609,213): 1024·770,715/204,797 = 3853, then
+        // ·609,213/500,000 = 4694.
+        assert_eq!(pos(500_000), 4_694);
+        // Below 609,213/8 = 76,151: ×8 instead (1024·1,220,715/204,797 = 6103 → 48,824).
+        assert_eq!(pos(50_000), 48_824);
+        // At or above the limit: 0.
+        let mut dtc = DirtyThrottleControl {
+            dirty: 1_218_426,
+            wb_dirty: 1_000,
+            ..base
+        };
+        wb_position_ratio(&mut dtc, &dom, &w);
+        assert_eq!(dtc.pos_ratio, 0);
+    }
+
+    #[test]
+    fn strictlimit_takes_the_lower_of_the_two_polynomials() {
+        // Global: thresh 100,000, bg 50,000 → freerun 75,000, setpoint 87,500; dirty 20,000:
+        // x = (67,500 << 10)/12,501 = 5529 → far above 2.0, clamped to 2048.
+        assert_eq!(pos_ratio_polynom(87_500, 20_000, 100_000), 2_048);
+        // wb: wb_thresh 10,000, wb_bg_thresh 5,000 → wb_setpoint 7,500; wb_dirty 9,000:
+        // x = (−1,500 << 10)/2,501 = −614; 614² >> 10 = 368; 368·(−614) >> 10 = −221; +1024.
+        let dom = WbDomain::default();
+        let mut w = wb();
+        w.strict_limit = true;
+        let mut dtc = DirtyThrottleControl {
+            thresh: 100_000,
+            bg_thresh: 50_000,
+            dirty: 20_000,
+            wb_thresh: 10_000,
+            wb_bg_thresh: 5_000,
+            wb_dirty: 9_000,
+            ..Default::default()
+        };
+        wb_position_ratio(&mut dtc, &dom, &w);
+        assert_eq!(dtc.pos_ratio, 803);
+        // wb at its threshold: 0 whatever the global state.
+        dtc.wb_dirty = 10_000;
+        wb_position_ratio(&mut dtc, &dom, &w);
+        assert_eq!(dtc.pos_ratio, 0);
+    }
+
+    #[test]
+    fn polynom_wraps_like_the_kernel_instead_of_panicking() {
+        // limit − setpoint = 1 and dirty = 0: x = 65,535 << 10 = 67,107,840 and x³ overflows
+        // 64 bits. With two's-complement wrapping the sum comes out negative → clamped to 0.
+        assert_eq!(pos_ratio_polynom(65_535, 0, 65_536), 0);
+    }
+
+    #[test]
+    fn min_pause_reads_the_concurrency_from_the_wb() {
+        // hi = ilog2(25,600) = 14, lo = ilog2(wb.dirty_ratelimit = 1,600) = 10:
+        // t = 2 + 4·2500/1024 = 11 (≤ 1 + 50/2); pages = 25,600·11/256 = 1,100;
+        // est. pause 250·1,100/25,601 = 10 ≤ 50; min_pause = 1 + 11/2 = 6.
+        let mut w = wb();
+        w.avg_write_bandwidth = 25_600;
+        w.dirty_ratelimit = 1_600;
+        assert_eq!(wb_min_pause(&w, 50, 25_600, 25_600, 250), (6, 1_100));
+        // Hard limit (task_ratelimit 0): the estimated pause explodes, t = max_pause and
+        // pages = 0, so min_pause = max_pause and the next call comes after 0 pages.
+        w.dirty_ratelimit = 25_600;
+        assert_eq!(wb_min_pause(&w, 50, 0, 25_600, 250), (50, 0));
+    }
+
+    #[test]
+    fn short_pause_traces_the_pre_update_limit_and_advances_virtual_time() {
+        // dirty 360,000 (300,000 + 60,000 writeback) = setpoint, wb_dirty = 360,000.
+        let mut r = Rig::new(300_000, 60_000);
+        let mut task = TaskDirty {
+            nr_dirtied: 256,
+            dirty_paused_when: 97,
+            ..Default::default()
+        };
+        let t = r.at(101, |cx| {
+            cx.wb.bw_time_stamp = 1;
+            balance_dirty_pages_ratelimited(cx, &mut task)
+        });
+        assert_eq!(t, Throttle::Proceed);
+        // wb_position_ratio: global 1024; wb line 1024·204,790/204,797 = 1023 (see the
+        // Appendix-A test for the method: x16 65,535, wb_setpoint 359,994, span 204,796).
+        // 100 jiffies since the last update → dirty_limit 420,000 − 20,000/32 = 419,375.
+        assert_eq!(r.dom.dirty_limit, 419_375);
+        assert_eq!(r.dom.dirty_limit_tstamp, 101);
+        // Ratelimit: dirty_rate = 5,120·250/100 = 12,800; task_ratelimit = 25,575 + 1;
+        // balanced = min(25,576·25,600/12,801, 25,600) = 25,600. dirty 360,000 ≥ the new
+        // setpoint (300,000 + 419,375)/2 = 359,687 → "down" side, max(…) = 25,600: no step.
+        assert_eq!(r.wb.dirty_ratelimit, 25_600);
+        assert_eq!(r.wb.balanced_dirty_ratelimit, 25_600);
+        // Write bandwidth: (2,560·250 + 25,600·924) >> 10 = 23,725; avg stays.
+        assert_eq!((r.wb.write_bandwidth, r.wb.avg_write_bandwidth), (23_725, 25_600));
+        assert_eq!((r.wb.bw_time_stamp, r.wb.dirtied_stamp, r.wb.written_stamp), (101, 5_120, 2_560));
+        assert!(!r.wb.dirty_exceeded);
+        // task_ratelimit 25,575; period = 250·256/25,575 = 2; pause = 2 − (101 − 97) = −2
+        // < min_pause 2 → no sleep; virtual time advances by the period.
+        assert_eq!((task.dirty_paused_when, task.nr_dirtied, task.nr_dirtied_pause), (99, 0, 32));
+        assert!(r.out.kick_background);
+        let TraceEvent::BalanceDirtyPages {
+            limit,
+            setpoint,
+            dirty,
+            wb_setpoint,
+            wb_dirty,
+            dirty_ratelimit,
+            task_ratelimit,
+            dirtied,
+            dirtied_pause,
+            paused,
+            pause,
+            period,
+            think,
+            ..
+        } = r.bdp_traces()[0]
+        else {
+            unreachable!()
+        };
+        // limit/setpoint from wb_position_ratio (before the dirty_limit update).
+        assert_eq!((limit, setpoint, dirty), (420_000, 360_000, 360_000));
+        // Display formula: 360,000·400,000/400,001.
+        assert_eq!((wb_setpoint, wb_dirty), (359_999, 360_000));
+        assert_eq!((dirty_ratelimit, task_ratelimit), (102_400, 102_300));
+        assert_eq!((dirtied, dirtied_pause, paused), (256, 32, 0));
+        assert_eq!((pause, period, think), (-8, 8, 16));
+        // bdi_dirty_ratelimit: old bandwidths, dirty_rate 12,800, task_ratelimit 25,576.
+        assert!(r.out.trace.iter().any(|e| matches!(
+            e,
+            TraceEvent::BdiDirtyRatelimit {
+                write_bw: 102_400,
+                avg_write_bw: 102_400,
+                dirty_rate: 51_200,
+                dirty_ratelimit: 102_400,
+                task_ratelimit: 102_304,
+                balanced_dirty_ratelimit: 102_400,
+                ..
+            }
+        )));
+    }
+
+    #[test]
+    fn long_pause_is_clamped_and_the_rest_carried_as_virtual_time() {
+        let mut r = Rig::new(300_000, 60_000);
+        let mut task = TaskDirty {
+            nr_dirtied: 12_800,
+            ..Default::default()
+        };
+        let t = r.at(101, |cx| {
+            cx.wb.bw_time_stamp = 1;
+            balance_dirty_pages_ratelimited(cx, &mut task)
+        });
+        // period = 250·12,800/25,575 = 125 > max_pause = min(360,000/801 + 1, 50) = 50:
+        // sleep 50, now += min(75, 50) → dirty_paused_when = 101 + 50 + 50.
+        assert_eq!(t, Throttle::Sleep(50));
+        assert_eq!((task.dirty_paused_when, task.nr_dirtied, task.nr_dirtied_pause), (201, 0, 200));
+        assert!(!task.bdp_again);
+        assert!(r.wb.last_bdp_sleep.is_some());
+        let TraceEvent::BalanceDirtyPages {
+            dirtied_pause,
+            pause,
+            period,
+            think,
+            ..
+        } = r.bdp_traces()[0]
+        else {
+            unreachable!()
+        };
+        // dirtied_pause is the value before this call (fork's 32), think 0 (never paused).
+        assert_eq!((dirtied_pause, pause, period, think), (32, 200, 500, 0));
+    }
+
+    #[test]
+    fn more_than_a_second_of_credit_resets_the_clock() {
+        let mut r = Rig::new(300_000, 60_000);
+        let mut task = TaskDirty {
+            nr_dirtied: 256,
+            dirty_paused_when: 40,
+            ..Default::default()
+        };
+        // pause = 2 − (301 − 40) = −259 < −HZ: reset instead of advancing.
+        r.at(301, |cx| balance_dirty_pages_ratelimited(cx, &mut task));
+        assert_eq!((task.dirty_paused_when, task.nr_dirtied), (301, 0));
+        let TraceEvent::BalanceDirtyPages { pause, think, .. } = r.bdp_traces()[0] else {
+            unreachable!()
+        };
+        assert_eq!((pause, think), (-1_036, 1_044));
+    }
+
+    #[test]
+    fn hard_limit_loops_until_the_wb_is_nearly_clean() {
+        // dirty 430,000 ≥ limit 420,000 → pos_ratio 0 → task_ratelimit 0.
+        let mut r = Rig::new(400_000, 30_000);
+        let mut task = TaskDirty {
+            nr_dirtied: 256,
+            ..Default::default()
+        };
+        let mut policy = Modern;
+        let t = r.at(101, |cx| {
+            cx.wb.bw_time_stamp = 110; // no bandwidth update in this test
+            policy.ratelimited(cx, &mut task)
+        });
+        // max_pause = min(430,000/801 + 1, 50) = 50; wb_min_pause gives pages 0.
+        assert_eq!(t, Throttle::Sleep(50));
+        assert!(task.bdp_again, "wb_dirty 430,000 > wb_stat_error 32");
+        assert_eq!((task.dirty_paused_when, task.nr_dirtied_pause), (151, 0));
+        // wb_dirty 430,000 > wb_thresh 400,000 and dirty > thresh: the 8-page gate is on.
+        assert!(r.wb.dirty_exceeded);
+        // The flusher empties this wb (the global count stays over the limit): one more
+        // iteration, max_pause = 30/801 + 1 = 1, then leave the loop.
+        r.wb.reclaimable = 20;
+        r.wb.writeback = 10;
+        let t = r.at(151, |cx| policy.resume(cx, &mut task));
+        assert_eq!(t, Throttle::Sleep(1));
+        assert!(!task.bdp_again);
+        let traces = r.bdp_traces();
+        let TraceEvent::BalanceDirtyPages {
+            task_ratelimit,
+            pause,
+            period,
+            paused,
+            dirtied,
+            dirtied_pause,
+            ..
+        } = traces[1]
+        else {
+            unreachable!()
+        };
+        assert_eq!((task_ratelimit, pause, period), (0, 4, 4));
+        // Same call: pages_dirtied is still the entry value, paused counts the first sleep.
+        assert_eq!((dirtied, dirtied_pause, paused), (256, 0, 200));
+        // Throttled iterations recompute the flag: wb_dirty 30 ≤ wb_thresh clears it.
+        assert!(!r.wb.dirty_exceeded);
+        assert_eq!(r.at(152, |cx| policy.resume(cx, &mut task)), Throttle::Proceed);
+    }
+
+    #[test]
+    fn ratelimited_gate_honours_dirty_exceeded_and_the_per_cpu_valve() {
+        // Freerun (dirty 100,000 ≤ 300,000): a call only resets the task and sets the poll
+        // interval 1 << (ilog2(400,000 − 100,000) >> 1) = 1 << 9.
+        let mut r = Rig::new(100_000, 0);
+        r.wb.dirty_exceeded = true;
+        r.bdp[0] = 5;
+        let mut task = TaskDirty {
+            nr_dirtied: 7,
+            nr_dirtied_pause: 200,
+            ..Default::default()
+        };
+        // dirty_exceeded caps the ratelimit at 8 pages: 7 does not call.
+        assert_eq!(r.at(101, |cx| balance_dirty_pages_ratelimited(cx, &mut task)), Throttle::Proceed);
+        assert_eq!((task.nr_dirtied, r.bdp[0]), (7, 5));
+        // 8 does; the CPU counter is reset because the task itself reached its limit.
+        task.nr_dirtied = 8;
+        r.at(101, |cx| balance_dirty_pages_ratelimited(cx, &mut task));
+        assert_eq!(
+            (task.nr_dirtied, task.nr_dirtied_pause, task.dirty_paused_when, r.bdp[0]),
+            (0, 512, 101, 0)
+        );
+        // Freerun never touches the sticky flag, emits no trace and no kick (100,000 ≤ bg).
+        assert!(r.wb.dirty_exceeded);
+        assert!(r.bdp_traces().is_empty());
+        assert!(!r.out.kick_background);
+        // Per-CPU valve: a CPU that dirtied ratelimit_pages (16) forces a call below the
+        // task's own limit; one page less does not.
+        r.wb.dirty_exceeded = false;
+        task.nr_dirtied = 10;
+        r.bdp[0] = 15;
+        r.at(102, |cx| balance_dirty_pages_ratelimited(cx, &mut task));
+        assert_eq!((task.nr_dirtied, r.bdp[0]), (10, 15));
+        r.bdp[0] = 16;
+        r.at(102, |cx| balance_dirty_pages_ratelimited(cx, &mut task));
+        assert_eq!((task.nr_dirtied, task.dirty_paused_when, r.bdp[0]), (0, 102, 0));
+    }
+
+    #[test]
+    fn zero_period_grows_the_poll_interval_instead_of_sleeping() {
+        // Global dirty at the setpoint, but this wb holds only 10 pages: reserve area ×8.
+        // wb line 1024·564,780/204,797 = 2823 → ×8 = 22,584; task_ratelimit =
+        // 25,600·22,584 >> 10 = 564,600; period = 250·32/564,600 = 0.
+        let mut r = Rig::new(300_000, 60_000);
+        r.wb.reclaimable = 10;
+        r.wb.writeback = 0;
+        let mut task = TaskDirty {
+            nr_dirtied: 32,
+            ..Default::default()
+        };
+        let t = r.at(101, |cx| {
+            cx.wb.bw_time_stamp = 1;
+            balance_dirty_pages_ratelimited(cx, &mut task)
+        });
+        assert_eq!(t, Throttle::Proceed);
+        // nr_dirtied_pause (32) ≤ pages_dirtied (32): it grows by 32; nr_dirtied and the
+        // virtual clock are left alone.
+        assert_eq!((task.nr_dirtied, task.nr_dirtied_pause, task.dirty_paused_when), (32, 64, 0));
+        let TraceEvent::BalanceDirtyPages {
+            task_ratelimit,
+            pause,
+            period,
+            ..
+        } = r.bdp_traces()[0]
+        else {
+            unreachable!()
+        };
+        assert_eq!((task_ratelimit, pause, period), (564_600 * 4, 0, 0));
     }
 }
