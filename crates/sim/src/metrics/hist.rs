@@ -6,6 +6,9 @@ use hdrhistogram::Histogram;
 pub struct LatencyHist {
     h: Histogram<u64>,
     sum: u128,
+    /// Exact largest value: the histogram only knows its bucket, and a 200 ms pause must not
+    /// be reported as 200.016 ms.
+    max: u64,
 }
 
 impl Default for LatencyHist {
@@ -30,13 +33,14 @@ impl LatencyHist {
     pub fn new() -> Self {
         // 1 ns .. ~1 hour at 3 significant digits.
         let h = Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid histogram bounds");
-        LatencyHist { h, sum: 0 }
+        LatencyHist { h, sum: 0, max: 0 }
     }
 
     pub fn record(&mut self, v: u64) {
         let v = v.clamp(1, self.h.high());
         self.h.record(v).expect("value clamped into range");
         self.sum += v as u128;
+        self.max = self.max.max(v);
     }
 
     pub fn count(&self) -> u64 {
@@ -51,10 +55,10 @@ impl LatencyHist {
         HistSummary {
             count: n,
             total: self.sum,
-            p50: self.h.value_at_quantile(0.50),
-            p90: self.h.value_at_quantile(0.90),
-            p99: self.h.value_at_quantile(0.99),
-            max: self.h.max(),
+            p50: self.h.value_at_quantile(0.50).min(self.max),
+            p90: self.h.value_at_quantile(0.90).min(self.max),
+            p99: self.h.value_at_quantile(0.99).min(self.max),
+            max: self.max,
             mean: self.sum as f64 / n as f64,
         }
     }
@@ -72,6 +76,7 @@ impl LatencyHist {
     pub fn add(&mut self, o: &LatencyHist) {
         self.h.add(&o.h).expect("same bounds");
         self.sum += o.sum;
+        self.max = self.max.max(o.max);
     }
 
     /// (value, count) of every recorded bucket, for CDFs and stem plots.
