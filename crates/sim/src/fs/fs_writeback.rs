@@ -507,11 +507,9 @@ impl Machine {
     /// requests. Returns pages submitted.
     fn writepages(&mut self, ino: u32, nr_to_write: i64, w: WbWork) -> u64 {
         let wbi = self.inodes[ino as usize].wb;
-        let j = self.jiffies();
-        pw::wb_bandwidth_estimate_start(&mut self.wbs[wbi as usize], j, self.clock.hz);
         let from = if w.sync_all { 0 } else { self.inodes[ino as usize].writeback_index };
         let background = w.for_background || w.for_kupdate;
-        let (written, next) = self.write_dirty_range(
+        let (written, next) = self.do_writepages(
             ino,
             from,
             nr_to_write.max(0) as u64,
@@ -520,10 +518,20 @@ impl Machine {
             background,
         );
         self.inodes[ino as usize].writeback_index = next;
-        if j > self.wbs[wbi as usize].bw_time_stamp + pw::max_pause_jiffies(self.clock.hz) {
-            pw::wb_update_bandwidth(&mut self.dom, &mut self.wbs[wbi as usize], j, self.clock.hz);
-        }
         written
+    }
+
+    /// `do_writepages`: the bandwidth-estimation bracket around the file system's writepages
+    /// (here [`Machine::write_dirty_range`]), for the flusher and for fsync alike.
+    pub fn do_writepages(&mut self, ino: u32, from: u64, max: u64, sub: Submitter, sync: bool, background: bool) -> (u64, u64) {
+        let wbi = self.inodes[ino as usize].wb as usize;
+        let j = self.jiffies();
+        pw::wb_bandwidth_estimate_start(&mut self.wbs[wbi], j, self.clock.hz);
+        let r = self.write_dirty_range(ino, from, max, sub, sync, background);
+        if j > self.wbs[wbi].bw_time_stamp + pw::max_pause_jiffies(self.clock.hz) {
+            pw::wb_update_bandwidth(&mut self.dom, &mut self.wbs[wbi], j, self.clock.hz);
+        }
+        r
     }
 
     /// Start writeback of up to `max` dirty pages of `ino` from page `from`: mark them

@@ -510,7 +510,7 @@ impl Machine {
         let t = tid as usize;
         let ino = self.tasks[t].file;
         self.tasks[t].op_start = self.now();
-        self.write_dirty_range(ino, 0, u64::MAX, Submitter::Task(tid), true, false);
+        self.do_writepages(ino, 0, u64::MAX, Submitter::Task(tid), true, false);
         self.inodes[ino as usize].dirty = self.inodes[ino as usize].mapping.nr_dirty > 0;
         self.tasks[t].phase = Phase::WaitSync;
         self.tasks[t].sync_target.clear();
