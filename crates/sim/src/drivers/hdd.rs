@@ -1,58 +1,1092 @@
-//! Rotating disk model (temporary FIFO stub until the real model lands).
-use super::{DevRequest, Device};
+//! Rotating disk: zoned geometry, a seek curve, rotational position, NCQ with shortest
+//! positioning time first, and a volatile write cache that destages in the background.
+//!
+//! # Parameters ([`HddParams`]) and where the defaults come from
+//!
+//! The defaults describe a 7200 rpm 3.5" 4 TB SATA drive as its datasheet gives it (WD Red /
+//! Seagate IronWolf / Toshiba N300 class): ~210 MB/s sustained at the outer edge, about half
+//! of that (~100 MB/s) at the inner edge, average seek ~8.5 ms, track-to-track ~1 ms, full
+//! stroke ~16 ms, 256 MiB of cache, NCQ depth 32, SATA 6 Gb/s (~550 MB/s usable).
+//!
+//! | field | meaning in the model |
+//! |---|---|
+//! | `rpm` | rotation period `T = 60 s / rpm` (8.33 ms at 7200 rpm) |
+//! | `transfer_outer`, `transfer_inner` | media rate at the first and the last LBA |
+//! | `seek_track_to_track`, `seek_average`, `seek_full_stroke` | the three points the seek curve passes through |
+//! | `command_overhead` | decode time of each command, from arrival until the drive may act on it |
+//! | `interface_rate` | SATA transfer of a write into the cache, or of a read served from the cache |
+//! | `queue_depth` | NCQ depth: commands the drive holds and reorders (1 = no NCQ) |
+//! | `write_cache`, `cache_size` | volatile write-back cache and its capacity |
+//!
+//! # Geometry
+//!
+//! The stroke is a continuum `x ∈ [0, 1]` (outer to inner edge) with a constant track pitch,
+//! so there are `N` tracks of one revolution each, evenly spread over the stroke. Zoned recording
+//! makes the media rate fall linearly with the radial position, `r(x) = r_outer·(1 − κx)`, with
+//! `κ = 1 − r_inner / r_outer`: a track at `x` holds `r(x)·T` bytes. Integrating the track size over
+//! the stroke gives the byte offset of a position, a quadratic, inverted in closed form to map an
+//! LBA to its position; `N` follows from the device size (`size = N·T·(r_outer + r_inner)/2`).
+//! The rate is therefore exactly `transfer_outer` at LBA 0 and `transfer_inner` at the last LBA and
+//! falls a little faster than linearly in LBA ("linear-ish"), as measured zone curves do.
+//!
+//! Each LBA is located by one number, `pos` = revolutions from LBA 0 (= track index + angle):
+//! `floor(pos)` is its track and `frac(pos)` its angle on the platter. A transfer of bytes
+//! `[a, b)` takes `(pos(b) − pos(a))·T`, i.e. it streams at the local media rate and crosses
+//! track boundaries for free (track and cylinder skew hide head and track switches; the quoted
+//! sustained rates include them).
+//!
+//! # Seek and rotation
+//!
+//! Seek time as a function of the distance `d` (fraction of the stroke) is the usual curve:
+//! `a + b·√d` up to a third of the stroke and linear beyond, fitted so that it passes exactly through
+//! track-to-track (`d` = one track), average (`d = 1/3`, the mean distance between two uniformly
+//! random positions) and full stroke (`d = 1`). A target on the head's current track needs no seek.
+//!
+//! The platter angle is a function of absolute time, `frac(t / T)`. After the seek, the drive
+//! waits until the target's angle `frac(pos)` comes under the head. A request that starts exactly
+//! where the previous transfer ended, and is ready when that transfer ends, pays neither seek
+//! nor rotation, so a queued sequential stream runs at the media rate, while a random access pays
+//! on average `T/2` (4.17 ms at 7200 rpm) on top of its seek.
+//!
+//! # Commands and NCQ
+//!
+//! A command becomes ready `command_overhead` after it arrives. While the head works on one
+//! command, the others wait inside the drive; the decode overlaps that work. When the head is
+//! free the drive picks, among the queued media commands, the one with the shortest positioning
+//! time (seek + rotational wait, computed exactly from the head position and the platter angle),
+//! ties going to the oldest. Aging bound: if the oldest queued command has waited
+//! [`NCQ_AGE_LIMIT`] (2 s) it is served next whatever its cost, so no command starves longer than
+//! that (drive firmware does something similar; the exact rule is not published). SPTF will keep
+//! serving one sequential stream while another waits, up to that bound, as real NCQ drives do.
+//!
+//! # Read look-ahead
+//!
+//! After a read, an idle drive keeps reading the following sectors into its buffer (up to
+//! [`READ_LOOKAHEAD`] bytes). A read that starts in that window, arriving while the look-ahead is
+//! still going, is served as if the head had never stopped, so a queue-depth-1 sequential reader
+//! also gets the media rate instead of losing a revolution per request. Nothing else of the read
+//! cache is modelled (no hits on older data).
+//!
+//! # Write cache (`write_cache = true`)
+//!
+//! A write is admitted into the cache if it has room: it completes after its SATA transfer at
+//! `interface_rate` (the link is one at a time, so a burst of writes completes at interface speed)
+//! plus the command overhead. Cached data is kept as merged extents; overwrites of dirty data take
+//! no extra room. The drive destages the cache to the media in the background, in LBA order from
+//! the head (C-LOOK), in chunks of at most [`DESTAGE_CHUNK`] bytes, with the same seek and
+//! rotation mechanics (so a long stream destages at the media rate). Room is freed when a chunk
+//! reaches the media. When the cache is full, writes wait inside the drive, in arrival order,
+//! still holding their NCQ tag, until destage frees enough room: a long write stream converges to
+//! the media rate.
+//!
+//! Reads and destage compete for the head: reads go first while the cache has room. Once writes
+//! wait for room, the drive alternates bursts of up to [`DESTAGE_BURST`] destage chunks with one
+//! read, and a write that has waited [`NCQ_AGE_LIMIT`] forces destage. A read entirely inside
+//! dirty cached data is served from the cache at interface rate without touching the head.
+//!
+//! With `write_cache = false` a write is a media command like a read and completes when its data
+//! is on the media. `DevRequest::sync` is only a hint and is ignored: FUA and cache flushes are not
+//! modelled (a sync write completes when it is in the cache, as it would without FUA).
+//!
+//! # Utilisation
+//!
+//! [`Device::busy_ns`] is iostat's `%util`: the time with at least one request inside the device
+//! (queued, in service, or waiting for cache room), like the kernel's `io_ticks`. Time the drive
+//! spends destaging with no request outstanding is *not* counted there;
+//! [`Hdd::media_busy_ns`] gives the time the head spent working (seek + rotation + transfer),
+//! destage included.
+//!
+//! # Simplifications
+//! - One continuous surface: no separate heads/surfaces, no serpentine layout, no spare or bad
+//!   sectors; track and head switches inside a sequential transfer are free (skew).
+//! - Seek time does not depend on direction, read vs write, or settle; no seek noise (the
+//!   device's [`RngStream`] is held but not drawn from, so runs are exactly reproducible).
+//! - Transfers of reads to the host overlap the media transfer (the link is faster) and do not
+//!   contend with cache writes for the link.
+//! - A destaged chunk leaves the cache as a whole when it reaches the media; a write that
+//!   overwrote part of it meanwhile is taken as destaged too. Destage starts as soon as the head
+//!   is idle (no idle delay). Cached data is always treated as dirty: no read cache of clean data
+//!   besides the look-ahead.
+//! - Requests past the end of the device are placed beyond the last track at the inner rate.
+//!
+//! # Cost
+//! Per request: a couple of square roots to place it, a scan of at most `queue_depth` queued
+//! commands at each head decision, heap operations on a buffer reused across requests. The cache
+//! extent map is a `BTreeMap` that stays at one extent per sequential stream; only scattered
+//! random writes make it grow (and allocate) — bounded by `cache_size`.
+
+use super::{DevRequest, Device, Op};
 use crate::config::HddParams;
 use crate::engine::RngStream;
 use crate::Ns;
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap, VecDeque};
+
+/// No queued command waits longer than this for the head once it is the oldest (NCQ aging).
+pub const NCQ_AGE_LIMIT: Ns = 2_000_000_000;
+/// Largest piece of cached data destaged in one head operation, bytes.
+pub const DESTAGE_CHUNK: u64 = 1 << 20;
+/// Destage chunks served in a row while reads wait and writes wait for cache room.
+pub const DESTAGE_BURST: u32 = 4;
+/// How far the drive keeps reading ahead after a read while idle, bytes.
+pub const READ_LOOKAHEAD: u64 = 2 << 20;
+/// Smallest device the geometry is built for (smaller sizes are rounded up), bytes.
+const MIN_SIZE: u64 = 64 << 20;
+/// Radial distance (fraction of the stroke) where the seek curve turns from √d to linear.
+const SEEK_KNEE: f64 = 1.0 / 3.0;
+
+/// Seek time as a function of distance (fraction of the full stroke).
+#[derive(Clone, Copy, Debug)]
+pub struct SeekCurve {
+    /// One track, as a fraction of the stroke.
+    d1: f64,
+    a: f64,
+    b: f64,
+    c: f64,
+    e: f64,
+}
+
+impl SeekCurve {
+    /// Fit `a + b·√d` through (one track, `t2t`) and (1/3, `avg`), and a line through
+    /// (1/3, `avg`) and (1, `full`). Times in ns; `tracks` is the number of tracks on the stroke.
+    pub fn new(t2t: Ns, avg: Ns, full: Ns, tracks: f64) -> Self {
+        let (t2t, avg, full) = (t2t as f64, avg as f64, full as f64);
+        let d1 = (1.0 / tracks.max(1.0)).min(SEEK_KNEE / 2.0);
+        let b = ((avg - t2t) / (SEEK_KNEE.sqrt() - d1.sqrt())).max(0.0);
+        let a = t2t - b * d1.sqrt();
+        let e = ((full - avg) / (1.0 - SEEK_KNEE)).max(0.0);
+        let c = (a + b * SEEK_KNEE.sqrt()) - e * SEEK_KNEE;
+        SeekCurve { d1, a, b, c, e }
+    }
+
+    /// Seek time in ns for a move of `d` (fraction of the stroke); 0 for `d <= 0`.
+    pub fn ns(&self, d: f64) -> f64 {
+        if d <= 0.0 {
+            0.0
+        } else if d <= SEEK_KNEE {
+            (self.a + self.b * d.max(self.d1).sqrt()).max(0.0)
+        } else {
+            (self.c + self.e * d.min(1.0)).max(0.0)
+        }
+    }
+
+    /// One track as a fraction of the stroke (the shortest seek).
+    pub fn one_track(&self) -> f64 {
+        self.d1
+    }
+}
+
+/// Zoned-recording geometry: byte offset ↔ position in revolutions from LBA 0.
+#[derive(Clone, Copy, Debug)]
+pub struct Geometry {
+    size: f64,
+    /// 1 − r_inner / r_outer.
+    kappa: f64,
+    /// Tracks on the stroke.
+    tracks: f64,
+    /// Rotation period, ns.
+    rev_ns: f64,
+    /// Bytes per track at the inner edge.
+    inner_track: f64,
+    r_outer: f64,
+}
+
+impl Geometry {
+    pub fn new(p: &HddParams, size: u64) -> Self {
+        let size = size.max(MIN_SIZE) as f64;
+        let r_outer = p.transfer_outer.max(1) as f64;
+        let r_inner = (p.transfer_inner.max(1) as f64).min(r_outer);
+        let rev_ns = 60e9 / p.rpm.max(1) as f64;
+        let tracks = size / (rev_ns * 1e-9 * (r_outer + r_inner) / 2.0);
+        Geometry {
+            size,
+            kappa: 1.0 - r_inner / r_outer,
+            tracks,
+            rev_ns,
+            inner_track: r_inner * rev_ns * 1e-9,
+            r_outer,
+        }
+    }
+
+    /// Position of byte `b`: revolutions from LBA 0 (integer part = track, fraction = angle).
+    #[inline]
+    pub fn pos(&self, b: u64) -> f64 {
+        let bf = b as f64;
+        if bf > self.size {
+            return self.tracks + (bf - self.size) / self.inner_track;
+        }
+        let u = bf / self.size;
+        let k = self.kappa;
+        let m = 1.0 - k / 2.0;
+        // Solve x − κx²/2 = u·(1 − κ/2) for x in [0, 1], in the cancellation-free form.
+        let x = 2.0 * u * m / (1.0 + (1.0 - 2.0 * k * u * m).max(0.0).sqrt());
+        x * self.tracks
+    }
+
+    /// Radial position of byte `b` as a fraction of the stroke (0 = outer edge).
+    pub fn radial(&self, b: u64) -> f64 {
+        self.pos(b) / self.tracks
+    }
+
+    /// Media rate at byte `b`, bytes/s.
+    pub fn rate_at(&self, b: u64) -> f64 {
+        self.r_outer * (1.0 - self.kappa * self.radial(b).min(1.0))
+    }
+
+    pub fn tracks(&self) -> f64 {
+        self.tracks
+    }
+
+    pub fn rev_ns(&self) -> f64 {
+        self.rev_ns
+    }
+}
+
+/// A command inside the drive.
+#[derive(Clone, Copy, Debug)]
+struct Cmd {
+    id: u32,
+    write: bool,
+    byte: u64,
+    end: u64,
+    pos_s: f64,
+    pos_e: f64,
+    arrival: Ns,
+    ready: Ns,
+}
+
+const EMPTY_CMD: Cmd = Cmd {
+    id: 0,
+    write: false,
+    byte: 0,
+    end: 0,
+    pos_s: 0.0,
+    pos_e: 0.0,
+    arrival: 0,
+    ready: 0,
+};
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum HeadOp {
+    Idle,
+    /// A read or a write-through write; its completion is already scheduled.
+    Media,
+    /// Destage of cached bytes `[start, end)`.
+    Destage {
+        start: u64,
+        end: u64,
+    },
+}
 
 pub struct Hdd {
     p: HddParams,
-    q: VecDeque<(u32, Ns)>,
-    busy_until: Ns,
-    busy: Ns,
-    head: u64,
+    geo: Geometry,
+    seek: SeekCurve,
+    /// SATA transfer time per byte, ns.
+    iface_ns: f64,
+    slots: Vec<Cmd>,
+    free_slots: Vec<u32>,
+    /// Media commands waiting for the head, in arrival order.
+    queue: Vec<u32>,
+    /// Cached writes waiting for room, in arrival order.
+    waiting: VecDeque<u32>,
+    /// Scheduled completions: (time, sequence, id).
+    completions: BinaryHeap<Reverse<(Ns, u64, u32)>>,
+    seq: u64,
+    in_flight: u32,
+    /// Head: position (revolutions) and byte where the last transfer ended, and when.
+    head_pos: f64,
+    head_byte: u64,
+    head_free: Ns,
+    head_op: HeadOp,
+    /// The last head operation was a read (look-ahead running while idle).
+    last_read: bool,
+    /// A head decision pending while the drive decodes a command that woke it up.
+    decide_at: Option<Ns>,
+    /// Dirty cached extents, start → end (bytes), merged when adjacent.
+    cache: BTreeMap<u64, u64>,
+    cache_used: u64,
+    /// Destage chunks in a row while reads wait.
+    streak: u32,
+    link_free: Ns,
+    busy_acc: Ns,
+    busy_since: Ns,
+    media_busy: Ns,
+    _rng: RngStream,
 }
+
 impl Hdd {
-    pub fn new(p: HddParams, _size: u64, _rng: RngStream) -> Self {
+    pub fn new(p: HddParams, size: u64, rng: RngStream) -> Self {
+        let geo = Geometry::new(&p, size);
+        let seek = SeekCurve::new(p.seek_track_to_track, p.seek_average, p.seek_full_stroke, geo.tracks);
+        let qd = p.queue_depth.max(1) as usize;
         Hdd {
+            iface_ns: 1e9 / p.interface_rate.max(1) as f64,
             p,
-            q: VecDeque::new(),
-            busy_until: 0,
-            busy: 0,
-            head: 0,
+            geo,
+            seek,
+            slots: Vec::with_capacity(qd),
+            free_slots: Vec::with_capacity(qd),
+            queue: Vec::with_capacity(qd),
+            waiting: VecDeque::with_capacity(qd),
+            completions: BinaryHeap::with_capacity(qd + 1),
+            seq: 0,
+            in_flight: 0,
+            head_pos: 0.0,
+            head_byte: 0,
+            head_free: 0,
+            head_op: HeadOp::Idle,
+            last_read: false,
+            decide_at: None,
+            cache: BTreeMap::new(),
+            cache_used: 0,
+            streak: 0,
+            link_free: 0,
+            busy_acc: 0,
+            busy_since: 0,
+            media_busy: 0,
+            _rng: rng,
+        }
+    }
+
+    pub fn geometry(&self) -> &Geometry {
+        &self.geo
+    }
+
+    pub fn seek_curve(&self) -> &SeekCurve {
+        &self.seek
+    }
+
+    /// Dirty bytes in the write cache.
+    pub fn cache_used(&self) -> u64 {
+        self.cache_used
+    }
+
+    /// Time the head spent seeking, rotating and transferring (destage included), ns.
+    pub fn media_busy_ns(&self) -> Ns {
+        self.media_busy
+    }
+
+    fn alloc(&mut self, c: Cmd) -> u32 {
+        match self.free_slots.pop() {
+            Some(s) => {
+                self.slots[s as usize] = c;
+                s
+            }
+            None => {
+                self.slots.push(c);
+                (self.slots.len() - 1) as u32
+            }
+        }
+    }
+
+    fn complete_at(&mut self, t: Ns, id: u32) {
+        self.seq += 1;
+        self.completions.push(Reverse((t, self.seq, id)));
+    }
+
+    /// Wake an idle head: it decides what to do once the command is decoded.
+    fn kick(&mut self, at: Ns) {
+        if self.head_op == HeadOp::Idle {
+            self.decide_at = Some(self.decide_at.map_or(at, |d| d.min(at)));
+        }
+    }
+
+    /// SATA transfer of `bytes` starting no earlier than `t`; returns its end.
+    fn link(&mut self, t: Ns, bytes: u64) -> Ns {
+        let start = t.max(self.link_free);
+        self.link_free = start + (bytes as f64 * self.iface_ns).round() as Ns;
+        self.link_free
+    }
+
+    #[inline]
+    fn xfer_ns(&self, pos_s: f64, pos_e: f64) -> Ns {
+        ((pos_e - pos_s).max(0.0) * self.geo.rev_ns).round() as Ns
+    }
+
+    /// Time at which the transfer of data at (`byte`, `pos`) can start if the head starts
+    /// positioning at `s`: seek, then wait for the target angle.
+    #[inline]
+    fn locate(&self, s: Ns, byte: u64, pos: f64) -> Ns {
+        if byte == self.head_byte && s == self.head_free {
+            return s;
+        }
+        let seek = if pos.floor() == self.head_pos.floor() {
+            0
+        } else {
+            let d = ((pos - self.head_pos).abs() / self.geo.tracks).max(self.seek.one_track());
+            self.seek.ns(d).round() as Ns
+        };
+        let arrive = s + seek;
+        let rev = self.geo.rev_ns;
+        let head_angle = (arrive as f64 / rev).fract();
+        let mut wait = (pos.fract() - head_angle).rem_euclid(1.0);
+        if wait > 1.0 - 1e-7 {
+            wait = 0.0;
+        }
+        arrive + (wait * rev).round() as Ns
+    }
+
+    /// (transfer start, end) of media command `c` if the head takes it at `t`.
+    #[inline]
+    fn plan(&self, t: Ns, c: &Cmd) -> (Ns, Ns) {
+        let s = t.max(c.ready);
+        if !c.write && self.last_read && s >= self.head_free && c.byte >= self.head_byte && c.byte - self.head_byte <= READ_LOOKAHEAD {
+            // Look-ahead: the drive kept streaming from head_byte since head_free, up to
+            // READ_LOOKAHEAD bytes; still going at `s`?
+            let fill_end = self.head_free + self.xfer_ns(self.head_pos, self.geo.pos(self.head_byte + READ_LOOKAHEAD));
+            if s <= fill_end {
+                let start = self.head_free + self.xfer_ns(self.head_pos, c.pos_s);
+                let media_end = self.head_free + self.xfer_ns(self.head_pos, c.pos_e);
+                let host_end = s + ((c.end - c.byte) as f64 * self.iface_ns).round() as Ns;
+                return (start, media_end.max(host_end));
+            }
+        }
+        let start = self.locate(s, c.byte, c.pos_s);
+        (start, start + self.xfer_ns(c.pos_s, c.pos_e))
+    }
+
+    fn has_room(&self, bytes: u64) -> bool {
+        self.cache_used == 0 || self.cache_used + bytes <= self.p.cache_size
+    }
+
+    fn cache_hit(&self, s: u64, e: u64) -> bool {
+        self.cache.range(..=s).next_back().is_some_and(|(_, &pe)| pe >= e)
+    }
+
+    /// Add `[s, e)` to the dirty extents, merging with overlapping and adjacent ones.
+    fn cache_insert(&mut self, s: u64, e: u64) {
+        if e <= s {
+            return;
+        }
+        let (mut ns, mut ne, mut removed) = (s, e, 0);
+        if let Some((&ps, &pe)) = self.cache.range(..=s).next_back() {
+            if pe >= s {
+                ns = ps;
+                ne = ne.max(pe);
+                removed += pe - ps;
+                self.cache.remove(&ps);
+            }
+        }
+        while let Some((&qs, &qe)) = self.cache.range(ns..=ne).next() {
+            ne = ne.max(qe);
+            removed += qe - qs;
+            self.cache.remove(&qs);
+        }
+        self.cache.insert(ns, ne);
+        self.cache_used = self.cache_used + (ne - ns) - removed;
+    }
+
+    /// Remove `[s, e)` from the dirty extents (data reached the media).
+    fn cache_remove(&mut self, s: u64, e: u64) {
+        // Extents overlapping [s, e): the one starting before s, and those starting inside.
+        let mut cur = match self.cache.range(..s).next_back() {
+            Some((&ps, &pe)) if pe > s => ps,
+            _ => s,
+        };
+        while cur < e {
+            let Some((&qs, &qe)) = self.cache.range(cur..e).next() else { break };
+            self.cache.remove(&qs);
+            let (os, oe) = (qs.max(s), qe.min(e));
+            self.cache_used -= oe - os;
+            if qs < s {
+                self.cache.insert(qs, s);
+            }
+            if qe > e {
+                self.cache.insert(e, qe);
+            }
+            cur = qe;
+        }
+    }
+
+    /// Next cached range to destage: C-LOOK from the head.
+    fn pick_destage(&self) -> Option<(u64, u64)> {
+        let h = self.head_byte;
+        if let Some((_, &pe)) = self.cache.range(..=h).next_back() {
+            if pe > h {
+                return Some((h, pe.min(h + DESTAGE_CHUNK)));
+            }
+        }
+        let (&s, &e) = self.cache.range(h..).next().or_else(|| self.cache.iter().next())?;
+        Some((s, e.min(s + DESTAGE_CHUNK)))
+    }
+
+    /// Admit a cached write: the data crosses the link into the cache.
+    fn admit(&mut self, t: Ns, slot: u32) {
+        let c = self.slots[slot as usize];
+        self.free_slots.push(slot);
+        self.cache_insert(c.byte, c.end);
+        let done = self.link(t.max(c.ready), c.end - c.byte);
+        self.complete_at(done, c.id);
+        self.kick(done);
+    }
+
+    fn admit_waiters(&mut self, t: Ns) {
+        while let Some(&slot) = self.waiting.front() {
+            let c = &self.slots[slot as usize];
+            if !self.has_room(c.end - c.byte) {
+                break;
+            }
+            self.waiting.pop_front();
+            self.admit(t, slot);
+        }
+    }
+
+    /// Index in `queue` of the command to serve at `t`: the oldest if it has aged out,
+    /// else shortest positioning time.
+    fn pick_media(&self, t: Ns) -> usize {
+        if t.saturating_sub(self.slots[self.queue[0] as usize].arrival) >= NCQ_AGE_LIMIT {
+            return 0;
+        }
+        let mut best = (Ns::MAX, 0);
+        for (i, &slot) in self.queue.iter().enumerate() {
+            let c = &self.slots[slot as usize];
+            let (start, _) = self.plan(t, c);
+            if start < best.0 {
+                best = (start, i);
+            }
+        }
+        best.1
+    }
+
+    /// The head is free at `t`: pick and start its next operation.
+    fn start_next(&mut self, t: Ns) {
+        let has_media = !self.queue.is_empty();
+        let has_cache = !self.cache.is_empty();
+        if !has_media && !has_cache {
+            return;
+        }
+        // Destage when there is nothing else to do; with reads waiting, only while writes wait
+        // for room (in bursts), unless the oldest read has aged out or the oldest waiting write has.
+        let media_aged = has_media && t.saturating_sub(self.slots[self.queue[0] as usize].arrival) >= NCQ_AGE_LIMIT;
+        let write_pressure = self.waiting.front().map(|&w| {
+            (
+                self.streak < DESTAGE_BURST,
+                t.saturating_sub(self.slots[w as usize].arrival) >= NCQ_AGE_LIMIT,
+            )
+        });
+        let destage = has_cache && (!has_media || (!media_aged && write_pressure.is_some_and(|(in_burst, aged)| in_burst || aged)));
+        if destage {
+            if has_media {
+                self.streak += 1;
+            }
+            let Some((a, b)) = self.pick_destage() else { return };
+            let (pa, pb) = (self.geo.pos(a), self.geo.pos(b));
+            let start = self.locate(t, a, pa);
+            let end = start + self.xfer_ns(pa, pb);
+            self.media_busy += end - t;
+            self.head_pos = pb;
+            self.head_byte = b;
+            self.head_free = end;
+            self.head_op = HeadOp::Destage { start: a, end: b };
+            self.last_read = false;
+        } else {
+            self.streak = 0;
+            let i = self.pick_media(t);
+            let slot = self.queue.remove(i);
+            let c = self.slots[slot as usize];
+            self.free_slots.push(slot);
+            let (_, end) = self.plan(t, &c);
+            self.media_busy += end - t.max(c.ready);
+            self.head_pos = c.pos_e;
+            self.head_byte = c.end;
+            self.head_free = end;
+            self.head_op = HeadOp::Media;
+            self.last_read = !c.write;
+            self.complete_at(end, c.id);
+        }
+    }
+
+    /// Time of the next head event (end of the current operation or a pending decision).
+    fn head_event(&self) -> Option<Ns> {
+        match self.head_op {
+            HeadOp::Idle => self.decide_at,
+            _ => Some(self.head_free),
         }
     }
 }
+
 impl Device for Hdd {
     fn queue_depth(&self) -> u32 {
-        self.p.queue_depth
+        self.p.queue_depth.max(1)
     }
+
     fn in_flight(&self) -> u32 {
-        self.q.len() as u32
+        self.in_flight
     }
+
     fn dispatch(&mut self, now: Ns, rq: DevRequest) {
-        let start = self.busy_until.max(now);
-        let seek = if rq.sector == self.head { 0 } else { self.p.seek_average / 2 };
-        let xfer = rq.bytes * 1_000_000_000 / self.p.transfer_outer;
-        let end = start + seek + xfer + self.p.command_overhead;
-        self.busy += end - start;
-        self.busy_until = end;
-        self.head = rq.sector + rq.bytes / 512;
-        self.q.push_back((rq.id, end));
+        if self.in_flight == 0 {
+            self.busy_since = now;
+        }
+        self.in_flight += 1;
+        let byte = rq.sector * 512;
+        let end = byte + rq.bytes;
+        let ready = now + self.p.command_overhead;
+        let mut c = Cmd {
+            id: rq.id,
+            write: rq.op == Op::Write,
+            byte,
+            end,
+            arrival: now,
+            ready,
+            ..EMPTY_CMD
+        };
+        if self.p.write_cache {
+            if c.write {
+                let slot = self.alloc(c);
+                if self.waiting.is_empty() && self.has_room(rq.bytes) {
+                    self.admit(now, slot);
+                } else {
+                    self.waiting.push_back(slot);
+                    self.kick(ready);
+                }
+                return;
+            }
+            if self.cache_hit(byte, end) {
+                let done = self.link(ready, rq.bytes);
+                self.complete_at(done, rq.id);
+                return;
+            }
+        }
+        c.pos_s = self.geo.pos(byte);
+        c.pos_e = self.geo.pos(end);
+        let slot = self.alloc(c);
+        self.queue.push(slot);
+        self.kick(ready);
     }
+
     fn next_event(&self) -> Option<Ns> {
-        self.q.front().map(|x| x.1)
+        let c = self.completions.peek().map(|r| r.0 .0);
+        match (c, self.head_event()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
+
     fn advance(&mut self, now: Ns, done: &mut Vec<u32>) {
-        while let Some(&(id, t)) = self.q.front() {
+        while let Some(t) = self.head_event() {
             if t > now {
                 break;
             }
-            self.q.pop_front();
+            match self.head_op {
+                HeadOp::Idle => self.decide_at = None,
+                HeadOp::Media => self.head_op = HeadOp::Idle,
+                HeadOp::Destage { start, end } => {
+                    self.head_op = HeadOp::Idle;
+                    self.cache_remove(start, end);
+                    self.admit_waiters(t);
+                }
+            }
+            self.start_next(t);
+            if self.head_op != HeadOp::Idle {
+                self.decide_at = None;
+            }
+        }
+        while let Some(&Reverse((t, _, id))) = self.completions.peek() {
+            if t > now {
+                break;
+            }
+            self.completions.pop();
             done.push(id);
+            self.in_flight -= 1;
+            if self.in_flight == 0 {
+                self.busy_acc += t.saturating_sub(self.busy_since);
+            }
         }
     }
-    fn busy_ns(&self, _now: Ns) -> Ns {
-        self.busy
+
+    fn busy_ns(&self, now: Ns) -> Ns {
+        if self.in_flight > 0 {
+            self.busy_acc + now.saturating_sub(self.busy_since)
+        } else {
+            self.busy_acc
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const SIZE: u64 = 4_000_000_000_000;
+    const MIB: u64 = 1 << 20;
+
+    fn hdd(p: HddParams) -> Hdd {
+        Hdd::new(p, SIZE, RngStream::new(1, "test/hdd"))
+    }
+
+    fn no_cache() -> HddParams {
+        HddParams {
+            write_cache: false,
+            ..HddParams::default()
+        }
+    }
+
+    /// Closed loop: keep `qd` requests inside; returns (issue, completion, id) per request in
+    /// completion order.
+    fn run(d: &mut Hdd, qd: u32, n: usize, mut next: impl FnMut(usize) -> (Op, u64, u64)) -> Vec<(Ns, Ns, u32)> {
+        let mut issued = Vec::new();
+        let mut out = Vec::new();
+        let mut ids = Vec::new();
+        let mut now = 0;
+        while out.len() < n {
+            while issued.len() < n && d.in_flight() < qd.min(d.queue_depth()) {
+                let i = issued.len();
+                let (op, byte, bytes) = next(i);
+                d.dispatch(
+                    now,
+                    DevRequest {
+                        id: i as u32,
+                        op,
+                        sector: byte / 512,
+                        bytes,
+                        sync: false,
+                    },
+                );
+                issued.push(now);
+            }
+            now = d.next_event().expect("stalled");
+            ids.clear();
+            d.advance(now, &mut ids);
+            out.extend(ids.iter().map(|&id| (issued[id as usize], now, id)));
+        }
+        out
+    }
+
+    /// MB/s over the completions after the first `skip`.
+    fn rate(done: &[(Ns, Ns, u32)], bs: u64, skip: usize) -> f64 {
+        let t0 = done[skip - 1].1;
+        let t1 = done.last().unwrap().1;
+        ((done.len() - skip) as u64 * bs) as f64 / ((t1 - t0) as f64 * 1e-9) / 1e6
+    }
+
+    fn random_4k(seed: u64, n: usize) -> Vec<u64> {
+        let mut r = RngStream::new(seed, "test/random");
+        (0..n).map(|_| r.below(SIZE / 4096) * 4096).collect()
+    }
+
+    fn mb(bytes_per_s: u64) -> f64 {
+        bytes_per_s as f64 / 1e6
+    }
+
+    #[test]
+    fn seek_curve_hits_datasheet_points_and_is_monotone() {
+        let p = HddParams::default();
+        let d = hdd(p.clone());
+        let s = d.seek_curve();
+        let close = |a: f64, b: Ns| (a - b as f64).abs() < 1.0;
+        assert!(close(s.ns(s.one_track()), p.seek_track_to_track));
+        assert!(close(s.ns(1.0 / 3.0), p.seek_average));
+        assert!(close(s.ns(1.0), p.seek_full_stroke));
+        assert_eq!(s.ns(0.0), 0.0);
+        let mut last = 0.0;
+        for i in 1..=10_000 {
+            let x = s.ns(i as f64 / 10_000.0);
+            assert!(x >= last, "seek curve not monotone at {i}");
+            last = x;
+        }
+        // Short seeks are concave (√d): half of the knee costs more than half of avg − t2t.
+        assert!(s.ns(1.0 / 6.0) > (p.seek_track_to_track + p.seek_average) as f64 / 2.0);
+    }
+
+    #[test]
+    fn geometry_maps_ends_and_rates() {
+        let p = HddParams::default();
+        let d = hdd(p.clone());
+        let g = d.geometry();
+        assert_eq!(g.pos(0), 0.0);
+        assert!((g.pos(SIZE) - g.tracks()).abs() < 1e-6 * g.tracks());
+        assert!((g.rate_at(0) - p.transfer_outer as f64).abs() < 1.0);
+        assert!((g.rate_at(SIZE) - p.transfer_inner as f64).abs() / (p.transfer_inner as f64) < 1e-6);
+        // Bytes per revolution match the local rate (one track per revolution).
+        for &b in &[0, SIZE / 3, SIZE - 100 * MIB] {
+            let dp = g.pos(b + MIB) - g.pos(b);
+            let local = MIB as f64 / (dp * g.rev_ns() * 1e-9);
+            assert!((local / g.rate_at(b) - 1.0).abs() < 1e-3, "{local} vs {}", g.rate_at(b));
+        }
+        // Monotone, rate falls with LBA.
+        assert!(g.pos(SIZE / 2) < g.pos(SIZE / 2 + 512));
+        assert!(g.rate_at(SIZE / 2) < g.rate_at(SIZE / 4));
+    }
+
+    #[test]
+    fn sequential_runs_at_media_rate() {
+        let p = no_cache();
+        for op in [Op::Read, Op::Write] {
+            for qd in [2, 4, 32] {
+                let mut d = hdd(p.clone());
+                let done = run(&mut d, qd, 400, |i| (op, i as u64 * MIB, MIB));
+                let r = rate(&done, MIB, 50);
+                assert!(r >= 0.95 * mb(p.transfer_outer), "{op:?} qd{qd}: {r:.1} MB/s");
+                assert!(r <= 1.001 * mb(p.transfer_outer), "{op:?} qd{qd}: {r:.1} MB/s");
+            }
+        }
+        // qd1 reads keep the media rate thanks to the look-ahead.
+        let mut d = hdd(p.clone());
+        let done = run(&mut d, 1, 400, |i| (Op::Read, i as u64 * MIB, MIB));
+        let r = rate(&done, MIB, 50);
+        assert!(r >= 0.95 * mb(p.transfer_outer), "read qd1: {r:.1} MB/s");
+        // qd1 write-through writes lose a revolution each (the next command arrives too late).
+        let mut d = hdd(p.clone());
+        let done = run(&mut d, 1, 100, |i| (Op::Write, i as u64 * MIB, MIB));
+        let r = rate(&done, MIB, 10);
+        assert!(r < 0.8 * mb(p.transfer_outer), "write-through qd1: {r:.1} MB/s");
+    }
+
+    #[test]
+    fn inner_zone_runs_at_inner_rate() {
+        let p = no_cache();
+        let mut d = hdd(p.clone());
+        let first = SIZE - 400 * MIB;
+        let done = run(&mut d, 4, 400, |i| (Op::Read, first + i as u64 * MIB, MIB));
+        let r = rate(&done, MIB, 20);
+        let inner = mb(p.transfer_inner);
+        assert!((r / inner - 1.0).abs() < 0.03, "inner {r:.1} MB/s vs {inner:.1}");
+    }
+
+    #[test]
+    fn random_reads_pay_seek_and_rotation() {
+        let p = HddParams::default();
+        let rev = 60e9 / p.rpm as f64;
+        let lbas = random_4k(3, 2000);
+        let mut d = hdd(p.clone());
+        let done = run(&mut d, 1, lbas.len(), |i| (Op::Read, lbas[i], 4096));
+        let mean = done.iter().map(|&(a, b, _)| (b - a) as f64).sum::<f64>() / done.len() as f64;
+        let lo = p.seek_average as f64 * 0.85;
+        let hi = p.seek_average as f64 + rev + p.command_overhead as f64;
+        assert!(mean >= lo && mean <= hi, "mean latency {:.2} ms", mean / 1e6);
+        let iops1 = done.len() as f64 / (done.last().unwrap().1 as f64 * 1e-9);
+        assert!((70.0..=90.0).contains(&iops1), "qd1 {iops1:.1} IOPS");
+        // Every access is at least a rotation-less seek away.
+        assert!(done.iter().all(|&(a, b, _)| b - a >= p.command_overhead));
+
+        let mut d = hdd(p.clone());
+        let done = run(&mut d, 32, lbas.len(), |i| (Op::Read, lbas[i], 4096));
+        let iops32 = done.len() as f64 / (done.last().unwrap().1 as f64 * 1e-9);
+        let gain = iops32 / iops1;
+        assert!((1.5..=3.0).contains(&gain), "NCQ gain {gain:.2} ({iops32:.1} IOPS)");
+
+        // Without NCQ, qd32 is qd1.
+        let mut d = hdd(HddParams {
+            queue_depth: 1,
+            ..p.clone()
+        });
+        let done = run(&mut d, 32, lbas.len(), |i| (Op::Read, lbas[i], 4096));
+        let iops = done.len() as f64 / (done.last().unwrap().1 as f64 * 1e-9);
+        assert!((iops / iops1 - 1.0).abs() < 0.05);
+    }
+
+    #[test]
+    fn ncq_aging_bounds_waits() {
+        // One far read among an endless sequential stream: SPTF always prefers the stream's
+        // continuation (no positioning), aging serves the far read at the bound.
+        let p = no_cache();
+        let mut d = hdd(p);
+        let bs = 256 * 1024;
+        let done = run(&mut d, 32, 4000, |i| {
+            if i == 0 {
+                (Op::Read, SIZE / 2, 4096)
+            } else {
+                (Op::Read, i as u64 * bs, bs)
+            }
+        });
+        let (a, b, _) = *done.iter().find(|x| x.2 == 0).unwrap();
+        let wait = b - a;
+        assert!(
+            (NCQ_AGE_LIMIT..=NCQ_AGE_LIMIT + 50_000_000).contains(&wait),
+            "far read waited {} ms",
+            wait / 1_000_000
+        );
+        let max_wait = done.iter().map(|&(a, b, _)| b - a).max().unwrap();
+        assert_eq!(max_wait, wait);
+    }
+
+    #[test]
+    fn write_cache_burst_at_interface_speed_then_media_rate() {
+        let p = HddParams::default();
+        // A burst much smaller than the cache completes at the interface rate.
+        let mut d = hdd(p.clone());
+        let done = run(&mut d, 4, 64, |i| (Op::Write, i as u64 * MIB, MIB));
+        let r = (64 * MIB) as f64 / (done.last().unwrap().1 as f64 * 1e-9) / 1e6;
+        assert!(
+            r >= 0.9 * mb(p.interface_rate) && r <= 1.001 * mb(p.interface_rate),
+            "burst {r:.1} MB/s"
+        );
+        // Drains afterwards: the head destages everything, nothing left.
+        let mut ids = Vec::new();
+        while let Some(t) = d.next_event() {
+            d.advance(t, &mut ids);
+        }
+        assert!(ids.is_empty());
+        assert_eq!(d.cache_used(), 0);
+        // A long stream converges to the media rate once the cache is full.
+        let mut d = hdd(p.clone());
+        let n = (p.cache_size / MIB) as usize + 1024;
+        let done = run(&mut d, 4, n, |i| (Op::Write, i as u64 * MIB, MIB));
+        let r = rate(&done, MIB, n - 512);
+        assert!((r / mb(p.transfer_outer) - 1.0).abs() < 0.03, "stream {r:.1} MB/s");
+        assert!(d.cache_used() <= p.cache_size);
+    }
+
+    #[test]
+    fn reads_get_the_head_while_writes_stream() {
+        // A qd1 random reader next to a saturating write stream: reads complete within a few
+        // destage bursts, writes keep most of their rate.
+        let p = HddParams::default();
+        let mut d = hdd(p.clone());
+        let lbas = random_4k(5, 200);
+        let done = run(&mut d, 32, 20_000, |i| {
+            if i % 100 == 0 {
+                (Op::Read, lbas[i / 100], 4096)
+            } else {
+                (Op::Write, i as u64 * MIB, MIB)
+            }
+        });
+        let worst_read = done
+            .iter()
+            .filter(|&&(_, _, id)| id % 100 == 0)
+            .map(|&(a, b, _)| b - a)
+            .max()
+            .unwrap();
+        assert!(worst_read < 500_000_000, "read waited {} ms", worst_read / 1_000_000);
+    }
+
+    #[test]
+    fn read_hit_in_dirty_cache_at_interface_rate() {
+        let p = HddParams::default();
+        let mut d = hdd(p.clone());
+        let done = run(&mut d, 1, 2, |i| {
+            if i == 0 {
+                (Op::Write, 10 * MIB, MIB)
+            } else {
+                (Op::Read, 10 * MIB + 4096, 4096)
+            }
+        });
+        let (a, b, _) = done[1];
+        assert!(b - a < p.command_overhead + 100_000, "cache hit took {} ns", b - a);
+    }
+
+    #[test]
+    fn cache_extents_merge_and_split() {
+        let mut d = hdd(HddParams::default());
+        d.cache_insert(0, 100);
+        d.cache_insert(200, 300);
+        d.cache_insert(100, 200);
+        assert_eq!(d.cache.len(), 1);
+        assert_eq!(d.cache_used, 300);
+        d.cache_insert(50, 250);
+        assert_eq!(d.cache_used, 300);
+        d.cache_remove(100, 150);
+        assert_eq!(d.cache_used, 250);
+        assert_eq!(d.cache.len(), 2);
+        d.cache_insert(400, 500);
+        d.cache_remove(0, 450);
+        assert_eq!(d.cache_used, 50);
+        assert_eq!(d.cache.iter().next(), Some((&450, &500)));
+    }
+
+    #[test]
+    fn busy_counts_time_with_requests_inside() {
+        let p = no_cache();
+        let mut d = hdd(p);
+        let done = run(&mut d, 1, 1, |_| (Op::Read, 5 * MIB, 4096));
+        let t = done[0].1;
+        assert_eq!(d.busy_ns(10 * t), t);
+        assert!(d.media_busy_ns() <= t);
+    }
+
+    fn trace(p: &HddParams, seed: u64) -> Vec<(Ns, Ns, u32)> {
+        let mut d = hdd(p.clone());
+        let mut r = RngStream::new(seed, "test/mix");
+        let ops: Vec<(Op, u64, u64)> = (0..3000)
+            .map(|_| {
+                let op = if r.below(3) == 0 { Op::Read } else { Op::Write };
+                let bytes = (1 + r.below(256)) * 4096;
+                let byte = if r.below(2) == 0 {
+                    r.below(SIZE / 4096) * 4096
+                } else {
+                    r.below(1024) * MIB
+                };
+                (op, byte, bytes)
+            })
+            .collect();
+        run(&mut d, 32, ops.len(), |i| ops[i])
+    }
+
+    #[test]
+    fn deterministic() {
+        for p in [HddParams::default(), no_cache()] {
+            assert_eq!(trace(&p, 9), trace(&p, 9));
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+        /// Every dispatched request completes exactly once, never before it was dispatched,
+        /// whatever the mix, the dispatch times and the cache, and the drive ends idle.
+        #[test]
+        fn no_request_lost(
+            reqs in prop::collection::vec((any::<bool>(), 0u64..4096, 1u64..2048, 0u64..20_000_000, any::<bool>()), 1..300),
+            qd in 1u32..40,
+            cache in prop::option::of(0u64..64),
+        ) {
+            let p = HddParams {
+                queue_depth: qd,
+                write_cache: cache.is_some(),
+                cache_size: cache.unwrap_or(0) * MIB,
+                ..HddParams::default()
+            };
+            let mut d = hdd(p);
+            let mut now: Ns = 0;
+            let mut issued = vec![None; reqs.len()];
+            let mut seen = vec![false; reqs.len()];
+            let mut ids = Vec::new();
+            let mut next = 0;
+            loop {
+                // Dispatch while there is room, at `now`.
+                while next < reqs.len() && d.in_flight() < d.queue_depth() {
+                    let (w, region, len, gap, far) = reqs[next];
+                    let byte = if far { region * (SIZE / 4096) } else { region * 64 * 1024 };
+                    d.dispatch(now, DevRequest {
+                        id: next as u32,
+                        op: if w { Op::Write } else { Op::Read },
+                        sector: byte / 512,
+                        bytes: len * 512,
+                        sync: w && far,
+                    });
+                    issued[next] = Some(now);
+                    next += 1;
+                    // Sometimes let time pass before the next dispatch.
+                    if gap % 3 == 0 {
+                        break;
+                    }
+                }
+                let ev = d.next_event();
+                prop_assert!(ev.is_none_or(|e| e >= now), "next_event in the past");
+                let gap = if next < reqs.len() { reqs[next].3 } else { Ns::MAX };
+                let t = match ev {
+                    Some(t) => t.min(now.saturating_add(gap)),
+                    None if next < reqs.len() => now + gap,
+                    None => break,
+                };
+                now = t;
+                ids.clear();
+                d.advance(now, &mut ids);
+                prop_assert!(d.next_event().is_none_or(|e| e > now), "advance left work due");
+                for &id in &ids {
+                    let i = id as usize;
+                    prop_assert!(!seen[i], "id {} completed twice", id);
+                    prop_assert!(issued[i].is_some_and(|t| t <= now));
+                    seen[i] = true;
+                }
+            }
+            prop_assert!(seen.iter().all(|&s| s));
+            prop_assert_eq!(d.in_flight(), 0);
+            prop_assert_eq!(d.cache_used(), 0);
+            prop_assert!(d.busy_ns(now) <= now);
+        }
     }
 }

@@ -44,6 +44,7 @@ pub trait Device {
     fn busy_ns(&self, now: Ns) -> Ns;
 }
 
+pub mod characterize;
 pub mod hdd;
 pub mod ssd;
 

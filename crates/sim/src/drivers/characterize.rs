@@ -1,0 +1,267 @@
+//! Datasheet figures of a device model, measured on the model itself.
+//!
+//! [`characterize`] builds a fresh device for each measurement and drives it directly with a
+//! tiny closed loop (keep `qd` requests inside, advance to the next device event), the way the
+//! block layer does but without a scheduler, merging or a page cache:
+//!
+//! - sequential writes and reads: 1 MiB requests from LBA 0 at queue depth `min(qd, 4)` (what
+//!   writeback and readahead keep in flight). The rate is the *steady* one: the first
+//!   [`SEQ_WARMUP`] bytes (plus the write cache, for writes) are not counted, so
+//!   `seq_write_mb_s` is what a long sequential write stream near the start of the device gets
+//!   once the cache is full, not the burst into an empty cache (that is `write_burst_mb_s`);
+//! - random 4 KiB reads (and writes), uniform over the whole device, 4 KiB aligned, from a
+//!   fixed RNG stream, [`RANDOM_REQUESTS`] requests at queue depth 1 and 32.
+//!
+//! MB = 10^6 bytes. Runs in a few milliseconds of host time.
+
+use super::{build, DevRequest, Device, Op};
+use crate::config::{DeviceConfig, DeviceModelConfig};
+use crate::engine::RngStream;
+use crate::Ns;
+use serde::Serialize;
+
+/// Bytes of a sequential stream not counted in its steady rate.
+pub const SEQ_WARMUP: u64 = 512 << 20;
+/// Bytes of a sequential stream that are counted.
+pub const SEQ_MEASURED: u64 = 1536 << 20;
+/// Random requests per random measurement.
+pub const RANDOM_REQUESTS: usize = 2000;
+const SEQ_BS: u64 = 1 << 20;
+const RAND_BS: u64 = 4096;
+const BURST: u64 = 64 << 20;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct DeviceFigures {
+    /// Steady sequential write rate of 1 MiB requests from LBA 0 (write cache full), MB/s.
+    pub seq_write_mb_s: f64,
+    /// Sequential read rate of 1 MiB requests from LBA 0, MB/s.
+    pub seq_read_mb_s: f64,
+    /// Sequential read rate of 1 MiB requests over the last 256 MiB of the device, MB/s.
+    pub seq_read_inner_mb_s: f64,
+    /// Rate of the first 64 MiB of sequential writes into an idle device (cache burst), MB/s.
+    pub write_burst_mb_s: f64,
+    /// Random 4 KiB reads over the whole device, one at a time.
+    pub rand_read_iops_qd1: f64,
+    /// Random 4 KiB reads over the whole device, 32 (or the queue depth, if smaller) at a time.
+    pub rand_read_iops_qd32: f64,
+    /// Random 4 KiB writes over the whole device, one at a time (absorbed by the write cache
+    /// when there is one and the 8 MB of writes fit).
+    pub rand_write_iops_qd1: f64,
+    /// Mean completion latency of the qd1 random reads, ms.
+    pub rand_read_latency_ms_qd1: f64,
+    /// Mean completion latency of the qd32 random reads, ms.
+    pub rand_read_latency_ms_qd32: f64,
+}
+
+/// One completion: issue and completion time, bytes.
+#[derive(Clone, Copy)]
+struct Done {
+    issued: Ns,
+    at: Ns,
+    bytes: u64,
+}
+
+/// Drive `dev` with `n` requests from `next(i)`, keeping `qd` inside; completions in order.
+fn drive(dev: &mut dyn Device, qd: u32, n: usize, mut next: impl FnMut(usize) -> (Op, u64, u64)) -> Vec<Done> {
+    let qd = qd.clamp(1, dev.queue_depth().max(1));
+    let mut issued: Vec<(Ns, u64)> = Vec::with_capacity(n);
+    let mut out = Vec::with_capacity(n);
+    let mut ids = Vec::new();
+    let mut now: Ns = 0;
+    while out.len() < n {
+        while issued.len() < n && dev.in_flight() < qd {
+            let i = issued.len();
+            let (op, sector, bytes) = next(i);
+            dev.dispatch(
+                now,
+                DevRequest {
+                    id: i as u32,
+                    op,
+                    sector,
+                    bytes,
+                    sync: false,
+                },
+            );
+            issued.push((now, bytes));
+        }
+        let Some(t) = dev.next_event() else { break };
+        now = now.max(t);
+        ids.clear();
+        dev.advance(now, &mut ids);
+        for &id in &ids {
+            let (at, bytes) = issued[id as usize];
+            out.push(Done {
+                issued: at,
+                at: now,
+                bytes,
+            });
+        }
+    }
+    out
+}
+
+/// MB/s of the completions after the first `skip` bytes.
+fn steady_mb_s(done: &[Done], skip: u64) -> f64 {
+    let mut acc = 0;
+    let mut from = None;
+    let mut bytes = 0u64;
+    for d in done {
+        if from.is_none() {
+            acc += d.bytes;
+            if acc >= skip {
+                from = Some(d.at);
+            }
+        } else {
+            bytes += d.bytes;
+        }
+    }
+    let (Some(t0), Some(last)) = (from, done.last()) else { return 0.0 };
+    if last.at <= t0 {
+        return 0.0;
+    }
+    bytes as f64 / ((last.at - t0) as f64 * 1e-9) / 1e6
+}
+
+fn sequential(cfg: &DeviceConfig, op: Op, first: u64, total: u64) -> Vec<Done> {
+    let mut dev = build(cfg, RngStream::new(1, "characterize"));
+    let qd = dev.queue_depth().min(4);
+    let n = total.div_ceil(SEQ_BS) as usize;
+    drive(dev.as_mut(), qd, n, |i| (op, (first + i as u64 * SEQ_BS) / 512, SEQ_BS))
+}
+
+fn random(cfg: &DeviceConfig, op: Op, qd: u32) -> (f64, f64) {
+    let mut dev = build(cfg, RngStream::new(1, "characterize"));
+    let mut rng = RngStream::new(1, "characterize/random");
+    let blocks = (cfg.size / RAND_BS).max(1);
+    let done = drive(dev.as_mut(), qd, RANDOM_REQUESTS, |_| {
+        (op, rng.below(blocks) * (RAND_BS / 512), RAND_BS)
+    });
+    let Some(last) = done.last() else { return (0.0, 0.0) };
+    let iops = done.len() as f64 / (last.at.max(1) as f64 * 1e-9);
+    let lat = done.iter().map(|d| (d.at - d.issued) as f64).sum::<f64>() / done.len() as f64 / 1e6;
+    (iops, lat)
+}
+
+/// Measure the figures of the device `cfg` describes.
+pub fn characterize(cfg: &DeviceConfig) -> DeviceFigures {
+    let cache = match &cfg.model {
+        DeviceModelConfig::Hdd(p) if p.write_cache => p.cache_size,
+        DeviceModelConfig::Ssd(p) if p.write_cache => super::ssd::WRITE_BUFFER,
+        _ => 0,
+    };
+    let w = sequential(cfg, Op::Write, 0, cache + SEQ_WARMUP + SEQ_MEASURED);
+    let seq_write_mb_s = steady_mb_s(&w, cache + SEQ_WARMUP);
+    let write_burst_mb_s = {
+        let upto = w.iter().scan(0u64, |acc, d| {
+            *acc += d.bytes;
+            Some((*acc, d.at))
+        });
+        let (bytes, at) = upto.take_while(|&(b, _)| b <= BURST).last().unwrap_or((0, 0));
+        if at > 0 {
+            bytes as f64 / (at as f64 * 1e-9) / 1e6
+        } else {
+            0.0
+        }
+    };
+    let r = sequential(cfg, Op::Read, 0, SEQ_WARMUP + SEQ_MEASURED);
+    let seq_read_mb_s = steady_mb_s(&r, SEQ_WARMUP);
+    let inner_len = 256u64 << 20;
+    let inner_first = (cfg.size.saturating_sub(inner_len)) / SEQ_BS * SEQ_BS;
+    let ri = sequential(cfg, Op::Read, inner_first, inner_len);
+    let seq_read_inner_mb_s = steady_mb_s(&ri, inner_len / 4);
+    let (rand_read_iops_qd1, rand_read_latency_ms_qd1) = random(cfg, Op::Read, 1);
+    let (rand_read_iops_qd32, rand_read_latency_ms_qd32) = random(cfg, Op::Read, 32);
+    let (rand_write_iops_qd1, _) = random(cfg, Op::Write, 1);
+    DeviceFigures {
+        seq_write_mb_s,
+        seq_read_mb_s,
+        seq_read_inner_mb_s,
+        write_burst_mb_s,
+        rand_read_iops_qd1,
+        rand_read_iops_qd32,
+        rand_write_iops_qd1,
+        rand_read_latency_ms_qd1,
+        rand_read_latency_ms_qd32,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{HddParams, Scenario, SsdParams};
+
+    fn device(model: DeviceModelConfig) -> DeviceConfig {
+        Scenario::one_device("c", model, 1 << 30, 1, 1).devices.remove(0)
+    }
+
+    fn mb(bytes_per_s: u64) -> f64 {
+        bytes_per_s as f64 / 1e6
+    }
+
+    fn near(x: f64, want: f64, tol: f64) -> bool {
+        (x / want - 1.0).abs() <= tol
+    }
+
+    #[test]
+    fn hdd_figures_match_the_datasheet() {
+        let p = HddParams::default();
+        let f = characterize(&device(DeviceModelConfig::Hdd(p.clone())));
+        assert!(near(f.seq_write_mb_s, mb(p.transfer_outer), 0.02), "{f:?}");
+        assert!(near(f.seq_read_mb_s, mb(p.transfer_outer), 0.02), "{f:?}");
+        assert!(near(f.seq_read_inner_mb_s, mb(p.transfer_inner), 0.03), "{f:?}");
+        assert!(near(f.write_burst_mb_s, mb(p.interface_rate), 0.1), "{f:?}");
+        assert!((75.0..=85.0).contains(&f.rand_read_iops_qd1), "{f:?}");
+        let gain = f.rand_read_iops_qd32 / f.rand_read_iops_qd1;
+        assert!((1.5..=2.5).contains(&gain), "NCQ gain {gain:.2}: {f:?}");
+        let rev_ms = 60e3 / p.rpm as f64;
+        let lat = f.rand_read_latency_ms_qd1;
+        assert!(
+            lat >= p.seek_average as f64 / 1e6 && lat <= (p.seek_average + p.command_overhead) as f64 / 1e6 + rev_ms,
+            "{f:?}"
+        );
+        assert!(near(1e3 / lat, f.rand_read_iops_qd1, 0.01));
+        // 8 MB of random writes fit the cache: they complete at interface speed.
+        assert!(f.rand_write_iops_qd1 > 50.0 * f.rand_read_iops_qd1, "{f:?}");
+
+        // Without the cache, writes go at media speed, random writes like random reads.
+        let wt = characterize(&device(DeviceModelConfig::Hdd(HddParams {
+            write_cache: false,
+            ..p.clone()
+        })));
+        assert!(near(wt.seq_write_mb_s, mb(p.transfer_outer), 0.02), "{wt:?}");
+        assert!(near(wt.rand_write_iops_qd1, wt.rand_read_iops_qd1, 0.1), "{wt:?}");
+    }
+
+    #[test]
+    fn ssd_figures_match_the_parameters() {
+        let p = SsdParams::default();
+        let f = characterize(&device(DeviceModelConfig::Ssd(p.clone())));
+        assert!(near(f.seq_write_mb_s, mb(p.write_bandwidth), 0.02), "{f:?}");
+        assert!(near(f.seq_read_mb_s, mb(p.read_bandwidth), 0.02), "{f:?}");
+        assert!(near(f.seq_read_inner_mb_s, mb(p.read_bandwidth), 0.02), "{f:?}");
+        let lat_ms = p.read_latency as f64 / 1e6;
+        assert!(
+            f.rand_read_latency_ms_qd1 >= lat_ms && f.rand_read_latency_ms_qd1 <= 1.05 * lat_ms,
+            "{f:?}"
+        );
+        let ideal = p.parallelism as f64 / (p.read_latency as f64 * 1e-9);
+        assert!(f.rand_read_iops_qd32 >= 0.75 * ideal && f.rand_read_iops_qd32 <= ideal, "{f:?}");
+        assert!(f.rand_write_iops_qd1 > f.rand_read_iops_qd1, "{f:?}");
+    }
+
+    #[test]
+    fn fast_and_deterministic() {
+        for m in [
+            DeviceModelConfig::Hdd(HddParams::default()),
+            DeviceModelConfig::Ssd(SsdParams::default()),
+        ] {
+            let d = device(m);
+            let t = std::time::Instant::now();
+            let a = characterize(&d);
+            let took = t.elapsed();
+            assert!(took.as_millis() < 100, "characterize took {took:?}");
+            let b = characterize(&d);
+            assert_eq!(format!("{a:?}"), format!("{b:?}"));
+        }
+    }
+}
