@@ -4,7 +4,7 @@ mod bench;
 mod progress;
 
 use clap::{Parser, Subcommand};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 use wblab_sim::config::{default_queue, DeviceConfig, DeviceModelConfig, HddParams, SsdParams};
@@ -50,6 +50,14 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// Check a scenario file without running it; print its resolved form (every knob explicit).
+    Check {
+        /// Scenario file (TOML).
+        scenario: PathBuf,
+        /// Print the resolved scenario as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Print the resolved default scenario (every knob explicit) as JSON.
     Defaults,
     /// Run the benchmark scenarios and print events/s and simulated seconds per wall second.
@@ -71,6 +79,7 @@ fn main() -> ExitCode {
             quiet,
         } => cmd_run(scenario, out, seed, json, trace_block, quiet),
         Cmd::Device { model, json } => cmd_device(&model, json),
+        Cmd::Check { scenario, json } => cmd_check(&scenario, json),
         Cmd::Defaults => {
             let sc = wblab_scenario::default_scenario();
             println!("{}", serde_json::to_string_pretty(&sc).expect("scenario serialises"));
@@ -85,7 +94,7 @@ fn cmd_run(path: Option<PathBuf>, out: Option<PathBuf>, seed: Option<u64>, json:
         Some(p) => match wblab_scenario::load(p) {
             Ok(s) => s,
             Err(e) => {
-                eprintln!("error: {e}");
+                eprintln!("{e}");
                 return ExitCode::from(2);
             }
         },
@@ -114,6 +123,32 @@ fn cmd_run(path: Option<PathBuf>, out: Option<PathBuf>, seed: Option<u64>, json:
         print!("{}", wblab_report::terminal_summary(&r, wall));
         println!("results: {}", out.display());
     }
+    ExitCode::SUCCESS
+}
+
+fn cmd_check(path: &Path, json: bool) -> ExitCode {
+    let sc = match wblab_scenario::load(path) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    if json {
+        println!("{}", serde_json::to_string_pretty(&sc).expect("scenario serialises"));
+        return ExitCode::SUCCESS;
+    }
+    let tasks: u32 = sc.tasks.iter().map(|t| t.count).sum();
+    println!(
+        "{}: ok — kernel {}, {} s, {} MiB RAM, {} CPUs, {} device(s), {} task(s)",
+        path.display(),
+        sc.kernel,
+        sc.duration as f64 / 1e9,
+        sc.machine.memory >> 20,
+        sc.machine.cpus,
+        sc.devices.len(),
+        tasks
+    );
     ExitCode::SUCCESS
 }
 

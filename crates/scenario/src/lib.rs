@@ -1,1 +1,43 @@
-//! (being written)
+//! Scenario files: TOML in, a fully resolved [`Scenario`] out.
+//!
+//! Knob keys are the kernel's own sysctl and sysfs names so users can paste them; values take
+//! the units people write (`4GiB`, `8.5ms`, `60MB/s`). Every mistake is a [`ScenarioError`]
+//! naming the file, line, key and, where one helps, a hint (did-you-mean, accepted range).
+
+mod build;
+mod error;
+mod section;
+mod suggest;
+pub mod units;
+
+pub use error::ScenarioError;
+
+use std::path::Path;
+use wblab_sim::config::Scenario;
+
+/// The default experiment, `scenarios/default.toml`, compiled in so it always runs.
+const DEFAULT_TOML: &str = include_str!("../../../scenarios/default.toml");
+
+/// Reads and parses a scenario file; errors name `path` as given.
+pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+        file: file.clone(),
+        line: 0,
+        column: 0,
+        key: None,
+        message: format!("cannot read the scenario file: {e}"),
+        hint: None,
+    })?;
+    parse(&text, &file)
+}
+
+/// Parses scenario text; `file_name` is used in errors and, by its stem, as the default name.
+pub fn parse(text: &str, file_name: &str) -> Result<Scenario, ScenarioError> {
+    build::scenario(text, file_name).map_err(|p| p.locate(file_name, text))
+}
+
+/// The default experiment: 4 `dd` writers and a `cat` reader on a 7200 rpm disk, 60 s.
+pub fn default_scenario() -> Scenario {
+    parse(DEFAULT_TOML, "scenarios/default.toml").expect("the embedded default scenario is valid (tested)")
+}

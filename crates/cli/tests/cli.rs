@@ -1,0 +1,171 @@
+//! The `wblab` command as a user meets it: exit codes, error messages, results directories.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn wblab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_wblab"))
+        .args(args)
+        .output()
+        .expect("wblab runs")
+}
+
+/// A fresh scratch directory under the target dir, removed first if a previous run left it.
+fn scratch(name: &str) -> PathBuf {
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = fs::remove_dir_all(&d);
+    fs::create_dir_all(&d).expect("scratch dir");
+    d
+}
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// A short version of the default experiment, written as a user would.
+const SHORT: &str = r#"
+name = "short"
+duration = "8s"
+seed = 7
+[machine]
+memory = "1GiB"
+cpus = 2
+[[device]]
+name = "sda"
+model = "hdd"
+[[task]]
+name = "dd"
+job = "dd"
+count = 2
+[[task]]
+name = "reader"
+job = "cat"
+file_size = "256MiB"
+start = "2s"
+"#;
+
+#[test]
+fn every_bad_scenario_exits_2_with_file_line_and_hint() {
+    let dir = repo_root().join("crates/scenario/tests/bad");
+    let mut n = 0;
+    for e in fs::read_dir(&dir).expect("bad corpus exists") {
+        let p = e.expect("dir entry").path();
+        if p.extension().is_none_or(|x| x != "toml") {
+            continue;
+        }
+        n += 1;
+        let out = wblab(&["run", "--quiet", p.to_str().expect("utf-8 path")]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{}: exit {:?}, stderr: {err}", p.display(), out.status);
+        let fname = p.file_name().unwrap().to_string_lossy();
+        assert!(err.contains(&*fname), "{}: error does not name the file: {err}", p.display());
+        assert!(
+            err.contains(&format!("{fname}:")),
+            "{}: error has no line number: {err}",
+            p.display()
+        );
+        assert!(!err.contains("panicked"), "{}: panic: {err}", p.display());
+        assert!(out.stdout.is_empty(), "{}: printed results for a bad file", p.display());
+    }
+    assert!(n >= 20, "the bad-scenario corpus has only {n} files");
+}
+
+#[test]
+fn missing_file_is_a_clear_error() {
+    let out = wblab(&["run", "--quiet", "/nonexistent/scenario.toml"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("/nonexistent/scenario.toml"), "{err}");
+}
+
+#[test]
+fn unknown_device_model_gets_a_hint() {
+    let out = wblab(&["device", "hdx"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("hdd"), "{err}");
+}
+
+#[test]
+fn same_scenario_and_seed_give_byte_identical_results() {
+    let dir = scratch("determinism");
+    let sc = dir.join("short.toml");
+    fs::write(&sc, SHORT).unwrap();
+    let a = dir.join("a");
+    let b = dir.join("b");
+    for out in [&a, &b] {
+        let o = wblab(&["run", "--quiet", "--trace-block", sc.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let mut names: Vec<_> = fs::read_dir(&a).unwrap().map(|e| e.unwrap().file_name()).collect();
+    names.sort();
+    for f in ["summary.json", "trace.txt", "timeseries.csv", "throttle.csv"] {
+        assert!(names.iter().any(|n| n == f), "{f} missing from results");
+    }
+    for n in &names {
+        let x = fs::read_to_string(a.join(n)).unwrap();
+        let y = fs::read_to_string(b.join(n)).unwrap();
+        assert!(!x.is_empty(), "{n:?} is empty");
+        // wall_seconds is a wall-clock measurement, the one line allowed to differ.
+        let strip = |s: &str| s.lines().filter(|l| !l.contains("\"wall_seconds\"")).collect::<Vec<_>>().join("\n");
+        assert!(strip(&x) == strip(&y), "{n:?} differs between two identical runs");
+    }
+    // A different seed is a different experiment: the summary must say so.
+    let c = dir.join("c");
+    let o = wblab(&["run", "--quiet", sc.to_str().unwrap(), "--seed", "8", "--out", c.to_str().unwrap()]);
+    assert!(o.status.success());
+    let s: serde_json::Value = serde_json::from_str(&fs::read_to_string(c.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(s["scenario"]["seed"], 8);
+}
+
+#[test]
+fn run_prints_a_table_and_json_has_every_task() {
+    let dir = scratch("table");
+    let sc = dir.join("short.toml");
+    fs::write(&sc, SHORT).unwrap();
+    let o = wblab(&["run", "--quiet", sc.to_str().unwrap(), "--out", dir.join("r").to_str().unwrap()]);
+    assert!(o.status.success());
+    let table = String::from_utf8_lossy(&o.stdout);
+    assert!(table.contains("reader"), "{table}");
+    assert!(table.contains("sda"), "{table}");
+
+    let o = wblab(&["run", "--quiet", "--json", sc.to_str().unwrap(), "--out", dir.join("j").to_str().unwrap()]);
+    assert!(o.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("--json prints JSON");
+    let tasks = v["tasks"].as_array().expect("tasks array");
+    assert_eq!(tasks.len(), 3);
+    let written: u64 = tasks.iter().map(|t| t["bytes_written"].as_u64().unwrap()).sum();
+    let read: u64 = tasks.iter().map(|t| t["bytes_read"].as_u64().unwrap()).sum();
+    assert!(written > 0 && read > 0, "writers wrote {written}, reader read {read}");
+    // Every default is explicit in the resolved scenario.
+    assert_eq!(v["scenario"]["sysctl"]["dirty_ratio"], 20);
+    assert!(v["scenario"]["devices"][0]["queue"]["nr_requests"].as_u64().is_some());
+}
+
+#[test]
+fn device_prints_the_models_figures() {
+    for m in ["hdd", "ssd"] {
+        let o = wblab(&["device", m, "--json"]);
+        assert!(o.status.success());
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let f = &v["figures"];
+        assert!(f["seq_write_mb_s"].as_f64().unwrap() > 0.0, "{m}: {f}");
+        assert!(f["rand_read_iops_qd1"].as_f64().unwrap() > 0.0, "{m}: {f}");
+    }
+}
+
+#[test]
+fn shipped_scenarios_all_parse() {
+    let dir = repo_root().join("scenarios");
+    let mut n = 0;
+    for e in fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "toml") {
+            n += 1;
+            let o = wblab(&["check", p.to_str().unwrap()]);
+            assert!(o.status.success(), "{}: {}", p.display(), String::from_utf8_lossy(&o.stderr));
+        }
+    }
+    assert!(n >= 3, "only {n} ready scenarios");
+}

@@ -1,0 +1,191 @@
+//! `[[device]]`: identity (name, model, size, device number), then the model's parameters,
+//! the queue and the bdi, each from its own module.
+
+use super::{bdi, model, queue};
+use crate::error::{Problem, Result};
+use crate::section::{Entry, Section};
+use crate::suggest;
+use wblab_sim::config::{default_queue, BdiConfig, DeviceConfig, DeviceModelConfig, HddParams};
+use wblab_sim::units::MIB;
+
+const IDENTITY_KEYS: &[&str] = &["name", "model", "size", "major", "minor"];
+
+/// sd (SCSI disk) and NVMe block majors.
+const SD_MAJOR: u32 = 8;
+const NVME_MAJOR: u32 = 259;
+
+/// Also accepts keys pasted with their sysfs path: `/sys/block/sda/queue/scheduler` becomes
+/// `queue/scheduler` and `/sys/class/bdi/8:0/max_ratio` becomes `bdi/max_ratio`.
+pub(super) fn normalize(key: String) -> String {
+    let after_device = |rest: &str| rest.split_once('/').map(|(_, knob)| knob.to_string());
+    if let Some(knob) = key.strip_prefix("/sys/block/").and_then(after_device) {
+        return knob;
+    }
+    if let Some(knob) = key.strip_prefix("/sys/class/bdi/").and_then(after_device) {
+        return format!("bdi/{knob}");
+    }
+    key
+}
+
+/// All devices, or one default HDD `sda` when the file declares none.
+pub(super) fn build_all(entry: Option<&Entry<'_>>, sections: &[Section<'_>]) -> Result<Vec<DeviceConfig>> {
+    if entry.is_none() {
+        let model = DeviceModelConfig::Hdd(HddParams::default());
+        return Ok(vec![DeviceConfig {
+            name: "sda".to_string(),
+            major: SD_MAJOR,
+            minor: 0,
+            size: default_size(&model),
+            queue: default_queue(&model),
+            model,
+            bdi: BdiConfig::default(),
+        }]);
+    }
+    if sections.is_empty() {
+        let at = entry.map_or(0, |e| e.value_at);
+        return Err(Problem::new(at, "no devices")
+            .key("device")
+            .hint("declare at least one [[device]] table"));
+    }
+    let (mut sd, mut nvme) = (0u32, 0u32);
+    let mut devices: Vec<DeviceConfig> = Vec::with_capacity(sections.len());
+    let mut min_ppm_total = 0;
+    for (i, sec) in sections.iter().enumerate() {
+        let name = match sec.get("name") {
+            Some(e) => device_name(e)?,
+            None => sd_name(i),
+        };
+        let default_number = if name.starts_with("nvme") {
+            nvme += 1;
+            (NVME_MAJOR, nvme - 1)
+        } else {
+            sd += 1;
+            (SD_MAJOR, 16 * (sd - 1))
+        };
+        let d = build(sec, name, default_number)?;
+        if devices.iter().any(|o| o.name == d.name) {
+            let at = sec.get("name").map_or(sec.at, |e| e.value_at);
+            return Err(Problem::new(at, format!("device name `{}` is used twice", d.name))
+                .key("name")
+                .hint("each [[device]] needs its own name"));
+        }
+        if let Some(o) = devices.iter().find(|o| (o.major, o.minor) == (d.major, d.minor)) {
+            return Err(sec
+                .conflict(
+                    &["major", "minor", "name"],
+                    format!("device number {}:{} is already `{}`'s", d.major, d.minor, o.name),
+                )
+                .hint("give this device its own major/minor"));
+        }
+        // bdi_set_min_ratio: the minimum shares of all bdis must stay below 100 %.
+        min_ppm_total += d.bdi.min_ratio_ppm;
+        if min_ppm_total >= bdi::PPM {
+            return Err(sec
+                .conflict(
+                    &["bdi/min_ratio", "bdi/min_ratio_fine"],
+                    "the bdi minimum ratios of all devices add up to 100% or more",
+                )
+                .hint("the kernel refuses a min_ratio that brings the sum to 100% (EINVAL)"));
+        }
+        devices.push(d);
+    }
+    Ok(devices)
+}
+
+fn build(sec: &Section<'_>, name: String, default_number: (u32, u32)) -> Result<DeviceConfig> {
+    let kind = sec.value_or("model", "hdd", |e| e.keyword(model::MODELS, "device model"))?;
+    check_keys(sec, kind)?;
+    let model = model::build(kind, sec)?;
+    let size = sec.value_or("size", default_size(&model), |e| {
+        let size = e.size_in(MIB, u64::MAX)?;
+        if size % 512 == 0 {
+            Ok(size)
+        } else {
+            Err(e.problem(format!("{size} bytes is not a whole number of 512-byte sectors")))
+        }
+    })?;
+    // MAJORBITS = 12, MINORBITS = 20.
+    let major = sec.value_or("major", default_number.0, |e| e.u32(1, (1 << 12) - 1))?;
+    let minor = sec.value_or("minor", default_number.1, |e| e.u32(0, (1 << 20) - 1))?;
+    Ok(DeviceConfig {
+        name,
+        major,
+        minor,
+        size,
+        queue: queue::build(sec, &model)?,
+        bdi: bdi::build(sec)?,
+        model,
+    })
+}
+
+/// Every key must belong to the device, its queue, its bdi or its model.
+fn check_keys(sec: &Section<'_>, kind: &str) -> Result<()> {
+    let groups = [IDENTITY_KEYS, queue::KEYS, queue::IOSCHED_KEYS, bdi::KEYS, model::keys(kind)];
+    let known = |k: &str| groups.iter().any(|g| g.contains(&k));
+    let Some(e) = sec.entries.iter().find(|e| !known(&e.key)) else {
+        return Ok(());
+    };
+    if model::is_param(&e.key) {
+        return Err(e
+            .key_problem(format!("does not apply to model `{kind}`"))
+            .hint(format!("{kind} parameters: {}", suggest::list(model::keys(kind)))));
+    }
+    let all: Vec<&str> = groups.concat();
+    // A bare `scheduler` or `max_ratio` is a known knob missing its directory.
+    let hint = suggest::did_you_mean(&e.key, &all).unwrap_or_else(|| {
+        "device keys: name, model, size, major, minor, queue/*, queue/iosched/*, bdi/*, and the model's parameters".to_string()
+    });
+    Err(e.key_problem("unknown key in [[device]]").hint(hint))
+}
+
+fn default_size(model: &DeviceModelConfig) -> u64 {
+    match model {
+        DeviceModelConfig::Hdd(_) => 4_000_000_000_000,
+        DeviceModelConfig::Ssd(_) => 1_000_000_000_000,
+    }
+}
+
+/// The kernel's own naming: no slashes or blanks (the name becomes a /dev and /mnt path).
+fn device_name(e: &Entry<'_>) -> Result<String> {
+    let name = e.str()?;
+    if name.is_empty() || name.contains(|c: char| c == '/' || c.is_whitespace() || c.is_control()) {
+        return Err(e
+            .problem(format!("`{name}` is not a block device name"))
+            .hint("use a name like \"sda\" or \"nvme0n1\""));
+    }
+    Ok(name.to_string())
+}
+
+/// sda, sdb, ..., sdz, sdaa, ...: the name sd gives its `i`-th disk.
+fn sd_name(i: usize) -> String {
+    let mut letters = Vec::new();
+    let mut n = i + 1;
+    while n > 0 {
+        n -= 1;
+        letters.push(char::from(b'a' + (n % 26) as u8));
+        n /= 26;
+    }
+    letters.reverse();
+    format!("sd{}", letters.into_iter().collect::<String>())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sd_names() {
+        assert_eq!(sd_name(0), "sda");
+        assert_eq!(sd_name(25), "sdz");
+        assert_eq!(sd_name(26), "sdaa");
+        assert_eq!(sd_name(27), "sdab");
+        assert_eq!(sd_name(26 + 26 * 26), "sdaaa");
+    }
+
+    #[test]
+    fn sysfs_paths() {
+        assert_eq!(normalize("/sys/block/sda/queue/scheduler".into()), "queue/scheduler");
+        assert_eq!(normalize("/sys/class/bdi/8:0/max_ratio".into()), "bdi/max_ratio");
+        assert_eq!(normalize("queue/nr_requests".into()), "queue/nr_requests");
+    }
+}

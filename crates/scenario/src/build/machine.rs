@@ -1,0 +1,38 @@
+//! `[machine]`: memory, CPUs and the cost of copying.
+
+use crate::error::Result;
+use crate::section::Section;
+use crate::units::format_size;
+use wblab_sim::config::MachineConfig;
+use wblab_sim::units::{GIB, MIB};
+
+const KEYS: &[&str] = &["memory", "cpus", "memory_bandwidth", "unreclaimable", "syscall_overhead"];
+/// Below this the kernel's watermarks and reserves leave no page cache worth modelling.
+const MIN_MEMORY: u64 = 64 * MIB;
+/// A bound that keeps page counts far from overflow in the model's arithmetic.
+const MAX_MEMORY: u64 = 64 * 1024 * GIB;
+
+pub(super) fn build(sec: &Section<'_>) -> Result<MachineConfig> {
+    sec.reject_unknown(KEYS, "key in [machine]")?;
+    let mut m = MachineConfig::default();
+    sec.read("memory", &mut m.memory, |e| e.size_in(MIN_MEMORY, MAX_MEMORY))?;
+    // NR_CPUS of a distribution x86-64 kernel.
+    sec.read("cpus", &mut m.cpus, |e| e.u32(1, 4096))?;
+    sec.read("memory_bandwidth", &mut m.memory_bandwidth, |e| e.rate())?;
+    sec.read("unreclaimable", &mut m.unreclaimable, |e| e.size())?;
+    sec.read("syscall_overhead", &mut m.syscall_overhead, |e| e.duration_in(0, 1_000_000_000))?;
+    // Half of memory is generous: the model needs room for page cache and its watermarks.
+    if m.unreclaimable > m.memory / 2 {
+        return Err(sec
+            .conflict(
+                &["unreclaimable", "memory"],
+                format!(
+                    "unreclaimable memory ({}) is more than half of memory ({})",
+                    format_size(m.unreclaimable),
+                    format_size(m.memory)
+                ),
+            )
+            .hint("lower unreclaimable or raise memory"));
+    }
+    Ok(m)
+}

@@ -1,0 +1,144 @@
+//! `queue/*` and `queue/iosched/*`: `/sys/block/<dev>/queue/` as `block/blk-sysfs.c` and
+//! `block/mq-deadline.c` accept it.
+
+use crate::error::Result;
+use crate::section::{Entry, Section};
+use crate::suggest;
+use wblab_sim::config::{default_queue, DeviceModelConfig, QueueConfig, SchedulerKind};
+
+pub(super) const KEYS: &[&str] = &[
+    "queue/scheduler",
+    "queue/nr_requests",
+    "queue/max_sectors_kb",
+    "queue/wbt_lat_usec",
+    "queue/read_ahead_kb",
+    "queue/nomerges",
+    "queue/rotational",
+    "queue/write_cache",
+];
+
+pub(super) const IOSCHED_KEYS: &[&str] = &[
+    "queue/iosched/read_expire",
+    "queue/iosched/write_expire",
+    "queue/iosched/fifo_batch",
+    "queue/iosched/writes_starved",
+    "queue/iosched/front_merges",
+    "queue/iosched/async_depth",
+];
+
+/// BLKDEV_MIN_RQ: the smallest `nr_requests`.
+const MIN_NR_REQUESTS: u32 = 4;
+/// MAX_SCHED_RQ = 16 * BLKDEV_DEFAULT_RQ: the largest `nr_requests` with an elevator.
+const MAX_SCHED_RQ: u32 = 2048;
+/// `max_hw_sectors_kb` of the modelled SATA/NVMe host (`max_sectors_kb` cannot exceed it).
+const MAX_HW_SECTORS_KB: u32 = 32767;
+/// `INT_MAX`, the bound of mq-deadline's `int` tunables.
+const INT_MAX: u32 = i32::MAX as u32;
+
+/// Accepted elevator names: `deadline` is the kernel's alias of mq-deadline.
+const SCHEDULERS: &[&str] = &["none", "mq-deadline", "deadline"];
+const UNMODELLED_SCHEDULERS: &[&str] = &["kyber", "bfq"];
+
+/// The queue as probed for `model`, then the file's `queue/*` writes: the scheduler first,
+/// because switching elevators resets `nr_requests`, then everything else.
+pub(super) fn build(sec: &Section<'_>, model: &DeviceModelConfig) -> Result<QueueConfig> {
+    let mut q = default_queue(model);
+    let (depth, has_cache) = match model {
+        DeviceModelConfig::Hdd(p) => (p.queue_depth, p.write_cache),
+        DeviceModelConfig::Ssd(p) => (p.queue_depth, p.write_cache),
+    };
+    if let Some(e) = sec.get("queue/scheduler") {
+        q.scheduler = scheduler(e)?;
+        // blk_mq_init_sched / elevator_switch to none: 2 * min(depth, BLKDEV_DEFAULT_RQ) or the
+        // tag set's depth.
+        q.nr_requests = match q.scheduler {
+            SchedulerKind::MqDeadline => 2 * depth.min(128),
+            SchedulerKind::None => depth,
+        };
+    }
+    if q.scheduler == SchedulerKind::None {
+        if let Some(e) = sec.last_of(IOSCHED_KEYS) {
+            return Err(e
+                .key_problem("is an mq-deadline tunable, but the scheduler is `none`")
+                .hint("set \"queue/scheduler\" = \"mq-deadline\" (the default for model = \"hdd\")"));
+        }
+    }
+
+    let max_nr = match q.scheduler {
+        SchedulerKind::MqDeadline => MAX_SCHED_RQ,
+        SchedulerKind::None => depth,
+    };
+    sec.read("queue/nr_requests", &mut q.nr_requests, |e| {
+        e.u32(MIN_NR_REQUESTS, max_nr.max(MIN_NR_REQUESTS)).map_err(|p| {
+            p.hint(format!(
+                "at least {MIN_NR_REQUESTS} (BLKDEV_MIN_RQ); at most {MAX_SCHED_RQ} with mq-deadline (MAX_SCHED_RQ), the device's queue_depth ({depth}) with none"
+            ))
+        })
+    })?;
+    sec.read("queue/max_sectors_kb", &mut q.max_sectors_kb, |e| {
+        e.u32(4, MAX_HW_SECTORS_KB)
+            .map_err(|p| p.hint(format!("at least one page (4), at most max_hw_sectors_kb ({MAX_HW_SECTORS_KB})")))
+    })?;
+    sec.read("queue/rotational", &mut q.rotational, |e| e.boolean())?;
+    if let Some(e) = sec.get("queue/wbt_lat_usec") {
+        // -1 restores wbt_default_latency_nsec(), which depends on the rotational flag.
+        q.wbt_lat_usec = match e.int(-1, i64::MAX / 1000)? {
+            -1 if q.rotational => 75_000,
+            -1 => 2_000,
+            v => v.unsigned_abs(),
+        };
+    }
+    sec.read("queue/read_ahead_kb", &mut q.read_ahead_kb, |e| e.u32(0, INT_MAX))?;
+    sec.read("queue/nomerges", &mut q.nomerges, |e| {
+        e.u32(0, 2)
+            .map_err(|p| p.hint("0 = all merges, 1 = simple one-hit merges only, 2 = no merges"))
+    })?;
+    if let Some(e) = sec.get("queue/write_cache") {
+        let back = e.keyword(&["write back", "write through", "none"], "write cache mode")? == "write back";
+        if back && !has_cache {
+            return Err(e
+                .problem("\"write back\" needs a volatile cache, but the device model has write_cache = false")
+                .hint("set write_cache = true in this [[device]] (the model's cache) or use \"write through\""));
+        }
+        q.write_cache = back;
+    }
+
+    let d = &mut q.iosched;
+    sec.read("queue/iosched/read_expire", &mut d.read_expire_ms, |e| {
+        e.uint(0, u64::from(INT_MAX))
+    })?;
+    sec.read("queue/iosched/write_expire", &mut d.write_expire_ms, |e| {
+        e.uint(0, u64::from(INT_MAX))
+    })?;
+    sec.read("queue/iosched/fifo_batch", &mut d.fifo_batch, |e| e.u32(1, INT_MAX))?;
+    sec.read("queue/iosched/writes_starved", &mut d.writes_starved, |e| e.u32(0, INT_MAX))?;
+    sec.read("queue/iosched/front_merges", &mut d.front_merges, |e| e.boolean())?;
+    let nr = q.nr_requests;
+    sec.read("queue/iosched/async_depth", &mut q.iosched.async_depth, |e| {
+        e.u32(0, nr)
+            .map_err(|p| p.hint(format!("0 means nr_requests ({nr}); larger values are capped by it")))
+    })?;
+    Ok(q)
+}
+
+/// A scheduler name as written to `queue/scheduler`, or as read back from it
+/// (`"[mq-deadline] none"`: the bracketed one is active).
+fn scheduler(e: &Entry<'_>) -> Result<SchedulerKind> {
+    let raw = e.str()?.trim();
+    let name = match (raw.find('['), raw.find(']')) {
+        (Some(open), Some(close)) if open < close => &raw[open + 1..close],
+        _ => raw,
+    };
+    if UNMODELLED_SCHEDULERS.contains(&name) {
+        return Err(e
+            .problem(format!("scheduler `{name}` is not modelled"))
+            .hint("modelled: `none`, `mq-deadline`"));
+    }
+    match name {
+        "none" => Ok(SchedulerKind::None),
+        "mq-deadline" | "deadline" => Ok(SchedulerKind::MqDeadline),
+        _ => Err(e
+            .problem(format!("unknown scheduler `{name}`"))
+            .hint(suggest::hint(name, SCHEDULERS))),
+    }
+}

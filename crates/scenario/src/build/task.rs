@@ -1,0 +1,280 @@
+//! `[[task]]`: who runs, on which device and file, when, and the job's own knobs.
+
+use crate::error::Result;
+use crate::section::{Entry, Section};
+use crate::suggest;
+use crate::units::{format_duration, format_size};
+use wblab_sim::config::{DeviceConfig, JobConfig, TaskConfig};
+use wblab_sim::units::{GIB, KIB, MIB};
+use wblab_sim::Ns;
+
+const COMMON_KEYS: &[&str] = &["name", "job", "count", "device", "file", "start", "stop"];
+
+/// Each job with the keys it takes besides the common ones.
+const JOBS: &[(&str, &[&str])] = &[
+    ("dd", &["bs", "size", "blocks", "fsync", "direct", "conv", "oflag"]),
+    ("cat", &["bs", "file_size"]),
+    ("randread", &["bs", "file_size", "direct", "think"]),
+    ("fsync", &["bytes", "interval"]),
+    ("sync", &["interval"]),
+];
+
+const JOB_NAMES: &[&str] = &["dd", "cat", "randread", "fsync", "sync"];
+
+/// MAX_RW_COUNT: the most one read()/write() moves.
+const MAX_RW_COUNT: u64 = 0x7fff_f000;
+/// The logical block size O_DIRECT transfers must be aligned to.
+const DIRECT_ALIGN: u64 = 512;
+const MAX_INSTANCES: u32 = 100_000;
+
+pub(super) fn build(sec: &Section<'_>, devices: &[DeviceConfig], duration: Ns) -> Result<TaskConfig> {
+    let name = match sec.get("name") {
+        Some(e) => task_name(e)?,
+        None => {
+            return Err(sec
+                .missing("name", "this [[task]] has no name")
+                .hint("add name = \"...\": it labels the task in tables and traces"))
+        }
+    };
+    let job = match sec.get("job") {
+        Some(e) => e.keyword(JOB_NAMES, "job")?,
+        None => {
+            return Err(sec
+                .missing("job", format!("task `{name}` has no job"))
+                .hint(format!("add job = \"dd\" (one of {})", suggest::list(JOB_NAMES))))
+        }
+    };
+    check_keys(sec, job)?;
+
+    let count = sec.value_or("count", 1, |e| {
+        e.u32(1, MAX_INSTANCES)
+            .map_err(|p| p.hint("count is the number of identical tasks"))
+    })?;
+    let (device, file) = placement(sec, &name, devices)?;
+    // Only a file the user wrote can lack {n}: the default has it.
+    if let Some(e) = sec.get("file").filter(|_| count > 1 && job != "sync" && !file.contains("{n}")) {
+        return Err(e
+            .problem(format!("the {count} instances would all use the same file"))
+            .hint("put {n} in the path; it becomes the instance number, e.g. \"/mnt/sda/big{n}\""));
+    }
+    let start = sec.value_or("start", 0, |e| {
+        let start = e.duration()?;
+        if start < duration {
+            Ok(start)
+        } else {
+            Err(e.problem(format!("starts at or after the end of the run ({})", format_duration(duration))))
+        }
+    })?;
+    let stop = match sec.get("stop") {
+        Some(e) => match e.duration()? {
+            stop if stop > start => Some(stop),
+            stop => {
+                return Err(e
+                    .problem(format!(
+                        "stop ({}) is not after start ({})",
+                        format_duration(stop),
+                        format_duration(start)
+                    ))
+                    .hint("stop is an absolute time since the run began, like start"))
+            }
+        },
+        None => None,
+    };
+    Ok(TaskConfig {
+        name,
+        count,
+        device,
+        file,
+        start,
+        stop,
+        job: job_config(sec, job)?,
+    })
+}
+
+fn job_keys(job: &str) -> &'static [&'static str] {
+    JOBS.iter().find(|(j, _)| *j == job).map_or(&[], |(_, keys)| keys)
+}
+
+/// Every key is common or belongs to `job`; a key of another job is named as such.
+fn check_keys(sec: &Section<'_>, job: &str) -> Result<()> {
+    let own = job_keys(job);
+    let Some(e) = sec
+        .entries
+        .iter()
+        .find(|e| !COMMON_KEYS.contains(&e.key.as_str()) && !own.contains(&e.key.as_str()))
+    else {
+        return Ok(());
+    };
+    let valid: Vec<&str> = [COMMON_KEYS, own].concat();
+    if JOBS.iter().any(|(_, keys)| keys.contains(&e.key.as_str())) {
+        return Err(e
+            .key_problem(format!("does not apply to job `{job}`"))
+            .hint(format!("keys of a `{job}` task: {}", suggest::list(&valid))));
+    }
+    let hint = suggest::did_you_mean(&e.key, &valid).unwrap_or_else(|| format!("keys of a `{job}` task: {}", suggest::list(&valid)));
+    Err(e.key_problem("unknown key in [[task]]").hint(hint))
+}
+
+fn task_name(e: &Entry<'_>) -> Result<String> {
+    let name = e.str()?;
+    if name.trim().is_empty() || name.contains(char::is_control) {
+        return Err(e
+            .problem("a task name must be non-empty printable text")
+            .hint("e.g. name = \"writer\""));
+    }
+    Ok(name.to_string())
+}
+
+/// The device in `/mnt/<device>/...`, if the path has that shape.
+fn mount_of(file: &str) -> Option<&str> {
+    file.strip_prefix("/mnt/")?.split_once('/').map(|(dev, _)| dev)
+}
+
+/// The task's device (given, else read from a `/mnt/<dev>/` path, else the first) and file.
+fn placement(sec: &Section<'_>, name: &str, devices: &[DeviceConfig]) -> Result<(usize, String)> {
+    let names: Vec<&str> = devices.iter().map(|d| d.name.as_str()).collect();
+    let index_of = |n: &str| names.iter().position(|d| *d == n);
+    let given = match sec.get("device") {
+        Some(e) => {
+            let dev = e.str()?;
+            let i = index_of(dev).ok_or_else(|| e.problem(format!("no device named `{dev}`")).hint(suggest::hint(dev, &names)))?;
+            Some(i)
+        }
+        None => None,
+    };
+    let file = match sec.get("file") {
+        Some(e) => {
+            let file = e.str()?;
+            if !file.starts_with('/') || file.ends_with('/') || file.contains('\0') {
+                return Err(e
+                    .problem(format!("`{file}` is not an absolute file path"))
+                    .hint("e.g. file = \"/mnt/sda/big{n}\""));
+            }
+            if let (Some(i), Some(mount)) = (given, mount_of(file)) {
+                if mount != names[i] && index_of(mount).is_some() {
+                    return Err(e
+                        .problem(format!("the file is under /mnt/{mount}, but the task's device is `{}`", names[i]))
+                        .hint("make the path and `device` agree, or drop `device`: it is read from /mnt/<device>/"));
+                }
+            }
+            Some(file.to_string())
+        }
+        None => None,
+    };
+    let device = given.or_else(|| file.as_deref().and_then(mount_of).and_then(index_of)).unwrap_or(0);
+    let file = file.unwrap_or_else(|| format!("/mnt/{}/{name}{{n}}", names[device]));
+    Ok((device, file))
+}
+
+fn job_config(sec: &Section<'_>, job: &str) -> Result<JobConfig> {
+    let bs = |default: u64| sec.value_or("bs", default, |e| e.size_in(1, MAX_RW_COUNT).map_err(|p| p.hint(RW_HINT)));
+    let file_size = || sec.value_or("file_size", GIB, |e| e.size_in(1, u64::MAX));
+    let interval = |default: Ns| sec.value_or("interval", default, |e| e.duration_in(1_000_000, u64::MAX));
+    Ok(match job {
+        "dd" => dd(sec, bs(MIB)?)?,
+        "cat" => JobConfig::Cat {
+            bs: bs(128 * KIB)?,
+            file_size: file_size()?,
+        },
+        "randread" => {
+            let bs = bs(4 * KIB)?;
+            let file_size = file_size()?;
+            if bs > file_size {
+                return Err(sec.conflict(
+                    &["bs", "file_size"],
+                    format!("bs ({}) is larger than the file ({})", format_size(bs), format_size(file_size)),
+                ));
+            }
+            let direct = sec.value_or("direct", true, |e| e.boolean())?;
+            check_direct(sec, direct, bs)?;
+            let think = sec.value_or("think", 0, |e| e.duration())?;
+            JobConfig::Randread {
+                bs,
+                file_size,
+                direct,
+                think,
+            }
+        }
+        "fsync" => JobConfig::Fsync {
+            bytes: sec.value_or("bytes", 4 * KIB, |e| e.size_in(0, MAX_RW_COUNT).map_err(|p| p.hint(RW_HINT)))?,
+            interval: interval(100_000_000)?,
+        },
+        _ => JobConfig::Sync {
+            interval: interval(5_000_000_000)?,
+        },
+    })
+}
+
+const RW_HINT: &str = "Linux moves at most 0x7ffff000 bytes (MAX_RW_COUNT) per read()/write()";
+
+/// `dd`: size in bytes or in blocks of `bs`, and `conv=fsync` / `oflag=direct` either as
+/// booleans or in dd's own words.
+fn dd(sec: &Section<'_>, bs: u64) -> Result<JobConfig> {
+    if sec.get("size").is_some() && sec.get("blocks").is_some() {
+        return Err(sec
+            .conflict(&["size", "blocks"], "set either size or blocks, not both")
+            .hint("size = blocks * bs"));
+    }
+    let size = match (sec.get("size"), sec.get("blocks")) {
+        (Some(e), _) => Some(e.size_in(1, u64::MAX)?),
+        (_, Some(e)) => {
+            let blocks = e.uint(1, u64::MAX)?;
+            Some(
+                blocks
+                    .checked_mul(bs)
+                    .ok_or_else(|| e.problem("blocks * bs does not fit in 64 bits"))?,
+            )
+        }
+        _ => None,
+    };
+    let fsync = flag(sec, "fsync", "conv", &["fsync", "fdatasync"])?;
+    let direct = flag(sec, "direct", "oflag", &["direct"])?;
+    check_direct(sec, direct, bs)?;
+    Ok(JobConfig::Dd { bs, size, fsync, direct })
+}
+
+/// A dd option given as `key = true` or as `dd_key = "word,word"` (one of them, not both).
+fn flag(sec: &Section<'_>, key: &str, dd_key: &str, words: &[&str]) -> Result<bool> {
+    match (sec.get(key), sec.get(dd_key)) {
+        (Some(_), Some(_)) => Err(sec.conflict(&[key, dd_key], format!("set either {key} or {dd_key}, not both"))),
+        (Some(e), None) => e.boolean(),
+        (None, Some(e)) => {
+            let mut on = false;
+            for word in e.str()?.split(',').map(str::trim) {
+                if words.contains(&word) {
+                    on = true;
+                } else {
+                    return Err(e
+                        .problem(format!("{dd_key}={word} is not modelled"))
+                        .hint(format!("modelled: {}", suggest::list(words))));
+                }
+            }
+            Ok(on)
+        }
+        (None, None) => Ok(false),
+    }
+}
+
+/// O_DIRECT transfers must be multiples of the logical block size, or the kernel says EINVAL.
+fn check_direct(sec: &Section<'_>, direct: bool, bs: u64) -> Result<()> {
+    if direct && bs % DIRECT_ALIGN != 0 {
+        return Err(sec
+            .conflict(
+                &["bs", "direct", "oflag"],
+                format!("O_DIRECT needs bs to be a multiple of {DIRECT_ALIGN}, got {bs}"),
+            )
+            .hint("the kernel fails misaligned O_DIRECT I/O with EINVAL"));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn job_names_match_the_job_table() {
+        let from_table: Vec<&str> = JOBS.iter().map(|(j, _)| *j).collect();
+        assert_eq!(from_table, JOB_NAMES);
+    }
+}

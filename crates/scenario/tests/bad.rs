@@ -1,0 +1,141 @@
+//! The corpus of broken scenarios in `tests/bad/`: each must fail with the error its header
+//! comments announce, at the right line, naming the file, the key and a hint.
+//!
+//! Header comments: `# expect: <substring of the message>`, `# expect-line: <N>`, and optionally
+//! `# expect-key: <key>` and `# expect-hint: <substring of the hint>`.
+
+use std::path::{Path, PathBuf};
+use wblab_scenario::{load, ScenarioError};
+
+struct Expectation {
+    message: String,
+    line: usize,
+    key: Option<String>,
+    hint: Option<String>,
+}
+
+fn expectation(path: &Path) -> Expectation {
+    let text = std::fs::read_to_string(path).unwrap();
+    let field = |name: &str| {
+        text.lines()
+            .take_while(|l| l.starts_with('#'))
+            .find_map(|l| l.strip_prefix(&format!("# {name}: ")))
+            .map(str::to_string)
+    };
+    let message = field("expect").unwrap_or_else(|| panic!("{}: no `# expect:` line", path.display()));
+    assert!(
+        text.starts_with("# expect: "),
+        "{}: `# expect:` must be the first line",
+        path.display()
+    );
+    let line = field("expect-line")
+        .and_then(|l| l.parse().ok())
+        .unwrap_or_else(|| panic!("{}: no `# expect-line:`", path.display()));
+    Expectation {
+        message,
+        line,
+        key: field("expect-key"),
+        hint: field("expect-hint"),
+    }
+}
+
+fn bad_files() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/bad");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    files.sort();
+    files
+}
+
+fn check(path: &Path, want: &Expectation, e: &ScenarioError) -> Result<(), String> {
+    let file = path.display().to_string();
+    let shown = e.to_string();
+    let mut wrong = Vec::new();
+    if !e.message.contains(&want.message) {
+        wrong.push(format!("message lacks `{}`", want.message));
+    }
+    if e.file != file || !shown.contains(&format!("{file}:{}:", e.line)) {
+        wrong.push("does not name the file and line".to_string());
+    }
+    if e.line != want.line {
+        wrong.push(format!("line {} instead of {}", e.line, want.line));
+    }
+    if let Some(key) = &want.key {
+        if e.key.as_deref() != Some(key.as_str()) || !shown.contains(&format!("key `{key}`")) {
+            wrong.push(format!("key {:?} instead of `{key}`", e.key));
+        }
+    }
+    if let Some(hint) = &want.hint {
+        if !e.hint.as_deref().is_some_and(|h| h.contains(hint.as_str())) || !shown.contains("\n  hint: ") {
+            wrong.push(format!("hint {:?} lacks `{hint}`", e.hint));
+        }
+    }
+    if wrong.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("{}: {}\n{shown}", path.display(), wrong.join("; ")))
+    }
+}
+
+#[test]
+fn every_bad_scenario_fails_as_announced() {
+    let files = bad_files();
+    assert!(files.len() >= 24, "only {} bad scenarios", files.len());
+    let mut failures = Vec::new();
+    for path in &files {
+        let want = expectation(path);
+        match load(path) {
+            Ok(_) => failures.push(format!("{}: parsed without error", path.display())),
+            Err(e) => {
+                if let Err(msg) = check(path, &want, &e) {
+                    failures.push(msg);
+                }
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} bad scenarios:\n\n{}",
+        failures.len(),
+        files.len(),
+        failures.join("\n\n")
+    );
+}
+
+#[test]
+fn typos_get_a_did_you_mean() {
+    let typos = [
+        "sysctl-typo",
+        "unknown-top-level-key",
+        "scheduler-typo",
+        "unknown-model-typo",
+        "unknown-job",
+        "task-key-typo",
+    ];
+    for name in typos {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/bad/{name}.toml"));
+        let e = load(&path).unwrap_err();
+        assert!(e.hint.as_deref().is_some_and(|h| h.starts_with("did you mean `")), "{name}: {e}");
+    }
+}
+
+#[test]
+fn unreadable_file_is_named() {
+    let e = load(Path::new("no/such/scenario.toml")).unwrap_err();
+    assert_eq!((e.file.as_str(), e.line), ("no/such/scenario.toml", 0));
+    assert!(e
+        .to_string()
+        .starts_with("error: no/such/scenario.toml: cannot read the scenario file"));
+}
+
+#[test]
+fn display_matches_the_documented_shape() {
+    let e = wblab_scenario::parse("[sysctl]\n\"vm.dirty_ratoi\" = 20\n", "scenarios/x.toml").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "error: scenarios/x.toml:2:1: key `vm.dirty_ratoi`: unknown sysctl\n  hint: did you mean `vm.dirty_ratio`?"
+    );
+}
