@@ -5,10 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn wblab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_wblab"))
-        .args(args)
-        .output()
-        .expect("wblab runs")
+    Command::new(env!("CARGO_BIN_EXE_wblab")).args(args).output().expect("wblab runs")
 }
 
 /// A fresh scratch directory under the target dir, removed first if a previous run left it.
@@ -95,7 +92,14 @@ fn same_scenario_and_seed_give_byte_identical_results() {
     let a = dir.join("a");
     let b = dir.join("b");
     for out in [&a, &b] {
-        let o = wblab(&["run", "--quiet", "--trace-block", sc.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+        let o = wblab(&[
+            "run",
+            "--quiet",
+            "--trace-block",
+            sc.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ]);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     }
     let mut names: Vec<_> = fs::read_dir(&a).unwrap().map(|e| e.unwrap().file_name()).collect();
@@ -130,7 +134,14 @@ fn run_prints_a_table_and_json_has_every_task() {
     assert!(table.contains("reader"), "{table}");
     assert!(table.contains("sda"), "{table}");
 
-    let o = wblab(&["run", "--quiet", "--json", sc.to_str().unwrap(), "--out", dir.join("j").to_str().unwrap()]);
+    let o = wblab(&[
+        "run",
+        "--quiet",
+        "--json",
+        sc.to_str().unwrap(),
+        "--out",
+        dir.join("j").to_str().unwrap(),
+    ]);
     assert!(o.status.success());
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("--json prints JSON");
     let tasks = v["tasks"].as_array().expect("tasks array");

@@ -9,10 +9,10 @@ use crate::config::{JobConfig, Scenario};
 use crate::drivers::Op;
 use crate::engine::time::NSEC_PER_SEC;
 use crate::engine::{Clock, EventQueue, RngStream};
-use crate::fs::fs_writeback::Wb;
 use crate::fs::block_alloc::{BlockMap, DevAllocator};
+use crate::fs::fs_writeback::Wb;
 use crate::fs::inode::Inode;
-use crate::kernel::cpu::{CpuPool, Started, Who};
+use crate::kernel::cpu::{CpuPool, Started, Who, WAKEUP_COST_NS};
 use crate::kernel::task::{Phase, Task};
 use crate::metrics::trace::{TraceEvent, TraceRecord};
 use crate::metrics::{DeviceResult, LatencyHist, RunResult, TaskResult, ThrottleSample, VmstatSample};
@@ -180,12 +180,15 @@ impl Machine {
                     ra_size: 0,
                     ra_async: 0,
                     synced: false,
+                    on_cpu: false,
+                    waking: false,
                     rng: RngStream::new(cfg.seed, &format!("task/{}/{}", tc.name, i)),
                 });
                 pid += 1;
             }
         }
         let ncpus = cfg.machine.cpus.max(1);
+        let ntasks = tasks.len();
         Machine {
             clock,
             q: EventQueue::new(),
@@ -197,7 +200,7 @@ impl Machine {
             inodes,
             allocs,
             tasks,
-            cpus: CpuPool::new(ncpus),
+            cpus: CpuPool::new(ncpus, ntasks, cfg.devices.len()),
             lru: Lru::default(),
             policy: Box::new(Modern),
             bdp_ratelimits: vec![0; ncpus as usize],
@@ -252,6 +255,9 @@ impl Machine {
     /// Run `burst` ns of CPU for `who`; the entity continues when `CpuDone` fires.
     pub fn cpu_run(&mut self, who: Who, burst: Ns) {
         let now = self.now();
+        if let Who::Task(t) = who {
+            self.tasks[t as usize].on_cpu = true;
+        }
         if let Some(s) = self.cpus.request(now, who, burst.max(1)) {
             self.cpu_started(s);
         }
@@ -671,6 +677,17 @@ impl Machine {
         }
     }
 
+    /// A sleeping task was woken: it goes on once the scheduler gives it a CPU
+    /// (`try_to_wake_up`, then the context switch back into the task).
+    fn task_wake(&mut self, tid: u32) {
+        let task = &mut self.tasks[tid as usize];
+        if task.is_done() || task.on_cpu || task.waking {
+            return;
+        }
+        task.waking = true;
+        self.cpu_run(Who::Task(tid), WAKEUP_COST_NS);
+    }
+
     fn on_cpu_done(&mut self, cpu: u16) {
         let now = self.now();
         let (who, next) = self.cpus.finish(now, cpu);
@@ -678,7 +695,15 @@ impl Machine {
             self.cpu_started(s);
         }
         match who {
-            Some(Who::Task(t)) => self.task_cpu_done(t),
+            Some(Who::Task(t)) => {
+                let task = &mut self.tasks[t as usize];
+                task.on_cpu = false;
+                if std::mem::take(&mut task.waking) {
+                    self.task_run(t);
+                } else {
+                    self.task_cpu_done(t);
+                }
+            }
             Some(Who::Flusher(w)) => {
                 self.flushers[w as usize].on_cpu = false;
                 self.flusher_continue(w);
@@ -689,11 +714,11 @@ impl Machine {
 
     fn dispatch(&mut self, ev: Event) {
         match ev {
-            Event::TaskRun(t) => self.task_run(t),
+            Event::TaskRun(t) => self.task_wake(t),
             Event::TaskTimeout(t, gen) => {
                 if self.tasks[t as usize].wait_gen == gen {
                     self.reclaim_waiters.retain(|&w| w != t);
-                    self.task_run(t);
+                    self.task_wake(t);
                 }
             }
             Event::CpuDone(c) => self.on_cpu_done(c),

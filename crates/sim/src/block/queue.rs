@@ -171,7 +171,11 @@ impl BlockQueue {
                 (self.pool.len() - 1) as u32
             }
         };
-        let sector = if sector + nr_sectors > self.capacity_sectors { sector % (self.capacity_sectors - nr_sectors.min(self.capacity_sectors / 2)) } else { sector };
+        let sector = if sector + nr_sectors > self.capacity_sectors {
+            sector % (self.capacity_sectors - nr_sectors.min(self.capacity_sectors / 2))
+        } else {
+            sector
+        };
         let r = &mut self.pool[id as usize];
         r.op = op;
         r.sector = sector;

@@ -82,6 +82,10 @@ pub struct Task {
     pub ra_async: u64,
     /// `conv=fsync` done.
     pub synced: bool,
+    /// Holds or waits for a CPU (a burst is in progress).
+    pub on_cpu: bool,
+    /// The burst in progress is the wakeup, not a copy.
+    pub waking: bool,
     /// The task's own random stream (randread offsets).
     pub rng: RngStream,
 }

@@ -461,7 +461,10 @@ impl Machine {
         while off < end {
             // O_DIRECT writes allocate at submission; the request stops at an extent end.
             let in_page = off % PAGE_SIZE;
-            let (page_sector, contig) = self.inodes[ino as usize].blocks.map(off / PAGE_SIZE, (end - off).div_ceil(PAGE_SIZE), &mut self.allocs[dev]);
+            let (page_sector, contig) =
+                self.inodes[ino as usize]
+                    .blocks
+                    .map(off / PAGE_SIZE, (end - off).div_ceil(PAGE_SIZE), &mut self.allocs[dev]);
             let len = (end - off).min(max).min(contig * PAGE_SIZE - in_page);
             let sector = page_sector + in_page / 512;
             let id = self.queues[dev].alloc(op, sector, len.div_ceil(512), None, Submitter::Task(tid), true, false, false, true);
