@@ -170,6 +170,8 @@ fn cmd_device(model: &str, json: bool) -> ExitCode {
         queue: default_queue(&m),
         model: m,
         bdi: Default::default(),
+        fs: None,
+        throttle: Default::default(),
     };
     let f = wblab_sim::drivers::characterize::characterize(&cfg);
     if json {

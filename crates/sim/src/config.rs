@@ -83,6 +83,49 @@ pub struct DeviceConfig {
     pub model: DeviceModelConfig,
     pub queue: QueueConfig,
     pub bdi: BdiConfig,
+    /// File system the device carries (`ext4`, `xfs`, `btrfs`): mkfs'd by `wblab measure`;
+    /// the simulator's allocator does not depend on it yet.
+    pub fs: Option<String>,
+    /// blk-throttle limits on the device (cgroup v2 `io.max`, v1 `blkio.throttle.*`).
+    pub throttle: BlkThrottleConfig,
+}
+
+/// Bandwidth and IOPS limits of blk-throttle; `None` = unlimited.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct BlkThrottleConfig {
+    pub read_bps: Option<u64>,
+    pub write_bps: Option<u64>,
+    pub read_iops: Option<u64>,
+    pub write_iops: Option<u64>,
+}
+
+impl BlkThrottleConfig {
+    pub fn is_limited(&self) -> bool {
+        self.read_bps.is_some() || self.write_bps.is_some() || self.read_iops.is_some() || self.write_iops.is_some()
+    }
+}
+
+/// A loop block device over a file on a faster disk, as `losetup --direct-io` makes it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LoopParams {
+    /// Bandwidth of the backing store for reads and writes, bytes/s.
+    pub backing_read_bandwidth: u64,
+    pub backing_write_bandwidth: u64,
+    /// Latency of one backing I/O, ns.
+    pub backing_latency: Ns,
+    /// Requests the loop driver works on at once.
+    pub queue_depth: u32,
+}
+
+impl Default for LoopParams {
+    fn default() -> Self {
+        LoopParams {
+            backing_read_bandwidth: 1_500 * MIB,
+            backing_write_bandwidth: 1_000 * MIB,
+            backing_latency: 100_000,
+            queue_depth: 128,
+        }
+    }
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -90,6 +133,7 @@ pub struct DeviceConfig {
 pub enum DeviceModelConfig {
     Hdd(HddParams),
     Ssd(SsdParams),
+    Loop(LoopParams),
 }
 
 impl DeviceModelConfig {
@@ -97,6 +141,7 @@ impl DeviceModelConfig {
         match self {
             DeviceModelConfig::Hdd(_) => "hdd",
             DeviceModelConfig::Ssd(_) => "ssd",
+            DeviceModelConfig::Loop(_) => "loop",
         }
     }
 }
@@ -357,6 +402,7 @@ pub fn default_queue(model: &DeviceModelConfig) -> QueueConfig {
     let (rotational, write_cache, qd) = match model {
         DeviceModelConfig::Hdd(p) => (true, p.write_cache, p.queue_depth),
         DeviceModelConfig::Ssd(p) => (false, p.write_cache, p.queue_depth),
+        DeviceModelConfig::Loop(p) => (false, false, p.queue_depth),
     };
     let scheduler = if rotational {
         SchedulerKind::MqDeadline
@@ -392,6 +438,7 @@ impl Scenario {
         let size = match model {
             DeviceModelConfig::Hdd(_) => 4_000_000_000_000,
             DeviceModelConfig::Ssd(_) => 1_000_000_000_000,
+            DeviceModelConfig::Loop(_) => 2 * GIB,
         };
         Scenario {
             name: name.to_string(),
@@ -413,6 +460,8 @@ impl Scenario {
                 model,
                 queue,
                 bdi: BdiConfig::default(),
+                fs: None,
+                throttle: BlkThrottleConfig::default(),
             }],
             tasks: Vec::new(),
             trace: TraceConfig::default(),

@@ -39,6 +39,8 @@ pub(super) fn build_all(entry: Option<&Entry<'_>>, sections: &[Section<'_>]) -> 
             queue: default_queue(&model),
             model,
             bdi: BdiConfig::default(),
+            fs: None,
+            throttle: Default::default(),
         }]);
     }
     if sections.is_empty() {
@@ -115,6 +117,8 @@ fn build(sec: &Section<'_>, name: String, default_number: (u32, u32)) -> Result<
         queue: queue::build(sec, &model)?,
         bdi: bdi::build(sec)?,
         model,
+        fs: None,
+        throttle: Default::default(),
     })
 }
 
@@ -142,6 +146,7 @@ fn default_size(model: &DeviceModelConfig) -> u64 {
     match model {
         DeviceModelConfig::Hdd(_) => 4_000_000_000_000,
         DeviceModelConfig::Ssd(_) => 1_000_000_000_000,
+        DeviceModelConfig::Loop(_) => 2 << 30,
     }
 }
 

@@ -46,6 +46,7 @@ pub(super) fn build(sec: &Section<'_>, model: &DeviceModelConfig) -> Result<Queu
     let (depth, has_cache) = match model {
         DeviceModelConfig::Hdd(p) => (p.queue_depth, p.write_cache),
         DeviceModelConfig::Ssd(p) => (p.queue_depth, p.write_cache),
+        DeviceModelConfig::Loop(p) => (p.queue_depth, false),
     };
     if let Some(e) = sec.get("queue/scheduler") {
         q.scheduler = scheduler(e)?;

@@ -53,5 +53,19 @@ pub fn build(cfg: &DeviceConfig, rng: RngStream) -> Box<dyn Device> {
     match &cfg.model {
         DeviceModelConfig::Hdd(p) => Box::new(hdd::Hdd::new(p.clone(), cfg.size, rng)),
         DeviceModelConfig::Ssd(p) => Box::new(ssd::Ssd::new(p.clone(), cfg.size, rng)),
+        // Until the loop driver model lands: an SSD with the backing store's figures.
+        DeviceModelConfig::Loop(p) => Box::new(ssd::Ssd::new(
+            crate::config::SsdParams {
+                parallelism: 4,
+                read_latency: p.backing_latency,
+                write_latency: p.backing_latency,
+                read_bandwidth: p.backing_read_bandwidth,
+                write_bandwidth: p.backing_write_bandwidth,
+                queue_depth: p.queue_depth,
+                write_cache: false,
+            },
+            cfg.size,
+            rng,
+        )),
     }
 }
