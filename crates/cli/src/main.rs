@@ -1,7 +1,10 @@
 //! `wblab`: run writeback experiments on a simulated Linux machine.
 
 mod bench;
+mod kernels_cmd;
+mod probe_cmd;
 mod progress;
+mod report_cmd;
 
 use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
@@ -41,10 +44,14 @@ enum Cmd {
         /// No progress bar.
         #[arg(long, short)]
         quiet: bool,
+        /// Do not write the graphs and report.html.
+        #[arg(long)]
+        no_report: bool,
     },
-    /// Print a device model's sequential bandwidth and random IOPS (`hdd` or `ssd`).
+    /// Print a device model's sequential bandwidth and random IOPS (`hdd`, `ssd`, `usb`,
+    /// `nfs`, `raid0`).
     Device {
-        /// Device model: hdd or ssd.
+        /// Device model: hdd, ssd, usb, nfs or raid0.
         model: String,
         /// Print JSON.
         #[arg(long)]
@@ -60,10 +67,87 @@ enum Cmd {
     },
     /// Print the resolved default scenario (every knob explicit) as JSON.
     Defaults,
+    /// List the kernel generations: the releases each covers and the policies it selects.
+    Kernels {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Run the benchmark scenarios and print events/s and simulated seconds per wall second.
     Bench {
         /// Only run benchmarks whose name contains this.
         filter: Option<String>,
+    },
+    /// Draw results directories: SVG graphs and report.html (several are overlaid), or
+    /// terminal views (--terminal: summary, stem plot, log2 histogram).
+    Report(report_cmd::ReportArgs),
+    /// Print a results directory's per-second samples as vmstat does.
+    Vmstat(report_cmd::VmstatArgs),
+    /// Run a scenario's workload on THIS machine (real processes, fresh loop devices, knobs
+    /// applied and restored) and write the same results directory, plus machine.json.
+    Measure {
+        /// Scenario file (TOML).
+        #[arg(required_unless_present = "restore")]
+        scenario: Option<PathBuf>,
+        /// Results directory [default: results/<scenario name>-measured].
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Where to create the scratch directory [default: /var/tmp].
+        #[arg(long)]
+        scratch: Option<PathBuf>,
+        /// Also apply queue/bdi knobs to the existing disk holding the scratch directory.
+        #[arg(long)]
+        host_knobs: bool,
+        /// Undo what an interrupted (killed) measurement left behind, then exit.
+        #[arg(long)]
+        restore: bool,
+        /// Print summary.json to stdout instead of the table.
+        #[arg(long)]
+        json: bool,
+        /// No progress messages.
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// Measure a real device with O_DIRECT I/O and print a fitted [[device]] section.
+    Calibrate {
+        /// `loop` (a fresh loop device over a scratch file) or a directory to test a scratch file in.
+        target: String,
+        /// Test file / loop device size.
+        #[arg(long, default_value = "1GiB")]
+        size: String,
+        /// Seconds per measured point.
+        #[arg(long, default_value_t = 2.0)]
+        seconds: f64,
+        /// blk-throttle read limit for a loop target (e.g. 8MiB/s).
+        #[arg(long)]
+        read_bps: Option<String>,
+        /// blk-throttle write limit for a loop target.
+        #[arg(long)]
+        write_bps: Option<String>,
+        #[arg(long)]
+        read_iops: Option<u64>,
+        #[arg(long)]
+        write_iops: Option<u64>,
+        /// Where a loop target's scratch directory goes [default: /var/tmp].
+        #[arg(long)]
+        scratch: Option<PathBuf>,
+        /// Also write the device section to this file.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Print every measured point as JSON.
+        #[arg(long)]
+        json: bool,
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// Show results directories side by side, with relative errors against the first.
+    Compare {
+        /// Results directories (measured or simulated); the first is the reference.
+        #[arg(required = true, num_args = 2..)]
+        dirs: Vec<PathBuf>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -77,7 +161,8 @@ fn main() -> ExitCode {
             json,
             trace_block,
             quiet,
-        } => cmd_run(scenario, out, seed, json, trace_block, quiet),
+            no_report,
+        } => cmd_run(scenario, out, seed, json, trace_block, quiet, no_report),
         Cmd::Device { model, json } => cmd_device(&model, json),
         Cmd::Check { scenario, json } => cmd_check(&scenario, json),
         Cmd::Defaults => {
@@ -86,26 +171,97 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Cmd::Bench { filter } => bench::run(filter.as_deref()),
+        Cmd::Kernels { json } => kernels_cmd::kernels(json),
+        Cmd::Report(a) => report_cmd::report(a),
+        Cmd::Vmstat(a) => report_cmd::vmstat(a),
+        Cmd::Measure {
+            scenario,
+            out,
+            scratch,
+            host_knobs,
+            restore,
+            json,
+            quiet,
+        } => probe_cmd::measure(probe_cmd::MeasureArgs {
+            scenario,
+            out,
+            scratch,
+            host_knobs,
+            restore,
+            json,
+            quiet,
+        }),
+        Cmd::Calibrate {
+            target,
+            size,
+            seconds,
+            read_bps,
+            write_bps,
+            read_iops,
+            write_iops,
+            scratch,
+            out,
+            json,
+            quiet,
+        } => probe_cmd::calibrate(probe_cmd::CalibrateArgs {
+            target,
+            size,
+            seconds,
+            read_bps,
+            write_bps,
+            read_iops,
+            write_iops,
+            scratch,
+            out,
+            json,
+            quiet,
+        }),
+        Cmd::Compare { dirs, json } => probe_cmd::compare(&dirs, json),
     }
 }
 
-fn cmd_run(path: Option<PathBuf>, out: Option<PathBuf>, seed: Option<u64>, json: bool, trace_block: bool, quiet: bool) -> ExitCode {
-    let mut sc = match &path {
-        Some(p) => match wblab_scenario::load(p) {
+fn cmd_run(
+    path: Option<PathBuf>,
+    out: Option<PathBuf>,
+    seed: Option<u64>,
+    json: bool,
+    trace_block: bool,
+    quiet: bool,
+    no_report: bool,
+) -> ExitCode {
+    let mut all = match &path {
+        Some(p) => match wblab_scenario::load_all(p) {
             Ok(s) => s,
             Err(e) => {
                 eprintln!("{e}");
                 return ExitCode::from(2);
             }
         },
-        None => wblab_scenario::default_scenario(),
+        None => vec![wblab_scenario::default_scenario()],
     };
-    if let Some(s) = seed {
-        sc.seed = s;
+    for sc in &mut all {
+        if let Some(s) = seed {
+            sc.seed = s;
+        }
+        if trace_block {
+            sc.trace.block = true;
+        }
     }
-    if trace_block {
-        sc.trace.block = true;
+    if all.len() > 1 {
+        // Several kernels: one results directory per kernel, then a side-by-side table.
+        let out = out.unwrap_or_else(|| PathBuf::from("results").join(&all[0].name));
+        return kernels_cmd::run_kernels(all, &out, quiet, json, |dir, r, wall| {
+            if let Err(e) = wblab_report::write_results_dir(dir, r, wall) {
+                eprintln!("error: cannot write results to {}: {e}", dir.display());
+                return false;
+            }
+            if !no_report {
+                report_cmd::auto_report(dir);
+            }
+            true
+        });
     }
+    let sc = all.swap_remove(0);
     let out = out.unwrap_or_else(|| PathBuf::from("results").join(&sc.name));
     let t0 = Instant::now();
     let mut bar = progress::Bar::new(quiet || json, &sc.name);
@@ -116,24 +272,40 @@ fn cmd_run(path: Option<PathBuf>, out: Option<PathBuf>, seed: Option<u64>, json:
         eprintln!("error: cannot write results to {}: {e}", out.display());
         return ExitCode::from(1);
     }
+    let report = if no_report { None } else { report_cmd::auto_report(&out) };
     if json {
         let v = wblab_report::summary_json(&r, wall);
         println!("{}", serde_json::to_string_pretty(&v).expect("json"));
     } else {
         print!("{}", wblab_report::terminal_summary(&r, wall));
         println!("results: {}", out.display());
+        if let Some(p) = report {
+            println!("report: {}", p.display());
+        }
     }
     ExitCode::SUCCESS
 }
 
 fn cmd_check(path: &Path, json: bool) -> ExitCode {
-    let sc = match wblab_scenario::load(path) {
+    // Every kernel the file lists is checked; the first is the one shown.
+    let all = match wblab_scenario::load_all(path) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("{e}");
             return ExitCode::from(2);
         }
     };
+    let kernels: Vec<String> = all
+        .iter()
+        .map(|s| {
+            if s.kernel == s.policy.generation {
+                s.kernel.clone()
+            } else {
+                format!("{} ({} generation)", s.kernel, s.policy.generation)
+            }
+        })
+        .collect();
+    let sc = all.into_iter().next().expect("at least one kernel");
     if json {
         println!("{}", serde_json::to_string_pretty(&sc).expect("scenario serialises"));
         return ExitCode::SUCCESS;
@@ -142,7 +314,7 @@ fn cmd_check(path: &Path, json: bool) -> ExitCode {
     println!(
         "{}: ok — kernel {}, {} s, {} MiB RAM, {} CPUs, {} device(s), {} task(s)",
         path.display(),
-        sc.kernel,
+        kernels.join(", "),
         sc.duration as f64 / 1e9,
         sc.machine.memory >> 20,
         sc.machine.cpus,
@@ -156,12 +328,15 @@ fn cmd_device(model: &str, json: bool) -> ExitCode {
     let m = match model {
         "hdd" => DeviceModelConfig::Hdd(HddParams::default()),
         "ssd" => DeviceModelConfig::Ssd(SsdParams::default()),
+        "usb" => DeviceModelConfig::Usb(Default::default()),
+        "nfs" => DeviceModelConfig::Nfs(Default::default()),
+        "raid0" => DeviceModelConfig::Raid0(Default::default()),
         other => {
-            eprintln!("error: unknown device model `{other}`\n  hint: known models: hdd, ssd");
+            eprintln!("error: unknown device model `{other}`\n  hint: known models: hdd, ssd, usb, nfs, raid0");
             return ExitCode::from(2);
         }
     };
-    let size = if model == "hdd" { 4_000_000_000_000 } else { 1_000_000_000_000 };
+    let size = wblab_sim::config::default_size(&m);
     let cfg = DeviceConfig {
         name: model.to_string(),
         major: 8,

@@ -10,34 +10,34 @@ use wblab_sim::units::{MIB, PAGE_SIZE};
 pub const GROUP_MIN: usize = 8;
 
 /// Longest task label shown; longer names are cut.
-const LABEL_MAX: usize = 16;
+pub(crate) const LABEL_MAX: usize = 16;
 
 #[derive(Clone, Copy)]
-enum Align {
+pub(crate) enum Align {
     Left,
     Right,
 }
 
 /// A text table: a header row, rows of cells, and one alignment per column.
-struct Table {
+pub(crate) struct Table {
     align: Vec<Align>,
     rows: Vec<Vec<String>>,
 }
 
 impl Table {
-    fn new(header: &[&str], align: &[Align]) -> Table {
+    pub(crate) fn new(header: &[&str], align: &[Align]) -> Table {
         Table {
             align: align.to_vec(),
             rows: vec![header.iter().map(|s| s.to_string()).collect()],
         }
     }
 
-    fn row(&mut self, cells: Vec<String>) {
+    pub(crate) fn row(&mut self, cells: Vec<String>) {
         debug_assert_eq!(cells.len(), self.align.len());
         self.rows.push(cells);
     }
 
-    fn render(&self, out: &mut String) {
+    pub(crate) fn render(&self, out: &mut String) {
         let ncol = self.align.len();
         let width: Vec<usize> = (0..ncol)
             .map(|c| self.rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
@@ -67,11 +67,11 @@ impl Table {
 }
 
 /// Megabytes (10^6 bytes) with one decimal.
-fn mb(bytes: u64) -> String {
+pub(crate) fn mb(bytes: u64) -> String {
     format!("{:.1}", bytes as f64 / 1e6)
 }
 
-fn mb_s(x: f64) -> String {
+pub(crate) fn mb_s(x: f64) -> String {
     if x < 10.0 {
         format!("{x:.2}")
     } else {
@@ -80,7 +80,7 @@ fn mb_s(x: f64) -> String {
 }
 
 /// Milliseconds from ns with a precision that keeps the column narrow; "-" for no samples.
-fn ms(ns: u64, count: u64) -> String {
+pub(crate) fn ms(ns: u64, count: u64) -> String {
     if count == 0 {
         return "-".to_string();
     }
@@ -94,12 +94,12 @@ fn ms(ns: u64, count: u64) -> String {
     }
 }
 
-fn mib_pages(pages: u64) -> String {
+pub(crate) fn mib_pages(pages: u64) -> String {
     format!("{:.1}", (pages * PAGE_SIZE) as f64 / MIB as f64)
 }
 
 /// 1234567 → "1,234,567".
-fn thousands(v: u64) -> String {
+pub(crate) fn thousands(v: u64) -> String {
     let digits = v.to_string();
     let head = match digits.len() % 3 {
         0 => 3.min(digits.len()),
@@ -114,7 +114,7 @@ fn thousands(v: u64) -> String {
     s
 }
 
-fn cut(s: &str, max: usize) -> String {
+pub(crate) fn cut(s: &str, max: usize) -> String {
     if s.chars().count() <= max {
         s.to_string()
     } else {

@@ -54,7 +54,7 @@ impl Drop for TempDir {
     }
 }
 
-const FILES: [&str; 4] = ["summary.json", "trace.txt", "timeseries.csv", "throttle.csv"];
+const FILES: [&str; 5] = ["summary.json", "trace.txt", "timeseries.csv", "throttle.csv", "histograms.json"];
 
 fn read(dir: &Path, f: &str) -> String {
     std::fs::read_to_string(dir.join(f)).unwrap_or_else(|e| panic!("{f}: {e}"))

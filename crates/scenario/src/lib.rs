@@ -33,8 +33,29 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
 }
 
 /// Parses scenario text; `file_name` is used in errors and, by its stem, as the default name.
+/// A file that lists several kernels gives the scenario of the first; see [`parse_all`].
 pub fn parse(text: &str, file_name: &str) -> Result<Scenario, ScenarioError> {
     build::scenario(text, file_name).map_err(|p| p.locate(file_name, text))
+}
+
+/// Parses scenario text into one scenario per kernel it lists (`kernel = ["2.6.20", "2.6.24"]`),
+/// in the file's order; a single kernel gives one.
+pub fn parse_all(text: &str, file_name: &str) -> Result<Vec<Scenario>, ScenarioError> {
+    build::scenarios(text, file_name).map_err(|p| p.locate(file_name, text))
+}
+
+/// Reads a scenario file into one scenario per kernel it lists.
+pub fn load_all(path: &Path) -> Result<Vec<Scenario>, ScenarioError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+        file: file.clone(),
+        line: 0,
+        column: 0,
+        key: None,
+        message: format!("cannot read the scenario file: {e}"),
+        hint: None,
+    })?;
+    parse_all(&text, &file)
 }
 
 /// The default experiment: 4 `dd` writers and a `cat` reader on a 7200 rpm disk, 60 s.

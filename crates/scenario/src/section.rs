@@ -291,6 +291,11 @@ impl<'a> Entry<'a> {
         }
     }
 
+    /// Bytes per second where 0 is allowed (and means "no limit" to the caller).
+    pub fn rate_or_zero(&self) -> Result<u64> {
+        self.with_units("rate", units::RATE_SYNTAX, units::parse_rate)
+    }
+
     /// `true`/`false`, or `1`/`0` as sysfs and sysctl print flags.
     pub fn boolean(&self) -> Result<bool> {
         match self.value {

@@ -114,6 +114,8 @@ fn typos_get_a_did_you_mean() {
         "unknown-model-typo",
         "unknown-job",
         "task-key-typo",
+        "unknown-model-raid",
+        "raid0-member-model-typo",
     ];
     for name in typos {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/bad/{name}.toml"));

@@ -342,3 +342,201 @@ fn documented_defaults() {
     );
     assert!(sc.trace.writeback && !sc.trace.block);
 }
+
+#[test]
+fn loop_devices_take_the_kernel_queue_defaults() {
+    let sc = ok(r#"
+[[device]]
+model = "loop"
+[[device]]
+model = "loop"
+backing_write_bandwidth = "500MiB/s"
+backing_latency = "100us"
+queue_depth = 64
+[[device]]
+model = "hdd"
+"#);
+    let (l0, l1, hdd) = (&sc.devices[0], &sc.devices[1], &sc.devices[2]);
+    assert_eq!((l0.name.as_str(), l0.major, l0.minor, l0.size), ("loop0", 7, 0, 2 * GIB));
+    assert_eq!((l1.name.as_str(), l1.major, l1.minor), ("loop1", 7, 1));
+    assert_eq!((hdd.major, hdd.minor), (8, 0), "sd numbering is not disturbed by loops");
+    let DeviceModelConfig::Loop(p) = &l0.model else { panic!("loop") };
+    assert_eq!(
+        (
+            p.backing_read_bandwidth,
+            p.backing_write_bandwidth,
+            p.backing_latency,
+            p.queue_depth
+        ),
+        (1065 * MIB, 944 * MIB, 20_000, 128)
+    );
+    // loop_add/loop_configure on 6.18: no elevator, 128 tags, 1280 KiB requests, wbt 2 ms,
+    // rotational from the backing disk (vda: 1), read-ahead 2 x max_sectors, a write cache.
+    let q = &l0.queue;
+    assert_eq!(
+        (q.scheduler, q.nr_requests, q.max_sectors_kb, q.wbt_lat_usec),
+        (SchedulerKind::None, 128, 1280, 2_000)
+    );
+    assert_eq!((q.read_ahead_kb, q.rotational, q.write_cache), (2560, true, true));
+    let DeviceModelConfig::Loop(p) = &l1.model else { panic!("loop") };
+    assert_eq!(
+        (p.backing_write_bandwidth, p.backing_latency, p.queue_depth),
+        (500 * MIB, 100_000, 64)
+    );
+    assert_eq!(l1.queue.nr_requests, 64, "nr_requests follows hw_queue_depth");
+    assert!(!l0.throttle.is_limited());
+
+    // A loop named like the ones LOOP_CTL_ADD makes keeps its index as the minor.
+    let sc = ok("[[device]]\nname = \"loop64\"\nmodel = \"loop\"\n\"queue/wbt_lat_usec\" = -1");
+    let d = &sc.devices[0];
+    assert_eq!((d.major, d.minor), (7, 64));
+    assert_eq!(d.queue.wbt_lat_usec, 75_000, "-1 restores the default for the rotational flag");
+}
+
+#[test]
+fn throttle_limits_and_file_systems() {
+    let sc = ok(r#"
+[[device]]
+name = "loop0"
+model = "loop"
+size = "2GiB"
+fs = "ext4"
+"throttle/write_bps" = "8MiB/s"
+"throttle/read_bps" = 1048576
+"throttle/read_iops" = 500
+"throttle/write_iops" = 0
+[[device]]
+model = "ssd"
+fs = "XFS"
+throttle.write_iops = 100
+[[device]]
+fs = "btrfs"
+"throttle/write_bps" = "0"
+"#);
+    let t = &sc.devices[0].throttle;
+    assert_eq!(
+        (t.read_bps, t.write_bps, t.read_iops, t.write_iops),
+        (Some(MIB), Some(8 * MIB), Some(500), None),
+        "0 means no limit, as the cgroup files take it"
+    );
+    assert_eq!(sc.devices[0].fs.as_deref(), Some("ext4"));
+    // Throttle keys apply to any model (blk-throttle works on any disk), nested or quoted.
+    assert_eq!(sc.devices[1].throttle.write_iops, Some(100));
+    assert_eq!(sc.devices[1].fs.as_deref(), Some("xfs"));
+    assert!(!sc.devices[2].throttle.is_limited());
+    assert_eq!(sc.devices[2].fs.as_deref(), Some("btrfs"));
+    assert_eq!(ok("").devices[0].fs, None);
+}
+
+#[test]
+fn the_throttled_loop_scenario_is_the_lab_setup() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/throttled-loop.toml");
+    let sc = load(&path).unwrap_or_else(|e| panic!("{e}"));
+    let d = &sc.devices[0];
+    assert!(matches!(d.model, DeviceModelConfig::Loop(_)));
+    assert_eq!((d.major, d.minor, d.size), (7, 64, 2 * GIB));
+    assert_eq!(d.throttle.write_bps, Some(32 * MIB));
+    assert_eq!(d.fs.as_deref(), Some("ext4"));
+    assert_eq!((sc.sysctl.dirty_bytes, sc.sysctl.dirty_background_bytes), (256 * MIB, 128 * MIB));
+    assert_eq!(sc.duration, 30 * S);
+}
+
+#[test]
+fn usb_nfs_and_raid0_devices() {
+    let sc = ok(r#"
+[[device]]
+model = "hdd"
+[[device]]
+model = "usb"
+write_bandwidth = "6MB/s"
+erase_block = "8MiB"
+[[device]]
+model = "nfs"
+rtt = "1ms"
+wsize = "512KiB"
+[[device]]
+model = "raid0"
+members = 10
+member_model = "ssd"
+write_bandwidth = "170MB/s"
+queue_depth = 31
+chunk = "256KiB"
+[[device]]
+model = "raid0"
+member_model = "hdd"
+rpm = 5400
+"#);
+    let [hdd, usb, nfs, md0, md1] = &sc.devices[..] else {
+        panic!("5 devices")
+    };
+    // Names and numbers as the kernel gives them: sd for the key, an anonymous 0:N for NFS,
+    // 9:N for md.
+    assert_eq!((hdd.name.as_str(), hdd.major, hdd.minor), ("sda", 8, 0));
+    assert_eq!((usb.name.as_str(), usb.major, usb.minor), ("sdb", 8, 16));
+    assert_eq!((nfs.name.as_str(), nfs.major, nfs.minor), ("nfs0", 0, 40));
+    assert_eq!((md0.name.as_str(), md0.major, md0.minor), ("md0", 9, 0));
+    assert_eq!((md1.name.as_str(), md1.major, md1.minor), ("md1", 9, 1));
+
+    let DeviceModelConfig::Usb(p) = &usb.model else { panic!("usb") };
+    assert_eq!((p.write_bandwidth, p.erase_block, p.queue_depth), (6_000_000, 8 * MIB, 1));
+    let q = &usb.queue;
+    assert_eq!(q.scheduler, SchedulerKind::MqDeadline);
+    assert_eq!((q.nr_requests, q.max_sectors_kb, q.read_ahead_kb), (2, 120, 240));
+    assert!(q.rotational && !q.write_cache);
+    assert_eq!(q.wbt_lat_usec, 75_000);
+    assert_eq!(usb.size, 8_000_000_000);
+
+    let DeviceModelConfig::Nfs(p) = &nfs.model else { panic!("nfs") };
+    assert_eq!((p.rtt, p.wsize, p.link_bandwidth), (1_000_000, 512 * KIB, 117_000_000));
+    let q = &nfs.queue;
+    assert_eq!(q.scheduler, SchedulerKind::None);
+    assert_eq!(
+        (q.nr_requests, q.max_sectors_kb, q.read_ahead_kb, q.wbt_lat_usec),
+        (16, 512, 128, 0)
+    );
+
+    let DeviceModelConfig::Raid0(p) = &md0.model else { panic!("raid0") };
+    assert_eq!((p.members, p.chunk), (10, 256 * KIB));
+    let DeviceModelConfig::Ssd(m) = p.member.as_ref() else {
+        panic!("ssd members")
+    };
+    assert_eq!((m.write_bandwidth, m.queue_depth), (170_000_000, 31));
+    let q = &md0.queue;
+    assert_eq!(q.scheduler, SchedulerKind::None);
+    assert_eq!((q.nr_requests, q.max_sectors_kb, q.wbt_lat_usec), (310, 256, 0));
+    assert_eq!(q.read_ahead_kb, 2 * 10 * 256, "two stripes (io_opt = chunk × members)");
+    assert!(!q.rotational);
+    assert_eq!(md0.size, 10 * 1_000_000_000_000);
+
+    // Defaults: two members, 512 KiB chunks; HDD members make the array rotational.
+    let DeviceModelConfig::Raid0(p) = &md1.model else { panic!("raid0") };
+    assert_eq!((p.members, p.chunk), (2, 512 * KIB));
+    let DeviceModelConfig::Hdd(m) = p.member.as_ref() else {
+        panic!("hdd members")
+    };
+    assert_eq!(m.rpm, 5400);
+    assert!(md1.queue.rotational);
+    assert_eq!((md1.queue.max_sectors_kb, md1.queue.read_ahead_kb), (512, 2048));
+}
+
+#[test]
+fn the_2011_device_scenarios() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
+    let load_one = |f: &str| load(&dir.join(f)).unwrap_or_else(|e| panic!("{e}"));
+    let sc = load_one("2011-ukey-hdd-1dd.toml");
+    assert_eq!(sc.machine.memory, 2945 * MIB);
+    let kinds: Vec<&str> = sc.devices.iter().map(|d| d.model.kind()).collect();
+    assert_eq!(kinds, ["hdd", "usb"]);
+    assert_eq!(sc.devices[1].queue.max_sectors_kb, 120, "also under 2.6.38");
+    assert_eq!((sc.tasks[0].device, sc.tasks[1].device), (1, 0));
+    for f in ["2011-nfs-1dd.toml", "2011-nfs-8dd.toml"] {
+        let sc = load_one(f);
+        assert_eq!(sc.devices[0].model.kind(), "nfs");
+        assert_eq!((sc.devices[0].queue.max_sectors_kb, sc.devices[0].queue.nr_requests), (1024, 16));
+    }
+    let sc = load_one("2011-raid0-1000dd.toml");
+    let d = &sc.devices[0];
+    let DeviceModelConfig::Raid0(p) = &d.model else { panic!("raid0") };
+    assert_eq!((p.members, p.chunk, d.size), (10, 512 * KIB, 640_000_000_000));
+    assert_eq!((sc.machine.memory, sc.tasks[0].count), (64 * GIB, 1000));
+}

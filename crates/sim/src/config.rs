@@ -13,8 +13,10 @@ use serde::Serialize;
 pub struct Scenario {
     /// A short name for tables and file names.
     pub name: String,
-    /// The kernel generation simulated ("6.x").
+    /// The kernel release simulated, as written ("6.x", "2.6.20", "3.2").
     pub kernel: String,
+    /// The policies that release runs (from its generation, then the `[policy]` overrides).
+    pub policy: PolicyConfig,
     /// Simulated time to run, ns.
     pub duration: Ns,
     pub seed: u64,
@@ -40,6 +42,143 @@ pub struct MachineConfig {
     pub unreclaimable: u64,
     /// Fixed cost of one read()/write() system call on top of the copy, ns.
     pub syscall_overhead: Ns,
+}
+
+/// The dirty-throttling policy (`balance_dirty_pages` and friends) of a generation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ThrottleKind {
+    /// 2.6.0–2.6.23: one global threshold; the dirtier writes back `write_chunk` pages itself
+    /// and sleeps in 100 ms congestion waits.
+    Global,
+    /// 2.6.24–3.1: per-bdi thresholds from floating proportions, the task limit, I/O-issuing
+    /// dirtiers.
+    PerBdi,
+    /// 3.2: the first IO-less, bandwidth-based pause controller, as merged.
+    IoLess,
+    /// 6.x (Linux 6.18).
+    Modern,
+}
+
+/// Who writes back dirty pages in the background.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FlusherKind {
+    /// 2.6.0–2.6.31: a pool of 2–8 pdflush threads, background_writeout and wb_kupdate.
+    Pdflush,
+    /// 2.6.32–3.x: one flusher thread per bdi (`flush-MAJ:MIN`), work items.
+    PerBdi,
+    /// 6.x: per-wb work on workqueues (the same structure, 6.18 details).
+    Modern,
+}
+
+/// How page reclaim treats dirty and writeback pages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReclaimKind {
+    /// 2.6.0–3.1: kswapd and direct reclaim `pageout()` dirty pages from the LRU tail and
+    /// sleep in `congestion_wait(HZ/10)` when a scan frees too little.
+    Pageout,
+    /// 3.2–3.x: only kswapd writes file pages; direct reclaim wakes the flushers and waits
+    /// only while a bdi is congested (`wait_iff_congested`).
+    KswapdPageout,
+    /// 6.x: reclaim never writes file pages; `reclaim_throttle`.
+    Modern,
+}
+
+/// The block layer's request allocation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum QueueEra {
+    /// Pre-blk-mq request lists: `nr_requests` slots per direction, congestion on/off
+    /// thresholds, `get_request_wait` with batching, no blk-wbt.
+    Legacy,
+    /// blk-mq tags, blk-wbt.
+    BlkMq,
+}
+
+/// How much a flusher writes of one inode before moving on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WritebackChunk {
+    /// `MAX_WRITEBACK_PAGES` = 1024 pages (2.6.x–3.0).
+    Fixed,
+    /// About half a second of write bandwidth, at least 4 MiB (3.1+).
+    Bandwidth,
+}
+
+impl ThrottleKind {
+    pub fn name(&self) -> &'static str {
+        match self {
+            ThrottleKind::Global => "global",
+            ThrottleKind::PerBdi => "per-bdi",
+            ThrottleKind::IoLess => "io-less",
+            ThrottleKind::Modern => "modern",
+        }
+    }
+}
+
+impl FlusherKind {
+    pub fn name(&self) -> &'static str {
+        match self {
+            FlusherKind::Pdflush => "pdflush",
+            FlusherKind::PerBdi => "per-bdi",
+            FlusherKind::Modern => "modern",
+        }
+    }
+}
+
+impl ReclaimKind {
+    pub fn name(&self) -> &'static str {
+        match self {
+            ReclaimKind::Pageout => "pageout",
+            ReclaimKind::KswapdPageout => "kswapd-pageout",
+            ReclaimKind::Modern => "modern",
+        }
+    }
+}
+
+impl QueueEra {
+    pub fn name(&self) -> &'static str {
+        match self {
+            QueueEra::Legacy => "legacy",
+            QueueEra::BlkMq => "blk-mq",
+        }
+    }
+}
+
+impl WritebackChunk {
+    pub fn name(&self) -> &'static str {
+        match self {
+            WritebackChunk::Fixed => "fixed",
+            WritebackChunk::Bandwidth => "bandwidth",
+        }
+    }
+}
+
+/// The resolved policies: the generation's choices, each overridable in `[policy]`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PolicyConfig {
+    /// Name of the generation the kernel release falls in ("2.6.24").
+    pub generation: String,
+    pub throttle: ThrottleKind,
+    pub flusher: FlusherKind,
+    pub reclaim: ReclaimKind,
+    pub queue: QueueEra,
+    pub writeback_chunk: WritebackChunk,
+}
+
+impl Default for PolicyConfig {
+    fn default() -> Self {
+        PolicyConfig {
+            generation: "6.x".to_string(),
+            throttle: ThrottleKind::Modern,
+            flusher: FlusherKind::Modern,
+            reclaim: ReclaimKind::Modern,
+            queue: QueueEra::BlkMq,
+            writeback_chunk: WritebackChunk::Bandwidth,
+        }
+    }
 }
 
 /// `/proc/sys/vm` knobs that the model reads.
@@ -105,25 +244,127 @@ impl BlkThrottleConfig {
     }
 }
 
-/// A loop block device over a file on a faster disk, as `losetup --direct-io` makes it.
+/// A loop block device over a file on a faster disk, as `losetup --direct-io=on` makes it
+/// (`drivers/loopdev.rs`). Defaults: a 2 GiB image file on this lab's root disk `vda`, a
+/// host-cached virtio disk (`realkernel.md` §3: fio O_DIRECT, queue depth 32, 1 MiB sequential
+/// writes 944 MiB/s and reads 1065 MiB/s (medians of 3), 4 KiB reads at queue depth 1 in 21 µs).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct LoopParams {
     /// Bandwidth of the backing store for reads and writes, bytes/s.
     pub backing_read_bandwidth: u64,
     pub backing_write_bandwidth: u64,
-    /// Latency of one backing I/O, ns.
+    /// Latency of one backing I/O on top of its transfer, ns.
     pub backing_latency: Ns,
-    /// Requests the loop driver works on at once.
+    /// Tags of the loop queue (`hw_queue_depth`): requests the loop driver works on at once.
     pub queue_depth: u32,
 }
 
 impl Default for LoopParams {
     fn default() -> Self {
         LoopParams {
-            backing_read_bandwidth: 1_500 * MIB,
-            backing_write_bandwidth: 1_000 * MIB,
-            backing_latency: 100_000,
+            backing_read_bandwidth: 1065 * MIB,
+            backing_write_bandwidth: 944 * MIB,
+            backing_latency: 20_000,
             queue_depth: 128,
+        }
+    }
+}
+
+/// A 2011-era USB 2.0 flash key behind `usb-storage` (`drivers/usb.rs`): the "UKEY" of Wu's
+/// 2011 tests. Defaults: a cheap 8 GB key of the time, ~9 MB/s sequential writes and ~25 MB/s
+/// reads (flash and the USB 2.0 bulk pipe), 4 MiB erase blocks of which the controller keeps 2
+/// open (flashbench surveys of 2011 keys: 4 MiB allocation units, 1–5 open), ~1 ms per command
+/// (bulk-only transport: command block, data, status), one command at a time.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct UsbParams {
+    /// Sequential read rate, bytes/s.
+    pub read_bandwidth: u64,
+    /// Rate the key programs flash, bytes/s: the sequential write rate, and the speed of the
+    /// copies that erase-block garbage collection makes.
+    pub write_bandwidth: u64,
+    /// Fixed cost of each command on top of its transfer, ns.
+    pub command_overhead: Ns,
+    /// Erase block (allocation unit), bytes.
+    pub erase_block: u64,
+    /// Erase blocks the controller keeps open for appending at once.
+    pub open_blocks: u32,
+    /// Commands the device takes at once (`usb-storage`: `can_queue` = 1).
+    pub queue_depth: u32,
+}
+
+impl Default for UsbParams {
+    fn default() -> Self {
+        UsbParams {
+            read_bandwidth: 25_000_000,
+            write_bandwidth: 9_000_000,
+            command_overhead: 1_000_000,
+            erase_block: 4 * MIB,
+            open_blocks: 2,
+            queue_depth: 1,
+        }
+    }
+}
+
+/// An NFS mount seen as a "network block device" (`drivers/nfs.rs`): WRITE/READ RPCs over a
+/// link to a server that takes UNSTABLE writes into its page cache and makes them stable on
+/// COMMIT. Defaults: gigabit Ethernet (~117 MB/s of RPC payload, 0.2 ms RTT), a server with one
+/// 100 MB/s disk and ~512 MiB of dirty page cache, `wsize` = 1 MiB (the Linux server's
+/// maximum), 16 RPC slots (`RPC_DEF_SLOT_TABLE`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct NfsParams {
+    /// Largest WRITE (and READ) RPC, bytes; the queue's `max_sectors_kb`.
+    pub wsize: u64,
+    /// Payload bandwidth of the network link, each direction, bytes/s.
+    pub link_bandwidth: u64,
+    /// Network round-trip time, ns.
+    pub rtt: Ns,
+    /// Rate the server's disk writes its dirty page cache, bytes/s.
+    pub server_write_bandwidth: u64,
+    /// Rate the server's disk reads, bytes/s.
+    pub server_read_bandwidth: u64,
+    /// Unstable (uncommitted) data the server's page cache holds before WRITE replies wait
+    /// for its disk, bytes.
+    pub server_cache: u64,
+    /// The client sends a COMMIT after this many bytes of UNSTABLE replies (and whenever no
+    /// WRITE is left in flight), bytes.
+    pub commit_bytes: u64,
+    /// RPCs in flight at once (RPC slots).
+    pub queue_depth: u32,
+}
+
+impl Default for NfsParams {
+    fn default() -> Self {
+        NfsParams {
+            wsize: MIB,
+            link_bandwidth: 117_000_000,
+            rtt: 200_000,
+            server_write_bandwidth: 100_000_000,
+            server_read_bandwidth: 100_000_000,
+            server_cache: 512 * MIB,
+            commit_bytes: 48 * MIB,
+            queue_depth: 16,
+        }
+    }
+}
+
+/// md RAID0 (`drivers/raid0.rs`): `members` devices of one model, striped in `chunk`s.
+/// Defaults: two default SSDs, mdadm's default 512 KiB chunk.
+#[derive(Clone, Debug, Serialize)]
+pub struct Raid0Params {
+    /// Member devices (`raid_disks`).
+    pub members: u32,
+    /// Chunk size, bytes (`chunk_sectors` × 512).
+    pub chunk: u64,
+    /// The model of every member, with its parameters.
+    pub member: Box<DeviceModelConfig>,
+}
+
+impl Default for Raid0Params {
+    fn default() -> Self {
+        Raid0Params {
+            members: 2,
+            chunk: 512 * 1024,
+            member: Box::new(DeviceModelConfig::Ssd(SsdParams::default())),
         }
     }
 }
@@ -134,6 +375,9 @@ pub enum DeviceModelConfig {
     Hdd(HddParams),
     Ssd(SsdParams),
     Loop(LoopParams),
+    Usb(UsbParams),
+    Nfs(NfsParams),
+    Raid0(Raid0Params),
 }
 
 impl DeviceModelConfig {
@@ -142,7 +386,63 @@ impl DeviceModelConfig {
             DeviceModelConfig::Hdd(_) => "hdd",
             DeviceModelConfig::Ssd(_) => "ssd",
             DeviceModelConfig::Loop(_) => "loop",
+            DeviceModelConfig::Usb(_) => "usb",
+            DeviceModelConfig::Nfs(_) => "nfs",
+            DeviceModelConfig::Raid0(_) => "raid0",
         }
+    }
+
+    /// Requests the device takes at once (tags; for raid0 the members' sum).
+    pub fn queue_depth(&self) -> u32 {
+        match self {
+            DeviceModelConfig::Hdd(p) => p.queue_depth,
+            DeviceModelConfig::Ssd(p) => p.queue_depth,
+            DeviceModelConfig::Loop(p) => p.queue_depth,
+            DeviceModelConfig::Usb(p) => p.queue_depth,
+            DeviceModelConfig::Nfs(p) => p.queue_depth,
+            DeviceModelConfig::Raid0(p) => p.members.saturating_mul(p.member.queue_depth()),
+        }
+    }
+
+    /// Whether the device has a volatile write cache ("write back" is possible): a loop's
+    /// backing file can always fsync, an NFS server's page cache holds UNSTABLE writes until a
+    /// COMMIT, md inherits its members'.
+    pub fn has_write_cache(&self) -> bool {
+        match self {
+            DeviceModelConfig::Hdd(p) => p.write_cache,
+            DeviceModelConfig::Ssd(p) => p.write_cache,
+            DeviceModelConfig::Loop(_) | DeviceModelConfig::Nfs(_) => true,
+            DeviceModelConfig::Usb(_) => false,
+            DeviceModelConfig::Raid0(p) => p.member.has_write_cache(),
+        }
+    }
+
+    /// `max_hw_sectors_kb` where the driver sets one below the block layer's cap: usb-storage's
+    /// 120 KiB, the NFS `wsize`, md raid0's chunk (or its members' limit if lower).
+    pub fn max_hw_sectors_kb(&self) -> Option<u32> {
+        let kb = |bytes: u64| (bytes / 1024).min(u64::from(u32::MAX)) as u32;
+        match self {
+            DeviceModelConfig::Usb(_) => Some(USB_MAX_SECTORS_KB),
+            DeviceModelConfig::Nfs(p) => Some(kb(p.wsize)),
+            DeviceModelConfig::Raid0(p) => {
+                let chunk = kb(p.chunk);
+                Some(p.member.max_hw_sectors_kb().map_or(chunk, |m| m.min(chunk)))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Default capacity of a device of `model`: a 4 TB disk, a 1 TB SSD, a 2 GiB loop image, an
+/// 8 GB USB key, a 1 TB NFS export, and `members` × the member's default for raid0.
+pub fn default_size(model: &DeviceModelConfig) -> u64 {
+    match model {
+        DeviceModelConfig::Hdd(_) => 4_000_000_000_000,
+        DeviceModelConfig::Ssd(_) => 1_000_000_000_000,
+        DeviceModelConfig::Loop(_) => 2 * GIB,
+        DeviceModelConfig::Usb(_) => 8_000_000_000,
+        DeviceModelConfig::Nfs(_) => 1_000_000_000_000,
+        DeviceModelConfig::Raid0(p) => default_size(&p.member).saturating_mul(u64::from(p.members)),
     }
 }
 
@@ -371,6 +671,39 @@ pub enum JobConfig {
     Fsync { bytes: u64, interval: Ns },
     /// Calls sync() every `interval`.
     Sync { interval: Ns },
+    /// `du -s DIR`: readdir and `lstat` of every entry of a tree of small files. An uncached
+    /// inode costs one 4 KiB read of its inode-table block; op latency is per `lstat`.
+    Du {
+        /// Files in the tree.
+        files: u64,
+        /// Entries per directory.
+        files_per_dir: u32,
+        /// On-disk inode size (ext3: 128, ext4: 256): inodes per 4 KiB block = 4096 / size.
+        inode_size: u32,
+        /// Start over when the walk ends (the tree stays on disk, its cache may be gone).
+        repeat: bool,
+    },
+    /// An application start: look up and read `files` files, sizes taken in turn from
+    /// `file_sizes`. Op latency is the whole launch.
+    Launch {
+        files: u32,
+        file_sizes: Vec<u64>,
+        /// Read size of each read().
+        bs: u64,
+        /// Bytes the application writes while starting (configuration, history, profile:
+        /// buffered 4 KiB writes to a file of its own), after reading its files.
+        writes: u64,
+        /// Launch again this long after the previous start (None = once).
+        interval: Option<Ns>,
+    },
+    /// `ls -l DIR...`: readdir and `lstat` of every entry of `dirs` directories. Op latency
+    /// is the whole command.
+    Ls {
+        dirs: u32,
+        entries: u32,
+        /// Run again this long after the previous start (None = once).
+        interval: Option<Ns>,
+    },
 }
 
 impl JobConfig {
@@ -381,6 +714,9 @@ impl JobConfig {
             JobConfig::Randread { .. } => "randread",
             JobConfig::Fsync { .. } => "fsync",
             JobConfig::Sync { .. } => "sync",
+            JobConfig::Du { .. } => "du",
+            JobConfig::Launch { .. } => "launch",
+            JobConfig::Ls { .. } => "ls",
         }
     }
 }
@@ -402,7 +738,10 @@ pub fn default_queue(model: &DeviceModelConfig) -> QueueConfig {
     let (rotational, write_cache, qd) = match model {
         DeviceModelConfig::Hdd(p) => (true, p.write_cache, p.queue_depth),
         DeviceModelConfig::Ssd(p) => (false, p.write_cache, p.queue_depth),
-        DeviceModelConfig::Loop(p) => (false, false, p.queue_depth),
+        DeviceModelConfig::Loop(p) => return loop_queue(p),
+        DeviceModelConfig::Usb(p) => return usb_queue(p),
+        DeviceModelConfig::Nfs(p) => return nfs_queue(p),
+        DeviceModelConfig::Raid0(p) => return raid0_queue(p),
     };
     let scheduler = if rotational {
         SchedulerKind::MqDeadline
@@ -430,19 +769,123 @@ pub fn default_queue(model: &DeviceModelConfig) -> QueueConfig {
     }
 }
 
+/// Minor number of the first NFS mount's anonymous device (`get_anon_bdev`): a typical value
+/// on a booted system, where the kernel's own pseudo file systems took the first ones.
+pub const NFS_FIRST_MINOR: u32 = 40;
+
+/// `max_hw_sectors_kb` of a USB 2.0 mass-storage device: the `usb-storage` host template's
+/// `max_sectors` = 240 ("limit the total size of a transfer to 120 KB",
+/// `drivers/usb/storage/scsiglue.c`; USB 3 devices get 2048 sectors).
+pub const USB_MAX_SECTORS_KB: u32 = 120;
+
+/// The queue of a USB 2.0 flash key as `usb-storage` and `sd` set it up (6.18):
+/// - `can_queue` = 1: one tag, so mq-deadline (the default elevator of a single-queue SCSI
+///   disk) with `nr_requests` = 2 × min(1, 128) = 2;
+/// - `max_sectors_kb` 120 ([`USB_MAX_SECTORS_KB`]);
+/// - rotational: `usb-storage` skips the VPD pages, so `sd` never learns the medium does not
+///   rotate and the flag keeps its default, 1 (what USB keys report); hence wbt's 75 ms and
+///   read-ahead 2 × `max_sectors_kb` = 240 KiB (`blk_apply_bdi_limits` without io_opt);
+/// - "write through": `usb-storage` skips the caching mode page and `sd` assumes no cache.
+fn usb_queue(p: &UsbParams) -> QueueConfig {
+    let max_sectors_kb = USB_MAX_SECTORS_KB;
+    QueueConfig {
+        scheduler: SchedulerKind::MqDeadline,
+        nr_requests: 2 * p.queue_depth.clamp(1, 128),
+        max_sectors_kb,
+        wbt_lat_usec: 75_000,
+        read_ahead_kb: (2 * max_sectors_kb).max(128),
+        nomerges: 0,
+        rotational: true,
+        write_cache: false,
+        iosched: DeadlineTunables::default(),
+    }
+}
+
+/// The "queue" of an NFS mount. NFS has no block queue: the model puts one in front of its
+/// RPC slots so the data path stays the block layer's. Its knobs are chosen to be neutral:
+/// no elevator (`nr_requests` = the RPC slots, whose wait plays NFS's own write congestion
+/// wait), requests of up to `wsize`, no blk-wbt (it needs a blk-mq queue), read-ahead
+/// 128 KiB (`VM_READAHEAD_PAGES`: NFS's default since 5.4; before, 15 × `rsize`),
+/// non-rotational, and a write cache (the server's page cache holding UNSTABLE data).
+fn nfs_queue(p: &NfsParams) -> QueueConfig {
+    QueueConfig {
+        scheduler: SchedulerKind::None,
+        nr_requests: p.queue_depth,
+        max_sectors_kb: (p.wsize / 1024).clamp(4, u64::from(u32::MAX)) as u32,
+        wbt_lat_usec: 0,
+        read_ahead_kb: 128,
+        nomerges: 0,
+        rotational: false,
+        write_cache: true,
+        iosched: DeadlineTunables::default(),
+    }
+}
+
+/// The queue of an md raid0 array (`raid0_set_limits`, 6.18): a bio-based device, so no
+/// elevator and no blk-wbt; `max_hw_sectors` = the chunk (and no more than the members'
+/// limit: the limits stack), `io_opt` = chunk × members, hence read-ahead 2 × io_opt
+/// (`blk_apply_bdi_limits`); rotational and write cache inherited from the members. md has no
+/// tags: the members' queues bound what is in flight, modelled as `nr_requests` = the sum of
+/// the members' queue depths.
+fn raid0_queue(p: &Raid0Params) -> QueueConfig {
+    let member = default_queue(&p.member);
+    let chunk_kb = (p.chunk / 1024).min(u64::from(u32::MAX)) as u32;
+    let io_opt_kb = u64::from(chunk_kb) * u64::from(p.members);
+    QueueConfig {
+        scheduler: SchedulerKind::None,
+        nr_requests: p.members.saturating_mul(p.member.queue_depth()).max(1),
+        max_sectors_kb: chunk_kb.min(member.max_sectors_kb).max(4),
+        wbt_lat_usec: 0,
+        read_ahead_kb: (2 * io_opt_kb).clamp(128, u64::from(i32::MAX as u32)) as u32,
+        nomerges: 0,
+        rotational: member.rotational,
+        write_cache: member.write_cache,
+        iosched: DeadlineTunables::default(),
+    }
+}
+
+/// The queue of a loop device after `loop_add` and `loop_configure` (`drivers/block/loop.c`),
+/// as a 6.18 loop over a file on this lab's `vda` reports it (`realkernel.md` §1):
+/// - no elevator (`BLK_MQ_F_NO_SCHED_BY_DEFAULT`), so `nr_requests` = the tag-set depth
+///   (`hw_queue_depth`, 128);
+/// - `max_sectors_kb` 1280: the loop sets no hardware limit, so the block layer's default cap;
+/// - rotational copied from the backing file's device (`loop_update_limits`): `vda` says 1;
+/// - wbt 2 ms: wbt was initialised when the disk was added, before `loop_configure` copied the
+///   rotational flag, so it kept the non-rotational default;
+/// - read-ahead 2 × `max_sectors_kb` (2560), as for any rotational queue;
+/// - a write cache ("write back"): the backing file can fsync.
+fn loop_queue(p: &LoopParams) -> QueueConfig {
+    let max_sectors_kb = 1280;
+    QueueConfig {
+        scheduler: SchedulerKind::None,
+        nr_requests: p.queue_depth,
+        max_sectors_kb,
+        wbt_lat_usec: 2_000,
+        read_ahead_kb: 2 * max_sectors_kb,
+        nomerges: 0,
+        rotational: true,
+        write_cache: true,
+        iosched: DeadlineTunables::default(),
+    }
+}
+
 impl Scenario {
     /// A machine with one device and no tasks, every knob at its default. The scenario crate
     /// builds scenarios from files; this is for tests and benchmarks that build them in code.
     pub fn one_device(name: &str, model: DeviceModelConfig, memory: u64, cpus: u32, duration: Ns) -> Scenario {
         let queue = default_queue(&model);
-        let size = match model {
-            DeviceModelConfig::Hdd(_) => 4_000_000_000_000,
-            DeviceModelConfig::Ssd(_) => 1_000_000_000_000,
-            DeviceModelConfig::Loop(_) => 2 * GIB,
+        let size = default_size(&model);
+        let (dev, major, minor) = match model {
+            DeviceModelConfig::Hdd(_) | DeviceModelConfig::Ssd(_) | DeviceModelConfig::Usb(_) => ("sda", 8, 0),
+            DeviceModelConfig::Loop(_) => ("loop0", 7, 0),
+            // An NFS superblock has an anonymous device number (0:N, N from 1); md arrays are 9:N.
+            DeviceModelConfig::Nfs(_) => ("nfs0", 0, NFS_FIRST_MINOR),
+            DeviceModelConfig::Raid0(_) => ("md0", 9, 0),
         };
         Scenario {
             name: name.to_string(),
             kernel: "6.x".to_string(),
+            policy: PolicyConfig::default(),
             duration,
             seed: 1,
             hz: 250,
@@ -453,9 +896,9 @@ impl Scenario {
             },
             sysctl: VmSysctl::default(),
             devices: vec![DeviceConfig {
-                name: "sda".to_string(),
-                major: 8,
-                minor: 0,
+                name: dev.to_string(),
+                major,
+                minor,
                 size,
                 model,
                 queue,
@@ -474,7 +917,7 @@ impl Scenario {
             name: name.to_string(),
             count,
             device: 0,
-            file: format!("/mnt/sda/{name}{{n}}"),
+            file: format!("/mnt/{}/{name}{{n}}", self.devices[0].name),
             start,
             stop: None,
             job,

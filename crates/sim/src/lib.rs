@@ -12,6 +12,7 @@ pub mod config;
 pub mod drivers;
 pub mod engine;
 pub mod fs;
+pub mod generations;
 pub mod kernel;
 pub mod machine;
 pub mod metrics;

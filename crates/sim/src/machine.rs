@@ -4,7 +4,7 @@
 //! pointers, no interior mutability. Kernel paths live in their own modules as `impl Machine`
 //! blocks (`fs/fs_writeback.rs`, `workload/`), named after the kernel functions they model.
 
-use crate::block::queue::{BlockQueue, Submitter};
+use crate::block::queue::{BlockQueue, Submit, Submitter};
 use crate::config::{JobConfig, Scenario};
 use crate::drivers::Op;
 use crate::engine::time::NSEC_PER_SEC;
@@ -17,7 +17,7 @@ use crate::kernel::task::{Phase, Task};
 use crate::metrics::trace::{TraceEvent, TraceRecord};
 use crate::metrics::{DeviceResult, LatencyHist, RunResult, TaskResult, ThrottleSample, VmstatSample};
 use crate::mm::page_cache::PageState;
-use crate::mm::page_writeback::{self, DirtyThrottle, Modern, TaskDirty, ThrottleOut, WbDomain, WbState};
+use crate::mm::page_writeback::{self, DirtyThrottle, TaskDirty, ThrottleOut, WbDomain, WbState};
 use crate::mm::vmscan::{Lru, SWAP_CLUSTER_MAX};
 use crate::mm::vmstat::VmStat;
 use crate::units::{bytes_to_pages, PAGE_SIZE};
@@ -36,6 +36,8 @@ pub enum Event {
     Device(u16),
     /// blk-wbt window timer of a device.
     WbtTimer(u16),
+    /// blk-throttle `pending_timer` of a device.
+    ThrotlTimer(u16),
     /// The flusher of a wb is woken.
     Flusher(u16),
     /// The delayed bandwidth update of a wb (`bw_dwork`).
@@ -79,6 +81,8 @@ pub struct Machine {
     pub cpus: CpuPool,
     pub lru: Lru,
     pub policy: Box<dyn DirtyThrottle>,
+    /// What the kernel generation adds at run time (congestion waits, pdflush, old LRU).
+    pub era: crate::generations::runtime::EraState,
     pub bdp_ratelimits: Vec<u64>,
     pub ratelimit_pages: u64,
     pub tout: ThrottleOut,
@@ -125,7 +129,7 @@ impl Machine {
                 now_j,
             ));
             flushers.push(Wb::new(now_j));
-            queues.push(BlockQueue::new(d, cfg.seed));
+            queues.push(BlockQueue::new(d, cfg.seed, cfg.hz));
         }
         dom.bdi_min_ratio_sum = wbs.iter().map(|w| w.min_ratio_ppm).sum();
 
@@ -161,9 +165,11 @@ impl Machine {
                     offset: 0,
                     op_left: 0,
                     chunk_pages: 0,
+                    chunk_bytes: 0,
                     op_start: 0,
                     sleep_start: 0,
                     pending: Default::default(),
+                    rq_wait: None,
                     inflight: 0,
                     sync_target: Vec::new(),
                     bytes_written: 0,
@@ -183,13 +189,18 @@ impl Machine {
                     on_cpu: false,
                     waking: false,
                     rng: RngStream::new(cfg.seed, &format!("task/{}/{}", tc.name, i)),
+                    reclaim_prio: crate::mm::vmscan_pageout::DEF_PRIORITY,
+                    meta: None,
                 });
                 pid += 1;
             }
         }
         let ncpus = cfg.machine.cpus.max(1);
         let ntasks = tasks.len();
-        Machine {
+        let policy = crate::generations::runtime::build_policy(cfg, &vm);
+        let era = crate::generations::runtime::EraState::new(cfg, ntasks);
+        let nflushers = cfg.devices.len() + era.extra_flushers();
+        let mut m = Machine {
             clock,
             q: EventQueue::new(),
             vm,
@@ -200,9 +211,10 @@ impl Machine {
             inodes,
             allocs,
             tasks,
-            cpus: CpuPool::new(ncpus, ntasks, cfg.devices.len()),
+            cpus: CpuPool::new(ncpus, ntasks, nflushers),
             lru: Lru::default(),
-            policy: Box::new(Modern),
+            policy,
+            era,
             bdp_ratelimits: vec![0; ncpus as usize],
             ratelimit_pages,
             tout: ThrottleOut {
@@ -220,7 +232,9 @@ impl Machine {
             last_sample_dirtied: 0,
             rng: RngStream::new(cfg.seed, "machine"),
             cfg: cfg.clone(),
-        }
+        };
+        m.setup_era();
+        m
     }
 
     pub fn now(&self) -> Ns {
@@ -295,6 +309,10 @@ impl Machine {
         let wb = self.inodes[file as usize].wb as usize;
         self.wbs[wb].reclaimable += newly;
         self.wbs[wb].dirtied += newly;
+        self.policy.dirtied(tid, newly);
+        if ch.absent > 0 {
+            self.page_inserted(file, start, n);
+        }
         let task = &mut self.tasks[tid as usize];
         task.dirty.nr_dirtied += newly;
         let cpu = task.dirty.cpu.min(self.bdp_ratelimits.len() - 1);
@@ -312,7 +330,10 @@ impl Machine {
         self.vm.nr_written += moved;
         self.wbs[wb].writeback -= moved;
         self.wbs[wb].writeout_add(&mut self.dom, moved);
-        self.lru.add(file, start, n);
+        self.policy.writeout(wb, moved);
+        if self.era.inactive.is_none() {
+            self.lru.add(file, start, n);
+        }
         if !self.fprop_armed {
             self.fprop_armed = true;
             let period = 3 * NSEC_PER_SEC;
@@ -362,6 +383,9 @@ impl Machine {
     /// Get `n` free pages for the page cache. Returns false when the task must wait in
     /// `reclaim_throttle` (the task is then queued to be woken).
     pub fn alloc_pages(&mut self, tid: u32, n: u64) -> bool {
+        if self.era.inactive.is_some() {
+            return self.alloc_pages_pageout(tid, n);
+        }
         // kswapd, folded in: keep free memory above the low watermark by evicting clean pages.
         if self.vm.nr_free < n + self.vm.wmark_low {
             let want = n + self.vm.wmark_high - self.vm.nr_free.min(n + self.vm.wmark_high);
@@ -400,7 +424,41 @@ impl Machine {
         let last = self.wbs[dev as usize].last_bdp_sleep;
         let r = self.queues[dev as usize].submit(now, id, last);
         self.kick_queue(dev);
-        r == crate::block::queue::Submit::Accepted
+        r != Submit::Blocked
+    }
+
+    /// blk-throttle's dispatch work (`blk_throtl_dispatch_work_fn`): submit the released bios
+    /// in order; it sleeps when one has to wait for wbt or a tag, and the rest wait behind it.
+    fn throtl_issue(&mut self, dev: u16) {
+        let now = self.now();
+        let d = dev as usize;
+        let last = self.wbs[d].last_bdp_sleep;
+        while let Some(id) = self.queues[d].throtl.as_ref().and_then(|t| t.next_to_issue()) {
+            let blocked = self.queues[d].blk_mq_submit_bio(now, id, last) == Submit::Blocked;
+            let t = self.queues[d].throtl_mut();
+            if blocked {
+                t.set_blocked();
+                break;
+            }
+            t.issued();
+        }
+        self.kick_queue(dev);
+    }
+
+    fn on_throtl_timer(&mut self, dev: u16) {
+        let now = self.now();
+        let d = dev as usize;
+        let q = &mut self.queues[d];
+        if q.throtl_timer_at.is_some_and(|t| t <= now) {
+            q.throtl_timer_at = None;
+        }
+        let j = q.jiffies(now);
+        let Some(t) = q.throtl.as_mut() else { return };
+        if t.timer() != Some(j) {
+            return; // re-armed since this event was scheduled
+        }
+        t.timer_fn(j);
+        self.throtl_issue(dev);
     }
 
     /// Dispatch what can be dispatched and (re)arm the device and wbt timers.
@@ -446,6 +504,13 @@ impl Machine {
                 self.q.schedule(t.max(now), Event::WbtTimer(dev));
             }
         }
+        if let Some(j) = q.throtl.as_ref().and_then(|t| t.timer()) {
+            let t = q.at_jiffies(j);
+            if q.throtl_timer_at != Some(t) {
+                q.throtl_timer_at = Some(t);
+                self.q.schedule(t.max(now), Event::ThrotlTimer(dev));
+            }
+        }
     }
 
     fn on_device(&mut self, dev: u16) {
@@ -463,6 +528,11 @@ impl Machine {
             self.complete_request(dev, id);
         }
         self.scratch_done = done;
+        // NFS: writeback of the pages of UNSTABLE writes ends when a COMMIT covering them
+        // replies (`nfs_commit_release_pages`); until then they count against the dirty limit.
+        while let Some(s) = self.queues[dev as usize].pop_stable() {
+            self.end_page_writeback(s.file, s.start, s.pages);
+        }
         self.kick_queue(dev);
     }
 
@@ -507,7 +577,10 @@ impl Machine {
             };
             self.trace_ev(0, 0, ev);
         }
-        let nsegs = self.queues[d].rq(id).segs.len();
+        // An NFS WRITE that replied UNSTABLE keeps its pages under writeback (the queue holds
+        // them until a COMMIT, see `on_device`).
+        let held = op == Op::Write && self.queues[d].hold_unstable(id);
+        let nsegs = if held { 0 } else { self.queues[d].rq(id).segs.len() };
         for i in 0..nsegs {
             let s = self.queues[d].rq(id).segs[i];
             match op {
@@ -535,11 +608,10 @@ impl Machine {
             }
         }
         self.queues[d].release(id);
-        self.queues[d].put_tag(now, &mut accepted);
+        self.release_slot(d, op, &mut accepted);
         self.scratch_ids = admitted;
         for w in accepted {
-            let s = self.queues[d].rq(w).submitter;
-            self.request_accepted(s);
+            self.request_accepted(dev, w);
         }
         if direct {
             if let Submitter::Task(t) = submitter {
@@ -548,9 +620,16 @@ impl Machine {
         }
     }
 
-    /// A blocked submitter's request entered the queue: let it go on.
-    fn request_accepted(&mut self, s: Submitter) {
-        match s {
+    /// A blocked submitter's request `id` entered the queue: let it go on.
+    fn request_accepted(&mut self, dev: u16, id: u32) {
+        if self.queues[dev as usize].rq(id).throttled {
+            let t = self.queues[dev as usize].throtl_mut();
+            debug_assert_eq!(t.sleeping_on(), Some(id));
+            t.issued();
+            self.throtl_issue(dev);
+            return;
+        }
+        match self.queues[dev as usize].rq(id).submitter {
             Submitter::Task(t) => {
                 self.tasks[t as usize].pending.pop_front();
                 self.wake_task(t);
@@ -600,8 +679,7 @@ impl Machine {
             }
         }
         for w in accepted {
-            let s = self.queues[d].rq(w).submitter;
-            self.request_accepted(s);
+            self.request_accepted(dev, w);
         }
         self.kick_queue(dev);
     }
@@ -621,6 +699,9 @@ impl Machine {
             ..Default::default()
         };
         page_writeback::domain_dirty_limits(&mut dtc, &self.cfg.sysctl);
+        if self.cfg.policy.throttle != crate::config::ThrottleKind::Modern {
+            (dtc.bg_thresh, dtc.thresh) = self.era_dirty_limits();
+        }
         let (mut bi, mut bo) = (0, 0);
         let mut dw = Vec::with_capacity(self.queues.len());
         let mut dr = Vec::with_capacity(self.queues.len());
@@ -638,8 +719,9 @@ impl Machine {
             .filter(|t| {
                 matches!(
                     t.phase,
-                    Phase::WaitRead | Phase::WaitDirect | Phase::WaitSync | Phase::AfterBdpSleep
+                    Phase::WaitRead | Phase::WaitDirect | Phase::WaitSync | Phase::AfterBdpSleep | Phase::BdpWriteback
                 ) || (t.phase == Phase::Alloc && !t.is_done())
+                    || (t.phase == Phase::Meta && !t.on_cpu)
             })
             .count() as u32;
         self.vmstat.push(VmstatSample {
@@ -717,6 +799,8 @@ impl Machine {
             Event::TaskRun(t) => self.task_wake(t),
             Event::TaskTimeout(t, gen) => {
                 if self.tasks[t as usize].wait_gen == gen {
+                    // The sleep is over: wakeups registered for it are stale now.
+                    self.tasks[t as usize].wait_gen = gen.wrapping_add(1);
                     self.reclaim_waiters.retain(|&w| w != t);
                     self.task_wake(t);
                 }
@@ -724,6 +808,7 @@ impl Machine {
             Event::CpuDone(c) => self.on_cpu_done(c),
             Event::Device(d) => self.on_device(d),
             Event::WbtTimer(d) => self.on_wbt_timer(d),
+            Event::ThrotlTimer(d) => self.on_throtl_timer(d),
             Event::Flusher(w) => self.flusher_wakeup_fired(w),
             Event::BwDwork(w) => {
                 self.flushers[w as usize].bw_dwork_pending = false;
@@ -754,6 +839,7 @@ impl Machine {
         }
         self.q.schedule(NSEC_PER_SEC.min(dur), Event::Sample);
         self.q.schedule(0, Event::ThrottleSample);
+        self.start_era();
     }
 
     /// Run the scenario to its end.
@@ -830,7 +916,7 @@ impl Machine {
             comms.push((t.name.clone(), t.pid));
         }
         for (i, _) in self.flushers.iter().enumerate() {
-            comms.push((format!("kworker/u{}:{}", 2 * self.cfg.machine.cpus.max(1), i), 10 + i as u32));
+            comms.push((crate::generations::runtime::flusher_comm_name(&self.cfg, i), 10 + i as u32));
         }
         let tasks = self
             .tasks

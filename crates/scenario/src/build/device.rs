@@ -1,18 +1,25 @@
-//! `[[device]]`: identity (name, model, size, device number), then the model's parameters,
-//! the queue and the bdi, each from its own module.
+//! `[[device]]`: identity (name, model, size, device number, file system), then the model's
+//! parameters, the queue, the bdi and the blk-throttle limits, each from its own module.
 
-use super::{bdi, model, queue};
+use super::{bdi, model, queue, throttle};
 use crate::error::{Problem, Result};
 use crate::section::{Entry, Section};
 use crate::suggest;
-use wblab_sim::config::{default_queue, BdiConfig, DeviceConfig, DeviceModelConfig, HddParams};
+use wblab_sim::config::{default_queue, default_size, BdiConfig, DeviceConfig, DeviceModelConfig, HddParams, NFS_FIRST_MINOR};
 use wblab_sim::units::MIB;
 
-const IDENTITY_KEYS: &[&str] = &["name", "model", "size", "major", "minor"];
+const IDENTITY_KEYS: &[&str] = &["name", "model", "size", "major", "minor", "fs"];
 
-/// sd (SCSI disk) and NVMe block majors.
+/// File systems `wblab measure` can make on a device.
+const FILE_SYSTEMS: &[&str] = &["ext4", "xfs", "btrfs"];
+
+/// sd (SCSI disk), loop, md and NVMe block majors; NFS superblocks have anonymous device
+/// numbers (major 0).
 const SD_MAJOR: u32 = 8;
+const LOOP_MAJOR: u32 = 7;
+const MD_MAJOR: u32 = 9;
 const NVME_MAJOR: u32 = 259;
+const ANON_MAJOR: u32 = 0;
 
 /// Also accepts keys pasted with their sysfs path: `/sys/block/sda/queue/scheduler` becomes
 /// `queue/scheduler` and `/sys/class/bdi/8:0/max_ratio` becomes `bdi/max_ratio`.
@@ -49,22 +56,39 @@ pub(super) fn build_all(entry: Option<&Entry<'_>>, sections: &[Section<'_>]) -> 
             .key("device")
             .hint("declare at least one [[device]] table"));
     }
-    let (mut sd, mut nvme) = (0u32, 0u32);
+    let (mut sd, mut nvme, mut lo, mut md, mut nfs) = (0u32, 0u32, 0u32, 0u32, 0u32);
     let mut devices: Vec<DeviceConfig> = Vec::with_capacity(sections.len());
     let mut min_ppm_total = 0;
     for (i, sec) in sections.iter().enumerate() {
+        let kind = sec.value_or("model", "hdd", |e| e.keyword(model::MODELS, "device model"))?;
         let name = match sec.get("name") {
             Some(e) => device_name(e)?,
+            None if kind == "loop" => format!("loop{lo}"),
+            None if kind == "raid0" => format!("md{md}"),
+            None if kind == "nfs" => format!("nfs{nfs}"),
             None => sd_name(i),
         };
-        let default_number = if name.starts_with("nvme") {
+        let default_number = if kind == "loop" {
+            // loop<N> is 7:<N>; a loop device named otherwise takes the next index.
+            let index = name.strip_prefix("loop").and_then(|n| n.parse().ok()).unwrap_or(lo);
+            lo += 1;
+            (LOOP_MAJOR, index)
+        } else if kind == "raid0" {
+            // md<N> is 9:<N>.
+            let index = name.strip_prefix("md").and_then(|n| n.parse().ok()).unwrap_or(md);
+            md += 1;
+            (MD_MAJOR, index)
+        } else if kind == "nfs" {
+            nfs += 1;
+            (ANON_MAJOR, NFS_FIRST_MINOR + nfs - 1)
+        } else if name.starts_with("nvme") {
             nvme += 1;
             (NVME_MAJOR, nvme - 1)
         } else {
             sd += 1;
             (SD_MAJOR, 16 * (sd - 1))
         };
-        let d = build(sec, name, default_number)?;
+        let d = build(sec, kind, name, default_number)?;
         if devices.iter().any(|o| o.name == d.name) {
             let at = sec.get("name").map_or(sec.at, |e| e.value_at);
             return Err(Problem::new(at, format!("device name `{}` is used twice", d.name))
@@ -94,21 +118,39 @@ pub(super) fn build_all(entry: Option<&Entry<'_>>, sections: &[Section<'_>]) -> 
     Ok(devices)
 }
 
-fn build(sec: &Section<'_>, name: String, default_number: (u32, u32)) -> Result<DeviceConfig> {
-    let kind = sec.value_or("model", "hdd", |e| e.keyword(model::MODELS, "device model"))?;
-    check_keys(sec, kind)?;
+fn build(sec: &Section<'_>, kind: &str, name: String, default_number: (u32, u32)) -> Result<DeviceConfig> {
+    let member = model::member_kind(kind, sec)?;
+    check_keys(sec, kind, member)?;
     let model = model::build(kind, sec)?;
     let size = sec.value_or("size", default_size(&model), |e| {
         let size = e.size_in(MIB, u64::MAX)?;
-        if size % 512 == 0 {
-            Ok(size)
-        } else {
-            Err(e.problem(format!("{size} bytes is not a whole number of 512-byte sectors")))
+        if size % 512 != 0 {
+            return Err(e.problem(format!("{size} bytes is not a whole number of 512-byte sectors")));
         }
+        if let DeviceModelConfig::Raid0(p) = &model {
+            // Every member needs at least one chunk.
+            let least = p.chunk.saturating_mul(u64::from(p.members)).max(MIB);
+            if size < least {
+                return Err(e
+                    .problem(format!(
+                        "{} is too small for {} members of one {} chunk",
+                        crate::units::format_size(size),
+                        p.members,
+                        crate::units::format_size(p.chunk)
+                    ))
+                    .hint(format!("size is the array's; at least {}", crate::units::format_size(least))));
+            }
+        }
+        Ok(size)
     })?;
-    // MAJORBITS = 12, MINORBITS = 20.
-    let major = sec.value_or("major", default_number.0, |e| e.u32(1, (1 << 12) - 1))?;
+    // MAJORBITS = 12, MINORBITS = 20; only an NFS mount's anonymous device has major 0.
+    let min_major = if kind == "nfs" { 0 } else { 1 };
+    let major = sec.value_or("major", default_number.0, |e| e.u32(min_major, (1 << 12) - 1))?;
     let minor = sec.value_or("minor", default_number.1, |e| e.u32(0, (1 << 20) - 1))?;
+    let fs = match sec.get("fs") {
+        Some(e) => Some(file_system(e)?),
+        None => None,
+    };
     Ok(DeviceConfig {
         name,
         major,
@@ -117,37 +159,60 @@ fn build(sec: &Section<'_>, name: String, default_number: (u32, u32)) -> Result<
         queue: queue::build(sec, &model)?,
         bdi: bdi::build(sec)?,
         model,
-        fs: None,
-        throttle: Default::default(),
+        fs,
+        throttle: throttle::build(sec)?,
     })
 }
 
-/// Every key must belong to the device, its queue, its bdi or its model.
-fn check_keys(sec: &Section<'_>, kind: &str) -> Result<()> {
-    let groups = [IDENTITY_KEYS, queue::KEYS, queue::IOSCHED_KEYS, bdi::KEYS, model::keys(kind)];
+/// `fs`: the file system `wblab measure` makes on the device (the simulator's block allocator
+/// does not depend on it).
+fn file_system(e: &Entry<'_>) -> Result<String> {
+    let name = e.str()?.trim();
+    match FILE_SYSTEMS.iter().find(|f| f.eq_ignore_ascii_case(name)) {
+        Some(f) => Ok(f.to_string()),
+        None => Err(e
+            .problem(format!("unknown file system `{name}`"))
+            .hint(format!("{}; `wblab measure` makes one of these", suggest::hint(name, FILE_SYSTEMS)))),
+    }
+}
+
+/// Every key must belong to the device, its queue, its bdi or its model (for raid0: the
+/// array's keys and its members' model's).
+fn check_keys(sec: &Section<'_>, kind: &str, member: Option<&str>) -> Result<()> {
+    let groups = [
+        IDENTITY_KEYS,
+        queue::KEYS,
+        queue::IOSCHED_KEYS,
+        bdi::KEYS,
+        throttle::KEYS,
+        model::keys(kind),
+        model::member_keys(member),
+    ];
     let known = |k: &str| groups.iter().any(|g| g.contains(&k));
     let Some(e) = sec.entries.iter().find(|e| !known(&e.key)) else {
         return Ok(());
     };
     if model::is_param(&e.key) {
-        return Err(e
-            .key_problem(format!("does not apply to model `{kind}`"))
-            .hint(format!("{kind} parameters: {}", suggest::list(model::keys(kind)))));
+        return Err(match member {
+            Some(m) => e
+                .key_problem(format!("does not apply to model `raid0` with member_model `{m}`"))
+                .hint(format!(
+                    "raid0 parameters: {}; and the members' ({m}): {}",
+                    suggest::list(model::keys(kind)),
+                    suggest::list(model::keys(m))
+                )),
+            None => e
+                .key_problem(format!("does not apply to model `{kind}`"))
+                .hint(format!("{kind} parameters: {}", suggest::list(model::keys(kind)))),
+        });
     }
     let all: Vec<&str> = groups.concat();
     // A bare `scheduler` or `max_ratio` is a known knob missing its directory.
     let hint = suggest::did_you_mean(&e.key, &all).unwrap_or_else(|| {
-        "device keys: name, model, size, major, minor, queue/*, queue/iosched/*, bdi/*, and the model's parameters".to_string()
+        "device keys: name, model, size, major, minor, fs, queue/*, queue/iosched/*, bdi/*, throttle/*, and the model's parameters"
+            .to_string()
     });
     Err(e.key_problem("unknown key in [[device]]").hint(hint))
-}
-
-fn default_size(model: &DeviceModelConfig) -> u64 {
-    match model {
-        DeviceModelConfig::Hdd(_) => 4_000_000_000_000,
-        DeviceModelConfig::Ssd(_) => 1_000_000_000_000,
-        DeviceModelConfig::Loop(_) => 2 << 30,
-    }
 }
 
 /// The kernel's own naming: no slashes or blanks (the name becomes a /dev and /mnt path).

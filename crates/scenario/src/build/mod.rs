@@ -6,38 +6,59 @@ mod bdi;
 mod device;
 mod machine;
 mod model;
+mod policy;
 mod queue;
 mod sysctl;
 mod task;
+mod throttle;
 
 use crate::error::{Problem, Result};
 use crate::section::{Entry, Nesting, Section};
 use crate::suggest;
 use std::path::Path;
 use toml::de::{DeTable, DeValue};
-use wblab_sim::config::{JobConfig, Scenario, TaskConfig, TraceConfig};
+use wblab_sim::config::{JobConfig, QueueEra, Scenario, TaskConfig, TraceConfig};
+use wblab_sim::generations::{self, Generation};
 
 const TOP_KEYS: &[&str] = &[
-    "name", "kernel", "duration", "seed", "hz", "machine", "sysctl", "device", "task", "trace",
+    "name", "kernel", "duration", "seed", "hz", "machine", "sysctl", "device", "task", "trace", "policy",
 ];
 const TRACE_KEYS: &[&str] = &["writeback", "block"];
 /// CONFIG_HZ choices the kernel's Kconfig offers.
 const HZ_CHOICES: &[u64] = &[100, 250, 300, 1000];
-const KERNEL_HINT: &str = "only 6.x is modelled so far (older generations: see issue tracker)";
-
-/// Parses `text`; `file_name` supplies the default scenario name (its stem).
+/// Parses `text`; `file_name` supplies the default scenario name (its stem). A file that lists
+/// several kernels gives the scenario of the first.
 pub(crate) fn scenario(text: &str, file_name: &str) -> Result<Scenario> {
+    scenarios(text, file_name).map(|mut v| v.swap_remove(0))
+}
+
+/// Parses `text` into one scenario per kernel of `kernel` (a string or an array of them).
+pub(crate) fn scenarios(text: &str, file_name: &str) -> Result<Vec<Scenario>> {
     let doc = DeTable::parse(text).map_err(syntax_problem)?;
     let root = Section::root(&doc)?;
     if let Some(e) = root.entries.iter().find(|e| !TOP_KEYS.contains(&e.key.as_str())) {
         return Err(misplaced(e));
     }
+    let kernels = match root.get("kernel") {
+        Some(e) => kernels(e)?,
+        None => vec![("6.x".to_string(), generations::resolve("6.x").expect("6.x is a generation"))],
+    };
+    kernels
+        .into_iter()
+        .map(|(kernel, generation)| build_one(&root, file_name, kernel, generation))
+        .collect()
+}
 
+/// The scenario for one kernel: the generation's policies and default knobs, then the file.
+fn build_one(root: &Section<'_>, file_name: &str, kernel: String, generation: &Generation) -> Result<Scenario> {
     let name = match root.get("name") {
         Some(e) => scenario_name(e)?,
         None => default_name(file_name),
     };
-    let kernel = root.value_or("kernel", "6.x".to_string(), kernel)?;
+    let policy = match root.get("policy") {
+        Some(e) => policy::build(&e.table(Nesting::Keep, same)?, generation.policy())?,
+        None => generation.policy(),
+    };
     let duration = root.value_or("duration", 60_000_000_000, |e| {
         e.duration_in(1_000_000, u64::MAX).map_err(|p| match e.value {
             DeValue::Integer(_) => p.hint("bare integers are nanoseconds; write a unit, e.g. duration = \"60s\""),
@@ -60,15 +81,20 @@ pub(crate) fn scenario(text: &str, file_name: &str) -> Result<Scenario> {
         Some(e) => machine::build(&e.table(Nesting::Keep, same)?)?,
         None => Default::default(),
     };
+    // The release's default knobs first, then the file's.
+    let sysctl_defaults = generations::default_sysctl(&kernel);
     let sysctl = match root.get("sysctl") {
-        Some(e) => sysctl::build(&e.table(Nesting::Flatten('.'), sysctl::normalize)?)?,
-        None => Default::default(),
+        Some(e) => sysctl::build(&e.table(Nesting::Flatten('.'), sysctl::normalize)?, sysctl_defaults)?,
+        None => sysctl_defaults,
     };
     let device_sections = match root.get("device") {
         Some(e) => e.tables(Nesting::Flatten('/'), device::normalize)?,
         None => Vec::new(),
     };
-    let devices = device::build_all(root.get("device"), &device_sections)?;
+    let mut devices = device::build_all(root.get("device"), &device_sections)?;
+    if policy.queue == QueueEra::Legacy {
+        legacy_queue_defaults(&mut devices, &device_sections);
+    }
     let task_sections = match root.get("task") {
         Some(e) => e.tables(Nesting::Keep, same)?,
         None => Vec::new(),
@@ -99,6 +125,7 @@ pub(crate) fn scenario(text: &str, file_name: &str) -> Result<Scenario> {
     Ok(Scenario {
         name,
         kernel,
+        policy,
         duration,
         seed,
         hz,
@@ -132,7 +159,7 @@ fn misplaced(e: &Entry<'_>) -> Problem {
     let k = e.key.as_str();
     let hint = if k == "vm" || k.starts_with("vm.") {
         Some("sysctl knobs go under a [sysctl] header".to_string())
-    } else if k.starts_with("queue") || k.starts_with("bdi") || model::is_param(k) {
+    } else if k.starts_with("queue") || k.starts_with("bdi") || k.starts_with("throttle") || k == "fs" || model::is_param(k) {
         Some("device knobs go in a [[device]] table".to_string())
     } else if ["memory", "cpus", "memory_bandwidth", "unreclaimable", "syscall_overhead"].contains(&k) {
         Some(format!("`{k}` goes under a [machine] header"))
@@ -167,24 +194,62 @@ fn default_name(file_name: &str) -> String {
         .to_string()
 }
 
-/// "6.x", or a concrete 6.N / 6.N.M release (all modelled by the same code for now).
-fn kernel(e: &Entry<'_>) -> Result<String> {
-    let k = e.str()?;
-    let numeric = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_digit());
-    let ok = match k.strip_prefix("6.") {
-        Some("x") => true,
-        Some(rest) => {
-            let mut parts = rest.split('.');
-            let minor = parts.next().is_some_and(numeric);
-            let patch = parts.next().is_none_or(numeric);
-            minor && patch && parts.next().is_none()
-        }
-        None => false,
+/// `kernel = "2.6.20"` or `kernel = ["2.6.20", "2.6.24"]`: each release with its generation.
+fn kernels(e: &Entry<'_>) -> Result<Vec<(String, &'static Generation)>> {
+    let one = |k: &str| -> Result<(String, &'static Generation)> {
+        generations::resolve(k)
+            .map(|g| (k.trim().to_string(), g))
+            .map_err(|err| e.problem(err.message()).hint(err.hint()))
     };
-    if ok {
-        Ok(k.to_string())
-    } else {
-        Err(e.problem(format!("kernel `{k}` is not modelled")).hint(KERNEL_HINT))
+    match e.value {
+        DeValue::Array(items) => {
+            let mut out: Vec<(String, &'static Generation)> = Vec::new();
+            for item in items.iter() {
+                let DeValue::String(k) = item.get_ref() else {
+                    return Err(e
+                        .problem(format!(
+                            "expected kernel releases as strings, found {}",
+                            crate::section::describe(item.get_ref())
+                        ))
+                        .hint("e.g. kernel = [\"2.6.20\", \"2.6.24\"]"));
+                };
+                let k = one(k)?;
+                if out.iter().any(|(o, _)| *o == k.0) {
+                    return Err(e
+                        .problem(format!("kernel `{}` is listed twice", k.0))
+                        .hint("each kernel runs once; results go to results/<name>/<kernel>/"));
+                }
+                out.push(k);
+            }
+            if out.is_empty() {
+                return Err(e.problem("no kernel in the list").hint("e.g. kernel = [\"2.6.20\", \"2.6.24\"]"));
+            }
+            Ok(out)
+        }
+        _ => Ok(vec![one(e.str()?)?]),
+    }
+}
+
+/// Queue knobs of a legacy-era kernel (128 requests per direction, 512 KiB requests, 128 KiB
+/// readahead, no blk-wbt), except those the file sets.
+fn legacy_queue_defaults(devices: &mut [wblab_sim::config::DeviceConfig], sections: &[Section<'_>]) {
+    for (i, d) in devices.iter_mut().enumerate() {
+        let set = |k: &str| sections.get(i).is_some_and(|s| s.get(k).is_some());
+        let q = &mut d.queue;
+        let before = q.clone();
+        generations::legacy_queue(q);
+        if set("queue/nr_requests") {
+            q.nr_requests = before.nr_requests;
+        }
+        if set("queue/max_sectors_kb") {
+            q.max_sectors_kb = before.max_sectors_kb;
+        }
+        if set("queue/read_ahead_kb") {
+            q.read_ahead_kb = before.read_ahead_kb;
+        }
+        if set("queue/wbt_lat_usec") {
+            q.wbt_lat_usec = before.wbt_lat_usec;
+        }
     }
 }
 

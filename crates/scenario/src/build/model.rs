@@ -1,11 +1,16 @@
-//! The device model's parameters, keyed by their `HddParams`/`SsdParams` field names.
+//! The device model's parameters, keyed by their `HddParams`/`SsdParams`/`LoopParams`/
+//! `UsbParams`/`NfsParams`/`Raid0Params` field names. A raid0 device also takes its members'
+//! parameters (`member_model`'s keys), which apply to every member.
 
 use crate::error::Result;
 use crate::section::Section;
 use crate::units::{format_duration, format_size};
-use wblab_sim::config::{DeviceModelConfig, HddParams, SsdParams};
+use wblab_sim::config::{DeviceModelConfig, HddParams, LoopParams, NfsParams, Raid0Params, SsdParams, UsbParams};
 
-pub(super) const MODELS: &[&str] = &["hdd", "ssd"];
+pub(super) const MODELS: &[&str] = &["hdd", "ssd", "loop", "usb", "nfs", "raid0"];
+
+/// Models a raid0 array can be built of.
+pub(super) const MEMBER_MODELS: &[&str] = &["hdd", "ssd", "usb"];
 
 pub(super) const HDD_KEYS: &[&str] = &[
     "rpm",
@@ -31,29 +36,98 @@ pub(super) const SSD_KEYS: &[&str] = &[
     "write_cache",
 ];
 
+pub(super) const LOOP_KEYS: &[&str] = &[
+    "backing_read_bandwidth",
+    "backing_write_bandwidth",
+    "backing_latency",
+    "queue_depth",
+];
+
+pub(super) const USB_KEYS: &[&str] = &[
+    "read_bandwidth",
+    "write_bandwidth",
+    "command_overhead",
+    "erase_block",
+    "open_blocks",
+    "queue_depth",
+];
+
+pub(super) const NFS_KEYS: &[&str] = &[
+    "wsize",
+    "link_bandwidth",
+    "rtt",
+    "server_write_bandwidth",
+    "server_read_bandwidth",
+    "server_cache",
+    "commit_bytes",
+    "queue_depth",
+];
+
+/// The array's own keys; its members' parameters come on top (see [`member_keys`]).
+pub(super) const RAID0_KEYS: &[&str] = &["members", "member_model", "chunk"];
+
+/// md 1.x superblocks describe at most 1920 devices.
+const MAX_MEMBERS: u32 = 1920;
+/// RPC_MAX_SLOT_TABLE: the most RPC slots a transport has.
+const MAX_RPC_SLOTS: u32 = 65536;
+/// NFS_MAX_FILE_IO_SIZE: the largest rsize/wsize of the Linux client.
+const NFS_MAX_IO: u64 = 4 << 20;
+
 /// BLK_MQ_MAX_DEPTH: the deepest tag set the block layer allocates.
 const MAX_QUEUE_DEPTH: u32 = 10240;
 /// Any single latency above this is a typo, not a device (and would overflow rate arithmetic).
 const MAX_LATENCY: u64 = 10_000_000_000;
 
 pub(super) fn keys(model: &str) -> &'static [&'static str] {
-    if model == "ssd" {
-        SSD_KEYS
-    } else {
-        HDD_KEYS
+    match model {
+        "ssd" => SSD_KEYS,
+        "loop" => LOOP_KEYS,
+        "usb" => USB_KEYS,
+        "nfs" => NFS_KEYS,
+        "raid0" => RAID0_KEYS,
+        _ => HDD_KEYS,
     }
+}
+
+/// The members' model of a raid0 device (`member_model`, default `ssd`); None for others.
+pub(super) fn member_kind(kind: &str, sec: &Section<'_>) -> Result<Option<&'static str>> {
+    if kind != "raid0" {
+        return Ok(None);
+    }
+    let m = sec.value_or("member_model", "ssd", |e| {
+        let name = e.str()?.trim();
+        let other_model = MODELS.iter().any(|m| m.eq_ignore_ascii_case(name));
+        if other_model && !MEMBER_MODELS.iter().any(|m| m.eq_ignore_ascii_case(name)) {
+            return Err(e.problem(format!("a `{name}` device cannot be a raid0 member")).hint(format!(
+                "md raid0 members here are block devices: {}",
+                crate::suggest::list(MEMBER_MODELS)
+            )));
+        }
+        e.keyword(MEMBER_MODELS, "member model")
+    })?;
+    Ok(Some(m))
+}
+
+/// Parameter keys of a raid0 array's members (none for other models).
+pub(super) fn member_keys(member: Option<&str>) -> &'static [&'static str] {
+    member.map_or(&[], keys)
 }
 
 /// Whether `key` is a parameter of any model (for "does not apply to model" messages).
 pub(super) fn is_param(key: &str) -> bool {
-    HDD_KEYS.contains(&key) || SSD_KEYS.contains(&key)
+    [HDD_KEYS, SSD_KEYS, LOOP_KEYS, USB_KEYS, NFS_KEYS, RAID0_KEYS]
+        .iter()
+        .any(|k| k.contains(&key))
 }
 
 pub(super) fn build(model: &str, sec: &Section<'_>) -> Result<DeviceModelConfig> {
-    Ok(if model == "ssd" {
-        DeviceModelConfig::Ssd(ssd(sec)?)
-    } else {
-        DeviceModelConfig::Hdd(hdd(sec)?)
+    Ok(match model {
+        "ssd" => DeviceModelConfig::Ssd(ssd(sec)?),
+        "loop" => DeviceModelConfig::Loop(loop_dev(sec)?),
+        "usb" => DeviceModelConfig::Usb(usb(sec)?),
+        "nfs" => DeviceModelConfig::Nfs(nfs(sec)?),
+        "raid0" => DeviceModelConfig::Raid0(raid0(sec)?),
+        _ => DeviceModelConfig::Hdd(hdd(sec)?),
     })
 }
 
@@ -109,5 +183,104 @@ fn ssd(sec: &Section<'_>) -> Result<SsdParams> {
     sec.read("write_bandwidth", &mut p.write_bandwidth, |e| e.rate())?;
     sec.read("queue_depth", &mut p.queue_depth, |e| e.u32(1, MAX_QUEUE_DEPTH))?;
     sec.read("write_cache", &mut p.write_cache, |e| e.boolean())?;
+    Ok(p)
+}
+
+fn loop_dev(sec: &Section<'_>) -> Result<LoopParams> {
+    let mut p = LoopParams::default();
+    sec.read("backing_read_bandwidth", &mut p.backing_read_bandwidth, |e| e.rate())?;
+    sec.read("backing_write_bandwidth", &mut p.backing_write_bandwidth, |e| e.rate())?;
+    sec.read("backing_latency", &mut p.backing_latency, |e| e.duration_in(0, MAX_LATENCY))?;
+    // loop's hw_queue_depth module parameter: at least 1, at most BLK_MQ_MAX_DEPTH.
+    sec.read("queue_depth", &mut p.queue_depth, |e| e.u32(1, MAX_QUEUE_DEPTH))?;
+    Ok(p)
+}
+
+/// A size that is a whole number of 4 KiB pages, in `[lo, hi]`.
+fn pages(e: &crate::section::Entry<'_>, lo: u64, hi: u64, what: &str) -> Result<u64> {
+    let v = e.size_in(lo, hi)?;
+    if v % 4096 == 0 {
+        Ok(v)
+    } else {
+        Err(e
+            .problem(format!("{} is not a whole number of 4 KiB pages", format_size(v)))
+            .hint(what.to_string()))
+    }
+}
+
+fn usb(sec: &Section<'_>) -> Result<UsbParams> {
+    let mut p = UsbParams::default();
+    sec.read("read_bandwidth", &mut p.read_bandwidth, |e| e.rate())?;
+    sec.read("write_bandwidth", &mut p.write_bandwidth, |e| e.rate())?;
+    sec.read("command_overhead", &mut p.command_overhead, |e| e.duration_in(0, MAX_LATENCY))?;
+    sec.read("erase_block", &mut p.erase_block, |e| {
+        pages(
+            e,
+            4096,
+            1 << 30,
+            "the flash erase block (allocation unit): whole pages, 4 KiB to 1 GiB, e.g. \"4MiB\"",
+        )
+    })?;
+    sec.read("open_blocks", &mut p.open_blocks, |e| {
+        e.u32(1, 64)
+            .map_err(|p| p.hint("erase blocks the controller keeps open: cheap keys 1-5"))
+    })?;
+    // usb-storage: can_queue = 1; UAS devices queue more.
+    sec.read("queue_depth", &mut p.queue_depth, |e| e.u32(1, MAX_QUEUE_DEPTH))?;
+    Ok(p)
+}
+
+fn nfs(sec: &Section<'_>) -> Result<NfsParams> {
+    let mut p = NfsParams::default();
+    // nfs_io_size: a multiple of the page size up to NFS_MAX_FILE_IO_SIZE (over TCP).
+    sec.read("wsize", &mut p.wsize, |e| {
+        pages(
+            e,
+            4096,
+            NFS_MAX_IO,
+            "wsize: whole pages, 4 KiB to 4 MiB (NFS_MAX_FILE_IO_SIZE), e.g. \"1MiB\"",
+        )
+    })?;
+    sec.read("link_bandwidth", &mut p.link_bandwidth, |e| e.rate())?;
+    sec.read("rtt", &mut p.rtt, |e| e.duration_in(0, MAX_LATENCY))?;
+    sec.read("server_write_bandwidth", &mut p.server_write_bandwidth, |e| e.rate())?;
+    sec.read("server_read_bandwidth", &mut p.server_read_bandwidth, |e| e.rate())?;
+    sec.read("server_cache", &mut p.server_cache, |e| e.size())?;
+    sec.read("commit_bytes", &mut p.commit_bytes, |e| e.size_in(4096, u64::MAX))?;
+    sec.read("queue_depth", &mut p.queue_depth, |e| {
+        e.u32(1, MAX_RPC_SLOTS.min(MAX_QUEUE_DEPTH))
+            .map_err(|p| p.hint(format!("RPC slots in flight: 1 to {MAX_QUEUE_DEPTH}")))
+    })?;
+    if p.server_cache < p.wsize {
+        return Err(sec
+            .conflict(
+                &["server_cache", "wsize"],
+                format!(
+                    "the server cache ({}) cannot hold one WRITE of wsize ({})",
+                    format_size(p.server_cache),
+                    format_size(p.wsize)
+                ),
+            )
+            .hint("server_cache is the unstable data the server holds; make it at least wsize"));
+    }
+    Ok(p)
+}
+
+fn raid0(sec: &Section<'_>) -> Result<Raid0Params> {
+    let mut p = Raid0Params::default();
+    sec.read("members", &mut p.members, |e| {
+        e.u32(1, MAX_MEMBERS)
+            .map_err(|p| p.hint(format!("member devices (raid_disks): 1 to {MAX_MEMBERS}")))
+    })?;
+    sec.read("chunk", &mut p.chunk, |e| {
+        pages(
+            e,
+            4096,
+            256 << 20,
+            "md chunk sizes are whole pages, 4 KiB to 256 MiB; mdadm's default is \"512KiB\"",
+        )
+    })?;
+    let member = member_kind("raid0", sec)?.unwrap_or("ssd");
+    p.member = Box::new(build(member, sec)?);
     Ok(p)
 }

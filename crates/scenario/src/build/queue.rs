@@ -43,13 +43,18 @@ const UNMODELLED_SCHEDULERS: &[&str] = &["kyber", "bfq"];
 /// because switching elevators resets `nr_requests`, then everything else.
 pub(super) fn build(sec: &Section<'_>, model: &DeviceModelConfig) -> Result<QueueConfig> {
     let mut q = default_queue(model);
-    let (depth, has_cache) = match model {
-        DeviceModelConfig::Hdd(p) => (p.queue_depth, p.write_cache),
-        DeviceModelConfig::Ssd(p) => (p.queue_depth, p.write_cache),
-        DeviceModelConfig::Loop(p) => (p.queue_depth, false),
-    };
+    // A loop's backing file can always fsync and an NFS server caches UNSTABLE writes: their
+    // queues have a write cache; md inherits its members'.
+    let (depth, has_cache) = (model.queue_depth(), model.has_write_cache());
+    // md is bio-based and NFS has no block queue: neither has an elevator to switch to.
+    let no_elevator = matches!(model, DeviceModelConfig::Raid0(_) | DeviceModelConfig::Nfs(_));
     if let Some(e) = sec.get("queue/scheduler") {
         q.scheduler = scheduler(e)?;
+        if no_elevator && q.scheduler != SchedulerKind::None {
+            return Err(e
+                .problem(format!("a `{}` device has no elevator", model.kind()))
+                .hint("md arrays are bio-based and NFS mounts have no block queue: the scheduler is always `none`"));
+        }
         // blk_mq_init_sched / elevator_switch to none: 2 * min(depth, BLKDEV_DEFAULT_RQ) or the
         // tag set's depth.
         q.nr_requests = match q.scheduler {
@@ -59,9 +64,12 @@ pub(super) fn build(sec: &Section<'_>, model: &DeviceModelConfig) -> Result<Queu
     }
     if q.scheduler == SchedulerKind::None {
         if let Some(e) = sec.last_of(IOSCHED_KEYS) {
-            return Err(e
-                .key_problem("is an mq-deadline tunable, but the scheduler is `none`")
-                .hint("set \"queue/scheduler\" = \"mq-deadline\" (the default for model = \"hdd\")"));
+            let hint = if no_elevator {
+                format!("a `{}` device has no elevator, so no mq-deadline tunables", model.kind())
+            } else {
+                "set \"queue/scheduler\" = \"mq-deadline\" (the default for model = \"hdd\" and \"usb\")".to_string()
+            };
+            return Err(e.key_problem("is an mq-deadline tunable, but the scheduler is `none`").hint(hint));
         }
     }
 
@@ -76,9 +84,15 @@ pub(super) fn build(sec: &Section<'_>, model: &DeviceModelConfig) -> Result<Queu
             ))
         })
     })?;
+    // The driver's max_hw_sectors_kb: usb-storage's 120, the NFS wsize, the raid0 chunk.
+    let max_hw = model.max_hw_sectors_kb().unwrap_or(MAX_HW_SECTORS_KB).clamp(4, MAX_HW_SECTORS_KB);
     sec.read("queue/max_sectors_kb", &mut q.max_sectors_kb, |e| {
-        e.u32(4, MAX_HW_SECTORS_KB)
-            .map_err(|p| p.hint(format!("at least one page (4), at most max_hw_sectors_kb ({MAX_HW_SECTORS_KB})")))
+        e.u32(4, max_hw).map_err(|p| {
+            p.hint(format!(
+                "at least one page (4), at most max_hw_sectors_kb ({max_hw} for model `{}`)",
+                model.kind()
+            ))
+        })
     })?;
     sec.read("queue/rotational", &mut q.rotational, |e| e.boolean())?;
     if let Some(e) = sec.get("queue/wbt_lat_usec") {

@@ -53,7 +53,8 @@ pub(super) fn normalize(key: String) -> String {
     key.strip_prefix("/proc/sys/").unwrap_or(&key).replace('/', ".")
 }
 
-pub(super) fn build(sec: &Section<'_>) -> Result<VmSysctl> {
+/// The `[sysctl]` section over `defaults` (the kernel release's boot-time values).
+pub(super) fn build(sec: &Section<'_>, defaults: VmSysctl) -> Result<VmSysctl> {
     if let Some(e) = sec.entries.iter().find(|e| !KEYS.contains(&e.key.as_str())) {
         let p = e.key_problem("unknown sysctl");
         return Err(if UNMODELLED.contains(&e.key.as_str()) {
@@ -63,7 +64,7 @@ pub(super) fn build(sec: &Section<'_>) -> Result<VmSysctl> {
             p.hint(suggest::did_you_mean(&e.key, KEYS).unwrap_or_else(|| format!("modelled sysctls: {}", suggest::list(KEYS))))
         });
     }
-    let mut s = VmSysctl::default();
+    let mut s = defaults;
     sec.read("vm.dirty_ratio", &mut s.dirty_ratio, |e| e.u32(0, 100))?;
     sec.read("vm.dirty_background_ratio", &mut s.dirty_background_ratio, |e| e.u32(0, 100))?;
     // 0 reads as "not set" (what `sysctl -a` shows while the ratio is in use); a real write

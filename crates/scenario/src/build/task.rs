@@ -17,9 +17,14 @@ const JOBS: &[(&str, &[&str])] = &[
     ("randread", &["bs", "file_size", "direct", "think"]),
     ("fsync", &["bytes", "interval"]),
     ("sync", &["interval"]),
+    ("du", &["files", "files_per_dir", "inode_size", "repeat"]),
+    ("launch", &["files", "file_sizes", "bs", "writes", "interval"]),
+    ("ls", &["dirs", "entries", "interval"]),
 ];
 
-const JOB_NAMES: &[&str] = &["dd", "cat", "randread", "fsync", "sync"];
+const JOB_NAMES: &[&str] = &["dd", "cat", "randread", "fsync", "sync", "du", "launch", "ls"];
+/// Jobs that work on a tree of their own rather than one file: `{n}` is not needed.
+const TREE_JOBS: &[&str] = &["sync", "du", "launch", "ls"];
 
 /// MAX_RW_COUNT: the most one read()/write() moves.
 const MAX_RW_COUNT: u64 = 0x7fff_f000;
@@ -52,7 +57,10 @@ pub(super) fn build(sec: &Section<'_>, devices: &[DeviceConfig], duration: Ns) -
     })?;
     let (device, file) = placement(sec, &name, devices)?;
     // Only a file the user wrote can lack {n}: the default has it.
-    if let Some(e) = sec.get("file").filter(|_| count > 1 && job != "sync" && !file.contains("{n}")) {
+    if let Some(e) = sec
+        .get("file")
+        .filter(|_| count > 1 && !TREE_JOBS.contains(&job) && !file.contains("{n}"))
+    {
         return Err(e
             .problem(format!("the {count} instances would all use the same file"))
             .hint("put {n} in the path; it becomes the instance number, e.g. \"/mnt/sda/big{n}\""));
@@ -199,10 +207,71 @@ fn job_config(sec: &Section<'_>, job: &str) -> Result<JobConfig> {
             bytes: sec.value_or("bytes", 4 * KIB, |e| e.size_in(0, MAX_RW_COUNT).map_err(|p| p.hint(RW_HINT)))?,
             interval: interval(100_000_000)?,
         },
+        "du" => JobConfig::Du {
+            files: sec.value_or("files", 1_000_000, |e| e.uint(1, 1 << 40))?,
+            files_per_dir: sec.value_or("files_per_dir", 20, |e| e.u32(1, 1_000_000))?,
+            inode_size: sec.value_or("inode_size", 256, |e| {
+                let v = e.u32(128, 4096)?;
+                if v.is_power_of_two() {
+                    Ok(v)
+                } else {
+                    Err(e
+                        .problem(format!("an inode size of {v} bytes is not a power of two"))
+                        .hint("ext3 used 128, ext4 uses 256"))
+                }
+            })?,
+            repeat: sec.value_or("repeat", false, |e| e.boolean())?,
+        },
+        "launch" => JobConfig::Launch {
+            files: sec.value_or("files", 50, |e| e.u32(1, 1_000_000))?,
+            file_sizes: match sec.get("file_sizes") {
+                Some(e) => sizes(e)?,
+                None => vec![256 * KIB],
+            },
+            bs: bs(128 * KIB)?,
+            writes: sec.value_or("writes", 0, |e| e.size_in(0, 1 << 40))?,
+            interval: optional_interval(sec)?,
+        },
+        "ls" => JobConfig::Ls {
+            dirs: sec.value_or("dirs", 8, |e| e.u32(1, 1_000_000))?,
+            entries: sec.value_or("entries", 100, |e| e.u32(1, 10_000_000))?,
+            interval: optional_interval(sec)?,
+        },
         _ => JobConfig::Sync {
             interval: interval(5_000_000_000)?,
         },
     })
+}
+
+/// `interval` of a job that runs once unless given one.
+fn optional_interval(sec: &Section<'_>) -> Result<Option<Ns>> {
+    match sec.get("interval") {
+        Some(e) => Ok(Some(e.duration_in(1_000_000, u64::MAX)?)),
+        None => Ok(None),
+    }
+}
+
+/// A size or an array of sizes (`file_sizes = ["4MiB", "64KiB"]`).
+fn sizes(e: &Entry<'_>) -> Result<Vec<u64>> {
+    match e.value {
+        toml::de::DeValue::Array(items) => {
+            let mut v = Vec::with_capacity(items.len());
+            for item in items.iter() {
+                let one = Entry {
+                    key: e.key.clone(),
+                    key_at: e.key_at,
+                    value: item.get_ref(),
+                    value_at: item.span().start,
+                };
+                v.push(one.size_in(1, u64::MAX)?);
+            }
+            if v.is_empty() {
+                return Err(e.problem("no sizes in the list").hint("e.g. file_sizes = [\"4MiB\", \"64KiB\"]"));
+            }
+            Ok(v)
+        }
+        _ => Ok(vec![e.size_in(1, u64::MAX)?]),
+    }
 }
 
 const RW_HINT: &str = "Linux moves at most 0x7ffff000 bytes (MAX_RW_COUNT) per read()/write()";

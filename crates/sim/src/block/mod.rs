@@ -1,7 +1,9 @@
-//! The block layer: requests, the I/O schedulers behind the [`sched::Elevator`] trait, and
-//! blk-wbt. The queue glue that connects them to the page cache and the device lives in
-//! [`queue`].
+//! The block layer: requests, the I/O schedulers behind the [`sched::Elevator`] trait,
+//! blk-throttle and blk-wbt. The queue glue that connects them to the page cache and the device
+//! lives in [`queue`].
 
+pub mod blk_throttle;
 pub mod blk_wbt;
 pub mod queue;
+pub mod request_list;
 pub mod sched;

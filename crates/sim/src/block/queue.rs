@@ -1,17 +1,21 @@
-//! One block device's request queue: the request pool, blk-wbt, tag allocation, the
-//! elevator and the device, wired as `blk_mq_submit_bio` does (§6.1 of modern-writeback.md):
-//! merge attempt → wbt (`rq_qos_throttle`) → tag → elevator → dispatch up to the device's
-//! queue depth → completion.
+//! One block device's request queue: the request pool, blk-throttle, blk-wbt, tag allocation,
+//! the elevator and the device, wired as `submit_bio_noacct` and `blk_mq_submit_bio` do (§6.1
+//! of modern-writeback.md): blk-throttle (`blk_throtl_bio`, which may hold the bio and let the
+//! submitter go on) → merge attempt → wbt (`rq_qos_throttle`) → tag → elevator → dispatch up
+//! to the device's queue depth → completion. Bios that blk-throttle held enter at the merge
+//! attempt later, submitted by its dispatch work (the machine drives it, `throtl_issue`).
 //!
 //! Simplifications: writeback builds requests of up to `max_sectors_kb` directly from runs of
 //! contiguous pages (what plug merging achieves for sequential writeback), so the plug list
 //! itself is not modelled; request-to-request merges are not modelled.
 
+use super::blk_throttle::BlkThrottle;
 use super::blk_wbt::{Wbt, WbtFlags};
+use super::request_list::RequestList;
 use super::sched::{self, Elevator, ElvRq};
 use crate::config::{DeviceConfig, SchedulerKind};
 use crate::drivers::{self, DevRequest, Device, Op};
-use crate::engine::RngStream;
+use crate::engine::{Clock, RngStream};
 use crate::metrics::trace::DevT;
 use crate::metrics::LatencyHist;
 use crate::Ns;
@@ -48,6 +52,8 @@ pub struct Request {
     pub direct: bool,
     /// Counted by blk-wbt.
     pub wbt_tracked: bool,
+    /// Held by blk-throttle: its submitter went on, blk-throttle's dispatch work submits it.
+    pub throttled: bool,
     pub submitter: Submitter,
     pub issue_ns: Ns,
 }
@@ -63,6 +69,8 @@ impl Request {
 pub enum Submit {
     /// Merged into a queued request or queued: the submitter goes on.
     Accepted,
+    /// Held by blk-throttle: the submitter goes on; the dispatch work submits it later.
+    Throttled,
     /// The submitter must sleep until the request is accepted (wbt or tag wait).
     Blocked,
 }
@@ -78,6 +86,10 @@ pub struct BlockQueue {
     pub nr_requests: u32,
     pub async_depth: u32,
     pub elv: Box<dyn Elevator>,
+    /// blk-throttle, on queues with a rule only.
+    pub throtl: Option<Box<BlkThrottle>>,
+    /// Legacy-era request allocation (pre-blk-mq generations): replaces the tags.
+    pub legacy: Option<RequestList>,
     pub wbt: Wbt,
     pub device: Box<dyn Device>,
     pool: Vec<Request>,
@@ -87,6 +99,9 @@ pub struct BlockQueue {
     /// Time of the device event already scheduled, if any.
     pub tick_at: Option<Ns>,
     pub wbt_timer_at: Option<Ns>,
+    /// Time of the blk-throttle timer event already scheduled, if any.
+    pub throtl_timer_at: Option<Ns>,
+    clock: Clock,
     pub bytes_written: u64,
     pub bytes_read: u64,
     pub requests_written: u64,
@@ -95,14 +110,24 @@ pub struct BlockQueue {
     /// Bytes completed this second (for vmstat bi/bo).
     pub sec_written: u64,
     pub sec_read: u64,
+    /// NFS (a device whose writes complete unstable, [`Device::unstable_writes`]): the pages of
+    /// completed writes that no COMMIT has covered yet, each tagged with the number of its
+    /// write completion. They stay under writeback until the device's
+    /// [`Device::stable_writes`] passes their tag.
+    unstable: VecDeque<(u64, Seg)>,
+    /// Write completions held so far (the next tag).
+    writes_held: u64,
+    /// `device.unstable_writes()`, read once.
+    unstable_device: bool,
 }
 
 impl BlockQueue {
-    pub fn new(cfg: &DeviceConfig, seed: u64) -> Self {
+    pub fn new(cfg: &DeviceConfig, seed: u64, hz: u64) -> Self {
         let device = drivers::build(cfg, RngStream::new(seed, &format!("device/{}", cfg.name)));
         let q = &cfg.queue;
         // blk_queue_depth(): SCSI-like devices report the device queue depth to wbt.
         let wbt = Wbt::new(q, device.queue_depth());
+        let unstable_device = device.unstable_writes();
         let elv = sched::build(q);
         let async_depth = match q.scheduler {
             SchedulerKind::MqDeadline => elv.async_depth().unwrap_or(q.nr_requests),
@@ -120,6 +145,7 @@ impl BlockQueue {
             nr_requests: q.nr_requests,
             async_depth,
             elv,
+            throtl: Some(Box::new(BlkThrottle::new(&cfg.throttle, hz, q.rotational))).filter(|t| t.is_active()),
             wbt,
             device,
             pool: Vec::new(),
@@ -128,6 +154,9 @@ impl BlockQueue {
             tag_waiters: VecDeque::new(),
             tick_at: None,
             wbt_timer_at: None,
+            throtl_timer_at: None,
+            legacy: None,
+            clock: Clock::new(hz),
             bytes_written: 0,
             bytes_read: 0,
             requests_written: 0,
@@ -135,6 +164,9 @@ impl BlockQueue {
             latency: LatencyHist::new(),
             sec_written: 0,
             sec_read: 0,
+            unstable: VecDeque::new(),
+            writes_held: 0,
+            unstable_device,
         }
     }
 
@@ -165,6 +197,7 @@ impl BlockQueue {
                     readahead: false,
                     direct: false,
                     wbt_tracked: false,
+                    throttled: false,
                     submitter,
                     issue_ns: 0,
                 });
@@ -190,6 +223,7 @@ impl BlockQueue {
         r.direct = direct;
         // bio_to_wbt_flags: every write but O_DIRECT (REQ_SYNC|REQ_IDLE) is tracked.
         r.wbt_tracked = op == Op::Write && !direct;
+        r.throttled = false;
         r.submitter = submitter;
         r.issue_ns = 0;
         id
@@ -203,9 +237,25 @@ impl BlockQueue {
         self.free.push(id);
     }
 
-    /// `blk_mq_submit_bio` for a new request: merge, wbt, tag. `Blocked` means the request
-    /// waits in wbt or for a tag and the submitter sleeps.
+    /// `submit_bio_noacct` for a new request: blk-throttle, then `blk_mq_submit_bio`.
+    /// `Throttled` means blk-throttle holds it (the submitter goes on); `Blocked` means it waits
+    /// in wbt or for a tag and the submitter sleeps.
     pub fn submit(&mut self, now: Ns, id: u32, last_bdp_sleep: Option<Ns>) -> Submit {
+        if self.throtl.is_some() {
+            let j = self.clock.jiffies(now);
+            let r = &self.pool[id as usize];
+            let (op, bytes) = (r.op, r.bytes());
+            if self.throtl.as_mut().is_some_and(|t| t.bio(j, id, op, bytes)) {
+                self.pool[id as usize].throttled = true;
+                return Submit::Throttled;
+            }
+        }
+        self.blk_mq_submit_bio(now, id, last_bdp_sleep)
+    }
+
+    /// `blk_mq_submit_bio`: merge, wbt, tag. `Blocked` means the request waits in wbt or for a
+    /// tag and whoever submits it sleeps.
+    pub fn blk_mq_submit_bio(&mut self, now: Ns, id: u32, last_bdp_sleep: Option<Ns>) -> Submit {
         let (op, sector, nr, tracked, sync, background) = {
             let r = &self.pool[id as usize];
             (r.op, r.sector, r.nr_sectors, r.wbt_tracked, r.sync, r.background)
@@ -245,6 +295,15 @@ impl BlockQueue {
 
     /// Allocate a tag and queue the request, or wait FIFO for one.
     pub fn get_tag(&mut self, now: Ns, id: u32) -> bool {
+        if let Some(rl) = self.legacy.as_mut() {
+            let r = &self.pool[id as usize];
+            if rl.get_request(r.op, r.submitter, now) {
+                self.insert(now, id);
+                return true;
+            }
+            rl.wait(r.op, id);
+            return false;
+        }
         let r = &self.pool[id as usize];
         let limit = if r.op == Op::Read {
             self.nr_requests
@@ -276,6 +335,20 @@ impl BlockQueue {
     }
 
     /// A tag was freed: hand tags to waiters in order. Returns the requests now queued.
+    /// Legacy era: a request of direction `op` was freed (`freed_request`). A woken waiter's
+    /// request is queued and pushed to `accepted`. Returns whether the queue just became
+    /// uncongested for `op` (the machine wakes the `congestion_wait` sleepers).
+    pub fn legacy_freed(&mut self, now: Ns, op: Op, accepted: &mut Vec<u32>) -> bool {
+        let pool = &self.pool;
+        let Some(rl) = self.legacy.as_mut() else { return false };
+        let (cleared, woken) = rl.freed(op, now, |id| pool[id as usize].submitter);
+        if let Some(id) = woken {
+            self.insert(now, id);
+            accepted.push(id);
+        }
+        cleared
+    }
+
     pub fn put_tag(&mut self, now: Ns, accepted: &mut Vec<u32>) {
         self.tags_used -= 1;
         while let Some(&id) = self.tag_waiters.front() {
@@ -318,7 +391,48 @@ impl BlockQueue {
         }
     }
 
+    /// The write `id` completed on a device whose writes complete unstable (NFS): keep its
+    /// pages under writeback until a COMMIT covers it, and return true. Returns false (and
+    /// keeps nothing) on other devices, whose completed writes are stable.
+    pub fn hold_unstable(&mut self, id: u32) -> bool {
+        if !self.unstable_device {
+            return false;
+        }
+        let tag = self.writes_held;
+        self.writes_held += 1;
+        for &s in &self.pool[id as usize].segs {
+            self.unstable.push_back((tag, s));
+        }
+        true
+    }
+
+    /// Pages of held writes that the device's COMMITs have made stable, one run at a time.
+    pub fn pop_stable(&mut self) -> Option<Seg> {
+        let &(tag, s) = self.unstable.front()?;
+        if tag < self.device.stable_writes() {
+            self.unstable.pop_front();
+            Some(s)
+        } else {
+            None
+        }
+    }
+
     pub fn tags_used(&self) -> u32 {
         self.tags_used
+    }
+
+    /// blk-throttle of a queue that has limits (one that throttled or released a request).
+    pub fn throtl_mut(&mut self) -> &mut BlkThrottle {
+        self.throtl.as_deref_mut().expect("the queue has blk-throttle limits")
+    }
+
+    /// Jiffies at `now`, as the queue's timers count them.
+    pub fn jiffies(&self, now: Ns) -> u64 {
+        self.clock.jiffies(now)
+    }
+
+    /// Time at which jiffies reach `j`.
+    pub fn at_jiffies(&self, j: u64) -> Ns {
+        self.clock.at_jiffies(j)
     }
 }

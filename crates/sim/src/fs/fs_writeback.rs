@@ -7,6 +7,13 @@
 //! b_dirty/b_io/b_more_io lists, the 100 ms slice, the ~0.5 s chunk and `wb_over_bg_thresh`
 //! follow 6.18.
 //!
+//! The same structure serves the per-bdi flusher threads of 2.6.32–3.x (`flush-MAJ:MIN`),
+//! with the generation's chunk rule: `MAX_WRITEBACK_PAGES` = 1024 pages per inode visit before
+//! 3.1, about half a second of bandwidth after. In the pdflush generations (2.6.0–2.6.31) the
+//! per-device entity runs only explicit works (sync); background and periodic writeback is
+//! pdflush's (`pdflush.rs`). [`Machine::writeback_inodes_wb`] is the inode walk that dirtiers
+//! (I/O-issuing generations) and pdflush threads do in their own context.
+//!
 //! Simplifications: a single superblock per device; no lazytime lists; when a pass makes no
 //! progress the work ends instead of sleeping in `inode_sleep_on_writeback`.
 
@@ -158,6 +165,16 @@ impl Machine {
         }
     }
 
+    /// `writeback_in_progress(bdi)`: the bdi's flusher runs, or (pdflush generations) a
+    /// pdflush thread holds the bdi.
+    pub fn writeback_in_progress(&self, wb: usize) -> bool {
+        if self.era.pdflush.is_some() {
+            self.era.pdflush_holding[wb]
+        } else {
+            self.flushers[wb].running
+        }
+    }
+
     /// `wb_wakeup`: run the flusher now.
     pub fn wb_wakeup(&mut self, wb: u16) {
         let now = self.now();
@@ -173,7 +190,8 @@ impl Machine {
     /// earlier run is already pending.
     pub fn wb_wakeup_delayed(&mut self, wb: u16) {
         let cs = self.cfg.sysctl.dirty_writeback_centisecs as u64;
-        if cs == 0 {
+        if cs == 0 || self.era.pdflush.is_some() {
+            // pdflush generations: kupdate runs from one global timer.
             return;
         }
         let at = self.now() + cs * 10_000_000;
@@ -185,14 +203,27 @@ impl Machine {
         self.q.schedule(at, Event::Flusher(wb));
     }
 
-    /// `wb_start_background_writeback`.
+    /// `wb_start_background_writeback` (`bdi_start_background_writeback`; before 2.6.32
+    /// `pdflush_operation(background_writeout, 0)`, which does nothing when no pdflush thread
+    /// is idle).
     pub fn wb_start_background_writeback(&mut self, wb: u16) {
+        if self.era.pdflush.is_some() {
+            self.pdflush_operation(crate::fs::pdflush::PdWork::Background, 0);
+            return;
+        }
         self.wb_wakeup(wb);
     }
 
-    /// `wakeup_flusher_threads`: start-all writeback on every wb with dirty inodes.
+    /// `wakeup_flusher_threads`: start-all writeback on every wb with dirty inodes
+    /// (`wakeup_pdflush(0)` in the pdflush generations).
     pub fn wakeup_flusher_threads(&mut self, reason: WbReason) {
-        for wb in 0..self.flushers.len() {
+        if self.era.pdflush.is_some() {
+            if reason != WbReason::Sync {
+                self.wakeup_pdflush(0);
+            }
+            return;
+        }
+        for wb in 0..self.queues.len() {
             if !self.flushers[wb].has_dirty_io() {
                 continue;
             }
@@ -210,6 +241,9 @@ impl Machine {
     }
 
     pub(crate) fn flusher_wakeup_fired(&mut self, wb: u16) {
+        if self.is_pdflush(wb) {
+            return self.pdflush_event(wb);
+        }
         let now = self.now();
         let f = &mut self.flushers[wb as usize];
         if f.wake_at.is_some_and(|t| t <= now) {
@@ -226,6 +260,9 @@ impl Machine {
 
     /// Drive the flusher until it sleeps: submit pending requests, then advance the work.
     pub(crate) fn flusher_continue(&mut self, wb: u16) {
+        if self.is_pdflush(wb) {
+            return self.pdflush_continue(wb);
+        }
         let w = wb as usize;
         loop {
             if self.flushers[w].blocked || self.flushers[w].on_cpu || !self.flushers[w].running {
@@ -299,10 +336,12 @@ impl Machine {
         self.inodes[ino as usize].list = OnList::None;
         let chunk = if cw.w.sync_all {
             i64::MAX
+        } else if self.cfg.policy.writeback_chunk == crate::config::WritebackChunk::Fixed {
+            (crate::fs::pdflush::MAX_WRITEBACK_PAGES as i64).min(cw.w.nr_pages.max(0))
         } else {
             pw::writeback_chunk_size(&self.wbs[w], &self.dom, cw.w.nr_pages) as i64
         };
-        let wrote = self.writepages(ino, chunk, cw.w);
+        let wrote = self.writepages(ino, chunk, cw.w, Submitter::Flusher(wb));
         cw.w.nr_pages -= wrote as i64;
         let left = chunk - wrote as i64;
         self.requeue_inode(ino, left, cw.dirtied_before, cw.w.sync_all);
@@ -388,6 +427,7 @@ impl Machine {
                         return Step::Continue;
                     }
                 }
+                2 if self.era.pdflush.is_some() => self.flushers[w].stage = 4,
                 2 => {
                     self.flushers[w].stage = 3;
                     let interval = self.cfg.sysctl.dirty_writeback_centisecs as u64 * hz / 100;
@@ -433,7 +473,7 @@ impl Machine {
                     // wb_workfn end: sleep; re-arm the periodic flush while dirty.
                     let f = &mut self.flushers[w];
                     f.running = false;
-                    let rearm = f.has_dirty_io();
+                    let rearm = f.has_dirty_io() && self.era.pdflush.is_none();
                     if rearm {
                         self.wb_wakeup_delayed(wb);
                     }
@@ -505,19 +545,50 @@ impl Machine {
     /// `do_writepages` of one inode by the flusher: clear up to `nr_to_write` dirty pages
     /// for I/O from `writeback_index` (range-cyclic, no wrap within a call) and queue their
     /// requests. Returns pages submitted.
-    fn writepages(&mut self, ino: u32, nr_to_write: i64, w: WbWork) -> u64 {
-        let wbi = self.inodes[ino as usize].wb;
+    fn writepages(&mut self, ino: u32, nr_to_write: i64, w: WbWork, sub: Submitter) -> u64 {
         let from = if w.sync_all { 0 } else { self.inodes[ino as usize].writeback_index };
         let background = w.for_background || w.for_kupdate;
-        let (written, next) = self.do_writepages(
-            ino,
-            from,
-            nr_to_write.max(0) as u64,
-            Submitter::Flusher(wbi),
-            w.sync_all,
-            background,
-        );
+        let (written, next) = self.do_writepages(ino, from, nr_to_write.max(0) as u64, sub, w.sync_all, background);
         self.inodes[ino as usize].writeback_index = next;
+        written
+    }
+
+    /// `writeback_inodes` / `writeback_inodes_wb` with `nr_to_write` = `nr` on one bdi, by
+    /// `sub` in its own context (a throttled dirtier of the I/O-issuing generations, or a
+    /// pdflush thread): the inodes of b_io (refilled with those dirtied before
+    /// `dirtied_before` when empty) in list order, each written range-cyclic until the budget
+    /// is used. The requests go to `sub`'s pending list. Returns the pages written.
+    pub fn writeback_inodes_wb(&mut self, wb: u16, nr: u64, dirtied_before: u64, sub: Submitter) -> u64 {
+        let w = wb as usize;
+        if self.flushers[w].b_io.is_empty() {
+            self.queue_io(wb, dirtied_before);
+        }
+        let work = WbWork {
+            nr_pages: nr as i64,
+            sync_all: false,
+            for_kupdate: false,
+            for_background: false,
+            reason: WbReason::Background,
+            waiter: None,
+        };
+        let mut written = 0;
+        let visits = self.flushers[w].b_io.len();
+        for _ in 0..visits {
+            if written >= nr {
+                break;
+            }
+            let Some(&ino) = self.flushers[w].b_io.front() else { break };
+            if self.inodes[ino as usize].dirtied_when > dirtied_before {
+                // `older_than_this` (kupdate): stop at the first inode dirtied too recently.
+                break;
+            }
+            self.flushers[w].b_io.pop_front();
+            self.inodes[ino as usize].list = OnList::None;
+            let left = nr - written;
+            let wrote = self.writepages(ino, left as i64, work, sub);
+            self.requeue_inode(ino, left as i64 - wrote as i64, dirtied_before, false);
+            written += wrote;
+        }
         written
     }
 

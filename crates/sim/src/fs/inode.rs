@@ -56,4 +56,8 @@ impl Mappings for Vec<Inode> {
     fn mapping(&mut self, file: u32) -> &mut AddressSpace {
         &mut self[file as usize].mapping
     }
+
+    fn device(&self, file: u32) -> u16 {
+        self[file as usize].wb
+    }
 }

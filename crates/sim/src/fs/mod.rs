@@ -3,3 +3,5 @@
 pub mod block_alloc;
 pub mod fs_writeback;
 pub mod inode;
+pub mod metadata;
+pub mod pdflush;

@@ -17,8 +17,13 @@ pub enum Phase {
     NextOp,
     /// Before dirtying the next chunk: the balance_dirty_pages gate.
     Gate,
-    /// Woken from a balance_dirty_pages sleep.
+    /// Woken from a balance_dirty_pages sleep (or congestion wait).
     AfterBdpSleep,
+    /// balance_dirty_pages made the task write back pages itself (I/O-issuing generations):
+    /// walking them on a CPU, then submitting the requests.
+    BdpWriteback,
+    /// A metadata job (du, ls, launch) continues: the next lookup or read.
+    Meta,
     /// Allocate page-cache pages for the chunk (may throttle in reclaim).
     Alloc,
     /// The copy ran on a CPU: account the chunk.
@@ -56,12 +61,16 @@ pub struct Task {
     pub op_left: u64,
     /// Size of the chunk being dirtied, pages.
     pub chunk_pages: u64,
+    /// Bytes of the write the chunk covers.
+    pub chunk_bytes: u64,
     /// Start of the current operation.
     pub op_start: Ns,
     /// Start of the current balance_dirty_pages sleep.
     pub sleep_start: Ns,
     /// Requests built and not yet accepted by the block layer.
     pub pending: VecDeque<u32>,
+    /// The pending request the task sleeps on (wbt, tag or request slot), if any.
+    pub rq_wait: Option<u32>,
     /// Direct I/O requests in flight.
     pub inflight: u32,
     /// Target of a sync() wait: the wb written counters to reach.
@@ -88,6 +97,10 @@ pub struct Task {
     pub waking: bool,
     /// The task's own random stream (randread offsets).
     pub rng: RngStream,
+    /// Direct reclaim in progress (pre-3.x reclaim): the next priority to scan at.
+    pub reclaim_prio: u32,
+    /// State of a metadata job (du, ls, launch).
+    pub meta: Option<Box<crate::workload::meta::MetaJob>>,
 }
 
 impl Task {

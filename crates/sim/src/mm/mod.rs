@@ -1,9 +1,16 @@
 //! Memory management: the page cache (per-file extent maps), the global and per-wb counters,
 //! dirty limits and throttling (`page_writeback`), completion proportions
-//! (`flex_proportions`), and reclaim (`vmscan`).
+//! (`flex_proportions`; the older event-counted `proportions`), the throttling policies of the
+//! older generations (`throttle_global`, `throttle_per_bdi`, `throttle_ioless`), and reclaim
+//! (`vmscan` for 6.x, `vmscan_pageout` for the generations whose reclaim wrote dirty pages).
 
 pub mod flex_proportions;
 pub mod page_cache;
 pub mod page_writeback;
+pub mod proportions;
+pub mod throttle_global;
+pub mod throttle_ioless;
+pub mod throttle_per_bdi;
 pub mod vmscan;
+pub mod vmscan_pageout;
 pub mod vmstat;

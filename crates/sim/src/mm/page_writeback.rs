@@ -28,11 +28,11 @@ pub const DIRTY_POLL_THRESH: u64 = 32;
 /// `INIT_BW`: 100 MB/s in pages per second, the starting estimate of every new wb.
 pub const INIT_BW: u64 = (100 << 20) / PAGE_SIZE;
 
-fn ilog2(x: u64) -> u32 {
+pub(crate) fn ilog2(x: u64) -> u32 {
     63 - x.max(1).leading_zeros()
 }
 
-fn roundup_pow_of_two(x: u64) -> u64 {
+pub(crate) fn roundup_pow_of_two(x: u64) -> u64 {
     x.max(1).next_power_of_two()
 }
 
@@ -142,6 +142,16 @@ pub struct TaskDirty {
     pub bdp_again: bool,
     /// CPU the task dirties from (for the per-CPU ratelimit valve).
     pub cpu: usize,
+    /// I/O-issuing generations: pages the task's own writeback wrote in the last
+    /// `Throttle::Writeback` (set by the machine before `resume`).
+    pub bdp_written: u64,
+    /// Pages written so far in the current call, and the call's `write_chunk`.
+    pub pages_written: u64,
+    pub write_chunk: u64,
+    /// The current loop sleep of the 2.6.3x loop (1, 2, 4 ... HZ/10 jiffies).
+    pub backoff: u64,
+    /// Loop state of the I/O-issuing policies between `Writeback` and `resume`.
+    pub bdp_step: u8,
 }
 
 impl Default for TaskDirty {
@@ -155,6 +165,11 @@ impl Default for TaskDirty {
             bdp_pages: 0,
             bdp_again: false,
             cpu: 0,
+            bdp_written: 0,
+            pages_written: 0,
+            write_chunk: 0,
+            backoff: 0,
+            bdp_step: 0,
         }
     }
 }
@@ -481,6 +496,9 @@ pub struct ThrottleCx<'a> {
     /// `writeback_in_progress(wb)`: the flusher is running.
     pub writeback_in_progress: bool,
     pub out: &'a mut ThrottleOut,
+    /// The task calling, and the index of its wb.
+    pub tid: u32,
+    pub wb_index: usize,
 }
 
 /// Side effects for the machine to carry out.
@@ -500,15 +518,44 @@ pub enum Throttle {
     Proceed,
     /// Sleep this many jiffies (`io_schedule_timeout`), then call `resume`.
     Sleep(u64),
+    /// `writeback_inodes` on the task's bdi in the task's own context, up to this many pages
+    /// (I/O-issuing generations). Submitting the requests may block the task in request
+    /// allocation. Then `resume` is called with [`TaskDirty::bdp_written`] set to the pages
+    /// written.
+    Writeback(u64),
+    /// `congestion_wait(WRITE, jiffies)`: sleep until some queue frees a write request below
+    /// its congestion-off level, or the timeout; then `resume`.
+    CongestionWait(u64),
 }
 
 /// One generation's dirty-throttling policy: what a task does before it dirties a chunk.
 pub trait DirtyThrottle {
     fn name(&self) -> &'static str;
-    /// `balance_dirty_pages_ratelimited`: called before each chunk of `pages` is dirtied.
+    /// `balance_dirty_pages_ratelimited`: called before each chunk is dirtied.
     fn ratelimited(&mut self, cx: &mut ThrottleCx, task: &mut TaskDirty) -> Throttle;
-    /// The task's throttle sleep ended: finish or continue the throttle loop.
+    /// The task's throttle sleep (or its own writeback) ended: finish or continue the loop.
     fn resume(&mut self, cx: &mut ThrottleCx, task: &mut TaskDirty) -> Throttle;
+    /// Pages the task may dirty before `ratelimited` must look again. The kernels before
+    /// large folios checked after every page; the model cuts a write into chunks that end
+    /// where such a check would call `balance_dirty_pages`. 6.x checks per folio: no limit.
+    fn chunk_limit(&self, _wb: &WbState, _bdp_ratelimits: &[u64], _task: &TaskDirty) -> u64 {
+        u64::MAX
+    }
+    /// Whether `ratelimited` runs right after each chunk is dirtied as well (every kernel
+    /// before large folios checked after each page; 6.x checks before each folio).
+    fn gate_after_dirtying(&self) -> bool {
+        false
+    }
+    /// Writeback of `pages` pages of wb `wb` completed (`__bdi_writeout_inc`). The 6.x
+    /// policy's proportions live in the wb itself (`WbState::writeout_add`).
+    fn writeout(&mut self, _wb: usize, _pages: u64) {}
+    /// Task `tid` newly dirtied `pages` pages (`task_dirty_inc`).
+    fn dirtied(&mut self, _tid: u32, _pages: u64) {}
+    /// Whether one whole `balance_dirty_pages` call (its own writeback and waits included)
+    /// is one pause sample, as for the I/O-issuing generations, rather than each sleep.
+    fn pause_per_call(&self) -> bool {
+        false
+    }
 }
 
 /// The 6.x policy: IO-less, bandwidth-based pauses with two control lines.
@@ -1100,6 +1147,8 @@ mod tests {
                 ratelimit_pages: 16,
                 writeback_in_progress: false,
                 out: &mut self.out,
+                tid: 0,
+                wb_index: 0,
             };
             f(&mut cx)
         }

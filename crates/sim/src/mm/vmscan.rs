@@ -26,6 +26,10 @@ struct LruEntry {
 /// Access to the page cache of a file by id.
 pub trait Mappings {
     fn mapping(&mut self, file: u32) -> &mut AddressSpace;
+    /// The device (wb) holding the file.
+    fn device(&self, _file: u32) -> u16 {
+        0
+    }
 }
 
 impl Mappings for Vec<AddressSpace> {

@@ -1,7 +1,7 @@
 //! The jobs simulated tasks run, as state machines over system calls: `dd` (buffered or
 //! O_DIRECT writes, optional fsync at the end), `cat` (buffered sequential reads with 6.x
 //! readahead), `randread` (random reads, a latency probe), `fsync` (write then fsync, a
-//! commit probe) and `sync`.
+//! commit probe), `sync`, and the metadata jobs of [`meta`]: `du`, `ls`, `launch`.
 //!
 //! A buffered write follows `generic_perform_write`: for each chunk of at most one large folio
 //! (2 MiB) the task passes the `balance_dirty_pages_ratelimited` gate *before* copying,
@@ -19,6 +19,8 @@ use crate::mm::page_cache::PageState;
 use crate::mm::page_writeback::{Throttle, ThrottleCx};
 use crate::units::PAGE_SIZE;
 use crate::Ns;
+
+pub mod meta;
 
 /// Largest folio the page cache uses for a write chunk (PMD size).
 pub const MAX_FOLIO_BYTES: u64 = 2 << 20;
@@ -54,12 +56,20 @@ impl Machine {
     }
 
     /// Submit the task's pending requests in order. False if it must wait for one.
-    fn task_submit_pending(&mut self, tid: u32) -> bool {
+    pub(crate) fn task_submit_pending(&mut self, tid: u32) -> bool {
+        // Still waiting for the request it blocked on (a spurious wakeup): keep waiting.
+        if let Some(id) = self.tasks[tid as usize].rq_wait {
+            if self.tasks[tid as usize].pending.front() == Some(&id) {
+                return false;
+            }
+            self.tasks[tid as usize].rq_wait = None;
+        }
         while let Some(&id) = self.tasks[tid as usize].pending.front() {
             let dev = self.tasks[tid as usize].dev;
             if self.submit_request(dev, id) {
                 self.tasks[tid as usize].pending.pop_front();
             } else {
+                self.tasks[tid as usize].rq_wait = Some(id);
                 return false;
             }
         }
@@ -82,6 +92,8 @@ impl Machine {
                 Phase::NextOp => self.next_op(tid),
                 Phase::Gate => self.write_gate(tid),
                 Phase::AfterBdpSleep => self.after_bdp_sleep(tid),
+                Phase::BdpWriteback => self.after_bdp_writeback(tid),
+                Phase::Meta => self.meta_step(tid),
                 Phase::Alloc => self.write_alloc(tid),
                 Phase::WaitRead => self.read_step(tid),
                 Phase::WaitSync => self.sync_check(tid),
@@ -99,30 +111,29 @@ impl Machine {
     pub(crate) fn task_cpu_done(&mut self, tid: u32) {
         let t = tid as usize;
         match self.tasks[t].phase {
+            Phase::BdpWriteback | Phase::Meta => self.task_run(tid),
             Phase::CopyDone => {
                 let (file, offset, pages, chunk) = {
                     let task = &self.tasks[t];
-                    let chunk = (task.chunk_pages * PAGE_SIZE).min(task.op_left);
-                    (task.file, task.offset, task.chunk_pages, chunk)
+                    (task.file, task.offset, task.chunk_pages, task.chunk_bytes)
                 };
                 self.account_dirtied(tid, file, offset / PAGE_SIZE, pages);
-                let now = self.now();
+                let gate_after = self.policy.gate_after_dirtying();
                 let task = &mut self.tasks[t];
                 task.offset += chunk;
                 task.op_left -= chunk;
                 task.bytes_written += chunk;
-                if task.op_left > 0 {
+                if task.op_left > 0 || gate_after {
+                    // Pre-folio kernels call balance_dirty_pages_ratelimited right after
+                    // dirtying, so the last chunk of a write() is checked too.
                     task.phase = Phase::Gate;
-                } else if matches!(task.job, JobConfig::Fsync { .. }) {
-                    self.start_fsync(tid);
                     self.task_run(tid);
                     return;
-                } else {
-                    let lat = now - task.op_start;
-                    task.op_latency.record(lat);
-                    task.phase = Phase::NextOp;
                 }
-                self.task_run(tid);
+                if let Some(p) = self.write_op_done(tid) {
+                    self.tasks[t].phase = p;
+                    self.task_run(tid);
+                }
             }
             Phase::ReadCopyDone => {
                 let now = self.now();
@@ -130,6 +141,12 @@ impl Machine {
                 task.bytes_read += task.op_left;
                 task.offset += task.op_left;
                 task.op_left = 0;
+                if matches!(task.job, JobConfig::Launch { .. }) {
+                    // A launch's reads are part of the launch: its latency is the whole.
+                    task.phase = Phase::Meta;
+                    self.task_run(tid);
+                    return;
+                }
                 task.op_latency.record(now - task.op_start);
                 task.phase = if let JobConfig::Randread { think, .. } = task.job {
                     if think > 0 {
@@ -203,6 +220,7 @@ impl Machine {
                 self.start_sync(tid);
                 Some(Phase::WaitSync)
             }
+            JobConfig::Du { .. } | JobConfig::Ls { .. } | JobConfig::Launch { .. } => self.meta_start(tid),
         }
     }
 
@@ -220,7 +238,7 @@ impl Machine {
         let t = tid as usize;
         let wb = self.tasks[t].dev as usize;
         let now = self.now();
-        let running = self.flushers[wb].running;
+        let running = self.writeback_in_progress(wb);
         let mut dirty = self.tasks[t].dirty;
         let r = {
             let mut cx = ThrottleCx {
@@ -235,6 +253,8 @@ impl Machine {
                 ratelimit_pages: self.ratelimit_pages,
                 writeback_in_progress: running,
                 out: &mut self.tout,
+                tid,
+                wb_index: wb,
             };
             if resume {
                 self.policy.resume(&mut cx, &mut dirty)
@@ -251,35 +271,119 @@ impl Machine {
         r
     }
 
-    fn bdp_sleep(&mut self, tid: u32, jiffies: u64) -> Option<Phase> {
+    /// Carry out what the throttling policy decided.
+    fn throttle_act(&mut self, tid: u32, r: Throttle) -> Option<Phase> {
+        let per_call = self.policy.pause_per_call();
+        let now = self.now();
+        if r != Throttle::Proceed && self.era.bdp_entered[tid as usize].is_none() {
+            self.era.bdp_entered[tid as usize] = Some(now);
+        }
+        match r {
+            Throttle::Proceed => {
+                if let Some(t0) = self.era.bdp_entered[tid as usize].take() {
+                    if per_call && now > t0 {
+                        self.tasks[tid as usize].pauses.record(now - t0);
+                    }
+                }
+                if self.tasks[tid as usize].op_left == 0 {
+                    return self.write_op_done(tid);
+                }
+                self.set_chunk(tid);
+                Some(Phase::Alloc)
+            }
+            Throttle::Sleep(j) => self.bdp_sleep(tid, j, !per_call),
+            Throttle::CongestionWait(j) => {
+                self.congestion_wait_task(tid, j);
+                self.tasks[tid as usize].phase = Phase::AfterBdpSleep;
+                None
+            }
+            Throttle::Writeback(pages) => {
+                let dev = self.tasks[tid as usize].dev;
+                let j = self.jiffies();
+                let written = self.writeback_inodes_wb(dev, pages, j, crate::block::queue::Submitter::Task(tid));
+                self.tasks[tid as usize].dirty.bdp_written = written;
+                self.tasks[tid as usize].phase = Phase::BdpWriteback;
+                if written > 0 {
+                    self.cpu_run(Who::Task(tid), written * crate::fs::fs_writeback::WRITEBACK_NS_PER_PAGE);
+                    None
+                } else {
+                    Some(Phase::BdpWriteback)
+                }
+            }
+        }
+    }
+
+    /// The write() (or a launch's write) is complete: record it and move on. None when the
+    /// task already continues elsewhere (fsync started).
+    fn write_op_done(&mut self, tid: u32) -> Option<Phase> {
+        let now = self.now();
+        let task = &mut self.tasks[tid as usize];
+        if matches!(task.job, JobConfig::Launch { .. }) {
+            // A launch's writes are part of the launch.
+            return Some(Phase::Meta);
+        }
+        if matches!(task.job, JobConfig::Fsync { .. }) {
+            self.start_fsync(tid);
+            if !self.task_submit_pending(tid) {
+                return None;
+            }
+            return Some(Phase::WaitSync);
+        }
+        let lat = now - task.op_start;
+        task.op_latency.record(lat);
+        Some(Phase::NextOp)
+    }
+
+    /// Size the next chunk: up to the end of the write and of the (large) folio, and no
+    /// further than the policy's next ratelimit check.
+    fn set_chunk(&mut self, tid: u32) {
+        let t = tid as usize;
+        let limit = {
+            let wb = &self.wbs[self.tasks[t].dev as usize];
+            self.policy.chunk_limit(wb, &self.bdp_ratelimits, &self.tasks[t].dirty)
+        };
+        let task = &mut self.tasks[t];
+        let in_folio = MAX_FOLIO_BYTES - task.offset % MAX_FOLIO_BYTES;
+        let chunk = task.op_left.min(in_folio).min(limit.saturating_mul(PAGE_SIZE));
+        task.chunk_pages = chunk.div_ceil(PAGE_SIZE);
+        task.chunk_bytes = (task.chunk_pages * PAGE_SIZE).min(task.op_left);
+    }
+
+    /// `congestion_wait(WRITE, jiffies)` for a task.
+    pub(crate) fn congestion_wait_task(&mut self, tid: u32, jiffies: u64) {
+        self.sleep_task(tid, self.clock.tick_ns() * jiffies.max(1));
+        let gen = self.tasks[tid as usize].wait_gen;
+        self.era
+            .congestion_waiters
+            .push(crate::generations::runtime::CongestionWaiter::Task(tid, gen));
+    }
+
+    fn bdp_sleep(&mut self, tid: u32, jiffies: u64, record: bool) -> Option<Phase> {
         let now = self.now();
         let wake = self.clock.at_jiffies(self.clock.jiffies(now) + jiffies);
         let task = &mut self.tasks[tid as usize];
-        task.pauses.record(jiffies * self.clock.tick_ns());
+        if record {
+            task.pauses.record(jiffies * self.clock.tick_ns());
+        }
         task.sleep_start = now;
+        task.phase = Phase::AfterBdpSleep;
         self.sleep_task(tid, wake - now);
-        Some(Phase::AfterBdpSleep).filter(|_| false).or_else(|| {
-            self.tasks[tid as usize].phase = Phase::AfterBdpSleep;
-            None
-        })
+        None
     }
 
     fn write_gate(&mut self, tid: u32) -> Option<Phase> {
-        let task = &mut self.tasks[tid as usize];
-        let in_folio = MAX_FOLIO_BYTES - task.offset % MAX_FOLIO_BYTES;
-        let chunk = task.op_left.min(in_folio);
-        task.chunk_pages = chunk.div_ceil(PAGE_SIZE);
-        match self.throttle_cx_call(tid, false) {
-            Throttle::Proceed => Some(Phase::Alloc),
-            Throttle::Sleep(j) => self.bdp_sleep(tid, j),
-        }
+        let r = self.throttle_cx_call(tid, false);
+        self.throttle_act(tid, r)
     }
 
     fn after_bdp_sleep(&mut self, tid: u32) -> Option<Phase> {
-        match self.throttle_cx_call(tid, true) {
-            Throttle::Proceed => Some(Phase::Alloc),
-            Throttle::Sleep(j) => self.bdp_sleep(tid, j),
-        }
+        let r = self.throttle_cx_call(tid, true);
+        self.throttle_act(tid, r)
+    }
+
+    /// The task's own writeback is walked and submitted: back into the throttle loop.
+    fn after_bdp_writeback(&mut self, tid: u32) -> Option<Phase> {
+        self.after_bdp_sleep(tid)
     }
 
     fn write_alloc(&mut self, tid: u32) -> Option<Phase> {
@@ -321,6 +425,7 @@ impl Machine {
                 break;
             }
             self.inodes[ino as usize].mapping.set_range(idx, run, Some(PageState::Reading));
+            self.page_inserted(ino, idx, run);
             let seg = crate::block::queue::Seg {
                 file: ino,
                 start: idx,
@@ -333,6 +438,9 @@ impl Machine {
     }
 
     fn alloc_pages_noretry(&mut self, n: u64) -> bool {
+        if self.era.inactive.is_some() {
+            return self.alloc_pages_noretry_pageout(n);
+        }
         if self.vm.nr_free < n + self.vm.wmark_low {
             let want = n + self.vm.wmark_high - self.vm.nr_free.min(n + self.vm.wmark_high);
             let got = self.lru.shrink(want, &mut self.inodes);
@@ -354,7 +462,7 @@ impl Machine {
         let ino = self.tasks[t].file;
         let p0 = self.tasks[t].offset / PAGE_SIZE;
         let p1 = (self.tasks[t].offset + self.tasks[t].op_left).div_ceil(PAGE_SIZE);
-        let sequential = matches!(self.tasks[t].job, JobConfig::Cat { .. });
+        let sequential = matches!(self.tasks[t].job, JobConfig::Cat { .. } | JobConfig::Launch { .. });
         let ra_max = (self.cfg.devices[self.tasks[t].dev as usize].queue.read_ahead_kb as u64 * 1024 / PAGE_SIZE).max(1);
         // Async readahead when the reader reaches the marker of the current window.
         if sequential && self.tasks[t].ra_size > 0 {
@@ -414,6 +522,7 @@ impl Machine {
                         }
                         self.inodes[ino as usize].mapping.set_range(idx, 1, Some(PageState::Reading));
                         self.map_pages(1);
+                        self.page_inserted(ino, idx, 1);
                         let dev = self.tasks[t].dev as usize;
                         let (sector, _) = self.inodes[ino as usize].blocks.map(idx, 1, &mut self.allocs[dev]);
                         let seg = crate::block::queue::Seg {
@@ -440,10 +549,12 @@ impl Machine {
         self.inodes[file as usize]
             .mapping
             .transition(start, n, PageState::Reading, Some(PageState::Clean));
-        self.lru.add(file, start, n);
+        if self.era.inactive.is_none() {
+            self.lru.add(file, start, n);
+        }
         let waiters = std::mem::take(&mut self.inodes[file as usize].read_waiters);
         for t in waiters {
-            if self.tasks[t as usize].phase == Phase::WaitRead {
+            if matches!(self.tasks[t as usize].phase, Phase::WaitRead | Phase::Meta) {
                 self.q.schedule_in(0, Event::TaskRun(t));
             }
         }

@@ -1,0 +1,264 @@
+//! `wblab kernels` (the generations table) and the multi-kernel side of `wblab run`: a
+//! scenario listing several kernels runs once per kernel, each into `<out>/<kernel>/`, and the
+//! key figures of every task group are printed side by side.
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Instant;
+use wblab_sim::config::Scenario;
+use wblab_sim::generations::{default_dirty_ratios, parse_version, Version, GENERATIONS};
+use wblab_sim::metrics::{LatencyHist, RunResult};
+
+/// `wblab kernels`: the generations, the releases each covers and what it selects.
+pub fn kernels(json: bool) -> ExitCode {
+    if json {
+        let v: Vec<_> = GENERATIONS
+            .iter()
+            .map(|g| {
+                let (bg, dirty) = default_dirty_ratios(g.first);
+                serde_json::json!({
+                    "name": g.name,
+                    "first": g.first.to_string(),
+                    "last": last(g.last),
+                    "policy": g.policy(),
+                    "dirty_background_ratio_at_first": bg,
+                    "dirty_ratio_at_first": dirty,
+                    "summary": g.summary,
+                })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&v).expect("json"));
+        return ExitCode::SUCCESS;
+    }
+    println!("kernel generations (`kernel = \"<release>\"` picks the one it falls in; [policy] overrides a piece)\n");
+    println!(
+        "{:<8} {:<17} {:<9} {:<8} {:<15} {:<7} {:<10} dirty bg/max %",
+        "name", "releases", "throttle", "flusher", "reclaim", "queue", "wb chunk"
+    );
+    for g in GENERATIONS {
+        let p = g.policy();
+        let ratios = ratio_history(g.first, g.last);
+        let line = format!(
+            "{:<8} {:<17} {:<9} {:<8} {:<15} {:<7} {:<10} {}",
+            g.name,
+            format!("{}–{}", g.first, last(g.last)),
+            p.throttle.name(),
+            p.flusher.name(),
+            p.reclaim.name(),
+            p.queue.name(),
+            p.writeback_chunk.name(),
+            ratios
+        );
+        println!("{}", line.trim_end());
+    }
+    println!();
+    for g in GENERATIONS {
+        println!("{:<8} {}", g.name, g.summary);
+    }
+    println!("\nlegacy queue: 128 requests per direction, congested at 113, uncongested below 103, 512 KiB requests, 128 KiB readahead, no blk-wbt");
+    ExitCode::SUCCESS
+}
+
+fn last(v: Version) -> String {
+    match v {
+        Version(a, b, _) if b >= u32::MAX - 1 => format!("{a}.x"),
+        Version(2, 6, c) => format!("2.6.{c}"),
+        Version(a, b, _) => format!("{a}.{b}"),
+    }
+}
+
+/// The default (background, dirty) ratios over a release range, e.g. "10/40, 5/10".
+fn ratio_history(first: Version, last: Version) -> String {
+    let mut seen: Vec<(u32, u32)> = Vec::new();
+    for v in [first, Version(2, 6, 22), Version(2, 6, 30), last] {
+        if v < first || v > last {
+            continue;
+        }
+        let r = default_dirty_ratios(v);
+        if !seen.contains(&r) {
+            seen.push(r);
+        }
+    }
+    seen.iter().map(|(b, d)| format!("{b}/{d}")).collect::<Vec<_>>().join(", ")
+}
+
+/// The directory name a kernel's results go to: the release as written.
+pub fn kernel_dir(kernel: &str) -> String {
+    let k: String = kernel
+        .chars()
+        .map(|c| if c == '/' || c.is_whitespace() { '_' } else { c })
+        .collect();
+    if k.is_empty() || parse_version(kernel).is_err() {
+        "kernel".to_string()
+    } else {
+        k
+    }
+}
+
+/// Run each scenario (one per kernel) into `out/<kernel>/`, then print them side by side.
+pub fn run_kernels(
+    scenarios: Vec<Scenario>,
+    out: &Path,
+    quiet: bool,
+    json: bool,
+    write: impl Fn(&Path, &RunResult, f64) -> bool,
+) -> ExitCode {
+    let mut results = Vec::new();
+    for sc in scenarios {
+        let dir = out.join(kernel_dir(&sc.kernel));
+        if !quiet && !json {
+            eprintln!("running {} under kernel {} ({})", sc.name, sc.kernel, sc.policy.generation);
+        }
+        let t0 = Instant::now();
+        let r = wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress);
+        let wall = t0.elapsed().as_secs_f64();
+        if !write(&dir, &r, wall) {
+            return ExitCode::from(1);
+        }
+        results.push((dir, r, wall));
+    }
+    if json {
+        let v: Vec<_> = results.iter().map(|(_, r, wall)| wblab_report::summary_json(r, *wall)).collect();
+        println!("{}", serde_json::to_string_pretty(&v).expect("json"));
+        return ExitCode::SUCCESS;
+    }
+    for (dir, r, wall) in &results {
+        print!("{}", wblab_report::terminal_summary(r, *wall));
+        println!("results: {}\n", dir.display());
+    }
+    let runs: Vec<&RunResult> = results.iter().map(|(_, r, _)| r).collect();
+    print!("{}", side_by_side(&runs));
+    ExitCode::SUCCESS
+}
+
+/// The key figures of each task group, one column per run.
+pub fn side_by_side(runs: &[&RunResult]) -> String {
+    let mut rows: Vec<(String, String, Vec<String>)> = Vec::new();
+    let Some(first) = runs.first() else {
+        return String::new();
+    };
+    let mut groups: Vec<(String, &'static str)> = Vec::new();
+    for t in &first.tasks {
+        if !groups.iter().any(|(n, _)| *n == t.name) {
+            groups.push((t.name.clone(), t.job));
+        }
+    }
+    for (g, job) in &groups {
+        let figs = group_figures(runs, g);
+        let op = match *job {
+            "du" => "lstat",
+            "ls" => "ls -l",
+            "launch" => "launch",
+            "dd" => "write()",
+            "cat" | "randread" => "read()",
+            "fsync" => "fsync()",
+            _ => "op",
+        };
+        let wants_bw = matches!(*job, "dd" | "cat" | "randread" | "fsync");
+        let wants_pause = figs.iter().any(|f| f.pauses.count() > 0);
+        if wants_bw {
+            rows.push((
+                g.clone(),
+                "MB/s (sum)".into(),
+                figs.iter().map(|f| format!("{:.1}", f.mb_s)).collect(),
+            ));
+        }
+        if wants_pause {
+            rows.push((
+                g.clone(),
+                "pause p99 ms".into(),
+                figs.iter().map(|f| ms(f.pauses.summary().p99)).collect(),
+            ));
+            rows.push((
+                g.clone(),
+                "pause max ms".into(),
+                figs.iter().map(|f| ms(f.pauses.summary().max)).collect(),
+            ));
+        }
+        if figs.iter().any(|f| f.ops.count() > 0) {
+            rows.push((
+                g.clone(),
+                format!("{op} count"),
+                figs.iter().map(|f| f.ops.count().to_string()).collect(),
+            ));
+            rows.push((
+                g.clone(),
+                format!("{op} mean ms"),
+                figs.iter().map(|f| msf(f.ops.summary().mean)).collect(),
+            ));
+            rows.push((
+                g.clone(),
+                format!("{op} p99 ms"),
+                figs.iter().map(|f| ms(f.ops.summary().p99)).collect(),
+            ));
+            rows.push((
+                g.clone(),
+                format!("{op} max ms"),
+                figs.iter().map(|f| ms(f.ops.summary().max)).collect(),
+            ));
+        }
+    }
+    let heads: Vec<String> = runs.iter().map(|r| r.scenario.kernel.clone()).collect();
+    let w0 = rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(5).max(5);
+    let w1 = rows.iter().map(|r| r.1.chars().count()).max().unwrap_or(6).max(6);
+    let wc: Vec<usize> = (0..heads.len())
+        .map(|i| rows.iter().map(|r| r.2[i].len()).chain([heads[i].len()]).max().unwrap_or(6).max(8))
+        .collect();
+    let mut s = String::from("side by side (per task group)\n");
+    let mut line = format!("{:<w0$}  {:<w1$}", "group", "figure");
+    for (i, h) in heads.iter().enumerate() {
+        line.push_str(&format!("  {:>w$}", h, w = wc[i]));
+    }
+    s.push_str(line.trim_end());
+    s.push('\n');
+    for (g, f, vals) in &rows {
+        let mut line = format!("{g:<w0$}  {f:<w1$}");
+        for (i, v) in vals.iter().enumerate() {
+            line.push_str(&format!("  {:>w$}", v, w = wc[i]));
+        }
+        s.push_str(line.trim_end());
+        s.push('\n');
+    }
+    s
+}
+
+struct GroupFigures {
+    mb_s: f64,
+    pauses: LatencyHist,
+    ops: LatencyHist,
+}
+
+fn group_figures(runs: &[&RunResult], group: &str) -> Vec<GroupFigures> {
+    runs.iter()
+        .map(|r| {
+            let mut f = GroupFigures {
+                mb_s: 0.0,
+                pauses: LatencyHist::new(),
+                ops: LatencyHist::new(),
+            };
+            for t in r.tasks.iter().filter(|t| t.name == group) {
+                f.mb_s += t.throughput_mb_s();
+                f.pauses.add(&t.pauses);
+                f.ops.add(&t.op_latency);
+            }
+            f
+        })
+        .collect()
+}
+
+fn ms(ns: u64) -> String {
+    msf(ns as f64)
+}
+
+fn msf(ns: f64) -> String {
+    let x = ns / 1e6;
+    if x == 0.0 {
+        "0".into()
+    } else if x < 10.0 {
+        format!("{x:.2}")
+    } else if x < 1000.0 {
+        format!("{x:.1}")
+    } else {
+        format!("{x:.0}")
+    }
+}

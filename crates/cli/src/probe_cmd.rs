@@ -1,0 +1,239 @@
+//! `wblab measure`, `wblab calibrate` and `wblab compare`: ask the real kernel, and put its
+//! answers next to the simulator's.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use wblab_probe::calibrate::{self, CalibrateOptions, Target};
+use wblab_probe::{guard, journal, MeasureError, MeasureOptions};
+use wblab_sim::config::BlkThrottleConfig;
+
+fn signal_exit(sig: i32) -> ExitCode {
+    if sig > 0 {
+        ExitCode::from(128 + sig as u8)
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+pub struct MeasureArgs {
+    pub scenario: Option<PathBuf>,
+    pub out: Option<PathBuf>,
+    pub scratch: Option<PathBuf>,
+    pub host_knobs: bool,
+    pub restore: bool,
+    pub json: bool,
+    pub quiet: bool,
+}
+
+pub fn measure(a: MeasureArgs) -> ExitCode {
+    if a.restore {
+        return restore();
+    }
+    let Some(path) = a.scenario else {
+        eprintln!("error: wblab measure needs a scenario file (or --restore)");
+        return ExitCode::from(2);
+    };
+    let sc = match wblab_scenario::load(&path) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    let out = a
+        .out
+        .unwrap_or_else(|| PathBuf::from("results").join(format!("{}-measured", sc.name)));
+    let mut opts = MeasureOptions::new(out.clone());
+    if let Some(s) = a.scratch {
+        opts.scratch_parent = s;
+    }
+    opts.host_knobs = a.host_knobs;
+    opts.quiet = a.quiet || a.json;
+    match wblab_probe::measure(&sc, &opts) {
+        Ok(rep) => {
+            for w in &rep.warnings {
+                eprintln!("warning: {w}");
+            }
+            if a.json {
+                let v = wblab_report::summary_json(&rep.result, rep.wall_seconds);
+                println!("{}", serde_json::to_string_pretty(&v).expect("json"));
+            } else {
+                print!("{}", wblab_report::terminal_summary(&rep.result, rep.wall_seconds));
+                println!("results: {} (measured on this machine; see machine.json)", out.display());
+            }
+            if !rep.cleanup_problems.is_empty() {
+                for p in &rep.cleanup_problems {
+                    eprintln!("error: cleanup: {p}");
+                }
+                eprintln!("error: some changes could not be undone; run `wblab measure --restore`");
+                return ExitCode::from(1);
+            }
+            if let Some(sig) = rep.interrupted {
+                eprintln!(
+                    "interrupted by {} after {:.1} s: partial results written, every change undone",
+                    guard::signal_name(sig),
+                    rep.result.sim_ns as f64 / 1e9
+                );
+                return signal_exit(sig);
+            }
+            ExitCode::SUCCESS
+        }
+        Err(MeasureError::Refused(m)) => {
+            eprintln!("error: cannot measure {}: {m}", path.display());
+            ExitCode::from(2)
+        }
+        Err(MeasureError::Interrupted(sig)) => {
+            eprintln!("interrupted by {} during setup: every change undone", guard::signal_name(sig));
+            signal_exit(sig)
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            if journal::pending() {
+                eprintln!("error: some changes could not be undone; run `wblab measure --restore`");
+            }
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn restore() -> ExitCode {
+    match journal::restore() {
+        Ok(done) if done.is_empty() => {
+            println!("nothing to restore");
+            ExitCode::SUCCESS
+        }
+        Ok(done) => {
+            for d in done {
+                println!("restored: {d}");
+            }
+            ExitCode::SUCCESS
+        }
+        Err(problems) => {
+            for p in problems {
+                eprintln!("error: {p}");
+            }
+            ExitCode::from(1)
+        }
+    }
+}
+
+pub struct CalibrateArgs {
+    pub target: String,
+    pub size: String,
+    pub seconds: f64,
+    pub read_bps: Option<String>,
+    pub write_bps: Option<String>,
+    pub read_iops: Option<u64>,
+    pub write_iops: Option<u64>,
+    pub scratch: Option<PathBuf>,
+    pub out: Option<PathBuf>,
+    pub json: bool,
+    pub quiet: bool,
+}
+
+fn rate(v: &Option<String>, what: &str) -> Result<Option<u64>, String> {
+    v.as_deref()
+        .map(|s| wblab_scenario::units::parse_rate(s).map_err(|e| format!("--{what} {s}: {e:?}")))
+        .transpose()
+}
+
+pub fn calibrate(a: CalibrateArgs) -> ExitCode {
+    let size = match wblab_scenario::units::parse_size(&a.size) {
+        Ok(s) if s >= 64 << 20 => s,
+        Ok(_) => {
+            eprintln!("error: --size must be at least 64MiB");
+            return ExitCode::from(2);
+        }
+        Err(e) => {
+            eprintln!("error: --size {}: {e:?}", a.size);
+            return ExitCode::from(2);
+        }
+    };
+    let throttle = match (rate(&a.read_bps, "read-bps"), rate(&a.write_bps, "write-bps")) {
+        (Ok(r), Ok(w)) => BlkThrottleConfig {
+            read_bps: r,
+            write_bps: w,
+            read_iops: a.read_iops,
+            write_iops: a.write_iops,
+        },
+        (Err(e), _) | (_, Err(e)) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let target = if a.target == "loop" {
+        Target::Loop(a.scratch.unwrap_or_else(|| PathBuf::from("/var/tmp")))
+    } else {
+        let p = Path::new(&a.target);
+        if p.starts_with("/dev") || !p.is_dir() {
+            eprintln!(
+                "error: TARGET is `loop` (a fresh loop device over a scratch file) or an existing directory \
+                 to create a scratch test file in; never a device that may hold data"
+            );
+            return ExitCode::from(2);
+        }
+        if throttle.is_limited() {
+            eprintln!("error: throttling applies only to a `loop` target");
+            return ExitCode::from(2);
+        }
+        Target::Dir(p.to_path_buf())
+    };
+    let o = CalibrateOptions {
+        target,
+        size,
+        seconds: a.seconds.max(0.05),
+        throttle,
+        queue_depths: vec![1, 2, 4, 8, 16, 32],
+        quiet: a.quiet || a.json,
+    };
+    match calibrate::calibrate(&o) {
+        Ok(c) => {
+            if let Some(out) = &a.out {
+                if let Err(e) = std::fs::write(out, &c.section) {
+                    eprintln!("error: {}: {e}", out.display());
+                    return ExitCode::from(1);
+                }
+            }
+            if a.json {
+                println!("{}", serde_json::to_string_pretty(&c).expect("json"));
+            } else {
+                print!("{}", c.section);
+                if let Some(out) = &a.out {
+                    eprintln!("device section written to {}", out.display());
+                }
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            match guard::aborted() {
+                Some(sig) => signal_exit(sig),
+                None => ExitCode::from(1),
+            }
+        }
+    }
+}
+
+pub fn compare(dirs: &[PathBuf], json: bool) -> ExitCode {
+    if dirs.len() < 2 {
+        eprintln!("error: compare needs at least two results directories");
+        return ExitCode::from(2);
+    }
+    let mut runs = Vec::new();
+    for d in dirs {
+        match wblab_report::compare::load(d) {
+            Ok(r) => runs.push(r),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    let c = wblab_report::compare::compare(&runs);
+    if json {
+        println!("{}", serde_json::to_string_pretty(&c).expect("json"));
+    } else {
+        print!("{}", wblab_report::compare::render(&c));
+    }
+    ExitCode::SUCCESS
+}

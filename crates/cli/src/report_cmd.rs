@@ -1,0 +1,163 @@
+//! `wblab report` and `wblab vmstat`: views of results directories (graphs, report.html,
+//! terminal stem plots and log2 histograms, vmstat lines), and the report `run` writes.
+
+use clap::Args;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use wblab_report::report::write_report;
+use wblab_report::rundir::RunDir;
+use wblab_report::terminal::{dir_summary, latency_text, pick_latency};
+use wblab_report::vmstat::{vmstat as vmstat_text, Unit};
+
+#[derive(Args)]
+pub struct ReportArgs {
+    /// Results directories (written by `wblab run` or `wblab measure`); several are overlaid,
+    /// one colour per run.
+    #[arg(required = true)]
+    pub dirs: Vec<PathBuf>,
+    /// Where to write the SVGs and report.html [default: the results directory; with several,
+    /// <parent of the first>/report-<name>-vs-<name>...].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Print to the terminal instead: the summary table, and a task's latency as an R stem()
+    /// plot and a bcc-style log2 histogram.
+    #[arg(long)]
+    pub terminal: bool,
+    /// Print only this task's latency as a stem plot and log2 histogram (a task name, `name#N`,
+    /// or a group label). --terminal alone shows the first latency-sensitive task.
+    #[arg(long, value_name = "TASK")]
+    pub stem: Option<String>,
+    /// With --terminal: show balance_dirty_pages pauses instead of per-operation latency.
+    #[arg(long)]
+    pub pauses: bool,
+}
+
+#[derive(Args)]
+pub struct VmstatArgs {
+    /// Results directory.
+    pub dir: PathBuf,
+    /// Memory unit, as vmstat's -S: k (1000), K (1024, the default), m (10^6), M (2^20).
+    #[arg(short = 'S', long = "unit", default_value = "K")]
+    pub unit: String,
+}
+
+fn load(dirs: &[PathBuf]) -> Result<Vec<RunDir>, String> {
+    dirs.iter().map(|d| RunDir::load(d)).collect()
+}
+
+/// The default output directory of a report.
+fn default_out(dirs: &[PathBuf], runs: &[RunDir]) -> PathBuf {
+    if dirs.len() == 1 {
+        return dirs[0].clone();
+    }
+    let parent = dirs[0].parent().map(Path::to_path_buf).unwrap_or_default();
+    let names: Vec<String> = runs
+        .iter()
+        .zip(dirs)
+        .map(|(r, d)| {
+            d.file_name()
+                .map(|f| f.to_string_lossy().to_string())
+                .unwrap_or_else(|| r.name.clone())
+        })
+        .collect();
+    let mut name = format!("report-{}", names.join("-vs-"));
+    if name.len() > 120 {
+        name.truncate(120);
+    }
+    parent.join(name)
+}
+
+/// `wblab report`.
+pub fn report(a: ReportArgs) -> ExitCode {
+    let runs = match load(&a.dirs) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if a.terminal || a.stem.is_some() {
+        let mut status = ExitCode::SUCCESS;
+        for (i, r) in runs.iter().enumerate() {
+            if i > 0 {
+                println!();
+            }
+            if runs.len() > 1 {
+                println!("== {}", r.dir.display());
+            }
+            if a.stem.is_none() {
+                print!("{}", dir_summary(r));
+                println!();
+            }
+            match pick_latency(r, a.stem.as_deref(), a.pauses.then_some(true)) {
+                Ok(p) => print!("{}", latency_text(&p)),
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    status = ExitCode::from(2);
+                }
+            }
+        }
+        return status;
+    }
+    let out = a.out.clone().unwrap_or_else(|| default_out(&a.dirs, &runs));
+    match write_report(&runs, &out) {
+        Ok(files) => {
+            for r in &runs {
+                for w in &r.warnings {
+                    eprintln!("warning: {}: {w}", r.dir.display());
+                }
+            }
+            println!("{} graphs: {}", files.svgs.len(), out.display());
+            println!("report: {}", files.html.display());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: cannot write the report to {}: {e}", out.display());
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// The report `run` (and `measure`) write into their results directory. Failures are
+/// warnings: the results themselves are already written.
+pub fn auto_report(dir: &Path) -> Option<PathBuf> {
+    let run = match RunDir::load(dir) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("warning: no report: {e}");
+            return None;
+        }
+    };
+    match write_report(std::slice::from_ref(&run), dir) {
+        Ok(f) => Some(f.html),
+        Err(e) => {
+            eprintln!("warning: no report: cannot write to {}: {e}", dir.display());
+            None
+        }
+    }
+}
+
+/// `wblab vmstat`.
+pub fn vmstat(a: VmstatArgs) -> ExitCode {
+    let Some(unit) = Unit::parse(&a.unit) else {
+        eprintln!("error: unknown unit `{}`\n  hint: one of k, K, m, M (as vmstat -S)", a.unit);
+        return ExitCode::from(2);
+    };
+    let run = match RunDir::load(&a.dir) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match &run.timeseries {
+        Some(ts) => {
+            print!("{}", vmstat_text(ts, unit));
+            ExitCode::SUCCESS
+        }
+        None => {
+            eprintln!("error: {}: no timeseries.csv", a.dir.display());
+            ExitCode::from(2)
+        }
+    }
+}

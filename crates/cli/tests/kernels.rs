@@ -1,0 +1,82 @@
+//! `wblab kernels` and scenarios that list several kernels.
+
+use std::fs;
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn wblab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_wblab")).args(args).output().expect("wblab runs")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = fs::remove_dir_all(&d);
+    fs::create_dir_all(&d).expect("scratch dir");
+    d
+}
+
+#[test]
+fn kernels_lists_every_generation_and_what_it_selects() {
+    let out = wblab(&["kernels"]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    for g in ["2.6.20", "2.6.24", "2.6.32", "2.6.38", "3.2", "6.x"] {
+        assert!(text.lines().any(|l| l.starts_with(g)), "{g} missing:\n{text}");
+    }
+    for piece in ["global", "per-bdi", "io-less", "pdflush", "pageout", "legacy", "10/40"] {
+        assert!(text.contains(piece), "{piece} missing:\n{text}");
+    }
+    let json = wblab(&["kernels", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).expect("json");
+    assert_eq!(v.as_array().map(|a| a.len()), Some(6));
+    assert_eq!(v[0]["policy"]["throttle"], "global");
+}
+
+#[test]
+fn a_scenario_with_two_kernels_runs_both_side_by_side() {
+    let dir = scratch("two-kernels");
+    let sc = dir.join("two.toml");
+    fs::write(
+        &sc,
+        r#"# two kernels
+name = "two"
+kernel = ["2.6.20", "3.2"]
+duration = "5s"
+[machine]
+memory = "1GiB"
+[[task]]
+name = "dd"
+job = "dd"
+count = 2
+"#,
+    )
+    .expect("write scenario");
+    let out_dir = dir.join("results");
+    let out = wblab(&[
+        "run",
+        "--quiet",
+        "--no-report",
+        sc.to_str().expect("utf-8"),
+        "--out",
+        out_dir.to_str().expect("utf-8"),
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    for k in ["2.6.20", "3.2"] {
+        let summary = out_dir.join(k).join("summary.json");
+        let v: serde_json::Value = serde_json::from_str(&fs::read_to_string(&summary).expect("summary.json")).expect("json");
+        assert_eq!(v["scenario"]["kernel"], k);
+        assert!(v["scenario"]["policy"]["throttle"].is_string());
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("side by side"), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.contains("figure") && l.contains("2.6.20") && l.contains("3.2")),
+        "{text}"
+    );
+    // `check` validates every kernel and reports the first; --json gives the resolved policy.
+    let check = wblab(&["check", "--json", sc.to_str().expect("utf-8")]);
+    let v: serde_json::Value = serde_json::from_slice(&check.stdout).expect("json");
+    assert_eq!(v["policy"]["generation"], "2.6.20");
+    assert_eq!(v["policy"]["flusher"], "pdflush");
+}

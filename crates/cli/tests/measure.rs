@@ -1,0 +1,429 @@
+//! End-to-end tests of `wblab measure` on the real kernel of this machine, and of `compare`.
+//!
+//! They need root, /dev/loop-control and a cgroup v1 blkio hierarchy, and are skipped with a
+//! loud note otherwise. Each one snapshots everything a measurement may touch (sysctls, every
+//! queue and bdi knob, block devices, loop bindings, mounts, blk-throttle rules, tracefs state)
+//! before and after, and requires the two to be identical and no scratch directory to remain:
+//! after a normal run, after SIGINT midway, and after SIGKILL + `wblab measure --restore`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+use wblab_probe::leaks;
+
+/// One measurement at a time: they share the machine's sysctls (and the harness's lock).
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn wblab() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_wblab"))
+}
+
+fn can_run() -> bool {
+    let root = wblab_probe::sys::geteuid() == 0;
+    let ok = root && Path::new("/dev/loop-control").exists() && wblab_probe::cgroup::blkio_root().is_some();
+    if !ok {
+        eprintln!(
+            "\n*** SKIPPED: `wblab measure` real-kernel tests need root, /dev/loop-control and a cgroup v1 \
+             blkio hierarchy (root: {root}) ***\n"
+        );
+    }
+    ok
+}
+
+struct Tmp(PathBuf);
+
+impl Tmp {
+    fn new(tag: &str) -> Tmp {
+        let p = std::env::temp_dir().join(format!("wblab-cli-measure-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).unwrap();
+        Tmp(p)
+    }
+}
+
+impl Drop for Tmp {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A throttled loop device, dirty limits that differ from the kernel defaults (so knobs are
+/// really changed), a dd writer and a random reader.
+fn scenario(dir: &Path, secs: u32) -> PathBuf {
+    let p = dir.join("short.toml");
+    std::fs::write(
+        &p,
+        format!(
+            r#"name = "short"
+duration = "{secs}s"
+
+[sysctl]
+"vm.dirty_bytes" = "64MiB"
+"vm.dirty_background_bytes" = "32MiB"
+"vm.dirty_expire_centisecs" = 1500
+
+[[device]]
+name = "key"
+model = "loop"
+size = "512MiB"
+fs = "ext4"
+"throttle/write_bps" = "32MiB/s"
+
+[[task]]
+name = "dd"
+job = "dd"
+file = "/mnt/key/zero"
+bs = "1MiB"
+
+[[task]]
+name = "reader"
+job = "randread"
+file = "/mnt/key/data"
+file_size = "16MiB"
+think = "1ms"
+start = "1s"
+"#
+        ),
+    )
+    .unwrap();
+    p
+}
+
+fn assert_clean(before: &leaks::Snapshot, scratch_parent: &Path) {
+    let diff = leaks::diff(before, &leaks::snapshot());
+    assert!(diff.is_empty(), "the machine was not left as found:\n{}", diff.join("\n"));
+    let left = leaks::scratch_left(scratch_parent);
+    assert!(left.is_empty(), "scratch left behind: {left:?}");
+}
+
+fn sysctl(name: &str) -> String {
+    std::fs::read_to_string(format!("/proc/sys/vm/{name}")).unwrap().trim().to_string()
+}
+
+#[test]
+fn measure_writes_a_complete_results_dir_and_restores_every_knob() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if !can_run() {
+        return;
+    }
+    let t = Tmp::new("full");
+    let sc = scenario(&t.0, 4);
+    let out = t.0.join("out");
+    let before = leaks::snapshot();
+    let o = wblab()
+        .args([
+            "measure",
+            sc.to_str().unwrap(),
+            "--quiet",
+            "--out",
+            out.to_str().unwrap(),
+            "--scratch",
+        ])
+        .arg(&t.0)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "exit {:?}\n{stderr}", o.status);
+    assert_clean(&before, &t.0);
+    for f in [
+        "summary.json",
+        "trace.txt",
+        "timeseries.csv",
+        "throttle.csv",
+        "histograms.json",
+        "machine.json",
+    ] {
+        let p = out.join(f);
+        assert!(p.is_file() && std::fs::metadata(&p).unwrap().len() > 0, "{f} missing or empty");
+    }
+    let s: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    // The same schema as `wblab run`.
+    for k in [
+        "wblab_version",
+        "sim_seconds",
+        "wall_seconds",
+        "events",
+        "scenario",
+        "tasks",
+        "devices",
+    ] {
+        assert!(s.get(k).is_some(), "summary.json lacks {k}");
+    }
+    let dd = &s["tasks"][0];
+    assert_eq!(dd["job"], "dd");
+    assert!(
+        dd["bytes_written"].as_u64().unwrap() > 100 << 20,
+        "dd wrote {}",
+        dd["bytes_written"]
+    );
+    assert!(dd["pauses"]["count"].as_u64().unwrap() > 0);
+    assert!(s["tasks"][1]["op_latency_ms"]["count"].as_u64().unwrap() > 10);
+    let m: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("machine.json")).unwrap()).unwrap();
+    assert_eq!(m["kind"], "measured");
+    assert_eq!(m["cleanup"]["ok"], true);
+    assert!(m["facts"]["kernel_release"].as_str().unwrap().len() > 2);
+    // The knobs it applied are recorded with their originals.
+    let sysctl_rec = m["sysctl"].as_array().unwrap();
+    assert!(sysctl_rec.iter().any(|k| k["wanted"] == "dirty_bytes=67108864"), "{sysctl_rec:?}");
+    // The kernel's own trace lines, readable by the trace parser.
+    let trace = std::fs::read_to_string(out.join("trace.txt")).unwrap();
+    let bdp: Vec<_> = wblab_report::trace_parse::parse_lines(&trace)
+        .filter(|e| e.event == "balance_dirty_pages")
+        .collect();
+    assert!(!bdp.is_empty());
+    assert!(bdp
+        .iter()
+        .all(|e| e.get_u64("wb_setpoint").is_some() && e.get_u64("bdi_setpoint").is_some()));
+    // compare: a run against itself has zero error everywhere.
+    let o = wblab().args(["compare", "--json"]).arg(&out).arg(&out).output().unwrap();
+    assert!(o.status.success());
+    let c: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let figs = c["figures"].as_array().unwrap();
+    assert!(figs.len() > 10);
+    for f in figs {
+        if let Some(e) = f["rel_err"][1].as_f64() {
+            assert_eq!(e, 0.0, "{f}");
+        }
+    }
+}
+
+/// Wait until the harness has applied its sysctls (the run is under way), at most `limit`.
+fn wait_for_sysctl(name: &str, want: &str, limit: Duration) -> bool {
+    let t = Instant::now();
+    while t.elapsed() < limit {
+        if sysctl(name) == want {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    false
+}
+
+#[test]
+fn sigint_midway_tears_everything_down() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if !can_run() {
+        return;
+    }
+    let t = Tmp::new("sigint");
+    let sc = scenario(&t.0, 30);
+    let out = t.0.join("out");
+    let before = leaks::snapshot();
+    let mut child = wblab()
+        .args([
+            "measure",
+            sc.to_str().unwrap(),
+            "--quiet",
+            "--out",
+            out.to_str().unwrap(),
+            "--scratch",
+        ])
+        .arg(&t.0)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    assert!(
+        wait_for_sysctl("dirty_bytes", "67108864", Duration::from_secs(20)),
+        "the run never applied its sysctls"
+    );
+    // A couple of seconds into the workload: writer throttled, reader running, trace on.
+    std::thread::sleep(Duration::from_millis(2500));
+    assert_ne!(
+        leaks::diff(&before, &leaks::snapshot()),
+        Vec::<String>::new(),
+        "the run changed nothing?"
+    );
+    let k = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(k.success());
+    let t0 = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(60), "wblab did not stop within 60 s of SIGINT");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    assert_clean(&before, &t.0);
+    // Partial results, marked as interrupted.
+    let m: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("machine.json")).unwrap()).unwrap();
+    assert_eq!(m["interrupted"], "SIGINT");
+    assert!(m["duration_s"].as_f64().unwrap() < 20.0);
+    assert!(out.join("summary.json").is_file());
+}
+
+#[test]
+fn restore_undoes_what_a_killed_run_left() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if !can_run() {
+        return;
+    }
+    let t = Tmp::new("sigkill");
+    let sc = scenario(&t.0, 30);
+    let before = leaks::snapshot();
+    let mut child = wblab()
+        .args(["measure", sc.to_str().unwrap(), "--quiet", "--out"])
+        .arg(t.0.join("out"))
+        .arg("--scratch")
+        .arg(&t.0)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    assert!(wait_for_sysctl("dirty_bytes", "67108864", Duration::from_secs(20)));
+    std::thread::sleep(Duration::from_millis(1500));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // Killed: the loop device, mount, throttle rule and sysctls are still there.
+    assert_eq!(sysctl("dirty_bytes"), "67108864");
+    assert!(wblab_probe::journal::pending());
+    // A new run refuses to start on top of it.
+    let o = wblab().args(["measure"]).arg(&sc).arg("--quiet").output().unwrap();
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--restore"));
+    let o = wblab().args(["measure", "--restore"]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("restored"));
+    assert_clean(&before, &t.0);
+    let o = wblab().args(["measure", "--restore"]).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "nothing to restore");
+}
+
+#[test]
+fn refuses_what_it_cannot_run_and_targets_that_hold_data() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let t = Tmp::new("refuse");
+    let sc = scenario(&t.0, 2);
+    let out = t.0.join("busy");
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::write(out.join("precious.txt"), "data").unwrap();
+    let o = wblab().args(["measure"]).arg(&sc).arg("--out").arg(&out).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("already holds"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(std::fs::read_to_string(out.join("precious.txt")).unwrap(), "data");
+    // calibrate never takes a device path.
+    let o = wblab().args(["calibrate", "/dev/vda"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn without_root_it_runs_what_it_can() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    // Run as `nobody` through setpriv, if this machine lets us.
+    if wblab_probe::sys::geteuid() != 0 || wblab_probe::sys::which("setpriv").is_none() {
+        eprintln!("\n*** SKIPPED: the unprivileged run needs root and setpriv to become nobody ***\n");
+        return;
+    }
+    let nobody = |args: &[&str]| {
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups", env!("CARGO_BIN_EXE_wblab")]);
+        c.args(args);
+        c.env("TMPDIR", "/tmp");
+        c
+    };
+    if !nobody(&["--version"]).output().is_ok_and(|o| o.status.success()) {
+        eprintln!("\n*** SKIPPED: nobody cannot execute the wblab binary here ***\n");
+        return;
+    }
+    let t = Tmp::new("nobody");
+    std::fs::set_permissions(&t.0, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+    let sc = t.0.join("plain.toml");
+    std::fs::write(
+        &sc,
+        "name = \"plain\"\nduration = \"2s\"\n[sysctl]\n\"vm.dirty_bytes\" = \"64MiB\"\n         [[task]]\nname = \"reader\"\njob = \"randread\"\nfile_size = \"8MiB\"\ndirect = false\n         [[task]]\nname = \"dd\"\njob = \"dd\"\nsize = \"32MiB\"\n",
+    )
+    .unwrap();
+    let out = t.0.join("out");
+    let before = leaks::snapshot();
+    let o = nobody(&[
+        "measure",
+        sc.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--scratch",
+        t.0.to_str().unwrap(),
+    ])
+    .output()
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    assert!(stderr.contains("not root"), "{stderr}");
+    assert_clean(&before, &t.0);
+    let s: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert!(s["tasks"][0]["op_latency_ms"]["count"].as_u64().unwrap() > 0);
+    assert_eq!(s["tasks"][1]["bytes_written"].as_u64().unwrap(), 32 << 20);
+    let m: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("machine.json")).unwrap()).unwrap();
+    assert_eq!(m["root"], false);
+}
+
+#[test]
+fn calibrate_a_throttled_loop_and_use_the_section() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if !can_run() {
+        return;
+    }
+    let t = Tmp::new("calibrate");
+    let before = leaks::snapshot();
+    let section = t.0.join("device.toml");
+    let o = wblab()
+        .args([
+            "calibrate",
+            "loop",
+            "--size",
+            "64MiB",
+            "--seconds",
+            "0.3",
+            "--write-bps",
+            "16MiB/s",
+            "--json",
+            "--scratch",
+        ])
+        .arg(&t.0)
+        .arg("--out")
+        .arg(&section)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_clean(&before, &t.0);
+    let c: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let points = c["points"].as_array().unwrap();
+    assert_eq!(points.len(), 2 + 6 + 1, "seq write, seq read, 6 queue depths, rand write");
+    // The throttle is what the sequential writer sees: 16 MiB/s = 16.8 MB/s.
+    let w = points[0]["mb_s"].as_f64().unwrap();
+    assert!((w - 16.78).abs() / 16.78 < 0.25, "seq write {w} MB/s under a 16 MiB/s rule");
+    // The section is a valid [[device]] of a scenario.
+    let text = std::fs::read_to_string(&section).unwrap() + "\n[[task]]\nname = \"dd\"\njob = \"dd\"\n";
+    let sc = wblab_scenario::parse(&text, "calibrated.toml").unwrap_or_else(|e| panic!("{e}\n{text}"));
+    assert_eq!(sc.devices[0].name, "measured");
+    assert!(text.contains("# model = \"measured\""));
+}
+
+#[test]
+fn compare_reads_two_simulated_runs() {
+    let t = Tmp::new("compare");
+    let sc = scenario(&t.0, 3);
+    for (name, seed) in [("a", "1"), ("b", "2")] {
+        let o = wblab()
+            .args(["run", sc.to_str().unwrap(), "--quiet", "--seed", seed, "--out"])
+            .arg(t.0.join(name))
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let o = wblab().arg("compare").arg(t.0.join("a")).arg(t.0.join("b")).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("A = a (simulated"), "{text}");
+    assert!(text.contains("dd: MB written"), "{text}");
+    assert!(text.contains("err B"), "{text}");
+    let o = wblab().arg("compare").arg(t.0.join("a")).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+}

@@ -1,0 +1,352 @@
+//! `wblab report`, `wblab vmstat` and the report `wblab run` writes, as a user meets them —
+//! and report.html opened in headless Chromium, with screenshots kept in
+//! target/report-artifacts/ for people to look at.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn wblab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_wblab")).args(args).output().expect("wblab runs")
+}
+
+fn ok(o: &Output) -> String {
+    assert!(
+        o.status.success(),
+        "exit {:?}\nstdout: {}\nstderr: {}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = fs::remove_dir_all(&d);
+    fs::create_dir_all(&d).expect("scratch dir");
+    d
+}
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Where test artefacts (screenshots) go: target/report-artifacts/.
+fn artifacts() -> PathBuf {
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("../report-artifacts");
+    fs::create_dir_all(&d).expect("artifacts dir");
+    d
+}
+
+const SHORT: &str = r#"
+name = "short"
+duration = "6s"
+seed = 7
+[machine]
+memory = "1GiB"
+[[device]]
+name = "sda"
+[[task]]
+name = "dd"
+job = "dd"
+count = 2
+[[task]]
+name = "reader"
+job = "cat"
+file_size = "128MiB"
+start = "2s"
+"#;
+
+const FIGURES: [&str; 11] = [
+    "balance_dirty_pages-pause",
+    "balance_dirty_pages-task-bw",
+    "global_dirty_state",
+    "bdi_dirty_state",
+    "global_dirtied_written",
+    "balance_dirty_pages-bandwidth",
+    "iostat-bw",
+    "iostat-util",
+    "request-latency",
+    "latency-cdf",
+    "pause-cdf",
+];
+
+fn short_run(dir: &Path, extra: &[&str]) -> PathBuf {
+    let sc = dir.join("short.toml");
+    fs::write(&sc, SHORT).unwrap();
+    let out = dir.join("short");
+    let mut args = vec!["run", "--quiet", sc.to_str().unwrap(), "--out", out.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let stdout = ok(&wblab(&args));
+    if !extra.contains(&"--no-report") {
+        assert!(
+            stdout
+                .trim_end()
+                .ends_with(&format!("report: {}", out.join("report.html").display())),
+            "{stdout}"
+        );
+    }
+    out
+}
+
+#[test]
+fn run_writes_graphs_and_report_html_unless_told_not_to() {
+    let dir = scratch("report-run");
+    let out = short_run(&dir, &[]);
+    for f in FIGURES {
+        let svg = fs::read_to_string(out.join(format!("{f}.svg"))).unwrap_or_else(|e| panic!("{f}.svg: {e}"));
+        assert!(svg.contains("class=\"series\""), "{f}.svg has no series");
+    }
+    assert!(out.join("histograms.json").is_file());
+    let html = fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("short · 6.x"));
+
+    let dir = scratch("report-run-none");
+    let out = short_run(&dir, &["--no-report"]);
+    assert!(!out.join("report.html").exists());
+    assert!(!out.join("iostat-bw.svg").exists());
+    assert!(out.join("summary.json").is_file(), "the results are still written");
+    // `--json` prints only JSON, report or not.
+    let sc = dir.join("short.toml");
+    let o = wblab(&[
+        "run",
+        "--quiet",
+        "--json",
+        sc.to_str().unwrap(),
+        "--out",
+        dir.join("j").to_str().unwrap(),
+    ]);
+    serde_json::from_slice::<serde_json::Value>(&o.stdout).expect("--json prints JSON only");
+    assert!(dir.join("j/report.html").is_file());
+}
+
+#[test]
+fn report_of_several_directories_overlays_them() {
+    let dir = scratch("report-overlay");
+    let a = short_run(&dir, &["--no-report"]);
+    let b = dir.join("short-seed8");
+    let sc = dir.join("short.toml");
+    ok(&wblab(&[
+        "run",
+        "--quiet",
+        "--no-report",
+        "--seed",
+        "8",
+        sc.to_str().unwrap(),
+        "--out",
+        b.to_str().unwrap(),
+    ]));
+    let out = dir.join("cmp");
+    let stdout = ok(&wblab(&[
+        "report",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    assert!(
+        stdout.contains(&format!("report: {}", out.join("report.html").display())),
+        "{stdout}"
+    );
+    let html = fs::read_to_string(out.join("report.html")).unwrap();
+    // Same scenario and kernel: the legend tells the runs apart by seed.
+    assert!(
+        html.contains("short · 6.x · seed 7") && html.contains("short · 6.x · seed 8"),
+        "run labels"
+    );
+    // Default output directory: next to the first run.
+    let stdout = ok(&wblab(&["report", a.to_str().unwrap(), b.to_str().unwrap()]));
+    assert!(stdout.contains("report-short-vs-short-seed8"), "{stdout}");
+    // A directory without results is an error that names it.
+    let o = wblab(&["report", "/nonexistent/results"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("/nonexistent/results/summary.json"));
+}
+
+#[test]
+fn terminal_report_prints_table_stem_plot_and_log2_histogram() {
+    let dir = scratch("report-terminal");
+    let out = short_run(&dir, &["--no-report"]);
+    let t = ok(&wblab(&["report", out.to_str().unwrap(), "--terminal"]));
+    assert!(t.starts_with("short  kernel 6.x  simulated 6.0 s"), "{t}");
+    assert!(t.contains("reader#0 read() latency:"), "{t}");
+    assert!(t.contains("  The decimal point is "), "{t}");
+    assert!(t.contains("     usecs               : count     distribution"), "{t}");
+    let t = ok(&wblab(&["report", out.to_str().unwrap(), "--stem", "dd"]));
+    assert!(
+        t.starts_with("dd ×2 balance_dirty_pages pauses: "),
+        "--stem prints only the distribution: {t}"
+    );
+    assert!(t.contains("  The decimal point is ") && t.contains(" -> "), "{t}");
+    let o = wblab(&["report", out.to_str().unwrap(), "--stem", "nosuchtask"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no task `nosuchtask`"));
+
+    let v = ok(&wblab(&["vmstat", out.to_str().unwrap()]));
+    let lines: Vec<&str> = v.lines().collect();
+    assert!(
+        lines[0].starts_with("procs") && lines[0].contains("memory") && lines[0].contains("io"),
+        "{v}"
+    );
+    assert_eq!(
+        lines[1].split_whitespace().collect::<Vec<_>>(),
+        ["r", "b", "free", "buff", "cache", "bi", "bo", "dirty", "wback", "t_s"]
+    );
+    assert_eq!(lines.len(), 2 + 6, "one line per simulated second");
+    let m = ok(&wblab(&["vmstat", out.to_str().unwrap(), "-S", "M"]));
+    let free_k: u64 = lines[2].split_whitespace().nth(2).unwrap().parse().unwrap();
+    let free_m: u64 = m.lines().nth(2).unwrap().split_whitespace().nth(2).unwrap().parse().unwrap();
+    assert_eq!(free_m, free_k / 1024);
+    assert_eq!(wblab(&["vmstat", out.to_str().unwrap(), "-S", "x"]).status.code(), Some(2));
+}
+
+/// The first Chromium found on PATH.
+fn find_chromium() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    for name in ["chromium", "chromium-browser", "google-chrome", "google-chrome-stable"] {
+        for d in std::env::split_paths(&path) {
+            let p = d.join(name);
+            if p.is_file() {
+                return Some(p);
+            }
+        }
+    }
+    None
+}
+
+/// Run a command with a deadline; kill it (by its own pid) if it hangs.
+fn run_with_timeout(mut cmd: Command, limit: Duration) -> Output {
+    let child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("chromium starts");
+    let id = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    let t0 = Instant::now();
+    match rx.recv_timeout(limit) {
+        Ok(out) => out.expect("chromium output"),
+        Err(_) => {
+            let _ = Command::new("kill").arg("-9").arg(id.to_string()).status();
+            panic!("chromium did not finish within {:?} (started {:?} ago)", limit, t0.elapsed());
+        }
+    }
+}
+
+fn chromium(bin: &Path, profile: &Path, args: &[&str], url: &str) -> Output {
+    let mut c = Command::new(bin);
+    c.args(["--headless", "--disable-gpu", "--no-sandbox", "--no-first-run", "--hide-scrollbars"])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(args)
+        .arg(url)
+        .env("HOME", profile);
+    run_with_timeout(c, Duration::from_secs(120))
+}
+
+/// Width and height from a PNG's IHDR chunk.
+fn png_size(p: &Path) -> (u32, u32) {
+    let b = fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    assert_eq!(&b[..8], b"\x89PNG\r\n\x1a\n", "{} is not a PNG", p.display());
+    assert_eq!(&b[12..16], b"IHDR");
+    (
+        u32::from_be_bytes(b[16..20].try_into().unwrap()),
+        u32::from_be_bytes(b[20..24].try_into().unwrap()),
+    )
+}
+
+fn check_in_chromium(bin: &Path, html: &Path, shot: &Path, expect_runs: &[&str]) {
+    let url = format!("file://{}", fs::canonicalize(html).unwrap().display());
+    let profile = scratch(&format!("chromium-profile-{}", shot.file_stem().unwrap().to_string_lossy()));
+    // 1. The DOM as Chromium built it, with the console log on stderr.
+    let o = chromium(bin, &profile, &["--dump-dom", "--enable-logging=stderr", "--v=0"], &url);
+    assert!(
+        o.status.success(),
+        "chromium --dump-dom failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let dom = String::from_utf8_lossy(&o.stdout);
+    let log = String::from_utf8_lossy(&o.stderr);
+    for l in log.lines() {
+        assert!(!l.contains("Uncaught"), "page error: {l}");
+        assert!(!l.contains(":CONSOLE("), "console message from a page with no scripts: {l}");
+        assert!(
+            !(l.contains("Failed to load") || l.contains("net::ERR_")),
+            "the page tried to load something: {l}"
+        );
+    }
+    assert!(dom.contains("<h1>wblab report: "), "DOM lacks the header");
+    for f in FIGURES {
+        assert!(dom.contains(&format!("data-chart=\"{f}\"")), "DOM lacks figure {f}");
+    }
+    assert_eq!(dom.matches("<svg ").count(), FIGURES.len());
+    for r in expect_runs {
+        assert!(dom.contains(r), "DOM does not name run {r}");
+    }
+    // 2. A screenshot for people.
+    let _ = fs::remove_file(shot);
+    let o = chromium(
+        bin,
+        &profile,
+        &[&format!("--screenshot={}", shot.display()), "--window-size=1280,4000"],
+        &url,
+    );
+    assert!(
+        o.status.success(),
+        "chromium --screenshot failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(png_size(shot), (1280, 4000));
+    let bytes = fs::metadata(shot).unwrap().len();
+    assert!(bytes > 100_000, "{} is only {bytes} bytes: a blank page?", shot.display());
+    eprintln!("screenshot: {}", fs::canonicalize(shot).unwrap().display());
+}
+
+#[test]
+fn report_html_opens_in_headless_chromium() {
+    let Some(bin) = find_chromium() else {
+        eprintln!(
+            "\n**********************************************************************\n\
+             SKIPPED report_html_opens_in_headless_chromium: no chromium on PATH.\n\
+             Install it (Debian: apt-get install chromium) to check report.html in a\n\
+             browser; .ci/run installs it.\n\
+             **********************************************************************\n"
+        );
+        return;
+    };
+    let dir = scratch("report-chromium");
+    // The default experiment, as the README shows it.
+    let def = dir.join("default");
+    ok(&wblab(&["run", "--quiet", "--out", def.to_str().unwrap()]));
+    check_in_chromium(
+        &bin,
+        &def.join("report.html"),
+        &artifacts().join("report-default.png"),
+        &["default · 6.x"],
+    );
+    // Two runs overlaid: today's defaults against the desktop advice.
+    let desk = dir.join("desktop");
+    let sc = repo_root().join("scenarios/desktop-small-dirty.toml");
+    ok(&wblab(&[
+        "run",
+        "--quiet",
+        "--no-report",
+        sc.to_str().unwrap(),
+        "--out",
+        desk.to_str().unwrap(),
+    ]));
+    let cmp = dir.join("cmp");
+    ok(&wblab(&[
+        "report",
+        def.to_str().unwrap(),
+        desk.to_str().unwrap(),
+        "--out",
+        cmp.to_str().unwrap(),
+    ]));
+    check_in_chromium(
+        &bin,
+        &cmp.join("report.html"),
+        &artifacts().join("report-default-vs-desktop.png"),
+        &["default · 6.x", "desktop-small-dirty · 6.x"],
+    );
+}

@@ -1,0 +1,346 @@
+//! Reading, applying and restoring knobs: `/proc/sys/vm/*`, `/sys/block/<dev>/queue/*` and
+//! `/sys/class/bdi/<maj:min>/*`. Every write is journaled with the value it replaces first.
+
+use crate::journal::{Entry, Journal, KnobClass};
+use crate::sys;
+use serde::Serialize;
+use std::io;
+use std::path::{Path, PathBuf};
+use wblab_sim::config::{BdiConfig, QueueConfig, SchedulerKind, VmSysctl};
+
+/// One knob as the run found and left it during the measurement.
+#[derive(Clone, Debug, Serialize)]
+pub struct KnobRecord {
+    pub path: String,
+    /// Value before the run (None: the file did not exist or could not be read).
+    pub original: Option<String>,
+    /// Value the scenario asked for.
+    pub wanted: String,
+    /// Value read back after writing it.
+    pub effective: Option<String>,
+    /// Why the wanted value did not stick, if it did not.
+    pub note: Option<String>,
+}
+
+/// A knob's current value, normalised: the selected word of `[bracketed]` lists (scheduler).
+pub fn read_knob(p: &Path) -> io::Result<String> {
+    let raw = sys::read_trim(p)?;
+    Ok(normalize(&raw))
+}
+
+fn normalize(raw: &str) -> String {
+    if let (Some(a), Some(b)) = (raw.find('['), raw.find(']')) {
+        if a < b {
+            return raw[a + 1..b].to_string();
+        }
+    }
+    raw.to_string()
+}
+
+/// Set `path` to `value` (journaling the original first unless `journal_it` is false, for
+/// knobs of devices we create and destroy). No write if it already has that value.
+pub fn set(j: &mut Journal, path: &Path, value: &str, class: KnobClass, journal_it: bool) -> KnobRecord {
+    let mut rec = KnobRecord {
+        path: path.display().to_string(),
+        original: None,
+        wanted: value.to_string(),
+        effective: None,
+        note: None,
+    };
+    let original = match read_knob(path) {
+        Ok(v) => v,
+        Err(e) => {
+            rec.note = Some(format!("cannot read: {e}"));
+            return rec;
+        }
+    };
+    rec.original = Some(original.clone());
+    if original == value {
+        rec.effective = Some(original);
+        return rec;
+    }
+    if journal_it {
+        if let Err(e) = j.record(Entry::Knob {
+            path: path.to_path_buf(),
+            original: original.clone(),
+            class,
+        }) {
+            rec.note = Some(format!("not changed: cannot journal the original: {e}"));
+            rec.effective = Some(original);
+            return rec;
+        }
+    }
+    if let Err(e) = sys::write_value(path, value) {
+        rec.note = Some(format!("the kernel refused {value}: {e}"));
+    }
+    rec.effective = read_knob(path).ok();
+    if rec.note.is_none() && rec.effective.as_deref() != Some(value) {
+        rec.note = Some(format!("reads back as {}", rec.effective.as_deref().unwrap_or("?")));
+    }
+    rec
+}
+
+/// Put a knob back; verify it reads back. A file that no longer exists (its device is gone)
+/// needs no restoring.
+pub fn restore_knob(path: &Path, original: &str) -> Result<(), String> {
+    let cur = match read_knob(path) {
+        Ok(v) => v,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(format!("{}: cannot read: {e}", path.display())),
+    };
+    if cur == original {
+        return Ok(());
+    }
+    sys::write_value(path, original).map_err(|e| format!("{}: cannot write {original}: {e}", path.display()))?;
+    match read_knob(path) {
+        Ok(v) if v == original => Ok(()),
+        Ok(v) => Err(format!("{}: wrote {original}, reads back {v}", path.display())),
+        Err(e) => Err(format!("{}: {e}", path.display())),
+    }
+}
+
+const VM: &str = "/proc/sys/vm";
+
+fn vm(name: &str) -> PathBuf {
+    Path::new(VM).join(name)
+}
+
+fn read_u64(p: &Path) -> io::Result<u64> {
+    sys::read_trim(p)?
+        .parse()
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("{}: {e}", p.display())))
+}
+
+/// Restore a ratio/bytes pair. The kernel refuses 0 for `*_bytes` (minimum 2 pages / 1 byte)
+/// and writing one of the pair zeroes the other, so write whichever original was in force.
+pub fn restore_pair(ratio_path: &Path, bytes_path: &Path, ratio: u64, bytes: u64) -> Result<(), String> {
+    let cur = (
+        read_u64(ratio_path).map_err(|e| e.to_string())?,
+        read_u64(bytes_path).map_err(|e| e.to_string())?,
+    );
+    if cur == (ratio, bytes) {
+        return Ok(());
+    }
+    let (p, v) = if bytes > 0 { (bytes_path, bytes) } else { (ratio_path, ratio) };
+    sys::write_value(p, &v.to_string()).map_err(|e| format!("{}: cannot write {v}: {e}", p.display()))?;
+    let now = (
+        read_u64(ratio_path).map_err(|e| e.to_string())?,
+        read_u64(bytes_path).map_err(|e| e.to_string())?,
+    );
+    if now == (ratio, bytes) {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} / {}: want {ratio}/{bytes}, read {}/{}",
+            ratio_path.display(),
+            bytes_path.display(),
+            now.0,
+            now.1
+        ))
+    }
+}
+
+fn set_pair(j: &mut Journal, ratio_name: &str, bytes_name: &str, ratio: u64, bytes: u64, out: &mut Vec<KnobRecord>) {
+    let (rp, bp) = (vm(ratio_name), vm(bytes_name));
+    let wanted = if bytes > 0 {
+        format!("{bytes_name}={bytes}")
+    } else {
+        format!("{ratio_name}={ratio}")
+    };
+    let mut rec = KnobRecord {
+        path: format!("{} + {}", rp.display(), bp.display()),
+        original: None,
+        wanted,
+        effective: None,
+        note: None,
+    };
+    let cur = match (read_u64(&rp), read_u64(&bp)) {
+        (Ok(r), Ok(b)) => (r, b),
+        (Err(e), _) | (_, Err(e)) => {
+            rec.note = Some(format!("cannot read: {e}"));
+            out.push(rec);
+            return;
+        }
+    };
+    rec.original = Some(format!("{ratio_name}={} {bytes_name}={}", cur.0, cur.1));
+    let want = (if bytes > 0 { 0 } else { ratio }, bytes);
+    if cur != want {
+        if let Err(e) = j.record(Entry::DirtyPair {
+            ratio_path: rp.clone(),
+            bytes_path: bp.clone(),
+            ratio: cur.0,
+            bytes: cur.1,
+        }) {
+            rec.note = Some(format!("not changed: cannot journal: {e}"));
+            out.push(rec);
+            return;
+        }
+        let (p, v) = if bytes > 0 { (&bp, bytes) } else { (&rp, ratio) };
+        if let Err(e) = sys::write_value(p, &v.to_string()) {
+            rec.note = Some(format!("the kernel refused {v}: {e}"));
+        }
+    }
+    if let (Ok(r), Ok(b)) = (read_u64(&rp), read_u64(&bp)) {
+        rec.effective = Some(format!("{ratio_name}={r} {bytes_name}={b}"));
+        if rec.note.is_none() && (r, b) != want {
+            rec.note = Some("did not take".to_string());
+        }
+    }
+    out.push(rec);
+}
+
+/// Apply the scenario's `vm.*` sysctls (every one of them: the scenario states the machine).
+pub fn apply_sysctl(j: &mut Journal, s: &VmSysctl) -> Vec<KnobRecord> {
+    let mut out = Vec::new();
+    set_pair(j, "dirty_ratio", "dirty_bytes", s.dirty_ratio as u64, s.dirty_bytes, &mut out);
+    set_pair(
+        j,
+        "dirty_background_ratio",
+        "dirty_background_bytes",
+        s.dirty_background_ratio as u64,
+        s.dirty_background_bytes,
+        &mut out,
+    );
+    for (name, v) in [
+        ("dirty_expire_centisecs", s.dirty_expire_centisecs as u64),
+        ("dirty_writeback_centisecs", s.dirty_writeback_centisecs as u64),
+        ("watermark_scale_factor", s.watermark_scale_factor as u64),
+    ] {
+        out.push(set(j, &vm(name), &v.to_string(), KnobClass::Sysctl, true));
+    }
+    // 0 = "as the kernel computed it at boot": leave it.
+    if s.min_free_kbytes > 0 {
+        out.push(set(
+            j,
+            &vm("min_free_kbytes"),
+            &s.min_free_kbytes.to_string(),
+            KnobClass::Sysctl,
+            true,
+        ));
+    }
+    out
+}
+
+/// Snapshot of every knob `apply_sysctl` may touch (for tests and machine.json).
+pub fn sysctl_snapshot() -> Vec<(String, String)> {
+    [
+        "dirty_ratio",
+        "dirty_bytes",
+        "dirty_background_ratio",
+        "dirty_background_bytes",
+        "dirty_expire_centisecs",
+        "dirty_writeback_centisecs",
+        "watermark_scale_factor",
+        "min_free_kbytes",
+    ]
+    .iter()
+    .map(|n| (format!("vm.{n}"), sys::read_trim(&vm(n)).unwrap_or_default()))
+    .collect()
+}
+
+/// Apply the scenario's queue knobs to `/sys/block/<dev>/queue` (scheduler first: it resets
+/// `nr_requests` and brings its own iosched files).
+pub fn apply_queue(j: &mut Journal, dev: &str, q: &QueueConfig, journal_it: bool) -> Vec<KnobRecord> {
+    let base = Path::new("/sys/block").join(dev).join("queue");
+    let mut out = vec![set(
+        j,
+        &base.join("scheduler"),
+        q.scheduler.name(),
+        KnobClass::Scheduler,
+        journal_it,
+    )];
+    let mut knobs: Vec<(&str, String)> = vec![
+        ("nr_requests", q.nr_requests.to_string()),
+        ("max_sectors_kb", q.max_sectors_kb.to_string()),
+        ("read_ahead_kb", q.read_ahead_kb.to_string()),
+        ("nomerges", q.nomerges.to_string()),
+        ("rotational", u8::from(q.rotational).to_string()),
+        (
+            "write_cache",
+            if q.write_cache { "write back" } else { "write through" }.to_string(),
+        ),
+        ("wbt_lat_usec", q.wbt_lat_usec.to_string()),
+    ];
+    if q.scheduler == SchedulerKind::MqDeadline {
+        let t = &q.iosched;
+        knobs.extend([
+            ("iosched/read_expire", t.read_expire_ms.to_string()),
+            ("iosched/write_expire", t.write_expire_ms.to_string()),
+            ("iosched/fifo_batch", t.fifo_batch.to_string()),
+            ("iosched/writes_starved", t.writes_starved.to_string()),
+            ("iosched/front_merges", u8::from(t.front_merges).to_string()),
+        ]);
+        if t.async_depth > 0 {
+            knobs.push(("iosched/async_depth", t.async_depth.to_string()));
+        }
+    }
+    for (k, v) in knobs {
+        out.push(set(j, &base.join(k), &v, KnobClass::Queue, journal_it));
+    }
+    out
+}
+
+/// Every readable knob under `/sys/block/<dev>/queue` (and iosched), for before/after checks.
+pub fn queue_snapshot(dev: &str) -> Vec<(String, String)> {
+    let base = Path::new("/sys/block").join(dev).join("queue");
+    let mut out = Vec::new();
+    for sub in [base.clone(), base.join("iosched")] {
+        let Ok(rd) = std::fs::read_dir(&sub) else { continue };
+        let mut names: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.is_file()).collect();
+        names.sort();
+        for p in names {
+            if let Ok(v) = sys::read_trim(&p) {
+                out.push((p.display().to_string(), v));
+            }
+        }
+    }
+    out
+}
+
+/// Apply the scenario's bdi knobs to `/sys/class/bdi/<maj:min>`.
+pub fn apply_bdi(j: &mut Journal, devnum: &str, b: &BdiConfig, journal_it: bool) -> Vec<KnobRecord> {
+    let base = Path::new("/sys/class/bdi").join(devnum);
+    let mut out = Vec::new();
+    // min before max: the kernel refuses min > max.
+    out.push(set(
+        j,
+        &base.join("min_ratio_fine"),
+        &b.min_ratio_ppm.to_string(),
+        KnobClass::Queue,
+        journal_it,
+    ));
+    out.push(set(
+        j,
+        &base.join("max_ratio_fine"),
+        &b.max_ratio_ppm.to_string(),
+        KnobClass::Queue,
+        journal_it,
+    ));
+    if let Some(v) = b.min_bytes {
+        out.push(set(j, &base.join("min_bytes"), &v.to_string(), KnobClass::Queue, journal_it));
+    }
+    if let Some(v) = b.max_bytes {
+        out.push(set(j, &base.join("max_bytes"), &v.to_string(), KnobClass::Queue, journal_it));
+    }
+    out.push(set(
+        j,
+        &base.join("strict_limit"),
+        &u8::from(b.strict_limit).to_string(),
+        KnobClass::Queue,
+        journal_it,
+    ));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bracketed_lists_read_as_the_selected_word() {
+        assert_eq!(normalize("none [mq-deadline] kyber bfq"), "mq-deadline");
+        assert_eq!(normalize("[none] mq-deadline"), "none");
+        assert_eq!(normalize("write back"), "write back");
+        assert_eq!(normalize("75000"), "75000");
+    }
+}

@@ -1,0 +1,28 @@
+//! wblab-probe: ask the real kernel.
+//!
+//! * [`measure::measure`] runs a scenario's workload on this machine — on fresh loop devices,
+//!   optionally throttled through the root blkio cgroup — with the scenario's knobs applied,
+//!   the writeback tracepoints on, `/proc/vmstat` sampled, and writes the same results
+//!   directory as `wblab run`;
+//! * [`calibrate::calibrate`] measures a real device with O_DIRECT I/O and fits a device model;
+//! * [`journal`] makes every change undoable: written before it is made, replayed on every
+//!   exit path and by `wblab measure --restore`.
+//!
+//! It changes nothing it did not create or record, and removes everything it created.
+
+pub mod calibrate;
+pub mod cgroup;
+pub mod facts;
+pub mod guard;
+pub mod journal;
+pub mod knobs;
+pub mod leaks;
+pub mod loopdev;
+pub mod measure;
+pub mod mount;
+pub mod sys;
+pub mod tracefs;
+pub mod vmstat;
+pub mod workload;
+
+pub use measure::{measure, MeasureError, MeasureOptions, MeasureReport};

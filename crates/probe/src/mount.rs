@@ -1,0 +1,78 @@
+//! Backing files, mkfs and mounts — always inside the run's scratch directory.
+
+use crate::journal::{Entry, Journal};
+use crate::sys;
+use std::io;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+/// Create a backing file of `size` bytes (allocated, so the loop's writes never fail for
+/// lack of space). Refuses an existing file.
+pub fn make_backing(path: &Path, size: u64) -> io::Result<()> {
+    let f = std::fs::OpenOptions::new().write(true).create_new(true).open(path)?;
+    // SAFETY: valid fd; fallocate(2) with mode 0 allocates blocks.
+    let r = unsafe { libc::fallocate(std::os::fd::AsRawFd::as_raw_fd(&f), 0, 0, size as libc::off_t) };
+    if r < 0 {
+        f.set_len(size)?;
+    }
+    f.sync_all()
+}
+
+/// mkfs on the backing *file*, before it is attached, so the fresh bdi never sees mkfs's
+/// writes. ext4 initialises its inode tables and journal now rather than lazily: the
+/// background `ext4lazyinit` thread would otherwise write through the throttled device during
+/// the measurement.
+pub fn mkfs(fs: &str, target: &Path) -> io::Result<()> {
+    let (tool, args): (&str, Vec<&str>) = match fs {
+        "ext4" | "ext3" | "ext2" => (
+            match fs {
+                "ext4" => "mkfs.ext4",
+                "ext3" => "mkfs.ext3",
+                _ => "mkfs.ext2",
+            },
+            vec!["-F", "-q", "-E", "lazy_itable_init=0,lazy_journal_init=0"],
+        ),
+        "xfs" => ("mkfs.xfs", vec!["-f", "-q"]),
+        "btrfs" => ("mkfs.btrfs", vec!["-f", "-q"]),
+        other => {
+            return Err(io::Error::other(format!(
+                "file system `{other}` is not supported by wblab measure (ext2/3/4, xfs, btrfs)"
+            )))
+        }
+    };
+    let exe = sys::which(tool).ok_or_else(|| io::Error::other(format!("{tool} is not installed: cannot make a {fs} file system")))?;
+    let out = Command::new(exe).args(args).arg(target).stdin(Stdio::null()).output()?;
+    if !out.status.success() {
+        return Err(io::Error::other(format!(
+            "{tool} failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    Ok(())
+}
+
+/// Mount `source` (a block device or "tracefs") on `target`, journaled first.
+pub fn mount(j: &mut Journal, source: &Path, target: &Path, fstype: &str) -> io::Result<()> {
+    j.record(Entry::Mount {
+        path: target.to_path_buf(),
+    })?;
+    sys::mount(source, target, fstype, 0)
+        .map_err(|e| io::Error::new(e.kind(), format!("mount {} on {}: {e}", source.display(), target.display())))
+}
+
+/// Unmount `path` if something is mounted there; retry while busy, then detach lazily.
+pub fn unmount(path: &Path) -> io::Result<()> {
+    for _ in 0..50 {
+        if !sys::is_mount_point(path) {
+            return Ok(());
+        }
+        match sys::umount(path, 0) {
+            Ok(()) => continue,
+            Err(e) if e.raw_os_error() == Some(libc::EBUSY) => std::thread::sleep(Duration::from_millis(100)),
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) || e.raw_os_error() == Some(libc::ENOENT) => return Ok(()),
+            Err(e) => return Err(e),
+        }
+    }
+    sys::umount(path, libc::MNT_DETACH)
+}

@@ -1,0 +1,254 @@
+//! The few raw system calls the harness needs, each wrapped once with an `io::Result`.
+
+use std::ffi::CString;
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+pub fn cstring(p: &Path) -> io::Result<CString> {
+    CString::new(p.as_os_str().as_bytes()).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "path contains a NUL byte"))
+}
+
+fn check(ret: libc::c_int) -> io::Result<libc::c_int> {
+    if ret < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(ret)
+    }
+}
+
+/// `ioctl(fd, req, arg)` with an integer argument.
+pub fn ioctl_int(f: &File, req: libc::c_ulong, arg: libc::c_ulong) -> io::Result<libc::c_int> {
+    // SAFETY: the fd is open for the lifetime of `f`; the argument is a plain integer.
+    check(unsafe { libc::ioctl(f.as_raw_fd(), req as _, arg) })
+}
+
+/// `ioctl(fd, req, &arg)` with a pointer to a C struct.
+pub fn ioctl_ptr<T>(f: &File, req: libc::c_ulong, arg: &T) -> io::Result<libc::c_int> {
+    // SAFETY: `arg` is a valid, properly laid-out #[repr(C)] struct for this request.
+    check(unsafe { libc::ioctl(f.as_raw_fd(), req as _, arg as *const T) })
+}
+
+pub fn mount(source: &Path, target: &Path, fstype: &str, flags: libc::c_ulong) -> io::Result<()> {
+    let (s, t) = (cstring(source)?, cstring(target)?);
+    let fs = CString::new(fstype).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "fstype"))?;
+    // SAFETY: all pointers are valid NUL-terminated strings; data is NULL.
+    check(unsafe { libc::mount(s.as_ptr(), t.as_ptr(), fs.as_ptr(), flags, std::ptr::null()) }).map(|_| ())
+}
+
+pub fn umount(target: &Path, flags: libc::c_int) -> io::Result<()> {
+    let t = cstring(target)?;
+    // SAFETY: valid NUL-terminated path.
+    check(unsafe { libc::umount2(t.as_ptr(), flags) }).map(|_| ())
+}
+
+pub fn geteuid() -> u32 {
+    // SAFETY: no arguments, cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+pub fn gettid() -> u32 {
+    // SAFETY: no arguments, cannot fail.
+    unsafe { libc::gettid() as u32 }
+}
+
+pub fn getpid() -> u32 {
+    std::process::id()
+}
+
+pub fn kill(pid: u32, sig: libc::c_int) -> io::Result<()> {
+    // SAFETY: plain syscall on a pid we spawned.
+    check(unsafe { libc::kill(pid as libc::pid_t, sig) }).map(|_| ())
+}
+
+/// A child's exit status and resource usage once it has exited; `None` while it runs.
+pub struct Exited {
+    pub status: libc::c_int,
+    pub utime_ns: u64,
+    pub stime_ns: u64,
+}
+
+pub fn wait4_nohang(pid: u32) -> io::Result<Option<Exited>> {
+    let mut status = 0;
+    // SAFETY: rusage is plain old data, zero is a valid bit pattern.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: valid pointers to locals.
+    let r = unsafe { libc::wait4(pid as libc::pid_t, &mut status, libc::WNOHANG, &mut ru) };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if r == 0 {
+        return Ok(None);
+    }
+    let tv = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1_000;
+    Ok(Some(Exited {
+        status,
+        utime_ns: tv(ru.ru_utime),
+        stime_ns: tv(ru.ru_stime),
+    }))
+}
+
+/// Take an exclusive, non-blocking `flock` on `f`.
+pub fn flock_exclusive(f: &File) -> io::Result<()> {
+    // SAFETY: valid fd.
+    check(unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) }).map(|_| ())
+}
+
+/// CLOCK_MONOTONIC in ns.
+pub fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: valid pointer to a local timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// A sysfs/procfs value, trimmed.
+pub fn read_trim(p: &Path) -> io::Result<String> {
+    let mut s = String::new();
+    File::open(p)?.read_to_string(&mut s)?;
+    Ok(s.trim().to_string())
+}
+
+/// Write `v` to an existing sysfs/procfs/tracefs file in one write() (never creates it).
+pub fn write_value(p: &Path, v: &str) -> io::Result<()> {
+    let mut f = OpenOptions::new().write(true).open(p)?;
+    f.write_all(v.as_bytes())
+}
+
+/// Append to a file that must exist (cgroup rule files take one rule per write).
+pub fn append_value(p: &Path, v: &str) -> io::Result<()> {
+    let mut f = OpenOptions::new().append(true).open(p)?;
+    f.write_all(v.as_bytes())
+}
+
+/// fsync a directory so that a newly created entry in it is durable.
+pub fn fsync_dir(p: &Path) -> io::Result<()> {
+    File::open(p)?.sync_all()
+}
+
+/// The thread's comm (at most 15 bytes) for the trace.
+pub fn set_thread_comm(name: &str) {
+    let mut b: Vec<u8> = name.bytes().filter(|&c| c != 0).take(15).collect();
+    b.push(0);
+    // SAFETY: PR_SET_NAME reads a NUL-terminated string of at most 16 bytes.
+    unsafe { libc::prctl(libc::PR_SET_NAME, b.as_ptr() as libc::c_ulong, 0, 0, 0) };
+}
+
+/// Page-aligned heap buffer for O_DIRECT I/O.
+pub struct AlignedBuf {
+    ptr: *mut u8,
+    len: usize,
+    layout: std::alloc::Layout,
+}
+
+// SAFETY: the buffer is uniquely owned.
+unsafe impl Send for AlignedBuf {}
+
+impl AlignedBuf {
+    pub fn new(len: usize) -> AlignedBuf {
+        let layout = std::alloc::Layout::from_size_align(len.max(4096), 4096).expect("layout");
+        // SAFETY: non-zero size.
+        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+        assert!(!ptr.is_null(), "out of memory for an I/O buffer");
+        AlignedBuf { ptr, len, layout }
+    }
+
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        // SAFETY: ptr is valid for len bytes and uniquely borrowed.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
+    }
+
+    pub fn as_slice(&self) -> &[u8] {
+        // SAFETY: ptr is valid for len bytes.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+}
+
+impl Drop for AlignedBuf {
+    fn drop(&mut self) {
+        // SAFETY: allocated with this layout.
+        unsafe { std::alloc::dealloc(self.ptr, self.layout) }
+    }
+}
+
+/// `posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED)`: drop the file's clean pages.
+pub fn fadvise_dontneed(f: &File) {
+    // SAFETY: valid fd.
+    unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+}
+
+/// Open flags for O_DIRECT.
+pub const O_DIRECT: i32 = libc::O_DIRECT;
+
+/// Find `name` on PATH, and in /sbin and /usr/sbin where mkfs lives.
+pub fn which(name: &str) -> Option<std::path::PathBuf> {
+    let path = std::env::var("PATH").unwrap_or_default();
+    let found = path
+        .split(':')
+        .chain(["/usr/local/sbin", "/usr/sbin", "/sbin", "/usr/bin", "/bin"])
+        .map(|d| Path::new(d).join(name))
+        .find(|p| p.is_file());
+    found
+}
+
+/// Mount points listed in /proc/self/mounts: (source, mount point, fs type, options).
+pub fn mounts() -> Vec<(String, String, String, String)> {
+    let text = std::fs::read_to_string("/proc/self/mounts").unwrap_or_default();
+    text.lines()
+        .filter_map(|l| {
+            let mut it = l.split(' ');
+            Some((
+                unescape_mount(it.next()?),
+                unescape_mount(it.next()?),
+                it.next()?.to_string(),
+                it.next()?.to_string(),
+            ))
+        })
+        .collect()
+}
+
+/// /proc/mounts escapes blanks, tabs, newlines and backslashes as `\ooo`.
+fn unescape_mount(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\' && i + 4 <= b.len() && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c)) {
+            out.push((b[i + 1] - b'0') * 64 + (b[i + 2] - b'0') * 8 + (b[i + 3] - b'0'));
+            i += 4;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+pub fn is_mount_point(p: &Path) -> bool {
+    let s = p.to_string_lossy();
+    mounts().iter().any(|(_, m, _, _)| *m == s)
+}
+
+/// Mount points at or below `dir`.
+pub fn mounts_under(dir: &Path) -> Vec<String> {
+    let d = dir.to_string_lossy().trim_end_matches('/').to_string();
+    mounts()
+        .into_iter()
+        .map(|(_, m, _, _)| m)
+        .filter(|m| *m == d || m.starts_with(&format!("{d}/")))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mount_escapes() {
+        assert_eq!(unescape_mount("/a\\040b"), "/a b");
+        assert_eq!(unescape_mount("/plain"), "/plain");
+        assert_eq!(unescape_mount("/x\\134"), "/x\\");
+    }
+}

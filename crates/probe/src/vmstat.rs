@@ -1,0 +1,156 @@
+//! `/proc/vmstat`, `/proc/stat` and `/sys/block/<dev>/stat`, sampled each second of the run.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+use wblab_sim::metrics::VmstatSample;
+
+/// `/proc/vmstat` as name → value.
+pub fn read_vmstat() -> HashMap<String, u64> {
+    let text = std::fs::read_to_string("/proc/vmstat").unwrap_or_default();
+    text.lines()
+        .filter_map(|l| {
+            let (k, v) = l.split_once(' ')?;
+            Some((k.to_string(), v.trim().parse().ok()?))
+        })
+        .collect()
+}
+
+/// procs_running, procs_blocked from /proc/stat.
+fn procs() -> (u32, u32) {
+    let text = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let get = |k: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(k).and_then(|v| v.trim().parse().ok()))
+            .unwrap_or(0)
+    };
+    (get("procs_running "), get("procs_blocked "))
+}
+
+/// Counters of `/sys/block/<dev>/stat`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DiskStat {
+    pub reads: u64,
+    pub read_sectors: u64,
+    pub writes: u64,
+    pub write_sectors: u64,
+    pub io_ticks_ms: u64,
+}
+
+pub fn disk_stat(dev: &str) -> DiskStat {
+    let text = std::fs::read_to_string(Path::new("/sys/block").join(dev).join("stat")).unwrap_or_default();
+    let v: Vec<u64> = text.split_whitespace().filter_map(|t| t.parse().ok()).collect();
+    let g = |i: usize| v.get(i).copied().unwrap_or(0);
+    DiskStat {
+        reads: g(0),
+        read_sectors: g(2),
+        writes: g(4),
+        write_sectors: g(6),
+        io_ticks_ms: g(9),
+    }
+}
+
+/// Total CPU jiffies (all states) and idle+iowait jiffies, from the `cpu` line of /proc/stat.
+pub fn cpu_jiffies() -> (u64, u64) {
+    let text = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let Some(l) = text.lines().find(|l| l.starts_with("cpu ")) else {
+        return (0, 0);
+    };
+    let v: Vec<u64> = l.split_whitespace().skip(1).filter_map(|t| t.parse().ok()).collect();
+    let total = v.iter().take(8).sum();
+    let idle = v.get(3).copied().unwrap_or(0) + v.get(4).copied().unwrap_or(0);
+    (total, idle)
+}
+
+pub struct Sampler {
+    stop: Arc<AtomicBool>,
+    handle: Option<JoinHandle<Vec<VmstatSample>>>,
+}
+
+impl Sampler {
+    /// Sample at t0 + 1 s, t0 + 2 s, ... until stopped; `devs` are the block devices of the
+    /// scenario's devices, in order. Cumulative counters (`nr_dirtied`, `nr_written`) count from t0.
+    pub fn start(t0: Instant, devs: Vec<String>) -> Sampler {
+        let stop = Arc::new(AtomicBool::new(false));
+        let stop2 = stop.clone();
+        let handle = std::thread::Builder::new()
+            .name("wblab-vmstat".into())
+            .spawn(move || run(t0, devs, &stop2))
+            .expect("spawn the vmstat sampler");
+        Sampler {
+            stop,
+            handle: Some(handle),
+        }
+    }
+
+    pub fn finish(mut self) -> Vec<VmstatSample> {
+        self.stop.store(true, Ordering::SeqCst);
+        self.handle.take().and_then(|h| h.join().ok()).unwrap_or_default()
+    }
+}
+
+impl Drop for Sampler {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+fn run(t0: Instant, devs: Vec<String>, stop: &AtomicBool) -> Vec<VmstatSample> {
+    let base = read_vmstat();
+    let g0 = |m: &HashMap<String, u64>, k: &str| m.get(k).copied().unwrap_or(0);
+    let mut prev_disk: Vec<DiskStat> = devs.iter().map(|d| disk_stat(d)).collect();
+    let (mut prev_in, mut prev_out) = (g0(&base, "pgpgin"), g0(&base, "pgpgout"));
+    let mut out = Vec::new();
+    let mut k = 1u64;
+    loop {
+        let due = t0 + Duration::from_secs(k);
+        while Instant::now() < due {
+            if stop.load(Ordering::SeqCst) {
+                return out;
+            }
+            std::thread::sleep(Duration::from_millis(10).min(due.saturating_duration_since(Instant::now())));
+        }
+        let now = Instant::now();
+        let m = read_vmstat();
+        let g = |k: &str| g0(&m, k);
+        let (r, b) = procs();
+        let disks: Vec<DiskStat> = devs.iter().map(|d| disk_stat(d)).collect();
+        let (pin, pout) = (g("pgpgin"), g("pgpgout"));
+        out.push(VmstatSample {
+            t_ns: now.duration_since(t0).as_nanos() as u64,
+            nr_dirty: g("nr_dirty"),
+            nr_writeback: g("nr_writeback"),
+            nr_free: g("nr_free_pages"),
+            nr_file: g("nr_file_pages"),
+            nr_dirtied: g("nr_dirtied").saturating_sub(g0(&base, "nr_dirtied")),
+            nr_written: g("nr_written").saturating_sub(g0(&base, "nr_written")),
+            dirty_thresh: g("nr_dirty_threshold"),
+            dirty_background_thresh: g("nr_dirty_background_threshold"),
+            bi_kb: pin.saturating_sub(prev_in),
+            bo_kb: pout.saturating_sub(prev_out),
+            // Minus the sampler itself.
+            procs_running: r.saturating_sub(1),
+            procs_blocked: b,
+            dev_write_bytes: disks
+                .iter()
+                .zip(&prev_disk)
+                .map(|(a, p)| a.write_sectors.saturating_sub(p.write_sectors) * 512)
+                .collect(),
+            dev_read_bytes: disks
+                .iter()
+                .zip(&prev_disk)
+                .map(|(a, p)| a.read_sectors.saturating_sub(p.read_sectors) * 512)
+                .collect(),
+        });
+        prev_disk = disks;
+        prev_in = pin;
+        prev_out = pout;
+        k += 1;
+    }
+}

@@ -1,0 +1,636 @@
+//! The scenario's jobs as real processes and threads.
+//!
+//! * `dd` runs the real `dd if=/dev/zero of=FILE bs=BS [iflag=count_bytes count=SIZE]
+//!   [oflag=direct] [conv=fsync]`, stopped with SIGINT like `timeout -s INT`; its bytes come from
+//!   its final statistics line, or the file size if that line is lost. Its trace comm is `dd`.
+//! * `cat`, `randread`, `fsync` and `sync` run as threads of this process (named after the
+//!   task, which is their trace comm) so that every read(), pread(), write+fsync() or sync() is
+//!   timed: per-operation latency.
+//!
+//! Files that a job reads are created before the run with O_DIRECT writes: nothing of them is
+//! in the page cache, and the fresh bdi's bandwidth estimate never sees them.
+
+use crate::sys::{self, AlignedBuf};
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+use wblab_sim::config::JobConfig;
+use wblab_sim::metrics::LatencyHist;
+use wblab_sim::Ns;
+
+/// One instance of a scenario task, with its real file.
+#[derive(Clone, Debug)]
+pub struct TaskSpec {
+    pub name: String,
+    pub instance: u32,
+    pub job: JobConfig,
+    pub file: PathBuf,
+    pub device: String,
+    pub start: Ns,
+    pub stop: Ns,
+    pub seed: u64,
+}
+
+/// What a task did.
+#[derive(Debug)]
+pub struct TaskOutcome {
+    pub spec: TaskSpec,
+    /// pid (dd) or tid (threads): the pid column of its trace lines.
+    pub pid: u32,
+    pub started: Ns,
+    pub ended: Ns,
+    pub bytes_written: u64,
+    pub bytes_read: u64,
+    pub mid_bytes: Option<(Ns, u64)>,
+    pub op_latency: LatencyHist,
+    pub cpu_user_ns: u64,
+    pub cpu_sys_ns: u64,
+    pub note: Option<String>,
+}
+
+/// Whether this harness can run `job` for real.
+pub fn check_job(job: &JobConfig) -> Result<(), String> {
+    match job {
+        JobConfig::Dd { .. } => {
+            if sys::which("dd").is_none() {
+                return Err("dd is not installed".into());
+            }
+            Ok(())
+        }
+        JobConfig::Cat { .. } | JobConfig::Randread { .. } | JobConfig::Fsync { .. } | JobConfig::Sync { .. } => Ok(()),
+        #[allow(unreachable_patterns)]
+        other => Err(format!(
+            "job `{}` is not run for real by wblab measure (dd, cat, randread, fsync and sync are)",
+            other.kind()
+        )),
+    }
+}
+
+/// Size of the file a job needs to exist before it starts.
+pub fn prefill_size(job: &JobConfig) -> Option<u64> {
+    match job {
+        JobConfig::Cat { file_size, .. } | JobConfig::Randread { file_size, .. } => Some(*file_size),
+        _ => None,
+    }
+}
+
+/// Write `size` bytes to a new file with O_DIRECT (falling back to buffered + fsync + drop).
+pub fn prefill(path: &Path, size: u64) -> io::Result<()> {
+    let chunk = 1 << 20;
+    let mut buf = AlignedBuf::new(chunk);
+    for (i, b) in buf.as_mut_slice().iter_mut().enumerate() {
+        *b = (i % 251) as u8 + 1;
+    }
+    let direct = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .custom_flags(sys::O_DIRECT)
+        .open(path);
+    let (mut f, is_direct) = match direct {
+        Ok(f) => (f, true),
+        Err(_) => (OpenOptions::new().write(true).create(true).truncate(true).open(path)?, false),
+    };
+    let mut left = size;
+    while left > 0 {
+        if crate::guard::aborted().is_some() {
+            return Err(io::Error::new(io::ErrorKind::Interrupted, "interrupted"));
+        }
+        let n = left.min(chunk as u64) as usize;
+        if is_direct && !n.is_multiple_of(4096) {
+            // The unaligned tail: reopen buffered.
+            drop(f);
+            f = OpenOptions::new().append(true).open(path)?;
+            f.write_all(&buf.as_slice()[..n])?;
+            break;
+        }
+        f.write_all(&buf.as_slice()[..n])?;
+        left -= n as u64;
+    }
+    f.sync_all()?;
+    sys::fadvise_dontneed(&f);
+    Ok(())
+}
+
+enum Runner {
+    Pending,
+    Proc {
+        pid: u32,
+        stderr: PathBuf,
+        interrupted: bool,
+    },
+    Thread {
+        handle: JoinHandle<ThreadOut>,
+        stop: Arc<AtomicBool>,
+        tid: Arc<AtomicU32>,
+        done: Arc<AtomicU64>,
+    },
+    Finished(Box<TaskOutcome>),
+}
+
+struct Slot {
+    spec: TaskSpec,
+    runner: Runner,
+    started: Ns,
+    size_samples: Vec<(Ns, u64)>,
+}
+
+pub struct Workload {
+    t0: Instant,
+    slots: Vec<Slot>,
+    scratch: PathBuf,
+    last_size_sample: Ns,
+}
+
+struct ThreadOut {
+    tid: u32,
+    ended: Ns,
+    bytes_written: u64,
+    bytes_read: u64,
+    mid_bytes: Option<(Ns, u64)>,
+    lat: LatencyHist,
+    cpu_user_ns: u64,
+    cpu_sys_ns: u64,
+    error: Option<String>,
+}
+
+impl Workload {
+    pub fn new(specs: Vec<TaskSpec>, t0: Instant, scratch: &Path) -> Workload {
+        Workload {
+            t0,
+            slots: specs
+                .into_iter()
+                .map(|spec| Slot {
+                    spec,
+                    runner: Runner::Pending,
+                    started: 0,
+                    size_samples: Vec::new(),
+                })
+                .collect(),
+            scratch: scratch.to_path_buf(),
+            last_size_sample: 0,
+        }
+    }
+
+    fn now(&self) -> Ns {
+        self.t0.elapsed().as_nanos() as Ns
+    }
+
+    /// Start what is due, stop what is over, reap what exited. Returns whether any task is
+    /// still pending or running.
+    pub fn tick(&mut self) -> io::Result<bool> {
+        let now = self.now();
+        for i in 0..self.slots.len() {
+            if matches!(self.slots[i].runner, Runner::Pending) && now >= self.slots[i].spec.start {
+                self.launch(i, now)?;
+            }
+            self.poll(i, now, false);
+        }
+        if now >= self.last_size_sample + 100_000_000 {
+            self.last_size_sample = now;
+            for s in &mut self.slots {
+                if let Runner::Proc { .. } = s.runner {
+                    if let Ok(m) = std::fs::metadata(&s.spec.file) {
+                        s.size_samples.push((now, m.len()));
+                    }
+                }
+            }
+        }
+        Ok(self.slots.iter().any(|s| !matches!(s.runner, Runner::Finished(_))))
+    }
+
+    fn launch(&mut self, i: usize, now: Ns) -> io::Result<()> {
+        let slot = &mut self.slots[i];
+        slot.started = now;
+        slot.runner = match &slot.spec.job {
+            JobConfig::Dd { bs, size, fsync, direct } => {
+                let stderr = self.scratch.join(format!("dd-{i}.stderr"));
+                let mut cmd = Command::new("dd");
+                cmd.arg("if=/dev/zero")
+                    .arg(format!("of={}", slot.spec.file.display()))
+                    .arg(format!("bs={bs}"));
+                if let Some(sz) = size {
+                    cmd.arg("iflag=count_bytes").arg(format!("count={sz}"));
+                }
+                if *direct {
+                    cmd.arg("oflag=direct");
+                }
+                if *fsync {
+                    cmd.arg("conv=fsync");
+                }
+                cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(File::create(&stderr)?);
+                // SAFETY: prctl is async-signal-safe; dd must not outlive us if we are SIGKILLed.
+                unsafe {
+                    cmd.pre_exec(|| {
+                        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
+                        Ok(())
+                    });
+                }
+                let child = cmd.spawn()?;
+                // We reap it ourselves with wait4 (for its rusage); the handle is not waited on.
+                let pid = child.id();
+                std::mem::forget(child);
+                Runner::Proc {
+                    pid,
+                    stderr,
+                    interrupted: false,
+                }
+            }
+            _ => {
+                let stop = Arc::new(AtomicBool::new(false));
+                let tid = Arc::new(AtomicU32::new(0));
+                let done = Arc::new(AtomicU64::new(0));
+                let (spec, t0) = (slot.spec.clone(), self.t0);
+                let (stop2, tid2, done2) = (stop.clone(), tid.clone(), done.clone());
+                let handle = std::thread::Builder::new()
+                    .name(spec.name.chars().take(15).collect())
+                    .spawn(move || {
+                        tid2.store(sys::gettid(), Ordering::SeqCst);
+                        let out = run_thread_job(&spec, t0, &stop2);
+                        done2.store(1, Ordering::SeqCst);
+                        out
+                    })?;
+                Runner::Thread { handle, stop, tid, done }
+            }
+        };
+        Ok(())
+    }
+
+    /// Reap a finished task; `force_stop` asks a running one to stop now.
+    fn poll(&mut self, i: usize, now: Ns, force_stop: bool) {
+        let slot = &mut self.slots[i];
+        let over = force_stop || now >= slot.spec.stop;
+        match &mut slot.runner {
+            Runner::Proc { pid, stderr, interrupted } => match sys::wait4_nohang(*pid) {
+                Ok(Some(ex)) => {
+                    let text = std::fs::read_to_string(&*stderr).unwrap_or_default();
+                    let file_size = std::fs::metadata(&slot.spec.file).map(|m| m.len()).ok();
+                    let (bytes, note) = match (dd_bytes(&text), file_size) {
+                        (Some(b), _) => (b, None),
+                        (None, Some(s)) => (s, Some("dd printed no statistics; bytes = file size".to_string())),
+                        (None, None) => (0, Some("dd printed no statistics and left no file".to_string())),
+                    };
+                    let code = if libc::WIFEXITED(ex.status) {
+                        libc::WEXITSTATUS(ex.status)
+                    } else {
+                        0
+                    };
+                    let note =
+                        note.or_else(|| (!*interrupted && code != 0).then(|| format!("dd exited with status {code}: {}", text.trim())));
+                    let ended = now.min(slot.spec.stop).max(slot.started);
+                    let mid_t = slot.started + (ended - slot.started) / 2;
+                    let mid_bytes = interpolate(&slot.size_samples, mid_t).map(|b| (mid_t, b.min(bytes)));
+                    slot.runner = Runner::Finished(Box::new(TaskOutcome {
+                        spec: slot.spec.clone(),
+                        pid: *pid,
+                        started: slot.started,
+                        ended,
+                        bytes_written: bytes,
+                        bytes_read: 0,
+                        mid_bytes,
+                        op_latency: LatencyHist::new(),
+                        cpu_user_ns: ex.utime_ns,
+                        cpu_sys_ns: ex.stime_ns,
+                        note,
+                    }));
+                }
+                Ok(None) => {
+                    if over && !*interrupted {
+                        let _ = sys::kill(*pid, libc::SIGINT);
+                        *interrupted = true;
+                    }
+                }
+                Err(e) => {
+                    slot.runner = Runner::Finished(Box::new(TaskOutcome {
+                        spec: slot.spec.clone(),
+                        pid: *pid,
+                        started: slot.started,
+                        ended: now,
+                        bytes_written: 0,
+                        bytes_read: 0,
+                        mid_bytes: None,
+                        op_latency: LatencyHist::new(),
+                        cpu_user_ns: 0,
+                        cpu_sys_ns: 0,
+                        note: Some(format!("wait4: {e}")),
+                    }));
+                }
+            },
+            Runner::Thread { stop, done, .. } => {
+                if over {
+                    stop.store(true, Ordering::SeqCst);
+                }
+                if done.load(Ordering::SeqCst) == 1 {
+                    let Runner::Thread { handle, tid, .. } = std::mem::replace(&mut slot.runner, Runner::Pending) else {
+                        unreachable!()
+                    };
+                    let out = handle.join().unwrap_or_else(|_| ThreadOut {
+                        tid: tid.load(Ordering::SeqCst),
+                        ended: now,
+                        bytes_written: 0,
+                        bytes_read: 0,
+                        mid_bytes: None,
+                        lat: LatencyHist::new(),
+                        cpu_user_ns: 0,
+                        cpu_sys_ns: 0,
+                        error: Some("the job thread panicked".into()),
+                    });
+                    slot.runner = Runner::Finished(Box::new(TaskOutcome {
+                        spec: slot.spec.clone(),
+                        pid: out.tid,
+                        started: slot.started,
+                        ended: out.ended.min(slot.spec.stop).max(slot.started),
+                        bytes_written: out.bytes_written,
+                        bytes_read: out.bytes_read,
+                        mid_bytes: out.mid_bytes,
+                        op_latency: out.lat,
+                        cpu_user_ns: out.cpu_user_ns,
+                        cpu_sys_ns: out.cpu_sys_ns,
+                        note: out.error,
+                    }));
+                }
+            }
+            Runner::Pending => {
+                if force_stop {
+                    // Never started: an empty outcome at the abort time.
+                    slot.runner = Runner::Finished(Box::new(TaskOutcome {
+                        spec: slot.spec.clone(),
+                        pid: 0,
+                        started: now,
+                        ended: now,
+                        bytes_written: 0,
+                        bytes_read: 0,
+                        mid_bytes: None,
+                        op_latency: LatencyHist::new(),
+                        cpu_user_ns: 0,
+                        cpu_sys_ns: 0,
+                        note: Some("never started (run ended first)".into()),
+                    }));
+                }
+            }
+            Runner::Finished(_) => {}
+        }
+    }
+
+    /// Ask every task to stop now and wait up to `patience` for them.
+    pub fn stop_all(&mut self, patience: Duration) -> bool {
+        let deadline = Instant::now() + patience;
+        loop {
+            let now = self.now();
+            for i in 0..self.slots.len() {
+                self.poll(i, now, true);
+            }
+            if self.slots.iter().all(|s| matches!(s.runner, Runner::Finished(_))) {
+                return true;
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// SIGKILL whatever is still running (threads cannot be killed; they are abandoned after
+    /// their stop flag is set).
+    pub fn kill_all(&mut self) {
+        for s in &mut self.slots {
+            if let Runner::Proc { pid, .. } = s.runner {
+                let _ = sys::kill(pid, libc::SIGKILL);
+            }
+        }
+        self.stop_all(Duration::from_secs(5));
+    }
+
+    pub fn outcomes(mut self) -> Vec<TaskOutcome> {
+        std::mem::take(&mut self.slots)
+            .into_iter()
+            .filter_map(|s| match s.runner {
+                Runner::Finished(o) => Some(*o),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// pids/tids known so far (threads report theirs once started).
+    pub fn pids(&self) -> Vec<u32> {
+        self.slots
+            .iter()
+            .filter_map(|s| match &s.runner {
+                Runner::Proc { pid, .. } => Some(*pid),
+                Runner::Thread { tid, .. } => Some(tid.load(Ordering::SeqCst)),
+                Runner::Finished(o) => Some(o.pid),
+                Runner::Pending => None,
+            })
+            .collect()
+    }
+}
+
+impl Drop for Workload {
+    fn drop(&mut self) {
+        let running = self
+            .slots
+            .iter()
+            .any(|s| !matches!(s.runner, Runner::Finished(_) | Runner::Pending));
+        if running && !self.stop_all(Duration::from_secs(3)) {
+            self.kill_all();
+        }
+    }
+}
+
+/// Bytes from dd's statistics: "449839104 bytes (450 MB, 429 MiB) copied, 24.0 s, 18.7 MB/s".
+pub fn dd_bytes(stderr: &str) -> Option<u64> {
+    stderr
+        .lines()
+        .rev()
+        .find(|l| l.contains(" bytes") && l.contains("copied"))
+        .and_then(|l| l.split_whitespace().next())
+        .and_then(|t| t.parse().ok())
+}
+
+fn interpolate(samples: &[(Ns, u64)], t: Ns) -> Option<u64> {
+    let after = samples.iter().position(|&(ts, _)| ts >= t)?;
+    if after == 0 {
+        return Some(samples[0].1);
+    }
+    let (t1, b1) = samples[after - 1];
+    let (t2, b2) = samples[after];
+    if t2 == t1 {
+        return Some(b2);
+    }
+    Some(b1 + ((b2 - b1.min(b2)) as f64 * (t - t1) as f64 / (t2 - t1) as f64) as u64)
+}
+
+fn thread_cpu() -> (u64, u64) {
+    // SAFETY: rusage is POD; RUSAGE_THREAD is Linux-specific and valid here.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
+    let tv = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1_000;
+    (tv(ru.ru_utime), tv(ru.ru_stime))
+}
+
+/// Small deterministic PRNG (xorshift64*) for random offsets.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+}
+
+/// Sleep until `deadline` (ns since t0) or until stopped; false if stopped.
+fn sleep_until(t0: Instant, deadline: Ns, stop: &AtomicBool) -> bool {
+    loop {
+        if stop.load(Ordering::SeqCst) {
+            return false;
+        }
+        let now = t0.elapsed().as_nanos() as Ns;
+        if now >= deadline {
+            return true;
+        }
+        std::thread::sleep(Duration::from_nanos((deadline - now).min(10_000_000)));
+    }
+}
+
+fn run_thread_job(spec: &TaskSpec, t0: Instant, stop: &AtomicBool) -> ThreadOut {
+    sys::set_thread_comm(&spec.name);
+    let now = || t0.elapsed().as_nanos() as Ns;
+    let started = now();
+    let mid_t = spec.start.max(started) + (spec.stop.saturating_sub(spec.start.max(started))) / 2;
+    let mut out = ThreadOut {
+        tid: sys::gettid(),
+        ended: 0,
+        bytes_written: 0,
+        bytes_read: 0,
+        mid_bytes: None,
+        lat: LatencyHist::new(),
+        cpu_user_ns: 0,
+        cpu_sys_ns: 0,
+        error: None,
+    };
+    let r = job_loop(spec, t0, stop, mid_t, &mut out);
+    if let Err(e) = r {
+        out.error = Some(format!("{}: {e}", spec.file.display()));
+    }
+    out.ended = now();
+    let (u, s) = thread_cpu();
+    out.cpu_user_ns = u;
+    out.cpu_sys_ns = s;
+    out
+}
+
+fn job_loop(spec: &TaskSpec, t0: Instant, stop: &AtomicBool, mid_t: Ns, out: &mut ThreadOut) -> io::Result<()> {
+    let now = || t0.elapsed().as_nanos() as Ns;
+    let mark_mid = |out: &mut ThreadOut| {
+        if out.mid_bytes.is_none() && now() >= mid_t {
+            out.mid_bytes = Some((now(), out.bytes_written + out.bytes_read));
+        }
+    };
+    match &spec.job {
+        JobConfig::Cat { bs, .. } => {
+            let mut f = File::open(&spec.file)?;
+            let mut buf = vec![0u8; *bs as usize];
+            while !stop.load(Ordering::SeqCst) {
+                let t = Instant::now();
+                let n = f.read(&mut buf)?;
+                out.lat.record(t.elapsed().as_nanos() as u64);
+                if n == 0 {
+                    break;
+                }
+                out.bytes_read += n as u64;
+                mark_mid(out);
+            }
+        }
+        JobConfig::Randread {
+            bs,
+            file_size,
+            direct,
+            think,
+        } => {
+            let mut o = OpenOptions::new();
+            o.read(true);
+            if *direct {
+                o.custom_flags(sys::O_DIRECT);
+            }
+            let f = o.open(&spec.file)?;
+            let mut buf = AlignedBuf::new(*bs as usize);
+            let blocks = (file_size / bs).max(1);
+            let mut rng = Rng(spec.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+            while !stop.load(Ordering::SeqCst) {
+                let off = (rng.next() % blocks) * bs;
+                let t = Instant::now();
+                let n = f.read_at(buf.as_mut_slice(), off)?;
+                out.lat.record(t.elapsed().as_nanos() as u64);
+                out.bytes_read += n as u64;
+                mark_mid(out);
+                if *think > 0 && !sleep_until(t0, now() + think, stop) {
+                    break;
+                }
+            }
+        }
+        JobConfig::Fsync { bytes, interval } => {
+            let mut f = OpenOptions::new().write(true).create(true).truncate(true).open(&spec.file)?;
+            let buf = vec![0x5au8; *bytes as usize];
+            let mut next = now();
+            while !stop.load(Ordering::SeqCst) {
+                let t = Instant::now();
+                f.write_all(&buf)?;
+                f.sync_all()?;
+                out.lat.record(t.elapsed().as_nanos() as u64);
+                out.bytes_written += *bytes;
+                mark_mid(out);
+                next += interval;
+                if !sleep_until(t0, next.max(now()), stop) {
+                    break;
+                }
+            }
+        }
+        JobConfig::Sync { interval } => {
+            let mut next = now();
+            while !stop.load(Ordering::SeqCst) {
+                let t = Instant::now();
+                // SAFETY: sync(2) takes no arguments.
+                unsafe { libc::sync() };
+                out.lat.record(t.elapsed().as_nanos() as u64);
+                next += interval;
+                if !sleep_until(t0, next.max(now()), stop) {
+                    break;
+                }
+            }
+        }
+        #[allow(unreachable_patterns)]
+        other => return Err(io::Error::other(format!("job `{}` does not run as a thread", other.kind()))),
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dd_statistics() {
+        let s = "429+0 records in\n429+0 records out\n449839104 bytes (450 MB, 429 MiB) copied, 24.0047 s, 18.7 MB/s\n";
+        assert_eq!(dd_bytes(s), Some(449_839_104));
+        assert_eq!(dd_bytes("1 byte copied"), None);
+        assert_eq!(dd_bytes(""), None);
+    }
+
+    #[test]
+    fn interpolation() {
+        let s = [(0, 0), (100, 1000), (200, 3000)];
+        assert_eq!(interpolate(&s, 150), Some(2000));
+        assert_eq!(interpolate(&s, 0), Some(0));
+        assert_eq!(interpolate(&s, 300), None);
+    }
+}

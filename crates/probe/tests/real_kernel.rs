@@ -1,0 +1,150 @@
+//! Real-kernel tests of the harness (need root, /dev/loop-control, a v1 blkio hierarchy and
+//! tracefs; skipped with a loud note otherwise). Each measures a scenario of a few seconds on a
+//! fresh throttled loop device and checks the results and that nothing is left behind.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use wblab_probe::{leaks, measure, MeasureOptions};
+use wblab_sim::config::{BlkThrottleConfig, DeviceModelConfig, JobConfig, LoopParams, Scenario};
+
+/// One measurement at a time (they share the machine's sysctls).
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn can_run() -> bool {
+    // SAFETY: geteuid cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    let ok = root && Path::new("/dev/loop-control").exists() && wblab_probe::cgroup::blkio_root().is_some();
+    if !ok {
+        eprintln!(
+            "\n*** SKIPPED: real-kernel measurement tests need root, /dev/loop-control and a cgroup v1 blkio \
+             hierarchy (root: {root}) ***\n"
+        );
+    }
+    ok
+}
+
+fn scratch_parent() -> PathBuf {
+    let p = std::env::temp_dir().join(format!("wblab-probe-tests-{}", std::process::id()));
+    std::fs::create_dir_all(&p).unwrap();
+    p
+}
+
+fn loop_scenario(name: &str, secs: u64) -> Scenario {
+    let mut sc = Scenario::one_device(
+        name,
+        DeviceModelConfig::Loop(LoopParams::default()),
+        4 << 30,
+        2,
+        secs * 1_000_000_000,
+    );
+    sc.devices[0].name = "key".into();
+    sc.devices[0].size = 512 << 20;
+    sc.devices[0].fs = Some("ext4".into());
+    sc.devices[0].throttle = BlkThrottleConfig {
+        write_bps: Some(32 << 20),
+        ..Default::default()
+    };
+    sc.sysctl.dirty_bytes = 64 << 20;
+    sc.sysctl.dirty_ratio = 0;
+    sc.sysctl.dirty_background_bytes = 32 << 20;
+    sc.sysctl.dirty_background_ratio = 0;
+    sc.add_task(
+        "dd",
+        1,
+        0,
+        JobConfig::Dd {
+            bs: 1 << 20,
+            size: None,
+            fsync: false,
+            direct: false,
+        },
+    );
+    sc.tasks[0].file = "/mnt/key/zero{n}".into();
+    sc
+}
+
+#[test]
+fn throttled_loop_measurement_is_complete_and_leaves_nothing() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if !can_run() {
+        return;
+    }
+    let mut sc = loop_scenario("probe-test", 4);
+    sc.add_task(
+        "reader",
+        1,
+        1_000_000_000,
+        JobConfig::Randread {
+            bs: 4096,
+            file_size: 16 << 20,
+            direct: true,
+            think: 1_000_000,
+        },
+    );
+    sc.tasks[1].file = "/mnt/key/data".into();
+    let parent = scratch_parent();
+    let out = parent.join("out");
+    let before = leaks::snapshot();
+    let mut opts = MeasureOptions::new(out.clone());
+    opts.scratch_parent = parent.clone();
+    opts.quiet = true;
+    let rep = measure(&sc, &opts).expect("measure");
+    let after = leaks::snapshot();
+    assert_eq!(leaks::diff(&before, &after), Vec::<String>::new(), "machine state changed");
+    assert!(
+        leaks::scratch_left(&parent).is_empty(),
+        "scratch left: {:?}",
+        leaks::scratch_left(&parent)
+    );
+    assert!(rep.cleanup_problems.is_empty(), "{:?}", rep.cleanup_problems);
+    assert_eq!(rep.interrupted, None);
+    for f in [
+        "summary.json",
+        "trace.txt",
+        "timeseries.csv",
+        "throttle.csv",
+        "histograms.json",
+        "machine.json",
+    ] {
+        assert!(out.join(f).is_file(), "{f} missing");
+    }
+    let dd = &rep.result.tasks[0];
+    // 4 s at ≥ 32 MiB/s (dirtying runs ahead of the throttle until the 64 MiB limit).
+    assert!(dd.bytes_written >= 100 << 20, "dd wrote only {}", dd.bytes_written);
+    assert!(dd.pauses.count() > 0, "no balance_dirty_pages pauses in the trace");
+    let rd = &rep.result.tasks[1];
+    assert!(rd.op_latency.count() > 10, "reader did {} reads", rd.op_latency.count());
+    assert!(!rep.result.vmstat.is_empty());
+    assert!(!rep.result.throttle.is_empty(), "no bdi_dirty_ratelimit events for our bdi");
+    let trace = std::fs::read_to_string(out.join("trace.txt")).unwrap();
+    assert!(trace.contains("balance_dirty_pages: bdi 7:"), "no kernel bdp lines");
+    let m: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("machine.json")).unwrap()).unwrap();
+    assert_eq!(m["kind"], "measured");
+    assert_eq!(m["cleanup"]["ok"], true);
+    assert_eq!(m["devices"][0]["direct_io"], true);
+    std::fs::remove_dir_all(&parent).unwrap();
+}
+
+#[test]
+fn setup_errors_undo_everything() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if !can_run() {
+        return;
+    }
+    // A file system nobody has a mkfs for: fails after the scratch dir and backing file exist.
+    let mut sc = loop_scenario("probe-test-fail", 2);
+    sc.devices[0].fs = Some("btrfs".into());
+    let has_btrfs = wblab_probe::sys::which("mkfs.btrfs").is_some();
+    let parent = scratch_parent();
+    let before = leaks::snapshot();
+    let mut opts = MeasureOptions::new(parent.join("out"));
+    opts.scratch_parent = parent.clone();
+    opts.quiet = true;
+    let r = measure(&sc, &opts);
+    if !has_btrfs {
+        assert!(r.is_err(), "mkfs.btrfs is missing, so the run must fail");
+    }
+    assert_eq!(leaks::diff(&before, &leaks::snapshot()), Vec::<String>::new());
+    assert!(leaks::scratch_left(&parent).is_empty());
+    std::fs::remove_dir_all(&parent).unwrap();
+}

@@ -1,0 +1,340 @@
+//! report.html: one self-contained page (inline CSS and SVG, no scripts, no network) with a
+//! header naming the runs, the summary tables and every figure.
+
+use crate::figures::{fmt_ms, Figure, Run};
+use crate::plot::{color, esc};
+use serde_json::Value;
+use std::fmt::Write as _;
+
+const CSS: &str = "\
+:root{color-scheme:light}
+body{margin:0;background:#f6f7f9;color:#1d1f23;font:15px/1.5 -apple-system,BlinkMacSystemFont,\"Segoe UI\",\"DejaVu Sans\",\"Liberation Sans\",Helvetica,Arial,sans-serif}
+main{max-width:1000px;margin:0 auto;padding:24px 20px 48px}
+h1{font-size:26px;margin:8px 0 4px}
+h2{font-size:19px;margin:0 0 6px}
+h3{font-size:16px;margin:18px 0 6px}
+p{margin:4px 0 10px}
+.lede{color:#4a4f57}
+.card{background:#fff;border:1px solid #dde1e6;border-radius:8px;padding:16px 18px;margin:18px 0;box-shadow:0 1px 2px rgba(0,0,0,.04)}
+table{border-collapse:collapse;font-size:13px;margin:6px 0 12px;font-variant-numeric:tabular-nums}
+th,td{padding:4px 10px;border-bottom:1px solid #e6e8eb;text-align:right;white-space:nowrap}
+th{background:#f0f2f5;font-weight:600;color:#333}
+td.l,th.l{text-align:left}
+tr:nth-child(even) td{background:#fafbfc}
+.scroll{overflow-x:auto}
+.swatch{display:inline-block;width:12px;height:12px;border-radius:2px;vertical-align:-1px;margin-right:8px}
+.runs{display:grid;grid-template-columns:repeat(auto-fit,minmax(300px,1fr));gap:8px 28px}
+.run h3{margin:2px 0 6px}
+dl{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;margin:0;font-size:14px}
+dt{color:#666}
+dd{margin:0}
+nav ol{columns:2;margin:6px 0;padding-left:22px}
+nav a{color:#0b5cad;text-decoration:none}
+nav a:hover{text-decoration:underline}
+figure{margin:0}
+svg.chart{display:block;max-width:100%;height:auto;margin:10px 0 4px}
+.caption{color:#3d424a;font-size:14px}
+.file{color:#777;font-size:12px;margin:0}
+.warn{color:#8a4b00}
+code{font-family:\"DejaVu Sans Mono\",Menlo,Consolas,monospace;font-size:13px}
+footer{color:#777;font-size:12px;margin-top:24px}
+";
+
+fn th(o: &mut String, cells: &[&str], left: usize) {
+    o.push_str("<tr>");
+    for (i, c) in cells.iter().enumerate() {
+        let cls = if i < left { " class=\"l\"" } else { "" };
+        write!(o, "<th{cls}>{}</th>", esc(c)).expect("String");
+    }
+    o.push_str("</tr>\n");
+}
+
+fn td(o: &mut String, cells: &[String], left: usize) {
+    o.push_str("<tr>");
+    for (i, c) in cells.iter().enumerate() {
+        let cls = if i < left { " class=\"l\"" } else { "" };
+        write!(o, "<td{cls}>{}</td>", esc(c)).expect("String");
+    }
+    o.push_str("</tr>\n");
+}
+
+fn num(v: f64, decimals: usize) -> String {
+    format!("{v:.decimals$}")
+}
+
+fn lat_cell(count: u64, ms: f64) -> String {
+    if count == 0 {
+        "-".into()
+    } else if ms < 10.0 {
+        format!("{ms:.2}")
+    } else {
+        format!("{ms:.1}")
+    }
+}
+
+fn bytes_h(b: u64) -> String {
+    let g = b as f64 / (1u64 << 30) as f64;
+    if g >= 1.0 && (b.is_multiple_of(1 << 30) || g >= 10.0) {
+        format!("{g:.0} GiB")
+    } else if g >= 1.0 {
+        format!("{g:.1} GiB")
+    } else {
+        format!("{} MiB", b >> 20)
+    }
+}
+
+/// A one-line description of the machine and knobs of a run, from the resolved scenario.
+fn machine_line(s: &Value) -> String {
+    let sc = &s["scenario"];
+    let mut parts = Vec::new();
+    if let Some(m) = sc["machine"]["memory"].as_u64() {
+        parts.push(format!("{} RAM", bytes_h(m)));
+    }
+    if let Some(c) = sc["machine"]["cpus"].as_u64() {
+        parts.push(format!("{c} CPUs"));
+    }
+    let sy = &sc["sysctl"];
+    let dirty = match sy["dirty_bytes"].as_u64() {
+        Some(b) if b > 0 => format!("dirty_bytes {}", bytes_h(b)),
+        _ => format!("dirty_ratio {}", sy["dirty_ratio"].as_u64().unwrap_or(0)),
+    };
+    let bg = match sy["dirty_background_bytes"].as_u64() {
+        Some(b) if b > 0 => format!("dirty_background_bytes {}", bytes_h(b)),
+        _ => format!("dirty_background_ratio {}", sy["dirty_background_ratio"].as_u64().unwrap_or(0)),
+    };
+    if !sy.is_null() {
+        parts.push(format!("{dirty}, {bg}"));
+    }
+    parts.join(" · ")
+}
+
+fn devices_line(s: &Value) -> String {
+    s["scenario"]["devices"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|d| {
+                    format!(
+                        "{} ({}, {})",
+                        d["name"].as_str().unwrap_or("?"),
+                        d["model"]["kind"].as_str().unwrap_or("?"),
+                        d["queue"]["scheduler"].as_str().unwrap_or("?")
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .unwrap_or_default()
+}
+
+fn tasks_line(s: &Value) -> String {
+    s["scenario"]["tasks"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|t| {
+                    let n = t["count"].as_u64().unwrap_or(1);
+                    let job = t["job"]["job"].as_str().unwrap_or("?");
+                    let name = t["name"].as_str().unwrap_or("?");
+                    if n > 1 {
+                        format!("{name} ×{n} ({job})")
+                    } else {
+                        format!("{name} ({job})")
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .unwrap_or_default()
+}
+
+fn summary_tables(o: &mut String, r: &Run) {
+    let d = r.data;
+    o.push_str("<div class=\"scroll\"><table class=\"tasks\">\n");
+    th(
+        o,
+        &[
+            "task",
+            "job",
+            "MB written",
+            "MB read",
+            "MB/s",
+            "pauses",
+            "pause p50",
+            "p99",
+            "max",
+            "op p50",
+            "op p99",
+            "op max",
+        ],
+        2,
+    );
+    for t in &d.tasks {
+        td(
+            o,
+            &[
+                t.label(),
+                t.job.clone(),
+                num(t.bytes_written as f64 / 1e6, 1),
+                num(t.bytes_read as f64 / 1e6, 1),
+                num(t.throughput_mb_s, 1),
+                t.pauses.count.to_string(),
+                lat_cell(t.pauses.count, t.pauses.p50),
+                lat_cell(t.pauses.count, t.pauses.p99),
+                lat_cell(t.pauses.count, t.pauses.max),
+                lat_cell(t.op.count, t.op.p50),
+                lat_cell(t.op.count, t.op.p99),
+                lat_cell(t.op.count, t.op.max),
+            ],
+            2,
+        );
+    }
+    o.push_str("</table></div>\n<div class=\"scroll\"><table class=\"devices\">\n");
+    th(
+        o,
+        &[
+            "device",
+            "model",
+            "MB written",
+            "MB read",
+            "MB/s",
+            "util %",
+            "requests",
+            "lat p50",
+            "lat p99",
+            "lat max",
+        ],
+        2,
+    );
+    let secs = d.duration();
+    for dev in &d.devices {
+        td(
+            o,
+            &[
+                dev.name.clone(),
+                dev.model.clone(),
+                num(dev.bytes_written as f64 / 1e6, 1),
+                num(dev.bytes_read as f64 / 1e6, 1),
+                num((dev.bytes_written + dev.bytes_read) as f64 / 1e6 / secs.max(1e-9), 1),
+                num(dev.util * 100.0, 1),
+                dev.requests.to_string(),
+                lat_cell(dev.latency.count, dev.latency.p50),
+                lat_cell(dev.latency.count, dev.latency.p99),
+                lat_cell(dev.latency.count, dev.latency.max),
+            ],
+            2,
+        );
+    }
+    o.push_str("</table></div>\n<p class=\"file\">times in ms; pauses are balance_dirty_pages sleeps; op = write()/read()/fsync() latency; MB = 10^6 bytes</p>\n");
+}
+
+/// The whole page. `show_dirs`: name each run's directory (reports of several runs).
+pub fn report_html(runs: &[Run], figs: &[Figure], show_dirs: bool) -> String {
+    let mut o = String::with_capacity(256 * 1024);
+    let names: Vec<&str> = runs.iter().map(|r| r.label.as_str()).collect();
+    let title = format!("wblab report: {}", names.join(" vs "));
+    writeln!(
+        o,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{}</title>\n<style>\n{CSS}</style>\n</head>\n<body>\n<main>",
+        esc(&title)
+    )
+    .expect("String");
+    writeln!(o, "<header>\n<h1>{}</h1>", esc(&title)).expect("String");
+    let lede = if runs.len() == 1 {
+        "Graphs of one run, drawn from its results directory (summary.json, trace.txt, timeseries.csv, throttle.csv, histograms.json)."
+            .to_string()
+    } else {
+        format!(
+            "{} runs overlaid, one colour per run; line styles tell the quantities apart. Drawn from each run's results directory.",
+            runs.len()
+        )
+    };
+    writeln!(o, "<p class=\"lede\">{}</p>", esc(&lede)).expect("String");
+    o.push_str("<div class=\"card runs\">\n");
+    for (i, r) in runs.iter().enumerate() {
+        let d = r.data;
+        write!(
+            o,
+            "<div class=\"run\"><h3><span class=\"swatch\" style=\"background:{}\"></span>{}</h3>\n<dl>",
+            color(i),
+            esc(&r.label)
+        )
+        .expect("String");
+        let mut rows = vec![
+            ("scenario", d.name.clone()),
+            ("kernel", d.kernel.clone()),
+            ("seed", d.seed.to_string()),
+            ("simulated", format!("{:.1} s", d.sim_seconds)),
+            ("machine", machine_line(&d.summary)),
+            ("devices", devices_line(&d.summary)),
+            ("tasks", tasks_line(&d.summary)),
+        ];
+        if show_dirs {
+            rows.push(("directory", d.dir.display().to_string()));
+        }
+        for (k, v) in rows {
+            write!(o, "<dt>{k}</dt><dd>{}</dd>", esc(&v)).expect("String");
+        }
+        o.push_str("</dl></div>\n");
+    }
+    o.push_str("</div>\n</header>\n");
+
+    // Contents.
+    o.push_str("<nav class=\"card\"><h2>Contents</h2><ol>\n<li><a href=\"#summary\">Summary tables</a></li>\n");
+    for f in figs {
+        writeln!(o, "<li><a href=\"#{}\">{}</a></li>", esc(&f.file), esc(&f.title)).expect("String");
+    }
+    o.push_str("</ol></nav>\n");
+
+    // Summary tables.
+    o.push_str("<section class=\"card\" id=\"summary\"><h2>Summary</h2>\n");
+    for r in runs {
+        if runs.len() > 1 {
+            writeln!(o, "<h3>{}</h3>", esc(&r.label)).expect("String");
+        }
+        summary_tables(&mut o, r);
+        let worst = r
+            .data
+            .tasks
+            .iter()
+            .filter(|t| crate::figures::latency_sensitive(&t.job) && t.op.count > 0)
+            .max_by(|a, b| a.op.max.total_cmp(&b.op.max));
+        if let Some(t) = worst {
+            writeln!(
+                o,
+                "<p>Worst latency of a latency-sensitive task: <b>{}</b> {} took up to <b>{}</b> (p99 {}).</p>",
+                esc(&t.label()),
+                esc(crate::figures::op_name(&t.job)),
+                esc(&fmt_ms(t.op.max)),
+                esc(&fmt_ms(t.op.p99))
+            )
+            .expect("String");
+        }
+        for w in &r.data.warnings {
+            writeln!(o, "<p class=\"warn\">missing or unreadable: {}</p>", esc(w)).expect("String");
+        }
+    }
+    o.push_str("</section>\n");
+
+    // Figures.
+    for f in figs {
+        writeln!(
+            o,
+            "<section class=\"card\" id=\"{id}\"><figure>\n<h2>{}</h2>\n<p class=\"caption\">{}</p>",
+            esc(&f.title),
+            esc(&f.caption),
+            id = esc(&f.file)
+        )
+        .expect("String");
+        o.push_str(&f.chart.to_svg_untitled());
+        writeln!(o, "<p class=\"file\">{}.svg</p>\n</figure></section>", esc(&f.file)).expect("String");
+    }
+    writeln!(
+        o,
+        "<footer>Made by <code>wblab report</code> (wblab {}). Self-contained: no scripts, no network.</footer>\n</main>\n</body>\n</html>",
+        env!("CARGO_PKG_VERSION")
+    )
+    .expect("String");
+    o
+}

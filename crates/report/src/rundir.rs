@@ -1,0 +1,541 @@
+//! Reading a results directory back: summary.json, timeseries.csv, throttle.csv, trace.txt
+//! (through [`crate::trace_parse`], the parser `measure` uses) and histograms.json. Reports
+//! and terminal views are built from this, never from a `RunResult`, so measured and
+//! simulated runs are drawn the same way.
+
+use crate::histograms::{parse_histograms, Histograms};
+use crate::trace_parse::parse_line;
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+
+/// A CSV file: header names and rows of cells.
+#[derive(Clone, Debug, Default)]
+pub struct Csv {
+    pub header: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+}
+
+impl Csv {
+    pub fn parse(text: &str) -> Csv {
+        let mut lines = text.lines().filter(|l| !l.trim().is_empty());
+        let header = lines
+            .next()
+            .map(|h| h.split(',').map(|s| s.trim().to_string()).collect())
+            .unwrap_or_default();
+        let rows = lines.map(|l| l.split(',').map(|s| s.trim().to_string()).collect()).collect();
+        Csv { header, rows }
+    }
+
+    pub fn col(&self, name: &str) -> Option<usize> {
+        self.header.iter().position(|h| h == name)
+    }
+
+    /// The column as numbers (unparsable cells are NaN); `None` if there is no such column.
+    pub fn f64s(&self, name: &str) -> Option<Vec<f64>> {
+        let c = self.col(name)?;
+        Some(
+            self.rows
+                .iter()
+                .map(|r| r.get(c).and_then(|v| v.parse::<f64>().ok()).unwrap_or(f64::NAN))
+                .collect(),
+        )
+    }
+
+    /// Rows whose column `key` equals `value`.
+    pub fn filter(&self, key: &str, value: &str) -> Csv {
+        let Some(c) = self.col(key) else {
+            return Csv {
+                header: self.header.clone(),
+                rows: Vec::new(),
+            };
+        };
+        Csv {
+            header: self.header.clone(),
+            rows: self
+                .rows
+                .iter()
+                .filter(|r| r.get(c).map(String::as_str) == Some(value))
+                .cloned()
+                .collect(),
+        }
+    }
+
+    /// (x, y) pairs of two numeric columns, scaled.
+    pub fn xy(&self, x: &str, y: &str, scale: f64) -> Vec<(f64, f64)> {
+        match (self.f64s(x), self.f64s(y)) {
+            (Some(xs), Some(ys)) => xs.into_iter().zip(ys).map(|(a, b)| (a, b * scale)).collect(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// balance_dirty_pages latency figures from summary.json, ms.
+#[derive(Clone, Debug, Default)]
+pub struct Lat {
+    pub count: u64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub max: f64,
+    /// Mean (op latency) or total (pauses), ms.
+    pub mean_or_total: f64,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct TaskInfo {
+    pub name: String,
+    pub instance: u32,
+    pub job: String,
+    pub pid: u32,
+    pub device: String,
+    pub bytes_written: u64,
+    pub bytes_read: u64,
+    pub throughput_mb_s: f64,
+    pub pauses: Lat,
+    pub op: Lat,
+}
+
+impl TaskInfo {
+    /// "dd#0", as in the terminal table.
+    pub fn label(&self) -> String {
+        format!("{}#{}", self.name, self.instance)
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct DeviceInfo {
+    pub name: String,
+    pub model: String,
+    /// "8:0", as writeback tracepoints print the bdi.
+    pub devt: String,
+    pub bytes_written: u64,
+    pub bytes_read: u64,
+    pub util: f64,
+    pub requests: u64,
+    pub latency: Lat,
+}
+
+/// One `writeback:balance_dirty_pages` event.
+#[derive(Clone, Debug, Default)]
+pub struct BdpEvent {
+    /// Seconds from the start of the run.
+    pub t: f64,
+    pub pid: u32,
+    pub bdi: String,
+    pub pause_ms: i64,
+    pub paused_ms: i64,
+    pub dirtied: u64,
+    /// KB/s, as printed.
+    pub task_ratelimit: u64,
+}
+
+/// One `writeback:global_dirty_state` event, pages.
+#[derive(Clone, Debug, Default)]
+pub struct GdsEvent {
+    pub t: f64,
+    pub dirty: u64,
+    pub writeback: u64,
+    pub bg_thresh: u64,
+    pub thresh: u64,
+    pub limit: u64,
+}
+
+/// What the reports need from trace.txt.
+#[derive(Clone, Debug, Default)]
+pub struct TraceData {
+    pub present: bool,
+    pub events: u64,
+    pub bdp: Vec<BdpEvent>,
+    pub gds: Vec<GdsEvent>,
+    /// Whether block_rq_issue/complete events were recorded.
+    pub has_block: bool,
+    /// Per device ("8:0"): busy fraction (0..1) of each second, from the block events.
+    pub busy: Vec<(String, Vec<f64>)>,
+    /// Seconds subtracted from trace timestamps (non-zero for traces of real machines, whose
+    /// clock started at boot).
+    pub t0: f64,
+}
+
+/// A loaded results directory.
+#[derive(Clone, Debug)]
+pub struct RunDir {
+    pub dir: PathBuf,
+    pub summary: Value,
+    pub name: String,
+    pub kernel: String,
+    pub seed: u64,
+    pub sim_seconds: f64,
+    pub wall_seconds: f64,
+    pub events: u64,
+    pub tasks: Vec<TaskInfo>,
+    pub devices: Vec<DeviceInfo>,
+    pub timeseries: Option<Csv>,
+    pub throttle: Option<Csv>,
+    pub trace: TraceData,
+    pub hists: Option<Histograms>,
+    /// Files that were missing or unreadable (the report says so instead of failing).
+    pub warnings: Vec<String>,
+}
+
+fn lat(v: Option<&Value>, pause: bool) -> Lat {
+    let Some(v) = v else {
+        return Lat::default();
+    };
+    let f = |k: &str| v.get(k).and_then(Value::as_f64).unwrap_or(0.0);
+    if pause {
+        Lat {
+            count: v.get("count").and_then(Value::as_u64).unwrap_or(0),
+            p50: f("p50_ms"),
+            p90: f("p90_ms"),
+            p99: f("p99_ms"),
+            max: f("max_ms"),
+            mean_or_total: f("total_ms"),
+        }
+    } else {
+        Lat {
+            count: v.get("count").and_then(Value::as_u64).unwrap_or(0),
+            p50: f("p50"),
+            p90: f("p90"),
+            p99: f("p99"),
+            max: f("max"),
+            mean_or_total: f("mean"),
+        }
+    }
+}
+
+fn u64_of(v: &Value, k: &str) -> u64 {
+    v.get(k).and_then(Value::as_u64).unwrap_or(0)
+}
+
+fn str_of(v: &Value, k: &str) -> String {
+    v.get(k).and_then(Value::as_str).unwrap_or("").to_string()
+}
+
+impl RunDir {
+    /// Load `dir`. Only summary.json is required.
+    pub fn load(dir: &Path) -> Result<RunDir, String> {
+        let sp = dir.join(crate::SUMMARY_FILE);
+        let text = std::fs::read_to_string(&sp).map_err(|e| format!("{}: {e}", sp.display()))?;
+        let summary: Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", sp.display()))?;
+        let sc = summary.get("scenario").cloned().unwrap_or(Value::Null);
+        let name = match str_of(&sc, "name") {
+            n if n.is_empty() => dir.file_name().map(|f| f.to_string_lossy().to_string()).unwrap_or_default(),
+            n => n,
+        };
+        let tasks = summary
+            .get("tasks")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .map(|t| TaskInfo {
+                        name: str_of(t, "name"),
+                        instance: u64_of(t, "instance") as u32,
+                        job: str_of(t, "job"),
+                        pid: u64_of(t, "pid") as u32,
+                        device: str_of(t, "device"),
+                        bytes_written: u64_of(t, "bytes_written"),
+                        bytes_read: u64_of(t, "bytes_read"),
+                        throughput_mb_s: t.get("throughput_mb_s").and_then(Value::as_f64).unwrap_or(0.0),
+                        pauses: lat(t.get("pauses"), true),
+                        op: lat(t.get("op_latency_ms"), false),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let sc_devs = sc.get("devices").and_then(Value::as_array).cloned().unwrap_or_default();
+        let devices = summary
+            .get("devices")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .map(|d| {
+                        let name = str_of(d, "name");
+                        let devt = sc_devs
+                            .iter()
+                            .find(|s| str_of(s, "name") == name)
+                            .map(|s| format!("{}:{}", u64_of(s, "major"), u64_of(s, "minor")))
+                            .unwrap_or_default();
+                        DeviceInfo {
+                            devt,
+                            model: str_of(d, "model"),
+                            bytes_written: u64_of(d, "bytes_written"),
+                            bytes_read: u64_of(d, "bytes_read"),
+                            util: d.get("util").and_then(Value::as_f64).unwrap_or(0.0),
+                            requests: u64_of(d, "requests_written") + u64_of(d, "requests_read"),
+                            latency: lat(d.get("request_latency_ms"), false),
+                            name,
+                        }
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut warnings = Vec::new();
+        let mut read_opt = |f: &str| -> Option<String> {
+            match std::fs::read_to_string(dir.join(f)) {
+                Ok(t) => Some(t),
+                Err(e) => {
+                    warnings.push(format!("{f}: {e}"));
+                    None
+                }
+            }
+        };
+        let timeseries = read_opt(crate::TIMESERIES_FILE).map(|t| Csv::parse(&t));
+        let throttle = read_opt(crate::THROTTLE_FILE).map(|t| Csv::parse(&t));
+        let hists = match read_opt(crate::HISTOGRAMS_FILE).map(|t| parse_histograms(&t)) {
+            Some(Ok(h)) => Some(h),
+            Some(Err(e)) => {
+                warnings.push(e);
+                None
+            }
+            None => None,
+        };
+        let sim_seconds = summary.get("sim_seconds").and_then(Value::as_f64).unwrap_or(0.0);
+        let trace = match std::fs::File::open(dir.join(crate::TRACE_FILE)) {
+            Ok(f) => read_trace(BufReader::new(f), sim_seconds).map_err(|e| format!("{}: {e}", crate::TRACE_FILE)),
+            Err(e) => Err(format!("{}: {e}", crate::TRACE_FILE)),
+        };
+        let trace = trace.unwrap_or_else(|e| {
+            warnings.push(e);
+            TraceData::default()
+        });
+        Ok(RunDir {
+            dir: dir.to_path_buf(),
+            name,
+            kernel: str_of(&sc, "kernel"),
+            seed: u64_of(&sc, "seed"),
+            sim_seconds,
+            wall_seconds: summary.get("wall_seconds").and_then(Value::as_f64).unwrap_or(0.0),
+            events: u64_of(&summary, "events"),
+            summary,
+            tasks,
+            devices,
+            timeseries,
+            throttle,
+            trace,
+            hists,
+            warnings,
+        })
+    }
+
+    /// Task label of a pid, if the pid is one of the run's tasks.
+    pub fn task_of_pid(&self, pid: u32) -> Option<&TaskInfo> {
+        self.tasks.iter().find(|t| t.pid == pid)
+    }
+
+    /// Duration to draw on time axes, s.
+    pub fn duration(&self) -> f64 {
+        if self.sim_seconds > 0.0 {
+            return self.sim_seconds;
+        }
+        let ts = self
+            .timeseries
+            .as_ref()
+            .and_then(|c| c.f64s("t_s"))
+            .and_then(|v| v.into_iter().filter(|x| x.is_finite()).reduce(f64::max));
+        ts.unwrap_or(1.0)
+    }
+}
+
+/// The `trace_marker` text `wblab measure` writes when the workload starts: its timestamp is
+/// time 0 of a measured run's trace.
+pub const START_MARK: &str = "wblab start";
+
+/// Requests in flight on one device while reading a trace.
+struct DevBusy {
+    /// "8:0".
+    dev: String,
+    inflight: u32,
+    /// When `inflight` last went from 0 to 1, raw seconds.
+    since: f64,
+    /// Busy intervals, raw seconds.
+    intervals: Vec<(f64, f64)>,
+}
+
+/// Add the interval [a, b) (seconds) to 1-second bins.
+fn add_busy(bins: &mut Vec<f64>, mut a: f64, b: f64) {
+    a = a.max(0.0);
+    while a < b {
+        let bin = a.floor() as usize;
+        let end = ((bin + 1) as f64).min(b);
+        if bins.len() <= bin {
+            bins.resize(bin + 1, 0.0);
+        }
+        bins[bin] += end - a;
+        a = end;
+    }
+}
+
+/// Read the events the reports use from ftrace text. Time 0 is the `wblab start` trace marker
+/// when there is one (measured runs); else, for timestamps that cannot be simulated time
+/// (past `sim_seconds` + 1 s: a real machine's clock since boot), the second of the first
+/// event; else 0 (simulated runs).
+pub fn read_trace<R: BufRead>(r: R, sim_seconds: f64) -> std::io::Result<TraceData> {
+    let mut td = TraceData {
+        present: true,
+        ..Default::default()
+    };
+    let mut first: Option<f64> = None;
+    let mut mark: Option<f64> = None;
+    let mut last = 0.0f64;
+    let mut busy: Vec<DevBusy> = Vec::new();
+    for line in r.lines() {
+        let line = line?;
+        let wanted = line.contains("balance_dirty_pages:")
+            || line.contains("global_dirty_state:")
+            || line.contains("block_rq_issue:")
+            || line.contains("block_rq_complete:")
+            || (mark.is_none() && line.contains("tracing_mark_write:") && line.contains(START_MARK));
+        if !wanted {
+            if !line.starts_with('#') && !line.trim().is_empty() {
+                td.events += 1;
+            }
+            continue;
+        }
+        let Some(e) = parse_line(&line) else { continue };
+        td.events += 1;
+        let t = e.ts_ns as f64 / 1e9;
+        first.get_or_insert(t);
+        last = last.max(t);
+        let g = |k: &str| e.get_u64(k).unwrap_or(0);
+        match e.event.as_str() {
+            "tracing_mark_write" => mark = Some(t),
+            "balance_dirty_pages" => td.bdp.push(BdpEvent {
+                t,
+                pid: e.pid,
+                bdi: e.get("bdi").unwrap_or("").to_string(),
+                pause_ms: e.get_i64("pause").unwrap_or(0),
+                paused_ms: e.get_i64("paused").unwrap_or(0),
+                dirtied: g("dirtied"),
+                task_ratelimit: g("task_ratelimit"),
+            }),
+            "global_dirty_state" => td.gds.push(GdsEvent {
+                t,
+                dirty: g("dirty"),
+                writeback: g("writeback"),
+                bg_thresh: g("bg_thresh"),
+                thresh: g("thresh"),
+                limit: g("limit"),
+            }),
+            "block_rq_issue" | "block_rq_complete" => {
+                td.has_block = true;
+                let dev = e.get("dev").unwrap_or("").replace(',', ":");
+                let i = match busy.iter().position(|b| b.dev == dev) {
+                    Some(i) => i,
+                    None => {
+                        busy.push(DevBusy {
+                            dev,
+                            inflight: 0,
+                            since: 0.0,
+                            intervals: Vec::new(),
+                        });
+                        busy.len() - 1
+                    }
+                };
+                let b = &mut busy[i];
+                if e.event == "block_rq_issue" {
+                    if b.inflight == 0 {
+                        b.since = t;
+                    }
+                    b.inflight += 1;
+                } else if b.inflight > 0 {
+                    b.inflight -= 1;
+                    if b.inflight == 0 {
+                        b.intervals.push((b.since, t));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let base = match (mark, first) {
+        (Some(m), _) => m,
+        (None, Some(f)) if f > sim_seconds.max(0.0) + 1.0 => f.floor(),
+        _ => 0.0,
+    };
+    td.t0 = base;
+    td.bdp.retain(|e| e.t >= base);
+    td.gds.retain(|e| e.t >= base);
+    for e in &mut td.bdp {
+        e.t -= base;
+    }
+    for e in &mut td.gds {
+        e.t -= base;
+    }
+    let end = if sim_seconds > 0.0 { sim_seconds } else { (last - base).max(0.0) };
+    let nbins = end.ceil().max(0.0) as usize;
+    for b in busy {
+        let mut bins = Vec::new();
+        for (x, y) in b.intervals {
+            add_busy(&mut bins, x - base, (y - base).min(end));
+        }
+        if b.inflight > 0 {
+            add_busy(&mut bins, b.since - base, end);
+        }
+        bins.resize(nbins.max(bins.len()), 0.0);
+        // The last bin may be partial (a run of 7.5 s).
+        let width = end - nbins.saturating_sub(1) as f64;
+        if let Some(l) = bins.last_mut() {
+            if width > 0.0 && width < 1.0 {
+                *l /= width;
+            }
+        }
+        td.busy.push((b.dev, bins.iter().map(|x| x.clamp(0.0, 1.0)).collect()));
+    }
+    Ok(td)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_columns_by_name() {
+        let c = Csv::parse("t_s,device,dirty\n0.2,sda,5\n0.2,sdb,7\n0.4,sda,x\n");
+        assert_eq!(c.f64s("dirty").unwrap()[1], 7.0);
+        assert!(c.f64s("dirty").unwrap()[2].is_nan());
+        assert_eq!(c.filter("device", "sda").rows.len(), 2);
+        assert_eq!(c.filter("device", "sda").xy("t_s", "dirty", 2.0)[0], (0.2, 10.0));
+        assert!(c.f64s("nope").is_none());
+    }
+
+    #[test]
+    fn block_events_give_busy_fractions_per_second() {
+        let t = "\
+  kworker/u4:0-10      [000] .....     0.250000: block_rq_issue: 8,0 W 4096 () 0 + 8 be,0,4 [kworker/u4:0]
+  kworker/u4:0-10      [000] .....     0.300000: block_rq_issue: 8,0 W 4096 () 8 + 8 be,0,4 [kworker/u4:0]
+  <idle>-0             [000] .....     0.500000: block_rq_complete: 8,0 W () 0 + 8 be,0,4 [0]
+  <idle>-0             [000] .....     1.250000: block_rq_complete: 8,0 W () 8 + 8 be,0,4 [0]
+            dd-1000    [000] .....     1.500000: balance_dirty_pages: bdi 8:0: limit=10 setpoint=8 dirty=9 wb_setpoint=4 wb_dirty=5 dirty_ratelimit=100 task_ratelimit=90 dirtied=32 dirtied_pause=32 paused=0 pause=4 period=4 think=0 cgroup_ino=1
+";
+        let td = read_trace(t.as_bytes(), 2.0).unwrap();
+        assert!(td.has_block);
+        assert_eq!(td.busy.len(), 1);
+        let (dev, bins) = &td.busy[0];
+        assert_eq!(dev, "8:0");
+        assert_eq!(bins.len(), 2);
+        assert!((bins[0] - 0.75).abs() < 1e-9, "{bins:?}");
+        assert!((bins[1] - 0.25).abs() < 1e-9, "{bins:?}");
+        assert_eq!(td.bdp.len(), 1);
+        assert_eq!((td.bdp[0].pid, td.bdp[0].pause_ms, td.bdp[0].dirtied), (1000, 4, 32));
+        assert_eq!(td.events, 5);
+    }
+
+    #[test]
+    fn real_kernel_timestamps_are_rebased() {
+        let gds =
+            "dd-5 [002] ..... 3387.500000: global_dirty_state: dirty=3 writeback=4 bg_thresh=1 thresh=2 limit=2 dirtied=0 written=0\n";
+        let td = read_trace(gds.as_bytes(), 60.0).unwrap();
+        assert_eq!(td.t0, 3387.0);
+        assert!((td.gds[0].t - 0.5).abs() < 1e-9);
+        // wblab measure's start marker is time 0; events before it are dropped.
+        let t = format!(
+            "{gds}wblab-7 [000] ..... 3387.600000: tracing_mark_write: wblab start\n{}",
+            gds.replace("3387.500000", "3388.100000")
+        );
+        let td = read_trace(t.as_bytes(), 60.0).unwrap();
+        assert!((td.t0 - 3387.6).abs() < 1e-9);
+        assert_eq!(td.gds.len(), 1);
+        assert!((td.gds[0].t - 0.5).abs() < 1e-6);
+    }
+}

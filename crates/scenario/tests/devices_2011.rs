@@ -1,0 +1,83 @@
+//! The 2011 device setups as shipped in `scenarios/` (NFS, a USB key beside a disk, a 10-SSD
+//! RAID0), in a short form: under the IO-less kernels (3.2, 6.x) every pause stays within the
+//! 200 ms MAX_PAUSE, as the report found, and each device delivers its model's bandwidth.
+
+use std::path::Path;
+use wblab_sim::drivers::characterize::characterize;
+use wblab_sim::metrics::RunResult;
+
+const MS: u64 = 1_000_000;
+
+/// The IO-less kernels of a shipped scenario, run for `secs` simulated seconds.
+fn run(file: &str, secs: u64) -> Vec<RunResult> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios").join(file);
+    let all = wblab_scenario::load_all(&path).unwrap_or_else(|e| panic!("{e}"));
+    all.into_iter()
+        .filter(|sc| sc.kernel == "3.2" || sc.kernel == "6.x")
+        .map(|mut sc| {
+            sc.duration = secs * 1_000_000_000;
+            sc.trace.writeback = false;
+            wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress)
+        })
+        .collect()
+}
+
+fn check_pauses(runs: &[RunResult], what: &str) {
+    assert_eq!(runs.len(), 2, "{what}: 3.2 and 6.x");
+    for r in runs {
+        for t in &r.tasks {
+            let max = t.pauses.summary().max;
+            assert!(
+                max <= 200 * MS,
+                "{what} under {}: {} paused {} ms",
+                r.scenario.kernel,
+                t.name,
+                max / MS
+            );
+        }
+    }
+}
+
+/// MB/s the device wrote over the run.
+fn device_mb_s(r: &RunResult, dev: usize) -> f64 {
+    r.devices[dev].bytes_written as f64 / (r.sim_ns as f64 / 1e9) / 1e6
+}
+
+#[test]
+fn wu_2011_nfs() {
+    for n in [1, 8] {
+        let runs = run(&format!("2011-nfs-{n}dd.toml"), 20);
+        check_pauses(&runs, &format!("nfs {n} dd"));
+        for r in &runs {
+            // The server's 100 MB/s disk, a little more while its cache fills.
+            let mb = device_mb_s(r, 0);
+            assert!((95.0..=117.0).contains(&mb), "nfs {n} dd under {}: {mb:.1} MB/s", r.scenario.kernel);
+        }
+    }
+}
+
+#[test]
+fn wu_2011_ukey_beside_a_disk() {
+    let runs = run("2011-ukey-hdd-1dd.toml", 30);
+    check_pauses(&runs, "ukey+hdd");
+    for r in &runs {
+        let key = characterize(&r.scenario.devices[1]).seq_write_mb_s;
+        let mb = device_mb_s(r, 1);
+        assert!((mb / key - 1.0).abs() < 0.05, "key {mb:.2} MB/s, model {key:.2}");
+        // The disk's writer is not held back by the key.
+        let disk = characterize(&r.scenario.devices[0]).seq_write_mb_s;
+        assert!(device_mb_s(r, 0) > 0.9 * disk, "disk {:.1} MB/s of {disk:.1}", device_mb_s(r, 0));
+    }
+}
+
+#[test]
+fn wu_2011_raid0_1000dd() {
+    let runs = run("2011-raid0-1000dd.toml", 10);
+    check_pauses(&runs, "raid0 1000 dd");
+    for r in &runs {
+        let array = characterize(&r.scenario.devices[0]).seq_write_mb_s;
+        assert!((array / 1700.0 - 1.0).abs() < 0.03, "ten 170 MB/s SSDs: {array:.0} MB/s");
+        let mb = device_mb_s(r, 0);
+        assert!(mb > 0.9 * array, "raid0 under {}: {mb:.0} MB/s of {array:.0}", r.scenario.kernel);
+    }
+}

@@ -1,0 +1,168 @@
+//! Kernel generations in scenario files: release strings, lists of kernels, the era's default
+//! knobs under the file's own, `[policy]` overrides, and the metadata jobs' keys.
+
+use wblab_scenario::{parse, parse_all};
+use wblab_sim::config::{FlusherKind, JobConfig, QueueEra, ReclaimKind, ThrottleKind, WritebackChunk};
+use wblab_sim::units::{KIB, MIB};
+
+fn ok(text: &str) -> wblab_sim::config::Scenario {
+    parse(text, "gen.toml").unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn releases_pick_their_generation_and_its_pieces() {
+    let sc = ok("kernel = \"2.6.20\"");
+    let p = &sc.policy;
+    assert_eq!(p.generation, "2.6.20");
+    assert_eq!(
+        (p.throttle, p.flusher, p.reclaim, p.queue, p.writeback_chunk),
+        (
+            ThrottleKind::Global,
+            FlusherKind::Pdflush,
+            ReclaimKind::Pageout,
+            QueueEra::Legacy,
+            WritebackChunk::Fixed
+        )
+    );
+    for (k, gen, throttle) in [
+        ("2.6.23", "2.6.20", ThrottleKind::Global),
+        ("2.6.24", "2.6.24", ThrottleKind::PerBdi),
+        ("2.6.32", "2.6.32", ThrottleKind::PerBdi),
+        ("2.6.38-rc7", "2.6.38", ThrottleKind::PerBdi),
+        ("3.0", "2.6.38", ThrottleKind::PerBdi),
+        ("3.2", "3.2", ThrottleKind::IoLess),
+        ("4.19", "6.x", ThrottleKind::Modern),
+        ("6.18.2", "6.x", ThrottleKind::Modern),
+    ] {
+        let sc = ok(&format!("kernel = \"{k}\""));
+        assert_eq!(
+            (sc.kernel.as_str(), sc.policy.generation.as_str(), sc.policy.throttle),
+            (k, gen, throttle)
+        );
+    }
+    assert_eq!(ok("kernel = \"2.6.32\"").policy.flusher, FlusherKind::PerBdi);
+    assert_eq!(ok("kernel = \"3.2\"").policy.reclaim, ReclaimKind::KswapdPageout);
+    assert_eq!(ok("").policy.queue, QueueEra::BlkMq);
+}
+
+#[test]
+fn the_era_sets_dirty_ratios_and_queue_knobs_and_the_file_overrides_them() {
+    let s = ok("kernel = \"2.6.20\"").sysctl;
+    assert_eq!((s.dirty_background_ratio, s.dirty_ratio), (10, 40));
+    let s = ok("kernel = \"2.6.24\"").sysctl;
+    assert_eq!((s.dirty_background_ratio, s.dirty_ratio), (5, 10));
+    let s = ok("kernel = \"2.6.38\"").sysctl;
+    assert_eq!((s.dirty_background_ratio, s.dirty_ratio), (10, 20));
+    // The file's [sysctl] wins; a bytes knob zeroes the era's ratio as the kernel does.
+    let s = ok("kernel = \"2.6.20\"\n[sysctl]\n\"vm.dirty_ratio\" = 15").sysctl;
+    assert_eq!((s.dirty_background_ratio, s.dirty_ratio), (10, 15));
+    let s = ok("kernel = \"2.6.20\"\n[sysctl]\n\"vm.dirty_bytes\" = \"100MiB\"").sysctl;
+    assert_eq!((s.dirty_ratio, s.dirty_bytes), (0, 100 * MIB));
+    // Legacy queue: 128 requests, 512 KiB requests, 128 KiB readahead, no wbt...
+    let q = &ok("kernel = \"2.6.24\"").devices[0].queue;
+    assert_eq!(
+        (q.nr_requests, q.max_sectors_kb, q.read_ahead_kb, q.wbt_lat_usec),
+        (128, 512, 128, 0)
+    );
+    // ...unless the file sets them.
+    let q = &ok("kernel = \"2.6.24\"\n[[device]]\n\"queue/nr_requests\" = 64\n\"queue/read_ahead_kb\" = 256").devices[0].queue;
+    assert_eq!((q.nr_requests, q.max_sectors_kb, q.read_ahead_kb), (64, 512, 256));
+    // 6.x keeps the blk-mq defaults.
+    let q = &ok("").devices[0].queue;
+    assert_eq!((q.nr_requests, q.wbt_lat_usec), (64, 75_000));
+}
+
+#[test]
+fn a_list_of_kernels_gives_one_scenario_each_in_order() {
+    let all = parse_all("name = \"x\"\nkernel = [\"2.6.20\", \"2.6.24\", \"6.x\"]", "x.toml").unwrap_or_else(|e| panic!("{e}"));
+    let ks: Vec<(&str, u32)> = all.iter().map(|s| (s.kernel.as_str(), s.sysctl.dirty_ratio)).collect();
+    assert_eq!(ks, vec![("2.6.20", 40), ("2.6.24", 10), ("6.x", 20)]);
+    assert!(all.iter().all(|s| s.name == "x"));
+    // `parse` gives the first.
+    assert_eq!(ok("kernel = [\"3.2\", \"2.6.38\"]").kernel, "3.2");
+}
+
+#[test]
+fn policy_section_overrides_single_pieces() {
+    let sc = ok("kernel = \"2.6.24\"\n[policy]\nreclaim = \"modern\"\nqueue = \"blk-mq\"\nwriteback_chunk = \"bandwidth\"");
+    let p = &sc.policy;
+    assert_eq!((p.throttle, p.flusher), (ThrottleKind::PerBdi, FlusherKind::Pdflush));
+    assert_eq!(
+        (p.reclaim, p.queue, p.writeback_chunk),
+        (ReclaimKind::Modern, QueueEra::BlkMq, WritebackChunk::Bandwidth)
+    );
+    // With the blk-mq queue the legacy queue knobs are not applied.
+    assert_eq!(sc.devices[0].queue.nr_requests, 64);
+    let sc = ok("[policy]\nthrottle = \"io-less\"\nflusher = \"per-bdi\"");
+    assert_eq!((sc.policy.throttle, sc.policy.flusher), (ThrottleKind::IoLess, FlusherKind::PerBdi));
+    assert_eq!(sc.policy.generation, "6.x");
+}
+
+#[test]
+fn metadata_job_keys_and_defaults() {
+    let sc = ok(r#"
+[[task]]
+name = "du"
+job = "du"
+[[task]]
+name = "walk"
+job = "du"
+files = 5000
+files_per_dir = 50
+inode_size = 128
+repeat = true
+[[task]]
+name = "ls"
+job = "ls"
+interval = "10s"
+[[task]]
+name = "app"
+job = "launch"
+files = 7
+file_sizes = ["1MiB", "4KiB"]
+writes = "64KiB"
+count = 2
+"#);
+    assert!(matches!(
+        sc.tasks[0].job,
+        JobConfig::Du {
+            files: 1_000_000,
+            files_per_dir: 20,
+            inode_size: 256,
+            repeat: false
+        }
+    ));
+    assert!(matches!(
+        sc.tasks[1].job,
+        JobConfig::Du {
+            files: 5000,
+            files_per_dir: 50,
+            inode_size: 128,
+            repeat: true
+        }
+    ));
+    assert!(matches!(
+        sc.tasks[2].job,
+        JobConfig::Ls {
+            dirs: 8,
+            entries: 100,
+            interval: Some(10_000_000_000)
+        }
+    ));
+    let JobConfig::Launch {
+        files,
+        ref file_sizes,
+        bs,
+        writes,
+        interval,
+    } = sc.tasks[3].job
+    else {
+        panic!("launch")
+    };
+    assert_eq!(
+        (files, file_sizes.clone(), bs, writes, interval),
+        (7, vec![MIB, 4 * KIB], 128 * KIB, 64 * KIB, None)
+    );
+    // A tree job with count > 1 needs no {n} in its path (each instance has its own tree).
+    assert_eq!(sc.tasks[3].count, 2);
+}

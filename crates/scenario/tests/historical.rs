@@ -1,0 +1,102 @@
+//! The founding reports' setups, as shipped in `scenarios/`, in a short form (the same
+//! machines and workloads over a shorter run): what each must show under each generation.
+
+use std::path::Path;
+use wblab_sim::metrics::RunResult;
+
+const MS: u64 = 1_000_000;
+
+/// Every kernel of a shipped scenario, run for `secs` simulated seconds.
+fn run(file: &str, secs: u64) -> Vec<RunResult> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios").join(file);
+    let all = wblab_scenario::load_all(&path).unwrap_or_else(|e| panic!("{e}"));
+    all.into_iter()
+        .map(|mut sc| {
+            sc.duration = secs * 1_000_000_000;
+            sc.trace.writeback = false;
+            wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress)
+        })
+        .collect()
+}
+
+fn max_pause(r: &RunResult, group: &str) -> u64 {
+    r.tasks
+        .iter()
+        .filter(|t| t.name == group)
+        .map(|t| t.pauses.summary().max)
+        .max()
+        .unwrap_or(0)
+}
+
+fn by_kernel<'a>(runs: &'a [RunResult], k: &str) -> &'a RunResult {
+    runs.iter()
+        .find(|r| r.scenario.kernel == k)
+        .unwrap_or_else(|| panic!("no run of {k}"))
+}
+
+#[test]
+fn wu_2011_hdd_matrix_pauses() {
+    let mut old = Vec::new();
+    for n in [1, 2, 8, 100, 1000] {
+        let runs = run(&format!("2011-hdd-{n}dd.toml"), 20);
+        for k in ["3.2", "6.x"] {
+            let p = max_pause(by_kernel(&runs, k), "dd");
+            assert!(p > 0 && p <= 200 * MS, "{n} dd under {k}: max pause {} ms", p / MS);
+        }
+        old.push((n, max_pause(by_kernel(&runs, "2.6.38"), "dd")));
+    }
+    // 2.6.38: the worst pause grows with the number of dirtiers (Wu: > 300 ms with one dd,
+    // > 600 ms with two, > 2 s with eight).
+    for w in old.windows(2) {
+        assert!(
+            w[1].1 > w[0].1,
+            "2.6.38 max pause {} dd {} ms, {} dd {} ms",
+            w[0].0,
+            w[0].1 / MS,
+            w[1].0,
+            w[1].1 / MS
+        );
+    }
+    assert!(old[0].1 > 300 * MS, "2.6.38 with one dd: {} ms", old[0].1 / MS);
+    assert!(old[2].1 > 2_000 * MS, "2.6.38 with eight dd: {} ms", old[2].1 / MS);
+}
+
+#[test]
+fn wu_2011_ssd_1000dd_pauses() {
+    let runs = run("2011-ssd-1000dd.toml", 10);
+    for k in ["3.2", "6.x"] {
+        let p = max_pause(by_kernel(&runs, k), "dd");
+        assert!(p <= 200 * MS, "1000 dd under {k}: max pause {} ms", p / MS);
+    }
+    assert!(max_pause(by_kernel(&runs, "2.6.38"), "dd") > 1_000 * MS);
+}
+
+#[test]
+fn baker_2007_per_task_limits() {
+    let runs = run("2007-per-bdi.toml", 100);
+    let (old, new) = (by_kernel(&runs, "2.6.20"), by_kernel(&runs, "2.6.24"));
+    let mb_s = |r: &RunResult| r.tasks.iter().filter(|t| t.name == "dd").map(|t| t.throughput_mb_s()).sum::<f64>();
+    // dd is slower under 2.6.24 (the report: 34–36 → 21–22 MB/s): its own, lower limit.
+    assert!(
+        mb_s(new) < mb_s(old),
+        "dd {:.1} MB/s under 2.6.24, {:.1} under 2.6.20",
+        mb_s(new),
+        mb_s(old)
+    );
+    // The light writer (the terminal saving its few files) is throttled by the global limit
+    // in 2.6.20 and never in 2.6.24, where the heavy dirtier's task limit is 1/8 lower.
+    assert!(max_pause(old, "terminal") > 0);
+    assert_eq!(max_pause(new, "terminal"), 0);
+    // Every lstat of the walk lands in du's latency histogram (the report's stem plot).
+    let du = new.tasks.iter().find(|t| t.name == "du").expect("du");
+    assert!(du.op_latency.count() > 1_000);
+    // Dirty memory settles at each era's limit: 40 % of all memory against 10 % of the
+    // dirtyable memory.
+    let dirty = |r: &RunResult| r.vmstat.last().map(|s| s.nr_dirty + s.nr_writeback).unwrap_or(0);
+    assert!(
+        dirty(old) > 4 * dirty(new),
+        "dirty+writeback {} vs {} pages",
+        dirty(old),
+        dirty(new)
+    );
+}

@@ -1,0 +1,225 @@
+//! The request allocation of the legacy (pre-blk-mq) block layer, `struct request_list` of
+//! `block/ll_rw_blk.c` (2.6.0–2.6.23) and `block/blk-core.c` (2.6.24–4.x): what made a queue
+//! "congested" and what a writer blocked on when it was full.
+//!
+//! * Each direction has `nr_requests` (128) slots. A queue is marked congested when an
+//!   allocation brings the count to `nr_congestion_on` (= nr − nr/8 + 1 = 113) and uncongested
+//!   when a free brings it below `nr_congestion_off` (= nr − nr/8 − nr/16 − 1 = 103); the
+//!   latter wakes every `congestion_wait` sleeper in the system.
+//! * The task whose allocation fills the list becomes a *batcher*: for 32 more requests
+//!   (`BLK_BATCH_REQ`) or 20 ms (`BLK_BATCH_TIME`) it may allocate past `nr_requests`, up to
+//!   1.5 × `nr_requests`. Everyone else sleeps in `get_request_wait`, exclusively and in FIFO
+//!   order; each freed request below the limit wakes one, who retries as a batcher.
+//!
+//! Directions are READ/WRITE as in 2.6.20 (2.6.30 switched to sync/async; for buffered
+//! writeback and reads the two coincide).
+
+use super::queue::Submitter;
+use crate::drivers::Op;
+use crate::Ns;
+use std::collections::VecDeque;
+
+/// `BLK_BATCH_REQ`.
+pub const BLK_BATCH_REQ: u32 = 32;
+/// `BLK_BATCH_TIME` = HZ/50, in ns.
+pub const BLK_BATCH_TIME_NS: Ns = 20_000_000;
+
+fn dir(op: Op) -> usize {
+    match op {
+        Op::Read => 0,
+        Op::Write => 1,
+    }
+}
+
+/// `struct io_context`'s batching fields for one submitter.
+#[derive(Clone, Copy, Debug)]
+struct Batcher {
+    who: Submitter,
+    nr_batch_requests: u32,
+    last_waited: Ns,
+}
+
+#[derive(Debug)]
+pub struct RequestList {
+    pub nr_requests: u32,
+    pub congestion_on: u32,
+    pub congestion_off: u32,
+    /// Allocated requests per direction (READ, WRITE): queued, dispatched, not yet freed.
+    pub count: [u32; 2],
+    /// `BDI_read_congested` / `BDI_write_congested`.
+    pub congested: [bool; 2],
+    /// `QUEUE_FLAG_READFULL` / `WRITEFULL`.
+    full: [bool; 2],
+    /// Requests whose submitter sleeps in `get_request_wait`, FIFO per direction.
+    waiters: [VecDeque<u32>; 2],
+    batchers: Vec<Batcher>,
+}
+
+/// `blk_queue_congestion_threshold`.
+pub fn congestion_thresholds(nr: u32) -> (u32, u32) {
+    let on = (nr - nr / 8 + 1).min(nr);
+    let off = (nr as i64 - (nr / 8) as i64 - (nr / 16) as i64 - 1).max(1) as u32;
+    (on, off)
+}
+
+impl RequestList {
+    pub fn new(nr_requests: u32) -> Self {
+        let nr = nr_requests.max(4);
+        let (on, off) = congestion_thresholds(nr);
+        RequestList {
+            nr_requests: nr,
+            congestion_on: on,
+            congestion_off: off,
+            count: [0; 2],
+            congested: [false; 2],
+            full: [false; 2],
+            waiters: [VecDeque::new(), VecDeque::new()],
+            batchers: Vec::new(),
+        }
+    }
+
+    fn batcher(&mut self, who: Submitter) -> Option<&mut Batcher> {
+        self.batchers.iter_mut().find(|b| b.who == who)
+    }
+
+    /// `ioc_set_batching`.
+    fn set_batching(&mut self, who: Submitter, now: Ns) {
+        match self.batcher(who) {
+            Some(b) => {
+                b.nr_batch_requests = BLK_BATCH_REQ;
+                b.last_waited = now;
+            }
+            None => self.batchers.push(Batcher {
+                who,
+                nr_batch_requests: BLK_BATCH_REQ,
+                last_waited: now,
+            }),
+        }
+    }
+
+    /// `ioc_batching`: a fresh batcher, or one with requests left inside its 20 ms window.
+    fn batching(&mut self, who: Submitter, now: Ns) -> bool {
+        match self.batcher(who) {
+            Some(b) => b.nr_batch_requests == BLK_BATCH_REQ || (b.nr_batch_requests > 0 && now < b.last_waited + BLK_BATCH_TIME_NS),
+            None => false,
+        }
+    }
+
+    /// `get_request`: allocate a slot for `who`, or fail (the caller then waits).
+    pub fn get_request(&mut self, op: Op, who: Submitter, now: Ns) -> bool {
+        let rw = dir(op);
+        let c = self.count[rw];
+        if c + 1 >= self.congestion_on {
+            if c + 1 >= self.nr_requests {
+                if !self.full[rw] {
+                    self.set_batching(who, now);
+                    self.full[rw] = true;
+                } else if !self.batching(who, now) {
+                    return false;
+                }
+            }
+            self.congested[rw] = true;
+        }
+        // Batchers may go up to 50 % over the limit, never further.
+        if c >= 3 * self.nr_requests / 2 {
+            return false;
+        }
+        self.count[rw] += 1;
+        if self.batching(who, now) {
+            if let Some(b) = self.batcher(who) {
+                b.nr_batch_requests = b.nr_batch_requests.saturating_sub(1);
+            }
+        }
+        true
+    }
+
+    /// The submitter of request `id` sleeps in `get_request_wait`.
+    pub fn wait(&mut self, op: Op, id: u32) {
+        self.waiters[dir(op)].push_back(id);
+    }
+
+    /// `freed_request`: a request of direction `op` was freed. Returns whether the queue just
+    /// became uncongested in that direction (`clear_queue_congested` wakes the
+    /// `congestion_wait` sleepers), and the waiter woken to retry, if any: it retries at once
+    /// as a batcher (`ioc_set_batching` after the sleep) and gets the slot.
+    pub fn freed(&mut self, op: Op, now: Ns, waiter_of: impl Fn(u32) -> Submitter) -> (bool, Option<u32>) {
+        let rw = dir(op);
+        self.count[rw] = self.count[rw].saturating_sub(1);
+        let mut cleared = false;
+        if self.count[rw] < self.congestion_off {
+            cleared = true;
+            self.congested[rw] = false;
+        }
+        let mut woken = None;
+        if self.count[rw] < self.nr_requests {
+            self.full[rw] = false;
+            if let Some(id) = self.waiters[rw].pop_front() {
+                let who = waiter_of(id);
+                self.set_batching(who, now);
+                let ok = self.get_request(op, who, now);
+                debug_assert!(ok, "a woken waiter below the limit gets its slot");
+                woken = Some(id);
+            }
+        }
+        // Forget batchers whose window has closed, so the list stays short.
+        self.batchers
+            .retain(|b| b.nr_batch_requests > 0 && now < b.last_waited + BLK_BATCH_TIME_NS);
+        (cleared, woken)
+    }
+
+    pub fn waiting(&self) -> usize {
+        self.waiters[0].len() + self.waiters[1].len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thresholds_of_128_requests() {
+        assert_eq!(congestion_thresholds(128), (113, 103));
+        assert_eq!(congestion_thresholds(4), (4, 3));
+    }
+
+    #[test]
+    fn filling_the_list_makes_a_batcher_and_blocks_the_rest() {
+        let mut rl = RequestList::new(128);
+        let a = Submitter::Task(0);
+        let b = Submitter::Task(1);
+        for i in 0..127 {
+            assert!(rl.get_request(Op::Write, a, 0), "request {i}");
+        }
+        assert!(rl.congested[1], "congested from 113 on");
+        // The 128th fills the list and makes `a` the batcher; `b` now fails.
+        assert!(rl.get_request(Op::Write, a, 0));
+        assert!(!rl.get_request(Op::Write, b, 0));
+        // `a` may go on for its batch (31 left after the one that filled the list).
+        for _ in 0..31 {
+            assert!(rl.get_request(Op::Write, a, 1_000_000));
+        }
+        assert!(!rl.get_request(Op::Write, a, 1_000_000), "batch used up");
+        assert_eq!(rl.count[1], 159);
+        // Reads have their own slots.
+        assert!(rl.get_request(Op::Read, b, 0));
+        // Frees above the limit wake nobody; below it the first waiter gets the slot.
+        rl.wait(Op::Write, 77);
+        for _ in 0..31 {
+            assert_eq!(rl.freed(Op::Write, 2_000_000, |_| b), (false, None));
+        }
+        assert_eq!(rl.count[1], 128);
+        let (cleared, woken) = rl.freed(Op::Write, 2_000_000, |_| b);
+        assert_eq!((cleared, woken), (false, Some(77)));
+        assert_eq!(rl.count[1], 128, "the woken waiter took the freed slot");
+        // Draining below 103 clears congestion.
+        let mut cleared_at = None;
+        for _ in 0..30 {
+            let (c, _) = rl.freed(Op::Write, 3_000_000, |_| b);
+            if c && cleared_at.is_none() {
+                cleared_at = Some(rl.count[1]);
+            }
+        }
+        assert_eq!(cleared_at, Some(102));
+        assert!(!rl.congested[1]);
+    }
+}

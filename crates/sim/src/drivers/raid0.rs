@@ -1,0 +1,425 @@
+//! md RAID0: `members` devices of one model, striped in chunks.
+//!
+//! # What the kernel does (6.18, `drivers/md/raid0.c`)
+//!
+//! `raid0_set_limits` gives the array's queue `max_hw_sectors` = `chunk_sectors` (bios are also
+//! split at chunk boundaries: `lim.chunk_sectors`), `io_min` = the chunk and `io_opt` = chunk ×
+//! `raid_disks`, so read-ahead is two full stripes; the members' limits stack underneath
+//! (rotational and write cache are inherited). md is bio-based: no elevator, no tags, no
+//! blk-wbt of its own. `raid0_make_request` maps each piece of a bio to its zone and member
+//! (`map_sector`) and submits it to the member's queue, where the member's tags, elevator and
+//! wbt apply; the md bio completes when all its pieces have (`bio_chain`). The array has one
+//! bdi, so one wb and one flusher for all members.
+//!
+//! # The model ([`Raid0Params`])
+//!
+//! | field | meaning |
+//! |---|---|
+//! | `members` | member devices (`raid_disks`), all of `member`'s model and parameters |
+//! | `chunk` | stripe unit: chunk `k` of the array is chunk `k / members` of member `k % members` |
+//! | `member` | the members' model (`hdd`, `ssd` or `usb`) with its parameters |
+//!
+//! The array's capacity is split evenly: each member has `size / members` bytes (whole
+//! chunks). One zone: members of equal size, as the defaults and every scenario here make them.
+//!
+//! A request is cut at chunk boundaries; the pieces for one member are contiguous on it
+//! (chunks `k` and `k + members` of the array are neighbours on their member), so each member
+//! receives at most one part per request, which is what the member's plug merging would build
+//! from md's chunk-sized bios. A part goes to its member at once if the member has a free slot,
+//! else it waits in the member's FIFO (the member's queue). The request completes when its last
+//! part has. The array's queue depth is the sum of the members' (md has no tags; the members'
+//! queues are what bounds it).
+//!
+//! Events: each member's next event time is cached; `advance` runs members in time order
+//! (ties in member order), so completion order is exact and deterministic. Member devices draw
+//! their random streams from seeds the array's stream gives them.
+//!
+//! # Simplifications
+//!
+//! - The members' own elevators, blk-wbt and tag waits are not modelled: parts wait FIFO for a
+//!   member slot. The array's queue (no elevator, no wbt, as md's) is the only block layer.
+//! - Utilisation is the array's: time with at least one request inside.
+//! - No zones of unequal members, no discard/flush handling, no far/offset layouts (those are
+//!   raid10).
+
+use super::{build_model, DevRequest, Device};
+use crate::config::Raid0Params;
+use crate::engine::RngStream;
+use crate::Ns;
+use std::collections::VecDeque;
+
+/// No event.
+const NEVER: Ns = Ns::MAX;
+
+pub struct Raid0 {
+    members: Vec<Box<dyn Device>>,
+    /// Each member's next event time (NEVER if none).
+    next: Vec<Ns>,
+    /// Parts waiting for a slot in their member.
+    pending: Vec<VecDeque<DevRequest>>,
+    /// Requests inside, by slot: (request id, parts not yet completed). A part's id on its
+    /// member is its request's slot.
+    slots: Vec<(u32, u32)>,
+    free: Vec<u32>,
+    /// Scratch of `dispatch`: the part being built for each member, (first byte, bytes).
+    parts: Vec<(u64, u64)>,
+    touched: Vec<usize>,
+    /// Scratch of `advance`: part completions of one member step.
+    part_done: Vec<u32>,
+    chunk: u64,
+    depth: u32,
+    inside: u32,
+    busy_acc: Ns,
+    busy_since: Ns,
+}
+
+impl Raid0 {
+    pub fn new(p: &Raid0Params, size: u64, mut rng: RngStream) -> Self {
+        let n = p.members.max(1) as usize;
+        let chunk = p.chunk.max(4096);
+        let member_size = (size / n as u64 / chunk * chunk).max(chunk);
+        let members: Vec<Box<dyn Device>> = (0..n)
+            .map(|i| build_model(&p.member, member_size, RngStream::new(rng.next_u64(), &format!("member{i}"))))
+            .collect();
+        let depth = members.iter().map(|m| m.queue_depth()).sum::<u32>().max(1);
+        let per_member = members.iter().map(|m| m.queue_depth() as usize).max().unwrap_or(1);
+        Raid0 {
+            next: vec![NEVER; n],
+            pending: (0..n).map(|_| VecDeque::with_capacity(per_member)).collect(),
+            slots: Vec::with_capacity(depth as usize),
+            free: Vec::with_capacity(depth as usize),
+            parts: vec![(0, 0); n],
+            touched: Vec::with_capacity(n),
+            part_done: Vec::with_capacity(per_member),
+            members,
+            chunk,
+            depth,
+            inside: 0,
+            busy_acc: 0,
+            busy_since: 0,
+        }
+    }
+
+    /// Number of member devices.
+    pub fn members(&self) -> usize {
+        self.members.len()
+    }
+
+    /// Requests inside member `m` (for tests).
+    pub fn member_in_flight(&self, m: usize) -> u32 {
+        self.members[m].in_flight()
+    }
+
+    /// Where array byte `byte` lives: (member, byte on the member).
+    pub fn map(&self, byte: u64) -> (usize, u64) {
+        let n = self.members.len() as u64;
+        let (k, off) = (byte / self.chunk, byte % self.chunk);
+        ((k % n) as usize, (k / n) * self.chunk + off)
+    }
+
+    /// Give part `rq` to member `m` at `now`, or queue it there.
+    fn submit(&mut self, now: Ns, m: usize, rq: DevRequest) {
+        let dev = &mut self.members[m];
+        if self.pending[m].is_empty() && dev.in_flight() < dev.queue_depth() {
+            dev.dispatch(now, rq);
+            self.next[m] = dev.next_event().unwrap_or(NEVER);
+        } else {
+            self.pending[m].push_back(rq);
+        }
+    }
+}
+
+impl Device for Raid0 {
+    fn queue_depth(&self) -> u32 {
+        self.depth
+    }
+
+    fn in_flight(&self) -> u32 {
+        self.inside
+    }
+
+    fn dispatch(&mut self, now: Ns, rq: DevRequest) {
+        if self.inside == 0 {
+            self.busy_since = now;
+        }
+        self.inside += 1;
+        let slot = match self.free.pop() {
+            Some(s) => s,
+            None => {
+                self.slots.push((0, 0));
+                (self.slots.len() - 1) as u32
+            }
+        };
+        // Cut at chunk boundaries; a member's pieces are contiguous on it.
+        let start = rq.sector * 512;
+        let end = start + rq.bytes.max(1);
+        let mut b = start;
+        while b < end {
+            let len = (end - b).min(self.chunk - b % self.chunk);
+            let (m, mb) = self.map(b);
+            let part = &mut self.parts[m];
+            if part.1 == 0 {
+                *part = (mb, 0);
+                self.touched.push(m);
+            }
+            part.1 += len;
+            b += len;
+        }
+        self.slots[slot as usize] = (rq.id, self.touched.len() as u32);
+        for i in 0..self.touched.len() {
+            let m = self.touched[i];
+            let (byte, bytes) = std::mem::take(&mut self.parts[m]);
+            let part = DevRequest {
+                id: slot,
+                op: rq.op,
+                sector: byte / 512,
+                bytes,
+                sync: rq.sync,
+            };
+            self.submit(now, m, part);
+        }
+        self.touched.clear();
+    }
+
+    fn next_event(&self) -> Option<Ns> {
+        self.next.iter().copied().min().filter(|&t| t != NEVER)
+    }
+
+    fn advance(&mut self, now: Ns, done: &mut Vec<u32>) {
+        loop {
+            // The member whose event comes first (the lowest index on a tie).
+            let mut first: Option<(Ns, usize)> = None;
+            for (m, &t) in self.next.iter().enumerate() {
+                if t <= now && first.is_none_or(|(ft, _)| t < ft) {
+                    first = Some((t, m));
+                }
+            }
+            let Some((t, m)) = first else { break };
+            let mut parts = std::mem::take(&mut self.part_done);
+            parts.clear();
+            self.members[m].advance(t, &mut parts);
+            for &slot in &parts {
+                let s = &mut self.slots[slot as usize];
+                s.1 -= 1;
+                if s.1 == 0 {
+                    done.push(s.0);
+                    self.free.push(slot);
+                    self.inside -= 1;
+                    if self.inside == 0 {
+                        self.busy_acc += t.saturating_sub(self.busy_since);
+                    }
+                }
+            }
+            self.part_done = parts;
+            // The member has room again: start its waiting parts.
+            let dev = &mut self.members[m];
+            while dev.in_flight() < dev.queue_depth() {
+                let Some(part) = self.pending[m].pop_front() else { break };
+                dev.dispatch(t, part);
+            }
+            self.next[m] = dev.next_event().unwrap_or(NEVER);
+        }
+    }
+
+    fn busy_ns(&self, now: Ns) -> Ns {
+        if self.inside == 0 {
+            self.busy_acc
+        } else {
+            self.busy_acc + now.saturating_sub(self.busy_since)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{DeviceModelConfig, HddParams, SsdParams};
+    use crate::drivers::Op;
+    use crate::units::{KIB, MIB};
+
+    fn array(members: u32, member: DeviceModelConfig) -> Raid0 {
+        let p = Raid0Params {
+            members,
+            chunk: 512 * KIB,
+            member: Box::new(member),
+        };
+        let size = crate::config::default_size(&DeviceModelConfig::Raid0(p.clone()));
+        Raid0::new(&p, size, RngStream::new(1, "test/raid0"))
+    }
+
+    fn ssd() -> DeviceModelConfig {
+        DeviceModelConfig::Ssd(SsdParams {
+            write_bandwidth: 170_000_000,
+            read_bandwidth: 250_000_000,
+            ..SsdParams::default()
+        })
+    }
+
+    /// Closed loop keeping `qd` requests inside; completion time by id.
+    fn run(d: &mut dyn Device, qd: u32, n: usize, op: Op, bytes: u64) -> Vec<Ns> {
+        let mut out = vec![0; n];
+        let mut ids = Vec::new();
+        let (mut now, mut issued, mut finished) = (0, 0, 0);
+        while finished < n {
+            while issued < n && d.in_flight() < qd.min(d.queue_depth()) {
+                let rq = DevRequest {
+                    id: issued as u32,
+                    op,
+                    sector: issued as u64 * bytes / 512,
+                    bytes,
+                    sync: false,
+                };
+                d.dispatch(now, rq);
+                issued += 1;
+            }
+            now = d.next_event().expect("requests inside");
+            ids.clear();
+            d.advance(now, &mut ids);
+            for &id in &ids {
+                out[id as usize] = now;
+                finished += 1;
+            }
+        }
+        out
+    }
+
+    fn mb_s(bytes: u64, ns: Ns) -> f64 {
+        bytes as f64 / (ns as f64 * 1e-9) / 1e6
+    }
+
+    #[test]
+    fn aggregate_is_members_times_a_member() {
+        let member = ssd();
+        let single = {
+            let mut d = crate::drivers::build_model(&member, 1_000_000_000_000, RngStream::new(1, "one"));
+            let out = run(d.as_mut(), 8, 3000, Op::Write, 512 * KIB);
+            mb_s(2000 * 512 * KIB, out[2999] - out[999])
+        };
+        assert!((single / 170.0 - 1.0).abs() < 0.02, "member {single:.0} MB/s");
+        for n in [2u32, 4, 10] {
+            let mut d = array(n, member.clone());
+            assert_eq!(d.queue_depth(), 64 * n);
+            let total = 3000 * n as usize;
+            let out = run(&mut d, 8 * n, total, Op::Write, 512 * KIB);
+            let agg = mb_s((total - total / 3) as u64 * 512 * KIB, out[total - 1] - out[total / 3 - 1]);
+            assert!(
+                (agg / (n as f64 * single) - 1.0).abs() < 0.03,
+                "{n} members: {agg:.0} MB/s vs {single:.0} each"
+            );
+        }
+    }
+
+    #[test]
+    fn requests_split_at_chunk_boundaries() {
+        let mut d = array(4, ssd());
+        assert_eq!(d.map(0), (0, 0));
+        assert_eq!(d.map(512 * KIB), (1, 0));
+        assert_eq!(d.map(4 * 512 * KIB + 4096), (0, 512 * KIB + 4096));
+        // 512 KiB starting 128 KiB before a chunk boundary: two parts, on members 1 and 2.
+        let rq = DevRequest {
+            id: 7,
+            op: Op::Write,
+            sector: (2 * 512 * KIB - 128 * KIB) / 512,
+            bytes: 512 * KIB,
+            sync: false,
+        };
+        d.dispatch(0, rq);
+        assert_eq!(d.in_flight(), 1);
+        let inside: Vec<u32> = (0..4).map(|m| d.member_in_flight(m)).collect();
+        assert_eq!(inside, vec![0, 1, 1, 0]);
+        // It completes once, when both parts have.
+        let mut done = Vec::new();
+        let mut steps = 0;
+        while d.in_flight() > 0 {
+            let t = d.next_event().unwrap();
+            d.advance(t, &mut done);
+            steps += 1;
+        }
+        assert_eq!(done, vec![7]);
+        assert!(steps >= 1);
+        // A 4 MiB request over 4 members: one contiguous 1 MiB part each.
+        let mut d = array(4, ssd());
+        d.dispatch(
+            0,
+            DevRequest {
+                id: 1,
+                op: Op::Read,
+                sector: 0,
+                bytes: 4 * MIB,
+                sync: false,
+            },
+        );
+        let inside: Vec<u32> = (0..4).map(|m| d.member_in_flight(m)).collect();
+        assert_eq!(inside, vec![1, 1, 1, 1]);
+    }
+
+    #[test]
+    fn a_full_member_queues_its_parts() {
+        // Members of queue depth 1: a second request for the same member waits for the first.
+        let member = DeviceModelConfig::Hdd(HddParams {
+            queue_depth: 1,
+            ..HddParams::default()
+        });
+        let mut d = array(2, member);
+        assert_eq!(d.queue_depth(), 2);
+        for (id, chunk) in [(0u32, 0u64), (1, 2)] {
+            d.dispatch(
+                0,
+                DevRequest {
+                    id,
+                    op: Op::Read,
+                    sector: chunk * 512 * KIB / 512,
+                    bytes: 4096,
+                    sync: false,
+                },
+            );
+        }
+        assert_eq!((d.member_in_flight(0), d.member_in_flight(1)), (1, 0));
+        let mut done = Vec::new();
+        while d.in_flight() > 0 {
+            let t = d.next_event().unwrap();
+            d.advance(t, &mut done);
+        }
+        assert_eq!(done, vec![0, 1]);
+        assert!(d.busy_ns(Ns::MAX / 2) > 0);
+    }
+
+    fn trace(seed: u64) -> Vec<Ns> {
+        let mut d = array(3, DeviceModelConfig::Hdd(HddParams::default()));
+        let mut r = RngStream::new(seed, "test/raid0/mix");
+        let mut out = Vec::new();
+        let mut ids = Vec::new();
+        let mut now = 0;
+        for i in 0..600u32 {
+            while d.in_flight() >= 16 {
+                now = d.next_event().unwrap();
+                ids.clear();
+                d.advance(now, &mut ids);
+                out.extend(ids.iter().map(|&id| now ^ u64::from(id)));
+            }
+            let op = if r.below(2) == 0 { Op::Read } else { Op::Write };
+            let rq = DevRequest {
+                id: i,
+                op,
+                sector: r.below(1 << 30) * 8,
+                bytes: (1 + r.below(256)) * 4096,
+                sync: false,
+            };
+            d.dispatch(now, rq);
+        }
+        while let Some(t) = d.next_event() {
+            now = t;
+            ids.clear();
+            d.advance(now, &mut ids);
+            out.extend(ids.iter().map(|&id| now ^ u64::from(id)));
+        }
+        assert_eq!(out.len(), 600);
+        out
+    }
+
+    #[test]
+    fn deterministic_and_nothing_lost() {
+        assert_eq!(trace(4), trace(4));
+        assert_ne!(trace(4), trace(5));
+    }
+}

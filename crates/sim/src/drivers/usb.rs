@@ -1,0 +1,320 @@
+//! USB 2.0 flash key behind `usb-storage`: one command at a time, slow flash programming, and
+//! erase-block garbage collection that makes small scattered writes very slow.
+//!
+//! # Parameters ([`UsbParams`]) and where the defaults come from
+//!
+//! The defaults describe the cheap 8 GB USB 2.0 key of 2011 (Wu Fengguang's "UKEY" in the
+//! IO-less throttling tests, `1UKEY+1HDD-3G`): ~9 MB/s sequential writes, ~25 MB/s reads
+//! (the flash, under the ~35 MB/s the USB 2.0 bulk pipe carries), 4 MiB erase blocks of which
+//! the controller keeps two open (Arnd Bergmann's flashbench survey of 2011 keys and SD cards:
+//! 4 MiB allocation units, 1 to 5 open), about 1 ms per command.
+//!
+//! | field | meaning in the model |
+//! |---|---|
+//! | `read_bandwidth` | transfer rate of reads |
+//! | `write_bandwidth` | rate the key programs flash: appends, and the copies garbage collection makes |
+//! | `command_overhead` | fixed time of each command (bulk-only transport: command block wrapper, data phase set-up, status wrapper; the FTL lookup) |
+//! | `erase_block` | the flash erase block (allocation unit): the unit of garbage collection |
+//! | `open_blocks` | erase blocks the controller appends to at once before it must close one |
+//! | `queue_depth` | commands the device takes at once: 1 (`usb-storage`'s `can_queue`; UAS devices queue more) |
+//!
+//! # The model
+//!
+//! Commands are served one at a time, in dispatch order (bulk-only transport has no command
+//! queueing; with `queue_depth` > 1 the device still serves FIFO). A read takes
+//! `command_overhead + bytes / read_bandwidth`. A write takes `command_overhead` plus the time to
+//! program the bytes it costs at `write_bandwidth`, where the cost follows the controller's
+//! erase-block bookkeeping (a "linear" allocation unit FTL):
+//!
+//! - the controller keeps up to `open_blocks` erase blocks open, each filled from its start up
+//!   to a fill point, least recently written first;
+//! - a write at an open block's fill point appends: it costs its own bytes. A write past the
+//!   fill point first copies the old data of the gap;
+//! - a write to a block that is not open opens it: the old data before the write's offset is
+//!   copied into the new block; if `open_blocks` are already open, the least recently written
+//!   one is closed first, which copies its old data from the fill point to the block's end;
+//! - a write below an open block's fill point (a rewrite) closes and reopens that block: it
+//!   costs the block's unwritten tail, the head before the write, and the write;
+//! - a block filled to its end is closed for free.
+//!
+//! So a sequential stream runs at `write_bandwidth` (less the command overhead: 120 KiB
+//! requests, `usb-storage`'s limit, reach ~8.4 MB/s with the defaults), while a random 4 KiB
+//! write costs a whole erase block copied, `erase_block / write_bandwidth` ≈ 0.47 s: about
+//! 2 IOPS, which is what cheap keys measure.
+//!
+//! # Simplifications
+//!
+//! - No erase time, wear levelling, bad blocks or read disturb; the copies of garbage
+//!   collection run at the program rate (real controllers copy at about that speed).
+//! - Reads do not depend on the FTL state and never wait for garbage collection except by
+//!   queueing behind the command that does it.
+//! - `DevRequest::sync` is ignored: the key has no volatile cache to flush ("write through").
+
+use super::{xfer, DevRequest, Device, Op};
+use crate::config::UsbParams;
+use crate::Ns;
+use std::collections::VecDeque;
+
+pub struct Usb {
+    p: UsbParams,
+    /// Open erase blocks, least recently written first: (block index, bytes filled from its
+    /// start).
+    open: Vec<(u64, u64)>,
+    /// When the device finishes the commands it has.
+    free_at: Ns,
+    /// Completions in dispatch order: (time, request id).
+    done: VecDeque<(Ns, u32)>,
+    /// Bytes programmed by garbage collection (copies), not by the host.
+    pub gc_bytes: u64,
+    busy_acc: Ns,
+    busy_since: Ns,
+}
+
+impl Usb {
+    pub fn new(p: UsbParams) -> Self {
+        let open = Vec::with_capacity(p.open_blocks.max(1) as usize);
+        let qd = p.queue_depth.max(1) as usize;
+        Usb {
+            p,
+            open,
+            free_at: 0,
+            done: VecDeque::with_capacity(qd),
+            gc_bytes: 0,
+            busy_acc: 0,
+            busy_since: 0,
+        }
+    }
+
+    /// Bytes the controller programs to write `[byte, byte + bytes)`, updating its open blocks.
+    fn write_cost(&mut self, byte: u64, bytes: u64) -> u64 {
+        let eb = self.p.erase_block.max(4096);
+        let max_open = self.p.open_blocks.max(1) as usize;
+        let end = byte + bytes.max(1);
+        let mut pos = byte;
+        let mut programmed = 0;
+        while pos < end {
+            let blk = pos / eb;
+            let at = pos % eb;
+            let piece = (end - pos).min(eb - at);
+            let cost = match self.open.iter().position(|&(b, _)| b == blk) {
+                Some(i) => {
+                    let fill = self.open[i].1;
+                    // Appending (after copying any gap), or a rewrite: close the block (its
+                    // tail) and start it again (its head).
+                    let cost = if at >= fill { at - fill + piece } else { eb - fill + at + piece };
+                    self.open[i].1 = at + piece;
+                    // Most recently written last.
+                    self.open[i..].rotate_left(1);
+                    cost
+                }
+                None => {
+                    let mut cost = at + piece;
+                    if self.open.len() >= max_open {
+                        let (_, fill) = self.open.remove(0);
+                        cost += eb - fill;
+                    }
+                    self.open.push((blk, at + piece));
+                    cost
+                }
+            };
+            // A block written to its end is closed, with nothing left to copy.
+            if self.open.last().is_some_and(|&(_, fill)| fill >= eb) {
+                self.open.pop();
+            }
+            self.gc_bytes += cost - piece;
+            programmed += cost;
+            pos += piece;
+        }
+        programmed
+    }
+}
+
+impl Device for Usb {
+    fn queue_depth(&self) -> u32 {
+        self.p.queue_depth.max(1)
+    }
+
+    fn in_flight(&self) -> u32 {
+        self.done.len() as u32
+    }
+
+    fn dispatch(&mut self, now: Ns, rq: DevRequest) {
+        if self.done.is_empty() {
+            self.busy_since = now;
+        }
+        let work = match rq.op {
+            Op::Read => xfer(rq.bytes, self.p.read_bandwidth),
+            Op::Write => {
+                let bytes = self.write_cost(rq.sector * 512, rq.bytes);
+                xfer(bytes, self.p.write_bandwidth)
+            }
+        };
+        let end = self.free_at.max(now) + self.p.command_overhead + work;
+        self.free_at = end;
+        self.done.push_back((end, rq.id));
+    }
+
+    fn next_event(&self) -> Option<Ns> {
+        self.done.front().map(|&(t, _)| t)
+    }
+
+    fn advance(&mut self, now: Ns, done: &mut Vec<u32>) {
+        while let Some(&(t, id)) = self.done.front() {
+            if t > now {
+                break;
+            }
+            self.done.pop_front();
+            done.push(id);
+            if self.done.is_empty() {
+                self.busy_acc += t.saturating_sub(self.busy_since);
+            }
+        }
+    }
+
+    fn busy_ns(&self, now: Ns) -> Ns {
+        if self.done.is_empty() {
+            self.busy_acc
+        } else {
+            self.busy_acc + now.saturating_sub(self.busy_since)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::RngStream;
+    use crate::units::{KIB, MIB};
+
+    /// Closed loop keeping `qd` requests inside; (issue, completion) per request.
+    fn run(d: &mut Usb, qd: u32, n: usize, mut next: impl FnMut(usize) -> (Op, u64, u64)) -> Vec<(Ns, Ns)> {
+        let mut issued = Vec::new();
+        let mut out = vec![(0, 0); n];
+        let mut ids = Vec::new();
+        let mut now = 0;
+        let mut finished = 0;
+        while finished < n {
+            while issued.len() < n && d.in_flight() < qd.min(d.queue_depth()) {
+                let i = issued.len();
+                let (op, byte, bytes) = next(i);
+                d.dispatch(
+                    now,
+                    DevRequest {
+                        id: i as u32,
+                        op,
+                        sector: byte / 512,
+                        bytes,
+                        sync: false,
+                    },
+                );
+                issued.push(now);
+            }
+            now = d.next_event().expect("requests inside");
+            ids.clear();
+            d.advance(now, &mut ids);
+            for &id in &ids {
+                out[id as usize] = (issued[id as usize], now);
+                finished += 1;
+            }
+        }
+        out
+    }
+
+    fn mb_s(bytes: u64, ns: Ns) -> f64 {
+        bytes as f64 / (ns as f64 * 1e-9) / 1e6
+    }
+
+    #[test]
+    fn one_command_at_a_time() {
+        let p = UsbParams::default();
+        let mut d = Usb::new(p.clone());
+        assert_eq!(d.queue_depth(), 1);
+        // Even handed several, it serves them one after the other.
+        for i in 0..3 {
+            d.dispatch(
+                0,
+                DevRequest {
+                    id: i,
+                    op: Op::Read,
+                    sector: u64::from(i) * 8,
+                    bytes: 4096,
+                    sync: false,
+                },
+            );
+        }
+        let one = p.command_overhead + xfer(4096, p.read_bandwidth);
+        let mut done = Vec::new();
+        for k in 1..=3 {
+            let t = d.next_event().unwrap();
+            assert_eq!(t, k * one);
+            d.advance(t, &mut done);
+        }
+        assert_eq!(done, vec![0, 1, 2]);
+        assert_eq!(d.busy_ns(10 * one), 3 * one);
+    }
+
+    #[test]
+    fn sequential_rates_match_the_parameters() {
+        let p = UsbParams::default();
+        for (op, bw) in [(Op::Write, p.write_bandwidth), (Op::Read, p.read_bandwidth)] {
+            // 1 MiB requests: the bandwidth, less one command overhead per request (1-3 %).
+            let mut d = Usb::new(p.clone());
+            let out = run(&mut d, 1, 64, |i| (op, i as u64 * MIB, MIB));
+            let rate = mb_s(64 * MIB, out.last().unwrap().1);
+            let want = mb_s(MIB, p.command_overhead + xfer(MIB, bw));
+            assert!((rate / want - 1.0).abs() < 0.001, "{op:?}: {rate:.2} MB/s, want {want:.2}");
+            assert!((rate / (bw as f64 / 1e6) - 1.0).abs() < 0.03, "{op:?}: {rate:.2} MB/s");
+            assert_eq!(d.gc_bytes, 0);
+        }
+        // 120 KiB requests (usb-storage's max_sectors): ~8.4 MB/s of writes.
+        let mut d = Usb::new(p.clone());
+        let bs = 120 * KIB;
+        let out = run(&mut d, 1, 500, |i| (Op::Write, i as u64 * bs, bs));
+        let rate = mb_s(500 * bs, out.last().unwrap().1);
+        assert!((8.0..8.8).contains(&rate), "{rate:.2} MB/s");
+        assert_eq!(d.gc_bytes, 0, "sequential writes never copy");
+    }
+
+    #[test]
+    fn random_small_writes_copy_erase_blocks() {
+        let p = UsbParams::default();
+        let mut rng = RngStream::new(1, "test/usb");
+        let blocks = 8_000_000_000 / 4096;
+        let lbas: Vec<u64> = (0..200).map(|_| rng.below(blocks) * 4096).collect();
+        let mut d = Usb::new(p.clone());
+        let out = run(&mut d, 1, lbas.len(), |i| (Op::Write, lbas[i], 4096));
+        let iops = lbas.len() as f64 / (out.last().unwrap().1 as f64 * 1e-9);
+        // A whole erase block programmed per write: ~2 IOPS.
+        let ideal = p.write_bandwidth as f64 / p.erase_block as f64;
+        assert!(iops > 0.9 * ideal && iops < 1.2 * ideal, "{iops:.2} IOPS, ~{ideal:.2} expected");
+        // Random reads do not care: ~1 ms each.
+        let mut d = Usb::new(p.clone());
+        let out = run(&mut d, 1, lbas.len(), |i| (Op::Read, lbas[i], 4096));
+        let lat = out[0].1 - out[0].0;
+        assert_eq!(lat, p.command_overhead + xfer(4096, p.read_bandwidth));
+    }
+
+    #[test]
+    fn erase_block_bookkeeping() {
+        let p = UsbParams::default();
+        let eb = p.erase_block;
+        let mut d = Usb::new(p.clone());
+        // Two streams in different blocks fit the two open blocks: no copies.
+        assert_eq!(d.write_cost(0, 64 * KIB), 64 * KIB);
+        assert_eq!(d.write_cost(10 * eb, 64 * KIB), 64 * KIB);
+        assert_eq!(d.write_cost(64 * KIB, 64 * KIB), 64 * KIB);
+        assert_eq!(d.write_cost(10 * eb + 64 * KIB, 64 * KIB), 64 * KIB);
+        // A third stream closes the least recently written block (block 0, filled to 128 KiB).
+        assert_eq!(d.write_cost(20 * eb, 4096), 4096 + (eb - 128 * KIB));
+        // Opening mid-block copies the head; a gap is copied too.
+        assert_eq!(d.write_cost(30 * eb + 8192, 4096), 8192 + 4096 + (eb - 128 * KIB));
+        assert_eq!(d.write_cost(30 * eb + 16384, 4096), 4096 + 4096);
+        // A rewrite below the fill point: tail + head + the write.
+        assert_eq!(d.write_cost(30 * eb, 4096), (eb - 20480) + 4096);
+        // Filling a block to its end closes it for free; the next block starts clean.
+        let mut d = Usb::new(p.clone());
+        assert_eq!(d.write_cost(0, eb + 4096), eb + 4096);
+        assert_eq!(d.open, vec![(1, 4096)]);
+        assert_eq!(d.gc_bytes, 0);
+    }
+}

@@ -1,0 +1,110 @@
+//! On-disk metadata of a directory tree, as ext3/ext4 lay it out: the disk is cut into block
+//! groups (128 MiB); each holds an inode table (`inode_size`-byte inodes, 4096/size to a
+//! block) and the blocks of its directories. A tree's directories fill the groups in order,
+//! each directory's entries getting consecutive inode numbers right after the directory's own.
+//!
+//! The model keeps the cached metadata blocks in the page cache of one mapping per tree (the
+//! block device's page cache in the kernel), so they compete with dirty pages for memory.
+//! `lstat` of an inode whose table block is cached costs only CPU; otherwise it is one 4 KiB
+//! synchronous read of that block. Reading a directory (`getdents`) reads its blocks the
+//! same way. Dentries and in-memory inodes (the slab caches) are not modelled: a cached
+//! inode-table block stands for a cached inode.
+
+/// Blocks (pages) per ext3/ext4 block group of 4 KiB blocks: 32768 = 128 MiB.
+pub const BLOCKS_PER_GROUP: u64 = 32_768;
+/// Inodes per group for `mke2fs` defaults (one inode per 8 KiB of disk).
+pub const INODES_PER_GROUP: u64 = 16_384;
+/// Bytes of a directory entry: 8-byte header plus a ~12-byte name, rounded to 4.
+pub const DIRENT_BYTES: u64 = 20;
+
+#[derive(Clone, Debug)]
+pub struct MetaTree {
+    /// The mapping (inode index of the machine) holding the tree's metadata pages.
+    pub file: u32,
+    pub dirs: u64,
+    /// Entries (files) per directory.
+    pub entries: u64,
+    pub inodes_per_block: u64,
+    /// Blocks of one directory.
+    pub dir_blocks: u64,
+    pub dirs_per_group: u64,
+    /// Pages one group of the tree spans on disk (its inode table, directory blocks and the
+    /// data blocks between them).
+    pub group_pages: u64,
+}
+
+impl MetaTree {
+    /// A tree of `dirs` directories of `entries` entries each. `spread` puts every directory
+    /// in a group of its own (system directories like /etc, /usr, /var live far apart);
+    /// otherwise directories pack into groups of `INODES_PER_GROUP` inodes.
+    pub fn new(dirs: u64, entries: u64, inode_size: u64, spread: bool) -> Self {
+        let inodes_per_block = (4096 / inode_size.clamp(128, 4096)).max(1);
+        let dir_blocks = ((entries + 2) * DIRENT_BYTES).div_ceil(4096).max(1);
+        let dirs_per_group = if spread { 1 } else { (INODES_PER_GROUP / (entries + 1)).max(1) };
+        MetaTree {
+            file: 0,
+            dirs: dirs.max(1),
+            entries,
+            inodes_per_block,
+            dir_blocks,
+            dirs_per_group,
+            group_pages: BLOCKS_PER_GROUP,
+        }
+    }
+
+    pub fn groups(&self) -> u64 {
+        self.dirs.div_ceil(self.dirs_per_group)
+    }
+
+    /// Pages of disk the tree spans (whole groups).
+    pub fn span_pages(&self) -> u64 {
+        self.groups() * self.group_pages
+    }
+
+    /// Files in the tree (directories not counted).
+    pub fn files(&self) -> u64 {
+        self.dirs * self.entries
+    }
+
+    fn itable_pages(&self) -> u64 {
+        (self.dirs_per_group * (self.entries + 1)).div_ceil(self.inodes_per_block)
+    }
+
+    /// Page of the inode of entry `e` of directory `d` (e = 0: the directory itself).
+    pub fn inode_page(&self, d: u64, e: u64) -> u64 {
+        let g = d / self.dirs_per_group;
+        let ino_in_group = (d % self.dirs_per_group) * (self.entries + 1) + e;
+        g * self.group_pages + ino_in_group / self.inodes_per_block
+    }
+
+    /// Page `k` of directory `d`'s blocks.
+    pub fn dir_page(&self, d: u64, k: u64) -> u64 {
+        let g = d / self.dirs_per_group;
+        g * self.group_pages + self.itable_pages() + (d % self.dirs_per_group) * self.dir_blocks + k
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layout_packs_inodes_and_directories_into_groups() {
+        // ext3, 128-byte inodes: 32 per block; 20 files per dir → 21 inodes per dir,
+        // 780 dirs per group, 16,380 inodes → 512 table blocks.
+        let t = MetaTree::new(2_000, 20, 128, false);
+        assert_eq!((t.inodes_per_block, t.dir_blocks, t.dirs_per_group), (32, 1, 780));
+        assert_eq!(t.groups(), 3);
+        assert_eq!(t.files(), 40_000);
+        assert_eq!(t.inode_page(0, 0), 0);
+        assert_eq!(t.inode_page(0, 20), 0);
+        assert_eq!(t.inode_page(1, 11), 1, "inode 32 is in the second block");
+        assert_eq!(t.dir_page(0, 0), 512);
+        assert_eq!(t.dir_page(779, 0), 512 + 779);
+        assert_eq!(t.inode_page(780, 0), BLOCKS_PER_GROUP);
+        // ls of system directories: one group each, 200 entries fit one block.
+        let t = MetaTree::new(8, 200, 256, true);
+        assert_eq!((t.dirs_per_group, t.dir_blocks, t.inodes_per_block), (1, 1, 16));
+        assert_eq!(t.dir_page(3, 0), 3 * BLOCKS_PER_GROUP + 13);
+    }
+}

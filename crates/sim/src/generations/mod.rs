@@ -1,0 +1,329 @@
+//! Kernel generations: which policy of each kind a kernel version runs, and that era's default
+//! knobs. A scenario names a version (`kernel = "2.6.20"`); [`resolve`] finds the generation it
+//! falls in and [`Generation::policy`] gives the pieces, each of which a scenario may override.
+//!
+//! The table is the one place that knows history. Sources are cited per row; where the version
+//! of a change is from memory rather than a tree it says so (see README "Kernel generations").
+
+use crate::config::{FlusherKind, PolicyConfig, QueueConfig, QueueEra, ReclaimKind, Scenario, ThrottleKind, VmSysctl, WritebackChunk};
+use std::cmp::Ordering;
+
+pub mod runtime;
+use std::fmt;
+
+/// A kernel release as (major, minor, patch); "6.x" reads as (6, u32::MAX, 0).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Version(pub u32, pub u32, pub u32);
+
+impl Version {
+    /// The 2.6 series numbers its releases in the third field; later series in the second.
+    pub const fn new(a: u32, b: u32, c: u32) -> Self {
+        Version(a, b, c)
+    }
+}
+
+impl fmt::Display for Version {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Version(a, u32::MAX, _) => write!(f, "{a}.x"),
+            Version(2, 6, c) => write!(f, "2.6.{c}"),
+            Version(a, b, 0) => write!(f, "{a}.{b}"),
+            Version(a, b, c) => write!(f, "{a}.{b}.{c}"),
+        }
+    }
+}
+
+/// One generation of the writeback path.
+#[derive(Clone, Debug)]
+pub struct Generation {
+    /// The name a scenario may use for it, e.g. "2.6.24".
+    pub name: &'static str,
+    /// First and last release the generation covers (inclusive).
+    pub first: Version,
+    pub last: Version,
+    pub throttle: ThrottleKind,
+    pub flusher: FlusherKind,
+    pub reclaim: ReclaimKind,
+    pub queue: QueueEra,
+    pub chunk: WritebackChunk,
+    /// What the generation is, in one line.
+    pub summary: &'static str,
+}
+
+/// Every generation, oldest first.
+pub const GENERATIONS: &[Generation] = &[
+    Generation {
+        name: "2.6.20",
+        first: Version(2, 6, 0),
+        last: Version(2, 6, 23),
+        throttle: ThrottleKind::Global,
+        flusher: FlusherKind::Pdflush,
+        reclaim: ReclaimKind::Pageout,
+        queue: QueueEra::Legacy,
+        chunk: WritebackChunk::Fixed,
+        summary: "one global dirty threshold; the dirtier writes back write_chunk pages itself and sleeps in 100 ms congestion waits; pdflush pool; reclaim writes dirty pages",
+    },
+    Generation {
+        name: "2.6.24",
+        first: Version(2, 6, 24),
+        last: Version(2, 6, 31),
+        throttle: ThrottleKind::PerBdi,
+        flusher: FlusherKind::Pdflush,
+        reclaim: ReclaimKind::Pageout,
+        queue: QueueEra::Legacy,
+        chunk: WritebackChunk::Fixed,
+        summary: "per-bdi thresholds from floating proportions of completions, heavy dirtiers get a 1/8 lower task limit (per-BDI v9); still I/O-issuing dirtiers, pdflush, pageout reclaim",
+    },
+    Generation {
+        name: "2.6.32",
+        first: Version(2, 6, 32),
+        last: Version(2, 6, 34),
+        throttle: ThrottleKind::PerBdi,
+        flusher: FlusherKind::PerBdi,
+        reclaim: ReclaimKind::Pageout,
+        queue: QueueEra::Legacy,
+        chunk: WritebackChunk::Fixed,
+        summary: "per-bdi flusher threads replace pdflush (1024-page chunks); throttling still per-bdi and I/O-issuing, bdi OR global exceeded, 100 ms congestion waits",
+    },
+    Generation {
+        name: "2.6.38",
+        first: Version(2, 6, 35),
+        last: Version(3, 1, u32::MAX),
+        throttle: ThrottleKind::PerBdi,
+        flusher: FlusherKind::PerBdi,
+        reclaim: ReclaimKind::Pageout,
+        queue: QueueEra::Legacy,
+        chunk: WritebackChunk::Fixed,
+        summary: "as 2.6.32 but the throttle loop sleeps 1, 2, 4 ... 100 ms instead of congestion waits: the erratic multi-second pauses of Wu's 2011 report",
+    },
+    Generation {
+        name: "3.2",
+        first: Version(3, 2, 0),
+        last: Version(3, u32::MAX - 1, u32::MAX),
+        throttle: ThrottleKind::IoLess,
+        flusher: FlusherKind::PerBdi,
+        reclaim: ReclaimKind::KswapdPageout,
+        queue: QueueEra::Legacy,
+        chunk: WritebackChunk::Bandwidth,
+        summary: "IO-less balance_dirty_pages as merged in 3.2: bandwidth estimation, pos_ratio, dirty_ratelimit, pauses up to 200 ms; direct reclaim no longer writes file pages",
+    },
+    Generation {
+        name: "6.x",
+        first: Version(4, 0, 0),
+        last: Version(6, u32::MAX, u32::MAX),
+        throttle: ThrottleKind::Modern,
+        flusher: FlusherKind::Modern,
+        reclaim: ReclaimKind::Modern,
+        queue: QueueEra::BlkMq,
+        chunk: WritebackChunk::Bandwidth,
+        summary: "Linux 6.18: wb domains, strictlimit, min/max pause, blk-mq with blk-wbt, reclaim never writes file pages and throttles in reclaim_throttle",
+    },
+];
+
+/// Why a version string was refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum VersionError {
+    /// Not a version at all.
+    Garbage(String),
+    /// A real version the model has no generation for yet.
+    NotModelled(String),
+}
+
+impl VersionError {
+    pub fn message(&self) -> String {
+        match self {
+            VersionError::Garbage(s) => format!("`{s}` is not a kernel version"),
+            VersionError::NotModelled(s) => format!("kernel `{s}` is not modelled"),
+        }
+    }
+
+    pub fn hint(&self) -> String {
+        match self {
+            VersionError::NotModelled(s) if s.starts_with("2.4") || s.starts_with("2.5") || s.starts_with("2.2") => {
+                "2.4/2.5 eras: not yet (issue tracker); modelled generations: ".to_string() + &names()
+            }
+            _ => format!("write a release like \"2.6.20\", \"3.2\", \"6.18.2\" or a generation: {}", names()),
+        }
+    }
+}
+
+fn names() -> String {
+    GENERATIONS.iter().map(|g| g.name).collect::<Vec<_>>().join(", ")
+}
+
+/// Parse "2.6.20", "2.6.38-rc7", "3.2", "4.19", "6.x", "6.18.2", "v3.2" into a version.
+pub fn parse_version(s: &str) -> Result<Version, VersionError> {
+    let t = s.trim();
+    let t = t.strip_prefix(['v', 'V']).unwrap_or(t);
+    // Drop a suffix: "-rc7", "-mm1", "+", "-generic".
+    let core = t.split(['-', '+', ' ', '_']).next().unwrap_or("");
+    let mut parts = core.split('.');
+    let num = |p: Option<&str>| -> Option<u32> { p.filter(|x| !x.is_empty() && x.len() <= 6).and_then(|x| x.parse().ok()) };
+    let garbage = || VersionError::Garbage(s.to_string());
+    let a = num(parts.next()).ok_or_else(garbage)?;
+    let b_raw = parts.next();
+    let (b, c) = match b_raw {
+        Some("x") | Some("X") => {
+            if parts.next().is_some() {
+                return Err(garbage());
+            }
+            (u32::MAX, 0)
+        }
+        other => {
+            let b = num(other).ok_or_else(garbage)?;
+            let c = match parts.next() {
+                None => 0,
+                p => num(p).ok_or_else(garbage)?,
+            };
+            // A fourth field (2.6.20.4 stable releases) is accepted and ignored.
+            if let Some(d) = parts.next() {
+                num(Some(d)).ok_or_else(garbage)?;
+            }
+            if parts.next().is_some() {
+                return Err(garbage());
+            }
+            (b, c)
+        }
+    };
+    if a == 0 || a > 99 {
+        return Err(garbage());
+    }
+    Ok(Version(a, b, c))
+}
+
+/// The generation a version string falls in.
+pub fn resolve(s: &str) -> Result<&'static Generation, VersionError> {
+    let v = parse_version(s)?;
+    // "6.x" and other "N.x" names: the generation whose range contains N.0.
+    let probe = if v.1 == u32::MAX { Version(v.0, 0, 0) } else { v };
+    for g in GENERATIONS {
+        if g.first.cmp(&probe) != Ordering::Greater && probe.cmp(&g.last) != Ordering::Greater {
+            return Ok(g);
+        }
+    }
+    Err(VersionError::NotModelled(s.trim().to_string()))
+}
+
+impl Generation {
+    /// The resolved policy pieces of this generation for the release string `kernel`.
+    pub fn policy(&self) -> PolicyConfig {
+        PolicyConfig {
+            generation: self.name.to_string(),
+            throttle: self.throttle,
+            flusher: self.flusher,
+            reclaim: self.reclaim,
+            queue: self.queue,
+            writeback_chunk: self.chunk,
+        }
+    }
+}
+
+/// The `vm.dirty_*` defaults a release booted with: (dirty_background_ratio, dirty_ratio).
+///
+/// 40/10 from 2.5.37 to 2.6.21; cut to 10/5 for 2.6.22 ("we also cut the default dirty
+/// percentage by a factor of four", Linus, Aug 2007; the 2.6.24 tree has 10/5); doubled to
+/// 20/10 for 2.6.30 (from memory: the 2.6.29-era tree with `vm_dirty_bytes` already has 20).
+pub fn default_dirty_ratios(v: Version) -> (u32, u32) {
+    if v < Version(2, 6, 22) {
+        (10, 40)
+    } else if v < Version(2, 6, 30) {
+        (5, 10)
+    } else {
+        (10, 20)
+    }
+}
+
+/// The sysctl defaults of a release: today's, with that era's dirty ratios.
+pub fn default_sysctl(kernel: &str) -> VmSysctl {
+    let mut s = VmSysctl::default();
+    if let Ok(v) = parse_version(kernel) {
+        let v = if v.1 == u32::MAX { Version(v.0, 99, 0) } else { v };
+        let (bg, dirty) = default_dirty_ratios(v);
+        s.dirty_background_ratio = bg;
+        s.dirty_ratio = dirty;
+    }
+    s
+}
+
+/// `BLKDEV_MAX_RQ`: request slots per direction of a legacy (pre-blk-mq) queue.
+pub const LEGACY_NR_REQUESTS: u32 = 128;
+/// `BLK_DEF_MAX_SECTORS` (1024 sectors) of the legacy era, in KiB.
+pub const LEGACY_MAX_SECTORS_KB: u32 = 512;
+
+/// Queue knobs a legacy-era kernel set at probe time: 128 requests per direction, 512 KiB
+/// requests, 128 KiB readahead (`VM_MAX_READAHEAD`), no blk-wbt (4.10+).
+pub fn legacy_queue(q: &mut QueueConfig) {
+    q.nr_requests = LEGACY_NR_REQUESTS;
+    q.max_sectors_kb = LEGACY_MAX_SECTORS_KB;
+    q.read_ahead_kb = 128;
+    q.wbt_lat_usec = 0;
+}
+
+/// Switch a scenario built in code to `kernel`: its generation's policies, that release's
+/// default dirty ratios and, for legacy-queue eras, the probe-time queue knobs. (Scenario files
+/// do the same while parsing, keeping what the file sets explicitly.)
+pub fn set_kernel(sc: &mut Scenario, kernel: &str) -> Result<(), VersionError> {
+    let g = resolve(kernel)?;
+    sc.kernel = kernel.to_string();
+    sc.policy = g.policy();
+    let d = default_sysctl(kernel);
+    sc.sysctl.dirty_ratio = d.dirty_ratio;
+    sc.sysctl.dirty_background_ratio = d.dirty_background_ratio;
+    if g.queue == QueueEra::Legacy {
+        for dev in &mut sc.devices {
+            legacy_queue(&mut dev.queue);
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_parse_with_suffixes_and_generations_cover_them() {
+        assert_eq!(parse_version("2.6.20"), Ok(Version(2, 6, 20)));
+        assert_eq!(parse_version("2.6.38-rc7"), Ok(Version(2, 6, 38)));
+        assert_eq!(parse_version("3.2"), Ok(Version(3, 2, 0)));
+        assert_eq!(parse_version("v4.19"), Ok(Version(4, 19, 0)));
+        assert_eq!(parse_version("6.18.2"), Ok(Version(6, 18, 2)));
+        assert_eq!(parse_version("2.6.20.4"), Ok(Version(2, 6, 20)));
+        assert_eq!(parse_version("6.x"), Ok(Version(6, u32::MAX, 0)));
+        for bad in ["", "six", "6.", "2..6", "2.6.x.1", "x.6", "1.2.3.4.5", "0.1"] {
+            assert!(matches!(parse_version(bad), Err(VersionError::Garbage(_))), "{bad}");
+        }
+        let name = |s: &str| resolve(s).map(|g| g.name);
+        assert_eq!(name("2.6.0"), Ok("2.6.20"));
+        assert_eq!(name("2.6.23"), Ok("2.6.20"));
+        assert_eq!(name("2.6.24"), Ok("2.6.24"));
+        assert_eq!(name("2.6.31"), Ok("2.6.24"));
+        assert_eq!(name("2.6.32"), Ok("2.6.32"));
+        assert_eq!(name("2.6.38-rc7"), Ok("2.6.38"));
+        assert_eq!(name("3.0"), Ok("2.6.38"));
+        assert_eq!(name("3.1.10"), Ok("2.6.38"));
+        assert_eq!(name("3.2"), Ok("3.2"));
+        assert_eq!(name("3.19"), Ok("3.2"));
+        assert_eq!(name("4.19"), Ok("6.x"));
+        assert_eq!(name("6.x"), Ok("6.x"));
+        assert_eq!(name("6.18.2"), Ok("6.x"));
+        assert!(matches!(resolve("2.4.17"), Err(VersionError::NotModelled(_))));
+        assert!(resolve("2.4.17").unwrap_err().hint().contains("2.4/2.5 eras: not yet"));
+        assert!(matches!(resolve("7.0"), Err(VersionError::NotModelled(_))));
+        // Every generation's own name resolves to itself.
+        for g in GENERATIONS {
+            assert_eq!(resolve(g.name).map(|x| x.name), Ok(g.name));
+        }
+    }
+
+    #[test]
+    fn ratio_history() {
+        assert_eq!(default_dirty_ratios(Version(2, 6, 20)), (10, 40));
+        assert_eq!(default_dirty_ratios(Version(2, 6, 24)), (5, 10));
+        assert_eq!(default_dirty_ratios(Version(2, 6, 38)), (10, 20));
+        let s = default_sysctl("6.x");
+        assert_eq!((s.dirty_background_ratio, s.dirty_ratio), (10, 20));
+        let s = default_sysctl("2.6.20");
+        assert_eq!((s.dirty_background_ratio, s.dirty_ratio), (10, 40));
+    }
+}

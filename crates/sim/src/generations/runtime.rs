@@ -1,0 +1,145 @@
+//! What a generation needs at run time besides its policies: the `congestion_wait` queue of
+//! the legacy block layer, the pdflush pool, the old reclaim's LRU. The machine owns one
+//! [`EraState`]; the policies themselves are built by [`build_policy`].
+
+use crate::config::{FlusherKind, QueueEra, ReclaimKind, Scenario, ThrottleKind};
+use crate::fs::pdflush::PdflushPool;
+use crate::mm::page_writeback::{DirtyThrottle, Modern};
+use crate::mm::throttle_global::GlobalThrottle;
+use crate::mm::throttle_ioless::IoLessThrottle;
+use crate::mm::throttle_per_bdi::{PerBdiThrottle, Variant};
+use crate::mm::vmscan_pageout::InactiveList;
+use crate::mm::vmstat::VmStat;
+
+/// Who sleeps in `congestion_wait`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CongestionWaiter {
+    /// A task, in the sleep numbered `gen` (a stale entry is ignored).
+    Task(u32, u32),
+    /// A pdflush thread (its flusher index).
+    Pdflush(u16),
+}
+
+pub struct EraState {
+    /// `congestion_wqh[WRITE]`: every sleeper is woken when any queue frees a write request
+    /// below its congestion-off level.
+    pub congestion_waiters: Vec<CongestionWaiter>,
+    /// 2.6.0–2.6.31: the pdflush pool; its threads are flusher entities after the per-device
+    /// ones.
+    pub pdflush: Option<PdflushPool>,
+    /// Generations whose reclaim writes dirty pages: the inactive list in insertion order.
+    pub inactive: Option<InactiveList>,
+    pub legacy_queue: bool,
+    /// Per device: a pdflush thread holds it (`BDI_pdflush`, `writeback_in_progress`).
+    pub pdflush_holding: Vec<bool>,
+    /// Per task: time its current balance_dirty_pages call began (I/O-issuing policies).
+    pub bdp_entered: Vec<Option<crate::Ns>>,
+}
+
+impl EraState {
+    pub fn new(cfg: &Scenario, ntasks: usize) -> Self {
+        let ndev = cfg.devices.len();
+        EraState {
+            congestion_waiters: Vec::new(),
+            pdflush: (cfg.policy.flusher == FlusherKind::Pdflush).then(|| PdflushPool::new(ndev)),
+            inactive: (cfg.policy.reclaim != ReclaimKind::Modern).then(InactiveList::default),
+            legacy_queue: cfg.policy.queue == QueueEra::Legacy,
+            pdflush_holding: vec![false; ndev],
+            bdp_entered: vec![None; ntasks],
+        }
+    }
+
+    /// Flusher entities beyond the per-device ones (pdflush threads).
+    pub fn extra_flushers(&self) -> usize {
+        self.pdflush.as_ref().map_or(0, |p| p.threads.len())
+    }
+}
+
+/// The throttling policy of the scenario's generation.
+pub fn build_policy(cfg: &Scenario, vm: &VmStat) -> Box<dyn DirtyThrottle> {
+    let ncpus = cfg.machine.cpus;
+    let nwbs = cfg.devices.len();
+    let ntasks = cfg.tasks.iter().map(|t| t.count as usize).sum();
+    match cfg.policy.throttle {
+        ThrottleKind::Modern => Box::new(Modern),
+        ThrottleKind::Global => Box::new(GlobalThrottle::new(vm, ncpus)),
+        ThrottleKind::PerBdi => {
+            let variant = match cfg.policy.generation.as_str() {
+                "2.6.20" | "2.6.24" => Variant::V2624,
+                "2.6.32" => Variant::V2632,
+                _ => Variant::V2638,
+            };
+            Box::new(PerBdiThrottle::new(variant, vm, &cfg.sysctl, ncpus, nwbs, ntasks))
+        }
+        ThrottleKind::IoLess => Box::new(IoLessThrottle::new(vm, &cfg.sysctl, nwbs)),
+    }
+}
+
+impl crate::machine::Machine {
+    /// `clear_bdi_congested` on a write queue: wake every `congestion_wait` sleeper.
+    pub(crate) fn congestion_clear(&mut self) {
+        if self.era.congestion_waiters.is_empty() {
+            return;
+        }
+        let waiters = std::mem::take(&mut self.era.congestion_waiters);
+        for w in waiters {
+            match w {
+                CongestionWaiter::Task(t, gen) => {
+                    if self.tasks[t as usize].wait_gen == gen {
+                        self.wake_task(t);
+                    }
+                }
+                CongestionWaiter::Pdflush(f) => self.pdflush_wake(f),
+            }
+        }
+    }
+
+    /// A request of device `d` completed: give back its request slot (legacy era) or tag.
+    /// Requests admitted in its place are pushed to `accepted`.
+    pub(crate) fn release_slot(&mut self, d: usize, op: crate::drivers::Op, accepted: &mut Vec<u32>) {
+        let now = self.now();
+        if self.queues[d].legacy.is_some() {
+            let cleared = self.queues[d].legacy_freed(now, op, accepted);
+            if cleared && op == crate::drivers::Op::Write {
+                self.congestion_clear();
+            }
+        } else {
+            self.queues[d].put_tag(now, accepted);
+        }
+    }
+
+    /// Era-specific setup once the machine is built: legacy request lists, the pdflush
+    /// threads' flusher entities and timer, the metadata jobs' trees.
+    pub(crate) fn setup_era(&mut self) {
+        if self.era.legacy_queue {
+            for (q, d) in self.queues.iter_mut().zip(&self.cfg.devices) {
+                q.legacy = Some(crate::block::request_list::RequestList::new(d.queue.nr_requests));
+            }
+        }
+        let now_j = self.jiffies();
+        for _ in 0..self.era.extra_flushers() {
+            self.flushers.push(crate::fs::fs_writeback::Wb::new(now_j));
+        }
+        self.setup_meta_jobs();
+    }
+
+    /// Start-of-run hooks of the generation (timers).
+    pub(crate) fn start_era(&mut self) {
+        if self.era.pdflush.is_some() {
+            self.pdflush_start();
+        }
+    }
+}
+
+/// The comm of flusher entity `i` as the generation named its threads.
+pub fn flusher_comm_name(cfg: &Scenario, i: usize) -> String {
+    let ndev = cfg.devices.len();
+    match cfg.policy.flusher {
+        FlusherKind::Modern => format!("kworker/u{}:{}", 2 * cfg.machine.cpus.max(1), i),
+        _ if i >= ndev => "pdflush".to_string(),
+        _ => {
+            let d = &cfg.devices[i];
+            format!("flush-{}:{}", d.major, d.minor)
+        }
+    }
+}

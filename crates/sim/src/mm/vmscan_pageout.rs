@@ -1,0 +1,451 @@
+//! Page reclaim as it was before 3.2 (`mm/vmscan.c` of 2.6.x: `try_to_free_pages`,
+//! `shrink_zone`, `shrink_inactive_list`, `shrink_page_list`, `pageout`), and the 3.2 change
+//! that stopped direct reclaim from writing file pages.
+//!
+//! * Every page-cache page sits on the inactive list from when it entered the page cache
+//!   (`add_to_page_cache_lru`), dirty or not; scanning starts at the oldest end.
+//! * A clean page is freed. A page under writeback or being read is kept: it goes back to the
+//!   young end (`putback`). A dirty page is written by `pageout()` if the reclaimer may write
+//!   (kswapd always; direct reclaim unless the page's queue is congested, `may_write_to_queue`;
+//!   3.2+: never from direct reclaim) and marked `PG_reclaim`, so that it is freed as soon as
+//!   its writeback completes (`rotate_reclaimable_page`); otherwise it goes back too.
+//! * Direct reclaim (`try_to_free_pages`) scans at priority 12 down to 0, (list >> priority)
+//!   pages per pass, and stops once it has freed 32 pages (`SWAP_CLUSTER_MAX`). After a pass
+//!   that scanned more than 48 pages it wakes the flushers (`wakeup_pdflush`). After every
+//!   pass below priority 10 that did not free enough it sleeps in `congestion_wait(WRITE,
+//!   HZ/10)` (3.2: `wait_iff_congested`, only while a queue is congested). A reader that needs
+//!   one page while the oldest pages are dirty or under writeback therefore waits 100 ms per
+//!   failed pass: the 2007 stalls.
+//! * kswapd is folded into the allocating task: a bounded scan from the oldest end with
+//!   `pageout()` of dirty pages while their queue has room, without sleeping.
+//!
+//! Not modelled: the active list (no page is ever activated), zones, slab shrinking, anonymous
+//! memory and swap.
+
+use super::page_cache::{AddressSpace, PageState};
+use super::vmscan::Mappings;
+use crate::block::queue::Submitter;
+use crate::config::{FlusherKind, ReclaimKind};
+use crate::machine::Machine;
+use crate::metrics::trace::WbReason;
+use std::collections::VecDeque;
+
+/// `SWAP_CLUSTER_MAX`.
+pub const SWAP_CLUSTER_MAX: u64 = 32;
+/// `DEF_PRIORITY`.
+pub const DEF_PRIORITY: u32 = 12;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Run {
+    pub file: u32,
+    pub start: u64,
+    pub len: u64,
+}
+
+/// The inactive list: runs of pages in the order they entered the page cache.
+#[derive(Default)]
+pub struct InactiveList {
+    /// Oldest first.
+    q: VecDeque<Run>,
+    /// Pages written by `pageout()` (PG_reclaim): freed as soon as they are clean.
+    reclaim: VecDeque<Run>,
+    /// Pages on both lists (the page cache: only this list frees page-cache pages).
+    npages: u64,
+}
+
+/// What a scan found and did.
+#[derive(Clone, Debug, Default)]
+pub struct ScanResult {
+    pub scanned: u64,
+    pub freed: u64,
+    /// Dirty runs to write now (`pageout`), in scan order.
+    pub pageout: Vec<Run>,
+    /// Dirty or writeback pages met (and kept).
+    pub busy: u64,
+}
+
+/// What the reclaimer may do with a dirty page.
+pub trait PageoutCheck {
+    /// May the reclaimer start writeback of `pages` pages on device `dev` now (the queue has
+    /// room / is not congested)? Reserves the room when it says yes.
+    fn may_write(&mut self, dev: u16, pages: u64) -> bool;
+}
+
+impl InactiveList {
+    /// Pages [start, start+len) of `file` entered the page cache.
+    pub fn add(&mut self, file: u32, start: u64, len: u64) {
+        if len == 0 {
+            return;
+        }
+        self.npages += len;
+        self.push(file, start, len);
+    }
+
+    /// Put a run at the young end (no change to the page count).
+    fn push(&mut self, file: u32, start: u64, len: u64) {
+        if let Some(t) = self.q.back_mut() {
+            if t.file == file && t.start + t.len == start {
+                t.len += len;
+                return;
+            }
+        }
+        self.q.push_back(Run { file, start, len });
+    }
+
+    pub fn entries(&self) -> usize {
+        self.q.len() + self.reclaim.len()
+    }
+
+    /// Scan up to `nr_to_scan` pages from the oldest end, freeing up to `want` clean pages.
+    /// Dirty pages are handed to `pageout` when `may_writepage` and the check allows, else
+    /// kept; pages under writeback or read are kept. Kept pages go to the young end.
+    pub fn shrink(
+        &mut self,
+        nr_to_scan: u64,
+        want: u64,
+        may_writepage: bool,
+        files: &mut impl Mappings,
+        check: &mut impl PageoutCheck,
+    ) -> ScanResult {
+        let mut r = ScanResult::default();
+        // First the PG_reclaim pages whose writeback has completed (they were rotated to the
+        // tail on completion).
+        let mut n = self.reclaim.len();
+        while n > 0 && r.freed < want {
+            n -= 1;
+            let Some(e) = self.reclaim.pop_front() else { break };
+            let m = files.mapping(e.file);
+            let (freed, rest) = free_clean(m, e, want - r.freed);
+            r.freed += freed;
+            if let Some(rest) = rest {
+                // Still under writeback (or already freed and reused): keep looking later.
+                if has_pages(m, rest) {
+                    self.reclaim.push_back(rest);
+                }
+            }
+        }
+        let mut kept: Vec<Run> = Vec::new();
+        while r.scanned < nr_to_scan && r.freed < want {
+            let Some(e) = self.q.pop_front() else { break };
+            let budget = nr_to_scan - r.scanned;
+            let dev = files.device(e.file);
+            let m = files.mapping(e.file);
+            let mut idx = e.start;
+            let end = e.start + e.len;
+            let mut scanned_here = 0;
+            while idx < end && scanned_here < budget && r.freed < want {
+                let (st, run) = m.run_at(idx, (end - idx).min(budget - scanned_here));
+                match st {
+                    None => {}
+                    Some(PageState::Clean) => {
+                        let take = run.min(want - r.freed);
+                        m.set_range(idx, take, None);
+                        r.freed += take;
+                        scanned_here += take;
+                        idx += take;
+                        continue;
+                    }
+                    Some(PageState::Dirty) => {
+                        r.busy += run;
+                        let run_e = Run {
+                            file: e.file,
+                            start: idx,
+                            len: run,
+                        };
+                        if may_writepage && check.may_write(dev, run) {
+                            r.pageout.push(run_e);
+                            self.reclaim.push_back(run_e);
+                        } else {
+                            kept.push(run_e);
+                        }
+                    }
+                    Some(PageState::Writeback) | Some(PageState::Reading) => {
+                        r.busy += run;
+                        kept.push(Run {
+                            file: e.file,
+                            start: idx,
+                            len: run,
+                        });
+                    }
+                }
+                scanned_here += run;
+                idx += run;
+            }
+            r.scanned += scanned_here.max(1);
+            if idx < end {
+                self.q.push_front(Run {
+                    file: e.file,
+                    start: idx,
+                    len: end - idx,
+                });
+            }
+        }
+        for k in kept {
+            self.push(k.file, k.start, k.len);
+        }
+        self.npages = self.npages.saturating_sub(r.freed);
+        r
+    }
+
+    /// Pages on the list (for scan targets).
+    pub fn pages(&self) -> u64 {
+        self.npages
+    }
+}
+
+/// Free the clean pages of `e` (up to `max`); returns (freed, the part left to look at).
+fn free_clean(m: &mut AddressSpace, e: Run, max: u64) -> (u64, Option<Run>) {
+    let mut idx = e.start;
+    let end = e.start + e.len;
+    let mut freed = 0;
+    let mut rest_start = None;
+    while idx < end {
+        let (st, run) = m.run_at(idx, end - idx);
+        if st == Some(PageState::Clean) && freed < max {
+            let take = run.min(max - freed);
+            m.set_range(idx, take, None);
+            freed += take;
+            idx += take;
+            if take < run && rest_start.is_none() {
+                rest_start = Some(idx);
+            }
+            continue;
+        }
+        if st.is_some() && rest_start.is_none() {
+            rest_start = Some(idx);
+        }
+        idx += run;
+    }
+    (
+        freed,
+        rest_start.map(|s| Run {
+            file: e.file,
+            start: s,
+            len: end - s,
+        }),
+    )
+}
+
+fn has_pages(m: &AddressSpace, r: Run) -> bool {
+    let (st, run) = m.run_at(r.start, r.len);
+    st.is_some() || run < r.len
+}
+
+/// Pages to scan at `priority` from a list of `lru` pages (`shrink_zone`).
+pub fn scan_target(lru: u64, priority: u32) -> u64 {
+    (lru >> priority) + 1
+}
+
+// ---- the machine side: allocation, kswapd, direct reclaim ----
+
+/// Room on the legacy queues for reclaim writes that must not block.
+struct QueueRoom {
+    /// Per device: requests that may still be allocated below the congestion-on level
+    /// (0 when congested or not a legacy queue), and pages per request.
+    room: Vec<(u64, u64)>,
+}
+
+impl PageoutCheck for QueueRoom {
+    fn may_write(&mut self, dev: u16, pages: u64) -> bool {
+        let Some((room, per_rq)) = self.room.get_mut(dev as usize) else {
+            return false;
+        };
+        let need = pages.div_ceil((*per_rq).max(1));
+        if need <= *room {
+            *room -= need;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+impl Machine {
+    /// Pages entered the page cache: onto the inactive list (pageout generations).
+    pub(crate) fn page_inserted(&mut self, file: u32, start: u64, n: u64) {
+        if let Some(l) = self.era.inactive.as_mut() {
+            l.add(file, start, n);
+        }
+    }
+
+    fn queue_room(&self) -> QueueRoom {
+        QueueRoom {
+            room: self
+                .queues
+                .iter()
+                .map(|q| {
+                    let per = (q.max_sectors / 8).max(1);
+                    match &q.legacy {
+                        Some(rl) if !rl.congested[1] => ((rl.congestion_on.saturating_sub(rl.count[1] + 1)) as u64, per),
+                        _ => (0, per),
+                    }
+                })
+                .collect(),
+        }
+    }
+
+    /// One `shrink_inactive_list` pass: free clean pages, `pageout()` dirty ones if allowed
+    /// (by `writer`: a task, or kswapd when None).
+    fn shrink_list(&mut self, nr_to_scan: u64, want: u64, may_writepage: bool, writer: Option<u32>) -> ScanResult {
+        let Some(mut l) = self.era.inactive.take() else {
+            return ScanResult::default();
+        };
+        let mut room = self.queue_room();
+        let r = l.shrink(nr_to_scan, want, may_writepage, &mut self.inodes, &mut room);
+        self.era.inactive = Some(l);
+        self.vm.nr_free += r.freed;
+        self.vm.nr_file -= r.freed;
+        // The requests were checked to fit below the congestion level of their queue, so they
+        // are accepted at once: submit them straight away. (The reclaiming task may write
+        // pages of any device; in the model the device's own flusher entity carries them.)
+        let _ = writer;
+        for run in &r.pageout {
+            let dev = self.inodes[run.file as usize].wb;
+            let before = self.flushers[dev as usize].pending.len();
+            self.write_dirty_range(run.file, run.start, run.len, Submitter::Flusher(dev), false, false);
+            let mut ids = Vec::new();
+            while self.flushers[dev as usize].pending.len() > before {
+                ids.push(self.flushers[dev as usize].pending.pop_back().expect("just pushed"));
+            }
+            for id in ids.into_iter().rev() {
+                let ok = self.submit_request(dev, id);
+                debug_assert!(ok, "pageout fits below the congestion level");
+            }
+        }
+        r
+    }
+
+    /// kswapd, folded into the allocation: below the low watermark, scan from the oldest end
+    /// towards the high watermark (a bounded scan: the real kswapd would go on in parallel).
+    fn kswapd_pageout(&mut self, n: u64) {
+        if self.vm.nr_free >= n + self.vm.wmark_low {
+            return;
+        }
+        let want = n + self.vm.wmark_high - self.vm.nr_free.min(n + self.vm.wmark_high);
+        let budget = 4 * want + 4 * SWAP_CLUSTER_MAX;
+        self.shrink_list(budget, want, true, None);
+    }
+
+    /// Wake the generation's flushers from reclaim (`wakeup_pdflush(nr)` /
+    /// `wakeup_flusher_threads`).
+    fn reclaim_wakeup_flushers(&mut self, nr: u64) {
+        if self.cfg.policy.flusher == FlusherKind::Pdflush {
+            self.wakeup_pdflush(nr);
+        } else {
+            self.wakeup_flusher_threads(WbReason::Vmscan);
+        }
+    }
+
+    /// Get `n` free pages for the page cache in the pageout generations. False when the task
+    /// must wait (in `congestion_wait`, or for its pageout requests); it retries when woken.
+    pub(crate) fn alloc_pages_pageout(&mut self, tid: u32, n: u64) -> bool {
+        self.kswapd_pageout(n);
+        if self.vm.nr_free >= n + self.vm.wmark_min {
+            self.vm.nr_free -= n;
+            self.vm.nr_alloc_pending += n;
+            self.tasks[tid as usize].reclaim_prio = DEF_PRIORITY;
+            return true;
+        }
+        // try_to_free_pages.
+        let direct_writes = self.cfg.policy.reclaim == ReclaimKind::Pageout;
+        let hz = self.clock.hz;
+        let lru = self.era.inactive.as_ref().map_or(0, |l| l.pages());
+        let mut prio = self.tasks[tid as usize].reclaim_prio.min(DEF_PRIORITY);
+        loop {
+            let target = scan_target(lru, prio);
+            let r = self.shrink_list(target, SWAP_CLUSTER_MAX.max(n), direct_writes, Some(tid));
+            if self.vm.nr_free >= n + self.vm.wmark_min {
+                self.vm.nr_free -= n;
+                self.vm.nr_alloc_pending += n;
+                self.tasks[tid as usize].reclaim_prio = DEF_PRIORITY;
+                return true;
+            }
+            if r.scanned > SWAP_CLUSTER_MAX + SWAP_CLUSTER_MAX / 2 {
+                self.reclaim_wakeup_flushers(r.scanned);
+            }
+            if r.scanned > 0 && prio < DEF_PRIORITY - 2 {
+                let wait = match self.cfg.policy.reclaim {
+                    ReclaimKind::Pageout => true,
+                    // wait_iff_congested: only while some queue is write-congested.
+                    _ => self.queues.iter().any(|q| q.legacy.as_ref().is_some_and(|rl| rl.congested[1])),
+                };
+                if wait {
+                    self.tasks[tid as usize].reclaim_prio = if prio == 0 { DEF_PRIORITY } else { prio - 1 };
+                    self.congestion_wait_task(tid, (hz / 10).max(1));
+                    return false;
+                }
+            }
+            if prio == 0 {
+                break;
+            }
+            prio -= 1;
+        }
+        // Nothing could be freed at any priority: wait for writeback and start over.
+        self.tasks[tid as usize].reclaim_prio = DEF_PRIORITY;
+        self.congestion_wait_task(tid, (hz / 10).max(1));
+        false
+    }
+
+    /// Readahead's allocation (it gives up rather than reclaim hard).
+    pub(crate) fn alloc_pages_noretry_pageout(&mut self, n: u64) -> bool {
+        self.kswapd_pageout(n);
+        if self.vm.nr_free >= n + self.vm.wmark_min {
+            self.vm.nr_free -= n;
+            self.vm.nr_file += n;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Always(bool);
+    impl PageoutCheck for Always {
+        fn may_write(&mut self, _dev: u16, _pages: u64) -> bool {
+            self.0
+        }
+    }
+
+    #[test]
+    fn clean_pages_go_dirty_ones_are_written_and_freed_after_writeback() {
+        let mut files = vec![AddressSpace::new(), AddressSpace::new()];
+        files[0].set_range(0, 64, Some(PageState::Dirty));
+        files[1].set_range(0, 64, Some(PageState::Clean));
+        let mut l = InactiveList::default();
+        l.add(0, 0, 64);
+        l.add(1, 0, 64);
+        // Not allowed to write: the dirty run is kept (moved young), the clean one freed.
+        let r = l.shrink(200, 32, false, &mut files, &mut Always(true));
+        assert_eq!((r.freed, r.busy, r.pageout.len()), (32, 64, 0));
+        assert_eq!(files[1].nr_pages, 32);
+        // Now the oldest are file 1's remaining 32 clean pages, then file 0's dirty run.
+        let r = l.shrink(200, 64, true, &mut files, &mut Always(true));
+        assert_eq!(r.freed, 32);
+        assert_eq!(
+            r.pageout,
+            vec![Run {
+                file: 0,
+                start: 0,
+                len: 64
+            }]
+        );
+        // The machine starts writeback; once it completes the pages are freed first thing.
+        files[0].set_range(0, 64, Some(PageState::Writeback));
+        let r = l.shrink(10, 10, true, &mut files, &mut Always(true));
+        assert_eq!(r.freed, 0, "still under writeback");
+        files[0].set_range(0, 64, Some(PageState::Clean));
+        let r = l.shrink(10, 100, true, &mut files, &mut Always(true));
+        assert_eq!(r.freed, 64);
+        assert_eq!(files[0].nr_pages, 0);
+    }
+
+    #[test]
+    fn priority_targets() {
+        assert_eq!(scan_target(409_600, 12), 101);
+        assert_eq!(scan_target(409_600, 0), 409_601);
+    }
+}

@@ -1,0 +1,358 @@
+//! Metadata jobs: `du` (readdir + `lstat` of every entry of a big tree), `ls -l` of several
+//! directories, and an application launch (look up and read a set of files). Their cost is
+//! the metadata blocks they find absent from the page cache: each is a 4 KiB synchronous read
+//! (`REQ_SYNC | REQ_META`), and each needs a free page first — which, in the generations whose
+//! reclaim waited on dirty pages, is where a reader can stall (see `vmscan_pageout.rs`).
+
+use crate::block::queue::{Seg, Submitter};
+use crate::config::JobConfig;
+use crate::drivers::Op;
+use crate::fs::block_alloc::BlockMap;
+use crate::fs::inode::Inode;
+use crate::fs::metadata::MetaTree;
+use crate::kernel::cpu::Who;
+use crate::kernel::task::Phase;
+use crate::machine::Machine;
+use crate::mm::page_cache::PageState;
+use crate::units::{bytes_to_pages, PAGE_SIZE};
+use crate::Ns;
+
+/// Cached lookups processed per CPU burst (keeps the event count low for cached walks).
+const LOOKUP_BATCH: u32 = 64;
+
+#[derive(Clone, Debug)]
+pub struct MetaJob {
+    pub tree: MetaTree,
+    /// Current directory, and position in it: 0 the directory's inode, 1..=dir_blocks its
+    /// blocks, then its entries (`dir_blocks + 1 + e`).
+    pub dir: u64,
+    pub pos: u64,
+    /// Launch: the machine inode of the first data file, the file being read, file count.
+    pub first_data: u32,
+    pub launch_file: u32,
+    pub launch_files: u32,
+    /// Launch: the data of the current file is being read.
+    pub reading_data: bool,
+    /// Start of the current lookup (du: per lstat) or command (ls, launch).
+    pub op_start: Ns,
+    /// When the current lookup first found its block absent (du latency).
+    pub lookup_start: Option<Ns>,
+    /// Launch: the application's own file (for its writes), where the next write goes (it
+    /// appends), and bytes still to write in this launch.
+    pub own_file: u32,
+    pub own_offset: u64,
+    pub write_left: u64,
+}
+
+/// What to look up next.
+enum Next {
+    Page(u64),
+    Data,
+    EndOfRun,
+}
+
+impl MetaJob {
+    fn next(&self) -> Next {
+        if self.dir >= self.tree.dirs {
+            return Next::EndOfRun;
+        }
+        if self.reading_data {
+            return Next::Data;
+        }
+        let t = &self.tree;
+        if self.pos == 0 {
+            return Next::Page(t.inode_page(self.dir, 0));
+        }
+        if self.pos <= t.dir_blocks {
+            return Next::Page(t.dir_page(self.dir, self.pos - 1));
+        }
+        let e = self.pos - t.dir_blocks; // 1-based entry
+        Next::Page(t.inode_page(self.dir, e))
+    }
+
+    /// After a lookup: move on. Returns true when an entry's lstat completed (du counts it).
+    fn advance(&mut self, launch: bool) -> bool {
+        let t = &self.tree;
+        let is_entry = self.pos > t.dir_blocks;
+        if launch && is_entry {
+            // Launch: the file's inode is found; read its data next.
+            self.reading_data = true;
+            return true;
+        }
+        self.pos += 1;
+        if self.pos > t.dir_blocks + t.entries {
+            self.dir += 1;
+            self.pos = 0;
+        }
+        is_entry || self.pos == 1
+    }
+}
+
+impl Machine {
+    /// Lay out the metadata jobs' trees and launch files on their devices, after the readers'
+    /// pre-existing files (called once, when the machine is built).
+    pub(crate) fn setup_meta_jobs(&mut self) {
+        for tid in 0..self.tasks.len() {
+            let job = self.tasks[tid].job.clone();
+            let dev = self.tasks[tid].dev as usize;
+            let (tree, data): (MetaTree, Vec<u64>) = match job {
+                JobConfig::Du {
+                    files,
+                    files_per_dir,
+                    inode_size,
+                    ..
+                } => {
+                    let fpd = files_per_dir.max(1) as u64;
+                    (MetaTree::new(files.div_ceil(fpd), fpd, inode_size as u64, false), Vec::new())
+                }
+                JobConfig::Ls { dirs, entries, .. } => (MetaTree::new(dirs as u64, entries as u64, 256, true), Vec::new()),
+                JobConfig::Launch { files, ref file_sizes, .. } => {
+                    let n = files.max(1) as u64;
+                    let sizes = (0..n).map(|i| file_sizes[i as usize % file_sizes.len().max(1)]).collect();
+                    // An application's files: 20 to a directory, each directory in its own group.
+                    (MetaTree::new(n.div_ceil(20), 20.min(n), 256, true), sizes)
+                }
+                _ => continue,
+            };
+            let mut tree = tree;
+            let span = tree.span_pages();
+            let base = self.allocs[dev].preallocate(span);
+            tree.file = self.inodes.len() as u32;
+            self.inodes.push(Inode::new(dev as u16, BlockMap::contiguous(base, span), span));
+            let first_data = self.inodes.len() as u32;
+            for &size in &data {
+                let pages = bytes_to_pages(size);
+                let at = self.allocs[dev].preallocate(pages);
+                self.inodes.push(Inode::new(dev as u16, BlockMap::contiguous(at, pages), pages));
+            }
+            // The tree's directory count for a launch equals its files (one entry per file).
+            self.tasks[tid].meta = Some(Box::new(MetaJob {
+                tree,
+                dir: 0,
+                pos: 0,
+                first_data,
+                launch_file: 0,
+                launch_files: data.len() as u32,
+                reading_data: false,
+                op_start: 0,
+                lookup_start: None,
+                own_file: self.tasks[tid].file,
+                own_offset: 0,
+                write_left: 0,
+            }));
+        }
+    }
+
+    /// CPU cost of one cached lookup (`lstat`, or a `getdents` of a cached block).
+    fn lookup_ns(&self) -> Ns {
+        2 * self.cfg.machine.syscall_overhead + 1_000
+    }
+
+    /// Start a run of the job (a walk, an `ls`, a launch).
+    pub(crate) fn meta_start(&mut self, tid: u32) -> Option<Phase> {
+        let now = self.now();
+        let writes = match self.tasks[tid as usize].job {
+            JobConfig::Launch { writes, .. } => writes,
+            _ => 0,
+        };
+        let m = self.tasks[tid as usize].meta.as_mut().expect("metadata job");
+        m.dir = 0;
+        m.pos = 0;
+        m.launch_file = 0;
+        m.reading_data = false;
+        m.op_start = now;
+        m.lookup_start = None;
+        m.write_left = writes;
+        self.tasks[tid as usize].op_start = now;
+        Some(Phase::Meta)
+    }
+
+    /// Advance the job: process cached lookups in a batch, start a read for an absent block,
+    /// or move to the data of a launch file.
+    pub(crate) fn meta_step(&mut self, tid: u32) -> Option<Phase> {
+        let t = tid as usize;
+        let now = self.now();
+        let launch = matches!(self.tasks[t].job, JobConfig::Launch { .. });
+        let du = matches!(self.tasks[t].job, JobConfig::Du { .. });
+        let cost = self.lookup_ns();
+        let mut burst: Ns = 0;
+        let mut done_lookups = 0;
+        loop {
+            if now >= self.tasks[t].stop {
+                return self.meta_finish(tid, false);
+            }
+            let (next, file) = {
+                let m = self.tasks[t].meta.as_ref().expect("metadata job");
+                (m.next(), m.tree.file)
+            };
+            match next {
+                Next::EndOfRun => {
+                    if burst > 0 {
+                        return self.meta_cpu(tid, burst);
+                    }
+                    if self.tasks[t].meta.as_ref().is_some_and(|m| m.write_left > 0) {
+                        return self.launch_write(tid);
+                    }
+                    return self.meta_finish(tid, true);
+                }
+                Next::Data => {
+                    if burst > 0 {
+                        return self.meta_cpu(tid, burst);
+                    }
+                    return self.launch_read(tid);
+                }
+                Next::Page(page) => match self.inodes[file as usize].mapping.state(page) {
+                    Some(PageState::Clean) | Some(PageState::Dirty) | Some(PageState::Writeback) => {
+                        burst += cost;
+                        let m = self.tasks[t].meta.as_mut().expect("metadata job");
+                        let waited = m.lookup_start.take().map_or(0, |s| now - s);
+                        if m.advance(launch) && du {
+                            self.tasks[t].op_latency.record(waited + cost);
+                        }
+                        done_lookups += 1;
+                        if done_lookups >= LOOKUP_BATCH {
+                            return self.meta_cpu(tid, burst);
+                        }
+                    }
+                    Some(PageState::Reading) => {
+                        if burst > 0 {
+                            return self.meta_cpu(tid, burst);
+                        }
+                        let m = self.tasks[t].meta.as_mut().expect("metadata job");
+                        m.lookup_start.get_or_insert(now);
+                        self.inodes[file as usize].read_waiters.push(tid);
+                        self.tasks[t].phase = Phase::Meta;
+                        return None;
+                    }
+                    None => {
+                        if burst > 0 {
+                            return self.meta_cpu(tid, burst);
+                        }
+                        let m = self.tasks[t].meta.as_mut().expect("metadata job");
+                        m.lookup_start.get_or_insert(now);
+                        return self.meta_read(tid, file, page);
+                    }
+                },
+            }
+        }
+    }
+
+    fn meta_cpu(&mut self, tid: u32, burst: Ns) -> Option<Phase> {
+        self.tasks[tid as usize].phase = Phase::Meta;
+        self.cpu_run(Who::Task(tid), burst);
+        None
+    }
+
+    /// A synchronous 4 KiB read of metadata block `page` of mapping `file`.
+    fn meta_read(&mut self, tid: u32, file: u32, page: u64) -> Option<Phase> {
+        let t = tid as usize;
+        self.tasks[t].phase = Phase::Meta;
+        if !self.alloc_pages(tid, 1) {
+            return None;
+        }
+        self.inodes[file as usize].mapping.set_range(page, 1, Some(PageState::Reading));
+        self.map_pages(1);
+        self.page_inserted(file, page, 1);
+        let dev = self.inodes[file as usize].wb as usize;
+        let (sector, _) = self.inodes[file as usize].blocks.map(page, 1, &mut self.allocs[dev]);
+        let seg = Seg {
+            file,
+            start: page,
+            pages: 1,
+        };
+        let id = self.queues[dev].alloc(Op::Read, sector, 8, Some(seg), Submitter::Task(tid), true, false, false, false);
+        self.tasks[t].pending.push_back(id);
+        self.inodes[file as usize].read_waiters.push(tid);
+        self.task_submit_pending(tid);
+        None
+    }
+
+    /// Launch: read the current file's data (buffered, with readahead), then the next file.
+    fn launch_read(&mut self, tid: u32) -> Option<Phase> {
+        let t = tid as usize;
+        let (first, k, n) = {
+            let m = self.tasks[t].meta.as_ref().expect("metadata job");
+            (m.first_data, m.launch_file, m.launch_files)
+        };
+        let ino = first + k;
+        let size = self.inodes[ino as usize].size_pages * PAGE_SIZE;
+        let bs = match self.tasks[t].job {
+            JobConfig::Launch { bs, .. } => bs,
+            _ => 128 << 10,
+        };
+        if self.tasks[t].file != ino {
+            // open(): a new file, a new readahead state.
+            let task = &mut self.tasks[t];
+            task.file = ino;
+            task.offset = 0;
+            task.ra_start = 0;
+            task.ra_size = 0;
+            task.ra_async = 0;
+        }
+        let off = self.tasks[t].offset;
+        if off >= size {
+            let m = self.tasks[t].meta.as_mut().expect("metadata job");
+            m.reading_data = false;
+            m.launch_file += 1;
+            m.pos += 1;
+            if m.pos > m.tree.dir_blocks + m.tree.entries || m.launch_file >= n {
+                m.dir += 1;
+                m.pos = 0;
+            }
+            if m.launch_file >= n {
+                m.dir = m.tree.dirs;
+            }
+            return Some(Phase::Meta);
+        }
+        self.tasks[t].op_left = bs.min(size - off);
+        Some(Phase::WaitRead)
+    }
+
+    /// Launch: the next 4 KiB write of the application's own file (through the buffered write
+    /// path and its throttling, like any dirtier).
+    fn launch_write(&mut self, tid: u32) -> Option<Phase> {
+        let t = tid as usize;
+        let m = self.tasks[t].meta.as_mut().expect("metadata job");
+        let n = m.write_left.min(PAGE_SIZE);
+        m.write_left -= n;
+        let (own, at) = (m.own_file, m.own_offset);
+        m.own_offset += PAGE_SIZE;
+        let task = &mut self.tasks[t];
+        task.file = own;
+        task.offset = at;
+        task.op_left = n;
+        Some(Phase::Gate)
+    }
+
+    /// The run ended (or the task's stop time came): record the command's latency for ls
+    /// and launch, then repeat, think, or finish.
+    fn meta_finish(&mut self, tid: u32, completed: bool) -> Option<Phase> {
+        let t = tid as usize;
+        let now = self.now();
+        let start = self.tasks[t].meta.as_ref().map_or(now, |m| m.op_start);
+        let job = self.tasks[t].job.clone();
+        if completed && !matches!(job, JobConfig::Du { .. }) {
+            self.tasks[t].op_latency.record(now - start);
+        }
+        if now >= self.tasks[t].stop {
+            return self.meta_done(tid);
+        }
+        match job {
+            JobConfig::Du { repeat: true, .. } => self.meta_start(tid),
+            JobConfig::Ls { interval: Some(i), .. } | JobConfig::Launch { interval: Some(i), .. } => {
+                self.tasks[t].phase = Phase::Think;
+                self.sleep_task(tid, (start + i).saturating_sub(now).max(1));
+                None
+            }
+            _ => self.meta_done(tid),
+        }
+    }
+
+    fn meta_done(&mut self, tid: u32) -> Option<Phase> {
+        let now = self.now();
+        let task = &mut self.tasks[tid as usize];
+        task.phase = Phase::Done;
+        task.ended = Some(now.min(task.stop));
+        None
+    }
+}

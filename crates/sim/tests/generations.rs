@@ -1,0 +1,232 @@
+//! Behaviour of each generation's policies on the simulated machine: what a kernel developer
+//! of the time would have checked in vmstat, the traces and the pause times.
+
+use wblab_sim::config::{DeviceModelConfig, HddParams, JobConfig, Scenario};
+use wblab_sim::generations::set_kernel;
+use wblab_sim::machine::{Machine, NoProgress};
+use wblab_sim::metrics::trace::TraceEvent;
+use wblab_sim::metrics::RunResult;
+use wblab_sim::units::{GIB, MIB};
+
+const SEC: u64 = 1_000_000_000;
+const MS: u64 = 1_000_000;
+
+fn dd(size: Option<u64>) -> JobConfig {
+    JobConfig::Dd {
+        bs: MIB,
+        size,
+        fsync: false,
+        direct: false,
+    }
+}
+
+fn hdd() -> DeviceModelConfig {
+    DeviceModelConfig::Hdd(HddParams {
+        transfer_outer: 72 * MIB,
+        transfer_inner: 40 * MIB,
+        ..Default::default()
+    })
+}
+
+fn scenario(kernel: &str, memory: u64, secs: u64) -> Scenario {
+    let mut sc = Scenario::one_device("gen", hdd(), memory, 2, secs * SEC);
+    set_kernel(&mut sc, kernel).expect("a modelled kernel");
+    sc
+}
+
+fn run(sc: &Scenario) -> RunResult {
+    wblab_sim::run(sc, &mut NoProgress)
+}
+
+fn max_pause(r: &RunResult, group: &str) -> u64 {
+    r.tasks
+        .iter()
+        .filter(|t| t.name == group)
+        .map(|t| t.pauses.summary().max)
+        .max()
+        .unwrap_or(0)
+}
+
+#[test]
+fn global_2_6_20_dirtiers_write_back_themselves_at_40_percent_of_memory() {
+    let mut sc = scenario("2.6.20", 2 * GIB, 30);
+    sc.add_task("dd", 2, 0, dd(None));
+    sc.trace.block = true;
+    let r = run(&sc);
+    // Dirty + writeback settles just under 40 % of all page-cache-able memory.
+    let last = r.vmstat.last().expect("samples");
+    let dirty = last.nr_dirty + last.nr_writeback;
+    let total = 2 * GIB / 4096;
+    assert!(
+        last.dirty_thresh > total * 395 / 1000 && last.dirty_thresh <= total * 40 / 100,
+        "40 % of vm_total_pages: {}",
+        last.dirty_thresh
+    );
+    assert!(
+        dirty <= last.dirty_thresh + 2_048 && dirty * 10 >= last.dirty_thresh * 9,
+        "{dirty} vs {}",
+        last.dirty_thresh
+    );
+    // Most writeback requests come from the dirtiers themselves, not from pdflush.
+    let ntasks = r.tasks.len() as u32;
+    let (mut by_task, mut other) = (0, 0);
+    for rec in &r.trace {
+        if let TraceEvent::BlockRqIssue { rwbs, comm, .. } = rec.ev {
+            if rwbs.write {
+                if (1..=ntasks).contains(&comm) {
+                    by_task += 1;
+                } else {
+                    other += 1;
+                }
+            }
+        }
+    }
+    assert!(by_task > 4 * other, "writes by dirtiers {by_task}, by pdflush {other}");
+    assert_eq!(r.comms.last().map(|c| c.0.as_str()), Some("pdflush"));
+    // The loop sleeps 100 ms per congestion wait at most, plus its own writeback.
+    assert!(max_pause(&r, "dd") < 2 * SEC);
+}
+
+#[test]
+fn per_task_limit_throttles_the_heavy_dirtier_first() {
+    // A heavy dd, and from 10 s on a light writer: 16 MiB in 4 KiB writes.
+    let light = JobConfig::Dd {
+        bs: 4096,
+        size: Some(16 * MIB),
+        fsync: false,
+        direct: false,
+    };
+    let mut pauses = Vec::new();
+    for k in ["2.6.20", "2.6.24"] {
+        let mut sc = scenario(k, 2 * GIB, 40);
+        sc.add_task("heavy", 1, 0, dd(None));
+        sc.add_task("light", 1, 10 * SEC, light.clone());
+        let r = run(&sc);
+        pauses.push(r.tasks[1].pauses.summary().count);
+    }
+    assert!(pauses[0] > 0, "2.6.20 throttles whoever dirties over the global limit");
+    assert_eq!(pauses[1], 0, "2.6.24: the light dirtier's task limit is above the heavy one's");
+}
+
+#[test]
+fn the_2_6_38_loop_pauses_longer_with_more_dirtiers() {
+    let mut max = Vec::new();
+    for n in [1, 8] {
+        let mut sc = scenario("2.6.38", 4 * GIB, 40);
+        sc.add_task("dd", n, 0, dd(None));
+        max.push(max_pause(&run(&sc), "dd"));
+    }
+    assert!(max[0] > 100 * MS, "one dd: {} ms", max[0] / MS);
+    assert!(max[1] > 2 * max[0], "8 dd {} ms vs 1 dd {} ms", max[1] / MS, max[0] / MS);
+}
+
+#[test]
+fn io_less_3_2_pauses_stay_below_max_pause_and_writers_share_fairly() {
+    let mut sc = scenario("3.2", 4 * GIB, 60);
+    sc.add_task("dd", 10, 0, dd(None));
+    let r = run(&sc);
+    assert!(max_pause(&r, "dd") <= 200 * MS);
+    let rates: Vec<f64> = r.tasks.iter().map(|t| t.steady_mb_s()).collect();
+    let mean = rates.iter().sum::<f64>() / rates.len() as f64;
+    assert!(rates.iter().all(|x| (x - mean).abs() <= 0.15 * mean), "{rates:?}");
+    // Dirty settles between freerun and the limit (the 3.2 control line).
+    let last = r.vmstat.last().expect("samples");
+    let dirty = last.nr_dirty + last.nr_writeback;
+    let freerun = (last.dirty_thresh + last.dirty_background_thresh) / 2;
+    assert!(
+        dirty > freerun && dirty <= last.dirty_thresh,
+        "dirty {dirty} freerun {freerun} thresh {}",
+        last.dirty_thresh
+    );
+}
+
+#[test]
+fn pdflush_kupdate_writes_data_older_than_30_seconds() {
+    // 64 MiB dirtied at once stays under the background threshold: only wb_kupdate writes
+    // it, once it is older than dirty_expire_centisecs (30 s), on its 5 s timer.
+    let mut sc = scenario("2.6.24", 2 * GIB, 45);
+    sc.add_task("dd", 1, 0, dd(Some(64 * MIB)));
+    let r = run(&sc);
+    let written_by = |t: u64| r.vmstat.iter().filter(|s| s.t_ns <= t * SEC).map(|s| s.bo_kb).sum::<u64>();
+    assert_eq!(written_by(29), 0, "nothing written before the data expires");
+    assert!(written_by(45) * 1024 >= 64 * MIB, "kupdate wrote {} KiB", written_by(45));
+}
+
+#[test]
+fn legacy_reclaim_writes_dirty_pages_and_waits_when_memory_is_full_of_them() {
+    // 2.6.20, memory dirtied right up to the end: a reader's allocation finds nothing clean,
+    // reclaim pageout()s the oldest dirty pages and the reader sleeps in congestion_wait.
+    let mut sc = scenario("2.6.20", 256 * MIB, 10);
+    sc.machine.unreclaimable = 64 * MIB;
+    sc.sysctl.dirty_ratio = 0;
+    sc.sysctl.dirty_bytes = 250 * MIB;
+    sc.add_task("writer", 1, 0, dd(None));
+    sc.add_task("reader", 1, 0, dd(None));
+    let mut m = Machine::new(&sc);
+    // Dirty every free page but the reserve, as the writer would.
+    let free = m.vm.nr_free - m.vm.wmark_min;
+    assert!(m.alloc_pages(0, free));
+    let file = m.tasks[0].file;
+    m.account_dirtied(0, file, 0, free);
+    assert_eq!(m.vm.nr_dirty, free);
+    // The reader needs 64 pages: nothing clean, so it must wait...
+    assert!(!m.alloc_pages(1, 64));
+    // ...after its reclaim started writing the oldest dirty pages (pageout).
+    assert!(m.vm.nr_writeback > 0, "reclaim wrote dirty pages");
+    assert!(m.tasks[1].reclaim_prio < 12, "it scanned down the priorities");
+}
+
+mod invariants {
+    //! Random small scenarios under every generation, with the metadata jobs: pages stay
+    //! conserved and the counters agree, whatever writes and reclaim do.
+    use super::*;
+    use proptest::prelude::*;
+    use wblab_sim::units::KIB;
+
+    const KERNELS: &[&str] = &["2.6.20", "2.6.24", "2.6.32", "2.6.38", "3.2", "6.x"];
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 18, ..ProptestConfig::default() })]
+        #[test]
+        fn counters_stay_consistent_in_every_generation(
+            k in 0usize..KERNELS.len(),
+            ssd in any::<bool>(),
+            mem_mib in 128u64..768,
+            dd in 0u32..5,
+            bs_kib in prop_oneof![Just(4u64), Just(1024)],
+            meta in any::<bool>(),
+            dirty_bytes_mib in prop_oneof![Just(0u64), 16u64..96],
+        ) {
+            let model = if ssd { DeviceModelConfig::Ssd(Default::default()) } else { hdd() };
+            let mut sc = Scenario::one_device("prop", model, mem_mib * MIB, 2, 4 * SEC);
+            sc.machine.unreclaimable = mem_mib * MIB / 4;
+            set_kernel(&mut sc, KERNELS[k]).expect("kernel");
+            if dirty_bytes_mib > 0 {
+                sc.sysctl.dirty_ratio = 0;
+                sc.sysctl.dirty_bytes = dirty_bytes_mib * MIB;
+            }
+            if dd > 0 {
+                sc.add_task("dd", dd, 0, JobConfig::Dd { bs: bs_kib * KIB, size: None, fsync: false, direct: false });
+            }
+            if meta {
+                sc.add_task("du", 1, 0, JobConfig::Du { files: 50_000, files_per_dir: 20, inode_size: 128, repeat: true });
+                sc.add_task("app", 1, SEC, JobConfig::Launch { files: 10, file_sizes: vec![256 * KIB, 8 * KIB], bs: 128 * KIB, writes: 64 * KIB, interval: Some(SEC) });
+                sc.add_task("ls", 1, SEC / 2, JobConfig::Ls { dirs: 3, entries: 40, interval: Some(SEC / 2) });
+            }
+            let mut m = Machine::new(&sc);
+            m.start();
+            let mut steps = 0u64;
+            while m.step() {
+                steps += 1;
+                if steps.is_multiple_of(64) {
+                    if let Err(e) = m.invariants() { prop_assert!(false, "{}: {} at t={}", KERNELS[k], e, m.now()); }
+                }
+            }
+            if let Err(e) = m.invariants() { prop_assert!(false, "{}: {} at end", KERNELS[k], e); }
+            let r = m.finish();
+            for t in &r.tasks {
+                prop_assert!(t.ended >= t.started);
+            }
+        }
+    }
+}
