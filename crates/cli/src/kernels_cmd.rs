@@ -37,7 +37,13 @@ pub fn kernels(json: bool) -> ExitCode {
     );
     for g in GENERATIONS {
         let p = g.policy();
-        let ratios = ratio_history(g.first, g.last);
+        let ratios = if p.throttle == wblab_sim::config::ThrottleKind::Bdflush {
+            // 2.4 has no vm.dirty_*: bdflush's nfract / nfract_sync.
+            let b = wblab_sim::generations::default_bdflush(g.last, false);
+            format!("bdflush {}/{}", b.nfract, b.nfract_sync)
+        } else {
+            ratio_history(g.first, g.last)
+        };
         let line = format!(
             "{:<8} {:<17} {:<9} {:<8} {:<15} {:<7} {:<10} {}",
             g.name,
@@ -55,12 +61,17 @@ pub fn kernels(json: bool) -> ExitCode {
     for g in GENERATIONS {
         println!("{:<8} {}", g.name, g.summary);
     }
-    println!("\nlegacy queue: 128 requests per direction, congested at 113, uncongested below 103, 512 KiB requests, 128 KiB readahead, no blk-wbt");
+    println!("\npage wait queues (by release, inside generations): 2.5–2.6.6 wake-all, 2.6.7–4.9 filtered+wake-one, 4.10+ handoff; [policy] page_wake = \"filtered\" for wli's first posting");
+    println!("legacy queue: 128 requests per direction, congested at 113, uncongested below 103, 512 KiB requests, 128 KiB readahead, no blk-wbt");
     ExitCode::SUCCESS
 }
 
 fn last(v: Version) -> String {
     match v {
+        Version(2, 4, c) if c < u32::MAX => format!("2.4.{c}"),
+        Version(2, 4, _) => "2.4.x".to_string(),
+        Version(2, 5, c) if c < u32::MAX => format!("2.5.{c}"),
+        Version(2, 5, _) => "2.5.x".to_string(),
         Version(a, b, _) if b >= u32::MAX - 1 => format!("{a}.x"),
         Version(2, 6, c) => format!("2.6.{c}"),
         Version(a, b, _) => format!("{a}.{b}"),

@@ -5,6 +5,7 @@ mod kernels_cmd;
 mod probe_cmd;
 mod progress;
 mod report_cmd;
+mod sweep;
 
 use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
@@ -124,8 +125,10 @@ enum Cmd {
         /// blk-throttle write limit for a loop target.
         #[arg(long)]
         write_bps: Option<String>,
+        /// blk-throttle read IOPS limit for a loop target.
         #[arg(long)]
         read_iops: Option<u64>,
+        /// blk-throttle write IOPS limit for a loop target.
         #[arg(long)]
         write_iops: Option<u64>,
         /// Where a loop target's scratch directory goes [default: /var/tmp].
@@ -137,6 +140,7 @@ enum Cmd {
         /// Print every measured point as JSON.
         #[arg(long)]
         json: bool,
+        /// No progress messages.
         #[arg(long, short)]
         quiet: bool,
     },
@@ -229,6 +233,24 @@ fn cmd_run(
     quiet: bool,
     no_report: bool,
 ) -> ExitCode {
+    if let Some(p) = &path {
+        let adjust = |sc: &mut wblab_sim::config::Scenario| {
+            if let Some(s) = seed {
+                sc.seed = s;
+            }
+            sc.trace.block |= trace_block;
+        };
+        let write = |dir: &Path, r: &wblab_sim::metrics::RunResult, wall: f64| match wblab_report::write_results_dir(dir, r, wall) {
+            Ok(()) => true,
+            Err(e) => {
+                eprintln!("error: cannot write results to {}: {e}", dir.display());
+                false
+            }
+        };
+        if let Some(code) = sweep::try_run(p, out.clone(), quiet, json, adjust, write) {
+            return code;
+        }
+    }
     let mut all = match &path {
         Some(p) => match wblab_scenario::load_all(p) {
             Ok(s) => s,

@@ -155,6 +155,33 @@ fn run_prints_a_table_and_json_has_every_task() {
 }
 
 #[test]
+fn per_second_utilisation_agrees_with_the_run_total() {
+    let dir = scratch("util");
+    let sc = dir.join("short.toml");
+    fs::write(&sc, SHORT).unwrap();
+    let out = dir.join("r");
+    let o = wblab(&[
+        "run",
+        "--quiet",
+        "--no-report",
+        sc.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let csv = fs::read_to_string(out.join("timeseries.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = header.iter().position(|h| *h == "sda_util").expect("sda_util column");
+    let utils: Vec<f64> = lines.map(|l| l.split(',').nth(col).unwrap().parse().unwrap()).collect();
+    assert!(utils.iter().all(|u| (0.0..=100.0).contains(u)), "{utils:?}");
+    let mean = utils.iter().sum::<f64>() / utils.len() as f64;
+    let s: serde_json::Value = serde_json::from_str(&fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let total = s["devices"][0]["util"].as_f64().unwrap() * 100.0;
+    assert!((mean - total).abs() < 2.0, "per-second mean {mean:.1} % vs run {total:.1} %");
+}
+
+#[test]
 fn device_prints_the_models_figures() {
     for m in ["hdd", "ssd"] {
         let o = wblab(&["device", m, "--json"]);

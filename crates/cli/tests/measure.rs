@@ -104,6 +104,7 @@ fn sysctl(name: &str) -> String {
 #[test]
 fn measure_writes_a_complete_results_dir_and_restores_every_knob() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _machine = leaks::serial_lock();
     if !can_run() {
         return;
     }
@@ -203,6 +204,7 @@ fn wait_for_sysctl(name: &str, want: &str, limit: Duration) -> bool {
 #[test]
 fn sigint_midway_tears_everything_down() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _machine = leaks::serial_lock();
     if !can_run() {
         return;
     }
@@ -259,6 +261,7 @@ fn sigint_midway_tears_everything_down() {
 #[test]
 fn restore_undoes_what_a_killed_run_left() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _machine = leaks::serial_lock();
     if !can_run() {
         return;
     }
@@ -296,6 +299,7 @@ fn restore_undoes_what_a_killed_run_left() {
 #[test]
 fn refuses_what_it_cannot_run_and_targets_that_hold_data() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _machine = leaks::serial_lock();
     let t = Tmp::new("refuse");
     let sc = scenario(&t.0, 2);
     let out = t.0.join("busy");
@@ -317,6 +321,7 @@ fn refuses_what_it_cannot_run_and_targets_that_hold_data() {
 #[test]
 fn without_root_it_runs_what_it_can() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _machine = leaks::serial_lock();
     // Run as `nobody` through setpriv, if this machine lets us.
     if wblab_probe::sys::geteuid() != 0 || wblab_probe::sys::which("setpriv").is_none() {
         eprintln!("\n*** SKIPPED: the unprivileged run needs root and setpriv to become nobody ***\n");
@@ -367,6 +372,7 @@ fn without_root_it_runs_what_it_can() {
 #[test]
 fn calibrate_a_throttled_loop_and_use_the_section() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _machine = leaks::serial_lock();
     if !can_run() {
         return;
     }

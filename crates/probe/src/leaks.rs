@@ -92,6 +92,17 @@ pub fn diff(before: &Snapshot, after: &Snapshot) -> Vec<String> {
     out
 }
 
+/// Serialise real-kernel tests across processes (two `cargo test` runs on one machine would
+/// otherwise see each other's loop devices and knobs in their before/after snapshots): an
+/// exclusive `flock` on the temporary directory itself, so no lock file is left behind.
+/// Held until the returned file is dropped.
+pub fn serial_lock() -> std::fs::File {
+    let f = std::fs::File::open(std::env::temp_dir()).expect("open the temporary directory");
+    // SAFETY: valid fd; blocking exclusive lock.
+    unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&f), libc::LOCK_EX) };
+    f
+}
+
 /// Anything of ours left under `parent`: `wblab-measure-*` / `wblab-calibrate-*` directories.
 pub fn scratch_left(parent: &Path) -> Vec<String> {
     std::fs::read_dir(parent)

@@ -871,6 +871,7 @@ fn write_results(
                 cpu_sys_ns: o.cpu_sys_ns,
                 cpu_user_ns: o.cpu_user_ns,
                 runqueue_wait_ns: 0,
+                sched: Default::default(),
             }
         })
         .collect();
@@ -904,6 +905,7 @@ fn write_results(
         comms: Vec::new(),
         vmstat: c.vmstat.clone(),
         throttle: digest.map(|d| d.throttle).unwrap_or_default(),
+        tiotest: Vec::new(),
     };
     std::fs::write(out.join(wblab_report::SUMMARY_FILE), wblab_report::summary_text(&r, wall))?;
     let mut w = io::BufWriter::new(std::fs::File::create(out.join(wblab_report::TIMESERIES_FILE))?);

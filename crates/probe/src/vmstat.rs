@@ -107,6 +107,7 @@ fn run(t0: Instant, devs: Vec<String>, stop: &AtomicBool) -> Vec<VmstatSample> {
     let mut prev_disk: Vec<DiskStat> = devs.iter().map(|d| disk_stat(d)).collect();
     let (mut prev_in, mut prev_out) = (g0(&base, "pgpgin"), g0(&base, "pgpgout"));
     let mut out = Vec::new();
+    let mut prev_t = t0;
     let mut k = 1u64;
     loop {
         let due = t0 + Duration::from_secs(k);
@@ -147,7 +148,17 @@ fn run(t0: Instant, devs: Vec<String>, stop: &AtomicBool) -> Vec<VmstatSample> {
                 .zip(&prev_disk)
                 .map(|(a, p)| a.read_sectors.saturating_sub(p.read_sectors) * 512)
                 .collect(),
+            // io_ticks: ms with at least one request in flight, over the interval.
+            dev_util: disks
+                .iter()
+                .zip(&prev_disk)
+                .map(|(a, p)| {
+                    let ms = now.duration_since(prev_t).as_secs_f64() * 1e3;
+                    (a.io_ticks_ms.saturating_sub(p.io_ticks_ms) as f64 / ms.max(1.0)).min(1.0)
+                })
+                .collect(),
         });
+        prev_t = now;
         prev_disk = disks;
         prev_in = pin;
         prev_out = pout;

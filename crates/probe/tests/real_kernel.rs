@@ -66,6 +66,7 @@ fn loop_scenario(name: &str, secs: u64) -> Scenario {
 #[test]
 fn throttled_loop_measurement_is_complete_and_leaves_nothing() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _machine = leaks::serial_lock();
     if !can_run() {
         return;
     }
@@ -128,6 +129,7 @@ fn throttled_loop_measurement_is_complete_and_leaves_nothing() {
 #[test]
 fn setup_errors_undo_everything() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _machine = leaks::serial_lock();
     if !can_run() {
         return;
     }

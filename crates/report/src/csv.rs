@@ -21,6 +21,13 @@ pub fn write_timeseries<W: Write>(w: &mut W, r: &RunResult) -> io::Result<()> {
     for d in &r.devices {
         write!(line, ",{0}_write_mb_s,{0}_read_mb_s", d.name).expect("String");
     }
+    // %util only where the run recorded it (measured runs do not yet).
+    let with_util = r.vmstat.iter().any(|s| !s.dev_util.is_empty());
+    if with_util {
+        for d in &r.devices {
+            write!(line, ",{}_util", d.name).expect("String");
+        }
+    }
     line.push('\n');
     w.write_all(line.as_bytes())?;
     let mut prev_t = 0;
@@ -55,6 +62,12 @@ pub fn write_timeseries<W: Write>(w: &mut W, r: &RunResult) -> io::Result<()> {
             push_f64(&mut line, wr as f64 / 1e6 / secs);
             line.push(',');
             push_f64(&mut line, rd as f64 / 1e6 / secs);
+        }
+        if with_util {
+            for i in 0..r.devices.len() {
+                line.push(',');
+                push_f64(&mut line, s.dev_util.get(i).copied().unwrap_or(0.0) * 100.0);
+            }
         }
         line.push('\n');
         w.write_all(line.as_bytes())?;

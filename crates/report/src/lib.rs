@@ -27,6 +27,7 @@ pub mod stem;
 mod summary;
 mod table;
 pub mod terminal;
+pub mod tiotest;
 pub mod trace_parse;
 pub mod vmstat;
 

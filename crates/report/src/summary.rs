@@ -37,6 +37,17 @@ struct TaskSummary<'a> {
     cpu_sys_ms: f64,
     cpu_user_ms: f64,
     runqueue_wait_ms: f64,
+    schedules: SchedSummary,
+}
+
+/// Calls of schedule() per page-wait site, and page-wait wakeups (all, spurious).
+#[derive(Serialize)]
+struct SchedSummary {
+    wait_on_page_bit: u64,
+    __lock_page: u64,
+    __wait_on_buffer: u64,
+    wakeups: u64,
+    spurious_wakeups: u64,
 }
 
 /// balance_dirty_pages sleeps, ms.
@@ -112,6 +123,13 @@ fn task(t: &TaskResult) -> TaskSummary<'_> {
         cpu_sys_ms: ns_to_ms(t.cpu_sys_ns),
         cpu_user_ms: ns_to_ms(t.cpu_user_ns),
         runqueue_wait_ms: ns_to_ms(t.runqueue_wait_ns),
+        schedules: SchedSummary {
+            wait_on_page_bit: t.sched.wait_on_page_bit,
+            __lock_page: t.sched.lock_page,
+            __wait_on_buffer: t.sched.wait_on_buffer,
+            wakeups: t.sched.wakeups,
+            spurious_wakeups: t.sched.spurious_wakeups,
+        },
     }
 }
 

@@ -311,6 +311,10 @@ pub fn terminal_summary(r: &RunResult, wall_seconds: f64) -> String {
         out.push('\n');
         task_tables(r, &mut out);
     }
+    if let Some(t) = crate::tiotest::table(r) {
+        out.push('\n');
+        out.push_str(&t);
+    }
     if !r.devices.is_empty() {
         out.push('\n');
         device_table(r, &mut out);

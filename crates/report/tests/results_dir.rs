@@ -109,6 +109,7 @@ fn results_directory_is_complete() {
         "cpu_sys_ms",
         "cpu_user_ms",
         "runqueue_wait_ms",
+        "schedules",
     ];
     for t in tasks {
         let k: Vec<&str> = t.as_object().unwrap().keys().map(|k| k.as_str()).collect();
@@ -117,6 +118,11 @@ fn results_directory_is_complete() {
         assert_eq!(p, ["count", "total_ms", "p50_ms", "p90_ms", "p99_ms", "max_ms"]);
         let o: Vec<&str> = t["op_latency_ms"].as_object().unwrap().keys().map(|k| k.as_str()).collect();
         assert_eq!(o, ["count", "p50", "p90", "p99", "max", "mean"]);
+        let s: Vec<&str> = t["schedules"].as_object().unwrap().keys().map(|k| k.as_str()).collect();
+        assert_eq!(
+            s,
+            ["wait_on_page_bit", "__lock_page", "__wait_on_buffer", "wakeups", "spurious_wakeups"]
+        );
     }
     assert!(tasks[0]["bytes_written"].as_u64().unwrap() > 0, "dd wrote nothing");
     let devices = v["devices"].as_array().unwrap();
@@ -142,7 +148,7 @@ fn results_directory_is_complete() {
     let mut lines = ts.lines();
     let header = lines.next().unwrap();
     assert!(header.starts_with("t_s,nr_dirty,nr_writeback,nr_free,nr_file,"));
-    assert!(header.ends_with(",r,b,sda_write_mb_s,sda_read_mb_s"), "{header}");
+    assert!(header.ends_with(",r,b,sda_write_mb_s,sda_read_mb_s,sda_util"), "{header}");
     let ncol = header.split(',').count();
     let rows: Vec<&str> = lines.collect();
     assert_eq!(rows.len(), r.vmstat.len());

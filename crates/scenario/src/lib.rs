@@ -58,6 +58,24 @@ pub fn load_all(path: &Path) -> Result<Vec<Scenario>, ScenarioError> {
     parse_all(&text, &file)
 }
 
+/// A sweep: the swept knob and, per value (as written), its scenario.
+pub type SweepRuns = (String, Vec<(String, Scenario)>);
+
+/// A file with a `[sweep]` table: the swept knob and one (value, scenario) per value, in the
+/// file's order (for the first kernel it lists). `Ok(None)` for a file without a sweep.
+pub fn load_sweep(path: &Path) -> Result<Option<SweepRuns>, ScenarioError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+        file: file.clone(),
+        line: 0,
+        column: 0,
+        key: None,
+        message: format!("cannot read the scenario file: {e}"),
+        hint: None,
+    })?;
+    build::sweep_scenarios(&text, &file).map_err(|p| p.locate(&file, &text))
+}
+
 /// The default experiment: 4 `dd` writers and a `cat` reader on a 7200 rpm disk, 60 s.
 pub fn default_scenario() -> Scenario {
     parse(DEFAULT_TOML, "scenarios/default.toml").expect("the embedded default scenario is valid (tested)")

@@ -166,3 +166,28 @@ count = 2
     // A tree job with count > 1 needs no {n} in its path (each instance has its own tree).
     assert_eq!(sc.tasks[3].count, 2);
 }
+
+#[test]
+fn legacy_queue_defaults_respect_the_drivers_limits() {
+    let sc = ok(r#"
+kernel = "2.6.38"
+[[device]]
+name = "sda"
+model = "hdd"
+[[device]]
+name = "sdb"
+model = "usb"
+[[device]]
+name = "nfs0"
+model = "nfs"
+"#);
+    let q = |i: usize| &sc.devices[i].queue;
+    // A disk gets the era's 512 KiB requests and 128-slot queue.
+    assert_eq!((q(0).max_sectors_kb, q(0).nr_requests), (512, 128));
+    // usb-storage never allowed more than 120 KiB per request.
+    assert!(q(1).max_sectors_kb <= 120, "usb max_sectors_kb {}", q(1).max_sectors_kb);
+    // An NFS mount has no request queue to take legacy knobs from.
+    let nfs_now = ok("[[device]]\nname = \"nfs0\"\nmodel = \"nfs\"\n");
+    assert_eq!(q(2).max_sectors_kb, nfs_now.devices[0].queue.max_sectors_kb);
+    assert_eq!(q(2).nr_requests, nfs_now.devices[0].queue.nr_requests);
+}

@@ -40,8 +40,22 @@ pub struct MachineConfig {
     /// Memory that is neither page cache nor free: kernel text and slab, anonymous memory of
     /// the tasks. Not dirtyable, never reclaimed in the model.
     pub unreclaimable: u64,
+    /// ZONE_HIGHMEM of a 32-bit (i386) kernel, bytes: memory above the 896 MiB of lowmem.
+    /// 0 = a 64-bit machine (one zone). The `unreclaimable` memory is all lowmem.
+    pub highmem: u64,
     /// Fixed cost of one read()/write() system call on top of the copy, ns.
     pub syscall_overhead: Ns,
+    /// CPU cost of a wakeup (`try_to_wake_up`: run-queue lock, enqueue, IPI), ns. Today ~1 µs;
+    /// a 2004 SMP (336 MHz UltraSPARC) an order of magnitude more.
+    pub wakeup_cost: Ns,
+    /// CPU cost of the context switch into the woken task (`schedule`, `finish_task_switch`), ns.
+    pub context_switch_cost: Ns,
+    /// A woken page waiter that finds its page still busy: re-test, `finish_wait`,
+    /// `prepare_to_wait` and the `io_schedule` back out, ns (on top of the wakeup and switch).
+    pub wait_recheck_cost: Ns,
+    /// Buckets of the hashed page wait table; 0 = the era's rule (per zone
+    /// clamp(pow2(pages/256), 4, 4096) before 4.10, 256 global from 4.10).
+    pub page_wait_buckets: u32,
 }
 
 /// The dirty-throttling policy (`balance_dirty_pages` and friends) of a generation.
@@ -58,6 +72,9 @@ pub enum ThrottleKind {
     IoLess,
     /// 6.x (Linux 6.18).
     Modern,
+    /// 2.4 (`fs/buffer.c`): `balance_dirty_state`/`balance_dirty` over the bdflush
+    /// parameters; the variant (2.4.17 or 2.4.7/-ac) follows the generation.
+    Bdflush,
 }
 
 /// Who writes back dirty pages in the background.
@@ -70,6 +87,9 @@ pub enum FlusherKind {
     PerBdi,
     /// 6.x: per-wb work on workqueues (the same structure, 6.18 details).
     Modern,
+    /// 2.4: the bdflush daemon (woken by `balance_dirty`) and kupdate (`interval`,
+    /// `age_buffer`), `fs/buffer.c`.
+    Bdflush,
 }
 
 /// How page reclaim treats dirty and writeback pages.
@@ -107,6 +127,32 @@ pub enum WritebackChunk {
     Bandwidth,
 }
 
+/// Page wait-queue wakeup policy (`unlock_page`, `end_page_writeback` → the hashed bucket).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PageWake {
+    /// 2.5.x–2.6.6: `wake_up_all(bucket)`: every waiter of every page in the bucket wakes.
+    WakeAll,
+    /// wli's first posting (2004): only waiters keyed on this page wake, lock waiters too.
+    Filtered,
+    /// 2.6.7–4.9: filtered by (page, bit clear); one exclusive `lock_page` waiter per unlock.
+    #[serde(rename = "filtered+wake-one")]
+    FilteredWakeOne,
+    /// 4.10+: 256 global buckets, PG_waiters, FIFO, lock hand-off to the first lock waiter.
+    Handoff,
+}
+
+impl PageWake {
+    pub fn name(&self) -> &'static str {
+        match self {
+            PageWake::WakeAll => "wake-all",
+            PageWake::Filtered => "filtered",
+            PageWake::FilteredWakeOne => "filtered+wake-one",
+            PageWake::Handoff => "handoff",
+        }
+    }
+}
+
 impl ThrottleKind {
     pub fn name(&self) -> &'static str {
         match self {
@@ -114,6 +160,7 @@ impl ThrottleKind {
             ThrottleKind::PerBdi => "per-bdi",
             ThrottleKind::IoLess => "io-less",
             ThrottleKind::Modern => "modern",
+            ThrottleKind::Bdflush => "bdflush",
         }
     }
 }
@@ -124,6 +171,7 @@ impl FlusherKind {
             FlusherKind::Pdflush => "pdflush",
             FlusherKind::PerBdi => "per-bdi",
             FlusherKind::Modern => "modern",
+            FlusherKind::Bdflush => "bdflush",
         }
     }
 }
@@ -166,6 +214,8 @@ pub struct PolicyConfig {
     pub reclaim: ReclaimKind,
     pub queue: QueueEra,
     pub writeback_chunk: WritebackChunk,
+    /// Who an unlock or end of writeback wakes on the hashed page wait queues.
+    pub page_wake: PageWake,
 }
 
 impl Default for PolicyConfig {
@@ -177,6 +227,7 @@ impl Default for PolicyConfig {
             reclaim: ReclaimKind::Modern,
             queue: QueueEra::BlkMq,
             writeback_chunk: WritebackChunk::Bandwidth,
+            page_wake: PageWake::Handoff,
         }
     }
 }
@@ -193,6 +244,92 @@ pub struct VmSysctl {
     /// 0 = computed as the kernel does at boot (`sqrt(lowmem_kbytes * 16)`, clamped).
     pub min_free_kbytes: u64,
     pub watermark_scale_factor: u32,
+    /// 2.4's `/proc/sys/vm/bdflush` (used by the 2.4 generations only).
+    pub bdflush: Bdflush,
+}
+
+/// `union bdflush_param` of 2.4 `fs/buffer.c`: the nine integers of `/proc/sys/vm/bdflush` in
+/// their order; the slots the model reads are named. Defaults: 2.4.13–2.4.17's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Bdflush {
+    /// Percent of `tot` dirty (2.4.17: dirty + locked) that starts writeout.
+    pub nfract: u32,
+    /// Buffers per `flush_dirty_buffers` call (2.4.0–2.4.7; unused from 2.4.8).
+    pub ndirty: u32,
+    /// Slots 2 and 3 (`nrefill`, `dummy3`): not used by the model.
+    pub nrefill: u32,
+    pub dummy3: u32,
+    /// kupdate period, jiffies (0 stops kupdate).
+    pub interval: u32,
+    /// Age at which kupdate writes a dirty buffer, jiffies.
+    pub age_buffer: u32,
+    /// Percent of `tot` above which the writer also waits for I/O (2.4.17) or flushes
+    /// itself (2.4.7).
+    pub nfract_sync: u32,
+    /// Slots 7 and 8: unused in mainline.
+    pub dummy7: u32,
+    pub dummy8: u32,
+}
+
+impl Bdflush {
+    /// 2.4.13–2.4.17 mainline: {40, 0, 0, 0, 5·HZ, 30·HZ, 60, 0, 0} at HZ = 100.
+    pub const V2417: Bdflush = Bdflush {
+        nfract: 40,
+        ndirty: 0,
+        nrefill: 0,
+        dummy3: 0,
+        interval: 500,
+        age_buffer: 3000,
+        nfract_sync: 60,
+        dummy7: 0,
+        dummy8: 0,
+    };
+    /// 2.4.0–2.4.12: {30, 64, 64, 256, 5·HZ, 30·HZ, 60, 0, 0}.
+    pub const V247: Bdflush = Bdflush {
+        nfract: 30,
+        ndirty: 64,
+        nrefill: 64,
+        dummy3: 256,
+        interval: 500,
+        age_buffer: 3000,
+        nfract_sync: 60,
+        dummy7: 0,
+        dummy8: 0,
+    };
+
+    pub fn to_array(self) -> [u32; 9] {
+        [
+            self.nfract,
+            self.ndirty,
+            self.nrefill,
+            self.dummy3,
+            self.interval,
+            self.age_buffer,
+            self.nfract_sync,
+            self.dummy7,
+            self.dummy8,
+        ]
+    }
+
+    pub fn from_array(a: [u32; 9]) -> Self {
+        Bdflush {
+            nfract: a[0],
+            ndirty: a[1],
+            nrefill: a[2],
+            dummy3: a[3],
+            interval: a[4],
+            age_buffer: a[5],
+            nfract_sync: a[6],
+            dummy7: a[7],
+            dummy8: a[8],
+        }
+    }
+}
+
+impl Default for Bdflush {
+    fn default() -> Self {
+        Bdflush::V2417
+    }
 }
 
 impl Default for VmSysctl {
@@ -206,6 +343,7 @@ impl Default for VmSysctl {
             dirty_writeback_centisecs: 500,
             min_free_kbytes: 0,
             watermark_scale_factor: 10,
+            bdflush: Bdflush::default(),
         }
     }
 }
@@ -369,6 +507,34 @@ impl Default for Raid0Params {
     }
 }
 
+/// RAID5 (`drivers/raid5.rs`): `members` devices of one model, rotating parity.
+/// Defaults: four default HDDs, 64 KiB chunks, a 256-stripe cache, a 3 ms gathering delay.
+#[derive(Clone, Debug, Serialize)]
+pub struct Raid5Params {
+    /// Member devices, at least 3.
+    pub members: u32,
+    /// Stripe unit, bytes.
+    pub chunk: u64,
+    /// Stripes the cache holds while gathering writes (2.4 md: `NR_STRIPES` = 256).
+    pub stripe_cache: u32,
+    /// How long a partly written stripe waits for the rest of its data, ns.
+    pub stripe_delay: Ns,
+    /// The model of every member, with its parameters.
+    pub member: Box<DeviceModelConfig>,
+}
+
+impl Default for Raid5Params {
+    fn default() -> Self {
+        Raid5Params {
+            members: 4,
+            chunk: 64 * 1024,
+            stripe_cache: 256,
+            stripe_delay: 3_000_000,
+            member: Box::new(DeviceModelConfig::Hdd(HddParams::default())),
+        }
+    }
+}
+
 #[derive(Clone, Debug, Serialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum DeviceModelConfig {
@@ -378,6 +544,7 @@ pub enum DeviceModelConfig {
     Usb(UsbParams),
     Nfs(NfsParams),
     Raid0(Raid0Params),
+    Raid5(Raid5Params),
 }
 
 impl DeviceModelConfig {
@@ -389,6 +556,7 @@ impl DeviceModelConfig {
             DeviceModelConfig::Usb(_) => "usb",
             DeviceModelConfig::Nfs(_) => "nfs",
             DeviceModelConfig::Raid0(_) => "raid0",
+            DeviceModelConfig::Raid5(_) => "raid5",
         }
     }
 
@@ -401,6 +569,7 @@ impl DeviceModelConfig {
             DeviceModelConfig::Usb(p) => p.queue_depth,
             DeviceModelConfig::Nfs(p) => p.queue_depth,
             DeviceModelConfig::Raid0(p) => p.members.saturating_mul(p.member.queue_depth()),
+            DeviceModelConfig::Raid5(p) => p.members.saturating_mul(p.member.queue_depth()),
         }
     }
 
@@ -414,6 +583,7 @@ impl DeviceModelConfig {
             DeviceModelConfig::Loop(_) | DeviceModelConfig::Nfs(_) => true,
             DeviceModelConfig::Usb(_) => false,
             DeviceModelConfig::Raid0(p) => p.member.has_write_cache(),
+            DeviceModelConfig::Raid5(p) => p.member.has_write_cache(),
         }
     }
 
@@ -443,6 +613,7 @@ pub fn default_size(model: &DeviceModelConfig) -> u64 {
         DeviceModelConfig::Usb(_) => 8_000_000_000,
         DeviceModelConfig::Nfs(_) => 1_000_000_000_000,
         DeviceModelConfig::Raid0(p) => default_size(&p.member).saturating_mul(u64::from(p.members)),
+        DeviceModelConfig::Raid5(p) => default_size(&p.member).saturating_mul(u64::from(p.members.max(3) - 1)),
     }
 }
 
@@ -470,6 +641,30 @@ pub struct HddParams {
     pub cache_size: u64,
     /// Command overhead per request, ns.
     pub command_overhead: Ns,
+}
+
+impl HddParams {
+    /// A 2002 7200 rpm IDE (ATA-100) disk, the class of Morton's "horror test" machine: 40 MB/s
+    /// at the outer edge falling to 24 MB/s inside (the 30–40 MB/s of the time's 40–80 GB
+    /// drives), 8.5 ms average / 1 ms track-to-track / 15 ms full-stroke seeks, UDMA100,
+    /// a 2 MiB buffer with write caching on (the IDE default), ~0.3 ms per command (taskfile
+    /// setup and the interrupt), and no command queueing: `queue_depth` 1, the drive sees one
+    /// request at a time (IDE TCQ was experimental and off).
+    pub fn ide_2002() -> Self {
+        HddParams {
+            rpm: 7200,
+            seek_track_to_track: 1_000_000,
+            seek_average: 8_500_000,
+            seek_full_stroke: 15_000_000,
+            transfer_outer: 40_000_000,
+            transfer_inner: 24_000_000,
+            interface_rate: 100_000_000,
+            queue_depth: 1,
+            write_cache: true,
+            cache_size: 2 * MIB,
+            command_overhead: 300_000,
+        }
+    }
 }
 
 impl Default for HddParams {
@@ -527,6 +722,12 @@ impl Default for SsdParams {
 pub enum SchedulerKind {
     None,
     MqDeadline,
+    /// The 2002 deadline scheduler (2.5.38 + the deadline patch, 2.5.39-2.5.56).
+    #[serde(rename = "deadline-2002")]
+    Deadline2002,
+    /// The 2.6 deadline scheduler (rbtree rewrite, 2.5.57 to about 2.6.23).
+    #[serde(rename = "deadline-2.6")]
+    Deadline26,
 }
 
 impl SchedulerKind {
@@ -534,6 +735,8 @@ impl SchedulerKind {
         match self {
             SchedulerKind::None => "none",
             SchedulerKind::MqDeadline => "mq-deadline",
+            SchedulerKind::Deadline2002 => "deadline-2002",
+            SchedulerKind::Deadline26 => "deadline-2.6",
         }
     }
 }
@@ -565,6 +768,34 @@ pub struct DeadlineTunables {
     pub front_merges: bool,
     /// 0 = nr_requests (the 6.18 default).
     pub async_depth: u32,
+    /// deadline-2002 only: the batch cost of a non-contiguous request (a contiguous one costs 1).
+    pub seek_cost: u32,
+}
+
+impl DeadlineTunables {
+    /// The defaults of the 2002 deadline scheduler as Morton tested it on 2.5.38: read_expire
+    /// HZ/2, fifo_batch 64 ("4 seeks, or 64 contig"), seek_cost 16, writes_starved 2; no write
+    /// expiry and no front_merges tunable (fields kept at the mq-deadline values, unused).
+    pub fn deadline_2002() -> Self {
+        DeadlineTunables {
+            fifo_batch: 64,
+            ..Default::default()
+        }
+    }
+
+    /// The defaults of the 2.6 deadline scheduler (2.6.12's `deadline-iosched.c`): the same
+    /// numbers as mq-deadline's, `async_depth` unused.
+    pub fn deadline_26() -> Self {
+        Self::default()
+    }
+
+    /// The tunables an elevator starts with when it is selected.
+    pub fn for_scheduler(kind: SchedulerKind) -> Self {
+        match kind {
+            SchedulerKind::Deadline2002 => Self::deadline_2002(),
+            _ => Self::default(),
+        }
+    }
 }
 
 impl Default for DeadlineTunables {
@@ -576,6 +807,7 @@ impl Default for DeadlineTunables {
             writes_starved: 2,
             front_merges: true,
             async_depth: 0,
+            seek_cost: 16,
         }
     }
 }
@@ -653,6 +885,18 @@ pub enum JobConfig {
         /// `oflag=direct`: O_DIRECT writes that bypass the page cache.
         direct: bool,
     },
+    /// A network receiver writing what arrives (an FTP server storing an upload): buffered
+    /// sequential writes of `bs` paced at `rate` (the link). A write starts no earlier than
+    /// `bs / rate` after the previous one started; while the task is blocked nothing is
+    /// received, and afterwards it goes on at `rate` (no catching up beyond one `bs`, as TCP's
+    /// window stops the sender). The transfer time is the task's end.
+    Netwrite {
+        bs: u64,
+        /// Bytes to transfer; None = until the task stops.
+        size: Option<u64>,
+        /// Link rate, bytes per second.
+        rate: u64,
+    },
     /// Buffered sequential reader of an existing file (`cat FILE > /dev/null`).
     Cat {
         bs: u64,
@@ -704,12 +948,27 @@ pub enum JobConfig {
         /// Run again this long after the previous start (None = once).
         interval: Option<Ns>,
     },
+    /// One thread of `tiotest -t N`: its own file, four phases (write, random write, read,
+    /// random read) separated by barriers across all tiotest threads of the scenario.
+    Tiotest {
+        /// Size of the thread's file (`-f`), bytes.
+        file_size: u64,
+        /// Block size of each read()/write() (`-b`), bytes.
+        bs: u64,
+        /// Random operations per thread and random phase (`-r`).
+        random_ops: u64,
+        /// Pages read around a random read miss (the era's minimum readahead window), bytes.
+        random_readahead: u64,
+        /// User-space CPU per operation (tiotest's buffer fill and check), ns.
+        user_cost: Ns,
+    },
 }
 
 impl JobConfig {
     pub fn kind(&self) -> &'static str {
         match self {
             JobConfig::Dd { .. } => "dd",
+            JobConfig::Netwrite { .. } => "netwrite",
             JobConfig::Cat { .. } => "cat",
             JobConfig::Randread { .. } => "randread",
             JobConfig::Fsync { .. } => "fsync",
@@ -717,6 +976,7 @@ impl JobConfig {
             JobConfig::Du { .. } => "du",
             JobConfig::Launch { .. } => "launch",
             JobConfig::Ls { .. } => "ls",
+            JobConfig::Tiotest { .. } => "tiotest",
         }
     }
 }
@@ -728,7 +988,12 @@ impl Default for MachineConfig {
             cpus: 2,
             memory_bandwidth: 4 * GIB,
             unreclaimable: 200 * MIB,
+            highmem: 0,
             syscall_overhead: 1_000,
+            wakeup_cost: 1_000,
+            context_switch_cost: 1_000,
+            wait_recheck_cost: 300,
+            page_wait_buckets: 0,
         }
     }
 }
@@ -742,6 +1007,9 @@ pub fn default_queue(model: &DeviceModelConfig) -> QueueConfig {
         DeviceModelConfig::Usb(p) => return usb_queue(p),
         DeviceModelConfig::Nfs(p) => return nfs_queue(p),
         DeviceModelConfig::Raid0(p) => return raid0_queue(p),
+        // A RAID5 logical drive behind a controller (cpqarray): one request queue with an
+        // elevator in front of the array.
+        DeviceModelConfig::Raid5(p) => (true, p.member.has_write_cache(), p.members.saturating_mul(p.member.queue_depth())),
     };
     let scheduler = if rotational {
         SchedulerKind::MqDeadline
@@ -750,7 +1018,7 @@ pub fn default_queue(model: &DeviceModelConfig) -> QueueConfig {
     };
     // blk_mq_default_nr_requests: 2 * min(qd, 128) with an elevator, the tag-set depth without.
     let nr_requests = match scheduler {
-        SchedulerKind::MqDeadline => 2 * qd.min(128),
+        SchedulerKind::MqDeadline | SchedulerKind::Deadline2002 | SchedulerKind::Deadline26 => 2 * qd.min(128),
         SchedulerKind::None => qd,
     };
     let max_sectors_kb = 4096;
@@ -876,7 +1144,9 @@ impl Scenario {
         let queue = default_queue(&model);
         let size = default_size(&model);
         let (dev, major, minor) = match model {
-            DeviceModelConfig::Hdd(_) | DeviceModelConfig::Ssd(_) | DeviceModelConfig::Usb(_) => ("sda", 8, 0),
+            DeviceModelConfig::Hdd(_) | DeviceModelConfig::Ssd(_) | DeviceModelConfig::Usb(_) | DeviceModelConfig::Raid5(_) => {
+                ("sda", 8, 0)
+            }
             DeviceModelConfig::Loop(_) => ("loop0", 7, 0),
             // An NFS superblock has an anonymous device number (0:N, N from 1); md arrays are 9:N.
             DeviceModelConfig::Nfs(_) => ("nfs0", 0, NFS_FIRST_MINOR),

@@ -12,7 +12,7 @@ use crate::engine::{Clock, EventQueue, RngStream};
 use crate::fs::block_alloc::{BlockMap, DevAllocator};
 use crate::fs::fs_writeback::Wb;
 use crate::fs::inode::Inode;
-use crate::kernel::cpu::{CpuPool, Started, Who, WAKEUP_COST_NS};
+use crate::kernel::cpu::{CpuPool, Started, Who};
 use crate::kernel::task::{Phase, Task};
 use crate::metrics::trace::{TraceEvent, TraceRecord};
 use crate::metrics::{DeviceResult, LatencyHist, RunResult, TaskResult, ThrottleSample, VmstatSample};
@@ -98,6 +98,10 @@ pub struct Machine {
     pub scratch_ids: Vec<u32>,
     pub last_sample_dirtied: u64,
     pub rng: RngStream,
+    /// The hashed page wait queues.
+    pub pagewait: crate::kernel::waitqueue::PageWaitTable,
+    /// tiotest's phase barrier and per-phase figures.
+    pub tiotest: crate::workload::tiotest::TiotestState,
 }
 
 /// Index of the first flusher in `RunResult::comms` (after "<idle>" and the tasks).
@@ -110,7 +114,8 @@ impl Machine {
         let clock = Clock::new(cfg.hz);
         let total = cfg.machine.memory / PAGE_SIZE;
         let unreclaimable = cfg.machine.unreclaimable / PAGE_SIZE;
-        let vm = VmStat::boot(total, unreclaimable, cfg.sysctl.min_free_kbytes, cfg.sysctl.watermark_scale_factor);
+        let mut vm = VmStat::boot(total, unreclaimable, cfg.sysctl.min_free_kbytes, cfg.sysctl.watermark_scale_factor);
+        vm.highmem = cfg.machine.highmem / PAGE_SIZE;
         let mut dom = WbDomain::default();
         let ratelimit_pages = page_writeback::writeback_set_ratelimit(&mut dom, &vm, &cfg.sysctl, cfg.machine.cpus);
         let thresh = dom.dirty_limit;
@@ -191,6 +196,8 @@ impl Machine {
                     rng: RngStream::new(cfg.seed, &format!("task/{}/{}", tc.name, i)),
                     reclaim_prio: crate::mm::vmscan_pageout::DEF_PRIORITY,
                     meta: None,
+                    wq: Default::default(),
+                    tio: Default::default(),
                 });
                 pid += 1;
             }
@@ -231,6 +238,11 @@ impl Machine {
             scratch_ids: Vec::new(),
             last_sample_dirtied: 0,
             rng: RngStream::new(cfg.seed, "machine"),
+            pagewait: crate::kernel::waitqueue::PageWaitTable::new(
+                cfg.policy.page_wake,
+                crate::kernel::waitqueue::table_size(cfg.policy.page_wake, cfg.machine.memory, cfg.machine.page_wait_buckets),
+            ),
+            tiotest: Default::default(),
             cfg: cfg.clone(),
         };
         m.setup_era();
@@ -269,8 +281,14 @@ impl Machine {
     /// Run `burst` ns of CPU for `who`; the entity continues when `CpuDone` fires.
     pub fn cpu_run(&mut self, who: Who, burst: Ns) {
         let now = self.now();
+        let mut burst = burst;
         if let Who::Task(t) = who {
-            self.tasks[t as usize].on_cpu = true;
+            let task = &mut self.tasks[t as usize];
+            task.on_cpu = true;
+            // User-mode work of the job (tiotest's buffers) runs in the same burst.
+            let user = std::mem::take(&mut task.wq.user_pending);
+            task.wq.user_burst = user;
+            burst += user;
         }
         if let Some(s) = self.cpus.request(now, who, burst.max(1)) {
             self.cpu_started(s);
@@ -281,7 +299,9 @@ impl Machine {
         if let Who::Task(t) = s.who {
             let task = &mut self.tasks[t as usize];
             task.runq_wait += s.waited;
-            task.cpu_sys += s.end - self.q.now();
+            let user = std::mem::take(&mut task.wq.user_burst).min(s.end - self.q.now());
+            task.cpu_user += user;
+            task.cpu_sys += s.end - self.q.now() - user;
             task.dirty.cpu = s.cpu as usize;
         }
         self.q.schedule(s.end, Event::CpuDone(s.cpu));
@@ -324,6 +344,8 @@ impl Machine {
     pub fn end_page_writeback(&mut self, file: u32, start: u64, n: u64) {
         let inode = &mut self.inodes[file as usize];
         let moved = inode.mapping.transition(start, n, PageState::Writeback, Some(PageState::Clean));
+        self.wake_pages(file, start, n);
+        let inode = &mut self.inodes[file as usize];
         let wb = inode.wb as usize;
         let inode_idle = inode.mapping.nr_writeback == 0;
         self.vm.nr_writeback -= moved;
@@ -422,6 +444,13 @@ impl Machine {
     pub fn submit_request(&mut self, dev: u16, id: u32) -> bool {
         let now = self.now();
         let last = self.wbs[dev as usize].last_bdp_sleep;
+        if let Some(b) = self.era.bdflush.as_mut() {
+            // 2.4's vmstat `bo` is kstat.pgpgout, counted in submit_bh.
+            let r = self.queues[dev as usize].rq(id);
+            if r.op == Op::Write {
+                b.submitted_bytes += r.bytes();
+            }
+        }
         let r = self.queues[dev as usize].submit(now, id, last);
         self.kick_queue(dev);
         r != Submit::Blocked
@@ -705,6 +734,8 @@ impl Machine {
         let (mut bi, mut bo) = (0, 0);
         let mut dw = Vec::with_capacity(self.queues.len());
         let mut dr = Vec::with_capacity(self.queues.len());
+        let mut du = Vec::with_capacity(self.queues.len());
+        let since = self.vmstat.last().map_or(0, |s| s.t_ns);
         for q in &mut self.queues {
             bo += q.sec_written / 1024;
             bi += q.sec_read / 1024;
@@ -712,6 +743,14 @@ impl Machine {
             dr.push(q.sec_read);
             q.sec_written = 0;
             q.sec_read = 0;
+            // iostat %util over the interval: device time with a request in service.
+            let busy = q.device.busy_ns(now);
+            du.push(busy.saturating_sub(q.sec_busy_mark) as f64 / now.saturating_sub(since).max(1) as f64);
+            q.sec_busy_mark = busy;
+        }
+        if let Some(b) = self.era.bdflush.as_mut() {
+            // 2.4: bo is what was submitted in the second (submit_bh), not what completed.
+            bo = std::mem::take(&mut b.submitted_bytes) / 1024;
         }
         let blocked = self
             .tasks
@@ -740,6 +779,7 @@ impl Machine {
             procs_blocked: blocked,
             dev_write_bytes: dw,
             dev_read_bytes: dr,
+            dev_util: du,
         });
         if now + NSEC_PER_SEC <= self.cfg.duration {
             self.q.schedule_in(NSEC_PER_SEC, Event::Sample);
@@ -767,7 +807,11 @@ impl Machine {
             return;
         }
         task.waking = true;
-        self.cpu_run(Who::Task(tid), WAKEUP_COST_NS);
+        // try_to_wake_up, the switch into the task, and for a woken page waiter whose page is
+        // still busy its re-test and re-sleep.
+        let m = &self.cfg.machine;
+        let cost = m.wakeup_cost + m.context_switch_cost + std::mem::take(&mut task.wq.wake_extra);
+        self.cpu_run(Who::Task(tid), cost);
     }
 
     fn on_cpu_done(&mut self, cpu: u16) {
@@ -910,6 +954,7 @@ impl Machine {
 
     /// Collect the results.
     pub fn finish(self) -> RunResult {
+        let tiotest = self.tio_results();
         let dur = self.cfg.duration;
         let mut comms = vec![("<idle>".to_string(), 0)];
         for t in &self.tasks {
@@ -945,6 +990,7 @@ impl Machine {
                     cpu_sys_ns: t.cpu_sys,
                     cpu_user_ns: t.cpu_user,
                     runqueue_wait_ns: t.runq_wait,
+                    sched: t.wq.stats(),
                 }
             })
             .collect();
@@ -972,6 +1018,7 @@ impl Machine {
             comms,
             vmstat: self.vmstat,
             throttle: self.throttle,
+            tiotest,
             scenario: self.cfg,
         }
     }

@@ -5,7 +5,9 @@ use super::{bdi, model, queue, throttle};
 use crate::error::{Problem, Result};
 use crate::section::{Entry, Section};
 use crate::suggest;
-use wblab_sim::config::{default_queue, default_size, BdiConfig, DeviceConfig, DeviceModelConfig, HddParams, NFS_FIRST_MINOR};
+use wblab_sim::config::{
+    default_queue, default_size, BdiConfig, DeadlineTunables, DeviceConfig, DeviceModelConfig, HddParams, SchedulerKind, NFS_FIRST_MINOR,
+};
 use wblab_sim::units::MIB;
 
 const IDENTITY_KEYS: &[&str] = &["name", "model", "size", "major", "minor", "fs"];
@@ -35,15 +37,25 @@ pub(super) fn normalize(key: String) -> String {
 }
 
 /// All devices, or one default HDD `sda` when the file declares none.
-pub(super) fn build_all(entry: Option<&Entry<'_>>, sections: &[Section<'_>]) -> Result<Vec<DeviceConfig>> {
+/// `era_elevator`: the kernel generation's default elevator (see [`queue::build`]).
+pub(super) fn build_all(
+    entry: Option<&Entry<'_>>,
+    sections: &[Section<'_>],
+    era_elevator: Option<SchedulerKind>,
+) -> Result<Vec<DeviceConfig>> {
     if entry.is_none() {
         let model = DeviceModelConfig::Hdd(HddParams::default());
+        let mut queue = default_queue(&model);
+        if let Some(k) = era_elevator {
+            queue.scheduler = k;
+            queue.iosched = DeadlineTunables::for_scheduler(k);
+        }
         return Ok(vec![DeviceConfig {
             name: "sda".to_string(),
             major: SD_MAJOR,
             minor: 0,
             size: default_size(&model),
-            queue: default_queue(&model),
+            queue,
             model,
             bdi: BdiConfig::default(),
             fs: None,
@@ -88,7 +100,7 @@ pub(super) fn build_all(entry: Option<&Entry<'_>>, sections: &[Section<'_>]) -> 
             sd += 1;
             (SD_MAJOR, 16 * (sd - 1))
         };
-        let d = build(sec, kind, name, default_number)?;
+        let d = build(sec, kind, name, default_number, era_elevator)?;
         if devices.iter().any(|o| o.name == d.name) {
             let at = sec.get("name").map_or(sec.at, |e| e.value_at);
             return Err(Problem::new(at, format!("device name `{}` is used twice", d.name))
@@ -118,7 +130,13 @@ pub(super) fn build_all(entry: Option<&Entry<'_>>, sections: &[Section<'_>]) -> 
     Ok(devices)
 }
 
-fn build(sec: &Section<'_>, kind: &str, name: String, default_number: (u32, u32)) -> Result<DeviceConfig> {
+fn build(
+    sec: &Section<'_>,
+    kind: &str,
+    name: String,
+    default_number: (u32, u32),
+    era_elevator: Option<SchedulerKind>,
+) -> Result<DeviceConfig> {
     let member = model::member_kind(kind, sec)?;
     check_keys(sec, kind, member)?;
     let model = model::build(kind, sec)?;
@@ -156,7 +174,7 @@ fn build(sec: &Section<'_>, kind: &str, name: String, default_number: (u32, u32)
         major,
         minor,
         size,
-        queue: queue::build(sec, &model)?,
+        queue: queue::build(sec, &model, era_elevator)?,
         bdi: bdi::build(sec)?,
         model,
         fs,

@@ -6,7 +6,18 @@ use crate::units::format_size;
 use wblab_sim::config::MachineConfig;
 use wblab_sim::units::{GIB, MIB};
 
-const KEYS: &[&str] = &["memory", "cpus", "memory_bandwidth", "unreclaimable", "syscall_overhead"];
+const KEYS: &[&str] = &[
+    "memory",
+    "cpus",
+    "memory_bandwidth",
+    "unreclaimable",
+    "highmem",
+    "syscall_overhead",
+    "wakeup_cost",
+    "context_switch_cost",
+    "wait_recheck_cost",
+    "page_wait_buckets",
+];
 /// Below this the kernel's watermarks and reserves leave no page cache worth modelling.
 const MIN_MEMORY: u64 = 64 * MIB;
 /// A bound that keeps page counts far from overflow in the model's arithmetic.
@@ -20,7 +31,14 @@ pub(super) fn build(sec: &Section<'_>) -> Result<MachineConfig> {
     sec.read("cpus", &mut m.cpus, |e| e.u32(1, 4096))?;
     sec.read("memory_bandwidth", &mut m.memory_bandwidth, |e| e.rate())?;
     sec.read("unreclaimable", &mut m.unreclaimable, |e| e.size())?;
+    sec.read("highmem", &mut m.highmem, |e| e.size())?;
     sec.read("syscall_overhead", &mut m.syscall_overhead, |e| e.duration_in(0, 1_000_000_000))?;
+    sec.read("wakeup_cost", &mut m.wakeup_cost, |e| e.duration_in(0, 1_000_000_000))?;
+    sec.read("context_switch_cost", &mut m.context_switch_cost, |e| {
+        e.duration_in(0, 1_000_000_000)
+    })?;
+    sec.read("wait_recheck_cost", &mut m.wait_recheck_cost, |e| e.duration_in(0, 1_000_000_000))?;
+    sec.read("page_wait_buckets", &mut m.page_wait_buckets, |e| e.u32(0, 1 << 20))?;
     // Half of memory is generous: the model needs room for page cache and its watermarks.
     if m.unreclaimable > m.memory / 2 {
         return Err(sec
@@ -34,5 +52,24 @@ pub(super) fn build(sec: &Section<'_>) -> Result<MachineConfig> {
             )
             .hint("lower unreclaimable or raise memory"));
     }
+    // A 32-bit kernel: lowmem (memory - highmem) holds the kernel and all of `unreclaimable`,
+    // and needs room for its watermarks, reserve and buffer cache besides.
+    if m.highmem > 0 && m.unreclaimable + LOWMEM_ROOM > m.memory.saturating_sub(m.highmem) {
+        return Err(sec
+            .conflict(
+                &["highmem", "memory"],
+                format!(
+                    "highmem ({}) leaves {} of lowmem, not enough for unreclaimable ({}) and {} of page cache",
+                    format_size(m.highmem),
+                    format_size(m.memory.saturating_sub(m.highmem)),
+                    format_size(m.unreclaimable),
+                    format_size(LOWMEM_ROOM)
+                ),
+            )
+            .hint("an i386 kernel has 896 MiB of lowmem: highmem = memory - 896MiB"));
+    }
     Ok(m)
 }
+
+/// Page cache a 32-bit machine's lowmem must have room for besides `unreclaimable`.
+const LOWMEM_ROOM: u64 = 64 * MIB;

@@ -8,6 +8,7 @@ mod machine;
 mod model;
 mod policy;
 mod queue;
+mod sweep;
 mod sysctl;
 mod task;
 mod throttle;
@@ -21,7 +22,7 @@ use wblab_sim::config::{JobConfig, QueueEra, Scenario, TaskConfig, TraceConfig};
 use wblab_sim::generations::{self, Generation};
 
 const TOP_KEYS: &[&str] = &[
-    "name", "kernel", "duration", "seed", "hz", "machine", "sysctl", "device", "task", "trace", "policy",
+    "name", "kernel", "duration", "seed", "hz", "machine", "sysctl", "device", "task", "trace", "policy", "sweep",
 ];
 const TRACE_KEYS: &[&str] = &["writeback", "block"];
 /// CONFIG_HZ choices the kernel's Kconfig offers.
@@ -43,21 +44,55 @@ pub(crate) fn scenarios(text: &str, file_name: &str) -> Result<Vec<Scenario>> {
         Some(e) => kernels(e)?,
         None => vec![("6.x".to_string(), generations::resolve("6.x").expect("6.x is a generation"))],
     };
+    // A sweep file checks every value, and stands for its first one.
+    let sw = root.get("sweep").map(sweep::parse).transpose()?;
+    if let Some(s) = &sw {
+        for i in 1..s.values.len() {
+            for (kernel, generation) in &kernels {
+                build_one(&root, file_name, kernel.clone(), generation, Some((s, i)))?;
+            }
+        }
+    }
     kernels
         .into_iter()
-        .map(|(kernel, generation)| build_one(&root, file_name, kernel, generation))
+        .map(|(kernel, generation)| build_one(&root, file_name, kernel, generation, sw.as_ref().map(|s| (s, 0))))
         .collect()
 }
 
+/// A file with a `[sweep]`: the knob, and one (value as written, scenario) per value, for the
+/// first kernel the file lists. `None` for a file without a sweep.
+pub(crate) fn sweep_scenarios(text: &str, file_name: &str) -> Result<Option<crate::SweepRuns>> {
+    let doc = DeTable::parse(text).map_err(syntax_problem)?;
+    let root = Section::root(&doc)?;
+    let Some(e) = root.get("sweep") else { return Ok(None) };
+    let sw = sweep::parse(e)?;
+    let (kernel, generation) = match root.get("kernel") {
+        Some(k) => kernels(k)?.swap_remove(0),
+        None => ("6.x".to_string(), generations::resolve("6.x").expect("6.x is a generation")),
+    };
+    let mut runs = Vec::with_capacity(sw.values.len());
+    for (i, label) in sw.labels().into_iter().enumerate() {
+        runs.push((label, build_one(&root, file_name, kernel.clone(), generation, Some((&sw, i)))?));
+    }
+    Ok(Some((sw.key.clone(), runs)))
+}
+
 /// The scenario for one kernel: the generation's policies and default knobs, then the file.
-fn build_one(root: &Section<'_>, file_name: &str, kernel: String, generation: &Generation) -> Result<Scenario> {
+/// `sweep`: the sweep and which of its values to write into the device tables.
+fn build_one(
+    root: &Section<'_>,
+    file_name: &str,
+    kernel: String,
+    generation: &Generation,
+    sweep: Option<(&sweep::Sweep<'_>, usize)>,
+) -> Result<Scenario> {
     let name = match root.get("name") {
         Some(e) => scenario_name(e)?,
         None => default_name(file_name),
     };
     let policy = match root.get("policy") {
-        Some(e) => policy::build(&e.table(Nesting::Keep, same)?, generation.policy())?,
-        None => generation.policy(),
+        Some(e) => policy::build(&e.table(Nesting::Keep, same)?, generation.policy_for(&kernel))?,
+        None => generation.policy_for(&kernel),
     };
     let duration = root.value_or("duration", 60_000_000_000, |e| {
         e.duration_in(1_000_000, u64::MAX).map_err(|p| match e.value {
@@ -81,17 +116,33 @@ fn build_one(root: &Section<'_>, file_name: &str, kernel: String, generation: &G
         Some(e) => machine::build(&e.table(Nesting::Keep, same)?)?,
         None => Default::default(),
     };
+    if machine.highmem > 0 && policy.reclaim == wblab_sim::config::ReclaimKind::Modern {
+        let at = root
+            .get("machine")
+            .and_then(|e| e.table(Nesting::Keep, same).ok())
+            .and_then(|t| t.get("highmem").map(|h| h.key_at))
+            .unwrap_or(root.at);
+        return Err(Problem::new(
+            at,
+            "`highmem` (a 32-bit kernel's zones) is modelled with the old reclaim only".to_string(),
+        )
+        .key("highmem")
+        .hint("use a 2.6.x or 3.x kernel, or drop highmem"));
+    }
     // The release's default knobs first, then the file's.
     let sysctl_defaults = generations::default_sysctl(&kernel);
     let sysctl = match root.get("sysctl") {
         Some(e) => sysctl::build(&e.table(Nesting::Flatten('.'), sysctl::normalize)?, sysctl_defaults)?,
         None => sysctl_defaults,
     };
-    let device_sections = match root.get("device") {
+    let mut device_sections = match root.get("device") {
         Some(e) => e.tables(Nesting::Flatten('/'), device::normalize)?,
         None => Vec::new(),
     };
-    let mut devices = device::build_all(root.get("device"), &device_sections)?;
+    if let Some((sw, i)) = sweep {
+        sweep::apply(sw, i, &mut device_sections)?;
+    }
+    let mut devices = device::build_all(root.get("device"), &device_sections, generations::default_elevator(&kernel))?;
     if policy.queue == QueueEra::Legacy {
         legacy_queue_defaults(&mut devices, &device_sections);
     }
@@ -237,7 +288,7 @@ fn legacy_queue_defaults(devices: &mut [wblab_sim::config::DeviceConfig], sectio
         let set = |k: &str| sections.get(i).is_some_and(|s| s.get(k).is_some());
         let q = &mut d.queue;
         let before = q.clone();
-        generations::legacy_queue(q);
+        generations::legacy_queue(q, &d.model);
         if set("queue/nr_requests") {
             q.nr_requests = before.nr_requests;
         }

@@ -5,9 +5,9 @@
 use crate::error::Result;
 use crate::section::Section;
 use crate::units::{format_duration, format_size};
-use wblab_sim::config::{DeviceModelConfig, HddParams, LoopParams, NfsParams, Raid0Params, SsdParams, UsbParams};
+use wblab_sim::config::{DeviceModelConfig, HddParams, LoopParams, NfsParams, Raid0Params, Raid5Params, SsdParams, UsbParams};
 
-pub(super) const MODELS: &[&str] = &["hdd", "ssd", "loop", "usb", "nfs", "raid0"];
+pub(super) const MODELS: &[&str] = &["hdd", "ssd", "loop", "usb", "nfs", "raid0", "raid5"];
 
 /// Models a raid0 array can be built of.
 pub(super) const MEMBER_MODELS: &[&str] = &["hdd", "ssd", "usb"];
@@ -66,6 +66,9 @@ pub(super) const NFS_KEYS: &[&str] = &[
 /// The array's own keys; its members' parameters come on top (see [`member_keys`]).
 pub(super) const RAID0_KEYS: &[&str] = &["members", "member_model", "chunk"];
 
+/// A RAID5 array's own keys; its members' parameters come on top, as for raid0.
+pub(super) const RAID5_KEYS: &[&str] = &["members", "member_model", "chunk", "stripe_cache", "stripe_delay"];
+
 /// md 1.x superblocks describe at most 1920 devices.
 const MAX_MEMBERS: u32 = 1920;
 /// RPC_MAX_SLOT_TABLE: the most RPC slots a transport has.
@@ -85,16 +88,18 @@ pub(super) fn keys(model: &str) -> &'static [&'static str] {
         "usb" => USB_KEYS,
         "nfs" => NFS_KEYS,
         "raid0" => RAID0_KEYS,
+        "raid5" => RAID5_KEYS,
         _ => HDD_KEYS,
     }
 }
 
 /// The members' model of a raid0 device (`member_model`, default `ssd`); None for others.
 pub(super) fn member_kind(kind: &str, sec: &Section<'_>) -> Result<Option<&'static str>> {
-    if kind != "raid0" {
+    if kind != "raid0" && kind != "raid5" {
         return Ok(None);
     }
-    let m = sec.value_or("member_model", "ssd", |e| {
+    let default = if kind == "raid5" { "hdd" } else { "ssd" };
+    let m = sec.value_or("member_model", default, |e| {
         let name = e.str()?.trim();
         let other_model = MODELS.iter().any(|m| m.eq_ignore_ascii_case(name));
         if other_model && !MEMBER_MODELS.iter().any(|m| m.eq_ignore_ascii_case(name)) {
@@ -115,7 +120,7 @@ pub(super) fn member_keys(member: Option<&str>) -> &'static [&'static str] {
 
 /// Whether `key` is a parameter of any model (for "does not apply to model" messages).
 pub(super) fn is_param(key: &str) -> bool {
-    [HDD_KEYS, SSD_KEYS, LOOP_KEYS, USB_KEYS, NFS_KEYS, RAID0_KEYS]
+    [HDD_KEYS, SSD_KEYS, LOOP_KEYS, USB_KEYS, NFS_KEYS, RAID0_KEYS, RAID5_KEYS]
         .iter()
         .any(|k| k.contains(&key))
 }
@@ -127,6 +132,7 @@ pub(super) fn build(model: &str, sec: &Section<'_>) -> Result<DeviceModelConfig>
         "usb" => DeviceModelConfig::Usb(usb(sec)?),
         "nfs" => DeviceModelConfig::Nfs(nfs(sec)?),
         "raid0" => DeviceModelConfig::Raid0(raid0(sec)?),
+        "raid5" => DeviceModelConfig::Raid5(raid5(sec)?),
         _ => DeviceModelConfig::Hdd(hdd(sec)?),
     })
 }
@@ -263,6 +269,34 @@ fn nfs(sec: &Section<'_>) -> Result<NfsParams> {
             )
             .hint("server_cache is the unstable data the server holds; make it at least wsize"));
     }
+    Ok(p)
+}
+
+fn raid5(sec: &Section<'_>) -> Result<Raid5Params> {
+    let mut p = Raid5Params::default();
+    sec.read("members", &mut p.members, |e| {
+        e.u32(3, MAX_MEMBERS).map_err(|p| {
+            p.hint(format!(
+                "RAID5 needs at least 3 members (N - 1 data chunks + parity per stripe), at most {MAX_MEMBERS}"
+            ))
+        })
+    })?;
+    sec.read("chunk", &mut p.chunk, |e| {
+        pages(
+            e,
+            4096,
+            256 << 20,
+            "RAID5 chunk sizes are whole pages, 4 KiB to 256 MiB; 64 KiB is the 2.4 md and SMART-2 default",
+        )
+    })?;
+    sec.read("stripe_cache", &mut p.stripe_cache, |e| {
+        e.u32(1, 32768).map_err(|p| {
+            p.hint("stripes held while gathering writes: 2.4 md had 256 (NR_STRIPES); 6.x stripe_cache_size allows 17 to 32768")
+        })
+    })?;
+    sec.read("stripe_delay", &mut p.stripe_delay, |e| e.duration_in(0, MAX_LATENCY))?;
+    let member = member_kind("raid5", sec)?.unwrap_or("hdd");
+    p.member = Box::new(build(member, sec)?);
     Ok(p)
 }
 

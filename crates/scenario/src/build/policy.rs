@@ -3,21 +3,23 @@
 
 use crate::error::Result;
 use crate::section::Section;
-use wblab_sim::config::{FlusherKind, PolicyConfig, QueueEra, ReclaimKind, ThrottleKind, WritebackChunk};
+use wblab_sim::config::{FlusherKind, PageWake, PolicyConfig, QueueEra, ReclaimKind, ThrottleKind, WritebackChunk};
 
-pub(super) const KEYS: &[&str] = &["throttle", "flusher", "reclaim", "queue", "writeback_chunk"];
+pub(super) const KEYS: &[&str] = &["throttle", "flusher", "reclaim", "queue", "writeback_chunk", "page_wake"];
 
-const THROTTLES: &[&str] = &["global", "per-bdi", "io-less", "modern"];
-const FLUSHERS: &[&str] = &["pdflush", "per-bdi", "modern"];
+const THROTTLES: &[&str] = &["bdflush", "global", "per-bdi", "io-less", "modern"];
+const FLUSHERS: &[&str] = &["bdflush", "pdflush", "per-bdi", "modern"];
 const RECLAIMS: &[&str] = &["pageout", "kswapd-pageout", "modern"];
 const QUEUES: &[&str] = &["legacy", "blk-mq"];
 const CHUNKS: &[&str] = &["fixed", "bandwidth"];
+const PAGE_WAKES: &[&str] = &["wake-all", "filtered", "filtered+wake-one", "handoff"];
 
 /// The generation's policy with the section's overrides applied.
 pub(super) fn build(sec: &Section<'_>, mut p: PolicyConfig) -> Result<PolicyConfig> {
     sec.reject_unknown(KEYS, "key in [policy]")?;
     sec.read("throttle", &mut p.throttle, |e| {
         Ok(match e.keyword(THROTTLES, "throttling policy")? {
+            "bdflush" => ThrottleKind::Bdflush,
             "global" => ThrottleKind::Global,
             "per-bdi" => ThrottleKind::PerBdi,
             "io-less" => ThrottleKind::IoLess,
@@ -26,6 +28,7 @@ pub(super) fn build(sec: &Section<'_>, mut p: PolicyConfig) -> Result<PolicyConf
     })?;
     sec.read("flusher", &mut p.flusher, |e| {
         Ok(match e.keyword(FLUSHERS, "flusher")? {
+            "bdflush" => FlusherKind::Bdflush,
             "pdflush" => FlusherKind::Pdflush,
             "per-bdi" => FlusherKind::PerBdi,
             _ => FlusherKind::Modern,
@@ -48,6 +51,14 @@ pub(super) fn build(sec: &Section<'_>, mut p: PolicyConfig) -> Result<PolicyConf
         Ok(match e.keyword(CHUNKS, "writeback chunk rule")? {
             "fixed" => WritebackChunk::Fixed,
             _ => WritebackChunk::Bandwidth,
+        })
+    })?;
+    sec.read("page_wake", &mut p.page_wake, |e| {
+        Ok(match e.keyword(PAGE_WAKES, "page wake policy")? {
+            "wake-all" => PageWake::WakeAll,
+            "filtered" => PageWake::Filtered,
+            "filtered+wake-one" => PageWake::FilteredWakeOne,
+            _ => PageWake::Handoff,
         })
     })?;
     Ok(p)

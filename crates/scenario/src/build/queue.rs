@@ -4,7 +4,7 @@
 use crate::error::Result;
 use crate::section::{Entry, Section};
 use crate::suggest;
-use wblab_sim::config::{default_queue, DeviceModelConfig, QueueConfig, SchedulerKind};
+use wblab_sim::config::{default_queue, DeadlineTunables, DeviceModelConfig, QueueConfig, SchedulerKind};
 
 pub(super) const KEYS: &[&str] = &[
     "queue/scheduler",
@@ -24,6 +24,33 @@ pub(super) const IOSCHED_KEYS: &[&str] = &[
     "queue/iosched/writes_starved",
     "queue/iosched/front_merges",
     "queue/iosched/async_depth",
+    "queue/iosched/seek_cost",
+];
+
+/// The tunables of deadline-2002 (`drivers/block/deadline-iosched.c`, Sep 2002; Morton's
+/// sysctls had the same names). No write expiry, no front_merges switch, no async_depth.
+const DEADLINE_2002_KEYS: &[&str] = &[
+    "queue/iosched/read_expire",
+    "queue/iosched/fifo_batch",
+    "queue/iosched/writes_starved",
+    "queue/iosched/seek_cost",
+];
+/// The tunables of the 2.6 deadline (`block/deadline-iosched.c`, 2.5.57-2.6.x).
+const DEADLINE_26_KEYS: &[&str] = &[
+    "queue/iosched/read_expire",
+    "queue/iosched/write_expire",
+    "queue/iosched/fifo_batch",
+    "queue/iosched/writes_starved",
+    "queue/iosched/front_merges",
+];
+/// The tunables of mq-deadline.
+const MQ_DEADLINE_KEYS: &[&str] = &[
+    "queue/iosched/read_expire",
+    "queue/iosched/write_expire",
+    "queue/iosched/fifo_batch",
+    "queue/iosched/writes_starved",
+    "queue/iosched/front_merges",
+    "queue/iosched/async_depth",
 ];
 
 /// BLKDEV_MIN_RQ: the smallest `nr_requests`.
@@ -35,14 +62,23 @@ const MAX_HW_SECTORS_KB: u32 = 32767;
 /// `INT_MAX`, the bound of mq-deadline's `int` tunables.
 const INT_MAX: u32 = i32::MAX as u32;
 
-/// Accepted elevator names: `deadline` is the kernel's alias of mq-deadline.
-const SCHEDULERS: &[&str] = &["none", "mq-deadline", "deadline"];
+/// Accepted elevator names: `deadline` is the kernel's alias of mq-deadline; `deadline-2002` is
+/// the 2.5-era deadline scheduler.
+const SCHEDULERS: &[&str] = &["none", "mq-deadline", "deadline", "deadline-2002", "deadline-2.6"];
 const UNMODELLED_SCHEDULERS: &[&str] = &["kyber", "bfq"];
 
 /// The queue as probed for `model`, then the file's `queue/*` writes: the scheduler first,
-/// because switching elevators resets `nr_requests`, then everything else.
-pub(super) fn build(sec: &Section<'_>, model: &DeviceModelConfig) -> Result<QueueConfig> {
+/// because switching elevators resets `nr_requests`, then everything else. `era_elevator` is
+/// the kernel generation's default elevator for devices that get one (the 2.5 era's
+/// deadline-2002), `None` for today's choice.
+pub(super) fn build(sec: &Section<'_>, model: &DeviceModelConfig, era_elevator: Option<SchedulerKind>) -> Result<QueueConfig> {
     let mut q = default_queue(model);
+    if let Some(k) = era_elevator {
+        if q.scheduler != SchedulerKind::None {
+            q.scheduler = k;
+            q.iosched = DeadlineTunables::for_scheduler(k);
+        }
+    }
     // A loop's backing file can always fsync and an NFS server caches UNSTABLE writes: their
     // queues have a write cache; md inherits its members'.
     let (depth, has_cache) = (model.queue_depth(), model.has_write_cache());
@@ -50,6 +86,7 @@ pub(super) fn build(sec: &Section<'_>, model: &DeviceModelConfig) -> Result<Queu
     let no_elevator = matches!(model, DeviceModelConfig::Raid0(_) | DeviceModelConfig::Nfs(_));
     if let Some(e) = sec.get("queue/scheduler") {
         q.scheduler = scheduler(e)?;
+        q.iosched = DeadlineTunables::for_scheduler(q.scheduler);
         if no_elevator && q.scheduler != SchedulerKind::None {
             return Err(e
                 .problem(format!("a `{}` device has no elevator", model.kind()))
@@ -58,7 +95,7 @@ pub(super) fn build(sec: &Section<'_>, model: &DeviceModelConfig) -> Result<Queu
         // blk_mq_init_sched / elevator_switch to none: 2 * min(depth, BLKDEV_DEFAULT_RQ) or the
         // tag set's depth.
         q.nr_requests = match q.scheduler {
-            SchedulerKind::MqDeadline => 2 * depth.min(128),
+            SchedulerKind::MqDeadline | SchedulerKind::Deadline2002 | SchedulerKind::Deadline26 => 2 * depth.min(128),
             SchedulerKind::None => depth,
         };
     }
@@ -72,9 +109,35 @@ pub(super) fn build(sec: &Section<'_>, model: &DeviceModelConfig) -> Result<Queu
             return Err(e.key_problem("is an mq-deadline tunable, but the scheduler is `none`").hint(hint));
         }
     }
+    // Each deadline keeps its own set of tunables: a key of the other one is an error.
+    let (own, other_name) = match q.scheduler {
+        SchedulerKind::Deadline2002 => (DEADLINE_2002_KEYS, "deadline-2002"),
+        SchedulerKind::Deadline26 => (DEADLINE_26_KEYS, "deadline-2.6"),
+        _ => (MQ_DEADLINE_KEYS, "mq-deadline"),
+    };
+    if q.scheduler != SchedulerKind::None {
+        if let Some(e) = sec
+            .entries
+            .iter()
+            .find(|e| IOSCHED_KEYS.contains(&e.key.as_str()) && !own.contains(&e.key.as_str()))
+        {
+            let hint = match q.scheduler {
+                SchedulerKind::Deadline2002 => format!(
+                    "deadline-2002 has {} (writes never expire; front merges are always tried); `queue/scheduler` = \"mq-deadline\" has the others",
+                    suggest::list(DEADLINE_2002_KEYS)
+                ),
+                SchedulerKind::Deadline26 => format!(
+                    "deadline-2.6 has {} (`seek_cost` is deadline-2002's, `async_depth` mq-deadline's)",
+                    suggest::list(DEADLINE_26_KEYS)
+                ),
+                _ => "`seek_cost` belongs to the 2002 deadline: set \"queue/scheduler\" = \"deadline-2002\" (the default of kernel 2.5.x)".to_string(),
+            };
+            return Err(e.key_problem(format!("is not a {other_name} tunable")).hint(hint));
+        }
+    }
 
     let max_nr = match q.scheduler {
-        SchedulerKind::MqDeadline => MAX_SCHED_RQ,
+        SchedulerKind::MqDeadline | SchedulerKind::Deadline2002 | SchedulerKind::Deadline26 => MAX_SCHED_RQ,
         SchedulerKind::None => depth,
     };
     sec.read("queue/nr_requests", &mut q.nr_requests, |e| {
@@ -128,6 +191,10 @@ pub(super) fn build(sec: &Section<'_>, model: &DeviceModelConfig) -> Result<Queu
     sec.read("queue/iosched/fifo_batch", &mut d.fifo_batch, |e| e.u32(1, INT_MAX))?;
     sec.read("queue/iosched/writes_starved", &mut d.writes_starved, |e| e.u32(0, INT_MAX))?;
     sec.read("queue/iosched/front_merges", &mut d.front_merges, |e| e.boolean())?;
+    sec.read("queue/iosched/seek_cost", &mut d.seek_cost, |e| {
+        e.u32(1, INT_MAX)
+            .map_err(|p| p.hint("the batch cost of a seek; a contiguous request costs 1 (default 16)"))
+    })?;
     let nr = q.nr_requests;
     sec.read("queue/iosched/async_depth", &mut q.iosched.async_depth, |e| {
         e.u32(0, nr)
@@ -147,11 +214,13 @@ fn scheduler(e: &Entry<'_>) -> Result<SchedulerKind> {
     if UNMODELLED_SCHEDULERS.contains(&name) {
         return Err(e
             .problem(format!("scheduler `{name}` is not modelled"))
-            .hint("modelled: `none`, `mq-deadline`"));
+            .hint("modelled: `none`, `mq-deadline`, `deadline-2002`, `deadline-2.6`"));
     }
     match name {
         "none" => Ok(SchedulerKind::None),
         "mq-deadline" | "deadline" => Ok(SchedulerKind::MqDeadline),
+        "deadline-2002" => Ok(SchedulerKind::Deadline2002),
+        "deadline-2.6" => Ok(SchedulerKind::Deadline26),
         _ => Err(e
             .problem(format!("unknown scheduler `{name}`"))
             .hint(suggest::hint(name, SCHEDULERS))),

@@ -2,7 +2,7 @@
 //! `mm/page-writeback.c`.
 
 use crate::error::Result;
-use crate::section::Section;
+use crate::section::{Entry, Section};
 use crate::suggest;
 use wblab_sim::config::VmSysctl;
 use wblab_sim::units::PAGE_SIZE;
@@ -16,6 +16,27 @@ const KEYS: &[&str] = &[
     "vm.dirty_writeback_centisecs",
     "vm.min_free_kbytes",
     "vm.watermark_scale_factor",
+    "vm.bdflush",
+    "vm.bdflush.nfract",
+    "vm.bdflush.ndirty",
+    "vm.bdflush.nrefill",
+    "vm.bdflush.interval",
+    "vm.bdflush.age_buffer",
+    "vm.bdflush.nfract_sync",
+];
+
+/// 2.4's `/proc/sys/vm/bdflush` slots as `bdflush_min`/`bdflush_max` bound them (2.4.15; HZ =
+/// 100): name, min, max. Slots 3, 7 and 8 are unused in mainline and must stay 0..=20000.
+const BDFLUSH_SLOTS: [(&str, u32, u32); 9] = [
+    ("nfract", 0, 100),
+    ("ndirty", 0, 50_000),
+    ("nrefill", 0, 20_000),
+    ("dummy3", 0, 20_000),
+    ("interval", 0, 1_000_000),
+    ("age_buffer", 100, 600_000),
+    ("nfract_sync", 0, 100),
+    ("dummy7", 0, 20_000),
+    ("dummy8", 0, 20_000),
 ];
 
 /// Real sysctls that the model does not read: named as such instead of "unknown", so a user
@@ -53,6 +74,46 @@ pub(super) fn normalize(key: String) -> String {
     key.strip_prefix("/proc/sys/").unwrap_or(&key).replace('/', ".")
 }
 
+/// `vm.bdflush` (2.4): the nine integers `echo ... > /proc/sys/vm/bdflush` takes, or single
+/// named slots (`vm.bdflush.nfract`), not both.
+fn bdflush(sec: &Section<'_>, s: &mut VmSysctl) -> Result<()> {
+    let mut a = s.bdflush.to_array();
+    if let Some(e) = sec.get("vm.bdflush") {
+        let example = "e.g. \"vm.bdflush\" = [40, 0, 0, 0, 500, 3000, 60, 0, 0] (nfract, ndirty, nrefill, -, interval, age_buffer, nfract_sync, -, -)";
+        let toml::de::DeValue::Array(items) = e.value else {
+            return Err(e.problem("must be an array of up to nine integers").hint(example));
+        };
+        if items.is_empty() || items.len() > 9 {
+            return Err(e
+                .problem(format!("has {} values; /proc/sys/vm/bdflush takes one to nine", items.len()))
+                .hint(example));
+        }
+        for (i, item) in items.iter().enumerate() {
+            let (name, lo, hi) = BDFLUSH_SLOTS[i];
+            let one = Entry {
+                key: format!("{}[{i}] ({name})", e.key),
+                key_at: e.key_at,
+                value: item.get_ref(),
+                value_at: item.span().start,
+            };
+            a[i] = one.u32(lo, hi)?;
+        }
+        if let Some(single) = sec.entries.iter().find(|x| x.key.starts_with("vm.bdflush.")) {
+            return Err(sec
+                .conflict(
+                    &["vm.bdflush", &single.key],
+                    format!("`vm.bdflush` and `{}` are both set", single.key),
+                )
+                .hint("set the whole vector or single slots, not both"));
+        }
+    }
+    for (i, (name, lo, hi)) in BDFLUSH_SLOTS.iter().enumerate() {
+        sec.read(&format!("vm.bdflush.{name}"), &mut a[i], |e| e.u32(*lo, *hi))?;
+    }
+    s.bdflush = wblab_sim::config::Bdflush::from_array(a);
+    Ok(())
+}
+
 /// The `[sysctl]` section over `defaults` (the kernel release's boot-time values).
 pub(super) fn build(sec: &Section<'_>, defaults: VmSysctl) -> Result<VmSysctl> {
     if let Some(e) = sec.entries.iter().find(|e| !KEYS.contains(&e.key.as_str())) {
@@ -85,6 +146,7 @@ pub(super) fn build(sec: &Section<'_>, defaults: VmSysctl) -> Result<VmSysctl> {
     })?;
     sec.read("vm.min_free_kbytes", &mut s.min_free_kbytes, |e| e.uint(0, u64::from(INT_MAX)))?;
     sec.read("vm.watermark_scale_factor", &mut s.watermark_scale_factor, |e| e.u32(1, 3000))?;
+    bdflush(sec, &mut s)?;
 
     // Writing one of a ratio/bytes pair zeroes the other in the kernel, so only one can be set.
     for (ratio_key, bytes_key, ratio, bytes) in [

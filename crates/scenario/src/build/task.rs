@@ -13,6 +13,7 @@ const COMMON_KEYS: &[&str] = &["name", "job", "count", "device", "file", "start"
 /// Each job with the keys it takes besides the common ones.
 const JOBS: &[(&str, &[&str])] = &[
     ("dd", &["bs", "size", "blocks", "fsync", "direct", "conv", "oflag"]),
+    ("netwrite", &["bs", "size", "rate"]),
     ("cat", &["bs", "file_size"]),
     ("randread", &["bs", "file_size", "direct", "think"]),
     ("fsync", &["bytes", "interval"]),
@@ -20,9 +21,12 @@ const JOBS: &[(&str, &[&str])] = &[
     ("du", &["files", "files_per_dir", "inode_size", "repeat"]),
     ("launch", &["files", "file_sizes", "bs", "writes", "interval"]),
     ("ls", &["dirs", "entries", "interval"]),
+    ("tiotest", &["file_size", "bs", "random_ops", "random_readahead", "user_cost"]),
 ];
 
-const JOB_NAMES: &[&str] = &["dd", "cat", "randread", "fsync", "sync", "du", "launch", "ls"];
+const JOB_NAMES: &[&str] = &[
+    "dd", "netwrite", "cat", "randread", "fsync", "sync", "du", "launch", "ls", "tiotest",
+];
 /// Jobs that work on a tree of their own rather than one file: `{n}` is not needed.
 const TREE_JOBS: &[&str] = &["sync", "du", "launch", "ls"];
 
@@ -180,6 +184,21 @@ fn job_config(sec: &Section<'_>, job: &str) -> Result<JobConfig> {
     let interval = |default: Ns| sec.value_or("interval", default, |e| e.duration_in(1_000_000, u64::MAX));
     Ok(match job {
         "dd" => dd(sec, bs(MIB)?)?,
+        "netwrite" => JobConfig::Netwrite {
+            bs: bs(4 * KIB)?,
+            size: match sec.get("size") {
+                Some(e) => Some(e.size_in(1, u64::MAX)?),
+                None => None,
+            },
+            rate: match sec.get("rate") {
+                Some(e) => e.rate()?,
+                None => {
+                    return Err(sec
+                        .missing("rate", "a netwrite task needs the rate data arrives at")
+                        .hint("e.g. rate = \"10MB/s\" (a 100 Mbit/s link)"))
+                }
+            },
+        },
         "cat" => JobConfig::Cat {
             bs: bs(128 * KIB)?,
             file_size: file_size()?,
@@ -237,6 +256,24 @@ fn job_config(sec: &Section<'_>, job: &str) -> Result<JobConfig> {
             entries: sec.value_or("entries", 100, |e| e.u32(1, 10_000_000))?,
             interval: optional_interval(sec)?,
         },
+        "tiotest" => {
+            // tiotest's defaults: -f 10 MB per thread, -b 4096, -r 1000 random ops.
+            let bs = bs(4 * KIB)?;
+            let file_size = sec.value_or("file_size", 10 * MIB, |e| e.size_in(1, u64::MAX))?;
+            if bs > file_size {
+                return Err(sec.conflict(
+                    &["bs", "file_size"],
+                    format!("bs ({}) is larger than the file ({})", format_size(bs), format_size(file_size)),
+                ));
+            }
+            JobConfig::Tiotest {
+                bs,
+                file_size,
+                random_ops: sec.value_or("random_ops", 1000, |e| e.uint(0, 1 << 40))?,
+                random_readahead: sec.value_or("random_readahead", 16 * KIB, |e| e.size_in(0, 64 * MIB))?,
+                user_cost: sec.value_or("user_cost", 2_000, |e| e.duration_in(0, 1_000_000_000))?,
+            }
+        }
         _ => JobConfig::Sync {
             interval: interval(5_000_000_000)?,
         },

@@ -110,6 +110,8 @@ pub struct BlockQueue {
     /// Bytes completed this second (for vmstat bi/bo).
     pub sec_written: u64,
     pub sec_read: u64,
+    /// The device's busy time at the last per-second sample (for per-second %util).
+    pub sec_busy_mark: Ns,
     /// NFS (a device whose writes complete unstable, [`Device::unstable_writes`]): the pages of
     /// completed writes that no COMMIT has covered yet, each tagged with the number of its
     /// write completion. They stay under writeback until the device's
@@ -131,7 +133,7 @@ impl BlockQueue {
         let elv = sched::build(q);
         let async_depth = match q.scheduler {
             SchedulerKind::MqDeadline => elv.async_depth().unwrap_or(q.nr_requests),
-            SchedulerKind::None => q.nr_requests,
+            SchedulerKind::None | SchedulerKind::Deadline2002 | SchedulerKind::Deadline26 => q.nr_requests,
         };
         BlockQueue {
             name: cfg.name.clone(),
@@ -164,6 +166,7 @@ impl BlockQueue {
             latency: LatencyHist::new(),
             sec_written: 0,
             sec_read: 0,
+            sec_busy_mark: 0,
             unstable: VecDeque::new(),
             writes_held: 0,
             unstable_device,
@@ -343,6 +346,11 @@ impl BlockQueue {
         let Some(rl) = self.legacy.as_mut() else { return false };
         let (cleared, woken) = rl.freed(op, now, |id| pool[id as usize].submitter);
         if let Some(id) = woken {
+            self.insert(now, id);
+            accepted.push(id);
+        }
+        // 2.4's wake-all: the other woken waiters that got a slot.
+        while let Some(id) = self.legacy.as_mut().and_then(|rl| rl.take_woken()) {
             self.insert(now, id);
             accepted.push(id);
         }

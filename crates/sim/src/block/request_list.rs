@@ -11,6 +11,15 @@
 //!   1.5 × `nr_requests`. Everyone else sleeps in `get_request_wait`, exclusively and in FIFO
 //!   order; each freed request below the limit wakes one, who retries as a batcher.
 //!
+//! **2.4** (`drivers/block/ll_rw_blk.c` up to 2.4.18, [`RequestList::new_24`]):
+//! `queue_nr_requests` (128 with more than 32 MiB of RAM) slots split evenly between READ and
+//! WRITE, so 64 per direction, and `batch_requests` = `queue_nr_requests` / 4 = 32. Anyone may
+//! take a free slot (`get_request` fails only on an empty free list); a submitter that finds
+//! none sleeps in `__get_request_wait`, non-exclusively on the queue's one `wait_for_request`
+//! queue, until at least `batch_requests` slots are free. `blkdev_release_request` then wakes
+//! *all* sleepers; each retries, in the order they slept, while slots last, and the rest sleep
+//! again. No batchers, no congestion flags (2.4 has no `congestion_wait`).
+//!
 //! Directions are READ/WRITE as in 2.6.20 (2.6.30 switched to sync/async; for buffered
 //! writeback and reads the two coincide).
 
@@ -53,6 +62,10 @@ pub struct RequestList {
     /// Requests whose submitter sleeps in `get_request_wait`, FIFO per direction.
     waiters: [VecDeque<u32>; 2],
     batchers: Vec<Batcher>,
+    /// 2.4: `batch_requests`, the free slots that wake every sleeper at once. None: 2.6.
+    batch24: Option<u32>,
+    /// 2.4: woken waiters that got a slot, beyond the one `freed` returns.
+    woken24: VecDeque<u32>,
 }
 
 /// `blk_queue_congestion_threshold`.
@@ -75,7 +88,24 @@ impl RequestList {
             full: [false; 2],
             waiters: [VecDeque::new(), VecDeque::new()],
             batchers: Vec::new(),
+            batch24: None,
+            woken24: VecDeque::new(),
         }
+    }
+
+    /// The 2.4 request list: `queue_nr_requests` = `total` slots (both directions), half per
+    /// direction, `batch_requests` = total / 4, wake-all.
+    pub fn new_24(total: u32) -> Self {
+        let per_dir = (total / 2).max(2);
+        let mut rl = RequestList::new(per_dir);
+        rl.nr_requests = per_dir;
+        rl.batch24 = Some((total / 4).clamp(1, per_dir));
+        rl
+    }
+
+    /// 2.4: the next woken waiter that got a slot in the last `freed`.
+    pub fn take_woken(&mut self) -> Option<u32> {
+        self.woken24.pop_front()
     }
 
     fn batcher(&mut self, who: Submitter) -> Option<&mut Batcher> {
@@ -108,6 +138,13 @@ impl RequestList {
     /// `get_request`: allocate a slot for `who`, or fail (the caller then waits).
     pub fn get_request(&mut self, op: Op, who: Submitter, now: Ns) -> bool {
         let rw = dir(op);
+        if self.batch24.is_some() {
+            if self.count[rw] < self.nr_requests {
+                self.count[rw] += 1;
+                return true;
+            }
+            return false;
+        }
         let c = self.count[rw];
         if c + 1 >= self.congestion_on {
             if c + 1 >= self.nr_requests {
@@ -144,6 +181,24 @@ impl RequestList {
     /// as a batcher (`ioc_set_batching` after the sleep) and gets the slot.
     pub fn freed(&mut self, op: Op, now: Ns, waiter_of: impl Fn(u32) -> Submitter) -> (bool, Option<u32>) {
         let rw = dir(op);
+        if let Some(batch) = self.batch24 {
+            self.count[rw] = self.count[rw].saturating_sub(1);
+            if self.waiters[rw].is_empty() || self.nr_requests - self.count[rw] < batch {
+                return (false, None);
+            }
+            // wake_up(&q->wait_for_request): every sleeper retries, in order, while slots last.
+            let mut first = None;
+            while self.count[rw] < self.nr_requests {
+                let Some(id) = self.waiters[rw].pop_front() else { break };
+                self.count[rw] += 1;
+                if first.is_none() {
+                    first = Some(id);
+                } else {
+                    self.woken24.push_back(id);
+                }
+            }
+            return (false, first);
+        }
         self.count[rw] = self.count[rw].saturating_sub(1);
         let mut cleared = false;
         if self.count[rw] < self.congestion_off {
@@ -175,6 +230,39 @@ impl RequestList {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn v24_frees_slots_in_batches_and_wakes_everyone() {
+        let mut rl = RequestList::new_24(128);
+        let (a, b) = (Submitter::Task(0), Submitter::Flusher(1));
+        assert_eq!((rl.nr_requests, rl.batch24), (64, Some(32)));
+        for _ in 0..64 {
+            assert!(rl.get_request(Op::Write, a, 0));
+        }
+        // No batching past the limit: both block.
+        assert!(!rl.get_request(Op::Write, a, 0));
+        assert!(!rl.get_request(Op::Write, b, 0));
+        rl.wait(Op::Write, 10);
+        rl.wait(Op::Write, 11);
+        // 31 frees wake nobody (free < batch_requests)...
+        for _ in 0..31 {
+            assert_eq!(rl.freed(Op::Write, 0, |_| a), (false, None));
+        }
+        // ...but a running task may take a free slot meanwhile (stealing).
+        assert!(rl.get_request(Op::Write, a, 0));
+        assert_eq!(rl.freed(Op::Write, 0, |_| a), (false, None));
+        // The 32nd free slot wakes both sleepers, who both get slots.
+        assert_eq!(rl.freed(Op::Write, 0, |_| a), (false, Some(10)));
+        assert_eq!(rl.take_woken(), Some(11));
+        assert_eq!(rl.take_woken(), None);
+        assert_eq!(rl.count[1], 64 - 32 + 2);
+        assert_eq!(rl.waiting(), 0);
+        // Reads have their own 64.
+        for _ in 0..64 {
+            assert!(rl.get_request(Op::Read, a, 0));
+        }
+        assert!(!rl.get_request(Op::Read, a, 0));
+    }
 
     #[test]
     fn thresholds_of_128_requests() {

@@ -10,6 +10,7 @@
 //! | `usb` | [`usb`] | a 2011 USB 2.0 flash key: slow writes, erase-block garbage collection, one command at a time |
 //! | `nfs` | [`nfs`] | an NFS mount: WRITE/READ RPCs over a link, a server page cache, UNSTABLE writes and COMMIT |
 //! | `raid0` | [`raid0`] | md raid0 striping over members of one model |
+//! | `raid5` | [`raid5`] | RAID5 with rotating parity, read-modify-write and a stripe cache |
 //!
 //! NFS is the one device whose completed writes are not yet stable: its pages stay under
 //! writeback (counted against the dirty limit) until a COMMIT covers them, see
@@ -74,6 +75,7 @@ pub mod hdd;
 pub mod loopdev;
 pub mod nfs;
 pub mod raid0;
+pub mod raid5;
 pub mod ssd;
 pub mod usb;
 
@@ -91,6 +93,7 @@ pub fn build_model(model: &DeviceModelConfig, size: u64, rng: RngStream) -> Box<
         DeviceModelConfig::Usb(p) => Box::new(usb::Usb::new(p.clone())),
         DeviceModelConfig::Nfs(p) => Box::new(nfs::Nfs::new(p.clone())),
         DeviceModelConfig::Raid0(p) => Box::new(raid0::Raid0::new(p, size, rng)),
+        DeviceModelConfig::Raid5(p) => Box::new(raid5::Raid5::new(p, size, rng)),
     }
 }
 

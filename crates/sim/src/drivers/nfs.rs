@@ -61,7 +61,10 @@
 //!   at WRITE replies; an fsync waits for the COMMIT (which it does in the kernel too, through
 //!   `nfs_commit_inode(FLUSH_SYNC)`).
 //! - COMMIT scheduling by the device's bytes and idleness instead of per inode and pass; one
-//!   commit list for the whole mount.
+//!   commit list for the whole mount. The server writes its cache in arrival order, whatever
+//!   the file, so a COMMIT (an fsync's too) waits for everything the server received before
+//!   the writes it covers, where a real server's `vfs_fsync_range` writes that one file: an
+//!   fsync beside streaming writers is pessimistic (seconds, with a full server cache).
 //! - No RPC header or per-RPC CPU cost, no TCP windows, no server CPU, no write verifier
 //!   mismatches (server reboots), no `nfs_congestion_kb` wait (the block queue's tag wait, with
 //!   `queue_depth` RPC slots, plays that role), no attribute or metadata traffic.

@@ -190,7 +190,7 @@ impl Machine {
     /// earlier run is already pending.
     pub fn wb_wakeup_delayed(&mut self, wb: u16) {
         let cs = self.cfg.sysctl.dirty_writeback_centisecs as u64;
-        if cs == 0 || self.era.pdflush.is_some() {
+        if cs == 0 || self.era.pdflush.is_some() || self.era.bdflush.is_some() {
             // pdflush generations: kupdate runs from one global timer.
             return;
         }
@@ -207,6 +207,10 @@ impl Machine {
     /// `pdflush_operation(background_writeout, 0)`, which does nothing when no pdflush thread
     /// is idle).
     pub fn wb_start_background_writeback(&mut self, wb: u16) {
+        if self.era.bdflush.is_some() {
+            // 2.4: `wakeup_bdflush()`.
+            return self.wakeup_bdflush();
+        }
         if self.era.pdflush.is_some() {
             self.pdflush_operation(crate::fs::pdflush::PdWork::Background, 0);
             return;
@@ -217,6 +221,9 @@ impl Machine {
     /// `wakeup_flusher_threads`: start-all writeback on every wb with dirty inodes
     /// (`wakeup_pdflush(0)` in the pdflush generations).
     pub fn wakeup_flusher_threads(&mut self, reason: WbReason) {
+        if self.era.bdflush.is_some() && reason != WbReason::Sync {
+            return self.wakeup_bdflush();
+        }
         if self.era.pdflush.is_some() {
             if reason != WbReason::Sync {
                 self.wakeup_pdflush(0);
@@ -244,6 +251,9 @@ impl Machine {
         if self.is_pdflush(wb) {
             return self.pdflush_event(wb);
         }
+        if self.is_bdflush(wb) {
+            return self.bdflush_event(wb);
+        }
         let now = self.now();
         let f = &mut self.flushers[wb as usize];
         if f.wake_at.is_some_and(|t| t <= now) {
@@ -262,6 +272,9 @@ impl Machine {
     pub(crate) fn flusher_continue(&mut self, wb: u16) {
         if self.is_pdflush(wb) {
             return self.pdflush_continue(wb);
+        }
+        if self.is_bdflush(wb) {
+            return self.bdflush_continue(wb);
         }
         let w = wb as usize;
         loop {
@@ -427,7 +440,7 @@ impl Machine {
                         return Step::Continue;
                     }
                 }
-                2 if self.era.pdflush.is_some() => self.flushers[w].stage = 4,
+                2 if self.era.pdflush.is_some() || self.era.bdflush.is_some() => self.flushers[w].stage = 4,
                 2 => {
                     self.flushers[w].stage = 3;
                     let interval = self.cfg.sysctl.dirty_writeback_centisecs as u64 * hz / 100;
@@ -473,7 +486,7 @@ impl Machine {
                     // wb_workfn end: sleep; re-arm the periodic flush while dirty.
                     let f = &mut self.flushers[w];
                     f.running = false;
-                    let rearm = f.has_dirty_io() && self.era.pdflush.is_none();
+                    let rearm = f.has_dirty_io() && self.era.pdflush.is_none() && self.era.bdflush.is_none();
                     if rearm {
                         self.wb_wakeup_delayed(wb);
                     }

@@ -33,6 +33,9 @@ pub struct Inode {
     pub read_waiters: Vec<u32>,
     /// Tasks waiting in fsync for this file's writeback to end.
     pub fsync_waiters: Vec<u32>,
+    /// The block device's page cache (metadata read through the buffer cache): allocated
+    /// `GFP_NOFS`, from lowmem only (`grow_dev_page`).
+    pub buffer_cache: bool,
 }
 
 impl Inode {
@@ -48,6 +51,7 @@ impl Inode {
             writeback_index: 0,
             read_waiters: Vec::new(),
             fsync_waiters: Vec::new(),
+            buffer_cache: false,
         }
     }
 }

@@ -1,5 +1,6 @@
 //! Files and the flushers.
 
+pub mod bdflush;
 pub mod block_alloc;
 pub mod fs_writeback;
 pub mod inode;

@@ -5,7 +5,9 @@
 //! The table is the one place that knows history. Sources are cited per row; where the version
 //! of a change is from memory rather than a tree it says so (see README "Kernel generations").
 
-use crate::config::{FlusherKind, PolicyConfig, QueueConfig, QueueEra, ReclaimKind, Scenario, ThrottleKind, VmSysctl, WritebackChunk};
+use crate::config::{
+    FlusherKind, PolicyConfig, QueueConfig, QueueEra, ReclaimKind, Scenario, SchedulerKind, ThrottleKind, VmSysctl, WritebackChunk,
+};
 use std::cmp::Ordering;
 
 pub mod runtime;
@@ -27,6 +29,8 @@ impl fmt::Display for Version {
         match self {
             Version(a, u32::MAX, _) => write!(f, "{a}.x"),
             Version(2, 6, c) => write!(f, "2.6.{c}"),
+            Version(2, 4, c) => write!(f, "2.4.{c}"),
+            Version(2, 5, c) => write!(f, "2.5.{c}"),
             Version(a, b, 0) => write!(f, "{a}.{b}"),
             Version(a, b, c) => write!(f, "{a}.{b}.{c}"),
         }
@@ -52,6 +56,42 @@ pub struct Generation {
 
 /// Every generation, oldest first.
 pub const GENERATIONS: &[Generation] = &[
+    // 2.4 (fs/buffer.c, drivers/block/ll_rw_blk.c; historical.md §1). The 2.4.8-pre5
+    // write_some_buffers rewrite splits the series; a 2.4.x-ac release ("2.4.13-ac7") maps to
+    // the 2.4.7 row, whose code the -ac trees kept (see `resolve`).
+    Generation {
+        name: "2.4.7",
+        first: Version(2, 4, 0),
+        last: Version(2, 4, 7),
+        throttle: ThrottleKind::Bdflush,
+        flusher: FlusherKind::Bdflush,
+        reclaim: ReclaimKind::Pageout,
+        queue: QueueEra::Legacy,
+        chunk: WritebackChunk::Fixed,
+        summary: "2.4.0-2.4.7 and the -ac trees: buffer-cache limits 30/60 % of reclaimable memory (DIRTY only); above 60 % the writer submits ndirty = 64 buffers without waiting; bdflush flushes 64 per loop; 64 write slots freed in batches of 32",
+    },
+    Generation {
+        name: "2.4.17",
+        first: Version(2, 4, 8),
+        last: Version(2, 4, u32::MAX),
+        throttle: ThrottleKind::Bdflush,
+        flusher: FlusherKind::Bdflush,
+        reclaim: ReclaimKind::Pageout,
+        queue: QueueEra::Legacy,
+        chunk: WritebackChunk::Fixed,
+        summary: "2.4.8-2.4.x mainline: 40/60 % of low memory counting DIRTY + LOCKED; from 40 % every dirtied page makes the writer submit 32 buffers, above 60 % it also waits for the oldest in flight; bdflush without hysteresis; 64 write slots freed in batches of 32",
+    },
+    Generation {
+        name: "2.5.38",
+        first: Version(2, 5, 0),
+        last: Version(2, 5, u32::MAX),
+        throttle: ThrottleKind::Global,
+        flusher: FlusherKind::Pdflush,
+        reclaim: ReclaimKind::Pageout,
+        queue: QueueEra::Legacy,
+        chunk: WritebackChunk::Fixed,
+        summary: "the 2.5 development series (Sep 2002): global dirty threshold (10/40 from 2.5.34/37), pdflush, 128-request queues, and the first deadline elevator (deadline-2002: fifo_batch 64, seek_cost 16) that 2.5.38 ran with the deadline patch",
+    },
     Generation {
         name: "2.6.20",
         first: Version(2, 6, 0),
@@ -139,8 +179,8 @@ impl VersionError {
 
     pub fn hint(&self) -> String {
         match self {
-            VersionError::NotModelled(s) if s.starts_with("2.4") || s.starts_with("2.5") || s.starts_with("2.2") => {
-                "2.4/2.5 eras: not yet (issue tracker); modelled generations: ".to_string() + &names()
+            VersionError::NotModelled(s) if s.starts_with("2.2") || s.starts_with("2.0") || s.starts_with("1.") => {
+                "the oldest modelled series is 2.4; modelled generations: ".to_string() + &names()
             }
             _ => format!("write a release like \"2.6.20\", \"3.2\", \"6.18.2\" or a generation: {}", names()),
         }
@@ -194,6 +234,10 @@ pub fn parse_version(s: &str) -> Result<Version, VersionError> {
 /// The generation a version string falls in.
 pub fn resolve(s: &str) -> Result<&'static Generation, VersionError> {
     let v = parse_version(s)?;
+    // The 2.4.x-ac trees kept the pre-2.4.8 buffer-cache code (Rik van Riel's VM).
+    if v.0 == 2 && v.1 == 4 && s.contains("-ac") {
+        return Ok(&GENERATIONS[0]);
+    }
     // "6.x" and other "N.x" names: the generation whose range contains N.0.
     let probe = if v.1 == u32::MAX { Version(v.0, 0, 0) } else { v };
     for g in GENERATIONS {
@@ -214,7 +258,34 @@ impl Generation {
             reclaim: self.reclaim,
             queue: self.queue,
             writeback_chunk: self.chunk,
+            page_wake: default_page_wake(self.last),
         }
+    }
+
+    /// [`Generation::policy`] with the pieces that change inside the generation set for the
+    /// exact release (the page wake policy: 2.6.7 and 4.10 fall inside generations).
+    pub fn policy_for(&self, kernel: &str) -> PolicyConfig {
+        let mut p = self.policy();
+        if let Ok(v) = parse_version(kernel) {
+            let v = if v.1 == u32::MAX { Version(v.0, 99, 0) } else { v };
+            p.page_wake = default_page_wake(v);
+        }
+        p
+    }
+}
+
+/// The page wait-queue wakeup of a release: hashed wake-all until 2.6.6, wli's filtered
+/// wakeups with wake-one lock_page from 2.6.7 (merged 2004-05-14), the global table with
+/// PG_waiters and lock hand-off from 4.10 (hand-off proper 5.9; from memory, see
+/// historical.md §6).
+pub fn default_page_wake(v: Version) -> crate::config::PageWake {
+    use crate::config::PageWake;
+    if v < Version(2, 6, 7) {
+        PageWake::WakeAll
+    } else if v < Version(4, 10, 0) {
+        PageWake::FilteredWakeOne
+    } else {
+        PageWake::Handoff
     }
 }
 
@@ -223,8 +294,13 @@ impl Generation {
 /// 40/10 from 2.5.37 to 2.6.21; cut to 10/5 for 2.6.22 ("we also cut the default dirty
 /// percentage by a factor of four", Linus, Aug 2007; the 2.6.24 tree has 10/5); doubled to
 /// 20/10 for 2.6.30 (from memory: the 2.6.29-era tree with `vm_dirty_bytes` already has 20).
+///
+/// The 2.5 series: 40/50 (with a 60 % sync ratio) until 2.5.33, then 10/40 ("reduce the
+/// default dirty memory thresholds", 2.5.34; the sync ratio went in 2.5.37).
 pub fn default_dirty_ratios(v: Version) -> (u32, u32) {
-    if v < Version(2, 6, 22) {
+    if v < Version(2, 5, 34) {
+        (40, 50)
+    } else if v < Version(2, 6, 22) {
         (10, 40)
     } else if v < Version(2, 6, 30) {
         (5, 10)
@@ -241,8 +317,31 @@ pub fn default_sysctl(kernel: &str) -> VmSysctl {
         let (bg, dirty) = default_dirty_ratios(v);
         s.dirty_background_ratio = bg;
         s.dirty_ratio = dirty;
+        s.bdflush = default_bdflush(v, kernel.contains("-ac"));
     }
     s
+}
+
+/// `bdf_prm` a 2.4 release booted with: {30, 64, 64, 256, 5·HZ, 30·HZ, 60, 0, 0} through
+/// 2.4.12 (and in the -ac trees), {40, 0, 0, 0, 5·HZ, 30·HZ, 60, 0, 0} from 2.4.13 (checked in
+/// the v2.4.7/9/12/13/15 trees, historical.md §1.2). Jiffies at HZ = 100, as on i386.
+pub fn default_bdflush(v: Version, ac: bool) -> crate::config::Bdflush {
+    if ac || v < Version(2, 4, 13) {
+        crate::config::Bdflush::V247
+    } else {
+        crate::config::Bdflush::V2417
+    }
+}
+
+/// The default elevator of a release's rotational disks where it is not today's: the 2.5
+/// series runs `deadline-2002`. (deadline-iosched.c was merged in 2.5.39; Morton's 2.5.38 had
+/// the patch applied, and the model uses it for all of 2.5 — the 2.5.0–2.5.38 `elevator_linus`
+/// and the 2.5.57 rbtree rewrite are not modelled.) `None` keeps the device's default.
+pub fn default_elevator(kernel: &str) -> Option<SchedulerKind> {
+    match parse_version(kernel) {
+        Ok(Version(2, 5, _)) => Some(SchedulerKind::Deadline2002),
+        _ => None,
+    }
 }
 
 /// `BLKDEV_MAX_RQ`: request slots per direction of a legacy (pre-blk-mq) queue.
@@ -252,9 +351,17 @@ pub const LEGACY_MAX_SECTORS_KB: u32 = 512;
 
 /// Queue knobs a legacy-era kernel set at probe time: 128 requests per direction, 512 KiB
 /// requests, 128 KiB readahead (`VM_MAX_READAHEAD`), no blk-wbt (4.10+).
-pub fn legacy_queue(q: &mut QueueConfig) {
+///
+/// The request size never exceeds what the driver allows (usb-storage's 120 KiB, md's chunk,
+/// NFS's wsize), and an NFS mount has no request queue at all, so it keeps its own defaults.
+pub fn legacy_queue(q: &mut QueueConfig, model: &crate::config::DeviceModelConfig) {
+    if matches!(model, crate::config::DeviceModelConfig::Nfs(_)) {
+        return;
+    }
     q.nr_requests = LEGACY_NR_REQUESTS;
-    q.max_sectors_kb = LEGACY_MAX_SECTORS_KB;
+    q.max_sectors_kb = model
+        .max_hw_sectors_kb()
+        .map_or(LEGACY_MAX_SECTORS_KB, |m| m.min(LEGACY_MAX_SECTORS_KB));
     q.read_ahead_kb = 128;
     q.wbt_lat_usec = 0;
 }
@@ -265,13 +372,22 @@ pub fn legacy_queue(q: &mut QueueConfig) {
 pub fn set_kernel(sc: &mut Scenario, kernel: &str) -> Result<(), VersionError> {
     let g = resolve(kernel)?;
     sc.kernel = kernel.to_string();
-    sc.policy = g.policy();
+    sc.policy = g.policy_for(kernel);
     let d = default_sysctl(kernel);
     sc.sysctl.dirty_ratio = d.dirty_ratio;
     sc.sysctl.dirty_background_ratio = d.dirty_background_ratio;
+    sc.sysctl.bdflush = d.bdflush;
     if g.queue == QueueEra::Legacy {
         for dev in &mut sc.devices {
-            legacy_queue(&mut dev.queue);
+            legacy_queue(&mut dev.queue, &dev.model);
+        }
+    }
+    if let Some(k) = default_elevator(kernel) {
+        for dev in &mut sc.devices {
+            if dev.queue.scheduler != SchedulerKind::None {
+                dev.queue.scheduler = k;
+                dev.queue.iosched = crate::config::DeadlineTunables::for_scheduler(k);
+            }
         }
     }
     Ok(())
@@ -307,13 +423,46 @@ mod tests {
         assert_eq!(name("4.19"), Ok("6.x"));
         assert_eq!(name("6.x"), Ok("6.x"));
         assert_eq!(name("6.18.2"), Ok("6.x"));
-        assert!(matches!(resolve("2.4.17"), Err(VersionError::NotModelled(_))));
-        assert!(resolve("2.4.17").unwrap_err().hint().contains("2.4/2.5 eras: not yet"));
+        assert_eq!(name("2.4.17"), Ok("2.4.17"));
+        assert_eq!(name("2.4.8"), Ok("2.4.17"));
+        assert_eq!(name("2.4.18-pre2"), Ok("2.4.17"));
+        assert_eq!(name("2.4.7"), Ok("2.4.7"));
+        assert_eq!(name("2.4.0"), Ok("2.4.7"));
+        assert_eq!(name("2.4.13-ac7"), Ok("2.4.7"));
+        assert!(matches!(resolve("2.2.20"), Err(VersionError::NotModelled(_))));
         assert!(matches!(resolve("7.0"), Err(VersionError::NotModelled(_))));
         // Every generation's own name resolves to itself.
         for g in GENERATIONS {
             assert_eq!(resolve(g.name).map(|x| x.name), Ok(g.name));
         }
+    }
+
+    #[test]
+    fn era_2_5() {
+        let name = |s: &str| resolve(s).map(|g| g.name);
+        assert_eq!(name("2.5.38"), Ok("2.5.38"));
+        assert_eq!(name("2.5.1"), Ok("2.5.38"));
+        assert_eq!(name("2.5.75"), Ok("2.5.38"));
+        assert_eq!(name("2.6.0"), Ok("2.6.20"));
+        let g = resolve("2.5.38").unwrap();
+        assert_eq!(
+            (g.throttle, g.flusher, g.reclaim, g.queue),
+            (ThrottleKind::Global, FlusherKind::Pdflush, ReclaimKind::Pageout, QueueEra::Legacy)
+        );
+        assert_eq!(default_dirty_ratios(Version(2, 5, 38)), (10, 40));
+        assert_eq!(default_dirty_ratios(Version(2, 5, 20)), (40, 50));
+        assert_eq!(default_elevator("2.5.38"), Some(SchedulerKind::Deadline2002));
+        assert_eq!(default_elevator("2.6.20"), None);
+        assert_eq!(default_elevator("6.x"), None);
+        let model = crate::config::DeviceModelConfig::Hdd(crate::config::HddParams::ide_2002());
+        let mut sc = Scenario::one_device("hda", model, 512 << 20, 1, 1_000_000_000);
+        set_kernel(&mut sc, "2.5.38").unwrap();
+        let q = &sc.devices[0].queue;
+        assert_eq!(
+            (q.scheduler, q.nr_requests, q.iosched.fifo_batch, q.iosched.seek_cost),
+            (SchedulerKind::Deadline2002, 128, 64, 16)
+        );
+        assert_eq!((sc.sysctl.dirty_background_ratio, sc.sysctl.dirty_ratio), (10, 40));
     }
 
     #[test]

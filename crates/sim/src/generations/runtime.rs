@@ -5,11 +5,21 @@
 use crate::config::{FlusherKind, QueueEra, ReclaimKind, Scenario, ThrottleKind};
 use crate::fs::pdflush::PdflushPool;
 use crate::mm::page_writeback::{DirtyThrottle, Modern};
+use crate::mm::throttle_bdflush::{BdflushThrottle, Variant as Variant24};
 use crate::mm::throttle_global::GlobalThrottle;
 use crate::mm::throttle_ioless::IoLessThrottle;
 use crate::mm::throttle_per_bdi::{PerBdiThrottle, Variant};
 use crate::mm::vmscan_pageout::InactiveList;
 use crate::mm::vmstat::VmStat;
+
+/// Who sleeps in 2.4's `wait_for_some_buffers` (the oldest write in flight on a device).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriteWaiter {
+    /// A task, in the sleep numbered `gen` (filled in when it sleeps).
+    Task(u32, u32),
+    /// bdflush (its flusher index).
+    Bdflush(u16),
+}
 
 /// Who sleeps in `congestion_wait`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,11 +39,18 @@ pub struct EraState {
     pub pdflush: Option<PdflushPool>,
     /// Generations whose reclaim writes dirty pages: the inactive list in insertion order.
     pub inactive: Option<InactiveList>,
+    /// 32-bit machines in those generations: the highmem zone (the lowmem zone's list is
+    /// `inactive`).
+    pub zones: Option<crate::mm::highmem::Zones>,
     pub legacy_queue: bool,
     /// Per device: a pdflush thread holds it (`BDI_pdflush`, `writeback_in_progress`).
     pub pdflush_holding: Vec<bool>,
     /// Per task: time its current balance_dirty_pages call began (I/O-issuing policies).
     pub bdp_entered: Vec<Option<crate::Ns>>,
+    /// 2.4: bdflush and kupdate.
+    pub bdflush: Option<crate::fs::bdflush::BdflushState>,
+    /// 2.4: sleepers in `wait_for_some_buffers`, with the device they wait on.
+    pub write_waiters: Vec<(u16, WriteWaiter)>,
 }
 
 impl EraState {
@@ -43,15 +60,24 @@ impl EraState {
             congestion_waiters: Vec::new(),
             pdflush: (cfg.policy.flusher == FlusherKind::Pdflush).then(|| PdflushPool::new(ndev)),
             inactive: (cfg.policy.reclaim != ReclaimKind::Modern).then(InactiveList::default),
+            zones: (cfg.policy.reclaim != ReclaimKind::Modern)
+                .then(|| {
+                    let page = crate::units::PAGE_SIZE;
+                    crate::mm::highmem::Zones::boot(cfg.machine.memory / page, cfg.machine.highmem / page, cfg.sysctl.min_free_kbytes)
+                })
+                .flatten(),
             legacy_queue: cfg.policy.queue == QueueEra::Legacy,
             pdflush_holding: vec![false; ndev],
             bdp_entered: vec![None; ntasks],
+            bdflush: (cfg.policy.flusher == FlusherKind::Bdflush)
+                .then(|| crate::fs::bdflush::BdflushState::new(ndev, Variant24::of_generation(&cfg.policy.generation))),
+            write_waiters: Vec::new(),
         }
     }
 
     /// Flusher entities beyond the per-device ones (pdflush threads).
     pub fn extra_flushers(&self) -> usize {
-        self.pdflush.as_ref().map_or(0, |p| p.threads.len())
+        self.pdflush.as_ref().map_or(0, |p| p.threads.len()) + self.bdflush.as_ref().map_or(0, |_| crate::fs::bdflush::THREADS)
     }
 }
 
@@ -72,6 +98,7 @@ pub fn build_policy(cfg: &Scenario, vm: &VmStat) -> Box<dyn DirtyThrottle> {
             Box::new(PerBdiThrottle::new(variant, vm, &cfg.sysctl, ncpus, nwbs, ntasks))
         }
         ThrottleKind::IoLess => Box::new(IoLessThrottle::new(vm, &cfg.sysctl, nwbs)),
+        ThrottleKind::Bdflush => Box::new(BdflushThrottle::new(Variant24::of_generation(&cfg.policy.generation))),
     }
 }
 
@@ -103,6 +130,9 @@ impl crate::machine::Machine {
             if cleared && op == crate::drivers::Op::Write {
                 self.congestion_clear();
             }
+            if op == crate::drivers::Op::Write && !self.era.write_waiters.is_empty() {
+                self.write_completed(d as u16);
+            }
         } else {
             self.queues[d].put_tag(now, accepted);
         }
@@ -112,8 +142,14 @@ impl crate::machine::Machine {
     /// threads' flusher entities and timer, the metadata jobs' trees.
     pub(crate) fn setup_era(&mut self) {
         if self.era.legacy_queue {
+            // 2.4: `queue_nr_requests` slots split between READ and WRITE, freed in batches.
+            let v24 = self.cfg.policy.generation.starts_with("2.4");
             for (q, d) in self.queues.iter_mut().zip(&self.cfg.devices) {
-                q.legacy = Some(crate::block::request_list::RequestList::new(d.queue.nr_requests));
+                q.legacy = Some(if v24 {
+                    crate::block::request_list::RequestList::new_24(d.queue.nr_requests)
+                } else {
+                    crate::block::request_list::RequestList::new(d.queue.nr_requests)
+                });
             }
         }
         let now_j = self.jiffies();
@@ -128,6 +164,50 @@ impl crate::machine::Machine {
         if self.era.pdflush.is_some() {
             self.pdflush_start();
         }
+        if self.era.bdflush.is_some() {
+            self.bdflush_start();
+        }
+    }
+
+    /// 2.4 `wait_for_some_buffers`: `who` sleeps until the oldest write in flight on `dev`
+    /// completes. With one sequential stream the elevator keeps writes in submission order,
+    /// so the oldest in flight is the next write to complete. False (no sleep) when no write
+    /// is in flight.
+    pub(crate) fn wait_oldest_write(&mut self, dev: u16, who: WriteWaiter) -> bool {
+        let in_flight = self.queues[dev as usize].legacy.as_ref().map_or(0, |rl| rl.count[1]);
+        if in_flight == 0 {
+            return false;
+        }
+        let who = match who {
+            WriteWaiter::Task(t, _) => {
+                // A long timeout: the completion wakes it.
+                self.sleep_task(t, 3_600_000_000_000);
+                WriteWaiter::Task(t, self.tasks[t as usize].wait_gen)
+            }
+            w => w,
+        };
+        self.era.write_waiters.push((dev, who));
+        true
+    }
+
+    /// A write of `dev` completed: wake its `wait_for_some_buffers` sleepers.
+    fn write_completed(&mut self, dev: u16) {
+        let mut i = 0;
+        while i < self.era.write_waiters.len() {
+            if self.era.write_waiters[i].0 != dev {
+                i += 1;
+                continue;
+            }
+            let (_, who) = self.era.write_waiters.swap_remove(i);
+            match who {
+                WriteWaiter::Task(t, gen) => {
+                    if self.tasks[t as usize].wait_gen == gen {
+                        self.wake_task(t);
+                    }
+                }
+                WriteWaiter::Bdflush(w) => self.bdflush_io_done(w),
+            }
+        }
     }
 }
 
@@ -136,6 +216,8 @@ pub fn flusher_comm_name(cfg: &Scenario, i: usize) -> String {
     let ndev = cfg.devices.len();
     match cfg.policy.flusher {
         FlusherKind::Modern => format!("kworker/u{}:{}", 2 * cfg.machine.cpus.max(1), i),
+        FlusherKind::Bdflush if i == ndev => "bdflush".to_string(),
+        FlusherKind::Bdflush if i > ndev => "kupdated".to_string(),
         _ if i >= ndev => "pdflush".to_string(),
         _ => {
             let d = &cfg.devices[i];

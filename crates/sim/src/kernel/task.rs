@@ -101,6 +101,10 @@ pub struct Task {
     pub reclaim_prio: u32,
     /// State of a metadata job (du, ls, launch).
     pub meta: Option<Box<crate::workload::meta::MetaJob>>,
+    /// Page wait queue state and per-site schedule counts.
+    pub wq: crate::kernel::waitqueue::TaskWait,
+    /// A tiotest thread's phase and progress.
+    pub tio: crate::workload::tiotest::TioTask,
 }
 
 impl Task {

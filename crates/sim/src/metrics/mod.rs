@@ -30,6 +30,8 @@ pub struct RunResult {
     pub vmstat: Vec<VmstatSample>,
     /// One throttling-state sample per bandwidth interval (200 ms) per device.
     pub throttle: Vec<ThrottleSample>,
+    /// tiotest's per-phase table (empty without tiotest tasks).
+    pub tiotest: Vec<crate::workload::tiotest::TiotestPhase>,
 }
 
 #[derive(Clone, Debug)]
@@ -57,6 +59,8 @@ pub struct TaskResult {
     pub cpu_user_ns: Ns,
     /// Time spent waiting for a free CPU, ns.
     pub runqueue_wait_ns: Ns,
+    /// Schedules per page-wait site and page-wait wakeups (all and spurious).
+    pub sched: crate::kernel::waitqueue::WaitStats,
 }
 
 impl TaskResult {
@@ -113,6 +117,8 @@ pub struct VmstatSample {
     /// Per device: bytes written and read during the second.
     pub dev_write_bytes: Vec<u64>,
     pub dev_read_bytes: Vec<u64>,
+    /// Per device: fraction of the interval with a request in service (iostat `%util`).
+    pub dev_util: Vec<f64>,
 }
 
 /// The throttling state of one wb at one bandwidth update.

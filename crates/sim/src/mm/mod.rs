@@ -5,9 +5,11 @@
 //! (`vmscan` for 6.x, `vmscan_pageout` for the generations whose reclaim wrote dirty pages).
 
 pub mod flex_proportions;
+pub mod highmem;
 pub mod page_cache;
 pub mod page_writeback;
 pub mod proportions;
+pub mod throttle_bdflush;
 pub mod throttle_global;
 pub mod throttle_ioless;
 pub mod throttle_per_bdi;

@@ -526,6 +526,9 @@ pub enum Throttle {
     /// `congestion_wait(WRITE, jiffies)`: sleep until some queue frees a write request below
     /// its congestion-off level, or the timeout; then `resume`.
     CongestionWait(u64),
+    /// 2.4 `wait_for_some_buffers`: sleep until the oldest write in flight on the task's
+    /// device completes (at once if none is in flight), then `resume`.
+    WaitWrite,
 }
 
 /// One generation's dirty-throttling policy: what a task does before it dirties a chunk.

@@ -55,9 +55,13 @@ fn bytes_or(ratio_pages: u64, bytes: u64) -> u64 {
     }
 }
 
-/// `get_dirty_limits` of 2.6.20: (background, dirty) thresholds in pages.
+/// `get_dirty_limits` of 2.6.20: (background, dirty) thresholds in pages. On a 32-bit
+/// machine the percentages are of lowmem only ("We always exclude high memory from our
+/// count", Linus, 2.6.20-rc3) — all of lowmem, its kernel and slab included; the unmapped
+/// ratio stays a share of `vm_total_pages`.
 pub fn get_dirty_limits_2620(vm: &VmStat, sysctl: &VmSysctl) -> (u64, u64) {
     let total = vm_total_pages(vm);
+    let available = total.saturating_sub(vm.highmem).max(1);
     let mapped = vm.unreclaimable.min(total);
     let unmapped_ratio = 100 - (mapped * 100 / total) as u32;
     let mut dirty_ratio = sysctl.dirty_ratio;
@@ -69,8 +73,8 @@ pub fn get_dirty_limits_2620(vm: &VmStat, sysctl: &VmSysctl) -> (u64, u64) {
     if bg_ratio >= dirty_ratio {
         bg_ratio = dirty_ratio / 2;
     }
-    let dirty = bytes_or(dirty_ratio as u64 * total / 100, sysctl.dirty_bytes);
-    let mut bg = bytes_or(bg_ratio as u64 * total / 100, sysctl.dirty_background_bytes);
+    let dirty = bytes_or(dirty_ratio as u64 * available / 100, sysctl.dirty_bytes);
+    let mut bg = bytes_or(bg_ratio as u64 * available / 100, sysctl.dirty_background_bytes);
     if bg >= dirty {
         bg = dirty / 2;
     }

@@ -40,10 +40,12 @@ pub enum Variant {
 /// `TASK_LIMIT_FRACTION`.
 pub const TASK_LIMIT_FRACTION: u64 = 8;
 
-/// `determine_dirtyable_memory` (2.6.21 → 3.2): free + file LRU pages + 1. No reserve is
-/// taken off (`dirty_balance_reserve` is 3.3).
+/// `determine_dirtyable_memory` (2.6.21 → 3.2): free + file LRU pages + 1, less highmem's
+/// (`highmem_dirtyable_memory`; unconditional in 2.6.23, `vm_highmem_is_dirtyable` = 0 from
+/// 2.6.24). No reserve is taken off (`dirty_balance_reserve` is 3.3).
 pub fn dirtyable_old(vm: &VmStat) -> u64 {
-    vm.nr_free + vm.nr_file + 1
+    let x = vm.nr_free + vm.nr_file;
+    x - vm.highmem_dirtyable(x) + 1
 }
 
 /// `get_dirty_limits` / `global_dirty_limits` of 2.6.24 → 3.2: (background, dirty).

@@ -19,9 +19,14 @@
 //! * kswapd is folded into the allocating task: a bounded scan from the oldest end with
 //!   `pageout()` of dirty pages while their queue has room, without sleeping.
 //!
-//! Not modelled: the active list (no page is ever activated), zones, slab shrinking, anonymous
+//! * Buffer-cache pages (metadata) are `GFP_NOFS`: their direct reclaim never `pageout()`s.
+//! * A 32-bit machine (`[machine] highmem`) has two zones, each with its own list, and an
+//!   allocation reclaims only the zones it may use (see `highmem.rs`).
+//!
+//! Not modelled: the active list (no page is ever activated), slab shrinking, anonymous
 //! memory and swap.
 
+use super::highmem::Wmark;
 use super::page_cache::{AddressSpace, PageState};
 use super::vmscan::Mappings;
 use crate::block::queue::Submitter;
@@ -261,10 +266,33 @@ impl PageoutCheck for QueueRoom {
 }
 
 impl Machine {
-    /// Pages entered the page cache: onto the inactive list (pageout generations).
+    /// Pages entered the page cache: onto the inactive list of their zone (pageout
+    /// generations). On a 32-bit machine a writer's or reader's page goes where its
+    /// allocation was served; a buffer-cache page is always lowmem.
     pub(crate) fn page_inserted(&mut self, file: u32, start: u64, n: u64) {
+        let mut high = 0;
+        if let Some(z) = self.era.zones.as_mut() {
+            if !self.inodes[file as usize].buffer_cache {
+                let k = z.pending_high.min(n);
+                z.pending_high -= k;
+                high = k;
+                let l = z.pending_low.min(n - k);
+                z.pending_low -= l;
+                if k + l < n {
+                    // Not allocated through the zone-aware paths: served as the allocator would.
+                    let rest = n - k - l;
+                    if z.pick(&self.vm, rest, false, Wmark::Low) == Some(true) {
+                        high += rest;
+                    }
+                }
+            }
+            if high > 0 {
+                z.high_list.add(file, start, high);
+                self.vm.high_file += high;
+            }
+        }
         if let Some(l) = self.era.inactive.as_mut() {
-            l.add(file, start, n);
+            l.add(file, start + high, n - high);
         }
     }
 
@@ -287,12 +315,29 @@ impl Machine {
     /// One `shrink_inactive_list` pass: free clean pages, `pageout()` dirty ones if allowed
     /// (by `writer`: a task, or kswapd when None).
     fn shrink_list(&mut self, nr_to_scan: u64, want: u64, may_writepage: bool, writer: Option<u32>) -> ScanResult {
-        let Some(mut l) = self.era.inactive.take() else {
+        self.shrink_zone_list(false, nr_to_scan, want, may_writepage, writer)
+    }
+
+    /// `shrink_list` of the highmem zone's list (`high`) or of the lowmem/only one.
+    fn shrink_zone_list(&mut self, high: bool, nr_to_scan: u64, want: u64, may_writepage: bool, writer: Option<u32>) -> ScanResult {
+        let taken = if high {
+            self.era.zones.as_mut().map(|z| std::mem::take(&mut z.high_list))
+        } else {
+            self.era.inactive.take()
+        };
+        let Some(mut l) = taken else {
             return ScanResult::default();
         };
         let mut room = self.queue_room();
         let r = l.shrink(nr_to_scan, want, may_writepage, &mut self.inodes, &mut room);
-        self.era.inactive = Some(l);
+        if high {
+            if let Some(z) = self.era.zones.as_mut() {
+                z.high_list = l;
+            }
+            self.vm.high_file -= r.freed;
+        } else {
+            self.era.inactive = Some(l);
+        }
         self.vm.nr_free += r.freed;
         self.vm.nr_file -= r.freed;
         // The requests were checked to fit below the congestion level of their queue, so they
@@ -326,6 +371,52 @@ impl Machine {
         self.shrink_list(budget, want, true, None);
     }
 
+    /// kswapd of a 32-bit machine (`balance_pgdat`), woken when an allocation found none of
+    /// its zones above the low watermark: every zone back to its high watermark, lowmem
+    /// with the reserve of the highmem classzone.
+    fn kswapd_zones(&mut self, n: u64) {
+        let Some(z) = self.era.zones.as_ref() else { return };
+        let want_high = (z.high_high + n).saturating_sub(z.free_high(&self.vm));
+        let want_low = (z.low_high + z.reserve + n).saturating_sub(z.free_low(&self.vm));
+        if want_high > 0 {
+            self.shrink_zone_list(true, 4 * want_high + 4 * SWAP_CLUSTER_MAX, want_high, true, None);
+        }
+        if want_low > 0 {
+            self.shrink_zone_list(false, 4 * want_low + 4 * SWAP_CLUSTER_MAX, want_low, true, None);
+        }
+    }
+
+    /// The zone an allocation of `n` pages is served from (Some(true) highmem), after
+    /// waking kswapd if no zone was above its low watermark (`__alloc_pages`).
+    fn zone_alloc_pick(&mut self, n: u64, lowmem_only: bool) -> Option<bool> {
+        let z = self.era.zones.as_ref()?;
+        if let Some(h) = z.pick(&self.vm, n, lowmem_only, Wmark::Low) {
+            return Some(h);
+        }
+        self.kswapd_zones(n);
+        self.era.zones.as_ref()?.pick(&self.vm, n, lowmem_only, Wmark::Min)
+    }
+
+    /// Take `n` free pages of the chosen zone for a task.
+    fn zone_take(&mut self, tid: u32, n: u64, high: bool, buffer_cache: bool) {
+        self.vm.nr_free -= n;
+        self.vm.nr_alloc_pending += n;
+        self.tasks[tid as usize].reclaim_prio = DEF_PRIORITY;
+        let outstanding = self.vm.nr_alloc_pending - n;
+        if let Some(z) = self.era.zones.as_mut() {
+            // Allocations that found their pages already cached gave them back uninserted.
+            let over = (z.pending_high + z.pending_low).saturating_sub(outstanding);
+            let from_low = over.min(z.pending_low);
+            z.pending_low -= from_low;
+            z.pending_high -= (over - from_low).min(z.pending_high);
+            if high {
+                z.pending_high += n;
+            } else if !buffer_cache {
+                z.pending_low += n;
+            }
+        }
+    }
+
     /// Wake the generation's flushers from reclaim (`wakeup_pdflush(nr)` /
     /// `wakeup_flusher_threads`).
     fn reclaim_wakeup_flushers(&mut self, nr: u64) {
@@ -336,34 +427,84 @@ impl Machine {
         }
     }
 
-    /// Get `n` free pages for the page cache in the pageout generations. False when the task
-    /// must wait (in `congestion_wait`, or for its pageout requests); it retries when woken.
+    /// Get `n` free pages for the page cache in the pageout generations (`GFP_HIGHUSER`).
+    /// False when the task must wait (in `congestion_wait`, or for its pageout requests);
+    /// it retries when woken.
     pub(crate) fn alloc_pages_pageout(&mut self, tid: u32, n: u64) -> bool {
-        self.kswapd_pageout(n);
-        if self.vm.nr_free >= n + self.vm.wmark_min {
-            self.vm.nr_free -= n;
-            self.vm.nr_alloc_pending += n;
-            self.tasks[tid as usize].reclaim_prio = DEF_PRIORITY;
-            return true;
+        self.alloc_pages_gfp(tid, n, false)
+    }
+
+    /// A buffer-cache page (`GFP_NOFS`: lowmem only; reclaim may not write).
+    pub(crate) fn alloc_pages_nofs(&mut self, tid: u32, n: u64) -> bool {
+        if self.era.inactive.is_none() {
+            return self.alloc_pages(tid, n);
         }
-        // try_to_free_pages.
-        let direct_writes = self.cfg.policy.reclaim == ReclaimKind::Pageout;
-        let hz = self.clock.hz;
-        let lru = self.era.inactive.as_ref().map_or(0, |l| l.pages());
-        let mut prio = self.tasks[tid as usize].reclaim_prio.min(DEF_PRIORITY);
-        loop {
-            let target = scan_target(lru, prio);
-            let r = self.shrink_list(target, SWAP_CLUSTER_MAX.max(n), direct_writes, Some(tid));
+        self.alloc_pages_gfp(tid, n, true)
+    }
+
+    /// `__alloc_pages` → `try_to_free_pages` of the pageout generations. `nofs`: the
+    /// allocation may not enter the file system (no `pageout()` from direct reclaim) and,
+    /// on a 32-bit machine, takes lowmem only.
+    fn alloc_pages_gfp(&mut self, tid: u32, n: u64, nofs: bool) -> bool {
+        let zoned = self.era.zones.is_some();
+        if zoned {
+            if let Some(high) = self.zone_alloc_pick(n, nofs) {
+                self.zone_take(tid, n, high, nofs);
+                return true;
+            }
+        } else {
+            self.kswapd_pageout(n);
             if self.vm.nr_free >= n + self.vm.wmark_min {
                 self.vm.nr_free -= n;
                 self.vm.nr_alloc_pending += n;
                 self.tasks[tid as usize].reclaim_prio = DEF_PRIORITY;
                 return true;
             }
-            if r.scanned > SWAP_CLUSTER_MAX + SWAP_CLUSTER_MAX / 2 {
-                self.reclaim_wakeup_flushers(r.scanned);
+        }
+        // try_to_free_pages, over the zones the allocation may use.
+        let direct_writes = self.cfg.policy.reclaim == ReclaimKind::Pageout && !nofs;
+        let hz = self.clock.hz;
+        let lru_low = self.era.inactive.as_ref().map_or(0, |l| l.pages());
+        let lru_high = if nofs {
+            0
+        } else {
+            self.era.zones.as_ref().map_or(0, |z| z.high_list.pages())
+        };
+        let mut prio = self.tasks[tid as usize].reclaim_prio.min(DEF_PRIORITY);
+        loop {
+            let want = SWAP_CLUSTER_MAX.max(n);
+            let mut scanned = 0;
+            let mut freed = 0;
+            if zoned && !nofs {
+                let r = self.shrink_zone_list(true, scan_target(lru_high, prio), want, direct_writes, Some(tid));
+                scanned += r.scanned;
+                freed += r.freed;
             }
-            if r.scanned > 0 && prio < DEF_PRIORITY - 2 {
+            if freed < want {
+                let r = self.shrink_list(scan_target(lru_low, prio), want - freed, direct_writes, Some(tid));
+                scanned += r.scanned;
+            }
+            let got = if zoned {
+                let pick = self.era.zones.as_ref().and_then(|z| z.pick(&self.vm, n, nofs, Wmark::Min));
+                if let Some(high) = pick {
+                    self.zone_take(tid, n, high, nofs);
+                }
+                pick.is_some()
+            } else if self.vm.nr_free >= n + self.vm.wmark_min {
+                self.vm.nr_free -= n;
+                self.vm.nr_alloc_pending += n;
+                self.tasks[tid as usize].reclaim_prio = DEF_PRIORITY;
+                true
+            } else {
+                false
+            };
+            if got {
+                return true;
+            }
+            if scanned > SWAP_CLUSTER_MAX + SWAP_CLUSTER_MAX / 2 {
+                self.reclaim_wakeup_flushers(scanned);
+            }
+            if scanned > 0 && prio < DEF_PRIORITY - 2 {
                 let wait = match self.cfg.policy.reclaim {
                     ReclaimKind::Pageout => true,
                     // wait_iff_congested: only while some queue is write-congested.
@@ -388,6 +529,21 @@ impl Machine {
 
     /// Readahead's allocation (it gives up rather than reclaim hard).
     pub(crate) fn alloc_pages_noretry_pageout(&mut self, n: u64) -> bool {
+        if self.era.zones.is_some() {
+            let Some(high) = self.zone_alloc_pick(n, false) else {
+                return false;
+            };
+            self.vm.nr_free -= n;
+            self.vm.nr_file += n;
+            if let Some(z) = self.era.zones.as_mut() {
+                if high {
+                    z.pending_high += n;
+                } else {
+                    z.pending_low += n;
+                }
+            }
+            return true;
+        }
         self.kswapd_pageout(n);
         if self.vm.nr_free >= n + self.vm.wmark_min {
             self.vm.nr_free -= n;

@@ -29,6 +29,10 @@ pub struct VmStat {
     pub wmark_min: u64,
     pub wmark_low: u64,
     pub wmark_high: u64,
+    /// Pages of ZONE_HIGHMEM (32-bit machines; 0 on 64-bit), and the page-cache pages in it
+    /// (see `highmem.rs`).
+    pub highmem: u64,
+    pub high_file: u64,
 }
 
 impl VmStat {
@@ -61,9 +65,17 @@ impl VmStat {
         }
     }
 
-    /// `global_dirtyable_memory`: free pages above the reserve plus the file LRU.
+    /// `global_dirtyable_memory`: free pages above the reserve plus the file LRU, less
+    /// highmem's (`vm_highmem_is_dirtyable` = 0).
     pub fn dirtyable(&self) -> u64 {
-        self.nr_free - self.nr_free.min(self.totalreserve) + self.nr_file + 1
+        let x = self.nr_free - self.nr_free.min(self.totalreserve) + self.nr_file;
+        x - self.highmem_dirtyable(x) + 1
+    }
+
+    /// `highmem_dirtyable_memory(total)`: highmem's free and LRU pages (all of the zone in
+    /// the model, which keeps no kernel memory there), at most `total`.
+    pub fn highmem_dirtyable(&self, total: u64) -> u64 {
+        self.highmem.min(total)
     }
 
     /// Pages that are neither free nor kernel: must equal the page cache (conservation).

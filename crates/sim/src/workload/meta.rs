@@ -118,7 +118,9 @@ impl Machine {
             let span = tree.span_pages();
             let base = self.allocs[dev].preallocate(span);
             tree.file = self.inodes.len() as u32;
-            self.inodes.push(Inode::new(dev as u16, BlockMap::contiguous(base, span), span));
+            let mut meta = Inode::new(dev as u16, BlockMap::contiguous(base, span), span);
+            meta.buffer_cache = true;
+            self.inodes.push(meta);
             let first_data = self.inodes.len() as u32;
             for &size in &data {
                 let pages = bytes_to_pages(size);
@@ -247,7 +249,8 @@ impl Machine {
     fn meta_read(&mut self, tid: u32, file: u32, page: u64) -> Option<Phase> {
         let t = tid as usize;
         self.tasks[t].phase = Phase::Meta;
-        if !self.alloc_pages(tid, 1) {
+        // A buffer-cache page: GFP_NOFS (lowmem only, and its reclaim cannot write).
+        if !self.alloc_pages_nofs(tid, 1) {
             return None;
         }
         self.inodes[file as usize].mapping.set_range(page, 1, Some(PageState::Reading));

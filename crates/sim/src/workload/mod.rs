@@ -13,6 +13,7 @@ use crate::config::JobConfig;
 use crate::drivers::Op;
 use crate::kernel::cpu::Who;
 use crate::kernel::task::Phase;
+use crate::kernel::waitqueue::{WaitSite, PG_LOCKED};
 use crate::machine::{Event, Machine};
 use crate::metrics::trace::WbReason;
 use crate::mm::page_cache::PageState;
@@ -21,6 +22,7 @@ use crate::units::PAGE_SIZE;
 use crate::Ns;
 
 pub mod meta;
+pub mod tiotest;
 
 /// Largest folio the page cache uses for a write chunk (PMD size).
 pub const MAX_FOLIO_BYTES: u64 = 2 << 20;
@@ -85,6 +87,10 @@ impl Machine {
         if !self.task_submit_pending(tid) {
             return;
         }
+        // Woken from a page wait queue: re-test the page, sleep again if it is still busy.
+        if self.page_wait_recheck(tid) {
+            return;
+        }
         loop {
             let phase = self.tasks[t].phase;
             let next = match phase {
@@ -117,7 +123,11 @@ impl Machine {
                     let task = &self.tasks[t];
                     (task.file, task.offset, task.chunk_pages, task.chunk_bytes)
                 };
-                self.account_dirtied(tid, file, offset / PAGE_SIZE, pages);
+                if matches!(self.tasks[t].job, JobConfig::Tiotest { .. }) {
+                    self.tio_account_write(tid, file, offset / PAGE_SIZE, pages);
+                } else {
+                    self.account_dirtied(tid, file, offset / PAGE_SIZE, pages);
+                }
                 let gate_after = self.policy.gate_after_dirtying();
                 let task = &mut self.tasks[t];
                 task.offset += chunk;
@@ -172,6 +182,15 @@ impl Machine {
         if now >= self.tasks[t].stop {
             return self.task_done(tid);
         }
+        if let JobConfig::Netwrite { bs, rate, .. } = job {
+            // The next `bs` arrives `bs / rate` after the previous write began.
+            let next = self.tasks[t].op_start + crate::drivers::xfer(bs, rate);
+            if self.tasks[t].bytes_written > 0 && now < next {
+                self.tasks[t].phase = Phase::Think;
+                self.sleep_task(tid, next - now);
+                return None;
+            }
+        }
         self.tasks[t].op_start = now;
         match job {
             JobConfig::Dd { bs, size, fsync, direct } => {
@@ -191,6 +210,14 @@ impl Machine {
                     self.start_direct(tid, Op::Write, self.tasks[t].offset, n);
                     return None;
                 }
+                Some(Phase::Gate)
+            }
+            JobConfig::Netwrite { bs, size, .. } => {
+                let left = size.map(|s| s.saturating_sub(self.tasks[t].bytes_written)).unwrap_or(u64::MAX);
+                if left == 0 {
+                    return self.task_done(tid);
+                }
+                self.tasks[t].op_left = bs.min(left);
                 Some(Phase::Gate)
             }
             JobConfig::Fsync { bytes, .. } => {
@@ -221,6 +248,7 @@ impl Machine {
                 Some(Phase::WaitSync)
             }
             JobConfig::Du { .. } | JobConfig::Ls { .. } | JobConfig::Launch { .. } => self.meta_start(tid),
+            JobConfig::Tiotest { .. } => self.tio_next_op(tid),
         }
     }
 
@@ -294,6 +322,14 @@ impl Machine {
             Throttle::Sleep(j) => self.bdp_sleep(tid, j, !per_call),
             Throttle::CongestionWait(j) => {
                 self.congestion_wait_task(tid, j);
+                self.tasks[tid as usize].phase = Phase::AfterBdpSleep;
+                None
+            }
+            Throttle::WaitWrite => {
+                let dev = self.tasks[tid as usize].dev;
+                if !self.wait_oldest_write(dev, crate::generations::runtime::WriteWaiter::Task(tid, 0)) {
+                    return Some(Phase::AfterBdpSleep);
+                }
                 self.tasks[tid as usize].phase = Phase::AfterBdpSleep;
                 None
             }
@@ -462,7 +498,7 @@ impl Machine {
         let ino = self.tasks[t].file;
         let p0 = self.tasks[t].offset / PAGE_SIZE;
         let p1 = (self.tasks[t].offset + self.tasks[t].op_left).div_ceil(PAGE_SIZE);
-        let sequential = matches!(self.tasks[t].job, JobConfig::Cat { .. } | JobConfig::Launch { .. });
+        let sequential = matches!(self.tasks[t].job, JobConfig::Cat { .. } | JobConfig::Launch { .. }) || self.tio_sequential_read(tid);
         let ra_max = (self.cfg.devices[self.tasks[t].dev as usize].queue.read_ahead_kb as u64 * 1024 / PAGE_SIZE).max(1);
         // Async readahead when the reader reaches the marker of the current window.
         if sequential && self.tasks[t].ra_size > 0 {
@@ -507,7 +543,8 @@ impl Machine {
                         let size = get_init_ra_size(req, ra_max);
                         (idx, size, size.saturating_sub(req))
                     } else {
-                        (idx, p1 - idx, 0)
+                        let size = self.tio_random_window(tid, p1 - idx).unwrap_or(p1 - idx);
+                        (idx, size, 0)
                     };
                     let task = &mut self.tasks[t];
                     task.ra_start = start;
@@ -534,7 +571,8 @@ impl Machine {
                         self.tasks[t].pending.push_back(id);
                     }
                 }
-                self.inodes[ino as usize].read_waiters.push(tid);
+                // wait_on_page_locked(): sleep on the page's hashed wait queue.
+                self.page_wait(tid, ino, idx, PG_LOCKED, WaitSite::WaitOnPageBit, false);
                 self.tasks[t].phase = Phase::WaitRead;
                 if !self.task_submit_pending(tid) {
                     return None;
@@ -552,6 +590,7 @@ impl Machine {
         if self.era.inactive.is_none() {
             self.lru.add(file, start, n);
         }
+        self.wake_pages(file, start, n);
         let waiters = std::mem::take(&mut self.inodes[file as usize].read_waiters);
         for t in waiters {
             if matches!(self.tasks[t as usize].phase, Phase::WaitRead | Phase::Meta) {

@@ -7,6 +7,8 @@ use crate::config::{QueueConfig, SchedulerKind};
 use crate::drivers::Op;
 use crate::Ns;
 
+pub mod deadline_2002;
+pub mod deadline_26;
 pub mod mq_deadline;
 pub mod none;
 
@@ -59,6 +61,8 @@ pub trait Elevator {
 pub fn build(q: &QueueConfig) -> Box<dyn Elevator> {
     match q.scheduler {
         SchedulerKind::None => Box::new(none::NoneSched::new()),
+        SchedulerKind::Deadline2002 => Box::new(deadline_2002::Deadline2002::new(&q.iosched)),
+        SchedulerKind::Deadline26 => Box::new(deadline_26::Deadline26::new(&q.iosched, q.front_merges_allowed())),
         SchedulerKind::MqDeadline => {
             Box::new(mq_deadline::MqDeadline::new(&q.iosched, q.nr_requests, q.front_merges_allowed()).with_nomerges(q.nomerges))
         }

@@ -1,0 +1,139 @@
+//! `wblab run FILE` for a file with a `[sweep]` table: the scenario runs once per value of the
+//! swept knob, each into `<out>/<knob>=<value>/`, and one row per value is printed with each
+//! task group's key figure — the layout of Morton's 2002 tables ("fifo_batch (units)  time cat
+//! kernel/*.c (secs)").
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+use wblab_sim::config::Scenario;
+use wblab_sim::metrics::{LatencyHist, RunResult};
+
+/// Runs the sweep if the file has one (`None` otherwise: the caller runs it as usual).
+/// `adjust` applies the command line's overrides to each scenario; `write` stores one run.
+pub fn try_run(
+    path: &Path,
+    out: Option<PathBuf>,
+    quiet: bool,
+    json: bool,
+    adjust: impl Fn(&mut Scenario),
+    write: impl Fn(&Path, &RunResult, f64) -> bool,
+) -> Option<ExitCode> {
+    let (key, runs) = match wblab_scenario::load_sweep(path) {
+        Ok(Some(s)) => s,
+        Ok(None) => return None,
+        Err(e) => {
+            eprintln!("{e}");
+            return Some(ExitCode::from(2));
+        }
+    };
+    let leaf = key.rsplit('/').next().unwrap_or(&key).to_string();
+    let name = runs.first().map(|(_, s)| s.name.clone()).unwrap_or_default();
+    let out = out.unwrap_or_else(|| PathBuf::from("results").join(&name));
+    let mut results = Vec::with_capacity(runs.len());
+    for (label, mut sc) in runs {
+        adjust(&mut sc);
+        let dir = out.join(dir_name(&leaf, &label));
+        if !quiet && !json {
+            eprintln!("running {} with {key} = {label} (kernel {})", sc.name, sc.kernel);
+        }
+        let t0 = Instant::now();
+        let r = wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress);
+        let wall = t0.elapsed().as_secs_f64();
+        if !write(&dir, &r, wall) {
+            return Some(ExitCode::from(1));
+        }
+        results.push((label, dir, r, wall));
+    }
+    if json {
+        let v: Vec<_> = results
+            .iter()
+            .map(|(label, _, r, wall)| serde_json::json!({ "sweep": { "key": key, "value": label }, "summary": wblab_report::summary_json(r, *wall) }))
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&v).expect("json"));
+        return Some(ExitCode::SUCCESS);
+    }
+    let rows: Vec<(String, &RunResult)> = results.iter().map(|(l, _, r, _)| (l.clone(), r)).collect();
+    print!("{}", table(&key, &rows));
+    println!("results: {}/<{leaf}=value>/", out.display());
+    Some(ExitCode::SUCCESS)
+}
+
+fn dir_name(leaf: &str, label: &str) -> String {
+    format!("{leaf}={label}")
+        .chars()
+        .map(|c| if c == '/' || c.is_whitespace() { '_' } else { c })
+        .collect()
+}
+
+/// One task group's figure in a sweep row: what the job's user would time.
+fn figure(job: &str, tasks: &[&wblab_sim::metrics::TaskResult]) -> (String, String) {
+    match job {
+        // One command per run: its latency is the `time` of the command.
+        "launch" | "ls" => {
+            let mut h = LatencyHist::new();
+            for t in tasks {
+                h.add(&t.op_latency);
+            }
+            if h.count() == 0 {
+                ("time s".into(), "unfinished".into())
+            } else {
+                ("time s".into(), format!("{:.2}", h.summary().mean / 1e9))
+            }
+        }
+        "dd" | "cat" | "randread" => {
+            let mb: f64 = tasks.iter().map(|t| t.throughput_mb_s()).sum();
+            ("MB/s".into(), format!("{mb:.1}"))
+        }
+        _ => {
+            let s = tasks.iter().map(|t| t.ended.saturating_sub(t.started)).max().unwrap_or(0);
+            ("run s".into(), format!("{:.2}", s as f64 / 1e9))
+        }
+    }
+}
+
+/// The sweep table: the knob's values down, each task group's figure across.
+pub fn table(key: &str, rows: &[(String, &RunResult)]) -> String {
+    let Some((_, first)) = rows.first() else {
+        return String::new();
+    };
+    let mut groups: Vec<(String, &'static str)> = Vec::new();
+    for t in &first.tasks {
+        if !groups.iter().any(|(n, _)| *n == t.name) {
+            groups.push((t.name.clone(), t.job));
+        }
+    }
+    let mut heads = vec![key.rsplit('/').next().unwrap_or(key).to_string()];
+    let mut cells: Vec<Vec<String>> = rows.iter().map(|(l, _)| vec![l.clone()]).collect();
+    for (g, job) in &groups {
+        let mut head = String::new();
+        for (i, (_, r)) in rows.iter().enumerate() {
+            let tasks: Vec<_> = r.tasks.iter().filter(|t| t.name == *g).collect();
+            let (unit, v) = figure(job, &tasks);
+            head = format!("{g} {unit}");
+            cells[i].push(v);
+        }
+        heads.push(head);
+    }
+    let widths: Vec<usize> = (0..heads.len())
+        .map(|c| cells.iter().map(|r| r[c].len()).chain([heads[c].len()]).max().unwrap_or(4))
+        .collect();
+    let kernel = &first.scenario.kernel;
+    let mut s = format!("sweep of {key} (kernel {kernel})\n");
+    let line = |vals: &[String]| -> String {
+        let mut l = String::new();
+        for (c, v) in vals.iter().enumerate() {
+            if c == 0 {
+                l.push_str(&format!("{:>w$}", v, w = widths[0]));
+            } else {
+                l.push_str(&format!("  {:>w$}", v, w = widths[c]));
+            }
+        }
+        l.trim_end().to_string() + "\n"
+    };
+    s.push_str(&line(&heads));
+    for r in &cells {
+        s.push_str(&line(r));
+    }
+    s
+}

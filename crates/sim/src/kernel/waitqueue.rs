@@ -1,0 +1,450 @@
+//! Hashed page wait queues: who sleeps on a page lock or on a page under I/O, and whom an
+//! `unlock_page` / `end_page_writeback` wakes.
+//!
+//! A waiter sits in one bucket of a hash table keyed by its page (`page_waitqueue`). What an
+//! unlock of page P does to the bucket depends on the era ([`PageWake`]):
+//!
+//! - **wake-all** (2.5.x–2.6.6, `wake_up_all`): every entry in the bucket wakes, whatever its
+//!   page or bit; each re-tests its own page and all but the right ones sleep again (the
+//!   thundering herd of wli's 2004 report). All waits are non-exclusive.
+//! - **filtered** (wli's first posting, `wake_up_filtered`): only entries keyed on P wake,
+//!   lock waiters included (no wake-one).
+//! - **filtered+wake-one** (2.6.7–4.9, `wake_up_page` → `__wake_up(q, 1, key)`): entries for P
+//!   whose bit is now clear; all non-exclusive ones, then the first exclusive (`__lock_page`,
+//!   `prepare_to_wait_exclusive` adds at the tail) and the walk stops.
+//! - **handoff** (4.10+ `folio_wake_bit`): as wake-one on one global 256-bucket table, FIFO;
+//!   the first lock waiter is handed the lock.
+//!
+//! The walk itself (filter calls, O(bucket)) is not charged; wakeups are, by the machine
+//! (`wakeup_cost` + `context_switch_cost`, plus `wait_recheck_cost` for a waiter that finds its
+//! page still busy). The table never allocates per wakeup: buckets and the woken list keep
+//! their capacity.
+
+use crate::config::PageWake;
+use crate::kernel::task::Phase;
+use crate::machine::{Event, Machine};
+use crate::mm::page_cache::PageState;
+use crate::units::PAGE_SIZE;
+use crate::Ns;
+
+/// PG_locked: the page is locked (here: under read I/O).
+pub const PG_LOCKED: u8 = 1;
+/// PG_writeback: the page is under write I/O.
+pub const PG_WRITEBACK: u8 = 2;
+
+/// `PAGES_PER_WAITQUEUE` of the per-zone tables (2.5 → 4.9).
+pub const PAGES_PER_WAITQUEUE: u64 = 256;
+/// `1 << PAGE_WAIT_TABLE_BITS`: the global table of 4.10+.
+pub const GLOBAL_WAIT_TABLE: u32 = 256;
+
+/// Where a task sleeps: the kernel function that called `schedule()`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WaitSite {
+    /// `wait_on_page_bit`: `wait_on_page_locked` (reads) and `wait_on_page_writeback`.
+    WaitOnPageBit = 0,
+    /// `__lock_page`.
+    LockPage = 1,
+    /// `__wait_on_buffer` (buffer_head I/O; not modelled separately yet, always 0).
+    WaitOnBuffer = 2,
+}
+
+/// Per-task page-wait state and counters.
+#[derive(Clone, Debug, Default)]
+pub struct TaskWait {
+    /// The page wait in progress, if any.
+    pub wait: Option<PageWaitState>,
+    /// Calls of `schedule()` per [`WaitSite`].
+    pub schedules: [u64; 3],
+    /// Wakeups from page wait queues, and those that found the page still busy.
+    pub wakeups: u64,
+    pub spurious: u64,
+    /// CPU to add to the next wakeup burst (the re-check and re-sleep of a spurious wakeup).
+    pub wake_extra: Ns,
+    /// User-mode CPU to carve out of the next bursts.
+    pub user_pending: Ns,
+    /// The user part of the burst in progress.
+    pub user_burst: Ns,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct PageWaitState {
+    pub file: u32,
+    pub page: u64,
+    /// Bits the task waits to see clear.
+    pub bits: u8,
+    pub site: WaitSite,
+    pub exclusive: bool,
+    /// On a bucket (false: woken, not yet run).
+    pub queued: bool,
+}
+
+/// Per-task wait counters as reported.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WaitStats {
+    pub wait_on_page_bit: u64,
+    pub lock_page: u64,
+    pub wait_on_buffer: u64,
+    pub wakeups: u64,
+    pub spurious_wakeups: u64,
+}
+
+impl TaskWait {
+    pub fn stats(&self) -> WaitStats {
+        WaitStats {
+            wait_on_page_bit: self.schedules[0],
+            lock_page: self.schedules[1],
+            wait_on_buffer: self.schedules[2],
+            wakeups: self.wakeups,
+            spurious_wakeups: self.spurious,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Waiter {
+    key: u64,
+    tid: u32,
+    bits: u8,
+    exclusive: bool,
+}
+
+/// A task the last wake walk woke, and whether its page and bit are now clear.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Woken {
+    pub tid: u32,
+    pub matched: bool,
+}
+
+/// The hashed table and its wake policy.
+pub struct PageWaitTable {
+    buckets: Vec<Vec<Waiter>>,
+    shift: u32,
+    policy: PageWake,
+    waiters: u32,
+    /// Filled by [`PageWaitTable::wake`]; reused.
+    pub woken: Vec<Woken>,
+}
+
+/// The key of a page: (file, index).
+pub fn page_key(file: u32, page: u64) -> u64 {
+    ((file as u64) << 40) ^ page
+}
+
+/// The era's bucket count for a machine of `memory` bytes (one zone), or `explicit` if set.
+pub fn table_size(policy: PageWake, memory: u64, explicit: u32) -> u32 {
+    if explicit > 0 {
+        return explicit.next_power_of_two();
+    }
+    match policy {
+        PageWake::Handoff => GLOBAL_WAIT_TABLE,
+        // wait_table_size(): pages / PAGES_PER_WAITQUEUE rounded up to a power of 2, [4, 4096].
+        _ => ((memory / PAGE_SIZE / PAGES_PER_WAITQUEUE).max(1).next_power_of_two()).clamp(4, 4096) as u32,
+    }
+}
+
+impl PageWaitTable {
+    pub fn new(policy: PageWake, buckets: u32) -> Self {
+        let n = buckets.max(1).next_power_of_two();
+        PageWaitTable {
+            buckets: vec![Vec::new(); n as usize],
+            shift: 64 - n.trailing_zeros(),
+            policy,
+            waiters: 0,
+            woken: Vec::new(),
+        }
+    }
+
+    pub fn policy(&self) -> PageWake {
+        self.policy
+    }
+
+    pub fn nr_buckets(&self) -> usize {
+        self.buckets.len()
+    }
+
+    /// Waiters on all buckets.
+    pub fn waiters(&self) -> u32 {
+        self.waiters
+    }
+
+    /// `hash_ptr(page, bits)`: multiplicative (golden ratio) hash, top bits.
+    fn bucket(&self, key: u64) -> usize {
+        if self.shift >= 64 {
+            return 0;
+        }
+        (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
+    }
+
+    /// `prepare_to_wait{,_exclusive}`: queue `tid` on the bucket of `key` (at the tail).
+    pub fn enqueue(&mut self, key: u64, tid: u32, bits: u8, exclusive: bool) {
+        let b = self.bucket(key);
+        self.buckets[b].push(Waiter { key, tid, bits, exclusive });
+        self.waiters += 1;
+    }
+
+    /// `finish_wait` of a task that stopped waiting without being woken.
+    pub fn remove(&mut self, key: u64, tid: u32) {
+        let b = self.bucket(key);
+        if let Some(i) = self.buckets[b].iter().position(|w| w.tid == tid) {
+            self.buckets[b].remove(i);
+            self.waiters -= 1;
+        }
+    }
+
+    /// `waitqueue_active(bucket)`.
+    pub fn active(&self, key: u64) -> bool {
+        !self.buckets[self.bucket(key)].is_empty()
+    }
+
+    /// Wake for page `key` whose busy bits are now `now_bits`: fills `self.woken` (cleared
+    /// first) with the tasks woken, each removed from the bucket (autoremove).
+    pub fn wake(&mut self, key: u64, now_bits: u8) {
+        self.woken.clear();
+        let b = self.bucket(key);
+        let bucket = &mut self.buckets[b];
+        let woken = &mut self.woken;
+        let clear = |w: &Waiter| w.key == key && w.bits & now_bits == 0;
+        match self.policy {
+            PageWake::WakeAll => {
+                woken.extend(bucket.iter().map(|w| Woken {
+                    tid: w.tid,
+                    matched: clear(w),
+                }));
+                bucket.clear();
+            }
+            PageWake::Filtered => bucket.retain(|w| {
+                if w.key != key {
+                    return true;
+                }
+                woken.push(Woken {
+                    tid: w.tid,
+                    matched: clear(w),
+                });
+                false
+            }),
+            PageWake::FilteredWakeOne | PageWake::Handoff => {
+                // Non-exclusive entries sit before exclusive ones (head vs tail insertion):
+                // all matching shared waiters, then the first matching lock waiter.
+                bucket.retain(|w| {
+                    if w.exclusive || !clear(w) {
+                        return true;
+                    }
+                    woken.push(Woken { tid: w.tid, matched: true });
+                    false
+                });
+                if let Some(i) = bucket.iter().position(|w| w.exclusive && clear(w)) {
+                    let w = bucket.remove(i);
+                    woken.push(Woken { tid: w.tid, matched: true });
+                }
+            }
+        }
+        self.waiters -= self.woken.len() as u32;
+    }
+}
+
+impl Machine {
+    /// Busy bits of a page now: locked while being read, writeback while being written.
+    pub(crate) fn page_bits(&self, file: u32, page: u64) -> u8 {
+        match self.inodes[file as usize].mapping.state(page) {
+            Some(PageState::Reading) => PG_LOCKED,
+            Some(PageState::Writeback) => PG_WRITEBACK,
+            _ => 0,
+        }
+    }
+
+    /// Sleep `tid` on the wait queue of (`file`, `page`) until `bits` are clear; the caller
+    /// leaves the task in its waiting phase and returns.
+    pub(crate) fn page_wait(&mut self, tid: u32, file: u32, page: u64, bits: u8, site: WaitSite, exclusive: bool) {
+        // Before 2.6.7 every page wait is non-exclusive.
+        let exclusive = exclusive && self.pagewait.policy() != PageWake::WakeAll;
+        self.pagewait.enqueue(page_key(file, page), tid, bits, exclusive);
+        let w = &mut self.tasks[tid as usize].wq;
+        w.schedules[site as usize] += 1;
+        w.wait = Some(PageWaitState {
+            file,
+            page,
+            bits,
+            site,
+            exclusive,
+            queued: true,
+        });
+    }
+
+    /// At the top of `task_run`: true if the task is in a page wait whose page is still
+    /// busy (it sleeps again, re-queued if it had been woken), false if it may go on.
+    pub(crate) fn page_wait_recheck(&mut self, tid: u32) -> bool {
+        let Some(w) = self.tasks[tid as usize].wq.wait else {
+            return false;
+        };
+        let key = page_key(w.file, w.page);
+        if self.page_bits(w.file, w.page) & w.bits != 0 {
+            if !w.queued {
+                self.pagewait.enqueue(key, tid, w.bits, w.exclusive);
+                let tw = &mut self.tasks[tid as usize].wq;
+                tw.schedules[w.site as usize] += 1;
+                if let Some(s) = tw.wait.as_mut() {
+                    s.queued = true;
+                }
+            }
+            return true;
+        }
+        if w.queued {
+            self.pagewait.remove(key, tid);
+        }
+        self.tasks[tid as usize].wq.wait = None;
+        false
+    }
+
+    /// `unlock_page` / `end_page_writeback` of pages [start, start+n) of `file`: wake each
+    /// page's bucket as the policy says.
+    pub(crate) fn wake_pages(&mut self, file: u32, start: u64, n: u64) {
+        if self.pagewait.waiters() == 0 {
+            return;
+        }
+        let recheck = self.cfg.machine.wait_recheck_cost;
+        for page in start..start + n {
+            let key = page_key(file, page);
+            if !self.pagewait.active(key) {
+                continue;
+            }
+            let bits = self.page_bits(file, page);
+            self.pagewait.wake(key, bits);
+            for i in 0..self.pagewait.woken.len() {
+                let Woken { tid, matched } = self.pagewait.woken[i];
+                let task = &mut self.tasks[tid as usize];
+                if let Some(s) = task.wq.wait.as_mut() {
+                    s.queued = false;
+                }
+                task.wq.wakeups += 1;
+                if !matched {
+                    task.wq.spurious += 1;
+                    task.wq.wake_extra += recheck;
+                }
+                if !task.is_done() && task.phase != Phase::Idle {
+                    self.q.schedule_in(0, Event::TaskRun(tid));
+                }
+            }
+            if self.pagewait.waiters() == 0 {
+                return;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two keys that hash to the same bucket of a `n`-bucket table.
+    fn colliding(t: &PageWaitTable) -> (u64, u64) {
+        let a = page_key(0, 0);
+        let b = (1..).map(|p| page_key(1, p)).find(|&k| t.bucket(k) == t.bucket(a)).unwrap();
+        (a, b)
+    }
+
+    fn woken(t: &PageWaitTable) -> Vec<(u32, bool)> {
+        t.woken.iter().map(|w| (w.tid, w.matched)).collect()
+    }
+
+    #[test]
+    fn table_sizes_follow_the_era() {
+        // 3.5 GB of 4 KiB pages: 896k pages / 256 = 3584 → 4096; 16 MB → 16; tiny → 4.
+        assert_eq!(table_size(PageWake::WakeAll, 3584 << 20, 0), 4096);
+        assert_eq!(table_size(PageWake::FilteredWakeOne, 16 << 20, 0), 16);
+        assert_eq!(table_size(PageWake::WakeAll, 1 << 20, 0), 4);
+        assert_eq!(table_size(PageWake::WakeAll, 1 << 40, 0), 4096);
+        assert_eq!(table_size(PageWake::Handoff, 1 << 40, 0), 256);
+        assert_eq!(table_size(PageWake::Handoff, 1 << 40, 2000), 2048);
+    }
+
+    #[test]
+    fn wake_all_wakes_the_whole_bucket() {
+        let mut t = PageWaitTable::new(PageWake::WakeAll, 64);
+        let (a, b) = colliding(&t);
+        t.enqueue(a, 1, PG_LOCKED, false);
+        t.enqueue(b, 2, PG_LOCKED, false);
+        t.enqueue(a, 3, PG_LOCKED, true);
+        t.wake(a, 0);
+        // Everyone wakes; the waiter for the other page is spurious.
+        assert_eq!(woken(&t), vec![(1, true), (2, false), (3, true)]);
+        assert_eq!(t.waiters(), 0);
+    }
+
+    #[test]
+    fn filtered_skips_other_pages_but_wakes_every_lock_waiter() {
+        let mut t = PageWaitTable::new(PageWake::Filtered, 64);
+        let (a, b) = colliding(&t);
+        t.enqueue(a, 1, PG_LOCKED, true);
+        t.enqueue(b, 2, PG_LOCKED, false);
+        t.enqueue(a, 3, PG_LOCKED, true);
+        t.wake(a, 0);
+        assert_eq!(woken(&t), vec![(1, true), (3, true)]);
+        assert_eq!(t.waiters(), 1);
+        // A writeback waiter is woken by an unlock of its page even though its bit is set.
+        t.enqueue(b, 4, PG_WRITEBACK, false);
+        t.wake(b, PG_WRITEBACK);
+        assert_eq!(woken(&t), vec![(2, true), (4, false)]);
+    }
+
+    #[test]
+    fn wake_one_wakes_shared_waiters_and_one_lock_waiter() {
+        let mut t = PageWaitTable::new(PageWake::FilteredWakeOne, 64);
+        let (a, b) = colliding(&t);
+        t.enqueue(a, 1, PG_LOCKED, true);
+        t.enqueue(a, 2, PG_LOCKED, true);
+        t.enqueue(b, 3, PG_LOCKED, false);
+        t.enqueue(a, 4, PG_LOCKED, false);
+        t.enqueue(a, 5, PG_WRITEBACK, false);
+        // Page a unlocked but still under writeback: the reader and the first locker wake;
+        // the second locker, the other page's waiter and the writeback waiter stay.
+        t.wake(a, PG_WRITEBACK);
+        assert_eq!(woken(&t), vec![(4, true), (1, true)]);
+        assert_eq!(t.waiters(), 3);
+        t.wake(a, 0);
+        assert_eq!(woken(&t), vec![(5, true), (2, true)]);
+        t.wake(b, 0);
+        assert_eq!(woken(&t), vec![(3, true)]);
+        assert_eq!(t.waiters(), 0);
+    }
+
+    #[test]
+    fn handoff_is_fifo_one_lock_waiter_per_unlock() {
+        let mut t = PageWaitTable::new(PageWake::Handoff, GLOBAL_WAIT_TABLE);
+        assert_eq!(t.nr_buckets(), 256);
+        let a = page_key(7, 3);
+        for tid in [10, 11, 12] {
+            t.enqueue(a, tid, PG_LOCKED, true);
+        }
+        for tid in [10, 11, 12] {
+            t.wake(a, 0);
+            assert_eq!(woken(&t), vec![(tid, true)]);
+        }
+        t.wake(a, 0);
+        assert!(t.woken.is_empty());
+    }
+
+    #[test]
+    fn releases_pick_their_page_wake() {
+        use crate::generations::{default_page_wake, resolve, Version};
+        assert_eq!(default_page_wake(Version(2, 6, 6)), PageWake::WakeAll);
+        assert_eq!(default_page_wake(Version(2, 6, 7)), PageWake::FilteredWakeOne);
+        assert_eq!(default_page_wake(Version(4, 9, 0)), PageWake::FilteredWakeOne);
+        assert_eq!(default_page_wake(Version(4, 10, 0)), PageWake::Handoff);
+        // Inside one generation the release decides.
+        let g = resolve("2.6.6").unwrap();
+        assert_eq!(g.policy_for("2.6.6-rc3-mm1").page_wake, PageWake::WakeAll);
+        assert_eq!(g.policy_for("2.6.20").page_wake, PageWake::FilteredWakeOne);
+        assert_eq!(resolve("6.x").unwrap().policy_for("6.x").page_wake, PageWake::Handoff);
+    }
+
+    #[test]
+    fn remove_takes_the_task_off_its_bucket() {
+        let mut t = PageWaitTable::new(PageWake::WakeAll, 4);
+        t.enqueue(page_key(1, 1), 1, PG_LOCKED, false);
+        t.enqueue(page_key(1, 2), 2, PG_LOCKED, false);
+        t.remove(page_key(1, 1), 1);
+        assert_eq!(t.waiters(), 1);
+        t.remove(page_key(1, 1), 1);
+        assert_eq!(t.waiters(), 1);
+    }
+}

@@ -1,0 +1,338 @@
+//! `tiotest` (the threaded I/O tester behind tiobench): N threads, one file each, four phases
+//! run one after the other with every thread joined in between — sequential write, random
+//! write, sequential read, random read. Each phase reports its wall time, rate and the CPU
+//! the threads used in user and system mode, as tiotest prints them:
+//!
+//! ```text
+//! | Item                  | Time     | Rate         | Usr CPU  | Sys CPU |
+//! | Write 16384 MBs       | 926.5 s  | 17.683 MB/s  | 1.9 %    | 161.3 % |
+//! ```
+//!
+//! With hundreds of threads most of them sleep on page wait queues (reads in
+//! `wait_on_page_bit`, random writes on pages under I/O in `__lock_page`), which is what the
+//! page-wake policy of the era ([`crate::config::PageWake`]) acts on.
+
+use crate::config::JobConfig;
+use crate::kernel::task::Phase;
+use crate::kernel::waitqueue::{WaitSite, PG_LOCKED, PG_WRITEBACK};
+use crate::machine::{Event, Machine};
+use crate::mm::page_cache::PageState;
+use crate::units::PAGE_SIZE;
+use crate::Ns;
+
+/// The phases, in tiotest's order and naming.
+pub const PHASES: [&str; 4] = ["Write", "Random Write", "Read", "Random Read"];
+
+/// A thread's place in the test.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TioTask {
+    pub phase: u8,
+    /// Bytes (sequential phases) or operations (random phases) issued in this phase.
+    pub done: u64,
+    /// A random write's offset, kept while the thread waits for the page lock.
+    pub pending_off: Option<u64>,
+}
+
+/// One phase's figures over all threads.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TiotestPhase {
+    pub name: &'static str,
+    /// What the phase is set to move (threads × file size, or × random ops × block).
+    pub planned_bytes: u64,
+    /// What it moved (less if the run ended first).
+    pub bytes: u64,
+    pub time_ns: Ns,
+    pub usr_ns: Ns,
+    pub sys_ns: Ns,
+    /// Page-wait schedules of the threads during the phase (`wait_on_page_bit`, `__lock_page`).
+    pub wait_on_page_bit: u64,
+    pub lock_page: u64,
+    /// Whether every thread finished it.
+    pub complete: bool,
+}
+
+impl TiotestPhase {
+    fn secs(&self) -> f64 {
+        self.time_ns as f64 / 1e9
+    }
+    /// MB/s as tiotest prints it (MB = 2^20 bytes).
+    pub fn rate_mb_s(&self) -> f64 {
+        if self.time_ns == 0 {
+            return 0.0;
+        }
+        self.bytes as f64 / (1u64 << 20) as f64 / self.secs()
+    }
+    pub fn usr_pct(&self) -> f64 {
+        if self.time_ns == 0 {
+            return 0.0;
+        }
+        100.0 * self.usr_ns as f64 / self.time_ns as f64
+    }
+    pub fn sys_pct(&self) -> f64 {
+        if self.time_ns == 0 {
+            return 0.0;
+        }
+        100.0 * self.sys_ns as f64 / self.time_ns as f64
+    }
+    /// Throughput scaled by CPU: MB per CPU-second (usr + sys), as in wli's report.
+    pub fn mb_per_cpu_sec(&self) -> f64 {
+        let cpu = (self.usr_ns + self.sys_ns) as f64 / 1e9;
+        if cpu == 0.0 {
+            return 0.0;
+        }
+        self.bytes as f64 / (1u64 << 20) as f64 / cpu
+    }
+}
+
+/// The barrier and the per-phase accounting of all tiotest threads of a run.
+#[derive(Clone, Debug, Default)]
+pub struct TiotestState {
+    pub threads: u32,
+    pub phase: u8,
+    pub finished: u32,
+    pub waiting: Vec<u32>,
+    pub phase_start: Ns,
+    /// Totals at the phase start: usr, sys, wait_on_page_bit, lock_page.
+    pub mark: [u64; 4],
+    pub bytes: [u64; 4],
+    pub planned: [u64; 4],
+    pub results: Vec<TiotestPhase>,
+}
+
+impl Machine {
+    fn tio_totals(&self) -> [u64; 4] {
+        let mut t = [0u64; 4];
+        for task in self.tasks.iter().filter(|t| matches!(t.job, JobConfig::Tiotest { .. })) {
+            t[0] += task.cpu_user;
+            t[1] += task.cpu_sys;
+            t[2] += task.wq.schedules[WaitSite::WaitOnPageBit as usize];
+            t[3] += task.wq.schedules[WaitSite::LockPage as usize];
+        }
+        t
+    }
+
+    fn tio_phase_result(&self, complete: bool) -> TiotestPhase {
+        let s = &self.tiotest;
+        let now = self.totals_now();
+        let p = s.phase as usize;
+        TiotestPhase {
+            name: PHASES[p],
+            planned_bytes: s.planned[p],
+            bytes: s.bytes[p],
+            time_ns: self.now().saturating_sub(s.phase_start),
+            usr_ns: now[0] - s.mark[0],
+            sys_ns: now[1] - s.mark[1],
+            wait_on_page_bit: now[2] - s.mark[2],
+            lock_page: now[3] - s.mark[3],
+            complete,
+        }
+    }
+
+    fn totals_now(&self) -> [u64; 4] {
+        self.tio_totals()
+    }
+
+    /// The first tiotest thread to run sets the test up.
+    fn tio_init(&mut self) {
+        let mut threads = 0u32;
+        let mut planned = [0u64; 4];
+        for t in &self.tasks {
+            if let JobConfig::Tiotest {
+                file_size, bs, random_ops, ..
+            } = t.job
+            {
+                threads += 1;
+                planned[0] += file_size;
+                planned[1] += random_ops * bs;
+                planned[2] += file_size;
+                planned[3] += random_ops * bs;
+            }
+        }
+        let s = &mut self.tiotest;
+        s.threads = threads;
+        s.planned = planned;
+        s.phase_start = self.q.now();
+    }
+
+    /// This thread finished its part of the phase: wait for the others, or end the phase
+    /// and release everyone. Returns the thread's next phase (None: it sleeps).
+    fn tio_phase_done(&mut self, tid: u32) -> Option<Phase> {
+        self.tiotest.finished += 1;
+        if self.tiotest.finished < self.tiotest.threads {
+            self.tiotest.waiting.push(tid);
+            return None;
+        }
+        let r = self.tio_phase_result(true);
+        self.tiotest.results.push(r);
+        self.tiotest.phase += 1;
+        self.tiotest.finished = 0;
+        self.tiotest.phase_start = self.now();
+        self.tiotest.mark = self.tio_totals();
+        let phase = self.tiotest.phase;
+        let waiting = std::mem::take(&mut self.tiotest.waiting);
+        for &w in &waiting {
+            let task = &mut self.tasks[w as usize];
+            task.tio = TioTask {
+                phase,
+                ..Default::default()
+            };
+            task.phase = Phase::NextOp;
+            self.q.schedule_in(0, Event::TaskRun(w));
+        }
+        self.tiotest.waiting = waiting;
+        self.tiotest.waiting.clear();
+        self.tasks[tid as usize].tio = TioTask {
+            phase,
+            ..Default::default()
+        };
+        Some(Phase::NextOp)
+    }
+
+    /// `next_op` of a tiotest thread.
+    pub(crate) fn tio_next_op(&mut self, tid: u32) -> Option<Phase> {
+        let t = tid as usize;
+        if self.tiotest.threads == 0 {
+            self.tio_init();
+        }
+        let JobConfig::Tiotest {
+            file_size,
+            bs,
+            random_ops,
+            user_cost,
+            ..
+        } = self.tasks[t].job
+        else {
+            return None;
+        };
+        let bs = bs.max(1);
+        let tio = self.tasks[t].tio;
+        if tio.phase as usize >= PHASES.len() {
+            let now = self.now();
+            let task = &mut self.tasks[t];
+            task.phase = Phase::Done;
+            task.ended = Some(now.min(task.stop));
+            return None;
+        }
+        let sequential = tio.phase == 0 || tio.phase == 2;
+        let finished = if sequential {
+            tio.done >= file_size
+        } else {
+            tio.done >= random_ops
+        };
+        if finished {
+            let next = self.tio_phase_done(tid);
+            if next.is_none() {
+                self.tasks[t].phase = Phase::Think;
+            }
+            return next;
+        }
+        let file = self.tasks[t].file;
+        let (off, n) = if sequential {
+            (tio.done, bs.min(file_size - tio.done))
+        } else {
+            let off = match tio.pending_off {
+                Some(o) => o,
+                None => {
+                    let blocks = (file_size / bs).max(1);
+                    self.tasks[t].rng.below(blocks) * bs
+                }
+            };
+            (off, bs)
+        };
+        if tio.phase == 1 {
+            // write_begin: lock the page; a page under I/O is locked (here: being read or
+            // written back) and the writer sleeps in __lock_page.
+            let (p0, p1) = (off / PAGE_SIZE, (off + n).div_ceil(PAGE_SIZE));
+            for p in p0..p1 {
+                if self.page_bits(file, p) & (PG_LOCKED | PG_WRITEBACK) != 0 {
+                    self.tasks[t].tio.pending_off = Some(off);
+                    self.page_wait(tid, file, p, PG_LOCKED | PG_WRITEBACK, WaitSite::LockPage, true);
+                    return None;
+                }
+            }
+        }
+        let phase = tio.phase as usize;
+        self.tiotest.bytes[phase] += n;
+        let task = &mut self.tasks[t];
+        task.tio.pending_off = None;
+        task.tio.done += if sequential { n } else { 1 };
+        task.offset = off;
+        task.op_left = n;
+        task.wq.user_pending += user_cost;
+        if phase < 2 {
+            let end = (off + n).div_ceil(PAGE_SIZE);
+            let inode = &mut self.inodes[file as usize];
+            inode.size_pages = inode.size_pages.max(end);
+            Some(Phase::Gate)
+        } else {
+            Some(Phase::WaitRead)
+        }
+    }
+
+    /// Account a written chunk of a tiotest thread: pages not yet dirty become dirty; pages
+    /// already dirty or under I/O are overwritten in place and give their allocation back.
+    pub(crate) fn tio_account_write(&mut self, tid: u32, file: u32, start: u64, n: u64) {
+        let mut idx = start;
+        let end = start + n;
+        while idx < end {
+            let (st, run) = self.inodes[file as usize].mapping.run_at(idx, end - idx);
+            let run = run.max(1).min(end - idx);
+            match st {
+                None | Some(PageState::Clean) => self.account_dirtied(tid, file, idx, run),
+                Some(_) => {
+                    self.vm.nr_alloc_pending -= run;
+                    self.vm.nr_free += run;
+                }
+            }
+            idx += run;
+        }
+    }
+
+    /// Readahead window of a tiotest random read miss at `idx` for a request of `req` pages.
+    pub(crate) fn tio_random_window(&self, tid: u32, req: u64) -> Option<u64> {
+        match self.tasks[tid as usize].job {
+            JobConfig::Tiotest { random_readahead, .. } if self.tasks[tid as usize].tio.phase == 3 => {
+                Some(req.max(random_readahead / PAGE_SIZE))
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether a tiotest thread reads sequentially now (its read phase).
+    pub(crate) fn tio_sequential_read(&self, tid: u32) -> bool {
+        matches!(self.tasks[tid as usize].job, JobConfig::Tiotest { .. }) && self.tasks[tid as usize].tio.phase == 2
+    }
+
+    /// The per-phase results at the end of the run (a phase still running is cut short).
+    pub(crate) fn tio_results(&self) -> Vec<TiotestPhase> {
+        let mut r = self.tiotest.results.clone();
+        if self.tiotest.threads > 0 && (self.tiotest.phase as usize) < PHASES.len() {
+            r.push(self.tio_phase_result(false));
+        }
+        r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn figures_follow_tiotest_and_wli() {
+        // wli's ext3 "before" Random Read row: 2000 MB in 448.1 s, 1.2 % usr, 42.2 % sys.
+        let p = TiotestPhase {
+            name: "Random Read",
+            planned_bytes: 2000 << 20,
+            bytes: 2000 << 20,
+            time_ns: 448_100_000_000,
+            usr_ns: (0.012 * 448.1e9) as u64,
+            sys_ns: (0.422 * 448.1e9) as u64,
+            ..Default::default()
+        };
+        assert!((p.rate_mb_s() - 4.463).abs() < 0.001);
+        assert!((p.usr_pct() - 1.2).abs() < 0.01);
+        assert!((p.sys_pct() - 42.2).abs() < 0.01);
+        // The report prints 10.2834 MB/cpusec.
+        assert!((p.mb_per_cpu_sec() - 10.28).abs() < 0.01, "{}", p.mb_per_cpu_sec());
+    }
+}
