@@ -55,7 +55,8 @@ fn mainline_oscillates_and_finishes_later_than_the_ac_code() {
         "{k17}: {t17:.1} s, bo mean {m17:.0} KB/s cv {cv17:.2} idle {idle17}; {k7}: {t7:.1} s, bo mean {m7:.0} cv {cv7:.2} idle {idle7}"
     );
     assert!(t17 > t7 * 1.1, "2.4.17 {t17:.1} s vs 2.4.7 {t7:.1} s");
-    assert!(cv17 > cv7, "cv {cv17:.2} vs {cv7:.2}");
+    // The acceptance: the oscillation is at least twice as strong, as Kropelin measured.
+    assert!(cv17 >= 2.0 * cv7, "cv {cv17:.2} vs {cv7:.2}");
     assert!(idle17 > idle7, "bo = 0 seconds {idle17} vs {idle7}");
     let pauses = |r: &RunResult| r.tasks[0].pauses.count();
     assert!(pauses(r17) > 2 * pauses(r7), "{} vs {}", pauses(r17), pauses(r7));

@@ -444,12 +444,11 @@ impl Machine {
     pub fn submit_request(&mut self, dev: u16, id: u32) -> bool {
         let now = self.now();
         let last = self.wbs[dev as usize].last_bdp_sleep;
-        if let Some(b) = self.era.bdflush.as_mut() {
-            // 2.4's vmstat `bo` is kstat.pgpgout, counted in submit_bh.
-            let r = self.queues[dev as usize].rq(id);
-            if r.op == Op::Write {
-                b.submitted_bytes += r.bytes();
-            }
+        // vmstat `bo` is PGPGOUT, counted as bios are submitted (`submit_bio`; 2.4's
+        // `submit_bh`), not as they complete.
+        let q = &mut self.queues[dev as usize];
+        if q.rq(id).op == Op::Write {
+            q.sec_submitted_written += q.rq(id).bytes();
         }
         let r = self.queues[dev as usize].submit(now, id, last);
         self.kick_queue(dev);
@@ -737,7 +736,7 @@ impl Machine {
         let mut du = Vec::with_capacity(self.queues.len());
         let since = self.vmstat.last().map_or(0, |s| s.t_ns);
         for q in &mut self.queues {
-            bo += q.sec_written / 1024;
+            bo += std::mem::take(&mut q.sec_submitted_written) / 1024;
             bi += q.sec_read / 1024;
             dw.push(q.sec_written);
             dr.push(q.sec_read);
@@ -747,10 +746,6 @@ impl Machine {
             let busy = q.device.busy_ns(now);
             du.push(busy.saturating_sub(q.sec_busy_mark) as f64 / now.saturating_sub(since).max(1) as f64);
             q.sec_busy_mark = busy;
-        }
-        if let Some(b) = self.era.bdflush.as_mut() {
-            // 2.4: bo is what was submitted in the second (submit_bh), not what completed.
-            bo = std::mem::take(&mut b.submitted_bytes) / 1024;
         }
         let blocked = self
             .tasks

@@ -110,6 +110,8 @@ pub struct BlockQueue {
     /// Bytes completed this second (for vmstat bi/bo).
     pub sec_written: u64,
     pub sec_read: u64,
+    /// Write bytes submitted since the last per-second sample (vmstat `bo`, PGPGOUT).
+    pub sec_submitted_written: u64,
     /// The device's busy time at the last per-second sample (for per-second %util).
     pub sec_busy_mark: Ns,
     /// NFS (a device whose writes complete unstable, [`Device::unstable_writes`]): the pages of
@@ -166,6 +168,7 @@ impl BlockQueue {
             latency: LatencyHist::new(),
             sec_written: 0,
             sec_read: 0,
+            sec_submitted_written: 0,
             sec_busy_mark: 0,
             unstable: VecDeque::new(),
             writes_held: 0,

@@ -62,9 +62,6 @@ pub struct BdflushState {
     marks: VecDeque<(u64, u64)>,
     /// `wakeup_bdflush` calls that found bdflush asleep (for tests and the report).
     pub wakeups: u64,
-    /// Write bytes submitted since the last vmstat sample: 2.4's `bo` (kstat.pgpgout is
-    /// counted in `submit_bh`, before the request waits for a slot).
-    pub submitted_bytes: u64,
 }
 
 impl BdflushState {
@@ -79,7 +76,6 @@ impl BdflushState {
             kupdate_left: 0,
             marks: VecDeque::new(),
             wakeups: 0,
-            submitted_bytes: 0,
         }
     }
 
