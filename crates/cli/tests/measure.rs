@@ -160,6 +160,12 @@ fn measure_writes_a_complete_results_dir_and_restores_every_knob() {
     );
     assert!(dd["pauses"]["count"].as_u64().unwrap() > 0);
     assert!(s["tasks"][1]["op_latency_ms"]["count"].as_u64().unwrap() > 10);
+    // Request latency of the loop device from block_rq_issue/complete.
+    assert!(
+        s["devices"][0]["request_latency_ms"]["count"].as_u64().unwrap() > 0,
+        "{}",
+        s["devices"][0]
+    );
     let m: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("machine.json")).unwrap()).unwrap();
     assert_eq!(m["kind"], "measured");
     assert_eq!(m["cleanup"]["ok"], true);

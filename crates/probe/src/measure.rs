@@ -570,12 +570,26 @@ fn run(
     let mut tracer = None;
     let trace_tmp = scratch.join("trace.raw");
     if root {
+        // Block events always, but only for the devices we created unless the scenario asks
+        // for block tracing (then every device's, as `wblab run --trace-block` would).
         let mut events: Vec<&str> = WRITEBACK_EVENTS.to_vec();
-        if sc.trace.block {
+        let ours: Vec<String> = places
+            .iter()
+            .filter(|p| p.created)
+            .filter_map(|p| p.devnum.as_deref().and_then(kernel_dev_t))
+            .map(|d| format!("dev == {d}"))
+            .collect();
+        let mut filters: Vec<(&str, String)> = Vec::new();
+        if sc.trace.block || !ours.is_empty() {
             events.extend(BLOCK_EVENTS);
+            if !sc.trace.block {
+                for ev in BLOCK_EVENTS {
+                    filters.push((ev, ours.join(" || ")));
+                }
+            }
         }
         match crate::tracefs::find_or_mount(j, &scratch)
-            .and_then(|rootdir| Tracer::start(j, &rootdir, &events, opts.trace_buffer_kb, &trace_tmp).map(|t| (rootdir, t)))
+            .and_then(|rootdir| Tracer::start(j, &rootdir, &events, &filters, opts.trace_buffer_kb, &trace_tmp).map(|t| (rootdir, t)))
         {
             Ok((rootdir, t)) => {
                 *tracer_info = (Some(rootdir), Some(t.instance.clone()), t.enabled.clone(), t.missing.clone());
@@ -675,6 +689,13 @@ fn run(
         other_cpu_fraction,
         interrupted,
     })
+}
+
+/// The kernel's internal dev_t of "MAJ:MIN" (`MKDEV`: major << 20 | minor), as block event
+/// filters compare it.
+fn kernel_dev_t(devnum: &str) -> Option<u64> {
+    let (a, b) = devnum.split_once(':')?;
+    Some((a.parse::<u64>().ok()? << 20) | b.parse::<u64>().ok()?)
 }
 
 /// Free and total bytes of the file system holding `p`.

@@ -54,7 +54,16 @@ pub struct TraceStats {
 impl Tracer {
     /// Create the instance, enable `events` ("writeback:balance_dirty_pages"), and stream its
     /// `trace_pipe` into `out`.
-    pub fn start(j: &mut Journal, root: &Path, events: &[&str], buffer_kb: u64, out: &Path) -> io::Result<Tracer> {
+    /// `filters` pairs an event with a tracefs filter expression (`dev == 7340096`) that is
+    /// set before the event is enabled.
+    pub fn start(
+        j: &mut Journal,
+        root: &Path,
+        events: &[&str],
+        filters: &[(&str, String)],
+        buffer_kb: u64,
+        out: &Path,
+    ) -> io::Result<Tracer> {
         let instance = root.join("instances").join(format!("wblab-{}", sys::getpid()));
         if instance.exists() {
             return Err(io::Error::other(format!("{} exists and is not ours", instance.display())));
@@ -67,7 +76,11 @@ impl Tracer {
         let mut missing = Vec::new();
         for ev in events {
             let (subsys, name) = ev.split_once(':').unwrap_or(("", ev));
-            let p = instance.join("events").join(subsys).join(name).join("enable");
+            let dir = instance.join("events").join(subsys).join(name);
+            for (_, f) in filters.iter().filter(|(e, _)| e == ev) {
+                let _ = sys::write_value(&dir.join("filter"), f);
+            }
+            let p = dir.join("enable");
             if p.exists() && sys::write_value(&p, "1").is_ok() {
                 enabled.push(ev.to_string());
             } else {

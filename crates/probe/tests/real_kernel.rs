@@ -23,10 +23,19 @@ fn can_run() -> bool {
     ok
 }
 
-fn scratch_parent() -> PathBuf {
-    let p = std::env::temp_dir().join(format!("wblab-probe-tests-{}", std::process::id()));
+/// A temporary directory, removed when dropped (also when a test fails).
+struct Parent(PathBuf);
+
+impl Drop for Parent {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn scratch_parent(tag: &str) -> Parent {
+    let p = std::env::temp_dir().join(format!("wblab-probe-tests-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&p).unwrap();
-    p
+    Parent(p)
 }
 
 fn loop_scenario(name: &str, secs: u64) -> Scenario {
@@ -83,7 +92,8 @@ fn throttled_loop_measurement_is_complete_and_leaves_nothing() {
         },
     );
     sc.tasks[1].file = "/mnt/key/data".into();
-    let parent = scratch_parent();
+    let guard = scratch_parent("full");
+    let parent = guard.0.clone();
     let out = parent.join("out");
     let before = leaks::snapshot();
     let mut opts = MeasureOptions::new(out.clone());
@@ -123,7 +133,6 @@ fn throttled_loop_measurement_is_complete_and_leaves_nothing() {
     assert_eq!(m["kind"], "measured");
     assert_eq!(m["cleanup"]["ok"], true);
     assert_eq!(m["devices"][0]["direct_io"], true);
-    std::fs::remove_dir_all(&parent).unwrap();
 }
 
 #[test]
@@ -137,7 +146,8 @@ fn setup_errors_undo_everything() {
     let mut sc = loop_scenario("probe-test-fail", 2);
     sc.devices[0].fs = Some("btrfs".into());
     let has_btrfs = wblab_probe::sys::which("mkfs.btrfs").is_some();
-    let parent = scratch_parent();
+    let guard = scratch_parent("fail");
+    let parent = guard.0.clone();
     let before = leaks::snapshot();
     let mut opts = MeasureOptions::new(parent.join("out"));
     opts.scratch_parent = parent.clone();
@@ -148,5 +158,4 @@ fn setup_errors_undo_everything() {
     }
     assert_eq!(leaks::diff(&before, &leaks::snapshot()), Vec::<String>::new());
     assert!(leaks::scratch_left(&parent).is_empty());
-    std::fs::remove_dir_all(&parent).unwrap();
 }
