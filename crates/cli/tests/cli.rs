@@ -181,6 +181,49 @@ fn per_second_utilisation_agrees_with_the_run_total() {
     assert!((mean - total).abs() < 2.0, "per-second mean {mean:.1} % vs run {total:.1} %");
 }
 
+/// 100 writers against the real 6.18 measurement in `validation/` (v5): neither the kernel
+/// nor the model keeps them within ±10 % of each other; the model's spread must be of the
+/// same kind as the kernel's (uneven, but not more uneven than measured).
+#[test]
+fn hundred_writers_are_as_uneven_as_on_the_real_kernel() {
+    let root = repo_root();
+    let measured: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(root.join("validation/measured/v5-100dd-fairness/r1/summary.json")).unwrap()).unwrap();
+    let dir = scratch("v5");
+    let o = wblab(&[
+        "run",
+        "--quiet",
+        "--no-report",
+        root.join("validation/v5-100dd-fairness.toml").to_str().unwrap(),
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let sim: serde_json::Value = serde_json::from_str(&fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
+    let spread = |s: &serde_json::Value| {
+        let v: Vec<f64> = s["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["bytes_written"].as_f64().unwrap())
+            .collect();
+        let mean = v.iter().sum::<f64>() / v.len() as f64;
+        let sd = (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / v.len() as f64).sqrt();
+        (mean, sd / mean)
+    };
+    let (real_mean, real_cv) = spread(&measured);
+    let (sim_mean, sim_cv) = spread(&sim);
+    assert!(real_cv > 0.10, "the measurement itself: cv {real_cv:.3}");
+    assert!(
+        sim_cv > 0.10 && sim_cv <= real_cv * 1.5,
+        "per-task cv: wblab {sim_cv:.3}, kernel {real_cv:.3}"
+    );
+    assert!(
+        (sim_mean - real_mean).abs() <= 0.10 * real_mean,
+        "mean bytes per task: wblab {sim_mean:.0}, kernel {real_mean:.0}"
+    );
+}
+
 #[test]
 fn device_prints_the_models_figures() {
     for m in ["hdd", "ssd"] {

@@ -21,7 +21,7 @@ pub fn write_timeseries<W: Write>(w: &mut W, r: &RunResult) -> io::Result<()> {
     for d in &r.devices {
         write!(line, ",{0}_write_mb_s,{0}_read_mb_s", d.name).expect("String");
     }
-    // %util only where the run recorded it (measured runs do not yet).
+    // %util only where the run recorded it.
     let with_util = r.vmstat.iter().any(|s| !s.dev_util.is_empty());
     if with_util {
         for d in &r.devices {

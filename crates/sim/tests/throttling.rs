@@ -126,12 +126,14 @@ fn ten_dd() {
     check(10, true);
 }
 
-/// Known failure, left visible: with 100 dd, each releasing a 1 MiB folio before it is
-/// checked, dirty overshoots the limit by up to 100 MiB and the writers phase-lock into
-/// cohorts on the 200 ms max_pause grid; per-task rates split into two groups (≈2.6 and
-/// ≈1.3 MB/s) instead of staying within ±10 %. Pauses and aggregate throughput are fine.
+/// The ±10 % fairness criterion does not hold at 100 dd — and does not hold on the real 6.18
+/// kernel either. Each writer releases a 1 MiB folio before it is checked and its period
+/// (~476 ms) is clamped to MAX_PAUSE, so the hard-limit loop does the regulating and the
+/// writers lock into rate groups. Measured on 6.18.44 with 100 dd on a throttled loop
+/// (validation/v5-100dd-fairness): per-task min/mean 0.75, max/mean 2.72. The CLI test
+/// `hundred_writers_are_as_uneven_as_on_the_real_kernel` holds the model to that measurement.
 #[test]
-#[ignore = "100-dd fairness: writers phase-lock into two rate groups (see doc comment)"]
+#[ignore = "100-dd ±10 % fairness: false on the real 6.18 kernel too (validation/v5-100dd-fairness)"]
 fn hundred_dd() {
     check(100, true);
 }
