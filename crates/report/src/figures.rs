@@ -110,6 +110,21 @@ fn time_axis(runs: &[Run]) -> Axis {
     Axis::linear("time (s)").range(0.0, if t > 0.0 { t } else { 1.0 })
 }
 
+/// A chart over the runs' time axis, with a subtitle naming where its numbers come from.
+fn time_chart(runs: &[Run], id: &str, title: &str, y: Axis, subtitle: impl Into<String>) -> Chart {
+    let mut c = Chart::new(id, title, time_axis(runs), y);
+    c.subtitle = Some(subtitle.into());
+    c
+}
+
+/// A page-count chart over time, in MiB or GiB to fit `max_pages`: the chart (y label
+/// `"{y_label} ({unit})"`) and the pages → unit scale.
+fn pages_chart(runs: &[Run], id: &str, title: &str, y_label: &str, max_pages: f64, subtitle: &str) -> (Chart, f64) {
+    let (unit, scale) = size_unit(max_pages);
+    let y = Axis::linear(&format!("{y_label} ({unit})"));
+    (time_chart(runs, id, title, y, subtitle), scale)
+}
+
 fn multi(runs: &[Run]) -> bool {
     runs.len() > 1
 }
@@ -301,13 +316,13 @@ fn step_points(bins: &[f64], bin: f64) -> Vec<(f64, f64)> {
 /// 2. Per-task write bandwidth from the trace's dirtied counts.
 fn task_bw_figure(runs: &[Run]) -> Figure {
     let bin = bin_width(runs);
-    let mut c = Chart::new(
+    let mut c = time_chart(
+        runs,
         "balance_dirty_pages-task-bw",
         "Per-task write bandwidth",
-        time_axis(runs),
         Axis::linear("write bandwidth (MB/s)"),
+        format!("sum of `dirtied` of each task's balance_dirty_pages events per {bin} s"),
     );
-    c.subtitle = Some(format!("sum of `dirtied` of each task's balance_dirty_pages events per {bin} s"));
     let mut legend = Vec::new();
     for (ri, r) in runs.iter().enumerate() {
         let end = r.data.duration();
@@ -402,14 +417,14 @@ fn dirtied_written_figure(runs: &[Run]) -> Figure {
         .iter()
         .map(|r| col_max(r.data.timeseries.as_ref(), &["nr_dirtied", "nr_written"]))
         .fold(0.0, f64::max);
-    let (unit, scale) = size_unit(max);
-    let mut c = Chart::new(
+    let (mut c, scale) = pages_chart(
+        runs,
         "global_dirtied_written",
         "Pages dirtied and written (cumulative)",
-        time_axis(runs),
-        Axis::linear(&format!("cumulative ({unit})")),
+        "cumulative",
+        max,
+        "nr_dirtied and nr_written from timeseries.csv (/proc/vmstat)",
     );
-    c.subtitle = Some("nr_dirtied and nr_written from timeseries.csv (/proc/vmstat)".into());
     let qs = [
         Quantity {
             name: "dirtied",
@@ -464,14 +479,14 @@ fn dirty_state_figure(runs: &[Run]) -> Figure {
                 .max(col_max(r.data.throttle.as_ref(), &["limit"]))
         })
         .fold(0.0, f64::max);
-    let (unit, scale) = size_unit(max);
-    let mut c = Chart::new(
+    let (mut c, scale) = pages_chart(
+        runs,
         "global_dirty_state",
         "Global dirty state",
-        time_axis(runs),
-        Axis::linear(&format!("pages ({unit})")),
+        "pages",
+        max,
+        "dirty, writeback: global_dirty_state events; freerun, setpoint, limit: throttle.csv",
     );
-    c.subtitle = Some("dirty, writeback: global_dirty_state events; freerun, setpoint, limit: throttle.csv".into());
     let qs = [
         Quantity {
             name: "dirty",
@@ -552,14 +567,14 @@ fn bdi_dirty_figure(runs: &[Run]) -> Figure {
         .iter()
         .map(|r| col_max(r.data.throttle.as_ref(), &["wb_dirty", "wb_thresh"]))
         .fold(0.0, f64::max);
-    let (unit, scale) = size_unit(max);
-    let mut c = Chart::new(
+    let (mut c, scale) = pages_chart(
+        runs,
         "bdi_dirty_state",
         "Per-device dirty pages and share of the threshold",
-        time_axis(runs),
-        Axis::linear(&format!("pages ({unit})")),
+        "pages",
+        max,
+        "wb_dirty (solid) and wb_thresh (dashed) of each device, from throttle.csv",
     );
-    c.subtitle = Some("wb_dirty (solid) and wb_thresh (dashed) of each device, from throttle.csv".into());
     let mut legend = Vec::new();
     for (ri, r) in runs.iter().enumerate() {
         let Some(t) = r.data.throttle.as_ref() else { continue };
@@ -642,14 +657,13 @@ fn bandwidth_figure(runs: &[Run], dev_idx: usize, dev_name: &str, several_device
     } else {
         "balance_dirty_pages-bandwidth".to_string()
     };
-    let mut c = Chart::new(
+    let mut c = time_chart(
+        runs,
         &file,
         &format!("Write bandwidth and dirty rate limits ({dev_name})"),
-        time_axis(runs),
         Axis::linear("MB/s"),
+        "write_bw, dirty_ratelimit, balanced_dirty_ratelimit: throttle.csv; task_ratelimit: balance_dirty_pages events",
     );
-    c.subtitle =
-        Some("write_bw, dirty_ratelimit, balanced_dirty_ratelimit: throttle.csv; task_ratelimit: balance_dirty_pages events".into());
     let pps = PAGE / 1e6; // pages/s → MB/s
     let qs = [
         Quantity {
@@ -767,8 +781,13 @@ fn bandwidth_figure(runs: &[Run], dev_idx: usize, dev_name: &str, several_device
 
 /// 7. Device throughput.
 fn iostat_bw_figure(runs: &[Run]) -> Figure {
-    let mut c = Chart::new("iostat-bw", "Device throughput", time_axis(runs), Axis::linear("MB/s"));
-    c.subtitle = Some("bytes completed per second, from timeseries.csv; writes solid, reads dashed".into());
+    let mut c = time_chart(
+        runs,
+        "iostat-bw",
+        "Device throughput",
+        Axis::linear("MB/s"),
+        "bytes completed per second, from timeseries.csv; writes solid, reads dashed",
+    );
     let mut legend = Vec::new();
     let mut k = 0;
     for (ri, r) in runs.iter().enumerate() {
@@ -817,13 +836,13 @@ fn iostat_bw_figure(runs: &[Run]) -> Figure {
 
 /// 8. Device utilisation.
 fn iostat_util_figure(runs: &[Run]) -> Figure {
-    let mut c = Chart::new(
+    let mut c = time_chart(
+        runs,
         "iostat-util",
         "Device utilisation",
-        time_axis(runs),
         Axis::linear("util (%)").range(0.0, 105.0),
+        "share of each second with at least one request in the device (iostat %util)",
     );
-    c.subtitle = Some("share of each second with at least one request in the device (iostat %util)".into());
     let mut legend = Vec::new();
     let mut k = 0;
     for (ri, r) in runs.iter().enumerate() {

@@ -7,7 +7,7 @@
 
 use crate::num::{push_i64, push_u64, push_u64_padded, push_u64_right};
 use std::io::{self, Write};
-use wblab_sim::metrics::trace::{DevT, TraceEvent, TraceRecord};
+use wblab_sim::metrics::trace::{DevT, Rwbs, TraceEvent, TraceRecord};
 use wblab_sim::metrics::RunResult;
 
 /// The kernel's `TASK_COMM_LEN` is 16 including the NUL: a comm is at most 15 bytes.
@@ -65,16 +65,36 @@ fn lookup(comms: &[(String, u32)], who: u32) -> (&str, u32) {
     }
 }
 
-fn push_devt_colon(out: &mut String, d: DevT) {
+/// Append `major<sep>minor`.
+fn push_devt(out: &mut String, d: DevT, sep: char) {
     push_u64(out, d.major as u64);
-    out.push(':');
+    out.push(sep);
     push_u64(out, d.minor as u64);
 }
 
-fn push_devt_comma(out: &mut String, d: DevT) {
-    push_u64(out, d.major as u64);
-    out.push(',');
-    push_u64(out, d.minor as u64);
+/// Append `bdi major:minor` (the writeback tracepoints' device prefix).
+fn push_bdi(out: &mut String, bdi: DevT) {
+    out.push_str("bdi ");
+    push_devt(out, bdi, ':');
+}
+
+/// Append `major,minor rwbs` (the block tracepoints' prefix).
+fn push_dev_rwbs(out: &mut String, dev: DevT, rwbs: Rwbs) {
+    push_devt(out, dev, ',');
+    out.push(' ');
+    rwbs.render(out);
+}
+
+/// Append ` () sector + nr_sector ioprio [` (the block tracepoints' request range; the caller
+/// closes the bracket).
+fn push_rq_range(out: &mut String, sector: u64, nr_sector: u64) {
+    out.push_str(" () ");
+    push_u64(out, sector);
+    out.push_str(" + ");
+    push_u64(out, nr_sector);
+    out.push(' ');
+    out.push_str(IOPRIO);
+    out.push_str(" [");
 }
 
 /// Append ` key=value` for an unsigned value.
@@ -83,6 +103,13 @@ fn kv(out: &mut String, key: &str, v: u64) {
     out.push_str(key);
     out.push('=');
     push_u64(out, v);
+}
+
+/// Append ` key=value` for each unsigned pair.
+fn kvs(out: &mut String, pairs: &[(&str, u64)]) {
+    for &(key, v) in pairs {
+        kv(out, key, v);
+    }
 }
 
 /// Append ` key=value` for a signed value.
@@ -125,19 +152,23 @@ pub fn format_payload(ev: &TraceEvent, comms: &[(String, u32)], out: &mut String
             period,
             think,
         } => {
-            out.push_str("bdi ");
-            push_devt_colon(out, bdi);
+            push_bdi(out, bdi);
             out.push(':');
-            kv(out, "limit", limit);
-            kv(out, "setpoint", setpoint);
-            kv(out, "dirty", dirty);
-            kv(out, "wb_setpoint", wb_setpoint);
-            kv(out, "wb_dirty", wb_dirty);
-            kv(out, "dirty_ratelimit", dirty_ratelimit);
-            kv(out, "task_ratelimit", task_ratelimit);
-            kv(out, "dirtied", dirtied as u64);
-            kv(out, "dirtied_pause", dirtied_pause as u64);
-            kv(out, "paused", paused);
+            kvs(
+                out,
+                &[
+                    ("limit", limit),
+                    ("setpoint", setpoint),
+                    ("dirty", dirty),
+                    ("wb_setpoint", wb_setpoint),
+                    ("wb_dirty", wb_dirty),
+                    ("dirty_ratelimit", dirty_ratelimit),
+                    ("task_ratelimit", task_ratelimit),
+                    ("dirtied", dirtied as u64),
+                    ("dirtied_pause", dirtied_pause as u64),
+                    ("paused", paused),
+                ],
+            );
             kvi(out, "pause", pause);
             kv(out, "period", period);
             kvi(out, "think", think);
@@ -152,16 +183,20 @@ pub fn format_payload(ev: &TraceEvent, comms: &[(String, u32)], out: &mut String
             task_ratelimit,
             balanced_dirty_ratelimit,
         } => {
-            out.push_str("bdi ");
-            push_devt_colon(out, bdi);
+            push_bdi(out, bdi);
             out.push(':');
-            kv(out, "write_bw", write_bw);
-            kv(out, "awrite_bw", avg_write_bw);
-            kv(out, "dirty_rate", dirty_rate);
-            kv(out, "dirty_ratelimit", dirty_ratelimit);
-            kv(out, "task_ratelimit", task_ratelimit);
-            kv(out, "balanced_dirty_ratelimit", balanced_dirty_ratelimit);
-            kv(out, "cgroup_ino", ROOT_CGROUP_INO);
+            kvs(
+                out,
+                &[
+                    ("write_bw", write_bw),
+                    ("awrite_bw", avg_write_bw),
+                    ("dirty_rate", dirty_rate),
+                    ("dirty_ratelimit", dirty_ratelimit),
+                    ("task_ratelimit", task_ratelimit),
+                    ("balanced_dirty_ratelimit", balanced_dirty_ratelimit),
+                    ("cgroup_ino", ROOT_CGROUP_INO),
+                ],
+            );
         }
         TraceEvent::GlobalDirtyState {
             nr_dirty,
@@ -174,12 +209,17 @@ pub fn format_payload(ev: &TraceEvent, comms: &[(String, u32)], out: &mut String
         } => {
             out.push_str("dirty=");
             push_u64(out, nr_dirty);
-            kv(out, "writeback", nr_writeback);
-            kv(out, "bg_thresh", background_thresh);
-            kv(out, "thresh", dirty_thresh);
-            kv(out, "limit", dirty_limit);
-            kv(out, "dirtied", nr_dirtied);
-            kv(out, "written", nr_written);
+            kvs(
+                out,
+                &[
+                    ("writeback", nr_writeback),
+                    ("bg_thresh", background_thresh),
+                    ("thresh", dirty_thresh),
+                    ("limit", dirty_limit),
+                    ("dirtied", nr_dirtied),
+                    ("written", nr_written),
+                ],
+            );
         }
         TraceEvent::WritebackWritten {
             bdi,
@@ -190,15 +230,19 @@ pub fn format_payload(ev: &TraceEvent, comms: &[(String, u32)], out: &mut String
             for_background,
             reason,
         } => {
-            out.push_str("bdi ");
-            push_devt_colon(out, bdi);
+            push_bdi(out, bdi);
             // Every simulated work is flusher-internal (no superblock): sb_dev prints as 0:0.
             out.push_str(": sb_dev 0:0");
             kvi(out, "nr_pages", nr_pages);
-            kv(out, "sync_mode", sync_mode as u64);
-            kv(out, "kupdate", for_kupdate as u64);
-            kv(out, "range_cyclic", range_cyclic as u64);
-            kv(out, "background", for_background as u64);
+            kvs(
+                out,
+                &[
+                    ("sync_mode", sync_mode as u64),
+                    ("kupdate", for_kupdate as u64),
+                    ("range_cyclic", range_cyclic as u64),
+                    ("background", for_background as u64),
+                ],
+            );
             out.push_str(" reason=");
             out.push_str(reason.as_str());
             kv(out, "cgroup_ino", ROOT_CGROUP_INO);
@@ -211,18 +255,10 @@ pub fn format_payload(ev: &TraceEvent, comms: &[(String, u32)], out: &mut String
             nr_sector,
             comm,
         } => {
-            push_devt_comma(out, dev);
-            out.push(' ');
-            rwbs.render(out);
+            push_dev_rwbs(out, dev, rwbs);
             out.push(' ');
             push_u64(out, bytes as u64);
-            out.push_str(" () ");
-            push_u64(out, sector);
-            out.push_str(" + ");
-            push_u64(out, nr_sector as u64);
-            out.push(' ');
-            out.push_str(IOPRIO);
-            out.push_str(" [");
+            push_rq_range(out, sector, nr_sector as u64);
             out.push_str(lookup(comms, comm).0);
             out.push(']');
         }
@@ -233,16 +269,8 @@ pub fn format_payload(ev: &TraceEvent, comms: &[(String, u32)], out: &mut String
             nr_sector,
             error,
         } => {
-            push_devt_comma(out, dev);
-            out.push(' ');
-            rwbs.render(out);
-            out.push_str(" () ");
-            push_u64(out, sector);
-            out.push_str(" + ");
-            push_u64(out, nr_sector as u64);
-            out.push(' ');
-            out.push_str(IOPRIO);
-            out.push_str(" [");
+            push_dev_rwbs(out, dev, rwbs);
+            push_rq_range(out, sector, nr_sector as u64);
             push_i64(out, error as i64);
             out.push(']');
         }
@@ -255,7 +283,7 @@ pub fn format_payload(ev: &TraceEvent, comms: &[(String, u32)], out: &mut String
             normal,
             max,
         } => {
-            push_devt_colon(out, dev);
+            push_devt(out, dev, ':');
             out.push_str(": ");
             out.push_str(msg);
             out.push_str(": step=");

@@ -3,6 +3,7 @@
 //! no colours, about 100 columns wide.
 
 use std::fmt::Write as _;
+use wblab_sim::metrics::hist::HistSummary;
 use wblab_sim::metrics::{LatencyHist, RunResult, TaskResult};
 use wblab_sim::units::{MIB, PAGE_SIZE};
 
@@ -136,11 +137,10 @@ fn groups(tasks: &[TaskResult]) -> Vec<(&str, Vec<&TaskResult>)> {
     g
 }
 
-fn header_line(r: &RunResult, wall_seconds: f64, out: &mut String) {
-    let sc = &r.scenario;
-    let sim_s = r.sim_ns as f64 / 1e9;
+/// The first line of a summary: name, kernel, simulated and wall time, events and their rate.
+pub(crate) fn run_line(out: &mut String, name: &str, kernel: &str, sim_s: f64, wall_seconds: f64, events: u64) {
     let rate = if wall_seconds > 0.0 {
-        let eps = r.events as f64 / wall_seconds;
+        let eps = events as f64 / wall_seconds;
         if eps >= 1e6 {
             format!("{:.2} M events/s", eps / 1e6)
         } else {
@@ -152,106 +152,114 @@ fn header_line(r: &RunResult, wall_seconds: f64, out: &mut String) {
     writeln!(
         out,
         "{}  kernel {}  simulated {:.1} s  wall {:.2} s  {} events  {}",
-        sc.name,
-        sc.kernel,
+        name,
+        kernel,
         sim_s,
         wall_seconds,
-        thousands(r.events),
+        thousands(events),
         rate
     )
     .expect("String");
 }
 
-fn task_tables(r: &RunResult, out: &mut String) {
-    let groups = groups(&r.tasks);
-    let (big, small): (Vec<_>, Vec<_>) = groups.into_iter().partition(|(_, v)| v.len() >= GROUP_MIN);
+fn header_line(r: &RunResult, wall_seconds: f64, out: &mut String) {
+    let sc = &r.scenario;
+    run_line(out, &sc.name, &sc.kernel, r.sim_ns as f64 / 1e9, wall_seconds, r.events);
+}
 
-    out.push_str("tasks (pauses: balance_dirty_pages sleeps; op: write/read/fsync latency; times in ms)\n");
-    if !small.is_empty() {
-        use Align::*;
-        let mut t = Table::new(
-            &[
-                "task", "job", "MB wr", "MB rd", "MB/s", "pauses", "p50", "p99", "max", "op p50", "op p99", "op max",
-            ],
-            &[Left, Left, Right, Right, Right, Right, Right, Right, Right, Right, Right, Right],
-        );
-        for task in small.iter().flat_map(|(_, v)| v.iter()) {
-            let p = task.pauses.summary();
-            let o = task.op_latency.summary();
-            t.row(vec![
-                cut(&format!("{}#{}", task.name, task.instance), LABEL_MAX),
-                task.job.to_string(),
-                mb(task.bytes_written),
-                mb(task.bytes_read),
-                mb_s(task.throughput_mb_s()),
-                p.count.to_string(),
-                ms(p.p50, p.count),
-                ms(p.p99, p.count),
-                ms(p.max, p.count),
-                ms(o.p50, o.count),
-                ms(o.p99, o.count),
-                ms(o.max, o.count),
-            ]);
-        }
-        t.render(out);
-    }
+/// Sample count and p50/p99/max (ns) of a latency distribution, as the tables show it.
+#[derive(Clone, Copy)]
+pub(crate) struct Quants {
+    pub count: u64,
+    pub p50: u64,
+    pub p99: u64,
+    pub max: u64,
+}
 
-    if !big.is_empty() {
-        if !small.is_empty() {
-            out.push('\n');
+impl Quants {
+    fn of(s: &HistSummary) -> Quants {
+        Quants {
+            count: s.count,
+            p50: s.p50,
+            p99: s.p99,
+            max: s.max,
         }
-        use Align::*;
-        let mut t = Table::new(
-            &[
-                "group",
-                "job",
-                "MB wr",
-                "MB rd",
-                "MB/s",
-                "per task min/mean/max",
-                "pauses",
-                "p50",
-                "p99",
-                "max",
-            ],
-            &[Left, Left, Right, Right, Right, Right, Right, Right, Right, Right],
-        );
-        for (name, v) in &big {
-            let rates: Vec<f64> = v.iter().map(|t| t.throughput_mb_s()).collect();
-            let agg: f64 = rates.iter().sum();
-            let min = rates.iter().copied().fold(f64::INFINITY, f64::min);
-            let max = rates.iter().copied().fold(0.0, f64::max);
-            let mut pauses = LatencyHist::new();
-            for task in v {
-                pauses.add(&task.pauses);
-            }
-            let p = pauses.summary();
-            // Mixed jobs under one name are unusual; show the first and mark the mix.
-            let job = if v.iter().all(|t| t.job == v[0].job) {
-                v[0].job.to_string()
-            } else {
-                format!("{}+", v[0].job)
-            };
-            t.row(vec![
-                cut(&format!("{name} ×{}", v.len()), LABEL_MAX),
-                job,
-                mb(v.iter().map(|t| t.bytes_written).sum()),
-                mb(v.iter().map(|t| t.bytes_read).sum()),
-                mb_s(agg),
-                format!("{}/{}/{}", mb_s(min), mb_s(agg / v.len() as f64), mb_s(max)),
-                p.count.to_string(),
-                ms(p.p50, p.count),
-                ms(p.p99, p.count),
-                ms(p.max, p.count),
-            ]);
-        }
-        t.render(out);
     }
 }
 
-fn device_table(r: &RunResult, out: &mut String) {
+/// Header of the per-task table.
+pub(crate) fn task_table() -> Table {
     use Align::*;
-    let mut t = Table::new(
+    Table::new(
+        &[
+            "task", "job", "MB wr", "MB rd", "MB/s", "pauses", "p50", "p99", "max", "op p50", "op p99", "op max",
+        ],
+        &[Left, Left, Right, Right, Right, Right, Right, Right, Right, Right, Right, Right],
+    )
+}
+
+/// A row of the per-task table: `bytes` = (written, read), `p` pauses, `o` op latency.
+pub(crate) fn task_row(label: &str, job: String, bytes: (u64, u64), rate: f64, p: Quants, o: Quants) -> Vec<String> {
+    vec![
+        cut(label, LABEL_MAX),
+        job,
+        mb(bytes.0),
+        mb(bytes.1),
+        mb_s(rate),
+        p.count.to_string(),
+        ms(p.p50, p.count),
+        ms(p.p99, p.count),
+        ms(p.max, p.count),
+        ms(o.p50, o.count),
+        ms(o.p99, o.count),
+        ms(o.max, o.count),
+    ]
+}
+
+/// Header of the folded-group table.
+pub(crate) fn group_table() -> Table {
+    use Align::*;
+    Table::new(
+        &[
+            "group",
+            "job",
+            "MB wr",
+            "MB rd",
+            "MB/s",
+            "per task min/mean/max",
+            "pauses",
+            "p50",
+            "p99",
+            "max",
+        ],
+        &[Left, Left, Right, Right, Right, Right, Right, Right, Right, Right],
+    )
+}
+
+/// A row of the folded-group table: `bytes` = (written, read) summed over the group, `rates`
+/// the members' MB/s, `p` the pauses of the whole group.
+pub(crate) fn group_row(label: &str, job: String, bytes: (u64, u64), rates: &[f64], p: Quants) -> Vec<String> {
+    let agg: f64 = rates.iter().sum();
+    let min = rates.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = rates.iter().copied().fold(0.0, f64::max);
+    vec![
+        cut(label, LABEL_MAX),
+        job,
+        mb(bytes.0),
+        mb(bytes.1),
+        mb_s(agg),
+        format!("{}/{}/{}", mb_s(min), mb_s(agg / rates.len().max(1) as f64), mb_s(max)),
+        p.count.to_string(),
+        ms(p.p50, p.count),
+        ms(p.p99, p.count),
+        ms(p.max, p.count),
+    ]
+}
+
+/// Header of the device table.
+pub(crate) fn device_table_header() -> Table {
+    use Align::*;
+    Table::new(
         &[
             "device",
             "model",
@@ -264,26 +272,87 @@ fn device_table(r: &RunResult, out: &mut String) {
             "lat p99 ms",
         ],
         &[Left, Left, Right, Right, Right, Right, Right, Right, Right],
-    );
+    )
+}
+
+/// A row of the device table: `bytes` = (written, read) over `secs` simulated seconds.
+pub(crate) fn device_row(name: &str, model: &str, bytes: (u64, u64), secs: f64, util: f64, requests: u64, lat: Quants) -> Vec<String> {
+    let rate = if secs > 0.0 { (bytes.0 + bytes.1) as f64 / 1e6 / secs } else { 0.0 };
+    vec![
+        name.to_string(),
+        model.to_string(),
+        mb(bytes.0),
+        mb(bytes.1),
+        mb_s(rate),
+        format!("{:.1}", util * 100.0),
+        thousands(requests),
+        ms(lat.p50, lat.count),
+        ms(lat.p99, lat.count),
+    ]
+}
+
+fn task_tables(r: &RunResult, out: &mut String) {
+    let groups = groups(&r.tasks);
+    let (big, small): (Vec<_>, Vec<_>) = groups.into_iter().partition(|(_, v)| v.len() >= GROUP_MIN);
+
+    out.push_str("tasks (pauses: balance_dirty_pages sleeps; op: write/read/fsync latency; times in ms)\n");
+    if !small.is_empty() {
+        let mut t = task_table();
+        for task in small.iter().flat_map(|(_, v)| v.iter()) {
+            t.row(task_row(
+                &format!("{}#{}", task.name, task.instance),
+                task.job.to_string(),
+                (task.bytes_written, task.bytes_read),
+                task.throughput_mb_s(),
+                Quants::of(&task.pauses.summary()),
+                Quants::of(&task.op_latency.summary()),
+            ));
+        }
+        t.render(out);
+    }
+
+    if !big.is_empty() {
+        if !small.is_empty() {
+            out.push('\n');
+        }
+        let mut t = group_table();
+        for (name, v) in &big {
+            let rates: Vec<f64> = v.iter().map(|t| t.throughput_mb_s()).collect();
+            let mut pauses = LatencyHist::new();
+            for task in v {
+                pauses.add(&task.pauses);
+            }
+            // Mixed jobs under one name are unusual; show the first and mark the mix.
+            let job = if v.iter().all(|t| t.job == v[0].job) {
+                v[0].job.to_string()
+            } else {
+                format!("{}+", v[0].job)
+            };
+            t.row(group_row(
+                &format!("{name} ×{}", v.len()),
+                job,
+                (v.iter().map(|t| t.bytes_written).sum(), v.iter().map(|t| t.bytes_read).sum()),
+                &rates,
+                Quants::of(&pauses.summary()),
+            ));
+        }
+        t.render(out);
+    }
+}
+
+fn device_table(r: &RunResult, out: &mut String) {
+    let mut t = device_table_header();
     let secs = r.sim_ns as f64 / 1e9;
     for d in &r.devices {
-        let l = d.request_latency.summary();
-        let rate = if secs > 0.0 {
-            (d.bytes_written + d.bytes_read) as f64 / 1e6 / secs
-        } else {
-            0.0
-        };
-        t.row(vec![
-            d.name.clone(),
-            d.model.to_string(),
-            mb(d.bytes_written),
-            mb(d.bytes_read),
-            mb_s(rate),
-            format!("{:.1}", d.util * 100.0),
-            thousands(d.requests_written + d.requests_read),
-            ms(l.p50, l.count),
-            ms(l.p99, l.count),
-        ]);
+        t.row(device_row(
+            &d.name,
+            d.model,
+            (d.bytes_written, d.bytes_read),
+            secs,
+            d.util,
+            d.requests_written + d.requests_read,
+            Quants::of(&d.request_latency.summary()),
+        ));
     }
     t.render(out);
 }

@@ -6,7 +6,7 @@ use crate::histograms::Hist;
 use crate::log2hist::log2_hist;
 use crate::rundir::RunDir;
 use crate::stem::{stem, DEFAULT_ATOM, DEFAULT_WIDTH};
-use crate::table::{cut, mb, mb_s, mib_pages, ms, thousands, Align, Table, LABEL_MAX};
+use crate::table::{device_row, device_table_header, group_row, group_table, mib_pages, run_line, task_row, task_table, Quants};
 use std::fmt::Write as _;
 
 /// Largest number of values a stem plot is drawn from; bigger distributions are represented
@@ -17,149 +17,81 @@ fn ns(ms_v: f64) -> u64 {
     (ms_v * 1e6).round().max(0.0) as u64
 }
 
+/// A results directory's latency summary (ms) as table quantiles (ns).
+fn quants(l: &crate::rundir::Lat) -> Quants {
+    Quants {
+        count: l.count,
+        p50: ns(l.p50),
+        p99: ns(l.p99),
+        max: ns(l.max),
+    }
+}
+
 /// The summary table of a results directory, laid out as `wblab run` prints it.
 pub fn dir_summary(run: &RunDir) -> String {
     let mut out = String::new();
-    let rate = if run.wall_seconds > 0.0 {
-        let eps = run.events as f64 / run.wall_seconds;
-        if eps >= 1e6 {
-            format!("{:.2} M events/s", eps / 1e6)
-        } else {
-            format!("{} events/s", thousands(eps.round() as u64))
-        }
-    } else {
-        "- events/s".to_string()
-    };
-    writeln!(
-        out,
-        "{}  kernel {}  simulated {:.1} s  wall {:.2} s  {} events  {}",
-        run.name,
-        run.kernel,
-        run.sim_seconds,
-        run.wall_seconds,
-        thousands(run.events),
-        rate
-    )
-    .expect("String");
+    run_line(&mut out, &run.name, &run.kernel, run.sim_seconds, run.wall_seconds, run.events);
     if !run.tasks.is_empty() {
         out.push('\n');
         out.push_str("tasks (pauses: balance_dirty_pages sleeps; op: write/read/fsync latency; times in ms)\n");
         let us = units(&run.tasks);
-        use Align::*;
         let small: Vec<&Unit> = us.iter().filter(|u| !u.folded).collect();
         let big: Vec<&Unit> = us.iter().filter(|u| u.folded).collect();
         if !small.is_empty() {
-            let mut t = Table::new(
-                &[
-                    "task", "job", "MB wr", "MB rd", "MB/s", "pauses", "p50", "p99", "max", "op p50", "op p99", "op max",
-                ],
-                &[Left, Left, Right, Right, Right, Right, Right, Right, Right, Right, Right, Right],
-            );
+            let mut t = task_table();
             for u in small {
                 let Some(task) = run.tasks.iter().find(|t| t.pid == u.pids[0]) else {
                     continue;
                 };
-                let (p, o) = (&task.pauses, &task.op);
-                t.row(vec![
-                    cut(&task.label(), LABEL_MAX),
+                t.row(task_row(
+                    &task.label(),
                     task.job.clone(),
-                    mb(task.bytes_written),
-                    mb(task.bytes_read),
-                    mb_s(task.throughput_mb_s),
-                    p.count.to_string(),
-                    ms(ns(p.p50), p.count),
-                    ms(ns(p.p99), p.count),
-                    ms(ns(p.max), p.count),
-                    ms(ns(o.p50), o.count),
-                    ms(ns(o.p99), o.count),
-                    ms(ns(o.max), o.count),
-                ]);
+                    (task.bytes_written, task.bytes_read),
+                    task.throughput_mb_s,
+                    quants(&task.pauses),
+                    quants(&task.op),
+                ));
             }
             t.render(&mut out);
         }
         if !big.is_empty() {
             out.push('\n');
-            let mut t = Table::new(
-                &[
-                    "group",
-                    "job",
-                    "MB wr",
-                    "MB rd",
-                    "MB/s",
-                    "per task min/mean/max",
-                    "pauses",
-                    "p50",
-                    "p99",
-                    "max",
-                ],
-                &[Left, Left, Right, Right, Right, Right, Right, Right, Right, Right],
-            );
+            let mut t = group_table();
             for u in big {
                 let ts: Vec<_> = run.tasks.iter().filter(|t| u.pids.contains(&t.pid)).collect();
                 let rates: Vec<f64> = ts.iter().map(|t| t.throughput_mb_s).collect();
-                let agg: f64 = rates.iter().sum();
-                let min = rates.iter().copied().fold(f64::INFINITY, f64::min);
-                let max = rates.iter().copied().fold(0.0, f64::max);
                 let count: u64 = ts.iter().map(|t| t.pauses.count).sum();
-                let (p50, p99, pmax) = match unit_hist(run, u, true) {
+                let (p50, p99, max) = match unit_hist(run, u, true) {
                     Some(h) if !h.is_empty() => (h.quantile(0.5), h.quantile(0.99), h.max),
                     _ => {
                         let m = |f: &dyn Fn(&crate::rundir::Lat) -> f64| ns(ts.iter().map(|t| f(&t.pauses)).fold(0.0, f64::max));
                         (m(&|l| l.p50), m(&|l| l.p99), m(&|l| l.max))
                     }
                 };
-                t.row(vec![
-                    cut(&u.label, LABEL_MAX),
+                t.row(group_row(
+                    &u.label,
                     u.job.clone(),
-                    mb(ts.iter().map(|t| t.bytes_written).sum()),
-                    mb(ts.iter().map(|t| t.bytes_read).sum()),
-                    mb_s(agg),
-                    format!("{}/{}/{}", mb_s(min), mb_s(agg / ts.len().max(1) as f64), mb_s(max)),
-                    count.to_string(),
-                    ms(p50, count),
-                    ms(p99, count),
-                    ms(pmax, count),
-                ]);
+                    (ts.iter().map(|t| t.bytes_written).sum(), ts.iter().map(|t| t.bytes_read).sum()),
+                    &rates,
+                    Quants { count, p50, p99, max },
+                ));
             }
             t.render(&mut out);
         }
     }
     if !run.devices.is_empty() {
         out.push('\n');
-        use Align::*;
-        let mut t = Table::new(
-            &[
-                "device",
-                "model",
-                "MB wr",
-                "MB rd",
-                "MB/s",
-                "util %",
-                "requests",
-                "lat p50 ms",
-                "lat p99 ms",
-            ],
-            &[Left, Left, Right, Right, Right, Right, Right, Right, Right],
-        );
-        let secs = run.sim_seconds;
+        let mut t = device_table_header();
         for d in &run.devices {
-            let l = &d.latency;
-            let rate = if secs > 0.0 {
-                (d.bytes_written + d.bytes_read) as f64 / 1e6 / secs
-            } else {
-                0.0
-            };
-            t.row(vec![
-                d.name.clone(),
-                d.model.clone(),
-                mb(d.bytes_written),
-                mb(d.bytes_read),
-                mb_s(rate),
-                format!("{:.1}", d.util * 100.0),
-                thousands(d.requests),
-                ms(ns(l.p50), l.count),
-                ms(ns(l.p99), l.count),
-            ]);
+            t.row(device_row(
+                &d.name,
+                &d.model,
+                (d.bytes_written, d.bytes_read),
+                run.sim_seconds,
+                d.util,
+                d.requests,
+                quants(&d.latency),
+            ));
         }
         t.render(&mut out);
     }

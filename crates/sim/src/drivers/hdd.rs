@@ -115,7 +115,7 @@
 //! extent map is a `BTreeMap` that stays at one extent per sequential stream; only scattered
 //! random writes make it grow (and allocate) — bounded by `cache_size`.
 
-use super::{DevRequest, Device, Op};
+use super::{BusyClock, DevRequest, Device, Op};
 use crate::config::HddParams;
 use crate::engine::RngStream;
 use crate::Ns;
@@ -309,8 +309,7 @@ pub struct Hdd {
     /// Destage chunks in a row while reads wait.
     streak: u32,
     link_free: Ns,
-    busy_acc: Ns,
-    busy_since: Ns,
+    busy: BusyClock,
     media_busy: Ns,
     _rng: RngStream,
 }
@@ -342,8 +341,7 @@ impl Hdd {
             cache_used: 0,
             streak: 0,
             link_free: 0,
-            busy_acc: 0,
-            busy_since: 0,
+            busy: BusyClock::default(),
             media_busy: 0,
             _rng: rng,
         }
@@ -616,9 +614,7 @@ impl Device for Hdd {
     }
 
     fn dispatch(&mut self, now: Ns, rq: DevRequest) {
-        if self.in_flight == 0 {
-            self.busy_since = now;
-        }
+        self.busy.enter(now, self.in_flight == 0);
         self.in_flight += 1;
         let byte = rq.sector * 512;
         let end = byte + rq.bytes;
@@ -690,24 +686,19 @@ impl Device for Hdd {
             self.completions.pop();
             done.push(id);
             self.in_flight -= 1;
-            if self.in_flight == 0 {
-                self.busy_acc += t.saturating_sub(self.busy_since);
-            }
+            self.busy.leave(t, self.in_flight == 0);
         }
     }
 
     fn busy_ns(&self, now: Ns) -> Ns {
-        if self.in_flight > 0 {
-            self.busy_acc + now.saturating_sub(self.busy_since)
-        } else {
-            self.busy_acc
-        }
+        self.busy.busy_ns(now, self.in_flight == 0)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::drivers::testkit::{check_no_request_lost, mb, rate, run};
     use proptest::prelude::*;
 
     const SIZE: u64 = 4_000_000_000_000;
@@ -724,51 +715,9 @@ mod tests {
         }
     }
 
-    /// Closed loop: keep `qd` requests inside; returns (issue, completion, id) per request in
-    /// completion order.
-    fn run(d: &mut Hdd, qd: u32, n: usize, mut next: impl FnMut(usize) -> (Op, u64, u64)) -> Vec<(Ns, Ns, u32)> {
-        let mut issued = Vec::new();
-        let mut out = Vec::new();
-        let mut ids = Vec::new();
-        let mut now = 0;
-        while out.len() < n {
-            while issued.len() < n && d.in_flight() < qd.min(d.queue_depth()) {
-                let i = issued.len();
-                let (op, byte, bytes) = next(i);
-                d.dispatch(
-                    now,
-                    DevRequest {
-                        id: i as u32,
-                        op,
-                        sector: byte / 512,
-                        bytes,
-                        sync: false,
-                    },
-                );
-                issued.push(now);
-            }
-            now = d.next_event().expect("stalled");
-            ids.clear();
-            d.advance(now, &mut ids);
-            out.extend(ids.iter().map(|&id| (issued[id as usize], now, id)));
-        }
-        out
-    }
-
-    /// MB/s over the completions after the first `skip`.
-    fn rate(done: &[(Ns, Ns, u32)], bs: u64, skip: usize) -> f64 {
-        let t0 = done[skip - 1].1;
-        let t1 = done.last().unwrap().1;
-        ((done.len() - skip) as u64 * bs) as f64 / ((t1 - t0) as f64 * 1e-9) / 1e6
-    }
-
     fn random_4k(seed: u64, n: usize) -> Vec<u64> {
         let mut r = RngStream::new(seed, "test/random");
         (0..n).map(|_| r.below(SIZE / 4096) * 4096).collect()
-    }
-
-    fn mb(bytes_per_s: u64) -> f64 {
-        bytes_per_s as f64 / 1e6
     }
 
     #[test]
@@ -1039,54 +988,24 @@ mod tests {
                 cache_size: cache.unwrap_or(0) * MIB,
                 ..HddParams::default()
             };
-            let mut d = hdd(p);
-            let mut now: Ns = 0;
-            let mut issued = vec![None; reqs.len()];
-            let mut seen = vec![false; reqs.len()];
-            let mut ids = Vec::new();
-            let mut next = 0;
-            loop {
-                // Dispatch while there is room, at `now`.
-                while next < reqs.len() && d.in_flight() < d.queue_depth() {
-                    let (w, region, len, gap, far) = reqs[next];
+            let reqs: Vec<_> = reqs
+                .iter()
+                .enumerate()
+                .map(|(i, &(w, region, len, gap, far))| {
                     let byte = if far { region * (SIZE / 4096) } else { region * 64 * 1024 };
-                    d.dispatch(now, DevRequest {
-                        id: next as u32,
+                    let rq = DevRequest {
+                        id: i as u32,
                         op: if w { Op::Write } else { Op::Read },
                         sector: byte / 512,
                         bytes: len * 512,
                         sync: w && far,
-                    });
-                    issued[next] = Some(now);
-                    next += 1;
-                    // Sometimes let time pass before the next dispatch.
-                    if gap % 3 == 0 {
-                        break;
-                    }
-                }
-                let ev = d.next_event();
-                prop_assert!(ev.is_none_or(|e| e >= now), "next_event in the past");
-                let gap = if next < reqs.len() { reqs[next].3 } else { Ns::MAX };
-                let t = match ev {
-                    Some(t) => t.min(now.saturating_add(gap)),
-                    None if next < reqs.len() => now + gap,
-                    None => break,
-                };
-                now = t;
-                ids.clear();
-                d.advance(now, &mut ids);
-                prop_assert!(d.next_event().is_none_or(|e| e > now), "advance left work due");
-                for &id in &ids {
-                    let i = id as usize;
-                    prop_assert!(!seen[i], "id {} completed twice", id);
-                    prop_assert!(issued[i].is_some_and(|t| t <= now));
-                    seen[i] = true;
-                }
-            }
-            prop_assert!(seen.iter().all(|&s| s));
-            prop_assert_eq!(d.in_flight(), 0);
+                    };
+                    (rq, gap)
+                })
+                .collect();
+            let mut d = hdd(p);
+            check_no_request_lost(&mut d, &reqs)?;
             prop_assert_eq!(d.cache_used(), 0);
-            prop_assert!(d.busy_ns(now) <= now);
         }
     }
 }

@@ -46,7 +46,7 @@
 //!   three, ±30 %); `realkernel.md` therefore uses the loop only behind a blk-throttle rule far
 //!   below the backing bandwidth, which the model reproduces regardless of these details.
 
-use super::{DevRequest, Device, Op};
+use super::{xfer, BusyClock, DevRequest, Device, Op};
 use crate::config::LoopParams;
 use crate::Ns;
 use std::collections::VecDeque;
@@ -54,12 +54,6 @@ use std::collections::VecDeque;
 /// Work of the loop worker per command (queue_work wakeup, kiocb setup and submission), ns.
 /// An estimate: it only matters at hundreds of thousands of IOPS.
 pub const LO_CMD_NS: Ns = 5_000;
-
-/// Time to move `bytes` at `rate` bytes/s, ns.
-#[inline]
-fn xfer(bytes: u64, rate: u64) -> Ns {
-    ((bytes as u128 * 1_000_000_000) / rate.max(1) as u128) as Ns
-}
 
 pub struct LoopDev {
     p: LoopParams,
@@ -70,8 +64,7 @@ pub struct LoopDev {
     /// Completions per direction in completion order: (time, dispatch sequence, request id).
     done: [VecDeque<(Ns, u64, u32)>; 2],
     seq: u64,
-    busy_acc: Ns,
-    busy_since: Ns,
+    busy: BusyClock,
 }
 
 impl LoopDev {
@@ -83,8 +76,7 @@ impl LoopDev {
             pipe_free: [0; 2],
             done: [VecDeque::with_capacity(qd), VecDeque::with_capacity(qd)],
             seq: 0,
-            busy_acc: 0,
-            busy_since: 0,
+            busy: BusyClock::default(),
         }
     }
 
@@ -109,9 +101,7 @@ impl Device for LoopDev {
     }
 
     fn dispatch(&mut self, now: Ns, rq: DevRequest) {
-        if self.in_flight() == 0 {
-            self.busy_since = now;
-        }
+        self.busy.enter(now, self.in_flight() == 0);
         let (d, rate) = match rq.op {
             Op::Read => (0, self.p.backing_read_bandwidth),
             Op::Write => (1, self.p.backing_write_bandwidth),
@@ -138,57 +128,24 @@ impl Device for LoopDev {
             }
             self.done[d].pop_front();
             done.push(id);
-            if self.in_flight() == 0 {
-                self.busy_acc += t.saturating_sub(self.busy_since);
-            }
+            self.busy.leave(t, self.in_flight() == 0);
         }
     }
 
     fn busy_ns(&self, now: Ns) -> Ns {
-        if self.in_flight() == 0 {
-            self.busy_acc
-        } else {
-            self.busy_acc + now.saturating_sub(self.busy_since)
-        }
+        self.busy.busy_ns(now, self.in_flight() == 0)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::drivers::testkit::{self, by_id, sequential};
     use crate::units::MIB;
 
-    /// Closed loop keeping `qd` requests inside; (issue, completion) per request.
+    /// Closed loop keeping `qd` sequential requests inside; (issue, completion) per request.
     fn run(d: &mut LoopDev, qd: u32, n: usize, op: Op, bytes: u64) -> Vec<(Ns, Ns)> {
-        let mut issued = Vec::new();
-        let mut out = vec![(0, 0); n];
-        let mut ids = Vec::new();
-        let mut now = 0;
-        let mut finished = 0;
-        while finished < n {
-            while issued.len() < n && d.in_flight() < qd.min(d.queue_depth()) {
-                let i = issued.len();
-                d.dispatch(
-                    now,
-                    DevRequest {
-                        id: i as u32,
-                        op,
-                        sector: i as u64 * bytes / 512,
-                        bytes,
-                        sync: false,
-                    },
-                );
-                issued.push(now);
-            }
-            now = d.next_event().expect("requests inside");
-            ids.clear();
-            d.advance(now, &mut ids);
-            for &id in &ids {
-                out[id as usize] = (issued[id as usize], now);
-                finished += 1;
-            }
-        }
-        out
+        by_id(&testkit::run(d, qd, n, sequential(op, bytes)))
     }
 
     #[test]

@@ -19,6 +19,7 @@
 use crate::config::{DeviceConfig, DeviceModelConfig};
 use crate::engine::RngStream;
 use crate::Ns;
+use std::collections::VecDeque;
 
 /// Operation of a request as the device sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,6 +80,9 @@ pub mod raid5;
 pub mod ssd;
 pub mod usb;
 
+#[cfg(test)]
+pub(crate) mod testkit;
+
 /// Build the device model a scenario asks for.
 pub fn build(cfg: &DeviceConfig, rng: RngStream) -> Box<dyn Device> {
     build_model(&cfg.model, cfg.size, rng)
@@ -101,4 +105,136 @@ pub fn build_model(model: &DeviceModelConfig, size: u64, rng: RngStream) -> Box<
 #[inline]
 pub(crate) fn xfer(bytes: u64, rate: u64) -> Ns {
     ((bytes as u128 * 1_000_000_000) / rate.max(1) as u128) as Ns
+}
+
+/// Busy-time bookkeeping shared by the models: the time with at least one request inside.
+/// The model says when it goes from idle to busy and back; the clock sums the busy spans.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct BusyClock {
+    acc: Ns,
+    since: Ns,
+}
+
+impl BusyClock {
+    /// A request enters at `now`; `was_idle`: the device held none before it.
+    #[inline]
+    pub(crate) fn enter(&mut self, now: Ns, was_idle: bool) {
+        if was_idle {
+            self.since = now;
+        }
+    }
+
+    /// A request left at `t`; `now_idle`: none remain inside.
+    #[inline]
+    pub(crate) fn leave(&mut self, t: Ns, now_idle: bool) {
+        if now_idle {
+            self.acc += t.saturating_sub(self.since);
+        }
+    }
+
+    /// Total busy time up to `now`; `idle`: the device holds no request.
+    #[inline]
+    pub(crate) fn busy_ns(&self, now: Ns, idle: bool) -> Ns {
+        if idle {
+            self.acc
+        } else {
+            self.acc + now.saturating_sub(self.since)
+        }
+    }
+}
+
+/// The requests inside an array device (raid0, raid5), by slot: (request id, pieces on the
+/// members not yet done). Freed slots are reused last-freed first; the busy clock runs while
+/// any request is inside.
+#[derive(Debug, Default)]
+pub(crate) struct ArraySlots {
+    slots: Vec<(u32, u32)>,
+    free: Vec<u32>,
+    inside: u32,
+    busy: BusyClock,
+}
+
+impl ArraySlots {
+    pub(crate) fn with_capacity(n: usize) -> Self {
+        ArraySlots {
+            slots: Vec::with_capacity(n),
+            free: Vec::with_capacity(n),
+            ..ArraySlots::default()
+        }
+    }
+
+    /// Requests inside.
+    pub(crate) fn inside(&self) -> u32 {
+        self.inside
+    }
+
+    /// Request `id` enters at `now` with `pieces` outstanding; returns its slot.
+    pub(crate) fn enter(&mut self, now: Ns, id: u32, pieces: u32) -> u32 {
+        self.busy.enter(now, self.inside == 0);
+        self.inside += 1;
+        let slot = match self.free.pop() {
+            Some(s) => s,
+            None => {
+                self.slots.push((0, 0));
+                (self.slots.len() - 1) as u32
+            }
+        };
+        self.slots[slot as usize] = (id, pieces);
+        slot
+    }
+
+    /// One more piece outstanding for `slot`.
+    pub(crate) fn add_piece(&mut self, slot: u32) {
+        self.slots[slot as usize].1 += 1;
+    }
+
+    /// One of `slot`'s pieces is done at `t`; the last one completes its request into `done`.
+    pub(crate) fn piece_done(&mut self, slot: u32, t: Ns, done: &mut Vec<u32>) {
+        let s = &mut self.slots[slot as usize];
+        s.1 -= 1;
+        if s.1 == 0 {
+            done.push(s.0);
+            self.free.push(slot);
+            self.inside -= 1;
+            self.busy.leave(t, self.inside == 0);
+        }
+    }
+
+    /// Total time with a request inside, up to `now`.
+    pub(crate) fn busy_ns(&self, now: Ns) -> Ns {
+        self.busy.busy_ns(now, self.inside == 0)
+    }
+}
+
+/// Array devices (raid0, raid5): give part `rq` to member `dev` at `now` if nothing waits
+/// for it in `pending` and it has room, updating its next event time `next` (`Ns::MAX` if
+/// none); else queue the part in `pending`.
+pub(crate) fn submit_part(dev: &mut dyn Device, pending: &mut VecDeque<DevRequest>, next: &mut Ns, now: Ns, rq: DevRequest) {
+    if pending.is_empty() && dev.in_flight() < dev.queue_depth() {
+        dev.dispatch(now, rq);
+        *next = dev.next_event().unwrap_or(Ns::MAX);
+    } else {
+        pending.push_back(rq);
+    }
+}
+
+/// Array devices: the member whose next event (`next`, by member) comes first at or before
+/// `now`, the lowest index on a tie; (time, member).
+pub(crate) fn first_due(next: &[Ns], now: Ns) -> Option<(Ns, usize)> {
+    let mut first: Option<(Ns, usize)> = None;
+    for (m, &t) in next.iter().enumerate() {
+        if t <= now && first.is_none_or(|(ft, _)| t < ft) {
+            first = Some((t, m));
+        }
+    }
+    first
+}
+
+/// Array devices: start member `dev`'s waiting parts at `t` while it has room; its next event.
+pub(crate) fn refill(dev: &mut dyn Device, pending: &mut VecDeque<DevRequest>, t: Ns) -> Option<Ns> {
+    while dev.in_flight() < dev.queue_depth() {
+        let Some(part) = pending.pop_front() else { break };
+        dev.dispatch(t, part);
+    }
+    dev.next_event()
 }

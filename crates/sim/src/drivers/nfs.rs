@@ -73,7 +73,7 @@
 //! - Direct I/O writes complete at the WRITE reply (the kernel commits them before `write()`
 //!   returns).
 
-use super::{xfer, DevRequest, Device, Op};
+use super::{xfer, BusyClock, DevRequest, Device, Op};
 use crate::config::NfsParams;
 use crate::Ns;
 use std::collections::VecDeque;
@@ -116,8 +116,7 @@ pub struct Nfs {
     sync_in_flight: u32,
     /// COMMITs sent.
     pub commits_sent: u64,
-    busy_acc: Ns,
-    busy_since: Ns,
+    busy: BusyClock,
 }
 
 impl Nfs {
@@ -139,8 +138,7 @@ impl Nfs {
             last_stable_at: 0,
             sync_in_flight: 0,
             commits_sent: 0,
-            busy_acc: 0,
-            busy_since: 0,
+            busy: BusyClock::default(),
         }
     }
 
@@ -198,9 +196,7 @@ impl Nfs {
     }
 
     fn end_busy(&mut self, t: Ns) {
-        if self.in_flight() == 0 {
-            self.busy_acc += t.saturating_sub(self.busy_since);
-        }
+        self.busy.leave(t, self.in_flight() == 0);
     }
 }
 
@@ -214,9 +210,7 @@ impl Device for Nfs {
     }
 
     fn dispatch(&mut self, now: Ns, rq: DevRequest) {
-        if self.in_flight() == 0 {
-            self.busy_since = now;
-        }
+        self.busy.enter(now, self.in_flight() == 0);
         match rq.op {
             Op::Write => {
                 let (reply, stable_at) = self.write(now, rq.bytes);
@@ -275,11 +269,7 @@ impl Device for Nfs {
     }
 
     fn busy_ns(&self, now: Ns) -> Ns {
-        if self.in_flight() == 0 {
-            self.busy_acc
-        } else {
-            self.busy_acc + now.saturating_sub(self.busy_since)
-        }
+        self.busy.busy_ns(now, self.in_flight() == 0)
     }
 
     fn unstable_writes(&self) -> bool {
@@ -294,6 +284,7 @@ impl Device for Nfs {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::drivers::testkit::mb_s;
     use crate::units::MIB;
 
     fn rq(id: u32, op: Op, byte: u64, bytes: u64) -> DevRequest {
@@ -330,10 +321,6 @@ mod tests {
         }
         assert_eq!(finished, n);
         (out, stable)
-    }
-
-    fn mb_s(bytes: u64, ns: Ns) -> f64 {
-        bytes as f64 / (ns as f64 * 1e-9) / 1e6
     }
 
     /// Stable throughput between the `from`-th and the last step of the stable count, MB/s.

@@ -42,7 +42,7 @@
 //! - No zones of unequal members, no discard/flush handling, no far/offset layouts (those are
 //!   raid10).
 
-use super::{build_model, DevRequest, Device};
+use super::{build_model, first_due, refill, submit_part, ArraySlots, DevRequest, Device};
 use crate::config::Raid0Params;
 use crate::engine::RngStream;
 use crate::Ns;
@@ -59,8 +59,7 @@ pub struct Raid0 {
     pending: Vec<VecDeque<DevRequest>>,
     /// Requests inside, by slot: (request id, parts not yet completed). A part's id on its
     /// member is its request's slot.
-    slots: Vec<(u32, u32)>,
-    free: Vec<u32>,
+    reqs: ArraySlots,
     /// Scratch of `dispatch`: the part being built for each member, (first byte, bytes).
     parts: Vec<(u64, u64)>,
     touched: Vec<usize>,
@@ -68,9 +67,6 @@ pub struct Raid0 {
     part_done: Vec<u32>,
     chunk: u64,
     depth: u32,
-    inside: u32,
-    busy_acc: Ns,
-    busy_since: Ns,
 }
 
 impl Raid0 {
@@ -86,17 +82,13 @@ impl Raid0 {
         Raid0 {
             next: vec![NEVER; n],
             pending: (0..n).map(|_| VecDeque::with_capacity(per_member)).collect(),
-            slots: Vec::with_capacity(depth as usize),
-            free: Vec::with_capacity(depth as usize),
+            reqs: ArraySlots::with_capacity(depth as usize),
             parts: vec![(0, 0); n],
             touched: Vec::with_capacity(n),
             part_done: Vec::with_capacity(per_member),
             members,
             chunk,
             depth,
-            inside: 0,
-            busy_acc: 0,
-            busy_since: 0,
         }
     }
 
@@ -119,13 +111,7 @@ impl Raid0 {
 
     /// Give part `rq` to member `m` at `now`, or queue it there.
     fn submit(&mut self, now: Ns, m: usize, rq: DevRequest) {
-        let dev = &mut self.members[m];
-        if self.pending[m].is_empty() && dev.in_flight() < dev.queue_depth() {
-            dev.dispatch(now, rq);
-            self.next[m] = dev.next_event().unwrap_or(NEVER);
-        } else {
-            self.pending[m].push_back(rq);
-        }
+        submit_part(self.members[m].as_mut(), &mut self.pending[m], &mut self.next[m], now, rq);
     }
 }
 
@@ -135,21 +121,10 @@ impl Device for Raid0 {
     }
 
     fn in_flight(&self) -> u32 {
-        self.inside
+        self.reqs.inside()
     }
 
     fn dispatch(&mut self, now: Ns, rq: DevRequest) {
-        if self.inside == 0 {
-            self.busy_since = now;
-        }
-        self.inside += 1;
-        let slot = match self.free.pop() {
-            Some(s) => s,
-            None => {
-                self.slots.push((0, 0));
-                (self.slots.len() - 1) as u32
-            }
-        };
         // Cut at chunk boundaries; a member's pieces are contiguous on it.
         let start = rq.sector * 512;
         let end = start + rq.bytes.max(1);
@@ -165,7 +140,7 @@ impl Device for Raid0 {
             part.1 += len;
             b += len;
         }
-        self.slots[slot as usize] = (rq.id, self.touched.len() as u32);
+        let slot = self.reqs.enter(now, rq.id, self.touched.len() as u32);
         for i in 0..self.touched.len() {
             let m = self.touched[i];
             let (byte, bytes) = std::mem::take(&mut self.parts[m]);
@@ -186,47 +161,22 @@ impl Device for Raid0 {
     }
 
     fn advance(&mut self, now: Ns, done: &mut Vec<u32>) {
-        loop {
-            // The member whose event comes first (the lowest index on a tie).
-            let mut first: Option<(Ns, usize)> = None;
-            for (m, &t) in self.next.iter().enumerate() {
-                if t <= now && first.is_none_or(|(ft, _)| t < ft) {
-                    first = Some((t, m));
-                }
-            }
-            let Some((t, m)) = first else { break };
+        // The member whose event comes first (the lowest index on a tie).
+        while let Some((t, m)) = first_due(&self.next, now) {
             let mut parts = std::mem::take(&mut self.part_done);
             parts.clear();
             self.members[m].advance(t, &mut parts);
             for &slot in &parts {
-                let s = &mut self.slots[slot as usize];
-                s.1 -= 1;
-                if s.1 == 0 {
-                    done.push(s.0);
-                    self.free.push(slot);
-                    self.inside -= 1;
-                    if self.inside == 0 {
-                        self.busy_acc += t.saturating_sub(self.busy_since);
-                    }
-                }
+                self.reqs.piece_done(slot, t, done);
             }
             self.part_done = parts;
             // The member has room again: start its waiting parts.
-            let dev = &mut self.members[m];
-            while dev.in_flight() < dev.queue_depth() {
-                let Some(part) = self.pending[m].pop_front() else { break };
-                dev.dispatch(t, part);
-            }
-            self.next[m] = dev.next_event().unwrap_or(NEVER);
+            self.next[m] = refill(self.members[m].as_mut(), &mut self.pending[m], t).unwrap_or(NEVER);
         }
     }
 
     fn busy_ns(&self, now: Ns) -> Ns {
-        if self.inside == 0 {
-            self.busy_acc
-        } else {
-            self.busy_acc + now.saturating_sub(self.busy_since)
-        }
+        self.reqs.busy_ns(now)
     }
 }
 
@@ -234,6 +184,7 @@ impl Device for Raid0 {
 mod tests {
     use super::*;
     use crate::config::{DeviceModelConfig, HddParams, SsdParams};
+    use crate::drivers::testkit::{self, by_id, mb_s, mixed_trace, sequential};
     use crate::drivers::Op;
     use crate::units::{KIB, MIB};
 
@@ -255,36 +206,12 @@ mod tests {
         })
     }
 
-    /// Closed loop keeping `qd` requests inside; completion time by id.
+    /// Closed loop keeping `qd` sequential requests inside; completion time by id.
     fn run(d: &mut dyn Device, qd: u32, n: usize, op: Op, bytes: u64) -> Vec<Ns> {
-        let mut out = vec![0; n];
-        let mut ids = Vec::new();
-        let (mut now, mut issued, mut finished) = (0, 0, 0);
-        while finished < n {
-            while issued < n && d.in_flight() < qd.min(d.queue_depth()) {
-                let rq = DevRequest {
-                    id: issued as u32,
-                    op,
-                    sector: issued as u64 * bytes / 512,
-                    bytes,
-                    sync: false,
-                };
-                d.dispatch(now, rq);
-                issued += 1;
-            }
-            now = d.next_event().expect("requests inside");
-            ids.clear();
-            d.advance(now, &mut ids);
-            for &id in &ids {
-                out[id as usize] = now;
-                finished += 1;
-            }
-        }
-        out
-    }
-
-    fn mb_s(bytes: u64, ns: Ns) -> f64 {
-        bytes as f64 / (ns as f64 * 1e-9) / 1e6
+        by_id(&testkit::run(d, qd, n, sequential(op, bytes)))
+            .into_iter()
+            .map(|(_, at)| at)
+            .collect()
     }
 
     #[test]
@@ -387,34 +314,7 @@ mod tests {
     fn trace(seed: u64) -> Vec<Ns> {
         let mut d = array(3, DeviceModelConfig::Hdd(HddParams::default()));
         let mut r = RngStream::new(seed, "test/raid0/mix");
-        let mut out = Vec::new();
-        let mut ids = Vec::new();
-        let mut now = 0;
-        for i in 0..600u32 {
-            while d.in_flight() >= 16 {
-                now = d.next_event().unwrap();
-                ids.clear();
-                d.advance(now, &mut ids);
-                out.extend(ids.iter().map(|&id| now ^ u64::from(id)));
-            }
-            let op = if r.below(2) == 0 { Op::Read } else { Op::Write };
-            let rq = DevRequest {
-                id: i,
-                op,
-                sector: r.below(1 << 30) * 8,
-                bytes: (1 + r.below(256)) * 4096,
-                sync: false,
-            };
-            d.dispatch(now, rq);
-        }
-        while let Some(t) = d.next_event() {
-            now = t;
-            ids.clear();
-            d.advance(now, &mut ids);
-            out.extend(ids.iter().map(|&id| now ^ u64::from(id)));
-        }
-        assert_eq!(out.len(), 600);
-        out
+        mixed_trace(&mut d, &mut r, 600, 16, 1 << 30, 256)
     }
 
     #[test]

@@ -41,7 +41,7 @@
 //! (reads do not hit it); members are equal; parity computation costs no time; utilisation is
 //! the array's (time with any request inside).
 
-use super::{build_model, DevRequest, Device, Op};
+use super::{build_model, first_due, refill, submit_part, ArraySlots, DevRequest, Device, Op};
 use crate::config::Raid5Params;
 use crate::engine::RngStream;
 use crate::Ns;
@@ -90,8 +90,7 @@ pub struct Raid5 {
     ops: Vec<Owner>,
     free_ops: Vec<u32>,
     /// Array requests inside, by slot: (request id, stripes or pieces outstanding).
-    slots: Vec<(u32, u32)>,
-    free_slots: Vec<u32>,
+    reqs: ArraySlots,
     heads: Vec<StripeHead>,
     free_heads: Vec<u32>,
     /// Stripe → head index, for stripes still gathering (ordered: deterministic flushes).
@@ -102,9 +101,6 @@ pub struct Raid5 {
     stripe_cache: usize,
     stripe_delay: Ns,
     depth: u32,
-    inside: u32,
-    busy_acc: Ns,
-    busy_since: Ns,
     part_done: Vec<u32>,
     /// Counters for tests and reports: full-stripe writes, RMW stripes.
     pub full_stripes: u64,
@@ -125,8 +121,7 @@ impl Raid5 {
             pending: (0..n).map(|_| VecDeque::new()).collect(),
             ops: Vec::new(),
             free_ops: Vec::new(),
-            slots: Vec::new(),
-            free_slots: Vec::new(),
+            reqs: ArraySlots::default(),
             heads: Vec::new(),
             free_heads: Vec::new(),
             gathering: BTreeMap::new(),
@@ -137,9 +132,6 @@ impl Raid5 {
             stripe_cache: p.stripe_cache.max(1) as usize,
             stripe_delay: p.stripe_delay,
             depth,
-            inside: 0,
-            busy_acc: 0,
-            busy_since: 0,
             part_done: Vec::new(),
             full_stripes: 0,
             rmw_stripes: 0,
@@ -178,13 +170,7 @@ impl Raid5 {
     }
 
     fn submit(&mut self, now: Ns, m: usize, rq: DevRequest) {
-        let dev = &mut self.members[m];
-        if self.pending[m].is_empty() && dev.in_flight() < dev.queue_depth() {
-            dev.dispatch(now, rq);
-            self.next[m] = dev.next_event().unwrap_or(NEVER);
-        } else {
-            self.pending[m].push_back(rq);
-        }
+        submit_part(self.members[m].as_mut(), &mut self.pending[m], &mut self.next[m], now, rq);
     }
 
     fn member_op(&mut self, now: Ns, owner: Owner, m: usize, op: Op, byte: u64, bytes: u64) {
@@ -308,20 +294,6 @@ impl Raid5 {
         head.parts = parts + 1;
     }
 
-    /// One array request slot's piece is done.
-    fn slot_done(&mut self, slot: u32, done: &mut Vec<u32>, t: Ns) {
-        let sl = &mut self.slots[slot as usize];
-        sl.1 -= 1;
-        if sl.1 == 0 {
-            done.push(sl.0);
-            self.free_slots.push(slot);
-            self.inside -= 1;
-            if self.inside == 0 {
-                self.busy_acc += t.saturating_sub(self.busy_since);
-            }
-        }
-    }
-
     fn members_idle(&self) -> bool {
         self.members.iter().all(|m| m.in_flight() == 0) && self.pending.iter().all(|p| p.is_empty())
     }
@@ -367,22 +339,11 @@ impl Device for Raid5 {
     }
 
     fn in_flight(&self) -> u32 {
-        self.inside
+        self.reqs.inside()
     }
 
     fn dispatch(&mut self, now: Ns, rq: DevRequest) {
-        if self.inside == 0 {
-            self.busy_since = now;
-        }
-        self.inside += 1;
-        let slot = match self.free_slots.pop() {
-            Some(s) => s,
-            None => {
-                self.slots.push((0, 0));
-                (self.slots.len() - 1) as u32
-            }
-        };
-        self.slots[slot as usize] = (rq.id, 0);
+        let slot = self.reqs.enter(now, rq.id, 0);
         let start = rq.sector * 512;
         let end = start + rq.bytes.max(1);
         let data = (self.n - 1) * self.chunk;
@@ -392,7 +353,7 @@ impl Device for Raid5 {
                 while b < end {
                     let len = (end - b).min(self.chunk - b % self.chunk);
                     let (_, m, mb) = self.map(b);
-                    self.slots[slot as usize].1 += 1;
+                    self.reqs.add_piece(slot);
                     self.member_op(now, Owner::Read(slot), m, Op::Read, mb, len);
                     b += len;
                 }
@@ -409,7 +370,7 @@ impl Device for Raid5 {
                         self.heads[h as usize].covered[(p / 64) as usize] |= 1 << (p % 64);
                     }
                     self.heads[h as usize].waiters.push(slot);
-                    self.slots[slot as usize].1 += 1;
+                    self.reqs.add_piece(slot);
                     if self.is_full(h) {
                         self.write_full(now, h);
                     }
@@ -426,21 +387,14 @@ impl Device for Raid5 {
     }
 
     fn advance(&mut self, now: Ns, done: &mut Vec<u32>) {
-        loop {
-            let mut first: Option<(Ns, usize)> = None;
-            for (m, &t) in self.next.iter().enumerate() {
-                if t <= now && first.is_none_or(|(ft, _)| t < ft) {
-                    first = Some((t, m));
-                }
-            }
-            let Some((t, m)) = first else { break };
+        while let Some((t, m)) = first_due(&self.next, now) {
             let mut parts = std::mem::take(&mut self.part_done);
             parts.clear();
             self.members[m].advance(t, &mut parts);
             for &id in &parts {
                 self.free_ops.push(id);
                 match self.ops[id as usize] {
-                    Owner::Read(slot) => self.slot_done(slot, done, t),
+                    Owner::Read(slot) => self.reqs.piece_done(slot, t, done),
                     Owner::Stripe(h) => {
                         let head = &mut self.heads[h as usize];
                         head.parts -= 1;
@@ -452,7 +406,7 @@ impl Device for Raid5 {
                             _ => {
                                 let waiters = std::mem::take(&mut self.heads[h as usize].waiters);
                                 for slot in waiters {
-                                    self.slot_done(slot, done, t);
+                                    self.reqs.piece_done(slot, t, done);
                                 }
                                 self.heads[h as usize].free = true;
                                 self.free_heads.push(h);
@@ -463,12 +417,7 @@ impl Device for Raid5 {
             }
             self.part_done = parts;
             for mm in 0..self.members.len() {
-                let dev = &mut self.members[mm];
-                while dev.in_flight() < dev.queue_depth() {
-                    let Some(part) = self.pending[mm].pop_front() else { break };
-                    dev.dispatch(t, part);
-                }
-                self.next[mm] = dev.next_event().unwrap_or(NEVER);
+                self.next[mm] = refill(self.members[mm].as_mut(), &mut self.pending[mm], t).unwrap_or(NEVER);
             }
         }
         self.flush_partial(now, true);
@@ -478,11 +427,7 @@ impl Device for Raid5 {
     }
 
     fn busy_ns(&self, now: Ns) -> Ns {
-        if self.inside == 0 {
-            self.busy_acc
-        } else {
-            self.busy_acc + now.saturating_sub(self.busy_since)
-        }
+        self.reqs.busy_ns(now)
     }
 }
 
@@ -490,6 +435,7 @@ impl Device for Raid5 {
 mod tests {
     use super::*;
     use crate::config::{DeviceModelConfig, HddParams};
+    use crate::drivers::testkit::mixed_trace;
     use crate::units::KIB;
 
     fn array(members: u32, delay: Ns) -> Raid5 {
@@ -611,33 +557,7 @@ mod tests {
         let run = || {
             let mut d = array(5, 2_000_000);
             let mut r = RngStream::new(7, "mix");
-            let mut out = Vec::new();
-            let mut done = Vec::new();
-            let mut now = 0;
-            for i in 0..300u32 {
-                while d.in_flight() >= 8 {
-                    now = d.next_event().unwrap();
-                    done.clear();
-                    d.advance(now, &mut done);
-                    out.extend(done.iter().map(|&x| now ^ u64::from(x)));
-                }
-                let op = if r.below(2) == 0 { Op::Read } else { Op::Write };
-                let rq = DevRequest {
-                    id: i,
-                    op,
-                    sector: r.below(1 << 24) * 8,
-                    bytes: (1 + r.below(64)) * 4096,
-                    sync: false,
-                };
-                d.dispatch(now, rq);
-            }
-            while let Some(t) = d.next_event() {
-                done.clear();
-                d.advance(t, &mut done);
-                out.extend(done.iter().map(|&x| t ^ u64::from(x)));
-            }
-            assert_eq!(out.len(), 300);
-            out
+            mixed_trace(&mut d, &mut r, 300, 8, 1 << 24, 64)
         };
         assert_eq!(run(), run());
     }

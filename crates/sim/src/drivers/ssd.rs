@@ -56,7 +56,7 @@
 //! - The token and the units are reserved at dispatch in dispatch order (FIFO), so a request
 //!   never overtakes an earlier one on the same unit.
 
-use super::{DevRequest, Device, Op};
+use super::{xfer, BusyClock, DevRequest, Device, Op};
 use crate::config::SsdParams;
 use crate::engine::RngStream;
 use crate::Ns;
@@ -67,12 +67,6 @@ use std::collections::BinaryHeap;
 pub const PIECE: u64 = 64 << 10;
 /// Capacity of the write buffer, bytes.
 pub const WRITE_BUFFER: u64 = 32 << 20;
-
-/// Time to move `bytes` at `rate` bytes/s, ns.
-#[inline]
-fn xfer(bytes: u64, rate: u64) -> Ns {
-    ((bytes as u128 * 1_000_000_000) / rate.max(1) as u128) as Ns
-}
 
 pub struct Ssd {
     p: SsdParams,
@@ -87,8 +81,7 @@ pub struct Ssd {
     link_free: Ns,
     completions: BinaryHeap<Reverse<(Ns, u64, u32)>>,
     seq: u64,
-    busy_acc: Ns,
-    busy_since: Ns,
+    busy: BusyClock,
     _rng: RngStream,
     _size: u64,
 }
@@ -106,8 +99,7 @@ impl Ssd {
             link_free: 0,
             completions: BinaryHeap::with_capacity(qd + 1),
             seq: 0,
-            busy_acc: 0,
-            busy_since: 0,
+            busy: BusyClock::default(),
             _rng: rng,
             _size: size,
         }
@@ -169,9 +161,7 @@ impl Device for Ssd {
     }
 
     fn dispatch(&mut self, now: Ns, rq: DevRequest) {
-        if self.completions.is_empty() {
-            self.busy_since = now;
-        }
+        self.busy.enter(now, self.completions.is_empty());
         let done = match rq.op {
             Op::Read => self.through_units(now, &rq, self.p.read_latency, self.p.read_bandwidth),
             Op::Write if self.p.write_cache => self.buffered(now, rq.bytes),
@@ -192,24 +182,19 @@ impl Device for Ssd {
             }
             self.completions.pop();
             done.push(id);
-            if self.completions.is_empty() {
-                self.busy_acc += t.saturating_sub(self.busy_since);
-            }
+            self.busy.leave(t, self.completions.is_empty());
         }
     }
 
     fn busy_ns(&self, now: Ns) -> Ns {
-        if self.completions.is_empty() {
-            self.busy_acc
-        } else {
-            self.busy_acc + now.saturating_sub(self.busy_since)
-        }
+        self.busy.busy_ns(now, self.completions.is_empty())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::drivers::testkit::{check_no_request_lost, mb, rate, run};
     use proptest::prelude::*;
 
     const SIZE: u64 = 1_000_000_000_000;
@@ -219,42 +204,6 @@ mod tests {
         Ssd::new(p, SIZE, RngStream::new(1, "test/ssd"))
     }
 
-    /// Closed loop keeping `qd` requests inside; (issue, completion, id) in completion order.
-    fn run(d: &mut Ssd, qd: u32, n: usize, mut next: impl FnMut(usize) -> (Op, u64, u64)) -> Vec<(Ns, Ns, u32)> {
-        let mut issued = Vec::new();
-        let mut out = Vec::new();
-        let mut ids = Vec::new();
-        let mut now = 0;
-        while out.len() < n {
-            while issued.len() < n && d.in_flight() < qd.min(d.queue_depth()) {
-                let i = issued.len();
-                let (op, byte, bytes) = next(i);
-                d.dispatch(
-                    now,
-                    DevRequest {
-                        id: i as u32,
-                        op,
-                        sector: byte / 512,
-                        bytes,
-                        sync: false,
-                    },
-                );
-                issued.push(now);
-            }
-            now = d.next_event().expect("stalled");
-            ids.clear();
-            d.advance(now, &mut ids);
-            out.extend(ids.iter().map(|&id| (issued[id as usize], now, id)));
-        }
-        out
-    }
-
-    fn rate(done: &[(Ns, Ns, u32)], bs: u64, skip: usize) -> f64 {
-        let t0 = done[skip - 1].1;
-        let t1 = done.last().unwrap().1;
-        ((done.len() - skip) as u64 * bs) as f64 / ((t1 - t0) as f64 * 1e-9) / 1e6
-    }
-
     fn iops(done: &[(Ns, Ns, u32)]) -> f64 {
         done.len() as f64 / (done.last().unwrap().1 as f64 * 1e-9)
     }
@@ -262,10 +211,6 @@ mod tests {
     fn random_4k(n: usize) -> Vec<u64> {
         let mut r = RngStream::new(3, "test/random");
         (0..n).map(|_| r.below(SIZE / 4096) * 4096).collect()
-    }
-
-    fn mb(bytes_per_s: u64) -> f64 {
-        bytes_per_s as f64 / 1e6
     }
 
     #[test]
@@ -388,49 +333,22 @@ mod tests {
             parallelism in 1u32..16,
             cache in any::<bool>(),
         ) {
-            let mut d = ssd(SsdParams { queue_depth: qd, parallelism, write_cache: cache, ..SsdParams::default() });
-            let mut now: Ns = 0;
-            let mut issued = vec![None; reqs.len()];
-            let mut seen = vec![false; reqs.len()];
-            let mut ids = Vec::new();
-            let mut next = 0;
-            loop {
-                while next < reqs.len() && d.in_flight() < d.queue_depth() {
-                    let (w, region, len, gap) = reqs[next];
-                    d.dispatch(now, DevRequest {
-                        id: next as u32,
+            let reqs: Vec<_> = reqs
+                .iter()
+                .enumerate()
+                .map(|(i, &(w, region, len, gap))| {
+                    let rq = DevRequest {
+                        id: i as u32,
                         op: if w { Op::Write } else { Op::Read },
                         sector: region * 4096,
                         bytes: len * 512,
                         sync: false,
-                    });
-                    issued[next] = Some(now);
-                    next += 1;
-                    if gap % 3 == 0 {
-                        break;
-                    }
-                }
-                let ev = d.next_event();
-                prop_assert!(ev.is_none_or(|e| e >= now));
-                let gap = if next < reqs.len() { reqs[next].3 } else { Ns::MAX };
-                now = match ev {
-                    Some(t) => t.min(now.saturating_add(gap)),
-                    None if next < reqs.len() => now + gap,
-                    None => break,
-                };
-                ids.clear();
-                d.advance(now, &mut ids);
-                prop_assert!(d.next_event().is_none_or(|e| e > now));
-                for &id in &ids {
-                    let i = id as usize;
-                    prop_assert!(!seen[i]);
-                    prop_assert!(issued[i].is_some_and(|t| t <= now));
-                    seen[i] = true;
-                }
-            }
-            prop_assert!(seen.iter().all(|&s| s));
-            prop_assert_eq!(d.in_flight(), 0);
-            prop_assert!(d.busy_ns(now) <= now);
+                    };
+                    (rq, gap)
+                })
+                .collect();
+            let mut d = ssd(SsdParams { queue_depth: qd, parallelism, write_cache: cache, ..SsdParams::default() });
+            check_no_request_lost(&mut d, &reqs)?;
         }
     }
 }

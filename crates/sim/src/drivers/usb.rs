@@ -50,7 +50,7 @@
 //!   queueing behind the command that does it.
 //! - `DevRequest::sync` is ignored: the key has no volatile cache to flush ("write through").
 
-use super::{xfer, DevRequest, Device, Op};
+use super::{xfer, BusyClock, DevRequest, Device, Op};
 use crate::config::UsbParams;
 use crate::Ns;
 use std::collections::VecDeque;
@@ -66,8 +66,7 @@ pub struct Usb {
     done: VecDeque<(Ns, u32)>,
     /// Bytes programmed by garbage collection (copies), not by the host.
     pub gc_bytes: u64,
-    busy_acc: Ns,
-    busy_since: Ns,
+    busy: BusyClock,
 }
 
 impl Usb {
@@ -80,8 +79,7 @@ impl Usb {
             free_at: 0,
             done: VecDeque::with_capacity(qd),
             gc_bytes: 0,
-            busy_acc: 0,
-            busy_since: 0,
+            busy: BusyClock::default(),
         }
     }
 
@@ -139,9 +137,7 @@ impl Device for Usb {
     }
 
     fn dispatch(&mut self, now: Ns, rq: DevRequest) {
-        if self.done.is_empty() {
-            self.busy_since = now;
-        }
+        self.busy.enter(now, self.done.is_empty());
         let work = match rq.op {
             Op::Read => xfer(rq.bytes, self.p.read_bandwidth),
             Op::Write => {
@@ -165,63 +161,25 @@ impl Device for Usb {
             }
             self.done.pop_front();
             done.push(id);
-            if self.done.is_empty() {
-                self.busy_acc += t.saturating_sub(self.busy_since);
-            }
+            self.busy.leave(t, self.done.is_empty());
         }
     }
 
     fn busy_ns(&self, now: Ns) -> Ns {
-        if self.done.is_empty() {
-            self.busy_acc
-        } else {
-            self.busy_acc + now.saturating_sub(self.busy_since)
-        }
+        self.busy.busy_ns(now, self.done.is_empty())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::drivers::testkit::{self, by_id, mb_s};
     use crate::engine::RngStream;
     use crate::units::{KIB, MIB};
 
     /// Closed loop keeping `qd` requests inside; (issue, completion) per request.
-    fn run(d: &mut Usb, qd: u32, n: usize, mut next: impl FnMut(usize) -> (Op, u64, u64)) -> Vec<(Ns, Ns)> {
-        let mut issued = Vec::new();
-        let mut out = vec![(0, 0); n];
-        let mut ids = Vec::new();
-        let mut now = 0;
-        let mut finished = 0;
-        while finished < n {
-            while issued.len() < n && d.in_flight() < qd.min(d.queue_depth()) {
-                let i = issued.len();
-                let (op, byte, bytes) = next(i);
-                d.dispatch(
-                    now,
-                    DevRequest {
-                        id: i as u32,
-                        op,
-                        sector: byte / 512,
-                        bytes,
-                        sync: false,
-                    },
-                );
-                issued.push(now);
-            }
-            now = d.next_event().expect("requests inside");
-            ids.clear();
-            d.advance(now, &mut ids);
-            for &id in &ids {
-                out[id as usize] = (issued[id as usize], now);
-                finished += 1;
-            }
-        }
-        out
-    }
-
-    fn mb_s(bytes: u64, ns: Ns) -> f64 {
-        bytes as f64 / (ns as f64 * 1e-9) / 1e6
+    fn run(d: &mut Usb, qd: u32, n: usize, next: impl FnMut(usize) -> (Op, u64, u64)) -> Vec<(Ns, Ns)> {
+        by_id(&testkit::run(d, qd, n, next))
     }
 
     #[test]

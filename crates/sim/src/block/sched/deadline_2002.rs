@@ -54,38 +54,17 @@
 //! # Cost
 //!
 //! Insert, merge and each batch step are O(log n); the FIFO drops stale entries lazily.
+use super::sorted::{dir_of, SortedQueue, NSEC_PER_MSEC, READ, WRITE};
 use super::{Elevator, ElvRq, Merge};
 use crate::config::DeadlineTunables;
 use crate::drivers::Op;
 use crate::Ns;
-use std::collections::{BTreeSet, VecDeque};
-
-const NSEC_PER_MSEC: Ns = 1_000_000;
-const READ: usize = 0;
-const WRITE: usize = 1;
-
-fn dir_of(op: Op) -> usize {
-    match op {
-        Op::Read => READ,
-        Op::Write => WRITE,
-    }
-}
-
-#[derive(Clone, Copy, Debug)]
-struct Slot {
-    rq: ElvRq,
-    expires: Ns,
-    gen: u32,
-    /// On a sort list (not yet moved to the dispatch list).
-    sorted: bool,
-}
+use std::collections::VecDeque;
 
 pub struct Deadline2002 {
-    sorted: [BTreeSet<(u64, u32)>; 2],
-    by_end: [BTreeSet<(u64, u32)>; 2],
-    read_fifo: VecDeque<(u32, u32)>,
+    /// The sort lists and the read FIFO (writes are never put on a FIFO).
+    q: SortedQueue,
     dispatch: VecDeque<u32>,
-    slots: Vec<Slot>,
     read_expire: Ns,
     fifo_batch: i64,
     seek_cost: i64,
@@ -99,11 +78,8 @@ pub struct Deadline2002 {
 impl Deadline2002 {
     pub fn new(t: &DeadlineTunables) -> Self {
         Deadline2002 {
-            sorted: [BTreeSet::new(), BTreeSet::new()],
-            by_end: [BTreeSet::new(), BTreeSet::new()],
-            read_fifo: VecDeque::new(),
+            q: SortedQueue::default(),
             dispatch: VecDeque::new(),
-            slots: Vec::new(),
             read_expire: t.read_expire_ms * NSEC_PER_MSEC,
             fifo_batch: i64::from(t.fifo_batch),
             seek_cost: i64::from(t.seek_cost),
@@ -129,42 +105,22 @@ impl Deadline2002 {
         self.dispatch.len()
     }
 
-    fn read_fifo_head(&mut self) -> Option<u32> {
-        while let Some(&(id, gen)) = self.read_fifo.front() {
-            let s = &self.slots[id as usize];
-            if s.sorted && s.gen == gen {
-                return Some(id);
-            }
-            self.read_fifo.pop_front();
-        }
-        None
-    }
-
-    fn take_off_sort_list(&mut self, id: u32) {
-        let s = &mut self.slots[id as usize];
-        s.sorted = false;
-        let d = dir_of(s.rq.op);
-        self.sorted[d].remove(&(s.rq.sector, id));
-        self.by_end[d].remove(&(s.rq.end(), id));
-    }
-
     /// `deadline_move_requests`: move a batch starting at `id` to the dispatch list.
     fn move_batch(&mut self, mut id: u32) {
-        let dir = dir_of(self.slots[id as usize].rq.op);
+        let dir = dir_of(self.q.rq(id).op);
         self.batches[dir] += 1;
         let mut last_sec = self.last_sector;
         let mut budget = self.fifo_batch;
         loop {
-            let rq = self.slots[id as usize].rq;
-            self.take_off_sort_list(id);
+            let rq = self.q.remove(id);
             self.dispatch.push_back(id);
             budget -= if rq.sector == last_sec { 1 } else { self.seek_cost };
             last_sec = rq.end();
             if budget <= 0 {
                 break;
             }
-            match self.sorted[dir].range((rq.sector, id)..).next() {
-                Some(&(_, next)) => id = next,
+            match self.q.next_from(dir, rq.sector, id) {
+                Some(next) => id = next,
                 None => break,
             }
         }
@@ -179,28 +135,6 @@ impl Deadline2002 {
         self.starved += 1;
         s >= self.writes_starved
     }
-
-    fn finish_merge(&mut self, id: u32, side: Merge, nr_sectors: u64, max_sectors: u64) -> Option<(u32, Merge)> {
-        let s = &mut self.slots[id as usize];
-        if s.rq.nr_sectors + nr_sectors > max_sectors {
-            return None;
-        }
-        let d = dir_of(s.rq.op);
-        match side {
-            Merge::Back => {
-                self.by_end[d].remove(&(s.rq.end(), id));
-                s.rq.nr_sectors += nr_sectors;
-                self.by_end[d].insert((s.rq.end(), id));
-            }
-            Merge::Front => {
-                self.sorted[d].remove(&(s.rq.sector, id));
-                s.rq.sector -= nr_sectors;
-                s.rq.nr_sectors += nr_sectors;
-                self.sorted[d].insert((s.rq.sector, id));
-            }
-        }
-        Some((id, side))
-    }
 }
 
 impl Elevator for Deadline2002 {
@@ -209,80 +143,36 @@ impl Elevator for Deadline2002 {
     }
 
     fn try_merge(&mut self, op: Op, sector: u64, nr_sectors: u64, max_sectors: u64) -> Option<(u32, Merge)> {
-        let d = dir_of(op);
-        if let Some(&(_, id)) = self.by_end[d].range((sector, 0)..=(sector, u32::MAX)).next() {
-            return self.finish_merge(id, Merge::Back, nr_sectors, max_sectors);
-        }
-        let bio_end = sector + nr_sectors;
-        if let Some(&(_, id)) = self.sorted[d].range((bio_end, 0)..=(bio_end, u32::MAX)).next() {
-            return self.finish_merge(id, Merge::Front, nr_sectors, max_sectors);
-        }
-        None
+        self.q.try_merge(op, sector, nr_sectors, max_sectors, true)
     }
 
     fn insert(&mut self, now: Ns, rq: ElvRq) {
-        let idx = rq.id as usize;
-        if idx >= self.slots.len() {
-            self.slots.resize(
-                idx + 1,
-                Slot {
-                    rq,
-                    expires: 0,
-                    gen: 0,
-                    sorted: false,
-                },
-            );
-        }
-        let d = dir_of(rq.op);
-        let s = &mut self.slots[idx];
-        s.rq = rq;
-        s.gen = s.gen.wrapping_add(1);
-        s.sorted = true;
-        s.expires = now + self.read_expire;
-        let gen = s.gen;
-        self.sorted[d].insert((rq.sector, rq.id));
-        self.by_end[d].insert((rq.end(), rq.id));
-        if d == READ {
-            self.read_fifo.push_back((rq.id, gen));
-        }
+        self.q.insert(rq, now + self.read_expire, dir_of(rq.op) == READ);
     }
 
     fn dispatch(&mut self, now: Ns) -> Option<ElvRq> {
         if self.dispatch.is_empty() {
-            let writes = !self.sorted[WRITE].is_empty();
-            let expired = self.read_fifo_head().filter(|&h| now > self.slots[h as usize].expires);
-            let start = if let Some(head) = expired {
-                if self.starve_writes(writes) {
-                    None
-                } else {
-                    Some(head)
-                }
-            } else if let Some(&(_, low)) = self.sorted[READ].first() {
-                if self.starve_writes(writes) {
-                    None
-                } else {
-                    Some(low)
-                }
-            } else {
-                None
-            };
+            let writes = !self.q.is_empty(WRITE);
+            let expired = self.q.fifo_head(READ).filter(|&h| now > self.q.expires(h));
+            // Steps 1 and 2: the expired read, else the lowest read, unless writes starve.
+            let start = expired.or_else(|| self.q.first(READ)).filter(|_| !self.starve_writes(writes));
             match start {
                 Some(id) => self.move_batch(id),
                 None => {
-                    let &(_, low) = self.sorted[WRITE].first()?;
+                    let low = self.q.first(WRITE)?;
                     self.move_batch(low);
                     self.starved = 0;
                 }
             }
         }
         let id = self.dispatch.pop_front()?;
-        let rq = self.slots[id as usize].rq;
+        let rq = self.q.rq(id);
         self.last_sector = rq.end();
         Some(rq)
     }
 
     fn queued(&self) -> usize {
-        self.sorted[READ].len() + self.sorted[WRITE].len() + self.dispatch.len()
+        self.q.len(READ) + self.q.len(WRITE) + self.dispatch.len()
     }
 }
 
@@ -300,15 +190,7 @@ mod tests {
         }
     }
 
-    fn rq(id: u32, op: Op, sector: u64, nr: u64) -> ElvRq {
-        ElvRq {
-            id,
-            op,
-            sector,
-            nr_sectors: nr,
-            sync: op == Op::Read,
-        }
-    }
+    use super::super::test_rq as rq;
 
     /// `n` contiguous 128 KiB writes from sector `at`, ids from `first`.
     fn stream(s: &mut Deadline2002, first: u32, at: u64, n: u32) {

@@ -24,36 +24,14 @@
 //!
 //! Simplifications: as mq-deadline's (no request-to-request merges, exact-ns deadlines, the
 //! merge hash per direction).
+use super::sorted::{dir_of, SortedQueue, NSEC_PER_MSEC, READ, WRITE};
 use super::{Elevator, ElvRq, Merge};
 use crate::config::DeadlineTunables;
 use crate::drivers::Op;
 use crate::Ns;
-use std::collections::{BTreeSet, VecDeque};
-
-const NSEC_PER_MSEC: Ns = 1_000_000;
-const READ: usize = 0;
-const WRITE: usize = 1;
-
-fn dir_of(op: Op) -> usize {
-    match op {
-        Op::Read => READ,
-        Op::Write => WRITE,
-    }
-}
-
-#[derive(Clone, Copy, Debug)]
-struct Slot {
-    rq: ElvRq,
-    expires: Ns,
-    gen: u32,
-    queued: bool,
-}
 
 pub struct Deadline26 {
-    sorted: [BTreeSet<(u64, u32)>; 2],
-    by_end: [BTreeSet<(u64, u32)>; 2],
-    fifo: [VecDeque<(u32, u32)>; 2],
-    slots: Vec<Slot>,
+    q: SortedQueue,
     expire: [Ns; 2],
     fifo_batch: u32,
     writes_starved: u32,
@@ -69,10 +47,7 @@ pub struct Deadline26 {
 impl Deadline26 {
     pub fn new(t: &DeadlineTunables, front_merges: bool) -> Self {
         Deadline26 {
-            sorted: [BTreeSet::new(), BTreeSet::new()],
-            by_end: [BTreeSet::new(), BTreeSet::new()],
-            fifo: [VecDeque::new(), VecDeque::new()],
-            slots: Vec::new(),
+            q: SortedQueue::default(),
             expire: [t.read_expire_ms * NSEC_PER_MSEC, t.write_expire_ms * NSEC_PER_MSEC],
             fifo_batch: t.fifo_batch,
             writes_starved: t.writes_starved,
@@ -88,49 +63,12 @@ impl Deadline26 {
         self.batching
     }
 
-    fn fifo_head(&mut self, dir: usize) -> Option<u32> {
-        while let Some(&(id, gen)) = self.fifo[dir].front() {
-            let s = &self.slots[id as usize];
-            if s.queued && s.gen == gen {
-                return Some(id);
-            }
-            self.fifo[dir].pop_front();
-        }
-        None
-    }
-
-    fn finish_merge(&mut self, id: u32, side: Merge, nr_sectors: u64, max_sectors: u64) -> Option<(u32, Merge)> {
-        let s = &mut self.slots[id as usize];
-        if s.rq.nr_sectors + nr_sectors > max_sectors {
-            return None;
-        }
-        let d = dir_of(s.rq.op);
-        match side {
-            Merge::Back => {
-                self.by_end[d].remove(&(s.rq.end(), id));
-                s.rq.nr_sectors += nr_sectors;
-                self.by_end[d].insert((s.rq.end(), id));
-            }
-            Merge::Front => {
-                self.sorted[d].remove(&(s.rq.sector, id));
-                s.rq.sector -= nr_sectors;
-                s.rq.nr_sectors += nr_sectors;
-                self.sorted[d].insert((s.rq.sector, id));
-            }
-        }
-        Some((id, side))
-    }
-
     /// `deadline_move_request`: dispatch `id`, remember the next one in its direction.
     fn move_request(&mut self, id: u32) -> ElvRq {
-        let s = &mut self.slots[id as usize];
-        s.queued = false;
-        let rq = s.rq;
+        let rq = self.q.remove(id);
         let d = dir_of(rq.op);
-        self.sorted[d].remove(&(rq.sector, id));
-        self.by_end[d].remove(&(rq.end(), id));
         self.next = [None, None];
-        self.next[d] = self.sorted[d].range((rq.sector, id)..).next().map(|&(_, n)| n);
+        self.next[d] = self.q.next_from(d, rq.sector, id);
         self.last_sector = rq.end();
         rq
     }
@@ -142,49 +80,18 @@ impl Elevator for Deadline26 {
     }
 
     fn try_merge(&mut self, op: Op, sector: u64, nr_sectors: u64, max_sectors: u64) -> Option<(u32, Merge)> {
-        let d = dir_of(op);
-        if let Some(&(_, id)) = self.by_end[d].range((sector, 0)..=(sector, u32::MAX)).next() {
-            return self.finish_merge(id, Merge::Back, nr_sectors, max_sectors);
-        }
-        if self.front_merges {
-            let bio_end = sector + nr_sectors;
-            if let Some(&(_, id)) = self.sorted[d].range((bio_end, 0)..=(bio_end, u32::MAX)).next() {
-                return self.finish_merge(id, Merge::Front, nr_sectors, max_sectors);
-            }
-        }
-        None
+        self.q.try_merge(op, sector, nr_sectors, max_sectors, self.front_merges)
     }
 
     fn insert(&mut self, now: Ns, rq: ElvRq) {
-        let idx = rq.id as usize;
-        if idx >= self.slots.len() {
-            self.slots.resize(
-                idx + 1,
-                Slot {
-                    rq,
-                    expires: 0,
-                    gen: 0,
-                    queued: false,
-                },
-            );
-        }
-        let d = dir_of(rq.op);
-        let s = &mut self.slots[idx];
-        s.rq = rq;
-        s.gen = s.gen.wrapping_add(1);
-        s.queued = true;
-        s.expires = now + self.expire[d];
-        let gen = s.gen;
-        self.sorted[d].insert((rq.sector, rq.id));
-        self.by_end[d].insert((rq.end(), rq.id));
-        self.fifo[d].push_back((rq.id, gen));
+        self.q.insert(rq, now + self.expire[dir_of(rq.op)], true);
     }
 
     fn dispatch(&mut self, now: Ns) -> Option<ElvRq> {
         // Batches are reads XOR writes.
         let pending = self.next[WRITE].or(self.next[READ]);
         if let Some(id) = pending {
-            if self.last_sector != self.slots[id as usize].rq.sector {
+            if self.last_sector != self.q.rq(id).sector {
                 self.batching += self.fifo_batch;
             }
             if self.batching < self.fifo_batch {
@@ -192,8 +99,8 @@ impl Elevator for Deadline26 {
                 return Some(self.move_request(id));
             }
         }
-        let reads = !self.sorted[READ].is_empty();
-        let writes = !self.sorted[WRITE].is_empty();
+        let reads = !self.q.is_empty(READ);
+        let writes = !self.q.is_empty(WRITE);
         let dir = if reads
             && !(writes && {
                 let s = self.starved;
@@ -207,22 +114,22 @@ impl Elevator for Deadline26 {
         } else {
             return None;
         };
-        let head = self.fifo_head(dir).expect("a direction with requests has a FIFO head");
-        let id = if now > self.slots[head as usize].expires {
+        let head = self.q.fifo_head(dir).expect("a direction with requests has a FIFO head");
+        let id = if now > self.q.expires(head) {
             self.batching = 0;
             head
         } else if let Some(n) = self.next[dir] {
             n
         } else {
             self.batching = 0;
-            self.sorted[dir].first().map(|&(_, id)| id).expect("queued")
+            self.q.first(dir).expect("queued")
         };
         self.batching += 1;
         Some(self.move_request(id))
     }
 
     fn queued(&self) -> usize {
-        self.sorted[READ].len() + self.sorted[WRITE].len()
+        self.q.len(READ) + self.q.len(WRITE)
     }
 }
 
@@ -232,15 +139,7 @@ mod tests {
 
     const MS: Ns = NSEC_PER_MSEC;
 
-    fn rq(id: u32, op: Op, sector: u64, nr: u64) -> ElvRq {
-        ElvRq {
-            id,
-            op,
-            sector,
-            nr_sectors: nr,
-            sync: op == Op::Read,
-        }
-    }
+    use super::super::test_rq as rq;
 
     fn drain(s: &mut Deadline26, now: Ns) -> Vec<u32> {
         std::iter::from_fn(|| s.dispatch(now)).map(|r| r.id).collect()

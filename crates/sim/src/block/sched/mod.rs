@@ -11,6 +11,7 @@ pub mod deadline_2002;
 pub mod deadline_26;
 pub mod mq_deadline;
 pub mod none;
+mod sorted;
 
 /// What an elevator knows about one queued request.
 #[derive(Clone, Copy, Debug)]
@@ -26,6 +27,18 @@ pub struct ElvRq {
 impl ElvRq {
     pub fn end(&self) -> u64 {
         self.sector + self.nr_sectors
+    }
+}
+
+/// A request for the schedulers' tests (reads are synchronous).
+#[cfg(test)]
+pub(crate) fn test_rq(id: u32, op: Op, sector: u64, nr: u64) -> ElvRq {
+    ElvRq {
+        id,
+        op,
+        sector,
+        nr_sectors: nr,
+        sync: op == Op::Read,
     }
 }
 

@@ -73,51 +73,17 @@
 //! state lives in a vector indexed by the block-layer request id (ids are dense pool
 //! indices), FIFOs are ring buffers with lazy removal, so at steady state nothing is
 //! allocated except B-tree nodes.
+use super::sorted::{dir_of, SortedQueue, NSEC_PER_MSEC, READ, WRITE};
 use super::{Elevator, ElvRq, Merge};
 use crate::config::DeadlineTunables;
 use crate::drivers::Op;
 use crate::Ns;
-use std::collections::{BTreeSet, VecDeque};
-
-const NSEC_PER_MSEC: Ns = 1_000_000;
-const READ: usize = 0;
-const WRITE: usize = 1;
-
-fn dir_of(op: Op) -> usize {
-    match op {
-        Op::Read => READ,
-        Op::Write => WRITE,
-    }
-}
-
-#[derive(Clone, Copy, Debug)]
-struct Slot {
-    rq: ElvRq,
-    /// FIFO deadline (`fifo_time`).
-    deadline: Ns,
-    /// Bumped at every insert of this id, to recognise stale FIFO entries.
-    gen: u32,
-    queued: bool,
-}
-
-/// Per-direction state (`sort_list`, `fifo_list`, `latest_pos`) plus the back-merge index.
-#[derive(Default)]
-struct Dir {
-    /// Sector-sorted requests: `(start sector, id)`.
-    sorted: BTreeSet<(u64, u32)>,
-    /// Requests by end sector (the elevator's merge hash): `(end sector, id)`.
-    by_end: BTreeSet<(u64, u32)>,
-    /// Arrival order: `(id, gen)`; entries of dispatched requests are skipped lazily.
-    fifo: VecDeque<(u32, u32)>,
-    /// Start sector of the request most recently dispatched in this direction.
-    latest_pos: u64,
-    /// Live requests in this direction.
-    count: usize,
-}
 
 pub struct MqDeadline {
-    dirs: [Dir; 2],
-    slots: Vec<Slot>,
+    /// Per direction `sort_list` and `fifo_list`, plus the back-merge index.
+    q: SortedQueue,
+    /// Start sector of the request most recently dispatched in each direction.
+    latest_pos: [u64; 2],
     /// `fifo_expire[]` in ns.
     expire: [Ns; 2],
     fifo_batch: u32,
@@ -138,8 +104,8 @@ impl MqDeadline {
     /// `nomerges == 0`).
     pub fn new(t: &DeadlineTunables, nr_requests: u32, front_merges: bool) -> Self {
         MqDeadline {
-            dirs: [Dir::default(), Dir::default()],
-            slots: Vec::new(),
+            q: SortedQueue::default(),
+            latest_pos: [0; 2],
             expire: [t.read_expire_ms * NSEC_PER_MSEC, t.write_expire_ms * NSEC_PER_MSEC],
             fifo_batch: t.fifo_batch,
             writes_starved: t.writes_starved,
@@ -171,78 +137,26 @@ impl MqDeadline {
         self.starved
     }
 
-    fn slot(&self, id: u32) -> &Slot {
-        &self.slots[id as usize]
-    }
-
     /// First queued request of `dir` at or after `latest_pos` (`deadline_next_request`).
     fn next_request(&self, dir: usize) -> Option<u32> {
-        let d = &self.dirs[dir];
-        d.sorted.range((d.latest_pos, 0)..).next().map(|&(_, id)| id)
-    }
-
-    /// Oldest live FIFO entry of `dir`, dropping stale entries on the way.
-    fn fifo_head(&mut self, dir: usize) -> Option<u32> {
-        let slots = &self.slots;
-        let fifo = &mut self.dirs[dir].fifo;
-        while let Some(&(id, gen)) = fifo.front() {
-            let s = &slots[id as usize];
-            if s.queued && s.gen == gen {
-                return Some(id);
-            }
-            fifo.pop_front();
-        }
-        None
+        self.q.next_from(dir, self.latest_pos[dir], 0)
     }
 
     /// Take `id` off both structures (`deadline_remove_request`).
-    fn remove(&mut self, id: u32) {
-        let s = &mut self.slots[id as usize];
-        debug_assert!(s.queued);
-        s.queued = false;
-        let (dir, sector, end) = (dir_of(s.rq.op), s.rq.sector, s.rq.end());
-        let d = &mut self.dirs[dir];
-        d.sorted.remove(&(sector, id));
-        d.by_end.remove(&(end, id));
-        d.count -= 1;
-        // The FIFO entry goes stale; drop it now if it is at the head, to keep the ring short.
-        if let Some(&(hid, _)) = d.fifo.front() {
-            if hid == id {
-                d.fifo.pop_front();
-            }
-        }
+    fn remove(&mut self, id: u32) -> ElvRq {
         if self.last_merge == Some(id) {
             self.last_merge = None;
         }
-    }
-
-    /// Grow `id`'s request by the bio on `side`, keeping both indexes right.
-    fn apply_merge(&mut self, id: u32, side: Merge, nr_sectors: u64) {
-        let s = &mut self.slots[id as usize];
-        let d = &mut self.dirs[dir_of(s.rq.op)];
-        match side {
-            Merge::Back => {
-                d.by_end.remove(&(s.rq.end(), id));
-                s.rq.nr_sectors += nr_sectors;
-                d.by_end.insert((s.rq.end(), id));
-            }
-            Merge::Front => {
-                d.sorted.remove(&(s.rq.sector, id));
-                s.rq.sector -= nr_sectors;
-                s.rq.nr_sectors += nr_sectors;
-                d.sorted.insert((s.rq.sector, id));
-            }
-        }
-        self.last_merge = Some(id);
+        self.q.remove(id)
     }
 
     /// Commit a merge candidate, or refuse it if the result would exceed `max_sectors`.
     fn finish_merge(&mut self, id: u32, side: Merge, nr_sectors: u64, max_sectors: u64) -> Option<(u32, Merge)> {
-        if self.slot(id).rq.nr_sectors + nr_sectors > max_sectors {
-            return None;
+        let merged = self.q.try_grow(id, side, nr_sectors, max_sectors);
+        if merged.is_some() {
+            self.last_merge = Some(id);
         }
-        self.apply_merge(id, side, nr_sectors);
-        Some((id, side))
+        merged
     }
 }
 
@@ -256,7 +170,7 @@ impl Elevator for MqDeadline {
         let bio_end = sector + nr_sectors;
         // 1. One-hit cache (blk_try_merge on q->last_merge).
         if let Some(id) = self.last_merge {
-            let rq = self.slot(id).rq;
+            let rq = self.q.rq(id);
             if rq.op == op {
                 if rq.end() == sector {
                     return self.finish_merge(id, Merge::Back, nr_sectors, max_sectors);
@@ -270,13 +184,12 @@ impl Elevator for MqDeadline {
             return None;
         }
         // 2. Back merge through the end-sector index.
-        let d = &self.dirs[dir];
-        if let Some(&(_, id)) = d.by_end.range((sector, 0)..=(sector, u32::MAX)).next() {
+        if let Some(id) = self.q.ending_at(dir, sector) {
             return self.finish_merge(id, Merge::Back, nr_sectors, max_sectors);
         }
         // 3. dd_request_merge: front merge through the sort tree.
         if self.front_merges {
-            if let Some(&(_, id)) = d.sorted.range((bio_end, 0)..=(bio_end, u32::MAX)).next() {
+            if let Some(id) = self.q.starting_at(dir, bio_end) {
                 return self.finish_merge(id, Merge::Front, nr_sectors, max_sectors);
             }
         }
@@ -284,31 +197,7 @@ impl Elevator for MqDeadline {
     }
 
     fn insert(&mut self, now: Ns, rq: ElvRq) {
-        let idx = rq.id as usize;
-        if idx >= self.slots.len() {
-            self.slots.resize(
-                idx + 1,
-                Slot {
-                    rq,
-                    deadline: 0,
-                    gen: 0,
-                    queued: false,
-                },
-            );
-        }
-        let dir = dir_of(rq.op);
-        let s = &mut self.slots[idx];
-        debug_assert!(!s.queued, "request {} inserted twice", rq.id);
-        s.rq = rq;
-        s.deadline = now + self.expire[dir];
-        s.gen = s.gen.wrapping_add(1);
-        s.queued = true;
-        let gen = s.gen;
-        let d = &mut self.dirs[dir];
-        d.sorted.insert((rq.sector, rq.id));
-        d.by_end.insert((rq.end(), rq.id));
-        d.fifo.push_back((rq.id, gen));
-        d.count += 1;
+        self.q.insert(rq, now + self.expire[dir_of(rq.op)], true);
         if self.last_merge.is_none() {
             self.last_merge = Some(rq.id);
         }
@@ -323,8 +212,8 @@ impl Elevator for MqDeadline {
                 }
             }
             // Choose a direction.
-            let dir = if self.dirs[READ].count > 0 {
-                if self.dirs[WRITE].count > 0 && {
+            let dir = if !self.q.is_empty(READ) {
+                if !self.q.is_empty(WRITE) && {
                     let s = self.starved;
                     self.starved += 1;
                     s >= self.writes_starved
@@ -334,14 +223,14 @@ impl Elevator for MqDeadline {
                 } else {
                     READ
                 }
-            } else if self.dirs[WRITE].count > 0 {
+            } else if !self.q.is_empty(WRITE) {
                 self.starved = 0;
                 WRITE
             } else {
                 return None;
             };
-            let head = self.fifo_head(dir).expect("direction with queued requests has a FIFO head");
-            let expired = now >= self.slot(head).deadline;
+            let head = self.q.fifo_head(dir).expect("direction with queued requests has a FIFO head");
+            let expired = now >= self.q.expires(head);
             let id = match self.next_request(dir) {
                 Some(next) if !expired => next,
                 _ => head,
@@ -351,14 +240,13 @@ impl Elevator for MqDeadline {
             id
         };
         self.batching += 1;
-        self.remove(id);
-        let rq = self.slot(id).rq;
-        self.dirs[dir_of(rq.op)].latest_pos = rq.sector;
+        let rq = self.remove(id);
+        self.latest_pos[dir_of(rq.op)] = rq.sector;
         Some(rq)
     }
 
     fn queued(&self) -> usize {
-        self.dirs[READ].count + self.dirs[WRITE].count
+        self.q.len(READ) + self.q.len(WRITE)
     }
 
     fn async_depth(&self) -> Option<u32> {
@@ -377,15 +265,7 @@ mod tests {
         DeadlineTunables::default()
     }
 
-    fn rq(id: u32, op: Op, sector: u64, nr: u64) -> ElvRq {
-        ElvRq {
-            id,
-            op,
-            sector,
-            nr_sectors: nr,
-            sync: op == Op::Read,
-        }
-    }
+    use super::super::test_rq as rq;
 
     fn drain(dd: &mut MqDeadline, now: Ns) -> Vec<u32> {
         let mut v = Vec::new();

@@ -90,15 +90,7 @@ impl Elevator for NoneSched {
 mod tests {
     use super::*;
 
-    fn rq(id: u32, op: Op, sector: u64, nr: u64) -> ElvRq {
-        ElvRq {
-            id,
-            op,
-            sector,
-            nr_sectors: nr,
-            sync: op == Op::Read,
-        }
-    }
+    use super::super::test_rq as rq;
 
     #[test]
     fn fifo_order() {
