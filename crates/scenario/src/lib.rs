@@ -18,17 +18,25 @@ use wblab_sim::config::Scenario;
 /// The default experiment, `scenarios/default.toml`, compiled in so it always runs.
 const DEFAULT_TOML: &str = include_str!("../../../scenarios/default.toml");
 
+/// The file's name as given and its text, or an error naming it.
+fn read(path: &Path) -> Result<(String, String), ScenarioError> {
+    let file = path.display().to_string();
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok((file, text)),
+        Err(e) => Err(ScenarioError {
+            file,
+            line: 0,
+            column: 0,
+            key: None,
+            message: format!("cannot read the scenario file: {e}"),
+            hint: None,
+        }),
+    }
+}
+
 /// Reads and parses a scenario file; errors name `path` as given.
 pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
-    let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
-        file: file.clone(),
-        line: 0,
-        column: 0,
-        key: None,
-        message: format!("cannot read the scenario file: {e}"),
-        hint: None,
-    })?;
+    let (file, text) = read(path)?;
     parse(&text, &file)
 }
 
@@ -46,15 +54,7 @@ pub fn parse_all(text: &str, file_name: &str) -> Result<Vec<Scenario>, ScenarioE
 
 /// Reads a scenario file into one scenario per kernel it lists.
 pub fn load_all(path: &Path) -> Result<Vec<Scenario>, ScenarioError> {
-    let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
-        file: file.clone(),
-        line: 0,
-        column: 0,
-        key: None,
-        message: format!("cannot read the scenario file: {e}"),
-        hint: None,
-    })?;
+    let (file, text) = read(path)?;
     parse_all(&text, &file)
 }
 
@@ -64,15 +64,7 @@ pub type SweepRuns = (String, Vec<(String, Scenario)>);
 /// A file with a `[sweep]` table: the swept knob and one (value, scenario) per value, in the
 /// file's order (for the first kernel it lists). `Ok(None)` for a file without a sweep.
 pub fn load_sweep(path: &Path) -> Result<Option<SweepRuns>, ScenarioError> {
-    let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
-        file: file.clone(),
-        line: 0,
-        column: 0,
-        key: None,
-        message: format!("cannot read the scenario file: {e}"),
-        hint: None,
-    })?;
+    let (file, text) = read(path)?;
     build::sweep_scenarios(&text, &file).map_err(|p| p.locate(&file, &text))
 }
 
