@@ -63,6 +63,7 @@ pub fn kernels(json: bool) -> ExitCode {
     }
     println!("\npage wait queues (by release, inside generations): 2.5–2.6.6 wake-all, 2.6.7–4.9 filtered+wake-one, 4.10+ handoff; [policy] page_wake = \"filtered\" for wli's first posting");
     println!("legacy queue: 128 requests per direction, congested at 113, uncongested below 103, 512 KiB requests, 128 KiB readahead, no blk-wbt");
+    println!("disk elevator (by release, inside generations): 2.5 deadline-2002, 2.6.18–2.6.21 cfq-2.6.20, 2.6.22–2.6.31 cfq-2.6.22, else mq-deadline (anticipatory and the CFQ of 2.6.32+ are not modelled)");
     ExitCode::SUCCESS
 }
 

@@ -540,3 +540,30 @@ fn the_2011_device_scenarios() {
     assert_eq!((p.members, p.chunk, d.size), (10, 512 * KIB, 640_000_000_000));
     assert_eq!((sc.machine.memory, sc.tasks[0].count), (64 * GIB, 1000));
 }
+
+#[test]
+fn cfq_is_the_era_elevator_and_takes_its_sysfs_tunables() {
+    // 2.6.18-2.6.21 get cfq-2.6.20, 2.6.22-2.6.31 cfq-2.6.22; `cfq` names the era's one.
+    let disk = "[[device]]\nname = \"sda\"\nmodel = \"hdd\"\n";
+    for (k, want) in [("2.6.20", SchedulerKind::Cfq2620), ("2.6.24", SchedulerKind::Cfq2622)] {
+        let sc = ok(&format!("kernel = \"{k}\"\n{disk}"));
+        assert_eq!(sc.devices[0].queue.scheduler, want, "{k}");
+        let sc = ok(&format!("kernel = \"{k}\"\n{disk}\"queue/scheduler\" = \"cfq\"\n"));
+        assert_eq!(sc.devices[0].queue.scheduler, want, "{k}, cfq");
+    }
+    assert_eq!(
+        ok(&format!("kernel = \"2.6.38\"\n{disk}")).devices[0].queue.scheduler,
+        SchedulerKind::MqDeadline
+    );
+    let sc = ok(&format!(
+        "kernel = \"2.6.24\"\n{disk}\"queue/iosched/slice_idle\" = 0\n\"queue/iosched/quantum\" = 8\n\"queue/iosched/slice_async\" = 100\n"
+    ));
+    let c = sc.devices[0].queue.cfq;
+    assert_eq!((c.slice_idle, c.quantum, c.slice_async), (0, 8, 100 * 1_000_000));
+    assert_eq!(c.slice_sync, 100 * 1_000_000, "untouched knobs keep CFQ's defaults");
+    let sc = ok(&format!("{disk}destage = \"drain\"\n"));
+    match &sc.devices[0].model {
+        DeviceModelConfig::Hdd(p) => assert_eq!(p.destage, wblab_sim::config::DestagePolicy::Drain),
+        m => panic!("{m:?}"),
+    }
+}

@@ -641,6 +641,22 @@ pub struct HddParams {
     pub cache_size: u64,
     /// Command overhead per request, ns.
     pub command_overhead: Ns,
+    /// What the firmware does with reads while writes wait for cache room.
+    pub destage: DestagePolicy,
+}
+
+/// How a drive with a full write cache shares the head between destaging and queued reads.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DestagePolicy {
+    /// Up to 4 MiB of destage between two reads (today's drives: reads are not starved).
+    #[default]
+    Interleave,
+    /// Destage as long as any write waits for room; a read is served only when no write
+    /// waits, or when it has aged out of NCQ (2 s). The behaviour CFQ's 2.6.22 rules (no
+    /// async dispatch while a read is in flight, at most `quantum` async requests in the
+    /// drive) were written against.
+    Drain,
 }
 
 impl HddParams {
@@ -663,6 +679,7 @@ impl HddParams {
             write_cache: true,
             cache_size: 2 * MIB,
             command_overhead: 300_000,
+            destage: DestagePolicy::Interleave,
         }
     }
 }
@@ -681,6 +698,7 @@ impl Default for HddParams {
             write_cache: true,
             cache_size: 256 * MIB,
             command_overhead: 50_000,
+            destage: DestagePolicy::Interleave,
         }
     }
 }
@@ -728,6 +746,12 @@ pub enum SchedulerKind {
     /// The 2.6 deadline scheduler (rbtree rewrite, 2.5.57 to about 2.6.23).
     #[serde(rename = "deadline-2.6")]
     Deadline26,
+    /// CFQ as in 2.6.18–2.6.21 (`block/cfq-iosched.c` of 2.6.20).
+    #[serde(rename = "cfq-2.6.20")]
+    Cfq2620,
+    /// CFQ after the 2.6.22 service-tree rework, through about 2.6.28.
+    #[serde(rename = "cfq-2.6.22")]
+    Cfq2622,
 }
 
 impl SchedulerKind {
@@ -737,6 +761,8 @@ impl SchedulerKind {
             SchedulerKind::MqDeadline => "mq-deadline",
             SchedulerKind::Deadline2002 => "deadline-2002",
             SchedulerKind::Deadline26 => "deadline-2.6",
+            SchedulerKind::Cfq2620 => "cfq-2.6.20",
+            SchedulerKind::Cfq2622 => "cfq-2.6.22",
         }
     }
 }
@@ -756,6 +782,44 @@ pub struct QueueConfig {
     /// "write back" (true) or "write through" (false): a volatile cache changes wbt's wake rule.
     pub write_cache: bool,
     pub iosched: DeadlineTunables,
+    /// CFQ's tunables (used when `scheduler` is one of the CFQs).
+    pub cfq: CfqTunables,
+}
+
+/// `/sys/block/<dev>/queue/iosched/` of CFQ (2.6.18–2.6.31 defaults; sysfs shows times in ms).
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct CfqTunables {
+    /// Requests one queue moves to the driver per dispatch round (`cfq_quantum`).
+    pub quantum: u32,
+    pub fifo_expire_sync: Ns,
+    pub fifo_expire_async: Ns,
+    /// How far back (KiB) the next request may lie and still be taken in sort order.
+    pub back_seek_max_kb: u64,
+    /// Cost factor of a backward seek against a forward one.
+    pub back_seek_penalty: u64,
+    pub slice_sync: Ns,
+    pub slice_async: Ns,
+    /// Base of the async request budget per slice (`cfq_prio_to_maxrq`).
+    pub slice_async_rq: u32,
+    /// How long an emptied sync queue waits for its process's next request.
+    pub slice_idle: Ns,
+}
+
+impl Default for CfqTunables {
+    fn default() -> Self {
+        const MS: Ns = 1_000_000;
+        CfqTunables {
+            quantum: 4,
+            fifo_expire_sync: 125 * MS,
+            fifo_expire_async: 250 * MS,
+            back_seek_max_kb: 16 * 1024,
+            back_seek_penalty: 2,
+            slice_sync: 100 * MS,
+            slice_async: 40 * MS,
+            slice_async_rq: 2,
+            slice_idle: 8 * MS,
+        }
+    }
 }
 
 /// `/sys/block/<dev>/queue/iosched/` of mq-deadline (defaults as in 6.18).
@@ -1018,8 +1082,8 @@ pub fn default_queue(model: &DeviceModelConfig) -> QueueConfig {
     };
     // blk_mq_default_nr_requests: 2 * min(qd, 128) with an elevator, the tag-set depth without.
     let nr_requests = match scheduler {
-        SchedulerKind::MqDeadline | SchedulerKind::Deadline2002 | SchedulerKind::Deadline26 => 2 * qd.min(128),
         SchedulerKind::None => qd,
+        _ => 2 * qd.min(128),
     };
     let max_sectors_kb = 4096;
     QueueConfig {
@@ -1034,6 +1098,7 @@ pub fn default_queue(model: &DeviceModelConfig) -> QueueConfig {
         rotational,
         write_cache,
         iosched: DeadlineTunables::default(),
+        cfq: CfqTunables::default(),
     }
 }
 
@@ -1066,6 +1131,7 @@ fn usb_queue(p: &UsbParams) -> QueueConfig {
         rotational: true,
         write_cache: false,
         iosched: DeadlineTunables::default(),
+        cfq: CfqTunables::default(),
     }
 }
 
@@ -1086,6 +1152,7 @@ fn nfs_queue(p: &NfsParams) -> QueueConfig {
         rotational: false,
         write_cache: true,
         iosched: DeadlineTunables::default(),
+        cfq: CfqTunables::default(),
     }
 }
 
@@ -1109,6 +1176,7 @@ fn raid0_queue(p: &Raid0Params) -> QueueConfig {
         rotational: member.rotational,
         write_cache: member.write_cache,
         iosched: DeadlineTunables::default(),
+        cfq: CfqTunables::default(),
     }
 }
 
@@ -1134,6 +1202,7 @@ fn loop_queue(p: &LoopParams) -> QueueConfig {
         rotational: true,
         write_cache: true,
         iosched: DeadlineTunables::default(),
+        cfq: CfqTunables::default(),
     }
 }
 

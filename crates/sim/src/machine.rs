@@ -36,6 +36,8 @@ pub enum Event {
     Device(u16),
     /// blk-wbt window timer of a device.
     WbtTimer(u16),
+    /// The elevator's own timer (CFQ's idle slice) on a device.
+    ElvTimer(u16),
     /// blk-throttle `pending_timer` of a device.
     ThrotlTimer(u16),
     /// The flusher of a wb is woken.
@@ -526,6 +528,12 @@ impl Machine {
                 self.q.schedule(t.max(now), Event::Device(dev));
             }
         }
+        if let Some(t) = q.elv.next_timer() {
+            if q.elv_timer_at != Some(t) {
+                q.elv_timer_at = Some(t);
+                self.q.schedule(t.max(now), Event::ElvTimer(dev));
+            }
+        }
         if let Some(t) = q.wbt.next_timer() {
             if q.wbt_timer_at != Some(t) {
                 q.wbt_timer_at = Some(t);
@@ -635,6 +643,7 @@ impl Machine {
                 accepted.push(w);
             }
         }
+        self.queues[d].elv.completed(now, id);
         self.queues[d].release(id);
         self.release_slot(d, op, &mut accepted);
         self.scratch_ids = admitted;
@@ -847,6 +856,14 @@ impl Machine {
             Event::CpuDone(c) => self.on_cpu_done(c),
             Event::Device(d) => self.on_device(d),
             Event::WbtTimer(d) => self.on_wbt_timer(d),
+            Event::ElvTimer(d) => {
+                let now = self.now();
+                let q = &mut self.queues[d as usize];
+                if q.elv_timer_at.is_some_and(|t| t <= now) {
+                    q.elv_timer_at = None;
+                }
+                self.kick_queue(d);
+            }
             Event::ThrotlTimer(d) => self.on_throtl_timer(d),
             Event::Flusher(w) => self.flusher_wakeup_fired(w),
             Event::BwDwork(w) => {

@@ -5,7 +5,9 @@
 use crate::error::Result;
 use crate::section::Section;
 use crate::units::{format_duration, format_size};
-use wblab_sim::config::{DeviceModelConfig, HddParams, LoopParams, NfsParams, Raid0Params, Raid5Params, SsdParams, UsbParams};
+use wblab_sim::config::{
+    DestagePolicy, DeviceModelConfig, HddParams, LoopParams, NfsParams, Raid0Params, Raid5Params, SsdParams, UsbParams,
+};
 
 pub(super) const MODELS: &[&str] = &["hdd", "ssd", "loop", "usb", "nfs", "raid0", "raid5"];
 
@@ -24,6 +26,7 @@ pub(super) const HDD_KEYS: &[&str] = &[
     "write_cache",
     "cache_size",
     "command_overhead",
+    "destage",
 ];
 
 pub(super) const SSD_KEYS: &[&str] = &[
@@ -150,6 +153,12 @@ fn hdd(sec: &Section<'_>) -> Result<HddParams> {
     sec.read("write_cache", &mut p.write_cache, |e| e.boolean())?;
     sec.read("cache_size", &mut p.cache_size, |e| e.size())?;
     sec.read("command_overhead", &mut p.command_overhead, |e| e.duration_in(0, MAX_LATENCY))?;
+    if let Some(e) = sec.get("destage") {
+        p.destage = match e.keyword(&["interleave", "drain"], "destage policy")? {
+            "drain" => DestagePolicy::Drain,
+            _ => DestagePolicy::Interleave,
+        };
+    }
 
     let seeks = ["seek_track_to_track", "seek_average", "seek_full_stroke"];
     if !(p.seek_track_to_track <= p.seek_average && p.seek_average <= p.seek_full_stroke) {

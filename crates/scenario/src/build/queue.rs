@@ -25,6 +25,28 @@ pub(super) const IOSCHED_KEYS: &[&str] = &[
     "queue/iosched/front_merges",
     "queue/iosched/async_depth",
     "queue/iosched/seek_cost",
+    "queue/iosched/quantum",
+    "queue/iosched/fifo_expire_sync",
+    "queue/iosched/fifo_expire_async",
+    "queue/iosched/back_seek_max",
+    "queue/iosched/back_seek_penalty",
+    "queue/iosched/slice_sync",
+    "queue/iosched/slice_async",
+    "queue/iosched/slice_async_rq",
+    "queue/iosched/slice_idle",
+];
+
+/// The tunables of CFQ (`block/cfq-iosched.c`, 2.6.18–2.6.31); times in ms as sysfs shows them.
+const CFQ_KEYS: &[&str] = &[
+    "queue/iosched/quantum",
+    "queue/iosched/fifo_expire_sync",
+    "queue/iosched/fifo_expire_async",
+    "queue/iosched/back_seek_max",
+    "queue/iosched/back_seek_penalty",
+    "queue/iosched/slice_sync",
+    "queue/iosched/slice_async",
+    "queue/iosched/slice_async_rq",
+    "queue/iosched/slice_idle",
 ];
 
 /// The tunables of deadline-2002 (`drivers/block/deadline-iosched.c`, Sep 2002; Morton's
@@ -63,8 +85,17 @@ const MAX_HW_SECTORS_KB: u32 = 32767;
 const INT_MAX: u32 = i32::MAX as u32;
 
 /// Accepted elevator names: `deadline` is the kernel's alias of mq-deadline; `deadline-2002` is
-/// the 2.5-era deadline scheduler.
-const SCHEDULERS: &[&str] = &["none", "mq-deadline", "deadline", "deadline-2002", "deadline-2.6"];
+/// the 2.5-era deadline scheduler; `cfq` is the kernel generation's CFQ (2.6.18–2.6.31).
+const SCHEDULERS: &[&str] = &[
+    "none",
+    "mq-deadline",
+    "deadline",
+    "deadline-2002",
+    "deadline-2.6",
+    "cfq",
+    "cfq-2.6.20",
+    "cfq-2.6.22",
+];
 const UNMODELLED_SCHEDULERS: &[&str] = &["kyber", "bfq"];
 
 /// The queue as probed for `model`, then the file's `queue/*` writes: the scheduler first,
@@ -85,7 +116,7 @@ pub(super) fn build(sec: &Section<'_>, model: &DeviceModelConfig, era_elevator: 
     // md is bio-based and NFS has no block queue: neither has an elevator to switch to.
     let no_elevator = matches!(model, DeviceModelConfig::Raid0(_) | DeviceModelConfig::Nfs(_));
     if let Some(e) = sec.get("queue/scheduler") {
-        q.scheduler = scheduler(e)?;
+        q.scheduler = scheduler(e, era_elevator)?;
         q.iosched = DeadlineTunables::for_scheduler(q.scheduler);
         if no_elevator && q.scheduler != SchedulerKind::None {
             return Err(e
@@ -95,8 +126,8 @@ pub(super) fn build(sec: &Section<'_>, model: &DeviceModelConfig, era_elevator: 
         // blk_mq_init_sched / elevator_switch to none: 2 * min(depth, BLKDEV_DEFAULT_RQ) or the
         // tag set's depth.
         q.nr_requests = match q.scheduler {
-            SchedulerKind::MqDeadline | SchedulerKind::Deadline2002 | SchedulerKind::Deadline26 => 2 * depth.min(128),
             SchedulerKind::None => depth,
+            _ => 2 * depth.min(128),
         };
     }
     if q.scheduler == SchedulerKind::None {
@@ -109,10 +140,11 @@ pub(super) fn build(sec: &Section<'_>, model: &DeviceModelConfig, era_elevator: 
             return Err(e.key_problem("is an mq-deadline tunable, but the scheduler is `none`").hint(hint));
         }
     }
-    // Each deadline keeps its own set of tunables: a key of the other one is an error.
+    // Each elevator keeps its own set of tunables: a key of another one is an error.
     let (own, other_name) = match q.scheduler {
         SchedulerKind::Deadline2002 => (DEADLINE_2002_KEYS, "deadline-2002"),
         SchedulerKind::Deadline26 => (DEADLINE_26_KEYS, "deadline-2.6"),
+        SchedulerKind::Cfq2620 | SchedulerKind::Cfq2622 => (CFQ_KEYS, "cfq"),
         _ => (MQ_DEADLINE_KEYS, "mq-deadline"),
     };
     if q.scheduler != SchedulerKind::None {
@@ -122,6 +154,12 @@ pub(super) fn build(sec: &Section<'_>, model: &DeviceModelConfig, era_elevator: 
             .find(|e| IOSCHED_KEYS.contains(&e.key.as_str()) && !own.contains(&e.key.as_str()))
         {
             let hint = match q.scheduler {
+                _ if CFQ_KEYS.contains(&e.key.as_str()) => format!(
+                    "a CFQ tunable: set \"queue/scheduler\" = \"cfq-2.6.20\" or \"cfq-2.6.22\" (CFQ is the default of kernels 2.6.18 to 2.6.31); {} has {}",
+                    q.scheduler.name(),
+                    suggest::list(own)
+                ),
+                SchedulerKind::Cfq2620 | SchedulerKind::Cfq2622 => format!("CFQ has {}", suggest::list(CFQ_KEYS)),
                 SchedulerKind::Deadline2002 => format!(
                     "deadline-2002 has {} (writes never expire; front merges are always tried); `queue/scheduler` = \"mq-deadline\" has the others",
                     suggest::list(DEADLINE_2002_KEYS)
@@ -137,8 +175,8 @@ pub(super) fn build(sec: &Section<'_>, model: &DeviceModelConfig, era_elevator: 
     }
 
     let max_nr = match q.scheduler {
-        SchedulerKind::MqDeadline | SchedulerKind::Deadline2002 | SchedulerKind::Deadline26 => MAX_SCHED_RQ,
         SchedulerKind::None => depth,
+        _ => MAX_SCHED_RQ,
     };
     sec.read("queue/nr_requests", &mut q.nr_requests, |e| {
         e.u32(MIN_NR_REQUESTS, max_nr.max(MIN_NR_REQUESTS)).map_err(|p| {
@@ -195,6 +233,24 @@ pub(super) fn build(sec: &Section<'_>, model: &DeviceModelConfig, era_elevator: 
         e.u32(1, INT_MAX)
             .map_err(|p| p.hint("the batch cost of a seek; a contiguous request costs 1 (default 16)"))
     })?;
+    let c = &mut q.cfq;
+    let ms = |e: &Entry<'_>| e.uint(0, u64::from(INT_MAX)).map(|v| v * 1_000_000);
+    sec.read("queue/iosched/quantum", &mut c.quantum, |e| e.u32(1, INT_MAX))?;
+    sec.read("queue/iosched/fifo_expire_sync", &mut c.fifo_expire_sync, ms)?;
+    sec.read("queue/iosched/fifo_expire_async", &mut c.fifo_expire_async, ms)?;
+    sec.read("queue/iosched/back_seek_max", &mut c.back_seek_max_kb, |e| {
+        e.uint(0, u64::from(INT_MAX))
+            .map_err(|p| p.hint("KiB behind the head the next request may lie (default 16384)"))
+    })?;
+    sec.read("queue/iosched/back_seek_penalty", &mut c.back_seek_penalty, |e| {
+        e.uint(1, u64::from(INT_MAX))
+    })?;
+    sec.read("queue/iosched/slice_sync", &mut c.slice_sync, ms)?;
+    sec.read("queue/iosched/slice_async", &mut c.slice_async, ms)?;
+    sec.read("queue/iosched/slice_async_rq", &mut c.slice_async_rq, |e| e.u32(1, INT_MAX))?;
+    sec.read("queue/iosched/slice_idle", &mut c.slice_idle, |e| {
+        ms(e).map_err(|p| p.hint("ms an emptied sync queue waits for its process's next request; 0 disables idling"))
+    })?;
     let nr = q.nr_requests;
     sec.read("queue/iosched/async_depth", &mut q.iosched.async_depth, |e| {
         e.u32(0, nr)
@@ -205,7 +261,7 @@ pub(super) fn build(sec: &Section<'_>, model: &DeviceModelConfig, era_elevator: 
 
 /// A scheduler name as written to `queue/scheduler`, or as read back from it
 /// (`"[mq-deadline] none"`: the bracketed one is active).
-fn scheduler(e: &Entry<'_>) -> Result<SchedulerKind> {
+fn scheduler(e: &Entry<'_>, era: Option<SchedulerKind>) -> Result<SchedulerKind> {
     let raw = e.str()?.trim();
     let name = match (raw.find('['), raw.find(']')) {
         (Some(open), Some(close)) if open < close => &raw[open + 1..close],
@@ -214,13 +270,21 @@ fn scheduler(e: &Entry<'_>) -> Result<SchedulerKind> {
     if UNMODELLED_SCHEDULERS.contains(&name) {
         return Err(e
             .problem(format!("scheduler `{name}` is not modelled"))
-            .hint("modelled: `none`, `mq-deadline`, `deadline-2002`, `deadline-2.6`"));
+            .hint("modelled: `none`, `mq-deadline`, `deadline-2002`, `deadline-2.6`, `cfq-2.6.20`, `cfq-2.6.22`"));
     }
     match name {
+        "cfq" => match era {
+            Some(k @ (SchedulerKind::Cfq2620 | SchedulerKind::Cfq2622)) => Ok(k),
+            _ => Err(e
+                .problem("this kernel's CFQ is not modelled")
+                .hint("CFQ is modelled as it was in 2.6.18-2.6.21 (`cfq-2.6.20`) and 2.6.22-2.6.31 (`cfq-2.6.22`); it was removed in 5.0")),
+        },
         "none" => Ok(SchedulerKind::None),
         "mq-deadline" | "deadline" => Ok(SchedulerKind::MqDeadline),
         "deadline-2002" => Ok(SchedulerKind::Deadline2002),
         "deadline-2.6" => Ok(SchedulerKind::Deadline26),
+        "cfq-2.6.20" => Ok(SchedulerKind::Cfq2620),
+        "cfq-2.6.22" => Ok(SchedulerKind::Cfq2622),
         _ => Err(e
             .problem(format!("unknown scheduler `{name}`"))
             .hint(suggest::hint(name, SCHEDULERS))),

@@ -99,6 +99,8 @@ pub struct BlockQueue {
     /// Time of the device event already scheduled, if any.
     pub tick_at: Option<Ns>,
     pub wbt_timer_at: Option<Ns>,
+    /// When the elevator's timer event is scheduled.
+    pub elv_timer_at: Option<Ns>,
     /// Time of the blk-throttle timer event already scheduled, if any.
     pub throtl_timer_at: Option<Ns>,
     clock: Clock,
@@ -135,7 +137,7 @@ impl BlockQueue {
         let elv = sched::build(q);
         let async_depth = match q.scheduler {
             SchedulerKind::MqDeadline => elv.async_depth().unwrap_or(q.nr_requests),
-            SchedulerKind::None | SchedulerKind::Deadline2002 | SchedulerKind::Deadline26 => q.nr_requests,
+            _ => q.nr_requests,
         };
         BlockQueue {
             name: cfg.name.clone(),
@@ -158,6 +160,7 @@ impl BlockQueue {
             tag_waiters: VecDeque::new(),
             tick_at: None,
             wbt_timer_at: None,
+            elv_timer_at: None,
             throtl_timer_at: None,
             legacy: None,
             clock: Clock::new(hz),
@@ -336,6 +339,10 @@ impl BlockQueue {
                 sector: r.sector,
                 nr_sectors: r.nr_sectors,
                 sync: r.sync || r.op == Op::Read,
+                owner: match r.submitter {
+                    Submitter::Task(t) => t + 1,
+                    Submitter::Flusher(_) => 0,
+                },
             },
         );
     }

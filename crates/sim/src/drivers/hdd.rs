@@ -80,8 +80,12 @@
 //! the media rate.
 //!
 //! Reads and destage compete for the head: reads go first while the cache has room. Once writes
-//! wait for room, the drive alternates bursts of up to [`DESTAGE_BURST`] destage chunks with one
-//! read, and a write that has waited [`NCQ_AGE_LIMIT`] forces destage. A read entirely inside
+//! wait for room, the drive (`destage = "interleave"`, the default) alternates bursts of up to
+//! [`DESTAGE_BURST`] destage chunks with one read, and a write that has waited [`NCQ_AGE_LIMIT`]
+//! forces destage. With `destage = "drain"` it destages as long as any write waits for room, so
+//! a read behind a stream of queued writes is served only by NCQ aging — the read starvation of
+//! the NCQ drives of the mid-2000s that CFQ's 2.6.22 rules (no async dispatch while a read is in
+//! flight, few async requests in the drive) and blk-wbt's `wb_cache_delay` were written against. A read entirely inside
 //! dirty cached data is served from the cache at interface rate without touching the head.
 //!
 //! With `write_cache = false` a write is a media command like a read and completes when its data
@@ -116,7 +120,7 @@
 //! random writes make it grow (and allocate) — bounded by `cache_size`.
 
 use super::{BusyClock, DevRequest, Device, Op};
-use crate::config::HddParams;
+use crate::config::{DestagePolicy, HddParams};
 use crate::engine::RngStream;
 use crate::Ns;
 use std::cmp::Reverse;
@@ -557,12 +561,14 @@ impl Hdd {
         // Destage when there is nothing else to do; with reads waiting, only while writes wait
         // for room (in bursts), unless the oldest read has aged out or the oldest waiting write has.
         let media_aged = has_media && t.saturating_sub(self.slots[self.queue[0] as usize].arrival) >= NCQ_AGE_LIMIT;
-        let write_pressure = self.waiting.front().map(|&w| {
-            (
-                self.streak < DESTAGE_BURST,
-                t.saturating_sub(self.slots[w as usize].arrival) >= NCQ_AGE_LIMIT,
-            )
-        });
+        let burst_left = match self.p.destage {
+            DestagePolicy::Interleave => self.streak < DESTAGE_BURST,
+            DestagePolicy::Drain => true,
+        };
+        let write_pressure = self
+            .waiting
+            .front()
+            .map(|&w| (burst_left, t.saturating_sub(self.slots[w as usize].arrival) >= NCQ_AGE_LIMIT));
         let destage = has_cache && (!has_media || (!media_aged && write_pressure.is_some_and(|(in_burst, aged)| in_burst || aged)));
         if destage {
             if has_media {
@@ -900,6 +906,39 @@ mod tests {
             .max()
             .unwrap();
         assert!(worst_read < 500_000_000, "read waited {} ms", worst_read / 1_000_000);
+    }
+
+    #[test]
+    fn a_draining_drive_serves_reads_behind_a_write_stream_only_by_aging() {
+        // The same load as above on a drive that destages while writes wait for room: the
+        // reads wait for NCQ aging (2 s), not for a 4 MiB destage burst.
+        let worst = |destage| {
+            let mut d = hdd(HddParams {
+                destage,
+                ..HddParams::default()
+            });
+            let lbas = random_4k(5, 200);
+            let done = run(&mut d, 32, 20_000, |i| {
+                if i % 100 == 0 {
+                    (Op::Read, lbas[i / 100], 4096)
+                } else {
+                    (Op::Write, i as u64 * MIB, MIB)
+                }
+            });
+            done.iter()
+                .filter(|&&(_, _, id)| id % 100 == 0)
+                .map(|&(a, b, _)| b - a)
+                .max()
+                .unwrap()
+        };
+        let (interleave, drain) = (worst(DestagePolicy::Interleave), worst(DestagePolicy::Drain));
+        assert!(interleave < 500_000_000, "interleave: {} ms", interleave / 1_000_000);
+        assert!(drain >= NCQ_AGE_LIMIT, "drain: {} ms", drain / 1_000_000);
+        assert!(
+            drain < NCQ_AGE_LIMIT + 500_000_000,
+            "aging bounds the wait: {} ms",
+            drain / 1_000_000
+        );
     }
 
     #[test]

@@ -77,10 +77,15 @@ impl MetaTree {
         g * self.group_pages + ino_in_group / self.inodes_per_block
     }
 
-    /// Page `k` of directory `d`'s blocks.
+    /// Page `k` of directory `d`'s blocks. A directory's blocks were allocated from its
+    /// group's data area as the tree was written, among its files' data: the group's
+    /// directories lie evenly spread over the space after the inode table, so a walk
+    /// alternates between the inode table at the head of the group and blocks further in.
     pub fn dir_page(&self, d: u64, k: u64) -> u64 {
         let g = d / self.dirs_per_group;
-        g * self.group_pages + self.itable_pages() + (d % self.dirs_per_group) * self.dir_blocks + k
+        let data = self.group_pages.saturating_sub(self.itable_pages());
+        let stride = (data / self.dirs_per_group).max(self.dir_blocks);
+        g * self.group_pages + self.itable_pages() + (d % self.dirs_per_group) * stride + k
     }
 }
 
@@ -100,7 +105,9 @@ mod tests {
         assert_eq!(t.inode_page(0, 20), 0);
         assert_eq!(t.inode_page(1, 11), 1, "inode 32 is in the second block");
         assert_eq!(t.dir_page(0, 0), 512);
-        assert_eq!(t.dir_page(779, 0), 512 + 779);
+        // The rest of the group (32,256 blocks) is shared out among its 780 directories.
+        assert_eq!(t.dir_page(1, 0), 512 + 41);
+        assert_eq!(t.dir_page(779, 0), 512 + 779 * 41);
         assert_eq!(t.inode_page(780, 0), BLOCKS_PER_GROUP);
         // ls of system directories: one group each, 200 entries fit one block.
         let t = MetaTree::new(8, 200, 256, true);

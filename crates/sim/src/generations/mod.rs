@@ -336,10 +336,16 @@ pub fn default_bdflush(v: Version, ac: bool) -> crate::config::Bdflush {
 /// The default elevator of a release's rotational disks where it is not today's: the 2.5
 /// series runs `deadline-2002`. (deadline-iosched.c was merged in 2.5.39; Morton's 2.5.38 had
 /// the patch applied, and the model uses it for all of 2.5 — the 2.5.0–2.5.38 `elevator_linus`
-/// and the 2.5.57 rbtree rewrite are not modelled.) `None` keeps the device's default.
+/// and the 2.5.57 rbtree rewrite are not modelled.) CFQ became the default in 2.6.18:
+/// `cfq-2.6.20` up to 2.6.21, `cfq-2.6.22` (the service-tree rework) from 2.6.22 to 2.6.31.
+/// Not modelled, so left at the device's default: the anticipatory scheduler of 2.6.0–2.6.17
+/// and the CFQ of 2.6.32+ (workload service trees, `low_latency`). `None` keeps the device's
+/// default.
 pub fn default_elevator(kernel: &str) -> Option<SchedulerKind> {
     match parse_version(kernel) {
         Ok(Version(2, 5, _)) => Some(SchedulerKind::Deadline2002),
+        Ok(Version(2, 6, 18..=21)) => Some(SchedulerKind::Cfq2620),
+        Ok(Version(2, 6, 22..=31)) => Some(SchedulerKind::Cfq2622),
         _ => None,
     }
 }
@@ -452,7 +458,11 @@ mod tests {
         assert_eq!(default_dirty_ratios(Version(2, 5, 38)), (10, 40));
         assert_eq!(default_dirty_ratios(Version(2, 5, 20)), (40, 50));
         assert_eq!(default_elevator("2.5.38"), Some(SchedulerKind::Deadline2002));
-        assert_eq!(default_elevator("2.6.20"), None);
+        assert_eq!(default_elevator("2.6.17"), None);
+        assert_eq!(default_elevator("2.6.20"), Some(SchedulerKind::Cfq2620));
+        assert_eq!(default_elevator("2.6.23"), Some(SchedulerKind::Cfq2622));
+        assert_eq!(default_elevator("2.6.31"), Some(SchedulerKind::Cfq2622));
+        assert_eq!(default_elevator("2.6.32"), None);
         assert_eq!(default_elevator("6.x"), None);
         let model = crate::config::DeviceModelConfig::Hdd(crate::config::HddParams::ide_2002());
         let mut sc = Scenario::one_device("hda", model, 512 << 20, 1, 1_000_000_000);

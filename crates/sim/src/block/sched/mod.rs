@@ -7,6 +7,7 @@ use crate::config::{QueueConfig, SchedulerKind};
 use crate::drivers::Op;
 use crate::Ns;
 
+pub mod cfq;
 pub mod deadline_2002;
 pub mod deadline_26;
 pub mod mq_deadline;
@@ -22,6 +23,9 @@ pub struct ElvRq {
     pub nr_sectors: u64,
     /// Synchronous request (reads, REQ_SYNC writes).
     pub sync: bool,
+    /// The submitting process, for per-process schedulers (CFQ): a task's id + 1, 0 for a
+    /// kernel thread.
+    pub owner: u32,
 }
 
 impl ElvRq {
@@ -39,6 +43,7 @@ pub(crate) fn test_rq(id: u32, op: Op, sector: u64, nr: u64) -> ElvRq {
         sector,
         nr_sectors: nr,
         sync: op == Op::Read,
+        owner: 0,
     }
 }
 
@@ -68,6 +73,13 @@ pub trait Elevator {
     fn async_depth(&self) -> Option<u32> {
         None
     }
+    /// The device completed request `id` (schedulers that track requests in the driver).
+    fn completed(&mut self, _now: Ns, _id: u32) {}
+    /// When the scheduler wants to be run again though nothing else happens (CFQ's idle
+    /// slice timer).
+    fn next_timer(&self) -> Option<Ns> {
+        None
+    }
 }
 
 /// Build the scheduler a queue is configured with.
@@ -76,6 +88,8 @@ pub fn build(q: &QueueConfig) -> Box<dyn Elevator> {
         SchedulerKind::None => Box::new(none::NoneSched::new()),
         SchedulerKind::Deadline2002 => Box::new(deadline_2002::Deadline2002::new(&q.iosched)),
         SchedulerKind::Deadline26 => Box::new(deadline_26::Deadline26::new(&q.iosched, q.front_merges_allowed())),
+        SchedulerKind::Cfq2620 => Box::new(cfq::Cfq::new(cfq::CfqVersion::V2620, q.cfq)),
+        SchedulerKind::Cfq2622 => Box::new(cfq::Cfq::new(cfq::CfqVersion::V2622, q.cfq)),
         SchedulerKind::MqDeadline => {
             Box::new(mq_deadline::MqDeadline::new(&q.iosched, q.nr_requests, q.front_merges_allowed()).with_nomerges(q.nomerges))
         }
