@@ -3,7 +3,9 @@
 //! 200 ms MAX_PAUSE, as the report found, and each device delivers its model's bandwidth;
 //! under 2.6.38 the NFS writers and the key's writer are held for seconds.
 
-use std::path::Path;
+mod common;
+
+use common::{max_pause, run_shipped};
 use wblab_sim::drivers::characterize::characterize;
 use wblab_sim::metrics::RunResult;
 
@@ -15,16 +17,7 @@ fn run(file: &str, secs: u64) -> Vec<RunResult> {
 }
 
 fn run_kernels(file: &str, secs: u64, kernels: &[&str]) -> Vec<RunResult> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios").join(file);
-    let all = wblab_scenario::load_all(&path).unwrap_or_else(|e| panic!("{e}"));
-    all.into_iter()
-        .filter(|sc| kernels.contains(&sc.kernel.as_str()))
-        .map(|mut sc| {
-            sc.duration = secs * 1_000_000_000;
-            sc.trace.writeback = false;
-            wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress)
-        })
-        .collect()
+    run_shipped(file, secs, |k| kernels.contains(&k))
 }
 
 fn check_pauses(runs: &[RunResult], what: &str) {
@@ -91,18 +84,14 @@ fn wu_2011_raid0_1000dd() {
 /// up to 20-30 seconds" in the worst cases, the key "many ~2 seconds long pauses").
 #[test]
 fn wu_2011_slow_devices_stall_2_6_38_for_seconds() {
-    let max_of = |r: &RunResult, group: &str| {
-        r.tasks
-            .iter()
-            .filter(|t| t.name == group)
-            .map(|t| t.pauses.summary().max)
-            .max()
-            .unwrap_or(0)
-    };
     let nfs = run_kernels("2011-nfs-8dd.toml", 30, &["2.6.38"]);
-    assert!(max_of(&nfs[0], "dd") > 1_000 * MS, "nfs 8 dd: {} ms", max_of(&nfs[0], "dd") / MS);
+    assert!(
+        max_pause(&nfs[0], "dd") > 1_000 * MS,
+        "nfs 8 dd: {} ms",
+        max_pause(&nfs[0], "dd") / MS
+    );
     let key = run_kernels("2011-ukey-hdd-1dd.toml", 30, &["2.6.38"]);
-    let (k, d) = (max_of(&key[0], "dd-ukey"), max_of(&key[0], "dd-hdd"));
+    let (k, d) = (max_pause(&key[0], "dd-ukey"), max_pause(&key[0], "dd-hdd"));
     assert!(k > 1_000 * MS, "key writer: {} ms", k / MS);
     assert!(
         k > 2 * d,

@@ -1,31 +1,16 @@
 //! The founding reports' setups, as shipped in `scenarios/`, in a short form (the same
 //! machines and workloads over a shorter run): what each must show under each generation.
 
-use std::path::Path;
+mod common;
+
+use common::{max_pause, run_shipped};
 use wblab_sim::metrics::RunResult;
 
 const MS: u64 = 1_000_000;
 
 /// Every kernel of a shipped scenario, run for `secs` simulated seconds.
 fn run(file: &str, secs: u64) -> Vec<RunResult> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios").join(file);
-    let all = wblab_scenario::load_all(&path).unwrap_or_else(|e| panic!("{e}"));
-    all.into_iter()
-        .map(|mut sc| {
-            sc.duration = secs * 1_000_000_000;
-            sc.trace.writeback = false;
-            wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress)
-        })
-        .collect()
-}
-
-fn max_pause(r: &RunResult, group: &str) -> u64 {
-    r.tasks
-        .iter()
-        .filter(|t| t.name == group)
-        .map(|t| t.pauses.summary().max)
-        .max()
-        .unwrap_or(0)
+    run_shipped(file, secs, |_| true)
 }
 
 fn by_kernel<'a>(runs: &'a [RunResult], k: &str) -> &'a RunResult {

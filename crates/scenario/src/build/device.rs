@@ -200,7 +200,8 @@ fn check_keys(sec: &Section<'_>, kind: &str, member: Option<&str>) -> Result<()>
     let groups = [
         IDENTITY_KEYS,
         queue::KEYS,
-        queue::IOSCHED_KEYS,
+        queue::DEADLINE_IOSCHED_KEYS,
+        queue::CFQ_KEYS,
         bdi::KEYS,
         throttle::KEYS,
         model::keys(kind),

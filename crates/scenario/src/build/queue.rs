@@ -17,7 +17,8 @@ pub(super) const KEYS: &[&str] = &[
     "queue/write_cache",
 ];
 
-pub(super) const IOSCHED_KEYS: &[&str] = &[
+/// Every deadline variant's tunables (each takes a subset, below).
+pub(super) const DEADLINE_IOSCHED_KEYS: &[&str] = &[
     "queue/iosched/read_expire",
     "queue/iosched/write_expire",
     "queue/iosched/fifo_batch",
@@ -25,19 +26,10 @@ pub(super) const IOSCHED_KEYS: &[&str] = &[
     "queue/iosched/front_merges",
     "queue/iosched/async_depth",
     "queue/iosched/seek_cost",
-    "queue/iosched/quantum",
-    "queue/iosched/fifo_expire_sync",
-    "queue/iosched/fifo_expire_async",
-    "queue/iosched/back_seek_max",
-    "queue/iosched/back_seek_penalty",
-    "queue/iosched/slice_sync",
-    "queue/iosched/slice_async",
-    "queue/iosched/slice_async_rq",
-    "queue/iosched/slice_idle",
 ];
 
 /// The tunables of CFQ (`block/cfq-iosched.c`, 2.6.18–2.6.31); times in ms as sysfs shows them.
-const CFQ_KEYS: &[&str] = &[
+pub(super) const CFQ_KEYS: &[&str] = &[
     "queue/iosched/quantum",
     "queue/iosched/fifo_expire_sync",
     "queue/iosched/fifo_expire_async",
@@ -74,6 +66,11 @@ const MQ_DEADLINE_KEYS: &[&str] = &[
     "queue/iosched/front_merges",
     "queue/iosched/async_depth",
 ];
+
+/// A `queue/iosched/` key of any modelled elevator.
+pub(super) fn is_iosched_key(k: &str) -> bool {
+    DEADLINE_IOSCHED_KEYS.contains(&k) || CFQ_KEYS.contains(&k)
+}
 
 /// BLKDEV_MIN_RQ: the smallest `nr_requests`.
 const MIN_NR_REQUESTS: u32 = 4;
@@ -131,13 +128,18 @@ pub(super) fn build(sec: &Section<'_>, model: &DeviceModelConfig, era_elevator: 
         };
     }
     if q.scheduler == SchedulerKind::None {
-        if let Some(e) = sec.last_of(IOSCHED_KEYS) {
-            let hint = if no_elevator {
-                format!("a `{}` device has no elevator, so no mq-deadline tunables", model.kind())
+        if let Some(e) = sec.last_of(DEADLINE_IOSCHED_KEYS).or_else(|| sec.last_of(CFQ_KEYS)) {
+            let (what, pick) = if CFQ_KEYS.contains(&e.key.as_str()) {
+                ("a CFQ", "\"cfq-2.6.20\" or \"cfq-2.6.22\"")
             } else {
-                "set \"queue/scheduler\" = \"mq-deadline\" (the default for model = \"hdd\" and \"usb\")".to_string()
+                ("an mq-deadline", "\"mq-deadline\" (the default for model = \"hdd\" and \"usb\")")
             };
-            return Err(e.key_problem("is an mq-deadline tunable, but the scheduler is `none`").hint(hint));
+            let hint = if no_elevator {
+                format!("a `{}` device has no elevator, so no elevator tunables", model.kind())
+            } else {
+                format!("set \"queue/scheduler\" = {pick}")
+            };
+            return Err(e.key_problem(format!("is {what} tunable, but the scheduler is `none`")).hint(hint));
         }
     }
     // Each elevator keeps its own set of tunables: a key of another one is an error.
@@ -151,7 +153,7 @@ pub(super) fn build(sec: &Section<'_>, model: &DeviceModelConfig, era_elevator: 
         if let Some(e) = sec
             .entries
             .iter()
-            .find(|e| IOSCHED_KEYS.contains(&e.key.as_str()) && !own.contains(&e.key.as_str()))
+            .find(|e| is_iosched_key(&e.key) && !own.contains(&e.key.as_str()))
         {
             let hint = match q.scheduler {
                 _ if CFQ_KEYS.contains(&e.key.as_str()) => format!(

@@ -871,57 +871,44 @@ mod tests {
             let mut s = cfq(v);
             let max = 64u64;
             let mut now: Ns = T0;
-            let mut next_id = 0u32;
-            let mut free: Vec<u32> = Vec::new();
-            let mut live: std::collections::HashMap<u32, (Op, u64, u64)> = Default::default();
+            let mut book = super::super::book::Book::default();
             let mut in_flight: std::collections::VecDeque<u32> = Default::default();
             for a in acts {
                 match a {
                     Act::Insert { write, sync, owner, sector, nr } => {
-                        let id = free.pop().unwrap_or_else(|| { next_id += 1; next_id - 1 });
                         let op = if write { Op::Write } else { Op::Read };
+                        let id = book.add(op, sector, nr);
                         s.insert(now, ElvRq { id, op, sector, nr_sectors: nr, sync, owner });
-                        live.insert(id, (op, sector, nr));
                     }
                     Act::Merge { write, sector, nr } => {
                         let op = if write { Op::Write } else { Op::Read };
                         if let Some((id, side)) = s.try_merge(op, sector, nr, max) {
-                            let e = live.get_mut(&id).expect("merged into a live request");
-                            prop_assert_eq!(e.0, op);
-                            match side {
-                                Merge::Back => prop_assert_eq!(e.1 + e.2, sector),
-                                Merge::Front => prop_assert_eq!(sector + nr, e.1),
-                            }
-                            e.1 = e.1.min(sector);
-                            e.2 += nr;
-                            prop_assert!(e.2 <= max);
+                            book.merged(id, side, op, sector, nr, max)?;
                         }
                     }
                     Act::Dispatch => {
                         if let Some(r) = s.dispatch(now) {
-                            let e = live.remove(&r.id).expect("dispatched a live request");
-                            prop_assert_eq!((r.op, r.sector, r.nr_sectors), e);
+                            book.out(&r)?;
                             in_flight.push_back(r.id);
                         }
                     }
                     Act::Complete => {
                         if let Some(id) = in_flight.pop_front() {
                             s.completed(now, id);
-                            free.push(id);
+                            book.release(id);
                         }
                     }
                     Act::Advance(ms) => now += ms * 1_000_000,
                 }
-                prop_assert_eq!(s.queued(), live.len());
+                prop_assert_eq!(s.queued(), book.live.len());
             }
             // Drain as the block layer would: dispatch, complete, run the timer.
             for _ in 0..100_000 {
-                if live.is_empty() {
+                if book.live.is_empty() {
                     break;
                 }
                 while let Some(r) = s.dispatch(now) {
-                    let e = live.remove(&r.id).expect("drained a live request");
-                    prop_assert_eq!((r.op, r.sector, r.nr_sectors), e);
+                    book.out(&r)?;
                     in_flight.push_back(r.id);
                 }
                 now = match in_flight.pop_front() {
@@ -933,7 +920,7 @@ mod tests {
                     None => s.next_timer().map_or(now + 1_000_000, |t| t.max(now)),
                 };
             }
-            prop_assert!(live.is_empty(), "stranded: {:?}", live);
+            prop_assert!(book.live.is_empty(), "stranded: {:?}", book.live);
         }
     }
 }

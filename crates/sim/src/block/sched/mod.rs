@@ -47,6 +47,61 @@ pub(crate) fn test_rq(id: u32, op: Op, sector: u64, nr: u64) -> ElvRq {
     }
 }
 
+/// The block layer's view of the requests an elevator holds, for the elevators' property
+/// tests: ids handed out and reused, and each live request as merges left it.
+#[cfg(test)]
+pub(crate) mod book {
+    use super::{ElvRq, Merge};
+    use crate::drivers::Op;
+    use proptest::prelude::*;
+    use std::collections::HashMap;
+
+    #[derive(Default)]
+    pub struct Book {
+        pub live: HashMap<u32, (Op, u64, u64)>,
+        free: Vec<u32>,
+        next: u32,
+    }
+
+    impl Book {
+        /// A new request: its id (a freed one first, as the block layer's pool does).
+        pub fn add(&mut self, op: Op, sector: u64, nr: u64) -> u32 {
+            let id = self.free.pop().unwrap_or_else(|| {
+                self.next += 1;
+                self.next - 1
+            });
+            self.live.insert(id, (op, sector, nr));
+            id
+        }
+
+        /// The elevator merged a bio into `id` on `side`: it must fit there.
+        pub fn merged(&mut self, id: u32, side: Merge, op: Op, sector: u64, nr: u64, max: u64) -> Result<(), TestCaseError> {
+            let e = self.live.get_mut(&id).expect("merged into a live request");
+            prop_assert_eq!(e.0, op);
+            match side {
+                Merge::Back => prop_assert_eq!(e.1 + e.2, sector),
+                Merge::Front => prop_assert_eq!(sector + nr, e.1),
+            }
+            e.1 = e.1.min(sector);
+            e.2 += nr;
+            prop_assert!(e.2 <= max);
+            Ok(())
+        }
+
+        /// The elevator handed `r` out: it was live, and is as the block layer knows it.
+        pub fn out(&mut self, r: &ElvRq) -> Result<(), TestCaseError> {
+            let e = self.live.remove(&r.id).expect("dispatched a live request");
+            prop_assert_eq!((r.op, r.sector, r.nr_sectors), e);
+            Ok(())
+        }
+
+        /// The request's slot is free for reuse.
+        pub fn release(&mut self, id: u32) {
+            self.free.push(id);
+        }
+    }
+}
+
 /// Which side of a queued request a bio merged onto.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Merge {

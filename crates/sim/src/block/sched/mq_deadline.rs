@@ -542,52 +542,38 @@ mod tests {
             let mut dd = MqDeadline::new(&t, 64, front && nomerges == 0).with_nomerges(nomerges);
             let max = 64u64;
             let mut now: Ns = 0;
-            let mut next_id = 0u32;
-            let mut free: Vec<u32> = Vec::new();
-            // id -> (op, sector, nr) as the block layer sees it.
-            let mut live: std::collections::HashMap<u32, (Op, u64, u64)> = Default::default();
+            let mut book = super::super::book::Book::default();
             for a in acts {
                 match a {
                     Act::Insert { write, sector, nr } => {
-                        let id = free.pop().unwrap_or_else(|| { next_id += 1; next_id - 1 });
                         let op = if write { Op::Write } else { Op::Read };
+                        let id = book.add(op, sector, nr);
                         dd.insert(now, rq(id, op, sector, nr));
-                        live.insert(id, (op, sector, nr));
                     }
                     Act::Merge { write, sector, nr } => {
                         let op = if write { Op::Write } else { Op::Read };
                         if let Some((id, side)) = dd.try_merge(op, sector, nr, max) {
-                            let e = live.get_mut(&id).expect("merged into a live request");
-                            prop_assert_eq!(e.0, op);
-                            match side {
-                                Merge::Back => prop_assert_eq!(e.1 + e.2, sector),
-                                Merge::Front => prop_assert_eq!(sector + nr, e.1),
-                            }
-                            e.1 = e.1.min(sector);
-                            e.2 += nr;
-                            prop_assert!(e.2 <= max);
+                            book.merged(id, side, op, sector, nr, max)?;
                         }
                     }
                     Act::Dispatch => {
                         if let Some(r) = dd.dispatch(now) {
-                            let e = live.remove(&r.id).expect("dispatched a live request");
-                            prop_assert_eq!((r.op, r.sector, r.nr_sectors), e);
-                            free.push(r.id);
+                            book.out(&r)?;
+                            book.release(r.id);
                         } else {
-                            prop_assert!(live.is_empty());
+                            prop_assert!(book.live.is_empty());
                         }
                     }
                     Act::Advance(ms) => now += ms * MS,
                 }
-                prop_assert_eq!(dd.queued(), live.len());
+                prop_assert_eq!(dd.queued(), book.live.len());
             }
             // Drain: everything left comes out exactly once.
             now += 10_000 * MS;
             while let Some(r) = dd.dispatch(now) {
-                let e = live.remove(&r.id).expect("drained a live request");
-                prop_assert_eq!((r.op, r.sector, r.nr_sectors), e);
+                book.out(&r)?;
             }
-            prop_assert!(live.is_empty());
+            prop_assert!(book.live.is_empty());
             prop_assert_eq!(dd.queued(), 0);
         }
     }
