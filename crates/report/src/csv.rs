@@ -5,7 +5,7 @@
 use crate::num::{push_u64, round3};
 use std::fmt::Write as _;
 use std::io::{self, Write};
-use wblab_sim::metrics::RunResult;
+use wblab_sim::metrics::{RunResult, ThrottleSample};
 
 const NS_PER_SEC: f64 = 1e9;
 
@@ -108,7 +108,10 @@ pub fn write_throttle<W: Write>(w: &mut W, r: &RunResult) -> io::Result<()> {
             s.pos_ratio,
         ] {
             line.push(',');
-            push_u64(&mut line, v);
+            // Quantities the run's kernel generation did not have stay empty.
+            if v != ThrottleSample::NA {
+                push_u64(&mut line, v);
+            }
         }
         line.push('\n');
         w.write_all(line.as_bytes())?;

@@ -64,7 +64,13 @@ impl Csv {
     /// (x, y) pairs of two numeric columns, scaled.
     pub fn xy(&self, x: &str, y: &str, scale: f64) -> Vec<(f64, f64)> {
         match (self.f64s(x), self.f64s(y)) {
-            (Some(xs), Some(ys)) => xs.into_iter().zip(ys).map(|(a, b)| (a, b * scale)).collect(),
+            // Empty cells (a quantity the run's kernel did not have) are left out.
+            (Some(xs), Some(ys)) => xs
+                .into_iter()
+                .zip(ys)
+                .filter(|(_, b)| b.is_finite())
+                .map(|(a, b)| (a, b * scale))
+                .collect(),
             _ => Vec::new(),
         }
     }

@@ -795,6 +795,9 @@ impl Machine {
         for d in 0..self.wbs.len() {
             let mut s = page_writeback::throttle_sample(&self.vm, &self.cfg.sysctl, &self.dom, &mut self.wbs[d], d as u16, now);
             s.dirty_rate = 0;
+            if let Some(l) = self.policy.era_limits(&self.vm, &self.cfg.sysctl, &self.dom, &self.wbs[d], d) {
+                s.era_only(l);
+            }
             self.throttle.push(s);
         }
         let step = self.clock.tick_ns() * page_writeback::max_pause_jiffies(self.clock.hz);

@@ -230,3 +230,40 @@ mod invariants {
         }
     }
 }
+
+/// throttle.csv reports what the run's kernel had: 2.6.20 one global threshold and no
+/// per-device one, 2.6.24 a per-device share no larger than it, neither any of the IO-less
+/// quantities (freerun, setpoint, bandwidth estimates); 6.x all of them.
+#[test]
+fn throttle_samples_carry_each_generation_s_own_quantities() {
+    use wblab_sim::metrics::ThrottleSample;
+    let na = ThrottleSample::NA;
+    for k in ["2.6.20", "2.6.24", "6.x"] {
+        let mut sc = scenario(k, 2 * GIB, 20);
+        sc.add_task("dd", 1, 0, dd(None));
+        let r = run(&sc);
+        let last = r.throttle.last().expect("samples");
+        // The vmstat samples report the generation's dirty threshold too: they must agree.
+        let vm_thresh = r.vmstat.last().expect("vmstat").dirty_thresh;
+        match k {
+            "6.x" => {
+                assert!(r.throttle.iter().all(|s| s.setpoint != na && s.write_bw != na && s.wb_thresh != na));
+                assert!(last.freerun < last.setpoint && last.setpoint < last.limit);
+            }
+            _ => {
+                assert!(r
+                    .throttle
+                    .iter()
+                    .all(|s| s.freerun == na && s.setpoint == na && s.pos_ratio == na && s.write_bw == na));
+                assert_eq!(last.thresh, vm_thresh, "{k}");
+                assert!(last.bg_thresh < last.thresh);
+                if k == "2.6.20" {
+                    assert!(r.throttle.iter().all(|s| s.wb_thresh == na));
+                } else {
+                    assert!(r.throttle.iter().all(|s| s.wb_thresh <= s.thresh));
+                    assert!(last.wb_thresh > 0, "one busy disk earns a share");
+                }
+            }
+        }
+    }
+}

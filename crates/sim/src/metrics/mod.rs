@@ -142,3 +142,30 @@ pub struct ThrottleSample {
     pub dirty_rate: u64,
     pub pos_ratio: u64,
 }
+
+impl ThrottleSample {
+    /// A quantity the run's kernel generation did not have (written as an empty cell).
+    pub const NA: u64 = u64::MAX;
+
+    /// Keep what an I/O-issuing generation had: its own thresholds, the dirty counts; the
+    /// IO-less quantities (freerun, setpoint, limit, bandwidths, ratelimits, pos_ratio) did
+    /// not exist and become [`Self::NA`].
+    pub fn era_only(&mut self, l: crate::mm::page_writeback::EraLimits) {
+        self.thresh = l.thresh;
+        self.bg_thresh = l.bg_thresh;
+        self.wb_thresh = l.wb_thresh.unwrap_or(Self::NA);
+        for v in [
+            &mut self.freerun,
+            &mut self.setpoint,
+            &mut self.limit,
+            &mut self.write_bw,
+            &mut self.avg_write_bw,
+            &mut self.dirty_ratelimit,
+            &mut self.balanced_dirty_ratelimit,
+            &mut self.dirty_rate,
+            &mut self.pos_ratio,
+        ] {
+            *v = Self::NA;
+        }
+    }
+}

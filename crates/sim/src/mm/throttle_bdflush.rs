@@ -142,6 +142,25 @@ impl DirtyThrottle for BdflushThrottle {
         true
     }
 
+    /// 2.4's two levels: `nfract` (bdflush wakes, the writer submits) and `nfract_sync` (the
+    /// writer also waits), as shares of `tot_pages`.
+    fn era_limits(
+        &mut self,
+        vm: &VmStat,
+        sysctl: &crate::config::VmSysctl,
+        _dom: &super::page_writeback::WbDomain,
+        _wb: &WbState,
+        _wb_index: usize,
+    ) -> Option<super::page_writeback::EraLimits> {
+        let tot = tot_pages(vm, self.variant);
+        let p = &sysctl.bdflush;
+        Some(super::page_writeback::EraLimits {
+            bg_thresh: tot * p.nfract as u64 / 100,
+            thresh: tot * p.nfract_sync as u64 / 100,
+            wb_thresh: None,
+        })
+    }
+
     /// `balance_dirty()` after a page was dirtied.
     fn ratelimited(&mut self, cx: &mut ThrottleCx, task: &mut TaskDirty) -> Throttle {
         let p = cx.sysctl.bdflush;

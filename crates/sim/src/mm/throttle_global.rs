@@ -190,6 +190,22 @@ impl DirtyThrottle for GlobalThrottle {
     fn pause_per_call(&self) -> bool {
         true
     }
+
+    fn era_limits(
+        &mut self,
+        vm: &VmStat,
+        sysctl: &VmSysctl,
+        _dom: &super::page_writeback::WbDomain,
+        _wb: &WbState,
+        _wb_index: usize,
+    ) -> Option<super::page_writeback::EraLimits> {
+        let (bg_thresh, thresh) = get_dirty_limits_2620(vm, sysctl);
+        Some(super::page_writeback::EraLimits {
+            bg_thresh,
+            thresh,
+            wb_thresh: None,
+        })
+    }
 }
 
 #[cfg(test)]

@@ -310,6 +310,29 @@ impl DirtyThrottle for PerBdiThrottle {
     fn pause_per_call(&self) -> bool {
         true
     }
+
+    /// The global thresholds and the device's share of them (`bdi_thresh` before the task
+    /// limit; 2.6.24's clip included).
+    fn era_limits(
+        &mut self,
+        vm: &VmStat,
+        sysctl: &VmSysctl,
+        dom: &super::page_writeback::WbDomain,
+        wb: &WbState,
+        wb_index: usize,
+    ) -> Option<super::page_writeback::EraLimits> {
+        let (bg_thresh, thresh) = global_dirty_limits_old(vm, sysctl);
+        let (num, den) = self.bdi[wb_index].fraction(&self.completions);
+        let mut bdi_thresh = bdi_dirty_limit(thresh, num, den, wb, dom.bdi_min_ratio_sum);
+        if self.variant == Variant::V2624 {
+            bdi_thresh = clip_bdi_dirty_limit(bdi_thresh, thresh, vm.nr_dirty + vm.nr_writeback, wb.reclaimable + wb.writeback);
+        }
+        Some(super::page_writeback::EraLimits {
+            bg_thresh,
+            thresh,
+            wb_thresh: Some(bdi_thresh),
+        })
+    }
 }
 
 #[cfg(test)]
