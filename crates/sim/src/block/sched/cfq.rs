@@ -162,18 +162,21 @@ impl Cfq {
         self.rqs[id as usize].expect("known request")
     }
 
-    /// `cfq_prio_to_maxrq` at priority 4: requests an async queue may dispatch per slice.
+    /// `cfq_prio_to_maxrq` at the best-effort priority every task has by default (4, of
+    /// `IOPRIO_BE_NR` = 8 levels): requests an async queue may dispatch per slice.
     fn async_maxrq(&self) -> u32 {
+        const PRIO_LISTS: u32 = 8;
+        const PRIO: u32 = 4;
         let base = self.t.slice_async_rq;
-        2 * (base + base * (8 - 1 - 4))
+        2 * (base + base * (PRIO_LISTS - 1 - PRIO))
     }
 
-    fn seeky(&self, q: &Cfqq) -> bool {
-        let limit = match self.v {
+    /// `CIC_SEEKY`: a mean seek distance above this many sectors makes a process seeky.
+    fn seeky_sectors(&self) -> u64 {
+        match self.v {
             CfqVersion::V2620 => 128 * 1024,
             CfqVersion::V2622 => 8 * 1024,
-        };
-        q.seek_mean > limit
+        }
     }
 
     /// `cfq_choose_req`: which of two candidates to serve next from the head at
@@ -289,7 +292,7 @@ impl Cfq {
             return false;
         }
         let mut sl = self.t.slice_idle;
-        if c.seek_samples > SAMPLE_VALID && self.seeky(c) {
+        if c.seek_samples > SAMPLE_VALID && c.seek_mean > self.seeky_sectors() {
             sl = sl.min(CFQ_MIN_TT);
         }
         self.idle_timer = Some(now + sl);
@@ -475,10 +478,7 @@ impl Cfq {
     fn update_stats(&mut self, q: u32, rq: &ElvRq, now: Ns) {
         let slice_idle = self.t.slice_idle;
         let hw_tag = self.hw_tag;
-        let seeky_limit = match self.v {
-            CfqVersion::V2620 => 128 * 1024,
-            CfqVersion::V2622 => 8 * 1024,
-        };
+        let seeky_limit = self.seeky_sectors();
         let c = &mut self.qs[q as usize];
         if !c.sync() {
             return;
