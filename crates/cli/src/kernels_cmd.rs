@@ -193,20 +193,22 @@ pub fn side_by_side(runs: &[&RunResult]) -> String {
                 format!("{op} count"),
                 figs.iter().map(|f| f.ops.count().to_string()).collect(),
             ));
+            // A run where none completed (a launch still going at the end) shows "-", not 0.
+            let done = |f: &GroupFigures, v: String| if f.ops.count() > 0 { v } else { "-".to_string() };
             rows.push((
                 g.clone(),
                 format!("{op} mean ms"),
-                figs.iter().map(|f| msf(f.ops.summary().mean)).collect(),
+                figs.iter().map(|f| done(f, msf(f.ops.summary().mean))).collect(),
             ));
             rows.push((
                 g.clone(),
                 format!("{op} p99 ms"),
-                figs.iter().map(|f| ms(f.ops.summary().p99)).collect(),
+                figs.iter().map(|f| done(f, ms(f.ops.summary().p99))).collect(),
             ));
             rows.push((
                 g.clone(),
                 format!("{op} max ms"),
-                figs.iter().map(|f| ms(f.ops.summary().max)).collect(),
+                figs.iter().map(|f| done(f, ms(f.ops.summary().max))).collect(),
             ));
         }
     }

@@ -83,3 +83,42 @@ count = 2
     assert_eq!(v["policy"]["generation"], "2.6.20");
     assert_eq!(v["policy"]["flusher"], "pdflush");
 }
+
+/// The 2007 setup for 100 s: 2.6.20's firefox (started at 70 s) is still starting at the end,
+/// 2.6.24's has finished. The side-by-side table shows the unfinished one as "-", not 0 ms.
+#[test]
+fn an_unfinished_launch_is_not_shown_as_instant() {
+    let dir = scratch("2007-short");
+    let src = fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/2007-per-bdi.toml")).expect("scenario");
+    let sc = dir.join("2007-per-bdi.toml");
+    fs::write(&sc, src.replace("duration = \"240s\"", "duration = \"100s\"")).expect("write");
+    let out_dir = dir.join("results");
+    let out = wblab(&[
+        "run",
+        "--quiet",
+        "--no-report",
+        sc.to_str().expect("utf-8"),
+        "--out",
+        out_dir.to_str().expect("utf-8"),
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let row = |fig: &str| -> Vec<String> {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("firefox") && l.contains(fig))
+            .unwrap_or_else(|| panic!("no firefox {fig} row:\n{text}"));
+        line.split_whitespace()
+            .rev()
+            .take(2)
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect()
+    };
+    assert_eq!(row("launch count"), ["0", "1"]);
+    let mean = row("launch mean ms");
+    assert_eq!(mean[0], "-", "{text}");
+    assert!(mean[1].parse::<f64>().is_ok_and(|v| v > 0.0), "{text}");
+}
