@@ -567,3 +567,21 @@ fn cfq_is_the_era_elevator_and_takes_its_sysfs_tunables() {
         m => panic!("{m:?}"),
     }
 }
+
+#[test]
+fn the_nfs_commit_rule_follows_the_kernel_unless_set() {
+    use wblab_sim::config::NfsCommit;
+    let rule = |text: &str| match &ok(text).devices[0].model {
+        DeviceModelConfig::Nfs(p) => p.commit,
+        m => panic!("{m:?}"),
+    };
+    let mount = "[[device]]\nname = \"nfs0\"\nmodel = \"nfs\"\n";
+    assert_eq!(rule(&format!("kernel = \"2.6.38\"\n{mount}")), Some(NfsCommit::Half));
+    assert_eq!(rule(&format!("kernel = \"3.2\"\n{mount}")), Some(NfsCommit::Half));
+    assert_eq!(rule(&format!("kernel = \"2.6.32\"\n{mount}")), Some(NfsCommit::Pass));
+    assert_eq!(rule(mount), Some(NfsCommit::Pass), "6.x");
+    assert_eq!(
+        rule(&format!("kernel = \"2.6.38\"\n{mount}commit = \"pass\"\n")),
+        Some(NfsCommit::Pass)
+    );
+}

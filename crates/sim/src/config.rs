@@ -468,6 +468,21 @@ pub struct NfsParams {
     pub commit_bytes: u64,
     /// RPCs in flight at once (RPC slots).
     pub queue_depth: u32,
+    /// When the client sends a COMMIT; `None` until the kernel generation fills it in
+    /// (see [`NfsCommit`]).
+    pub commit: Option<NfsCommit>,
+}
+
+/// The NFS client's COMMIT rule for background (`WB_SYNC_NONE`) writeback.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NfsCommit {
+    /// 4.x–6.x: a COMMIT per writeback pass (`commit_bytes`), and whenever no WRITE is left
+    /// in flight.
+    Pass,
+    /// 2.6.35–3.x (`nfs_commit_unstable_pages`): commit only once more than half of the
+    /// inode's requests (dirty, under writeback, unstable) await a COMMIT.
+    Half,
 }
 
 impl Default for NfsParams {
@@ -481,6 +496,7 @@ impl Default for NfsParams {
             server_cache: 512 * MIB,
             commit_bytes: 48 * MIB,
             queue_depth: 16,
+            commit: None,
         }
     }
 }

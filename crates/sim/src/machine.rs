@@ -559,6 +559,7 @@ impl Machine {
         }
         let mut done = std::mem::take(&mut self.scratch_done);
         done.clear();
+        self.report_client_outstanding(dev);
         self.queues[dev as usize].device.advance(now, &mut done);
         for &id in &done {
             self.complete_request(dev, id);
@@ -566,10 +567,25 @@ impl Machine {
         self.scratch_done = done;
         // NFS: writeback of the pages of UNSTABLE writes ends when a COMMIT covering them
         // replies (`nfs_commit_release_pages`); until then they count against the dirty limit.
+        let mut released = false;
         while let Some(s) = self.queues[dev as usize].pop_stable() {
             self.end_page_writeback(s.file, s.start, s.pages);
+            released = true;
+        }
+        if released {
+            self.report_client_outstanding(dev);
         }
         self.kick_queue(dev);
+    }
+
+    /// Tell an NFS device how much of its mount is dirty, under writeback or unstable.
+    fn report_client_outstanding(&mut self, dev: u16) {
+        let d = dev as usize;
+        if self.queues[d].unstable_device {
+            let now = self.now();
+            let bytes = (self.wbs[d].reclaimable + self.wbs[d].writeback) * crate::units::PAGE_SIZE;
+            self.queues[d].device.set_client_outstanding(now, bytes);
+        }
     }
 
     /// A request finished on the device: end writeback or reads of its pages, release wbt

@@ -143,6 +143,7 @@ fn build_one(
         sweep::apply(sw, i, &mut device_sections)?;
     }
     let mut devices = device::build_all(root.get("device"), &device_sections, generations::default_elevator(&kernel))?;
+    generations::apply_nfs_commit(&mut devices, &kernel);
     if policy.queue == QueueEra::Legacy {
         legacy_queue_defaults(&mut devices, &device_sections);
     }

@@ -6,7 +6,7 @@ use crate::error::Result;
 use crate::section::Section;
 use crate::units::{format_duration, format_size};
 use wblab_sim::config::{
-    DestagePolicy, DeviceModelConfig, HddParams, LoopParams, NfsParams, Raid0Params, Raid5Params, SsdParams, UsbParams,
+    DestagePolicy, DeviceModelConfig, HddParams, LoopParams, NfsCommit, NfsParams, Raid0Params, Raid5Params, SsdParams, UsbParams,
 };
 
 pub(super) const MODELS: &[&str] = &["hdd", "ssd", "loop", "usb", "nfs", "raid0", "raid5"];
@@ -63,6 +63,7 @@ pub(super) const NFS_KEYS: &[&str] = &[
     "server_read_bandwidth",
     "server_cache",
     "commit_bytes",
+    "commit",
     "queue_depth",
 ];
 
@@ -262,6 +263,12 @@ fn nfs(sec: &Section<'_>) -> Result<NfsParams> {
     sec.read("server_read_bandwidth", &mut p.server_read_bandwidth, |e| e.rate())?;
     sec.read("server_cache", &mut p.server_cache, |e| e.size())?;
     sec.read("commit_bytes", &mut p.commit_bytes, |e| e.size_in(4096, u64::MAX))?;
+    if let Some(e) = sec.get("commit") {
+        p.commit = Some(match e.keyword(&["pass", "half"], "commit rule")? {
+            "half" => NfsCommit::Half,
+            _ => NfsCommit::Pass,
+        });
+    }
     sec.read("queue_depth", &mut p.queue_depth, |e| {
         e.u32(1, MAX_RPC_SLOTS.min(MAX_QUEUE_DEPTH))
             .map_err(|p| p.hint(format!("RPC slots in flight: 1 to {MAX_QUEUE_DEPTH}")))

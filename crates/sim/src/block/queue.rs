@@ -124,7 +124,9 @@ pub struct BlockQueue {
     /// Write completions held so far (the next tag).
     writes_held: u64,
     /// `device.unstable_writes()`, read once.
-    unstable_device: bool,
+    pub unstable_device: bool,
+    /// Pages of completed writes held until a COMMIT (`NR_UNSTABLE_NFS` before 5.8).
+    pub unstable_pages: u64,
 }
 
 impl BlockQueue {
@@ -176,6 +178,7 @@ impl BlockQueue {
             unstable: VecDeque::new(),
             writes_held: 0,
             unstable_device,
+            unstable_pages: 0,
         }
     }
 
@@ -420,6 +423,7 @@ impl BlockQueue {
         self.writes_held += 1;
         for &s in &self.pool[id as usize].segs {
             self.unstable.push_back((tag, s));
+            self.unstable_pages += s.pages;
         }
         true
     }
@@ -429,6 +433,7 @@ impl BlockQueue {
         let &(tag, s) = self.unstable.front()?;
         if tag < self.device.stable_writes() {
             self.unstable.pop_front();
+            self.unstable_pages -= s.pages;
             Some(s)
         } else {
             None

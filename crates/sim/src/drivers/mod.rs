@@ -69,6 +69,9 @@ pub trait Device {
     fn stable_writes(&self) -> u64 {
         0
     }
+    /// The client's bytes of this device that are dirty, under writeback or awaiting a
+    /// COMMIT (an NFS inode's `npages`, which the 2.6.35–3.x commit rule compares against).
+    fn set_client_outstanding(&mut self, _now: Ns, _bytes: u64) {}
 }
 
 pub mod characterize;

@@ -35,7 +35,13 @@
 //!   arrival order, and replied UNSTABLE at once; the cache drains continuously to the server's
 //!   disk at `server_write_bandwidth` (its flusher never idles while it holds data). Each write
 //!   remembers when the drain will have written it: its *stable time*.
-//! - **COMMIT**: sent (a) when the UNSTABLE replies since the last COMMIT reach `commit_bytes`
+//! - **COMMIT** under the 2.6.35–3.x rule (`commit = "half"`, `nfs_commit_unstable_pages`):
+//!   sent only when more than half of the client's outstanding pages of the mount (dirty,
+//!   under writeback, unstable: the inode's `npages`) await a COMMIT — checked at each reply
+//!   and whenever the machine reports new counts ([`Device::set_client_outstanding`]) — or
+//!   when the last `REQ_SYNC` WRITE replies.
+//! - **COMMIT** under the 6.x rule (`commit = "pass"`, also before 2.6.35): sent (a) when the
+//!   UNSTABLE replies since the last COMMIT reach `commit_bytes`
 //!   (one writeback pass: 6.x writes about half a second of bandwidth per inode and pass,
 //!   `writeback_chunk_size` ≈ 48 MiB at 100 MB/s), (b) when no WRITE is left in flight (the pass
 //!   ended, or the flusher stopped), and (c) when the last WRITE with `REQ_SYNC` (fsync, sync)
@@ -74,7 +80,7 @@
 //!   returns).
 
 use super::{xfer, BusyClock, DevRequest, Device, Op};
-use crate::config::NfsParams;
+use crate::config::{NfsCommit, NfsParams};
 use crate::Ns;
 use std::collections::VecDeque;
 
@@ -117,6 +123,9 @@ pub struct Nfs {
     /// COMMITs sent.
     pub commits_sent: u64,
     busy: BusyClock,
+    /// The client's bytes of the mount that are dirty, under writeback or unstable (for the
+    /// `Half` commit rule), as the machine last reported them.
+    client_outstanding: u64,
 }
 
 impl Nfs {
@@ -139,6 +148,7 @@ impl Nfs {
             sync_in_flight: 0,
             commits_sent: 0,
             busy: BusyClock::default(),
+            client_outstanding: 0,
         }
     }
 
@@ -174,6 +184,14 @@ impl Nfs {
         let back = self.rx_free.max(read) + xfer(bytes, self.p.link_bandwidth);
         self.rx_free = back;
         back + (self.p.rtt - self.half_rtt())
+    }
+
+    /// Whether background writeback would send a COMMIT now.
+    fn commit_due(&self) -> bool {
+        match self.p.commit.unwrap_or(NfsCommit::Pass) {
+            NfsCommit::Pass => self.uncommitted >= self.p.commit_bytes || self.writes.is_empty(),
+            NfsCommit::Half => self.uncommitted > 0 && self.uncommitted * 2 > self.client_outstanding,
+        }
     }
 
     /// Send a COMMIT at `t` for everything replied so far.
@@ -250,7 +268,7 @@ impl Device for Nfs {
                         self.sync_in_flight -= 1;
                         self.sync_in_flight == 0
                     };
-                    if self.uncommitted >= self.p.commit_bytes || self.writes.is_empty() || sync_done {
+                    if self.commit_due() || sync_done {
                         self.commit(t);
                     }
                     self.end_busy(t);
@@ -270,6 +288,15 @@ impl Device for Nfs {
 
     fn busy_ns(&self, now: Ns) -> Ns {
         self.busy.busy_ns(now, self.in_flight() == 0)
+    }
+
+    /// `nfs_write_inode` runs the rule again whenever writeback visits the inode; the model
+    /// re-checks it each time the client's counts change.
+    fn set_client_outstanding(&mut self, now: Ns, bytes: u64) {
+        self.client_outstanding = bytes;
+        if self.p.commit == Some(NfsCommit::Half) && self.commit_due() {
+            self.commit(now);
+        }
     }
 
     fn unstable_writes(&self) -> bool {
@@ -366,6 +393,39 @@ mod tests {
         assert!((rate / 50.0 - 1.0).abs() < 0.01, "link-bound {rate:.1} MB/s");
         let rate = stable_mb_s(&stable, 2, MIB);
         assert!((rate / 50.0 - 1.0).abs() < 0.02, "link-bound stable {rate:.1} MB/s");
+    }
+
+    /// A device under `rule` told the client holds 64 MiB, after 8 WRITEs of 1 MiB replied.
+    fn eight_replied(rule: NfsCommit) -> Nfs {
+        let mut d = Nfs::new(NfsParams {
+            commit: Some(rule),
+            ..NfsParams::default()
+        });
+        d.set_client_outstanding(0, 64 * MIB);
+        for i in 0..8 {
+            d.dispatch(0, rq(i, Op::Write, u64::from(i) * MIB, MIB));
+        }
+        let mut done = Vec::new();
+        while done.len() < 8 {
+            let t = d.next_event().unwrap();
+            d.advance(t, &mut done);
+        }
+        d
+    }
+
+    #[test]
+    fn the_half_rule_waits_for_half_of_the_inode_to_be_unstable() {
+        // 2.6.35-3.x: with 64 MiB outstanding at the client, 8 replied MiB are not enough for a
+        // COMMIT, even with no WRITE left in flight (the 6.x rule would commit then); once the
+        // client's count falls to 12 MiB (its other pages were written and committed), they are.
+        let mut d = eight_replied(NfsCommit::Half);
+        assert_eq!(d.commits_sent, 0, "8 of 64 MiB unstable");
+        d.set_client_outstanding(1_000_000_000, 17 * MIB);
+        assert_eq!(d.commits_sent, 0, "8 of 17 MiB is not more than half");
+        d.set_client_outstanding(1_000_000_000, 12 * MIB);
+        assert_eq!(d.commits_sent, 1);
+        // Under the 6.x rule the same writes are committed when the last one replies.
+        assert_eq!(eight_replied(NfsCommit::Pass).commits_sent, 1);
     }
 
     #[test]

@@ -301,6 +301,23 @@ impl Machine {
         }
     }
 
+    /// Is background writeback still due for `wb` (`wb_over_bg_thresh`)? Kernels before 5.8
+    /// (`over_bground_thresh`) counted the NFS pages awaiting a COMMIT (`NR_UNSTABLE_NFS`)
+    /// with the dirty ones; 6.x keeps them in writeback, out of this check.
+    fn over_bground_thresh(&mut self, wb: u16) -> bool {
+        let w = wb as usize;
+        let mut vm = self.vm;
+        if self.cfg.policy.flusher != crate::config::FlusherKind::Modern {
+            vm.nr_dirty += self.nr_unstable();
+        }
+        pw::wb_over_bg_thresh(&vm, &self.cfg.sysctl, &self.dom, &mut self.wbs[w], &mut self.tout)
+    }
+
+    /// Pages of NFS writes awaiting a COMMIT, all mounts.
+    pub(crate) fn nr_unstable(&self) -> u64 {
+        self.queues.iter().map(|q| q.unstable_pages).sum()
+    }
+
     fn get_nr_dirty_pages(&self) -> i64 {
         (self.vm.nr_dirty + self.inodes.iter().filter(|i| i.dirty).count() as u64) as i64
     }
@@ -319,7 +336,7 @@ impl Machine {
             let f = &self.flushers[w];
             let stop = cw.w.nr_pages <= 0
                 || ((cw.w.for_background || cw.w.for_kupdate) && !f.work_list.is_empty())
-                || (cw.w.for_background && !pw::wb_over_bg_thresh(&self.vm, &self.cfg.sysctl, &self.dom, &mut self.wbs[w], &mut self.tout));
+                || (cw.w.for_background && !self.over_bground_thresh(wb));
             self.flush_tout(self.flusher_who(wb), 0);
             if stop {
                 return self.finish_work(wb, cw);
@@ -463,7 +480,7 @@ impl Machine {
                 }
                 3 => {
                     self.flushers[w].stage = 4;
-                    let over = pw::wb_over_bg_thresh(&self.vm, &self.cfg.sysctl, &self.dom, &mut self.wbs[w], &mut self.tout);
+                    let over = self.over_bground_thresh(wb);
                     self.flush_tout(self.flusher_who(wb), 0);
                     if over {
                         let work = WbWork {

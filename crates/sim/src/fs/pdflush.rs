@@ -275,7 +275,8 @@ impl Machine {
         match work {
             PdWork::Background => {
                 let (bg, _) = self.era_dirty_limits();
-                if self.vm.nr_dirty < bg && t.min_pages <= 0 {
+                // NR_FILE_DIRTY + NR_UNSTABLE_NFS < background_thresh.
+                if self.vm.nr_dirty + self.nr_unstable() < bg && t.min_pages <= 0 {
                     return self.pdflush_done(w, k);
                 }
             }

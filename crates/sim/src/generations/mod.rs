@@ -6,7 +6,8 @@
 //! of a change is from memory rather than a tree it says so (see README "Kernel generations").
 
 use crate::config::{
-    FlusherKind, PolicyConfig, QueueConfig, QueueEra, ReclaimKind, Scenario, SchedulerKind, ThrottleKind, VmSysctl, WritebackChunk,
+    FlusherKind, NfsCommit, PolicyConfig, QueueConfig, QueueEra, ReclaimKind, Scenario, SchedulerKind, ThrottleKind, VmSysctl,
+    WritebackChunk,
 };
 use std::cmp::Ordering;
 
@@ -350,6 +351,26 @@ pub fn default_elevator(kernel: &str) -> Option<SchedulerKind> {
     }
 }
 
+/// The NFS client's COMMIT rule of a release: from 2.6.35 (`nfs_commit_unstable_pages`) through
+/// the 3.x series, background writeback commits only once more than half of an inode's
+/// requests are unstable; the model's 6.x generation (4.0 on) commits per writeback pass, and
+/// so do the releases before 2.6.35 (`nfs_write_inode` committed on every call).
+pub fn default_nfs_commit(kernel: &str) -> NfsCommit {
+    match parse_version(kernel) {
+        Ok(v) if v >= Version(2, 6, 35) && v < Version(4, 0, 0) => NfsCommit::Half,
+        _ => NfsCommit::Pass,
+    }
+}
+
+/// Fill in the kernel's NFS commit rule where a device does not set its own.
+pub fn apply_nfs_commit(devices: &mut [crate::config::DeviceConfig], kernel: &str) {
+    for d in devices {
+        if let crate::config::DeviceModelConfig::Nfs(p) = &mut d.model {
+            p.commit.get_or_insert(default_nfs_commit(kernel));
+        }
+    }
+}
+
 /// `BLKDEV_MAX_RQ`: request slots per direction of a legacy (pre-blk-mq) queue.
 pub const LEGACY_NR_REQUESTS: u32 = 128;
 /// `BLK_DEF_MAX_SECTORS` (1024 sectors) of the legacy era, in KiB.
@@ -386,6 +407,11 @@ pub fn set_kernel(sc: &mut Scenario, kernel: &str) -> Result<(), VersionError> {
     if g.queue == QueueEra::Legacy {
         for dev in &mut sc.devices {
             legacy_queue(&mut dev.queue, &dev.model);
+        }
+    }
+    for d in &mut sc.devices {
+        if let crate::config::DeviceModelConfig::Nfs(p) = &mut d.model {
+            p.commit = Some(default_nfs_commit(kernel));
         }
     }
     if let Some(k) = default_elevator(kernel) {
