@@ -695,6 +695,16 @@ impl Machine {
         }
     }
 
+    /// The elevator's timer (CFQ's idle slice) ran out: let it dispatch again.
+    fn on_elv_timer(&mut self, dev: u16) {
+        let now = self.now();
+        let q = &mut self.queues[dev as usize];
+        if q.elv_timer_at.is_some_and(|t| t <= now) {
+            q.elv_timer_at = None;
+        }
+        self.kick_queue(dev);
+    }
+
     fn on_wbt_timer(&mut self, dev: u16) {
         let now = self.now();
         let d = dev as usize;
@@ -875,14 +885,7 @@ impl Machine {
             Event::CpuDone(c) => self.on_cpu_done(c),
             Event::Device(d) => self.on_device(d),
             Event::WbtTimer(d) => self.on_wbt_timer(d),
-            Event::ElvTimer(d) => {
-                let now = self.now();
-                let q = &mut self.queues[d as usize];
-                if q.elv_timer_at.is_some_and(|t| t <= now) {
-                    q.elv_timer_at = None;
-                }
-                self.kick_queue(d);
-            }
+            Event::ElvTimer(d) => self.on_elv_timer(d),
             Event::ThrotlTimer(d) => self.on_throtl_timer(d),
             Event::Flusher(w) => self.flusher_wakeup_fired(w),
             Event::BwDwork(w) => {

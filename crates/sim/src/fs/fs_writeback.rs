@@ -306,10 +306,11 @@ impl Machine {
     /// with the dirty ones; 6.x keeps them in writeback, out of this check.
     fn over_bground_thresh(&mut self, wb: u16) -> bool {
         let w = wb as usize;
-        let mut vm = self.vm;
-        if self.cfg.policy.flusher != crate::config::FlusherKind::Modern {
-            vm.nr_dirty += self.nr_unstable();
+        if self.cfg.policy.flusher == crate::config::FlusherKind::Modern {
+            return pw::wb_over_bg_thresh(&self.vm, &self.cfg.sysctl, &self.dom, &mut self.wbs[w], &mut self.tout);
         }
+        let mut vm = self.vm;
+        vm.nr_dirty += self.nr_unstable();
         pw::wb_over_bg_thresh(&vm, &self.cfg.sysctl, &self.dom, &mut self.wbs[w], &mut self.tout)
     }
 
