@@ -86,64 +86,9 @@ enum Cmd {
     Vmstat(report_cmd::VmstatArgs),
     /// Run a scenario's workload on THIS machine (real processes, fresh loop devices, knobs
     /// applied and restored) and write the same results directory, plus machine.json.
-    Measure {
-        /// Scenario file (TOML).
-        #[arg(required_unless_present = "restore")]
-        scenario: Option<PathBuf>,
-        /// Results directory [default: results/<scenario name>-measured].
-        #[arg(long)]
-        out: Option<PathBuf>,
-        /// Where to create the scratch directory [default: /var/tmp].
-        #[arg(long)]
-        scratch: Option<PathBuf>,
-        /// Also apply queue/bdi knobs to the existing disk holding the scratch directory.
-        #[arg(long)]
-        host_knobs: bool,
-        /// Undo what an interrupted (killed) measurement left behind, then exit.
-        #[arg(long)]
-        restore: bool,
-        /// Print summary.json to stdout instead of the table.
-        #[arg(long)]
-        json: bool,
-        /// No progress messages.
-        #[arg(long, short)]
-        quiet: bool,
-    },
+    Measure(probe_cmd::MeasureArgs),
     /// Measure a real device with O_DIRECT I/O and print a fitted [[device]] section.
-    Calibrate {
-        /// `loop` (a fresh loop device over a scratch file) or a directory to test a scratch file in.
-        target: String,
-        /// Test file / loop device size.
-        #[arg(long, default_value = "1GiB")]
-        size: String,
-        /// Seconds per measured point.
-        #[arg(long, default_value_t = 2.0)]
-        seconds: f64,
-        /// blk-throttle read limit for a loop target (e.g. 8MiB/s).
-        #[arg(long)]
-        read_bps: Option<String>,
-        /// blk-throttle write limit for a loop target.
-        #[arg(long)]
-        write_bps: Option<String>,
-        /// blk-throttle read IOPS limit for a loop target.
-        #[arg(long)]
-        read_iops: Option<u64>,
-        /// blk-throttle write IOPS limit for a loop target.
-        #[arg(long)]
-        write_iops: Option<u64>,
-        /// Where a loop target's scratch directory goes [default: /var/tmp].
-        #[arg(long)]
-        scratch: Option<PathBuf>,
-        /// Also write the device section to this file.
-        #[arg(long)]
-        out: Option<PathBuf>,
-        /// Print every measured point as JSON.
-        #[arg(long)]
-        json: bool,
-        /// No progress messages.
-        #[arg(long, short)]
-        quiet: bool,
-    },
+    Calibrate(probe_cmd::CalibrateArgs),
     /// Show results directories side by side, with relative errors against the first.
     Compare {
         /// Results directories (measured or simulated); the first is the reference.
@@ -178,48 +123,8 @@ fn main() -> ExitCode {
         Cmd::Kernels { json } => kernels_cmd::kernels(json),
         Cmd::Report(a) => report_cmd::report(a),
         Cmd::Vmstat(a) => report_cmd::vmstat(a),
-        Cmd::Measure {
-            scenario,
-            out,
-            scratch,
-            host_knobs,
-            restore,
-            json,
-            quiet,
-        } => probe_cmd::measure(probe_cmd::MeasureArgs {
-            scenario,
-            out,
-            scratch,
-            host_knobs,
-            restore,
-            json,
-            quiet,
-        }),
-        Cmd::Calibrate {
-            target,
-            size,
-            seconds,
-            read_bps,
-            write_bps,
-            read_iops,
-            write_iops,
-            scratch,
-            out,
-            json,
-            quiet,
-        } => probe_cmd::calibrate(probe_cmd::CalibrateArgs {
-            target,
-            size,
-            seconds,
-            read_bps,
-            write_bps,
-            read_iops,
-            write_iops,
-            scratch,
-            out,
-            json,
-            quiet,
-        }),
+        Cmd::Measure(a) => probe_cmd::measure(a),
+        Cmd::Calibrate(a) => probe_cmd::calibrate(a),
         Cmd::Compare { dirs, json } => probe_cmd::compare(&dirs, json),
     }
 }

@@ -15,13 +15,28 @@ fn signal_exit(sig: i32) -> ExitCode {
     }
 }
 
+#[derive(clap::Args)]
 pub struct MeasureArgs {
+    /// Scenario file (TOML).
+    #[arg(required_unless_present = "restore")]
     pub scenario: Option<PathBuf>,
+    /// Results directory [default: results/<scenario name>-measured].
+    #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Where to create the scratch directory [default: /var/tmp].
+    #[arg(long)]
     pub scratch: Option<PathBuf>,
+    /// Also apply queue/bdi knobs to the existing disk holding the scratch directory.
+    #[arg(long)]
     pub host_knobs: bool,
+    /// Undo what an interrupted (killed) measurement left behind, then exit.
+    #[arg(long)]
     pub restore: bool,
+    /// Print summary.json to stdout instead of the table.
+    #[arg(long)]
     pub json: bool,
+    /// No progress messages.
+    #[arg(long, short)]
     pub quiet: bool,
 }
 
@@ -117,17 +132,39 @@ fn restore() -> ExitCode {
     }
 }
 
+#[derive(clap::Args)]
 pub struct CalibrateArgs {
+    /// `loop` (a fresh loop device over a scratch file) or a directory to test a scratch file in.
     pub target: String,
+    /// Test file / loop device size.
+    #[arg(long, default_value = "1GiB")]
     pub size: String,
+    /// Seconds per measured point.
+    #[arg(long, default_value_t = 2.0)]
     pub seconds: f64,
+    /// blk-throttle read limit for a loop target (e.g. 8MiB/s).
+    #[arg(long)]
     pub read_bps: Option<String>,
+    /// blk-throttle write limit for a loop target.
+    #[arg(long)]
     pub write_bps: Option<String>,
+    /// blk-throttle read IOPS limit for a loop target.
+    #[arg(long)]
     pub read_iops: Option<u64>,
+    /// blk-throttle write IOPS limit for a loop target.
+    #[arg(long)]
     pub write_iops: Option<u64>,
+    /// Where a loop target's scratch directory goes [default: /var/tmp].
+    #[arg(long)]
     pub scratch: Option<PathBuf>,
+    /// Also write the device section to this file.
+    #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Print every measured point as JSON.
+    #[arg(long)]
     pub json: bool,
+    /// No progress messages.
+    #[arg(long, short)]
     pub quiet: bool,
 }
 

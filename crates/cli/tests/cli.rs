@@ -1,24 +1,9 @@
 //! The `wblab` command as a user meets it: exit codes, error messages, results directories.
 
+mod common;
+
+use common::{repo_root, scratch, wblab};
 use std::fs;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn wblab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_wblab")).args(args).output().expect("wblab runs")
-}
-
-/// A fresh scratch directory under the target dir, removed first if a previous run left it.
-fn scratch(name: &str) -> PathBuf {
-    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = fs::remove_dir_all(&d);
-    fs::create_dir_all(&d).expect("scratch dir");
-    d
-}
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 /// A short version of the default experiment, written as a user would.
 const SHORT: &str = r#"

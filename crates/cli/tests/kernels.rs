@@ -1,19 +1,9 @@
 //! `wblab kernels` and scenarios that list several kernels.
 
+mod common;
+
+use common::{scratch, wblab};
 use std::fs;
-use std::path::PathBuf;
-use std::process::{Command, Output};
-
-fn wblab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_wblab")).args(args).output().expect("wblab runs")
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = fs::remove_dir_all(&d);
-    fs::create_dir_all(&d).expect("scratch dir");
-    d
-}
 
 #[test]
 fn kernels_lists_every_generation_and_what_it_selects() {

@@ -2,14 +2,13 @@
 //! and report.html opened in headless Chromium, with screenshots kept in
 //! target/report-artifacts/ for people to look at.
 
+mod common;
+
+use common::{repo_root, scratch, wblab};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
-
-fn wblab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_wblab")).args(args).output().expect("wblab runs")
-}
 
 fn ok(o: &Output) -> String {
     assert!(
@@ -20,17 +19,6 @@ fn ok(o: &Output) -> String {
         String::from_utf8_lossy(&o.stderr)
     );
     String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = fs::remove_dir_all(&d);
-    fs::create_dir_all(&d).expect("scratch dir");
-    d
-}
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 /// Where test artefacts (screenshots) go: target/report-artifacts/.

@@ -55,6 +55,25 @@ pub struct TaskOutcome {
     pub note: Option<String>,
 }
 
+impl TaskOutcome {
+    /// A task that did no I/O between `started` and `ended`, and why (`note`).
+    fn nothing(spec: TaskSpec, pid: u32, started: Ns, ended: Ns, note: String) -> Self {
+        TaskOutcome {
+            spec,
+            pid,
+            started,
+            ended,
+            bytes_written: 0,
+            bytes_read: 0,
+            mid_bytes: None,
+            op_latency: LatencyHist::new(),
+            cpu_user_ns: 0,
+            cpu_sys_ns: 0,
+            note: Some(note),
+        }
+    }
+}
+
 /// Whether this harness can run `job` for real.
 pub fn check_job(job: &JobConfig) -> Result<(), String> {
     match job {
@@ -307,19 +326,13 @@ impl Workload {
                     }
                 }
                 Err(e) => {
-                    slot.runner = Runner::Finished(Box::new(TaskOutcome {
-                        spec: slot.spec.clone(),
-                        pid: *pid,
-                        started: slot.started,
-                        ended: now,
-                        bytes_written: 0,
-                        bytes_read: 0,
-                        mid_bytes: None,
-                        op_latency: LatencyHist::new(),
-                        cpu_user_ns: 0,
-                        cpu_sys_ns: 0,
-                        note: Some(format!("wait4: {e}")),
-                    }));
+                    slot.runner = Runner::Finished(Box::new(TaskOutcome::nothing(
+                        slot.spec.clone(),
+                        *pid,
+                        slot.started,
+                        now,
+                        format!("wait4: {e}"),
+                    )));
                 }
             },
             Runner::Thread { stop, done, .. } => {
@@ -359,19 +372,13 @@ impl Workload {
             Runner::Pending => {
                 if force_stop {
                     // Never started: an empty outcome at the abort time.
-                    slot.runner = Runner::Finished(Box::new(TaskOutcome {
-                        spec: slot.spec.clone(),
-                        pid: 0,
-                        started: now,
-                        ended: now,
-                        bytes_written: 0,
-                        bytes_read: 0,
-                        mid_bytes: None,
-                        op_latency: LatencyHist::new(),
-                        cpu_user_ns: 0,
-                        cpu_sys_ns: 0,
-                        note: Some("never started (run ended first)".into()),
-                    }));
+                    slot.runner = Runner::Finished(Box::new(TaskOutcome::nothing(
+                        slot.spec.clone(),
+                        0,
+                        now,
+                        now,
+                        "never started (run ended first)".into(),
+                    )));
                 }
             }
             Runner::Finished(_) => {}

@@ -444,7 +444,7 @@ pub fn wb_update_dirty_ratelimit(
     let limit = hard_dirty_limit(dom, dtc.thresh);
     let mut setpoint = (freerun + limit) / 2;
     let write_bw = wb.avg_write_bandwidth;
-    let mut dirty_ratelimit = wb.dirty_ratelimit;
+    let dirty_ratelimit = wb.dirty_ratelimit;
 
     let dirty_rate = (dirtied - dirtied.min(wb.dirtied_stamp)) * hz / elapsed.max(1);
     let task_ratelimit = ((dirty_ratelimit as u128 * dtc.pos_ratio as u128) >> RATELIMIT_CALC_SHIFT) as u64 + 1;
@@ -454,6 +454,19 @@ pub fn wb_update_dirty_ratelimit(
         dirty = dtc.wb_dirty;
         setpoint = (dtc.wb_thresh + dtc.wb_bg_thresh) / 2;
     }
+    step_dirty_ratelimit(wb, dirty, setpoint, balanced, task_ratelimit);
+    RatelimitUpdate {
+        dirty_rate,
+        task_ratelimit,
+    }
+}
+
+/// The step shared by 3.2's `bdi_update_dirty_ratelimit` and today's
+/// `wb_update_dirty_ratelimit`: move `dirty_ratelimit` toward `balanced` only when the
+/// position (`dirty` against `setpoint`) and the rate estimates agree, by the most cautious
+/// candidate, the step shrinking sharply near the target; then remember `balanced`.
+pub fn step_dirty_ratelimit(wb: &mut WbState, dirty: u64, setpoint: u64, balanced: u64, task_ratelimit: u64) {
+    let mut dirty_ratelimit = wb.dirty_ratelimit;
     let mut step = 0;
     if dirty < setpoint {
         let x = wb.balanced_dirty_ratelimit.min(balanced).min(task_ratelimit);
@@ -466,6 +479,7 @@ pub fn wb_update_dirty_ratelimit(
             step = dirty_ratelimit - x;
         }
     }
+    // `step >>= dirty_ratelimit / (2 * step + 1)`: a shift of 64 or more leaves nothing.
     let shift = dirty_ratelimit / (2 * step + 1);
     step = if shift < 64 { (step >> shift).div_ceil(8) } else { 0 };
     if dirty_ratelimit < balanced {
@@ -475,10 +489,6 @@ pub fn wb_update_dirty_ratelimit(
     }
     wb.dirty_ratelimit = dirty_ratelimit.max(1);
     wb.balanced_dirty_ratelimit = balanced;
-    RatelimitUpdate {
-        dirty_rate,
-        task_ratelimit,
-    }
 }
 
 /// Everything the throttling code may read and change besides the task itself.
@@ -599,6 +609,16 @@ impl DirtyThrottle for Modern {
 
 /// `balance_dirty_pages_ratelimited_flags`: the cheap gate in front of every chunk.
 pub fn balance_dirty_pages_ratelimited(cx: &mut ThrottleCx, task: &mut TaskDirty) -> Throttle {
+    if ratelimit_gate(cx, task) {
+        return balance_dirty_pages(cx, task);
+    }
+    Throttle::Proceed
+}
+
+/// The gate of the IO-less kernels (3.2 on): true, with the call's start and pages recorded,
+/// once the task has dirtied `nr_dirtied_pause` pages (32 KiB worth while the wb is over its
+/// limit), or when its CPU's count reaches `ratelimit_pages`.
+pub fn ratelimit_gate(cx: &mut ThrottleCx, task: &mut TaskDirty) -> bool {
     let mut ratelimit = task.nr_dirtied_pause;
     if cx.wb.dirty_exceeded {
         ratelimit = ratelimit.min(32 >> (crate::units::PAGE_SHIFT - 10));
@@ -615,9 +635,9 @@ pub fn balance_dirty_pages_ratelimited(cx: &mut ThrottleCx, task: &mut TaskDirty
     if task.nr_dirtied >= ratelimit {
         task.bdp_start = cx.clock.jiffies(cx.now);
         task.bdp_pages = task.nr_dirtied;
-        return balance_dirty_pages(cx, task);
+        return true;
     }
-    Throttle::Proceed
+    false
 }
 
 /// The global dirty state for the current instant, and the `global_dirty_state` trace.

@@ -40,6 +40,25 @@ pub fn old_ratelimit_pages(vm: &VmStat, ncpus: u32) -> u64 {
     (vm_total_pages(vm) / (ncpus.max(1) as u64 * 32)).clamp(16, (4 << 20) / PAGE_SIZE)
 }
 
+/// The per-CPU `bdp_ratelimits` count of `cpu` before 3.2's per-task counting: pages the
+/// CPU's dirtiers may still dirty before `balance_dirty_pages` runs (at least one).
+pub fn cpu_ratelimit_left(bdp_ratelimits: &[u64], cpu: usize, ratelimit: u64) -> u64 {
+    let cpu = cpu.min(bdp_ratelimits.len().saturating_sub(1));
+    let p = bdp_ratelimits.get(cpu).copied().unwrap_or(0);
+    ratelimit.saturating_sub(p).max(1)
+}
+
+/// `balance_dirty_pages_ratelimited_nr` before 3.2: once `cpu`'s count reaches `ratelimit`,
+/// reset it and return what it held (the caller then runs `balance_dirty_pages`).
+pub fn take_cpu_ratelimit(bdp_ratelimits: &mut [u64], cpu: usize, ratelimit: u64) -> Option<u64> {
+    let cpu = cpu.min(bdp_ratelimits.len().saturating_sub(1));
+    let p = bdp_ratelimits.get_mut(cpu)?;
+    if *p < ratelimit {
+        return None;
+    }
+    Some(std::mem::take(p))
+}
+
 /// `sync_writeback_pages()` before 2.6.31: 1.5 × ratelimit_pages.
 pub fn sync_writeback_pages(ratelimit_pages: u64) -> u64 {
     ratelimit_pages + ratelimit_pages / 2
@@ -159,14 +178,9 @@ impl DirtyThrottle for GlobalThrottle {
     /// `balance_dirty_pages_ratelimited_nr`: the per-CPU count (bumped as pages are dirtied)
     /// reaching the ratelimit, 8 pages while `dirty_exceeded`, calls `balance_dirty_pages`.
     fn ratelimited(&mut self, cx: &mut ThrottleCx, task: &mut TaskDirty) -> Throttle {
-        let cpu = task.cpu.min(cx.bdp_ratelimits.len().saturating_sub(1));
-        let Some(p) = cx.bdp_ratelimits.get_mut(cpu) else {
-            return Throttle::Proceed;
-        };
-        if *p < self.ratelimit() {
+        if take_cpu_ratelimit(cx.bdp_ratelimits, task.cpu, self.ratelimit()).is_none() {
             return Throttle::Proceed;
         }
-        *p = 0;
         task.nr_dirtied = 0;
         task.pages_written = 0;
         task.write_chunk = sync_writeback_pages(self.ratelimit_pages);
@@ -182,9 +196,7 @@ impl DirtyThrottle for GlobalThrottle {
     }
 
     fn chunk_limit(&self, _wb: &WbState, bdp_ratelimits: &[u64], task: &TaskDirty) -> u64 {
-        let cpu = task.cpu.min(bdp_ratelimits.len().saturating_sub(1));
-        let p = bdp_ratelimits.get(cpu).copied().unwrap_or(0);
-        self.ratelimit().saturating_sub(p).max(1)
+        cpu_ratelimit_left(bdp_ratelimits, task.cpu, self.ratelimit())
     }
 
     fn pause_per_call(&self) -> bool {

@@ -15,8 +15,9 @@
 //! * dirtyable memory has no reserve taken off (3.3).
 
 use super::page_writeback::{
-    dirty_freerun_ceiling, dirty_poll_interval, domain_update_dirty_limit, hard_dirty_limit, ilog2, max_pause_jiffies, wb_stat_error,
-    wb_update_write_bandwidth, DirtyThrottle, DirtyThrottleControl, TaskDirty, Throttle, ThrottleCx, WbState, RATELIMIT_CALC_SHIFT,
+    dirty_freerun_ceiling, dirty_poll_interval, domain_update_dirty_limit, hard_dirty_limit, ilog2, max_pause_jiffies, ratelimit_gate,
+    step_dirty_ratelimit, wb_stat_error, wb_update_write_bandwidth, DirtyThrottle, DirtyThrottleControl, TaskDirty, Throttle, ThrottleCx,
+    WbState, RATELIMIT_CALC_SHIFT,
 };
 use super::proportions::{calc_period_shift, PropGlobal, PropLocal, PROP_FRAC_BASE};
 use super::throttle_per_bdi::{bdi_dirty_limit, global_dirty_limits_old};
@@ -91,34 +92,12 @@ pub fn bdi_update_dirty_ratelimit(
     let freerun = dirty_freerun_ceiling(thresh, bg_thresh);
     let setpoint = (freerun + limit) / 2;
     let write_bw = wb.avg_write_bandwidth;
-    let mut dirty_ratelimit = wb.dirty_ratelimit;
+    let dirty_ratelimit = wb.dirty_ratelimit;
     let dirty_rate = (dirtied - dirtied.min(wb.dirtied_stamp)) * hz / elapsed.max(1);
     let pos_ratio = bdi_position_ratio(thresh, bg_thresh, dirty, bdi_thresh, bdi_dirty, limit, write_bw);
     let task_ratelimit = ((dirty_ratelimit as u128 * pos_ratio as u128) >> RATELIMIT_CALC_SHIFT) as u64 + 1;
     let balanced = (task_ratelimit as u128 * write_bw as u128 / (dirty_rate | 1) as u128) as u64;
-    let mut step = 0;
-    if dirty < setpoint {
-        let x = wb.balanced_dirty_ratelimit.min(balanced).min(task_ratelimit);
-        if dirty_ratelimit < x {
-            step = x - dirty_ratelimit;
-        }
-    } else {
-        let x = wb.balanced_dirty_ratelimit.max(balanced).max(task_ratelimit);
-        if dirty_ratelimit > x {
-            step = dirty_ratelimit - x;
-        }
-    }
-    // `step >>= dirty_ratelimit / (2 * step + 1)`: a shift of 64 or more leaves nothing.
-    let shift = dirty_ratelimit / (2 * step + 1);
-    step = if shift < 64 { step >> shift } else { 0 };
-    step = step.div_ceil(8);
-    if dirty_ratelimit < balanced {
-        dirty_ratelimit += step;
-    } else {
-        dirty_ratelimit = dirty_ratelimit.saturating_sub(step);
-    }
-    wb.dirty_ratelimit = dirty_ratelimit.max(1);
-    wb.balanced_dirty_ratelimit = balanced;
+    step_dirty_ratelimit(wb, dirty, setpoint, balanced, task_ratelimit);
     (dirty_rate, task_ratelimit)
 }
 
@@ -342,22 +321,7 @@ impl DirtyThrottle for IoLessThrottle {
     /// `balance_dirty_pages_ratelimited_nr` of 3.2: per task every `nr_dirtied_pause` pages
     /// (8 while the bdi is exceeded), or when the CPU's count reaches `ratelimit_pages`.
     fn ratelimited(&mut self, cx: &mut ThrottleCx, task: &mut TaskDirty) -> Throttle {
-        let mut ratelimit = task.nr_dirtied_pause;
-        if cx.wb.dirty_exceeded {
-            ratelimit = ratelimit.min(8);
-        }
-        let cpu = task.cpu.min(cx.bdp_ratelimits.len().saturating_sub(1));
-        if let Some(p) = cx.bdp_ratelimits.get_mut(cpu) {
-            if task.nr_dirtied >= ratelimit {
-                *p = 0;
-            } else if *p >= cx.ratelimit_pages {
-                *p = 0;
-                ratelimit = 0;
-            }
-        }
-        if task.nr_dirtied >= ratelimit {
-            task.bdp_start = cx.clock.jiffies(cx.now);
-            task.bdp_pages = task.nr_dirtied;
+        if ratelimit_gate(cx, task) {
             return self.iteration(cx, task);
         }
         Throttle::Proceed

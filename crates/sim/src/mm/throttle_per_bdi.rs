@@ -24,7 +24,7 @@
 
 use super::page_writeback::{DirtyThrottle, TaskDirty, Throttle, ThrottleCx, WbState, RATIO_PPM};
 use super::proportions::{calc_period_shift, PropGlobal, PropLocal, PROP_FRAC_BASE};
-use super::throttle_global::{old_ratelimit_pages, sync_writeback_pages};
+use super::throttle_global::{cpu_ratelimit_left, old_ratelimit_pages, sync_writeback_pages, take_cpu_ratelimit};
 use super::vmstat::VmStat;
 use crate::config::VmSysctl;
 use crate::units::PAGE_SIZE;
@@ -127,6 +127,15 @@ impl PerBdiThrottle {
             bdi: vec![PropLocal::default(); nr_wbs],
             dirties: PropGlobal::new(shift),
             task: vec![PropLocal::default(); nr_tasks],
+        }
+    }
+
+    /// Pages between `balance_dirty_pages` calls: 8 while the bdi is over its limit.
+    fn ratelimit(&self, wb: &WbState) -> u64 {
+        if wb.dirty_exceeded {
+            8
+        } else {
+            self.ratelimit_pages
         }
     }
 
@@ -256,16 +265,10 @@ impl DirtyThrottle for PerBdiThrottle {
     }
 
     fn ratelimited(&mut self, cx: &mut ThrottleCx, task: &mut TaskDirty) -> Throttle {
-        let ratelimit = if cx.wb.dirty_exceeded { 8 } else { self.ratelimit_pages };
-        let cpu = task.cpu.min(cx.bdp_ratelimits.len().saturating_sub(1));
-        let Some(p) = cx.bdp_ratelimits.get_mut(cpu) else {
+        let ratelimit = self.ratelimit(cx.wb);
+        let Some(dirtied) = take_cpu_ratelimit(cx.bdp_ratelimits, task.cpu, ratelimit) else {
             return Throttle::Proceed;
         };
-        if *p < ratelimit {
-            return Throttle::Proceed;
-        }
-        let dirtied = *p;
-        *p = 0;
         task.pages_written = 0;
         task.backoff = 1;
         task.write_chunk = match self.variant {
@@ -286,10 +289,7 @@ impl DirtyThrottle for PerBdiThrottle {
     }
 
     fn chunk_limit(&self, wb: &WbState, bdp_ratelimits: &[u64], task: &TaskDirty) -> u64 {
-        let ratelimit = if wb.dirty_exceeded { 8 } else { self.ratelimit_pages };
-        let cpu = task.cpu.min(bdp_ratelimits.len().saturating_sub(1));
-        let p = bdp_ratelimits.get(cpu).copied().unwrap_or(0);
-        ratelimit.saturating_sub(p).max(1)
+        cpu_ratelimit_left(bdp_ratelimits, task.cpu, self.ratelimit(wb))
     }
 
     fn writeout(&mut self, wb: usize, pages: u64) {

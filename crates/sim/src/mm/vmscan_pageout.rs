@@ -545,13 +545,7 @@ impl Machine {
             return true;
         }
         self.kswapd_pageout(n);
-        if self.vm.nr_free >= n + self.vm.wmark_min {
-            self.vm.nr_free -= n;
-            self.vm.nr_file += n;
-            true
-        } else {
-            false
-        }
+        self.vm.take_for_readahead(n)
     }
 }
 

@@ -36,6 +36,17 @@ pub struct VmStat {
 }
 
 impl VmStat {
+    /// Readahead's allocation into the page cache: `n` free pages if that leaves the min
+    /// watermark intact (it gives up rather than reclaim hard).
+    pub fn take_for_readahead(&mut self, n: u64) -> bool {
+        if self.nr_free < n + self.wmark_min {
+            return false;
+        }
+        self.nr_free -= n;
+        self.nr_file += n;
+        true
+    }
+
     /// Set up counters and watermarks for `total` pages of RAM, of which `unreclaimable` are
     /// kernel/anon, as the kernel does at boot (`init_per_zone_wmark_min`,
     /// `__setup_per_zone_wmarks`, `calculate_totalreserve_pages`), for a single zone.

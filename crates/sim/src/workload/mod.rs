@@ -483,13 +483,7 @@ impl Machine {
             self.vm.nr_free += got;
             self.vm.nr_file -= got;
         }
-        if self.vm.nr_free >= n + self.vm.wmark_min {
-            self.vm.nr_free -= n;
-            self.vm.nr_file += n;
-            true
-        } else {
-            false
-        }
+        self.vm.take_for_readahead(n)
     }
 
     /// A buffered read: readahead, wait for the pages, then copy them out.
