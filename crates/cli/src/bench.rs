@@ -57,7 +57,10 @@ pub fn run(filter: Option<&str>) -> ExitCode {
             continue;
         }
         let t0 = Instant::now();
-        let r = wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress);
+        let r = match crate::simulate::simulate(&sc, &mut wblab_sim::machine::NoProgress, false) {
+            Ok(r) => r,
+            Err(code) => return code,
+        };
         let wall = t0.elapsed().as_secs_f64();
         let sim = r.sim_ns as f64 / 1e9;
         println!(

@@ -113,6 +113,7 @@ pub fn run_kernels(
     out: &Path,
     quiet: bool,
     json: bool,
+    check: bool,
     write: impl Fn(&Path, &RunResult, f64) -> bool,
 ) -> ExitCode {
     let mut results = Vec::new();
@@ -122,7 +123,10 @@ pub fn run_kernels(
             eprintln!("running {} under kernel {} ({})", sc.name, sc.kernel, sc.policy.generation);
         }
         let t0 = Instant::now();
-        let r = wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress);
+        let r = match crate::simulate::simulate(&sc, &mut wblab_sim::machine::NoProgress, check) {
+            Ok(r) => r,
+            Err(code) => return code,
+        };
         let wall = t0.elapsed().as_secs_f64();
         if !write(&dir, &r, wall) {
             return ExitCode::from(1);

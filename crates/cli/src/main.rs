@@ -5,6 +5,7 @@ mod kernels_cmd;
 mod probe_cmd;
 mod progress;
 mod report_cmd;
+mod simulate;
 mod sweep;
 
 use clap::{Parser, Subcommand};
@@ -48,6 +49,11 @@ enum Cmd {
         /// Do not write the graphs and report.html.
         #[arg(long)]
         no_report: bool,
+        /// Check the model's laws (conservation, liveness, expiry, durability, progress) while
+        /// running, as debug builds and the tests always do; a broken law stops the run with exit
+        /// code 3.
+        #[arg(long)]
+        check: bool,
     },
     /// Print a device model's sequential bandwidth and random IOPS (`hdd`, `ssd`, `usb`,
     /// `nfs`, `raid0`).
@@ -111,7 +117,8 @@ fn main() -> ExitCode {
             trace_block,
             quiet,
             no_report,
-        } => cmd_run(scenario, out, seed, json, trace_block, quiet, no_report),
+            check,
+        } => cmd_run(scenario, out, seed, json, trace_block, quiet, no_report, check),
         Cmd::Device { model, json } => cmd_device(&model, json),
         Cmd::Check { scenario, json } => cmd_check(&scenario, json),
         Cmd::Defaults => {
@@ -129,6 +136,7 @@ fn main() -> ExitCode {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn cmd_run(
     path: Option<PathBuf>,
     out: Option<PathBuf>,
@@ -137,6 +145,7 @@ fn cmd_run(
     trace_block: bool,
     quiet: bool,
     no_report: bool,
+    check: bool,
 ) -> ExitCode {
     if let Some(p) = &path {
         let adjust = |sc: &mut wblab_sim::config::Scenario| {
@@ -152,7 +161,7 @@ fn cmd_run(
                 false
             }
         };
-        if let Some(code) = sweep::try_run(p, out.clone(), quiet, json, adjust, write) {
+        if let Some(code) = sweep::try_run(p, out.clone(), quiet, json, check, adjust, write) {
             return code;
         }
     }
@@ -177,7 +186,7 @@ fn cmd_run(
     if all.len() > 1 {
         // Several kernels: one results directory per kernel, then a side-by-side table.
         let out = out.unwrap_or_else(|| PathBuf::from("results").join(&all[0].name));
-        return kernels_cmd::run_kernels(all, &out, quiet, json, |dir, r, wall| {
+        return kernels_cmd::run_kernels(all, &out, quiet, json, check, |dir, r, wall| {
             if let Err(e) = wblab_report::write_results_dir(dir, r, wall) {
                 eprintln!("error: cannot write results to {}: {e}", dir.display());
                 return false;
@@ -192,8 +201,12 @@ fn cmd_run(
     let out = out.unwrap_or_else(|| PathBuf::from("results").join(&sc.name));
     let t0 = Instant::now();
     let mut bar = progress::Bar::new(quiet || json, &sc.name);
-    let r = wblab_sim::run(&sc, &mut bar);
+    let r = simulate::simulate(&sc, &mut bar, check);
     bar.finish();
+    let r = match r {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
     let wall = t0.elapsed().as_secs_f64();
     if let Err(e) = wblab_report::write_results_dir(&out, &r, wall) {
         eprintln!("error: cannot write results to {}: {e}", out.display());

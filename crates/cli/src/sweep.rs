@@ -16,6 +16,7 @@ pub fn try_run(
     out: Option<PathBuf>,
     quiet: bool,
     json: bool,
+    check: bool,
     adjust: impl Fn(&mut Scenario),
     write: impl Fn(&Path, &RunResult, f64) -> bool,
 ) -> Option<ExitCode> {
@@ -38,7 +39,10 @@ pub fn try_run(
             eprintln!("running {} with {key} = {label} (kernel {})", sc.name, sc.kernel);
         }
         let t0 = Instant::now();
-        let r = wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress);
+        let r = match crate::simulate::simulate(&sc, &mut wblab_sim::machine::NoProgress, check) {
+            Ok(r) => r,
+            Err(code) => return Some(code),
+        };
         let wall = t0.elapsed().as_secs_f64();
         if !write(&dir, &r, wall) {
             return Some(ExitCode::from(1));

@@ -64,7 +64,7 @@ fn runs() -> &'static Runs {
         let mut dirs = Vec::new();
         for (i, text) in [SCENARIO.to_string(), small].iter().enumerate() {
             let sc = wblab_scenario::parse(text, "figs.toml").expect("test scenario parses");
-            let r = wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress);
+            let r = wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress).unwrap_or_else(|v| panic!("{v}"));
             let dir = base.join(format!("run{i}"));
             write_results_dir(&dir, &r, WALL).expect("results written");
             results.push(r);

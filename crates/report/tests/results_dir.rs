@@ -30,7 +30,7 @@ fn run() -> &'static RunResult {
             },
         );
         sc.trace.block = true;
-        wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress)
+        wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress).unwrap_or_else(|v| panic!("{v}"))
     })
 }
 
@@ -312,7 +312,7 @@ fn many_instances_fold_into_one_row() {
             direct: false,
         },
     );
-    let r = wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress);
+    let r = wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress).unwrap_or_else(|v| panic!("{v}"));
     let s = terminal_summary(&r, 0.1);
     println!("{s}");
     assert!(s.contains("dd ×20"), "{s}");

@@ -15,7 +15,7 @@ fn sweep(file: &str, secs: u64) -> Vec<(String, f64)> {
         .map(|(label, mut sc)| {
             sc.duration = secs * 1_000_000_000;
             sc.trace.writeback = false;
-            let r = wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress);
+            let r = wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress).unwrap_or_else(|v| panic!("{v}"));
             let cat = r.tasks.iter().find(|t| t.name == "cat-kernel").expect("cat task");
             assert_eq!(cat.op_latency.count(), 1, "{file} {label}: the cat finished");
             (label, cat.op_latency.summary().max as f64 / 1e9)

@@ -26,7 +26,7 @@ fn run(wake: PageWake) -> RunResult {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/2004-tiotest-512.toml");
     let sc = wblab_scenario::load_all(&path).unwrap_or_else(|e| panic!("{e}")).remove(0);
     assert_eq!(sc.policy.page_wake, PageWake::WakeAll, "2.6.6 wakes the whole bucket");
-    wblab_sim::run(&short(sc, wake), &mut wblab_sim::machine::NoProgress)
+    wblab_sim::run(&short(sc, wake), &mut wblab_sim::machine::NoProgress).unwrap_or_else(|v| panic!("{v}"))
 }
 
 #[test]

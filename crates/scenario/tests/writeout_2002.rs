@@ -21,7 +21,7 @@ fn runs(size: u64) -> Vec<(String, RunResult)> {
             }
             sc.duration = 200_000_000_000;
             sc.trace.writeback = false;
-            let r = wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress);
+            let r = wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress).unwrap_or_else(|v| panic!("{v}"));
             (sc.kernel.clone(), r)
         })
         .collect()

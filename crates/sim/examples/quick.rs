@@ -36,7 +36,7 @@ fn main() {
         );
     }
     let t0 = std::time::Instant::now();
-    let r = wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress);
+    let r = wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress).unwrap_or_else(|v| panic!("{v}"));
     let wall = t0.elapsed().as_secs_f64();
     println!("events {} wall {:.3}s trace {}", r.events, wall, r.trace.len());
     for t in r.tasks.iter().take(12) {

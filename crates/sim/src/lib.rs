@@ -14,6 +14,7 @@ pub mod engine;
 pub mod fs;
 pub mod generations;
 pub mod kernel;
+pub mod laws;
 pub mod machine;
 pub mod metrics;
 pub mod mm;
@@ -21,4 +22,5 @@ pub mod units;
 pub mod workload;
 
 pub use engine::time::Ns;
-pub use machine::{run, Progress};
+pub use laws::LawViolation;
+pub use machine::{run, run_with, Progress, RunOptions};

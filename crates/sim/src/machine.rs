@@ -14,6 +14,7 @@ use crate::fs::fs_writeback::Wb;
 use crate::fs::inode::Inode;
 use crate::kernel::cpu::{CpuPool, Started, Who};
 use crate::kernel::task::{Phase, Task};
+use crate::laws::LawViolation;
 use crate::metrics::trace::{TraceEvent, TraceRecord};
 use crate::metrics::{DeviceResult, LatencyHist, RunResult, TaskResult, ThrottleSample, VmstatSample};
 use crate::mm::page_cache::PageState;
@@ -57,6 +58,22 @@ pub enum Event {
 /// Progress reporting for long runs.
 pub trait Progress {
     fn tick(&mut self, done: Ns, total: Ns);
+}
+
+/// How a run is carried out. Not part of the scenario: a run gives the same results whatever
+/// these say, unless a law breaks.
+#[derive(Clone, Copy, Debug)]
+pub struct RunOptions {
+    /// Check the laws (`crate::laws`) while running. Always on in debug and test builds.
+    pub check_laws: bool,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            check_laws: cfg!(debug_assertions),
+        }
+    }
 }
 
 /// No progress output.
@@ -104,6 +121,8 @@ pub struct Machine {
     pub pagewait: crate::kernel::waitqueue::PageWaitTable,
     /// tiotest's phase barrier and per-phase figures.
     pub tiotest: crate::workload::tiotest::TiotestState,
+    /// The run-time laws and their state.
+    pub laws: crate::laws::Laws,
 }
 
 /// Index of the first flusher in `RunResult::comms` (after "<idle>" and the tasks).
@@ -112,7 +131,12 @@ fn flusher_comm(m: &Machine, wb: u16) -> u32 {
 }
 
 impl Machine {
+    /// A machine for `cfg`, with the laws checked in debug and test builds.
     pub fn new(cfg: &Scenario) -> Self {
+        Self::with_options(cfg, RunOptions::default())
+    }
+
+    pub fn with_options(cfg: &Scenario, opts: RunOptions) -> Self {
         let clock = Clock::new(cfg.hz);
         let total = cfg.machine.memory / PAGE_SIZE;
         let unreclaimable = cfg.machine.unreclaimable / PAGE_SIZE;
@@ -178,7 +202,9 @@ impl Machine {
                     pending: Default::default(),
                     rq_wait: None,
                     inflight: 0,
-                    sync_target: Vec::new(),
+                    sync: None,
+                    runs_pending: 0,
+                    timeout_gen: None,
                     bytes_written: 0,
                     bytes_read: 0,
                     mid_bytes: None,
@@ -245,6 +271,7 @@ impl Machine {
                 crate::kernel::waitqueue::table_size(cfg.policy.page_wake, cfg.machine.memory, cfg.machine.page_wait_buckets),
             ),
             tiotest: Default::default(),
+            laws: crate::laws::Laws::new(opts.check_laws, ntasks),
             cfg: cfg.clone(),
         };
         m.setup_era();
@@ -311,30 +338,47 @@ impl Machine {
 
     // ---- page-cache accounting shared by the write, read and writeback paths ----
 
-    /// `folio_account_dirtied` for `n` new dirty pages of `file` at `start`, and
-    /// `__mark_inode_dirty` if the inode was clean. The pages were allocated by the caller.
+    /// `folio_account_dirtied` for the pages [start, start+n) of `file` that a write makes
+    /// dirty, and `__mark_inode_dirty` if the inode was clean. Absent and clean pages become
+    /// dirty; a page under writeback becomes dirty as well (`PG_writeback` + `PG_dirty`); an
+    /// already dirty page is not dirtied again. The pages were allocated by the caller; the
+    /// allocations of pages that were already cached are given back.
     pub fn account_dirtied(&mut self, tid: u32, file: u32, start: u64, n: u64) {
-        let ch = self.inodes[file as usize].mapping.set_range(start, n, Some(PageState::Dirty));
-        debug_assert_eq!(
-            ch.dirty + ch.writeback + ch.reading,
-            0,
-            "workloads only dirty absent or clean pages"
-        );
-        // The allocated folio goes into the page cache; pages that were already cached give
-        // their new allocation back.
+        let (mut absent, mut newly) = (0, 0);
+        let mut idx = start;
+        while idx < start + n {
+            let m = &mut self.inodes[file as usize].mapping;
+            let (st, run) = m.run_at(idx, start + n - idx);
+            let to = match st {
+                None | Some(PageState::Clean) => Some(PageState::Dirty),
+                Some(PageState::Writeback) => Some(PageState::WritebackDirty),
+                Some(PageState::Dirty) | Some(PageState::WritebackDirty) => None,
+                Some(PageState::Reading) => {
+                    debug_assert!(false, "workloads do not write pages being read");
+                    None
+                }
+            };
+            if let Some(to) = to {
+                m.set_range(idx, run, Some(to));
+                newly += run;
+                if st.is_none() {
+                    absent += run;
+                    self.page_inserted(file, idx, run);
+                }
+            }
+            idx += run;
+        }
         self.vm.nr_alloc_pending -= n;
-        self.vm.nr_file += ch.absent;
-        self.vm.nr_free += n - ch.absent;
-        let newly = n - ch.dirty;
+        self.vm.nr_file += absent;
+        self.vm.nr_free += n - absent;
+        self.inodes[file as usize].nr_dirtied += newly;
+        self.laws.durability.dirtied(file, start, n);
         self.vm.nr_dirty += newly;
         self.vm.nr_dirtied += newly;
         let wb = self.inodes[file as usize].wb as usize;
         self.wbs[wb].reclaimable += newly;
         self.wbs[wb].dirtied += newly;
         self.policy.dirtied(tid, newly);
-        if ch.absent > 0 {
-            self.page_inserted(file, start, n);
-        }
         let task = &mut self.tasks[tid as usize];
         task.dirty.nr_dirtied += newly;
         let cpu = task.dirty.cpu.min(self.bdp_ratelimits.len() - 1);
@@ -345,9 +389,15 @@ impl Machine {
     /// Writeback of `n` pages of `file` from `start` completed (`__folio_end_writeback`).
     pub fn end_page_writeback(&mut self, file: u32, start: u64, n: u64) {
         let inode = &mut self.inodes[file as usize];
-        let moved = inode.mapping.transition(start, n, PageState::Writeback, Some(PageState::Clean));
+        // A page written again during its I/O stays dirty (`folio_end_writeback` clears only
+        // PG_writeback).
+        let moved = inode.mapping.transition(start, n, PageState::Writeback, Some(PageState::Clean))
+            + inode
+                .mapping
+                .transition(start, n, PageState::WritebackDirty, Some(PageState::Dirty));
         self.wake_pages(file, start, n);
         let inode = &mut self.inodes[file as usize];
+        inode.nr_written += moved;
         let wb = inode.wb as usize;
         let inode_idle = inode.mapping.nr_writeback == 0;
         self.vm.nr_writeback -= moved;
@@ -355,8 +405,14 @@ impl Machine {
         self.wbs[wb].writeback -= moved;
         self.wbs[wb].writeout_add(&mut self.dom, moved);
         self.policy.writeout(wb, moved);
-        if self.era.inactive.is_none() {
-            self.lru.add(file, start, n);
+        match self.era.inactive.as_mut() {
+            None => self.lru.add(file, start, n),
+            Some(l) => {
+                l.rotate_reclaimable(file, start, n);
+                if let Some(z) = self.era.zones.as_mut() {
+                    z.high_list.rotate_reclaimable(file, start, n);
+                }
+            }
         }
         if !self.fprop_armed {
             self.fprop_armed = true;
@@ -370,10 +426,6 @@ impl Machine {
                 self.flushers[wb].bw_dwork_pending = true;
                 let d = self.clock.tick_ns() * page_writeback::max_pause_jiffies(self.clock.hz);
                 self.q.schedule_in(d, Event::BwDwork(wb as u16));
-            }
-            let waiters = std::mem::take(&mut self.inodes[file as usize].fsync_waiters);
-            for t in waiters {
-                self.wake_task(t);
             }
         }
         // acct_reclaim_writeback: wake reclaim-throttled tasks once enough was written.
@@ -393,7 +445,13 @@ impl Machine {
     pub fn wake_task(&mut self, tid: u32) {
         let t = &mut self.tasks[tid as usize];
         t.wait_gen = t.wait_gen.wrapping_add(1);
-        self.q.schedule_in(0, Event::TaskRun(tid));
+        self.run_task_at(tid, self.q.now());
+    }
+
+    /// Let the task run at `at` (a `TaskRun` event), leaving any timed wait in place.
+    pub fn run_task_at(&mut self, tid: u32, at: Ns) {
+        self.tasks[tid as usize].runs_pending += 1;
+        self.q.schedule(at, Event::TaskRun(tid));
     }
 
     /// Sleep a task for `ns`, unless woken earlier by `wake_task`.
@@ -401,6 +459,7 @@ impl Machine {
         let t = &mut self.tasks[tid as usize];
         t.wait_gen = t.wait_gen.wrapping_add(1);
         let gen = t.wait_gen;
+        t.timeout_gen = Some(gen);
         self.q.schedule_in(ns, Event::TaskTimeout(tid, gen));
     }
 
@@ -603,6 +662,9 @@ impl Machine {
             match op {
                 Op::Write => {
                     q.bytes_written += bytes;
+                    if direct {
+                        q.direct_bytes_written += bytes;
+                    }
                     q.sec_written += bytes;
                     q.requests_written += 1;
                 }
@@ -695,12 +757,14 @@ impl Machine {
         }
     }
 
-    /// The elevator's timer (CFQ's idle slice) ran out: let it dispatch again.
+    /// The elevator's timer (CFQ's idle slice) ran out: run its callback, which works even
+    /// when the device is full, then let it dispatch again.
     fn on_elv_timer(&mut self, dev: u16) {
         let now = self.now();
         let q = &mut self.queues[dev as usize];
         if q.elv_timer_at.is_some_and(|t| t <= now) {
             q.elv_timer_at = None;
+            q.elv.timer_fired(now);
         }
         self.kick_queue(dev);
     }
@@ -873,8 +937,14 @@ impl Machine {
 
     fn dispatch(&mut self, ev: Event) {
         match ev {
-            Event::TaskRun(t) => self.task_wake(t),
+            Event::TaskRun(t) => {
+                self.tasks[t as usize].runs_pending -= 1;
+                self.task_wake(t)
+            }
             Event::TaskTimeout(t, gen) => {
+                if self.tasks[t as usize].timeout_gen == Some(gen) {
+                    self.tasks[t as usize].timeout_gen = None;
+                }
                 if self.tasks[t as usize].wait_gen == gen {
                     // The sleep is over: wakeups registered for it are stale now.
                     self.tasks[t as usize].wait_gen = gen.wrapping_add(1);
@@ -911,7 +981,7 @@ impl Machine {
             let task = &self.tasks[t];
             if task.start < task.stop {
                 let (start, stop) = (task.start, task.stop);
-                self.q.schedule(start, Event::TaskRun(t as u32));
+                self.run_task_at(t as u32, start);
                 self.q.schedule(start + (stop - start) / 2, Event::TaskMid(t as u32));
             }
         }
@@ -920,8 +990,8 @@ impl Machine {
         self.start_era();
     }
 
-    /// Run the scenario to its end.
-    pub fn run(&mut self, progress: &mut dyn Progress) {
+    /// Run the scenario to its end, or until a law breaks.
+    pub fn run(&mut self, progress: &mut dyn Progress) -> Result<(), LawViolation> {
         self.start();
         let dur = self.cfg.duration;
         let report_every = (dur / 100).max(1);
@@ -932,58 +1002,41 @@ impl Machine {
             }
             let (_, ev) = self.q.pop().expect("peeked");
             self.dispatch(ev);
+            self.laws_after_event(t, &ev);
+            if let Some(v) = &self.laws.broken {
+                return Err(v.clone());
+            }
             if t >= next_report {
                 progress.tick(t, dur);
                 next_report = t + report_every;
             }
-            debug_assert!(self.vm.check_conservation(), "pages not conserved at {t}: {:?}", self.vm);
         }
         progress.tick(dur, dur);
+        if self.laws.on {
+            if let Some(v) = self.check_laws() {
+                return Err(v);
+            }
+        }
+        Ok(())
     }
 
-    /// Process one event. Returns false when the run is over (no event left before the end).
+    /// Process one event. Returns false when the run is over (no event left before the end)
+    /// or a law broke ([`Machine::broken`] says which).
     pub fn step(&mut self) -> bool {
         match self.q.peek_time() {
-            Some(t) if t <= self.cfg.duration => {
+            Some(t) if t <= self.cfg.duration && self.laws.broken.is_none() => {
                 let (_, ev) = self.q.pop().expect("peeked");
                 self.dispatch(ev);
-                true
+                self.laws_after_event(t, &ev);
+                self.laws.broken.is_none()
             }
             _ => false,
         }
     }
 
-    /// Check the model's invariants: pages are conserved, per-file and per-wb counters add up
-    /// to the global ones, dirty pages fit in RAM.
-    pub fn invariants(&self) -> Result<(), String> {
-        let vm = &self.vm;
-        if !vm.check_conservation() {
-            return Err(format!("pages not conserved: {vm:?}"));
-        }
-        let file: u64 = self.inodes.iter().map(|i| i.mapping.nr_pages).sum();
-        let dirty: u64 = self.inodes.iter().map(|i| i.mapping.nr_dirty).sum();
-        let wb: u64 = self.inodes.iter().map(|i| i.mapping.nr_writeback).sum();
-        if file != vm.nr_file || dirty != vm.nr_dirty || wb != vm.nr_writeback {
-            return Err(format!(
-                "file counters disagree: files {file}/{dirty}/{wb} vs vm {}/{}/{}",
-                vm.nr_file, vm.nr_dirty, vm.nr_writeback
-            ));
-        }
-        let wb_dirty: u64 = self.wbs.iter().map(|w| w.reclaimable).sum();
-        let wb_wb: u64 = self.wbs.iter().map(|w| w.writeback).sum();
-        if wb_dirty != vm.nr_dirty || wb_wb != vm.nr_writeback {
-            return Err(format!(
-                "wb counters disagree: {wb_dirty}/{wb_wb} vs {}/{}",
-                vm.nr_dirty, vm.nr_writeback
-            ));
-        }
-        if vm.nr_dirty + vm.nr_writeback > vm.total {
-            return Err("dirty exceeds RAM".into());
-        }
-        if vm.nr_written > vm.nr_dirtied {
-            return Err(format!("more written ({}) than dirtied ({})", vm.nr_written, vm.nr_dirtied));
-        }
-        Ok(())
+    /// The law that broke, if one did.
+    pub fn broken(&self) -> Option<&LawViolation> {
+        self.laws.broken.as_ref()
     }
 
     /// Collect the results.
@@ -1058,9 +1111,14 @@ impl Machine {
     }
 }
 
-/// Simulate `scenario` and return its results.
-pub fn run(scenario: &Scenario, progress: &mut dyn Progress) -> RunResult {
-    let mut m = Machine::new(scenario);
-    m.run(progress);
-    m.finish()
+/// Simulate `scenario` and return its results; the laws are checked in debug and test builds.
+pub fn run(scenario: &Scenario, progress: &mut dyn Progress) -> Result<RunResult, LawViolation> {
+    run_with(scenario, progress, RunOptions::default())
+}
+
+/// Simulate `scenario` with `opts`; a broken law ends the run with its violation.
+pub fn run_with(scenario: &Scenario, progress: &mut dyn Progress, opts: RunOptions) -> Result<RunResult, LawViolation> {
+    let mut m = Machine::with_options(scenario, opts);
+    m.run(progress)?;
+    Ok(m.finish())
 }

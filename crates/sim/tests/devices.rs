@@ -29,7 +29,7 @@ fn one(model: DeviceModelConfig, memory: u64, secs: u64, writers: u32) -> Scenar
 }
 
 fn run(sc: &Scenario) -> RunResult {
-    wblab_sim::run(sc, &mut wblab_sim::machine::NoProgress)
+    wblab_sim::run(sc, &mut wblab_sim::machine::NoProgress).unwrap_or_else(|v| panic!("{v}"))
 }
 
 fn max_pause(r: &RunResult, name: &str) -> u64 {

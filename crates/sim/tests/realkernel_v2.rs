@@ -34,7 +34,7 @@ fn one_writer_at_32_mib_s_settles_like_the_real_kernel() {
             direct: false,
         },
     );
-    let r = wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress);
+    let r = wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress).unwrap_or_else(|v| panic!("{v}"));
     let late: Vec<_> = r.throttle.iter().filter(|s| s.t_ns >= 20 * SEC).collect();
     let mean = |f: &dyn Fn(&wblab_sim::metrics::ThrottleSample) -> u64| late.iter().map(|s| f(s) as f64).sum::<f64>() / late.len() as f64;
     let drl = mean(&|s| s.dirty_ratelimit);

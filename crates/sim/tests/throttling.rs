@@ -26,7 +26,7 @@ fn run_dd_hz(n: u32, secs: u64, hz: u64) -> RunResult {
             direct: false,
         },
     );
-    wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress)
+    wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress).unwrap_or_else(|v| panic!("{v}"))
 }
 
 /// Sequential write bandwidth of the simulated disk, measured on the model itself.

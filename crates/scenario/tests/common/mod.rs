@@ -14,7 +14,7 @@ pub fn run_shipped(file: &str, secs: u64, keep: impl Fn(&str) -> bool) -> Vec<Ru
         .map(|mut sc| {
             sc.duration = secs * 1_000_000_000;
             sc.trace.writeback = false;
-            wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress)
+            wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress).unwrap_or_else(|v| panic!("{v}"))
         })
         .collect()
 }

@@ -36,8 +36,29 @@ pub struct Seg {
     pub pages: u64,
 }
 
+/// Where a request is on its way through the block layer. Kept so the liveness law can
+/// check that every request is somewhere that will move it on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RqStage {
+    /// In the pool, unused.
+    Free,
+    /// Built by writeback or a read, on its submitter's pending list (the plug).
+    Built,
+    /// Held by blk-throttle.
+    Throttled,
+    /// Waiting in blk-wbt (`rq_qos_wait`).
+    WbtWait,
+    /// Waiting for a tag (blk-mq) or a request slot (legacy lists).
+    TagWait,
+    /// In the elevator.
+    Queued,
+    /// Dispatched to the device.
+    Device,
+}
+
 #[derive(Clone, Debug)]
 pub struct Request {
+    pub stage: RqStage,
     pub op: Op,
     pub sector: u64,
     pub nr_sectors: u64,
@@ -105,6 +126,8 @@ pub struct BlockQueue {
     pub throtl_timer_at: Option<Ns>,
     clock: Clock,
     pub bytes_written: u64,
+    /// Of `bytes_written`, O_DIRECT writes (no page cache pages behind them).
+    pub direct_bytes_written: u64,
     pub bytes_read: u64,
     pub requests_written: u64,
     pub requests_read: u64,
@@ -167,6 +190,7 @@ impl BlockQueue {
             legacy: None,
             clock: Clock::new(hz),
             bytes_written: 0,
+            direct_bytes_written: 0,
             bytes_read: 0,
             requests_written: 0,
             requests_read: 0,
@@ -200,6 +224,7 @@ impl BlockQueue {
             Some(id) => id,
             None => {
                 self.pool.push(Request {
+                    stage: RqStage::Free,
                     op,
                     sector: 0,
                     nr_sectors: 0,
@@ -222,6 +247,7 @@ impl BlockQueue {
             sector
         };
         let r = &mut self.pool[id as usize];
+        r.stage = RqStage::Built;
         r.op = op;
         r.sector = sector;
         r.nr_sectors = nr_sectors;
@@ -246,7 +272,17 @@ impl BlockQueue {
     }
 
     pub fn release(&mut self, id: u32) {
+        self.pool[id as usize].stage = RqStage::Free;
         self.free.push(id);
+    }
+
+    /// The requests in use, with their ids.
+    pub fn live_requests(&self) -> impl Iterator<Item = (u32, &Request)> {
+        self.pool
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.stage != RqStage::Free)
+            .map(|(i, r)| (i as u32, r))
     }
 
     /// `submit_bio_noacct` for a new request: blk-throttle, then `blk_mq_submit_bio`.
@@ -259,6 +295,7 @@ impl BlockQueue {
             let (op, bytes) = (r.op, r.bytes());
             if self.throtl.as_mut().is_some_and(|t| t.bio(j, id, op, bytes)) {
                 self.pool[id as usize].throttled = true;
+                self.pool[id as usize].stage = RqStage::Throttled;
                 return Submit::Throttled;
             }
         }
@@ -295,6 +332,7 @@ impl BlockQueue {
                 meta: false,
             };
             if !self.wbt.throttle(now, id, flags, last_bdp_sleep) {
+                self.pool[id as usize].stage = RqStage::WbtWait;
                 return Submit::Blocked;
             }
         }
@@ -314,6 +352,7 @@ impl BlockQueue {
                 return true;
             }
             rl.wait(r.op, id);
+            self.pool[id as usize].stage = RqStage::TagWait;
             return false;
         }
         let r = &self.pool[id as usize];
@@ -328,11 +367,13 @@ impl BlockQueue {
             true
         } else {
             self.tag_waiters.push_back(id);
+            self.pool[id as usize].stage = RqStage::TagWait;
             false
         }
     }
 
     fn insert(&mut self, now: Ns, id: u32) {
+        self.pool[id as usize].stage = RqStage::Queued;
         let r = &self.pool[id as usize];
         self.elv.insert(
             now,
@@ -395,6 +436,7 @@ impl BlockQueue {
             let Some(e) = self.elv.dispatch(now) else { break };
             let r = &mut self.pool[e.id as usize];
             r.issue_ns = now;
+            r.stage = RqStage::Device;
             if r.op == Op::Read {
                 self.wbt.read_issued(now, e.id);
             }

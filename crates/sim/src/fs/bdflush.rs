@@ -97,6 +97,12 @@ impl BdflushState {
 }
 
 impl Machine {
+    /// bdflush or kupdate thread `w` is in a pass or waiting for its I/O (not asleep).
+    pub(crate) fn bdflush_thread_active(&self, w: u16) -> bool {
+        let b = self.era.bdflush.as_ref().expect("bdflush generation");
+        b.st.get((w - b.base) as usize).is_some_and(|st| *st != St::Sleeping)
+    }
+
     fn bd(&mut self) -> &mut BdflushState {
         self.era.bdflush.as_mut().expect("2.4 generation")
     }

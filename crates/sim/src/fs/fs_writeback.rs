@@ -40,7 +40,7 @@ pub struct WbWork {
     pub for_kupdate: bool,
     pub for_background: bool,
     pub reason: WbReason,
-    /// The sync() caller waiting for this work.
+    /// The sync() caller waiting for this work (`work->done`).
     pub waiter: Option<u32>,
 }
 
@@ -417,6 +417,29 @@ impl Machine {
         self.trace_ev(who, 0, ev);
     }
 
+    /// The flusher entity `w` is at work or has a wakeup coming (it will submit what it built).
+    pub(crate) fn flusher_active(&self, w: u16) -> bool {
+        self.flusher_working(w) || self.flushers[w as usize].wake_at.is_some()
+    }
+
+    /// The flusher entity `w` is at work now: running its works, or (pdflush, bdflush) in a
+    /// pass or waiting for its I/O.
+    pub(crate) fn flusher_working(&self, w: u16) -> bool {
+        if self.is_pdflush(w) {
+            return self.pdflush_thread_active(w);
+        }
+        if self.is_bdflush(w) {
+            return self.bdflush_thread_active(w);
+        }
+        self.flushers[w as usize].running
+    }
+
+    /// The sync work that `tid` waits for is queued on or run by `wb`'s flusher.
+    pub(crate) fn flusher_has_waiter(&self, wb: u16, tid: u32) -> bool {
+        let f = &self.flushers[wb as usize];
+        f.work_list.iter().any(|w| w.waiter == Some(tid)) || f.cur.is_some_and(|c| c.w.waiter == Some(tid))
+    }
+
     pub(crate) fn flusher_who(&self, wb: u16) -> u32 {
         1 + self.tasks.len() as u32 + wb as u32
     }
@@ -424,7 +447,7 @@ impl Machine {
     fn finish_work(&mut self, wb: u16, cw: CurWork) -> Step {
         self.flushers[wb as usize].cur = None;
         if let Some(t) = cw.w.waiter {
-            self.wake_task(t);
+            self.sync_work_done(t);
         }
         Step::Continue
     }
@@ -680,7 +703,7 @@ impl Machine {
                 );
                 match sub {
                     Submitter::Flusher(f) => self.flushers[f as usize].pending.push_back(id),
-                    Submitter::Task(t) => self.tasks[t as usize].pending.push_back(id),
+                    Submitter::Task(t) => self.tasks[t as usize].pending.push_back((wbi as u16, id)),
                 }
                 p += len;
             }

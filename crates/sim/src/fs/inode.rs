@@ -31,8 +31,10 @@ pub struct Inode {
     pub writeback_index: u64,
     /// Tasks waiting for pages of this file to be read.
     pub read_waiters: Vec<u32>,
-    /// Tasks waiting in fsync for this file's writeback to end.
-    pub fsync_waiters: Vec<u32>,
+    /// Pages dirtied (clean or absent pages made dirty), cumulative.
+    pub nr_dirtied: u64,
+    /// Pages whose writeback completed, cumulative.
+    pub nr_written: u64,
     /// The block device's page cache (metadata read through the buffer cache): allocated
     /// `GFP_NOFS`, from lowmem only (`grow_dev_page`).
     pub buffer_cache: bool,
@@ -50,7 +52,8 @@ impl Inode {
             list: OnList::None,
             writeback_index: 0,
             read_waiters: Vec::new(),
-            fsync_waiters: Vec::new(),
+            nr_dirtied: 0,
+            nr_written: 0,
             buffer_cache: false,
         }
     }

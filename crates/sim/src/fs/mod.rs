@@ -6,3 +6,4 @@ pub mod fs_writeback;
 pub mod inode;
 pub mod metadata;
 pub mod pdflush;
+pub mod sync;

@@ -136,6 +136,12 @@ impl Machine {
         self.era.pdflush.as_ref().is_some_and(|p| w >= p.base)
     }
 
+    /// pdflush thread `w` has work (running, waiting to submit, or in a congestion wait).
+    pub(crate) fn pdflush_thread_active(&self, w: u16) -> bool {
+        let p = self.era.pdflush.as_ref().expect("pdflush generation");
+        p.threads.get((w - p.base) as usize).is_some_and(|t| t.work.is_some())
+    }
+
     /// Arm the kupdate timer (`wb_timer`) at boot.
     pub(crate) fn pdflush_start(&mut self) {
         let cs = self.cfg.sysctl.dirty_writeback_centisecs as u64;

@@ -51,6 +51,8 @@ pub struct EraState {
     pub bdflush: Option<crate::fs::bdflush::BdflushState>,
     /// 2.4: sleepers in `wait_for_some_buffers`, with the device they wait on.
     pub write_waiters: Vec<(u16, WriteWaiter)>,
+    /// Pageout reclaim: kswapd sleeps until then after a pass that freed nothing.
+    pub kswapd_sleep_until: Option<crate::Ns>,
 }
 
 impl EraState {
@@ -72,6 +74,7 @@ impl EraState {
             bdflush: (cfg.policy.flusher == FlusherKind::Bdflush)
                 .then(|| crate::fs::bdflush::BdflushState::new(ndev, Variant24::of_generation(&cfg.policy.generation))),
             write_waiters: Vec::new(),
+            kswapd_sleep_until: None,
         }
     }
 

@@ -67,14 +67,19 @@ pub struct Task {
     pub op_start: Ns,
     /// Start of the current balance_dirty_pages sleep.
     pub sleep_start: Ns,
-    /// Requests built and not yet accepted by the block layer.
-    pub pending: VecDeque<u32>,
+    /// Requests built and not yet accepted by the block layer, as (device, request id): the
+    /// task's plug. A task may write back or read on any device (sync, metadata).
+    pub pending: VecDeque<(u16, u32)>,
     /// The pending request the task sleeps on (wbt, tag or request slot), if any.
-    pub rq_wait: Option<u32>,
+    pub rq_wait: Option<(u16, u32)>,
     /// Direct I/O requests in flight.
     pub inflight: u32,
-    /// Target of a sync() wait: the wb written counters to reach.
-    pub sync_target: Vec<u64>,
+    /// `TaskRun` events scheduled for the task and not yet run.
+    pub runs_pending: u32,
+    /// The wait generation of the task's pending timeout (`TaskTimeout`), if any.
+    pub timeout_gen: Option<u32>,
+    /// Where the task is in an fsync() or sync() call.
+    pub sync: Option<crate::fs::sync::SyncWait>,
     pub bytes_written: u64,
     pub bytes_read: u64,
     pub mid_bytes: Option<u64>,

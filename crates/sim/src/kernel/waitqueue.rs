@@ -22,7 +22,7 @@
 
 use crate::config::PageWake;
 use crate::kernel::task::Phase;
-use crate::machine::{Event, Machine};
+use crate::machine::Machine;
 use crate::mm::page_cache::PageState;
 use crate::units::PAGE_SIZE;
 use crate::Ns;
@@ -247,7 +247,7 @@ impl Machine {
     pub(crate) fn page_bits(&self, file: u32, page: u64) -> u8 {
         match self.inodes[file as usize].mapping.state(page) {
             Some(PageState::Reading) => PG_LOCKED,
-            Some(PageState::Writeback) => PG_WRITEBACK,
+            Some(PageState::Writeback) | Some(PageState::WritebackDirty) => PG_WRITEBACK,
             _ => 0,
         }
     }
@@ -321,7 +321,7 @@ impl Machine {
                     task.wq.wake_extra += recheck;
                 }
                 if !task.is_done() && task.phase != Phase::Idle {
-                    self.q.schedule_in(0, Event::TaskRun(tid));
+                    self.run_task_at(tid, self.q.now());
                 }
             }
             if self.pagewait.waiters() == 0 {

@@ -3,8 +3,7 @@
 
 use std::collections::BTreeMap;
 
-/// State of a cached page. Dirty pages under writeback again are not modelled: the workloads
-/// only append or rewrite clean pages, so a page is in exactly one of these states.
+/// State of a cached page.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PageState {
     /// Uptodate and clean: reclaimable.
@@ -13,8 +12,29 @@ pub enum PageState {
     Dirty,
     /// Under writeback I/O (`PG_writeback`), counted in `NR_WRITEBACK`.
     Writeback,
+    /// Written again while its writeback I/O is in flight (`PG_writeback` and `PG_dirty`: a
+    /// write smaller than a page at a file's tail, a rewrite): counted in both
+    /// `NR_FILE_DIRTY` and `NR_WRITEBACK`, and dirty again when the I/O completes.
+    WritebackDirty,
     /// Being read from the device (locked, not uptodate).
     Reading,
+}
+
+impl PageState {
+    /// `PG_dirty`: counted in `NR_FILE_DIRTY`.
+    pub fn is_dirty(self) -> bool {
+        matches!(self, PageState::Dirty | PageState::WritebackDirty)
+    }
+
+    /// `PG_writeback`: counted in `NR_WRITEBACK`.
+    pub fn under_writeback(self) -> bool {
+        matches!(self, PageState::Writeback | PageState::WritebackDirty)
+    }
+
+    /// `PG_uptodate`: its data can be copied out.
+    pub fn is_uptodate(self) -> bool {
+        self != PageState::Reading
+    }
 }
 
 /// Page counts by previous state, returned when a range changes state, so the caller can
@@ -25,6 +45,7 @@ pub struct Changed {
     pub clean: u64,
     pub dirty: u64,
     pub writeback: u64,
+    pub writeback_dirty: u64,
     pub reading: u64,
 }
 
@@ -35,6 +56,7 @@ impl Changed {
             Some(PageState::Clean) => self.clean += n,
             Some(PageState::Dirty) => self.dirty += n,
             Some(PageState::Writeback) => self.writeback += n,
+            Some(PageState::WritebackDirty) => self.writeback_dirty += n,
             Some(PageState::Reading) => self.reading += n,
         }
     }
@@ -80,15 +102,47 @@ impl AddressSpace {
 
     /// First dirty run at or after `from`, at most `max` pages: (start, len).
     pub fn next_dirty(&self, from: u64, max: u64) -> Option<(u64, u64)> {
+        self.next_in_state(from, max, PageState::Dirty)
+    }
+
+    /// First run of pages in `state` at or after `from`, at most `max` pages: (start, len).
+    /// The radix-tree tag walk of the kernel (`PAGECACHE_TAG_DIRTY`, `_WRITEBACK`).
+    pub fn next_in_state(&self, from: u64, max: u64, state: PageState) -> Option<(u64, u64)> {
         if let Some((&s, e)) = self.map.range(..from).next_back() {
-            if e.state == PageState::Dirty && from < s + e.len {
+            if e.state == state && from < s + e.len {
                 return Some((from, (s + e.len - from).min(max)));
             }
         }
         self.map
             .range(from..)
-            .find(|(_, e)| e.state == PageState::Dirty)
+            .find(|(_, e)| e.state == state)
             .map(|(&s, e)| (s, e.len.min(max)))
+    }
+
+    /// The first run of pages at or after `from` and before `end` whose state `pick` accepts:
+    /// (start, len, state), the run cut at `end`.
+    pub fn next_matching(&self, from: u64, end: u64, pick: impl Fn(PageState) -> bool) -> Option<(u64, u64, PageState)> {
+        if from >= end {
+            return None;
+        }
+        let before = self.map.range(..from).next_back().filter(|(&s, e)| from < s + e.len);
+        let at = before.map(|(&s, e)| (from, s + e.len - from, e.state));
+        let after = self.map.range(from..end).map(|(&s, e)| (s, e.len, e.state));
+        at.into_iter()
+            .chain(after)
+            .find(|&(_, _, st)| pick(st))
+            .filter(|&(s, _, _)| s < end)
+            .map(|(s, n, st)| (s, n.min(end - s), st))
+    }
+
+    /// One past the last cached page (0 for an empty file).
+    pub fn end(&self) -> u64 {
+        self.map.iter().next_back().map_or(0, |(&s, e)| s + e.len)
+    }
+
+    /// The runs of pages in `state`, in index order: (start, len).
+    pub fn runs_in_state(&self, state: PageState) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.map.iter().filter(move |(_, e)| e.state == state).map(|(&s, e)| (s, e.len))
     }
 
     /// Set pages [start, start+n) to `state` (None = drop from the cache). Returns what
@@ -109,15 +163,16 @@ impl AddressSpace {
         }
         ch.add(None, n - covered);
         self.nr_pages -= n - ch.absent;
-        self.nr_dirty -= ch.dirty;
-        self.nr_writeback -= ch.writeback;
+        self.nr_dirty -= ch.dirty + ch.writeback_dirty;
+        self.nr_writeback -= ch.writeback + ch.writeback_dirty;
         if let Some(st) = state {
             self.map.insert(start, Extent { len: n, state: st });
             self.nr_pages += n;
-            match st {
-                PageState::Dirty => self.nr_dirty += n,
-                PageState::Writeback => self.nr_writeback += n,
-                _ => {}
+            if st.is_dirty() {
+                self.nr_dirty += n;
+            }
+            if st.under_writeback() {
+                self.nr_writeback += n;
             }
             self.coalesce(start);
         }
@@ -218,11 +273,11 @@ mod tests {
     proptest! {
         /// Against a page-per-entry model: states and counters always agree.
         #[test]
-        fn extent_map_matches_page_array(ops in prop::collection::vec((0u64..200, 1u64..50, 0u8..5), 1..60)) {
+        fn extent_map_matches_page_array(ops in prop::collection::vec((0u64..200, 1u64..50, 0u8..6), 1..60)) {
             let mut a = AddressSpace::new();
             let mut naive: Vec<Option<PageState>> = vec![None; 260];
             for (start, n, s) in ops {
-                let st = match s { 0 => None, 1 => Some(PageState::Clean), 2 => Some(PageState::Dirty), 3 => Some(PageState::Writeback), _ => Some(PageState::Reading) };
+                let st = match s { 0 => None, 1 => Some(PageState::Clean), 2 => Some(PageState::Dirty), 3 => Some(PageState::Writeback), 4 => Some(PageState::WritebackDirty), _ => Some(PageState::Reading) };
                 let mut expect = Changed::default();
                 for p in naive.iter_mut().skip(start as usize).take(n as usize) {
                     expect.add(*p, 1);
@@ -233,8 +288,12 @@ mod tests {
                     prop_assert_eq!(a.state(i as u64), *p);
                 }
                 prop_assert_eq!(a.nr_pages, naive.iter().filter(|p| p.is_some()).count() as u64);
-                prop_assert_eq!(a.nr_dirty, naive.iter().filter(|p| **p == Some(PageState::Dirty)).count() as u64);
-                prop_assert_eq!(a.nr_writeback, naive.iter().filter(|p| **p == Some(PageState::Writeback)).count() as u64);
+                prop_assert_eq!(a.nr_dirty, naive.iter().filter(|p| p.is_some_and(PageState::is_dirty)).count() as u64);
+                prop_assert_eq!(a.nr_writeback, naive.iter().filter(|p| p.is_some_and(PageState::under_writeback)).count() as u64);
+                prop_assert_eq!(a.end(), naive.iter().rposition(|p| p.is_some()).map_or(0, |i| i as u64 + 1));
+                let from = start / 2;
+                let want = naive.iter().enumerate().skip(from as usize).take(150usize.saturating_sub(from as usize)).find(|(_, p)| p.is_some_and(PageState::is_dirty)).map(|(i, _)| i as u64);
+                prop_assert_eq!(a.next_matching(from, 150, PageState::is_dirty).map(|r| r.0), want);
             }
         }
     }

@@ -204,7 +204,7 @@ impl Machine {
                     return self.launch_read(tid);
                 }
                 Next::Page(page) => match self.inodes[file as usize].mapping.state(page) {
-                    Some(PageState::Clean) | Some(PageState::Dirty) | Some(PageState::Writeback) => {
+                    Some(PageState::Clean | PageState::Dirty | PageState::Writeback | PageState::WritebackDirty) => {
                         burst += cost;
                         let m = self.tasks[t].meta.as_mut().expect("metadata job");
                         let waited = m.lookup_start.take().map_or(0, |s| now - s);
@@ -264,7 +264,7 @@ impl Machine {
             pages: 1,
         };
         let id = self.queues[dev].alloc(Op::Read, sector, 8, Some(seg), Submitter::Task(tid), true, false, false, false);
-        self.tasks[t].pending.push_back(id);
+        self.tasks[t].pending.push_back((dev as u16, id));
         self.inodes[file as usize].read_waiters.push(tid);
         self.task_submit_pending(tid);
         None

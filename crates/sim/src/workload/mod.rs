@@ -14,8 +14,7 @@ use crate::drivers::Op;
 use crate::kernel::cpu::Who;
 use crate::kernel::task::Phase;
 use crate::kernel::waitqueue::{WaitSite, PG_LOCKED};
-use crate::machine::{Event, Machine};
-use crate::metrics::trace::WbReason;
+use crate::machine::Machine;
 use crate::mm::page_cache::PageState;
 use crate::mm::page_writeback::{Throttle, ThrottleCx};
 use crate::units::PAGE_SIZE;
@@ -26,8 +25,6 @@ pub mod tiotest;
 
 /// Largest folio the page cache uses for a write chunk (PMD size).
 pub const MAX_FOLIO_BYTES: u64 = 2 << 20;
-/// How often a sync() caller re-checks that its writeback finished.
-const SYNC_POLL_NS: Ns = 10_000_000;
 
 /// `get_init_ra_size`: the first readahead window for a request of `size` pages.
 pub fn get_init_ra_size(size: u64, max: u64) -> u64 {
@@ -60,18 +57,17 @@ impl Machine {
     /// Submit the task's pending requests in order. False if it must wait for one.
     pub(crate) fn task_submit_pending(&mut self, tid: u32) -> bool {
         // Still waiting for the request it blocked on (a spurious wakeup): keep waiting.
-        if let Some(id) = self.tasks[tid as usize].rq_wait {
-            if self.tasks[tid as usize].pending.front() == Some(&id) {
+        if let Some(rq) = self.tasks[tid as usize].rq_wait {
+            if self.tasks[tid as usize].pending.front() == Some(&rq) {
                 return false;
             }
             self.tasks[tid as usize].rq_wait = None;
         }
-        while let Some(&id) = self.tasks[tid as usize].pending.front() {
-            let dev = self.tasks[tid as usize].dev;
+        while let Some(&(dev, id)) = self.tasks[tid as usize].pending.front() {
             if self.submit_request(dev, id) {
                 self.tasks[tid as usize].pending.pop_front();
             } else {
-                self.tasks[tid as usize].rq_wait = Some(id);
+                self.tasks[tid as usize].rq_wait = Some((dev, id));
                 return false;
             }
         }
@@ -102,7 +98,7 @@ impl Machine {
                 Phase::Meta => self.meta_step(tid),
                 Phase::Alloc => self.write_alloc(tid),
                 Phase::WaitRead => self.read_step(tid),
-                Phase::WaitSync => self.sync_check(tid),
+                Phase::WaitSync => self.sync_step(tid),
                 Phase::Think => Some(Phase::NextOp),
                 Phase::CopyDone | Phase::ReadCopyDone | Phase::WaitDirect | Phase::Done => None,
             };
@@ -199,8 +195,7 @@ impl Machine {
                 if left == 0 {
                     if fsync && !self.tasks[t].synced {
                         self.tasks[t].synced = true;
-                        self.start_fsync(tid);
-                        return Some(Phase::WaitSync);
+                        return self.vfs_fsync(tid);
                     }
                     return self.task_done(tid);
                 }
@@ -243,10 +238,7 @@ impl Machine {
                 }
                 Some(Phase::WaitRead)
             }
-            JobConfig::Sync { .. } => {
-                self.start_sync(tid);
-                Some(Phase::WaitSync)
-            }
+            JobConfig::Sync { .. } => self.ksys_sync(tid),
             JobConfig::Du { .. } | JobConfig::Ls { .. } | JobConfig::Launch { .. } => self.meta_start(tid),
             JobConfig::Tiotest { .. } => self.tio_next_op(tid),
         }
@@ -359,11 +351,7 @@ impl Machine {
             return Some(Phase::Meta);
         }
         if matches!(task.job, JobConfig::Fsync { .. }) {
-            self.start_fsync(tid);
-            if !self.task_submit_pending(tid) {
-                return None;
-            }
-            return Some(Phase::WaitSync);
+            return self.vfs_fsync(tid);
         }
         let lat = now - task.op_start;
         task.op_latency.record(lat);
@@ -468,7 +456,7 @@ impl Machine {
                 pages: run,
             };
             let id = self.queues[dev].alloc(Op::Read, sector, run * 8, Some(seg), Submitter::Task(tid), true, false, true, false);
-            self.tasks[t].pending.push_back(id);
+            self.tasks[t].pending.push_back((dev as u16, id));
             idx += run;
         }
     }
@@ -514,7 +502,7 @@ impl Machine {
         while idx < p1 {
             let (st, run) = self.inodes[ino as usize].mapping.run_at(idx, p1 - idx);
             match st {
-                Some(PageState::Clean) | Some(PageState::Dirty) | Some(PageState::Writeback) => idx += run,
+                Some(PageState::Clean | PageState::Dirty | PageState::Writeback | PageState::WritebackDirty) => idx += run,
                 other => {
                     missing = Some((idx, other));
                     break;
@@ -562,7 +550,7 @@ impl Machine {
                             pages: 1,
                         };
                         let id = self.queues[dev].alloc(Op::Read, sector, 8, Some(seg), Submitter::Task(tid), true, false, false, false);
-                        self.tasks[t].pending.push_back(id);
+                        self.tasks[t].pending.push_back((dev as u16, id));
                     }
                 }
                 // wait_on_page_locked(): sleep on the page's hashed wait queue.
@@ -588,7 +576,7 @@ impl Machine {
         let waiters = std::mem::take(&mut self.inodes[file as usize].read_waiters);
         for t in waiters {
             if matches!(self.tasks[t as usize].phase, Phase::WaitRead | Phase::Meta) {
-                self.q.schedule_in(0, Event::TaskRun(t));
+                self.run_task_at(t, self.q.now());
             }
         }
     }
@@ -612,7 +600,7 @@ impl Machine {
             let len = (end - off).min(max).min(contig * PAGE_SIZE - in_page);
             let sector = page_sector + in_page / 512;
             let id = self.queues[dev].alloc(op, sector, len.div_ceil(512), None, Submitter::Task(tid), true, false, false, true);
-            self.tasks[t].pending.push_back(id);
+            self.tasks[t].pending.push_back((dev as u16, id));
             self.tasks[t].inflight += 1;
             off += len;
         }
@@ -646,82 +634,6 @@ impl Machine {
             }
         }
         task.phase = Phase::NextOp;
-        self.q.schedule_in(0, Event::TaskRun(tid));
-    }
-
-    // ---- fsync / sync ----
-
-    /// fsync(): WB_SYNC_ALL writeback of the file's dirty pages in the caller's context
-    /// (REQ_SYNC), then wait until none of its pages is under writeback.
-    fn start_fsync(&mut self, tid: u32) {
-        let t = tid as usize;
-        let ino = self.tasks[t].file;
-        self.tasks[t].op_start = self.now();
-        self.do_writepages(ino, 0, u64::MAX, Submitter::Task(tid), true, false);
-        self.inodes[ino as usize].dirty = self.inodes[ino as usize].mapping.nr_dirty > 0;
-        self.tasks[t].phase = Phase::WaitSync;
-        self.tasks[t].sync_target.clear();
-    }
-
-    /// sync(): start-all writeback, a WB_SYNC_ALL work per wb, then wait until everything
-    /// dirty or in flight at the call has been written (approximated by the wb's written
-    /// counter reaching written + writeback + dirty at the call).
-    fn start_sync(&mut self, tid: u32) {
-        self.wakeup_flusher_threads(WbReason::Sync);
-        let mut targets = Vec::with_capacity(self.wbs.len());
-        for wb in 0..self.wbs.len() {
-            let w = &self.wbs[wb];
-            targets.push(w.written + w.writeback + w.reclaimable);
-            if w.reclaimable > 0 {
-                let work = crate::fs::fs_writeback::WbWork {
-                    nr_pages: i64::MAX,
-                    sync_all: true,
-                    for_kupdate: false,
-                    for_background: false,
-                    reason: WbReason::Sync,
-                    waiter: None,
-                };
-                self.wb_queue_work(wb as u16, work);
-            }
-        }
-        self.tasks[tid as usize].sync_target = targets;
-    }
-
-    fn sync_check(&mut self, tid: u32) -> Option<Phase> {
-        let t = tid as usize;
-        let done = if self.tasks[t].sync_target.is_empty() {
-            let ino = self.tasks[t].file;
-            if self.inodes[ino as usize].mapping.nr_writeback > 0 {
-                self.inodes[ino as usize].fsync_waiters.push(tid);
-                false
-            } else {
-                true
-            }
-        } else {
-            let ok = self.tasks[t]
-                .sync_target
-                .iter()
-                .enumerate()
-                .all(|(i, &target)| self.wbs[i].written >= target);
-            if !ok {
-                self.sleep_task(tid, SYNC_POLL_NS);
-            }
-            ok
-        };
-        if !done {
-            return None;
-        }
-        let now = self.now();
-        let task = &mut self.tasks[t];
-        task.op_latency.record(now - task.op_start);
-        match task.job {
-            JobConfig::Fsync { interval, .. } | JobConfig::Sync { interval } => {
-                let next = task.op_start + interval;
-                task.phase = Phase::Think;
-                self.sleep_task(tid, next.saturating_sub(now));
-                None
-            }
-            _ => Some(Phase::NextOp),
-        }
+        self.run_task_at(tid, self.q.now());
     }
 }

@@ -15,7 +15,7 @@
 use crate::config::JobConfig;
 use crate::kernel::task::Phase;
 use crate::kernel::waitqueue::{WaitSite, PG_LOCKED, PG_WRITEBACK};
-use crate::machine::{Event, Machine};
+use crate::machine::Machine;
 use crate::mm::page_cache::PageState;
 use crate::units::PAGE_SIZE;
 use crate::Ns;
@@ -177,7 +177,7 @@ impl Machine {
                 ..Default::default()
             };
             task.phase = Phase::NextOp;
-            self.q.schedule_in(0, Event::TaskRun(w));
+            self.run_task_at(w, self.q.now());
         }
         self.tiotest.waiting = waiting;
         self.tiotest.waiting.clear();
@@ -269,8 +269,8 @@ impl Machine {
         }
     }
 
-    /// Account a written chunk of a tiotest thread: pages not yet dirty become dirty; pages
-    /// already dirty or under I/O are overwritten in place and give their allocation back.
+    /// Account a written chunk of a tiotest thread as any write is accounted; pages being read
+    /// (a random write meeting a readahead) give their allocation back.
     pub(crate) fn tio_account_write(&mut self, tid: u32, file: u32, start: u64, n: u64) {
         let mut idx = start;
         let end = start + n;
@@ -278,11 +278,11 @@ impl Machine {
             let (st, run) = self.inodes[file as usize].mapping.run_at(idx, end - idx);
             let run = run.max(1).min(end - idx);
             match st {
-                None | Some(PageState::Clean) => self.account_dirtied(tid, file, idx, run),
-                Some(_) => {
+                Some(PageState::Reading) => {
                     self.vm.nr_alloc_pending -= run;
                     self.vm.nr_free += run;
                 }
+                _ => self.account_dirtied(tid, file, idx, run),
             }
             idx += run;
         }

@@ -664,6 +664,12 @@ impl super::Elevator for Cfq {
     fn next_timer(&self) -> Option<Ns> {
         self.idle_timer
     }
+
+    fn timer_fired(&mut self, now: Ns) {
+        if self.idle_timer.is_some_and(|t| t <= now) {
+            self.idle_timer_fired(now);
+        }
+    }
 }
 
 #[cfg(test)]

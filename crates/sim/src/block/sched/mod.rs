@@ -135,6 +135,10 @@ pub trait Elevator {
     fn next_timer(&self) -> Option<Ns> {
         None
     }
+    /// The timer of [`Elevator::next_timer`] ran out: do what the kernel's timer callback does
+    /// (CFQ's `cfq_idle_slice_timer` expires the slice whether or not the driver has room).
+    /// Afterwards `next_timer` must be later than `now` or None.
+    fn timer_fired(&mut self, _now: Ns) {}
 }
 
 /// Build the scheduler a queue is configured with.

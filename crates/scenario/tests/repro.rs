@@ -1,0 +1,76 @@
+//! Scenarios that once broke wblab (`tests/repro/`, first line of each says how), run to their
+//! end under the laws, with what the user was owed checked directly.
+
+use std::path::Path;
+use wblab_sim::metrics::RunResult;
+
+const SEC: u64 = 1_000_000_000;
+
+fn run(file: &str) -> RunResult {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/repro").join(file);
+    let sc = wblab_scenario::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress).unwrap_or_else(|v| panic!("{file}: {v}"))
+}
+
+fn last_sample(r: &RunResult) -> &wblab_sim::metrics::VmstatSample {
+    r.vmstat.last().expect("per-second samples")
+}
+
+/// `dd conv=fsync` used to leave its 400 MB under writeback with no request ever issued.
+#[test]
+fn dd_conv_fsync_writes_everything_before_it_returns() {
+    let r = run("bug-dd-conv-fsync.toml");
+    let dd = &r.tasks[0];
+    assert_eq!(dd.bytes_written, 400_000_000);
+    assert!(dd.ended < r.sim_ns, "dd returned from its fsync");
+    let dev = &r.devices[0];
+    // The last page is partly written: the device writes whole pages.
+    assert_eq!(dev.bytes_written, 400_000_000u64.div_ceil(4096) * 4096);
+    let end = last_sample(&r);
+    assert_eq!((end.nr_dirty, end.nr_writeback), (0, 0));
+    // fsync waited for the writeback: the last op is at least a device-time long.
+    assert!(dd.op_latency.summary().max > 100_000_000, "{:?}", dd.op_latency.summary());
+}
+
+/// An fsync task beside a writer used to hide the writer's inode from kupdate: 9.8 MB of
+/// 9.4 GB written in 120 s.
+#[test]
+fn kupdate_writes_what_expired_while_an_fsync_task_runs() {
+    let r = run("bug-fsync-stops-kupdate.toml");
+    let written = r.devices[0].bytes_written;
+    // Everything dirtied by 120 s − 35 s (expire 30 s + one 5 s interval) must be on the disk.
+    let cut = r.vmstat.iter().find(|s| s.t_ns >= 85 * SEC).expect("a sample at 85 s");
+    assert!(
+        written >= cut.nr_dirtied * 4096,
+        "device wrote {written} bytes, but {} were dirtied by 85 s",
+        cut.nr_dirtied * 4096
+    );
+    // And the fsync probe still gets its commits through.
+    let commit = r.tasks.iter().find(|t| t.name == "commit").expect("the fsync task");
+    assert!(commit.op_latency.summary().count > 1000);
+}
+
+/// CFQ's idle timer livelocked the event loop at one instant (0.7 s and 37.1 s simulated).
+#[test]
+fn cfq_idle_timer_lets_time_advance() {
+    for (file, secs) in [("hang-cfq-idle-usb.toml", 1), ("hang-cfq-idle-raid5.toml", 40)] {
+        let r = run(file);
+        assert_eq!(r.sim_ns, secs * SEC);
+        assert_eq!(last_sample(&r).t_ns, secs * SEC, "{file}: sampled to the end");
+        let read: u64 = r.devices.iter().map(|d| d.bytes_read).sum();
+        assert!(read > 0, "{file}: the readers were served");
+    }
+}
+
+/// Pageout reclaim on tiny machines slowed down as it ran (the PG_reclaim walk, and kswapd
+/// rescanning a list of busy pages on every allocation). Both now run to the end under the
+/// laws; their wall time is in the benchmark, not here.
+#[test]
+fn tiny_machines_reclaim_to_the_end() {
+    for file in ["slow-reclaim-2.4.7.toml", "slow-reclaim-2.6.7.toml"] {
+        let r = run(file);
+        assert_eq!(last_sample(&r).t_ns, 2 * SEC, "{file}");
+        let written: u64 = r.tasks.iter().map(|t| t.bytes_written).sum();
+        assert!(written > 0, "{file}: the writers made progress");
+    }
+}

@@ -1,0 +1,199 @@
+//! fsync(2) and sync(2) (`fs/sync.c`): start writeback of a file's or of every file's dirty
+//! pages, then wait until the pages under writeback at the time of the wait have completed.
+//!
+//! fsync is `vfs_fsync_range` → `file_write_and_wait_range`: a WB_SYNC_ALL `do_writepages` in
+//! the caller's context (its requests are REQ_SYNC and submitted by the caller, who may block
+//! on a tag or in blk-wbt), then `filemap_fdatawait`: a walk over the pages tagged writeback,
+//! sleeping on each one's wait queue (`folio_wait_writeback`). fsync never touches the inode's
+//! `I_DIRTY_PAGES` or `dirtied_when`: the inode stays where it is on its wb's dirty list and
+//! only the flusher, finding it clean, takes it off. (Clearing the flag in fsync, as wblab once
+//! did, made the next write re-stamp the inode in place at the old end of `b_dirty`, where it
+//! hid every older inode from kupdate's `queue_io`.)
+//!
+//! sync is `ksys_sync`: start-all writeback on every wb, then per device in turn
+//! `sync_inodes_sb`: a WB_SYNC_ALL work on the device's flusher, waited for, and
+//! `wait_sb_inodes`: `filemap_fdatawait` of every inode of the device that has pages.
+//!
+//! A page written again during its writeback (`PG_writeback` + `PG_dirty`) cannot be written
+//! by the WB_SYNC_ALL pass that meets it: the kernel's `write_cache_pages` waits for its I/O
+//! and then writes it. The model does the same in the wait walk, in the caller's context:
+//! after waiting on a page it writes whatever of the walk's range is dirty again (for sync,
+//! the flusher's work would have written it; the I/O is the same, the submitter differs).
+//!
+//! Simplified: no journal commit or cache flush yet (`->sync_fs`, `blkdev_issue_flush`).
+
+use crate::block::queue::Submitter;
+use crate::config::JobConfig;
+use crate::fs::fs_writeback::WbWork;
+use crate::kernel::task::Phase;
+use crate::kernel::waitqueue::{WaitSite, PG_WRITEBACK};
+use crate::machine::Machine;
+use crate::metrics::trace::WbReason;
+
+/// Where a task is in an fsync() or sync() call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SyncWait {
+    /// sync(): the WB_SYNC_ALL work queued on device `dev`'s flusher; `done` once the flusher
+    /// completed it (`wb_wait_for_completion`).
+    Work { dev: u16, done: bool },
+    /// `filemap_fdatawait` of `ino`, walking its pages in [`index`, `end`) (`end`: the file's
+    /// end when its walk began, so that a writer appending to it cannot keep the walk going).
+    /// With `all` (sync's `wait_sb_inodes`) the walk goes on with the device's later inodes,
+    /// then with the next device.
+    Wait {
+        all: bool,
+        dev: u16,
+        ino: u32,
+        index: u64,
+        end: u64,
+    },
+}
+
+impl Machine {
+    /// fsync() of the task's file: write its dirty pages, submit them, and wait.
+    pub(crate) fn vfs_fsync(&mut self, tid: u32) -> Option<Phase> {
+        let t = tid as usize;
+        let ino = self.tasks[t].file;
+        let dev = self.inodes[ino as usize].wb;
+        self.tasks[t].op_start = self.now();
+        self.durability_begin(tid, Some(ino));
+        self.do_writepages(ino, 0, u64::MAX, Submitter::Task(tid), true, false);
+        self.tasks[t].sync = Some(SyncWait::Wait {
+            all: false,
+            dev,
+            ino,
+            index: 0,
+            end: self.inodes[ino as usize].mapping.end(),
+        });
+        self.tasks[t].phase = Phase::WaitSync;
+        if !self.task_submit_pending(tid) {
+            return None;
+        }
+        Some(Phase::WaitSync)
+    }
+
+    /// sync(): wake every flusher, then sync the devices one after the other.
+    pub(crate) fn ksys_sync(&mut self, tid: u32) -> Option<Phase> {
+        self.tasks[tid as usize].op_start = self.now();
+        self.durability_begin(tid, None);
+        self.wakeup_flusher_threads(WbReason::Sync);
+        self.sync_inodes_sb(tid, 0);
+        Some(Phase::WaitSync)
+    }
+
+    /// `sync_inodes_sb` of device `dev`: queue its WB_SYNC_ALL work with `tid` as the waiter.
+    fn sync_inodes_sb(&mut self, tid: u32, dev: u16) {
+        let work = WbWork {
+            nr_pages: i64::MAX,
+            sync_all: true,
+            for_kupdate: false,
+            for_background: false,
+            reason: WbReason::Sync,
+            waiter: Some(tid),
+        };
+        self.tasks[tid as usize].sync = Some(SyncWait::Work { dev, done: false });
+        self.wb_queue_work(dev, work);
+    }
+
+    /// The flusher finished the sync work `tid` waits for (`complete(work->done)`).
+    pub(crate) fn sync_work_done(&mut self, tid: u32) {
+        if let Some(SyncWait::Work { done, .. }) = self.tasks[tid as usize].sync.as_mut() {
+            *done = true;
+            self.wake_task(tid);
+        }
+    }
+
+    /// Advance the task's fsync()/sync(): the next wait, or the end of the call.
+    pub(crate) fn sync_step(&mut self, tid: u32) -> Option<Phase> {
+        let t = tid as usize;
+        loop {
+            match self.tasks[t].sync {
+                None => return self.sync_done(tid),
+                Some(SyncWait::Work { done: false, .. }) => return None,
+                Some(SyncWait::Work { dev, done: true }) => {
+                    if !self.sync_walk_inode(tid, dev, 0) {
+                        return None;
+                    }
+                }
+                Some(SyncWait::Wait { all, dev, ino, index, end }) => {
+                    let m = &self.inodes[ino as usize].mapping;
+                    match m.next_matching(index, end, |st| st.is_dirty() || st.under_writeback()) {
+                        Some((page, _, st)) if st.under_writeback() => {
+                            self.set_walk(tid, all, dev, ino, page, end);
+                            self.page_wait(tid, ino, page, PG_WRITEBACK, WaitSite::WaitOnPageBit, false);
+                            return None;
+                        }
+                        Some((page, len, _)) => {
+                            // Dirty again after its writeback (or never written by the work):
+                            // write it now, then wait on it.
+                            self.set_walk(tid, all, dev, ino, page, end);
+                            self.do_writepages(ino, page, len, Submitter::Task(tid), true, false);
+                            if !self.task_submit_pending(tid) {
+                                return None;
+                            }
+                        }
+                        None if !all => self.tasks[t].sync = None,
+                        None => {
+                            if !self.sync_walk_inode(tid, dev, ino + 1) {
+                                return None;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn set_walk(&mut self, tid: u32, all: bool, dev: u16, ino: u32, index: u64, end: u64) {
+        self.tasks[tid as usize].sync = Some(SyncWait::Wait { all, dev, ino, index, end });
+    }
+
+    /// sync(): walk the first inode with pages at or after `from` on `dev`, or move on to the
+    /// next device. False when the task now waits for that device's work.
+    fn sync_walk_inode(&mut self, tid: u32, dev: u16, from: u32) -> bool {
+        match self.next_inode_with_pages(dev, from) {
+            Some(ino) => {
+                let end = self.inodes[ino as usize].mapping.end();
+                self.set_walk(tid, true, dev, ino, 0, end);
+                true
+            }
+            None => self.sync_next_device(tid, dev),
+        }
+    }
+
+    /// sync() is done with device `dev`: queue the next device's work (false: the task now
+    /// waits for it) or end the walk (true: the call is complete).
+    fn sync_next_device(&mut self, tid: u32, dev: u16) -> bool {
+        if (dev as usize) + 1 < self.queues.len() {
+            self.sync_inodes_sb(tid, dev + 1);
+            return false;
+        }
+        self.tasks[tid as usize].sync = None;
+        true
+    }
+
+    /// The first inode at or after `from` on device `dev` with pages in the cache (the
+    /// `wait_sb_inodes` walk skips inodes without pages).
+    fn next_inode_with_pages(&self, dev: u16, from: u32) -> Option<u32> {
+        (from as usize..self.inodes.len())
+            .find(|&i| self.inodes[i].wb == dev && self.inodes[i].mapping.nr_pages > 0)
+            .map(|i| i as u32)
+    }
+
+    /// The call returns: check durability, record its latency, go on with the job.
+    fn sync_done(&mut self, tid: u32) -> Option<Phase> {
+        self.durability_end(tid);
+        let now = self.now();
+        let task = &mut self.tasks[tid as usize];
+        task.op_latency.record(now - task.op_start);
+        match task.job {
+            JobConfig::Fsync { interval, .. } | JobConfig::Sync { interval } => {
+                let next = task.op_start + interval;
+                task.phase = Phase::Think;
+                self.sleep_task(tid, next.saturating_sub(now));
+                None
+            }
+            _ => Some(Phase::NextOp),
+        }
+    }
+}

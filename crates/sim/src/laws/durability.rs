@@ -1,0 +1,154 @@
+//! Durability: fsync(), fdatasync(), `conv=fsync` and sync() return only after every page
+//! that was dirty or under writeback at the call has completed writeback.
+//!
+//! At the call the law notes the runs of dirty and writeback pages of the file (fsync) or of
+//! every file (sync); from then on it logs the ranges dirtied again in those files. When the
+//! call returns, no noted page may still be dirty or under writeback unless it was dirtied
+//! again after the call (which the call does not promise to cover).
+
+use super::Law;
+use crate::machine::Machine;
+use crate::mm::page_cache::PageState;
+use crate::Ns;
+use std::collections::HashMap;
+
+/// What one fsync()/sync() call promised: (inode, first page, pages) runs, and where each
+/// inode's redirty log stood at the call.
+struct Promise {
+    what: &'static str,
+    called: Ns,
+    runs: Vec<(u32, u64, u64)>,
+    log_from: Vec<(u32, usize)>,
+}
+
+/// Ranges dirtied in a file while a call watches it.
+#[derive(Default)]
+struct Watch {
+    watchers: u32,
+    log: Vec<(u64, u64)>,
+}
+
+/// The open promises, per task, and the files they watch.
+pub struct Obligations {
+    promises: Vec<Option<Promise>>,
+    watched: HashMap<u32, Watch>,
+}
+
+impl Obligations {
+    pub fn new(ntasks: usize) -> Self {
+        Obligations {
+            promises: (0..ntasks).map(|_| None).collect(),
+            watched: HashMap::new(),
+        }
+    }
+
+    /// Pages of `ino` dirtied at [start, start + n): log them if a call watches the file.
+    #[inline]
+    pub fn dirtied(&mut self, ino: u32, start: u64, n: u64) {
+        if self.watched.is_empty() {
+            return;
+        }
+        if let Some(w) = self.watched.get_mut(&ino) {
+            w.log.push((start, n));
+        }
+    }
+}
+
+impl Machine {
+    /// An fsync() of `ino` (or, with None, a sync()) by `tid` begins.
+    pub(crate) fn durability_begin(&mut self, tid: u32, ino: Option<u32>) {
+        if !self.laws.on {
+            return;
+        }
+        let inodes: Vec<u32> = match ino {
+            Some(i) => vec![i],
+            None => (0..self.inodes.len() as u32)
+                .filter(|&i| {
+                    let m = &self.inodes[i as usize].mapping;
+                    m.nr_dirty + m.nr_writeback > 0
+                })
+                .collect(),
+        };
+        let mut p = Promise {
+            what: if ino.is_some() { "fsync" } else { "sync" },
+            called: self.now(),
+            runs: Vec::new(),
+            log_from: Vec::new(),
+        };
+        for &i in &inodes {
+            let m = &self.inodes[i as usize].mapping;
+            for st in [PageState::Dirty, PageState::Writeback, PageState::WritebackDirty] {
+                p.runs.extend(m.runs_in_state(st).map(|(s, n)| (i, s, n)));
+            }
+            let w = self.laws.durability.watched.entry(i).or_default();
+            w.watchers += 1;
+            p.log_from.push((i, w.log.len()));
+        }
+        self.laws.durability.promises[tid as usize] = Some(p);
+    }
+
+    /// The call of `tid` returns: every promised page must be clean now, or dirtied again since.
+    pub(crate) fn durability_end(&mut self, tid: u32) {
+        if !self.laws.on {
+            return;
+        }
+        let Some(p) = self.laws.durability.promises[tid as usize].take() else {
+            return;
+        };
+        let mut broken = None;
+        for &(ino, start, n) in &p.runs {
+            if broken.is_some() {
+                break;
+            }
+            let m = &self.inodes[ino as usize].mapping;
+            let mut idx = start;
+            while idx < start + n {
+                let (st, len) = m.run_at(idx, start + n - idx);
+                let unsafe_now = st.is_some_and(|s| s.is_dirty() || s.under_writeback());
+                if unsafe_now && !self.redirtied(&p, ino, idx, len) {
+                    broken = Some((ino, idx, len, st));
+                    break;
+                }
+                idx += len;
+            }
+        }
+        for &(ino, _) in &p.log_from {
+            let watched = &mut self.laws.durability.watched;
+            if let Some(w) = watched.get_mut(&ino) {
+                w.watchers -= 1;
+                if w.watchers == 0 {
+                    watched.remove(&ino);
+                }
+            }
+        }
+        if let Some((ino, idx, len, st)) = broken {
+            let what = p.what;
+            let v = self.violation(
+                Law::Durability,
+                self.task_label(tid),
+                format!(
+                    "{what} called at {:.6} s returned while pages {idx}..{} of {} (dirty or under writeback at the call) \
+                     are still {:?}; the file has {} dirty and {} under writeback",
+                    p.called as f64 / 1e9,
+                    idx + len,
+                    self.inode_label(ino),
+                    st.expect("dirty or writeback"),
+                    self.inodes[ino as usize].mapping.nr_dirty,
+                    self.inodes[ino as usize].mapping.nr_writeback
+                ),
+            );
+            self.laws.break_law(v);
+        }
+    }
+
+    /// Whether pages [idx, idx + len) of `ino` were all dirtied again after the call of `p`.
+    fn redirtied(&self, p: &Promise, ino: u32, idx: u64, len: u64) -> bool {
+        let Some(&(_, from)) = p.log_from.iter().find(|(i, _)| *i == ino) else {
+            return false;
+        };
+        let Some(w) = self.laws.durability.watched.get(&ino) else {
+            return false;
+        };
+        (idx..idx + len).all(|page| w.log[from..].iter().any(|&(s, n)| page >= s && page < s + n))
+    }
+}

@@ -1,0 +1,116 @@
+//! Expiry: with periodic writeback on, dirty data does not outlive `dirty_expire` by more than
+//! the flusher's period, unless the device is busy writing what was queued ahead of it.
+//!
+//! Every `period` the law marks each inode's cumulative dirtied count. At a mark, for each
+//! device that is idle (no request anywhere in its queue, no NFS COMMIT pending, no flusher at
+//! work for it), every inode must have had at least as many pages written or put under
+//! writeback as it had dirtied by `bound` ago, where `bound` = expire + 2 × interval + 1 s
+//! (kupdate runs every interval and writes what is older than expire; one more interval and a
+//! second of slack for the flusher's own run). This assumes oldest-first cleaning, which is
+//! what range-cyclic writeback does for the model's appending writers; writeback that cleans
+//! newer pages first can only hide a violation, never invent one.
+//!
+//! 2.4 kernels use bdflush's `interval` and `age_buffer` (jiffies) for the same rule.
+
+use super::{Law, LawViolation};
+use crate::config::FlusherKind;
+use crate::machine::Machine;
+use crate::Ns;
+
+/// The marks of every inode's dirtied count, one row per mark, `slots` rows in a ring.
+#[derive(Default)]
+pub struct ExpiryMarks {
+    /// Time between marks, ns (0: not set up yet).
+    period: Ns,
+    /// Marks between a mark and the one `bound` before it.
+    lag: usize,
+    next: Ns,
+    /// Number of marks taken.
+    taken: usize,
+    rows: Vec<Vec<u64>>,
+}
+
+impl Machine {
+    /// kupdate's interval and expiry age in ns, or None when periodic writeback is off.
+    fn kupdate_times(&self) -> Option<(Ns, Ns)> {
+        let tick = self.clock.tick_ns();
+        let (interval, expire) = if self.cfg.policy.flusher == FlusherKind::Bdflush {
+            let b = &self.cfg.sysctl.bdflush;
+            (u64::from(b.interval) * tick, u64::from(b.age_buffer) * tick)
+        } else {
+            let s = &self.cfg.sysctl;
+            (
+                u64::from(s.dirty_writeback_centisecs) * 10_000_000,
+                u64::from(s.dirty_expire_centisecs) * 10_000_000,
+            )
+        };
+        (interval > 0).then_some((interval, expire))
+    }
+
+    /// Device `d` has writeback in progress or a flusher at work that may write it.
+    fn writeback_busy(&self, d: usize) -> bool {
+        let q = &self.queues[d];
+        if q.unstable_pages > 0 || q.live_requests().next().is_some() {
+            return true;
+        }
+        (0..self.flushers.len() as u16).any(|w| {
+            let per_device = (w as usize) < self.queues.len();
+            (!per_device || w as usize == d) && self.flusher_working(w)
+        })
+    }
+
+    pub(crate) fn law_expiry(&mut self) -> Option<LawViolation> {
+        let (interval, expire) = self.kupdate_times()?;
+        let now = self.now();
+        let bound = expire + 2 * interval + 1_000_000_000;
+        let m = &mut self.laws.expiry;
+        if m.period == 0 {
+            m.period = (bound / 16).max(1_000_000_000);
+            m.lag = bound.div_ceil(m.period) as usize;
+            m.rows = vec![Vec::new(); m.lag + 1];
+            m.next = 0;
+        }
+        if now < m.next {
+            return None;
+        }
+        m.next = now + m.period;
+        let slot = m.taken % m.rows.len();
+        let mut row = std::mem::take(&mut m.rows[slot]);
+        row.clear();
+        row.extend(self.inodes.iter().map(|i| i.nr_dirtied));
+        let old_slot = (m.taken + 1) % m.rows.len();
+        let enough = m.taken >= m.lag;
+        m.taken += 1;
+        let old = std::mem::take(&mut self.laws.expiry.rows[old_slot]);
+        let mut found = None;
+        if enough {
+            for (ino, &dirtied_then) in old.iter().enumerate() {
+                let i = &self.inodes[ino];
+                let cleaned = i.nr_written + i.mapping.nr_writeback;
+                if dirtied_then > cleaned && !self.writeback_busy(i.wb as usize) {
+                    found = Some(self.violation(
+                        Law::Expiry,
+                        self.inode_label(ino as u32),
+                        format!(
+                            "{} pages dirtied more than {:.1} s ago (expire {:.1} s + 2 × interval {:.1} s + 1 s) were never \
+                             written, and the device is idle: dirtied then {dirtied_then}, written {} + under writeback {}, \
+                             dirty now {}, inode dirtied_when {} jiffies ago",
+                            dirtied_then - cleaned,
+                            bound as f64 / 1e9,
+                            expire as f64 / 1e9,
+                            interval as f64 / 1e9,
+                            i.nr_written,
+                            i.mapping.nr_writeback,
+                            i.mapping.nr_dirty,
+                            self.jiffies().saturating_sub(i.dirtied_when)
+                        ),
+                    ));
+                    break;
+                }
+            }
+        }
+        self.laws.expiry.rows[old_slot] = old;
+        self.laws.expiry.rows[slot] = row;
+        found
+    }
+}

@@ -1,0 +1,225 @@
+//! Liveness: everything that waits has something that will move it on.
+//!
+//! - Every page under writeback is carried by a live write request or awaits an NFS COMMIT
+//!   (per device: the pages of live write requests + unstable pages = the wb's writeback).
+//! - Every live request is somewhere that moves it: on its submitter's pending list while the
+//!   submitter runs or waits to submit the request ahead of it; in blk-throttle with its timer
+//!   armed or its dispatch work waiting; in blk-wbt with tracked writes in flight or the window
+//!   timer armed; waiting for a tag while tags are held; in the elevator while the device has
+//!   a request inside, the elevator's timer is armed or a device event is due; in the device
+//!   with a completion coming.
+//! - No task sleeps with nothing that can wake it: a task that is not running has a wakeup or
+//!   timeout pending, or sits on a wait list whose owner will wake it (a page wait queue whose
+//!   page is still busy, a read waiter list, a request it waits to submit, its O_DIRECT
+//!   requests, the sync work it waits for, the tiotest barrier, reclaim or congestion waits).
+//!   A page waiter whose page is no longer busy is a lost wakeup.
+
+use super::{Law, LawViolation};
+use crate::block::queue::{RqStage, Submitter};
+use crate::fs::sync::SyncWait;
+use crate::kernel::task::Phase;
+use crate::machine::Machine;
+use std::collections::HashSet;
+
+impl Machine {
+    pub(crate) fn law_liveness(&self) -> Option<LawViolation> {
+        (0..self.queues.len())
+            .find_map(|d| self.live_queue(d))
+            .or_else(|| self.live_tasks())
+    }
+
+    /// The requests of device `d` and its pages under writeback.
+    fn live_queue(&self, d: usize) -> Option<LawViolation> {
+        let q = &self.queues[d];
+        let dev = format!("device {}", q.name);
+        let stranded = |id: u32, stage: RqStage, why: &str| {
+            let r = q.rq(id);
+            let who = match r.submitter {
+                Submitter::Task(t) => self.task_label(t),
+                Submitter::Flusher(w) => format!("flusher {w}"),
+            };
+            Some(self.violation(
+                Law::Liveness,
+                &dev,
+                format!(
+                    "{:?} request {id} (sector {}, {} sectors, submitted by {who}) is stranded in {stage:?}: {why}",
+                    r.op, r.sector, r.nr_sectors
+                ),
+            ))
+        };
+        let mut wb_pages = 0;
+        let has_inside = q.device.in_flight() > 0;
+        let queued_or_inside = q.live_requests().any(|(_, r)| matches!(r.stage, RqStage::Queued | RqStage::Device));
+        for (id, r) in q.live_requests() {
+            if r.op == crate::drivers::Op::Write && !r.direct {
+                wb_pages += r.segs.iter().map(|s| s.pages).sum::<u64>();
+            }
+            match r.stage {
+                RqStage::Free => {}
+                RqStage::Built => {
+                    if let Some(why) = self.submitter_stuck(d as u16, r.submitter, id) {
+                        return stranded(id, r.stage, &why);
+                    }
+                }
+                RqStage::Throttled => {
+                    let t = q.throtl.as_ref();
+                    if !t.is_some_and(|t| t.timer().is_some() || t.sleeping_on().is_some() || t.issue_len() > 0) {
+                        return stranded(id, r.stage, "blk-throttle has no timer armed and no dispatch in progress");
+                    }
+                }
+                RqStage::WbtWait => {
+                    if q.wbt.inflight() == 0 && q.wbt_timer_at.is_none() {
+                        return stranded(id, r.stage, "no tracked write in flight and no wbt timer to admit it");
+                    }
+                }
+                RqStage::TagWait => {
+                    if !queued_or_inside {
+                        return stranded(id, r.stage, "no request holds a tag or slot that could be freed");
+                    }
+                }
+                RqStage::Queued => {
+                    if !has_inside && q.elv_timer_at.is_none() && q.tick_at.is_none() {
+                        return stranded(
+                            id,
+                            r.stage,
+                            "the device is idle and neither an elevator timer nor a device event is due",
+                        );
+                    }
+                }
+                RqStage::Device => {
+                    if q.device.next_event().is_none() || q.tick_at.is_none() {
+                        return stranded(id, r.stage, "the device has no completion coming");
+                    }
+                }
+            }
+        }
+        // Pages awaiting a COMMIT: under the 2.6.35–3.x rule the COMMIT waits for more of the
+        // mount's pages to be unstable, so dirty pages still to be written (the flusher's
+        // business, held by the expiry law) are a way forward; an idle device with only
+        // unstable pages left and no flusher at work is not.
+        let idle = !has_inside && q.device.next_event().is_none() && !queued_or_inside;
+        if q.unstable_pages > 0 && idle && self.wbs[d].reclaimable == 0 && !self.flusher_active(d as u16) {
+            return Some(self.violation(
+                Law::Liveness,
+                &dev,
+                format!(
+                    "{} pages await a COMMIT that nothing will send (no dirty pages, device idle)",
+                    q.unstable_pages
+                ),
+            ));
+        }
+        let wb = self.wbs[d].writeback;
+        if wb_pages + q.unstable_pages != wb {
+            return Some(self.violation(
+                Law::Liveness,
+                &dev,
+                format!(
+                    "{wb} pages under writeback, but live write requests carry {wb_pages} and {} await a COMMIT",
+                    q.unstable_pages
+                ),
+            ));
+        }
+        None
+    }
+
+    /// Why a request built by `sub` and not yet submitted will never be submitted, if so.
+    fn submitter_stuck(&self, dev: u16, sub: Submitter, id: u32) -> Option<String> {
+        match sub {
+            Submitter::Task(t) => {
+                let task = &self.tasks[t as usize];
+                if !task.pending.contains(&(dev, id)) {
+                    return Some("it is on no pending list".into());
+                }
+                // It submits its pending requests first thing whenever it runs: a timed sleep (reclaim,
+                // a pause) will get there; a sleep that waits for these very requests will not.
+                let submitting = task.on_cpu
+                    || task.waking
+                    || task.runs_pending > 0
+                    || task.rq_wait.is_some()
+                    || task.timeout_gen == Some(task.wait_gen);
+                (!submitting).then(|| format!("{} sleeps in {:?} without submitting it", self.task_label(t), task.phase))
+            }
+            Submitter::Flusher(w) => {
+                let f = &self.flushers[w as usize];
+                if !f.pending.contains(&id) {
+                    return Some("it is on no pending list".into());
+                }
+                let submitting = f.blocked || f.on_cpu || self.flusher_active(w);
+                (!submitting).then(|| format!("flusher {w} sleeps without submitting it"))
+            }
+        }
+    }
+
+    /// Every task that is not running has a way to be woken.
+    fn live_tasks(&self) -> Option<LawViolation> {
+        let mut listed: HashSet<u32> = HashSet::new();
+        for i in &self.inodes {
+            listed.extend(i.read_waiters.iter().copied());
+        }
+        listed.extend(self.tiotest.waiting.iter().copied());
+        listed.extend(self.reclaim_waiters.iter().copied());
+        for w in &self.era.congestion_waiters {
+            if let crate::generations::runtime::CongestionWaiter::Task(t, _) = w {
+                listed.insert(*t);
+            }
+        }
+        for (_, w) in &self.era.write_waiters {
+            if let crate::generations::runtime::WriteWaiter::Task(t, _) = w {
+                listed.insert(*t);
+            }
+        }
+        for tid in 0..self.tasks.len() as u32 {
+            if let Some(v) = self.task_wakeable(tid, &listed) {
+                return Some(v);
+            }
+        }
+        None
+    }
+
+    fn task_wakeable(&self, tid: u32, listed: &HashSet<u32>) -> Option<LawViolation> {
+        let t = &self.tasks[tid as usize];
+        if t.is_done() || t.on_cpu || t.waking || t.runs_pending > 0 || t.timeout_gen == Some(t.wait_gen) {
+            return None;
+        }
+        if let Some(w) = t.wq.wait.filter(|w| w.queued) {
+            if self.page_bits(w.file, w.page) & w.bits == 0 {
+                return Some(self.violation(
+                    Law::Liveness,
+                    self.task_label(tid),
+                    format!(
+                        "lost wakeup: sleeps on page {} of {} for bits {:#x}, which are clear",
+                        w.page,
+                        self.inode_label(w.file),
+                        w.bits
+                    ),
+                ));
+            }
+            return None;
+        }
+        if listed.contains(&tid) {
+            return None;
+        }
+        if let Some((dev, id)) = t.rq_wait {
+            let stage = self.queues[dev as usize].rq(id).stage;
+            if matches!(stage, RqStage::WbtWait | RqStage::TagWait) {
+                return None;
+            }
+        }
+        if t.phase == Phase::WaitDirect && t.inflight > 0 {
+            return None;
+        }
+        if let Some(SyncWait::Work { dev, done: false }) = t.sync {
+            if self.flusher_has_waiter(dev, tid) {
+                return None;
+            }
+        }
+        Some(self.violation(
+            Law::Liveness,
+            self.task_label(tid),
+            format!(
+                "sleeps in {:?} with nothing that can wake it (no wakeup or timeout pending, on no wait list; sync {:?}, rq_wait {:?})",
+                t.phase, t.sync, t.rq_wait
+            ),
+        ))
+    }
+}

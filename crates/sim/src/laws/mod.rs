@@ -1,0 +1,240 @@
+//! The laws: what must hold in every simulation, whatever the scenario, checked while it runs.
+//!
+//! A simulator of writeback is only worth something if its page cache keeps its promises, so
+//! the everyday paths are held by laws rather than by special cases:
+//!
+//! - **conservation** ([`conservation`]): per file, per device and machine-wide, pages dirtied
+//!   = pages written + dirty + under writeback; a device's written bytes are its written pages
+//!   plus O_DIRECT bytes; counters agree and stay in range; dirty pages stay within the dirty
+//!   limit plus the overshoot the throttling allows.
+//! - **liveness** ([`liveness`]): every page under writeback belongs to a request that is
+//!   somewhere that moves it on (a submitter that will submit it, blk-throttle, wbt, a tag
+//!   wait, the elevator, the device); a device with requests inside has a completion coming;
+//!   no task sleeps with nothing that can wake it; a page waiter's page is still busy.
+//! - **expiry** ([`expiry`]): with periodic writeback on, no inode stays dirty past
+//!   `dirty_expire` + two writeback intervals (+ 1 s) while its device and flushers are idle.
+//! - **durability** ([`durability`]): fsync, fdatasync, `conv=fsync` and sync return only after
+//!   every page dirty or under writeback at the call has completed writeback.
+//! - **progress** (here): simulated time advances; an event loop spinning at one instant stops
+//!   the run with the looping events named.
+//!
+//! The laws run in every test and debug build, and in release with `wblab run --check`. A
+//! broken law stops the run with a [`LawViolation`] naming the law, the time, who (task, inode,
+//! device) and the counters. Periodic checks cost O(tasks + inodes + requests) every
+//! [`CHECK_INTERVAL`] of simulated time; per-event checks are O(1).
+
+pub mod conservation;
+pub mod durability;
+pub mod expiry;
+pub mod liveness;
+
+use crate::machine::{Event, Machine};
+use crate::Ns;
+use std::fmt;
+
+/// Simulated time between two full checks.
+pub const CHECK_INTERVAL: Ns = 100_000_000;
+
+/// Which law.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Law {
+    Conservation,
+    Liveness,
+    Expiry,
+    Durability,
+    Progress,
+}
+
+impl Law {
+    pub fn name(self) -> &'static str {
+        match self {
+            Law::Conservation => "conservation",
+            Law::Liveness => "liveness",
+            Law::Expiry => "expiry",
+            Law::Durability => "durability",
+            Law::Progress => "progress",
+        }
+    }
+}
+
+/// A broken law: what, when, who, and the numbers that show it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LawViolation {
+    pub law: Law,
+    /// Simulated time, ns.
+    pub t_ns: Ns,
+    /// Who broke it: "task dd#3", "inode 7 (task dd#3's file) on sda", "device sda".
+    pub subject: String,
+    /// What is wrong, with the counters.
+    pub detail: String,
+}
+
+impl fmt::Display for LawViolation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "law `{}` broken at {}.{:09} s: {}: {}",
+            self.law.name(),
+            self.t_ns / 1_000_000_000,
+            self.t_ns % 1_000_000_000,
+            self.subject,
+            self.detail
+        )
+    }
+}
+
+impl std::error::Error for LawViolation {}
+
+/// Events at one instant before the progress law calls it a loop: far above what any real
+/// burst produces (every task and device waking at once), far below what a spin reaches.
+fn spin_limit(entities: usize) -> u64 {
+    2_000_000 + 200 * entities as u64
+}
+
+/// Number of [`Event`] kinds (for the progress law's census).
+const EVENT_KINDS: usize = 13;
+
+fn event_kind(ev: &Event) -> (usize, &'static str) {
+    match ev {
+        Event::TaskRun(_) => (0, "TaskRun"),
+        Event::TaskTimeout(..) => (1, "TaskTimeout"),
+        Event::CpuDone(_) => (2, "CpuDone"),
+        Event::Device(_) => (3, "Device"),
+        Event::WbtTimer(_) => (4, "WbtTimer"),
+        Event::ElvTimer(_) => (5, "ElvTimer"),
+        Event::ThrotlTimer(_) => (6, "ThrotlTimer"),
+        Event::Flusher(_) => (7, "Flusher"),
+        Event::BwDwork(_) => (8, "BwDwork"),
+        Event::FpropPeriod => (9, "FpropPeriod"),
+        Event::Sample => (10, "Sample"),
+        Event::ThrottleSample => (11, "ThrottleSample"),
+        Event::TaskMid(_) => (12, "TaskMid"),
+    }
+}
+
+/// The laws' state in a running machine.
+pub struct Laws {
+    /// Check the laws in this run.
+    pub on: bool,
+    /// The first law broken; the run stops there.
+    pub broken: Option<LawViolation>,
+    next_check: Ns,
+    /// The instant of the current streak of events and how many ran at it, by kind.
+    streak_at: Ns,
+    streak: u64,
+    census: [u64; EVENT_KINDS],
+    census_names: [&'static str; EVENT_KINDS],
+    pub(crate) durability: durability::Obligations,
+    pub(crate) expiry: expiry::ExpiryMarks,
+}
+
+impl Laws {
+    pub fn new(on: bool, ntasks: usize) -> Self {
+        Laws {
+            on,
+            broken: None,
+            next_check: CHECK_INTERVAL,
+            streak_at: 0,
+            streak: 0,
+            census: [0; EVENT_KINDS],
+            census_names: [""; EVENT_KINDS],
+            durability: durability::Obligations::new(ntasks),
+            expiry: expiry::ExpiryMarks::default(),
+        }
+    }
+
+    /// Record the first violation (later ones are consequences).
+    pub(crate) fn break_law(&mut self, v: LawViolation) {
+        if self.broken.is_none() {
+            self.broken = Some(v);
+        }
+    }
+}
+
+impl Machine {
+    /// After each event: the progress law, and the full checks when their time has come.
+    pub(crate) fn laws_after_event(&mut self, t: Ns, ev: &Event) {
+        if !self.laws.on {
+            return;
+        }
+        let (k, name) = event_kind(ev);
+        let l = &mut self.laws;
+        if t == l.streak_at {
+            l.streak += 1;
+            l.census[k] += 1;
+            l.census_names[k] = name;
+            let limit = spin_limit(self.tasks.len() + self.queues.len() + self.flushers.len());
+            if l.streak > limit {
+                let mut kinds: Vec<(u64, &str)> = (0..EVENT_KINDS)
+                    .filter(|&i| l.census[i] > 0)
+                    .map(|i| (l.census[i], l.census_names[i]))
+                    .collect();
+                kinds.sort_by_key(|k| std::cmp::Reverse(k.0));
+                let list: Vec<String> = kinds.iter().map(|(n, k)| format!("{k} ×{n}")).collect();
+                let v = LawViolation {
+                    law: Law::Progress,
+                    t_ns: t,
+                    subject: "the event loop".into(),
+                    detail: format!(
+                        "{} events at this one instant without time advancing (limit {limit}): {}",
+                        l.streak,
+                        list.join(", ")
+                    ),
+                };
+                l.break_law(v);
+            }
+        } else {
+            l.streak_at = t;
+            l.streak = 1;
+            l.census = [0; EVENT_KINDS];
+            l.census[k] = 1;
+            l.census_names[k] = name;
+        }
+        if t >= self.laws.next_check {
+            self.laws.next_check = t + CHECK_INTERVAL;
+            self.check_laws();
+        }
+    }
+
+    /// Check every law that can be checked at any instant. Returns the first violation.
+    pub fn check_laws(&mut self) -> Option<LawViolation> {
+        if self.laws.broken.is_none() {
+            let v = self
+                .law_conservation()
+                .or_else(|| self.law_liveness())
+                .or_else(|| self.law_expiry());
+            if let Some(v) = v {
+                self.laws.break_law(v);
+            }
+        }
+        self.laws.broken.clone()
+    }
+
+    /// The violation for `law` at the current time.
+    pub(crate) fn violation(&self, law: Law, subject: impl Into<String>, detail: impl Into<String>) -> LawViolation {
+        LawViolation {
+            law,
+            t_ns: self.now(),
+            subject: subject.into(),
+            detail: detail.into(),
+        }
+    }
+
+    /// "task NAME#I (pid P)" for messages.
+    pub(crate) fn task_label(&self, tid: u32) -> String {
+        let t = &self.tasks[tid as usize];
+        format!("task {}#{} (pid {})", t.name, t.instance, t.pid)
+    }
+
+    /// "inode N (NAME#I's file) on DEV" for messages.
+    pub(crate) fn inode_label(&self, ino: u32) -> String {
+        let dev = &self.queues[self.inodes[ino as usize].wb as usize].name;
+        match self.tasks.iter().find(|t| t.file == ino) {
+            Some(t) => format!("inode {ino} ({}#{}'s file) on {dev}", t.name, t.instance),
+            None => format!("inode {ino} (metadata) on {dev}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
