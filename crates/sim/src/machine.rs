@@ -120,7 +120,7 @@ pub struct Machine {
     /// The hashed page wait queues.
     pub pagewait: crate::kernel::waitqueue::PageWaitTable,
     /// tiotest's phase barrier and per-phase figures.
-    pub tiotest: crate::workload::tiotest::TiotestState,
+    pub tiotest: crate::workload::state::TiotestState,
     /// The run-time laws and their state.
     pub laws: crate::laws::Laws,
 }

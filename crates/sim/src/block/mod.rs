@@ -5,5 +5,6 @@
 pub mod blk_throttle;
 pub mod blk_wbt;
 pub mod queue;
+pub mod request;
 pub mod request_list;
 pub mod sched;

@@ -23,7 +23,7 @@
 //! Directions are READ/WRITE as in 2.6.20 (2.6.30 switched to sync/async; for buffered
 //! writeback and reads the two coincide).
 
-use super::queue::Submitter;
+use super::request::Submitter;
 use crate::drivers::Op;
 use crate::Ns;
 use std::collections::VecDeque;

@@ -10,6 +10,8 @@
 //! same way. Dentries and in-memory inodes (the slab caches) are not modelled: a cached
 //! inode-table block stands for a cached inode.
 
+use crate::Ns;
+
 /// Blocks (pages) per ext3/ext4 block group of 4 KiB blocks: 32768 = 128 MiB.
 pub const BLOCKS_PER_GROUP: u64 = 32_768;
 /// Inodes per group for `mke2fs` defaults (one inode per 8 KiB of disk).
@@ -86,6 +88,75 @@ impl MetaTree {
         let data = self.group_pages.saturating_sub(self.itable_pages());
         let stride = (data / self.dirs_per_group).max(self.dir_blocks);
         g * self.group_pages + self.itable_pages() + (d % self.dirs_per_group) * stride + k
+    }
+}
+
+/// Where a metadata job (`du`, `ls`, launch) is in its walk of a tree.
+#[derive(Clone, Debug)]
+pub struct MetaJob {
+    pub tree: MetaTree,
+    /// Current directory, and position in it: 0 the directory's inode, 1..=dir_blocks its
+    /// blocks, then its entries (`dir_blocks + 1 + e`).
+    pub dir: u64,
+    pub pos: u64,
+    /// Launch: the machine inode of the first data file, the file being read, file count.
+    pub first_data: u32,
+    pub launch_file: u32,
+    pub launch_files: u32,
+    /// Launch: the data of the current file is being read.
+    pub reading_data: bool,
+    /// Start of the current lookup (du: per lstat) or command (ls, launch).
+    pub op_start: Ns,
+    /// When the current lookup first found its block absent (du latency).
+    pub lookup_start: Option<Ns>,
+    /// Launch: the application's own file (for its writes), where the next write goes (it
+    /// appends), and bytes still to write in this launch.
+    pub own_file: u32,
+    pub own_offset: u64,
+    pub write_left: u64,
+}
+
+/// What to look up next.
+pub(crate) enum Next {
+    Page(u64),
+    Data,
+    EndOfRun,
+}
+
+impl MetaJob {
+    pub(crate) fn next(&self) -> Next {
+        if self.dir >= self.tree.dirs {
+            return Next::EndOfRun;
+        }
+        if self.reading_data {
+            return Next::Data;
+        }
+        let t = &self.tree;
+        if self.pos == 0 {
+            return Next::Page(t.inode_page(self.dir, 0));
+        }
+        if self.pos <= t.dir_blocks {
+            return Next::Page(t.dir_page(self.dir, self.pos - 1));
+        }
+        let e = self.pos - t.dir_blocks; // 1-based entry
+        Next::Page(t.inode_page(self.dir, e))
+    }
+
+    /// After a lookup: move on. Returns true when an entry's lstat completed (du counts it).
+    pub(crate) fn advance(&mut self, launch: bool) -> bool {
+        let t = &self.tree;
+        let is_entry = self.pos > t.dir_blocks;
+        if launch && is_entry {
+            // Launch: the file's inode is found; read its data next.
+            self.reading_data = true;
+            return true;
+        }
+        self.pos += 1;
+        if self.pos > t.dir_blocks + t.entries {
+            self.dir += 1;
+            self.pos = 0;
+        }
+        is_entry || self.pos == 1
     }
 }
 

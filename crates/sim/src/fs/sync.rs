@@ -29,25 +29,7 @@ use crate::kernel::task::Phase;
 use crate::kernel::waitqueue::{WaitSite, PG_WRITEBACK};
 use crate::machine::Machine;
 use crate::metrics::trace::WbReason;
-
-/// Where a task is in an fsync() or sync() call.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SyncWait {
-    /// sync(): the WB_SYNC_ALL work queued on device `dev`'s flusher; `done` once the flusher
-    /// completed it (`wb_wait_for_completion`).
-    Work { dev: u16, done: bool },
-    /// `filemap_fdatawait` of `ino`, walking its pages in [`index`, `end`) (`end`: the file's
-    /// end when its walk began, so that a writer appending to it cannot keep the walk going).
-    /// With `all` (sync's `wait_sb_inodes`) the walk goes on with the device's later inodes,
-    /// then with the next device.
-    Wait {
-        all: bool,
-        dev: u16,
-        ino: u32,
-        index: u64,
-        end: u64,
-    },
-}
+use crate::workload::state::SyncWait;
 
 impl Machine {
     /// fsync() of the task's file: write its dirty pages, submit them, and wait.

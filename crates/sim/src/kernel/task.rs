@@ -79,7 +79,7 @@ pub struct Task {
     /// The wait generation of the task's pending timeout (`TaskTimeout`), if any.
     pub timeout_gen: Option<u32>,
     /// Where the task is in an fsync() or sync() call.
-    pub sync: Option<crate::fs::sync::SyncWait>,
+    pub sync: Option<crate::workload::state::SyncWait>,
     pub bytes_written: u64,
     pub bytes_read: u64,
     pub mid_bytes: Option<u64>,
@@ -105,11 +105,11 @@ pub struct Task {
     /// Direct reclaim in progress (pre-3.x reclaim): the next priority to scan at.
     pub reclaim_prio: u32,
     /// State of a metadata job (du, ls, launch).
-    pub meta: Option<Box<crate::workload::meta::MetaJob>>,
+    pub meta: Option<Box<crate::fs::metadata::MetaJob>>,
     /// Page wait queue state and per-site schedule counts.
     pub wq: crate::kernel::waitqueue::TaskWait,
     /// A tiotest thread's phase and progress.
-    pub tio: crate::workload::tiotest::TioTask,
+    pub tio: crate::workload::state::TioTask,
 }
 
 impl Task {

@@ -16,9 +16,9 @@
 
 use super::{Law, LawViolation};
 use crate::block::queue::{RqStage, Submitter};
-use crate::fs::sync::SyncWait;
 use crate::kernel::task::Phase;
 use crate::machine::Machine;
+use crate::workload::state::SyncWait;
 use std::collections::HashSet;
 
 impl Machine {

@@ -4,6 +4,7 @@
 //! `timeseries.csv` happens in the report crate, so the hot loop never builds strings.
 
 pub mod hist;
+pub mod tiotest;
 pub mod trace;
 
 pub use hist::LatencyHist;
@@ -31,7 +32,7 @@ pub struct RunResult {
     /// One throttling-state sample per bandwidth interval (200 ms) per device.
     pub throttle: Vec<ThrottleSample>,
     /// tiotest's per-phase table (empty without tiotest tasks).
-    pub tiotest: Vec<crate::workload::tiotest::TiotestPhase>,
+    pub tiotest: Vec<tiotest::TiotestPhase>,
 }
 
 #[derive(Clone, Debug)]
@@ -60,7 +61,7 @@ pub struct TaskResult {
     /// Time spent waiting for a free CPU, ns.
     pub runqueue_wait_ns: Ns,
     /// Schedules per page-wait site and page-wait wakeups (all and spurious).
-    pub sched: crate::kernel::waitqueue::WaitStats,
+    pub sched: WaitStats,
 }
 
 impl TaskResult {
@@ -150,7 +151,7 @@ impl ThrottleSample {
     /// Keep what an I/O-issuing generation had: its own thresholds, the dirty counts; the
     /// IO-less quantities (freerun, setpoint, limit, bandwidths, ratelimits, pos_ratio) did
     /// not exist and become [`Self::NA`].
-    pub fn era_only(&mut self, l: crate::mm::page_writeback::EraLimits) {
+    pub fn era_only(&mut self, l: EraLimits) {
         self.thresh = l.thresh;
         self.bg_thresh = l.bg_thresh;
         self.wb_thresh = l.wb_thresh.unwrap_or(Self::NA);
@@ -168,4 +169,22 @@ impl ThrottleSample {
             *v = Self::NA;
         }
     }
+}
+
+/// Per-task wait counters as reported.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WaitStats {
+    pub wait_on_page_bit: u64,
+    pub lock_page: u64,
+    pub wait_on_buffer: u64,
+    pub wakeups: u64,
+    pub spurious_wakeups: u64,
+}
+
+/// The thresholds of an I/O-issuing generation at one moment (see `DirtyThrottle::era_limits`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EraLimits {
+    pub bg_thresh: u64,
+    pub thresh: u64,
+    pub wb_thresh: Option<u64>,
 }

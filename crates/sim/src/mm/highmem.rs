@@ -27,7 +27,7 @@
 //! The model puts all of the machine's `unreclaimable` memory (kernel, slab) in lowmem and
 //! none in highmem.
 
-use super::vmscan_pageout::InactiveList;
+use super::inactive_list::InactiveList;
 use super::vmstat::VmStat;
 use crate::units::PAGE_SIZE;
 

@@ -4,8 +4,10 @@
 //! older generations (`throttle_global`, `throttle_per_bdi`, `throttle_ioless`), and reclaim
 //! (`vmscan` for 6.x, `vmscan_pageout` for the generations whose reclaim wrote dirty pages).
 
+pub mod filemap;
 pub mod flex_proportions;
 pub mod highmem;
+pub mod inactive_list;
 pub mod page_cache;
 pub mod page_writeback;
 pub mod proportions;

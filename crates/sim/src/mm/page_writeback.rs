@@ -572,17 +572,16 @@ pub trait DirtyThrottle {
     /// The generation's own (background, dirty, per-device) thresholds for `throttle.csv`,
     /// when they are not the IO-less ones (`None`: the sample's 6.x quantities stand).
     /// `wb_thresh` is `None` where the generation had no per-device threshold.
-    fn era_limits(&mut self, _vm: &VmStat, _sysctl: &VmSysctl, _dom: &WbDomain, _wb: &WbState, _wb_index: usize) -> Option<EraLimits> {
+    fn era_limits(
+        &mut self,
+        _vm: &VmStat,
+        _sysctl: &VmSysctl,
+        _dom: &WbDomain,
+        _wb: &WbState,
+        _wb_index: usize,
+    ) -> Option<crate::metrics::EraLimits> {
         None
     }
-}
-
-/// The thresholds of an I/O-issuing generation at one moment (see [`DirtyThrottle::era_limits`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct EraLimits {
-    pub bg_thresh: u64,
-    pub thresh: u64,
-    pub wb_thresh: Option<u64>,
 }
 
 /// The 6.x policy: IO-less, bandwidth-based pauses with two control lines.

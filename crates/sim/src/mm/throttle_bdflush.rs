@@ -151,10 +151,10 @@ impl DirtyThrottle for BdflushThrottle {
         _dom: &super::page_writeback::WbDomain,
         _wb: &WbState,
         _wb_index: usize,
-    ) -> Option<super::page_writeback::EraLimits> {
+    ) -> Option<crate::metrics::EraLimits> {
         let tot = tot_pages(vm, self.variant);
         let p = &sysctl.bdflush;
-        Some(super::page_writeback::EraLimits {
+        Some(crate::metrics::EraLimits {
             bg_thresh: tot * p.nfract as u64 / 100,
             thresh: tot * p.nfract_sync as u64 / 100,
             wb_thresh: None,

@@ -210,9 +210,9 @@ impl DirtyThrottle for GlobalThrottle {
         _dom: &super::page_writeback::WbDomain,
         _wb: &WbState,
         _wb_index: usize,
-    ) -> Option<super::page_writeback::EraLimits> {
+    ) -> Option<crate::metrics::EraLimits> {
         let (bg_thresh, thresh) = get_dirty_limits_2620(vm, sysctl);
-        Some(super::page_writeback::EraLimits {
+        Some(crate::metrics::EraLimits {
             bg_thresh,
             thresh,
             wb_thresh: None,

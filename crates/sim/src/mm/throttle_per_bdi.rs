@@ -320,14 +320,14 @@ impl DirtyThrottle for PerBdiThrottle {
         dom: &super::page_writeback::WbDomain,
         wb: &WbState,
         wb_index: usize,
-    ) -> Option<super::page_writeback::EraLimits> {
+    ) -> Option<crate::metrics::EraLimits> {
         let (bg_thresh, thresh) = global_dirty_limits_old(vm, sysctl);
         let (num, den) = self.bdi[wb_index].fraction(&self.completions);
         let mut bdi_thresh = bdi_dirty_limit(thresh, num, den, wb, dom.bdi_min_ratio_sum);
         if self.variant == Variant::V2624 {
             bdi_thresh = clip_bdi_dirty_limit(bdi_thresh, thresh, vm.nr_dirty + vm.nr_writeback, wb.reclaimable + wb.writeback);
         }
-        Some(super::page_writeback::EraLimits {
+        Some(crate::metrics::EraLimits {
             bg_thresh,
             thresh,
             wb_thresh: Some(bdi_thresh),

@@ -9,7 +9,7 @@ use crate::config::JobConfig;
 use crate::drivers::Op;
 use crate::fs::block_alloc::BlockMap;
 use crate::fs::inode::Inode;
-use crate::fs::metadata::MetaTree;
+use crate::fs::metadata::{MetaJob, MetaTree, Next};
 use crate::kernel::cpu::Who;
 use crate::kernel::task::Phase;
 use crate::machine::Machine;
@@ -19,74 +19,6 @@ use crate::Ns;
 
 /// Cached lookups processed per CPU burst (keeps the event count low for cached walks).
 const LOOKUP_BATCH: u32 = 64;
-
-#[derive(Clone, Debug)]
-pub struct MetaJob {
-    pub tree: MetaTree,
-    /// Current directory, and position in it: 0 the directory's inode, 1..=dir_blocks its
-    /// blocks, then its entries (`dir_blocks + 1 + e`).
-    pub dir: u64,
-    pub pos: u64,
-    /// Launch: the machine inode of the first data file, the file being read, file count.
-    pub first_data: u32,
-    pub launch_file: u32,
-    pub launch_files: u32,
-    /// Launch: the data of the current file is being read.
-    pub reading_data: bool,
-    /// Start of the current lookup (du: per lstat) or command (ls, launch).
-    pub op_start: Ns,
-    /// When the current lookup first found its block absent (du latency).
-    pub lookup_start: Option<Ns>,
-    /// Launch: the application's own file (for its writes), where the next write goes (it
-    /// appends), and bytes still to write in this launch.
-    pub own_file: u32,
-    pub own_offset: u64,
-    pub write_left: u64,
-}
-
-/// What to look up next.
-enum Next {
-    Page(u64),
-    Data,
-    EndOfRun,
-}
-
-impl MetaJob {
-    fn next(&self) -> Next {
-        if self.dir >= self.tree.dirs {
-            return Next::EndOfRun;
-        }
-        if self.reading_data {
-            return Next::Data;
-        }
-        let t = &self.tree;
-        if self.pos == 0 {
-            return Next::Page(t.inode_page(self.dir, 0));
-        }
-        if self.pos <= t.dir_blocks {
-            return Next::Page(t.dir_page(self.dir, self.pos - 1));
-        }
-        let e = self.pos - t.dir_blocks; // 1-based entry
-        Next::Page(t.inode_page(self.dir, e))
-    }
-
-    /// After a lookup: move on. Returns true when an entry's lstat completed (du counts it).
-    fn advance(&mut self, launch: bool) -> bool {
-        let t = &self.tree;
-        let is_entry = self.pos > t.dir_blocks;
-        if launch && is_entry {
-            // Launch: the file's inode is found; read its data next.
-            self.reading_data = true;
-            return true;
-        }
-        self.pos += 1;
-        if self.pos > t.dir_blocks + t.entries {
-            self.dir += 1;
-            self.pos = 0;
-        }
-        is_entry || self.pos == 1
-    }
-}
 
 impl Machine {
     /// Lay out the metadata jobs' trees and launch files on their devices, after the readers'

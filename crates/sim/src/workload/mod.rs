@@ -21,6 +21,7 @@ use crate::units::PAGE_SIZE;
 use crate::Ns;
 
 pub mod meta;
+pub mod state;
 pub mod tiotest;
 
 /// Largest folio the page cache uses for a write chunk (PMD size).

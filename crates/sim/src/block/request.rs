@@ -1,0 +1,69 @@
+//! A block request and who it belongs to: the data the queue, its request lists, the
+//! elevators' callers and the machine share.
+
+use crate::drivers::Op;
+use crate::Ns;
+
+/// Who submitted a request and waits for it to enter the queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Submitter {
+    Task(u32),
+    Flusher(u16),
+}
+
+/// Pages of a file carried by a request.
+#[derive(Clone, Copy, Debug)]
+pub struct Seg {
+    pub file: u32,
+    pub start: u64,
+    pub pages: u64,
+}
+
+/// Where a request is on its way through the block layer. Kept so the liveness law can
+/// check that every request is somewhere that will move it on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RqStage {
+    /// In the pool, unused.
+    Free,
+    /// Built by writeback or a read, on its submitter's pending list (the plug).
+    Built,
+    /// Held by blk-throttle.
+    Throttled,
+    /// Waiting in blk-wbt (`rq_qos_wait`).
+    WbtWait,
+    /// Waiting for a tag (blk-mq) or a request slot (legacy lists).
+    TagWait,
+    /// In the elevator.
+    Queued,
+    /// Dispatched to the device.
+    Device,
+}
+
+#[derive(Clone, Debug)]
+pub struct Request {
+    pub stage: RqStage,
+    pub op: Op,
+    pub sector: u64,
+    pub nr_sectors: u64,
+    pub segs: Vec<Seg>,
+    /// REQ_SYNC.
+    pub sync: bool,
+    /// REQ_BACKGROUND (kupdate/background flusher writes).
+    pub background: bool,
+    /// REQ_RAHEAD.
+    pub readahead: bool,
+    /// Direct I/O: no page cache pages; wake `submitter` on completion.
+    pub direct: bool,
+    /// Counted by blk-wbt.
+    pub wbt_tracked: bool,
+    /// Held by blk-throttle: its submitter went on, blk-throttle's dispatch work submits it.
+    pub throttled: bool,
+    pub submitter: Submitter,
+    pub issue_ns: Ns,
+}
+
+impl Request {
+    pub fn bytes(&self) -> u64 {
+        self.nr_sectors * 512
+    }
+}

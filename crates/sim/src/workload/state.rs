@@ -1,0 +1,53 @@
+//! Per-task state of jobs and system calls as plain data; the logic that moves it on is in
+//! the job's module (`tiotest.rs`, `fs/sync.rs`). Kept apart so that the task type does not
+//! depend on the machine.
+
+use crate::metrics::tiotest::TiotestPhase;
+use crate::Ns;
+
+/// The phases, in tiotest's order and naming.
+pub const PHASES: [&str; 4] = ["Write", "Random Write", "Read", "Random Read"];
+
+/// A thread's place in the test.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TioTask {
+    pub phase: u8,
+    /// Bytes (sequential phases) or operations (random phases) issued in this phase.
+    pub done: u64,
+    /// A random write's offset, kept while the thread waits for the page lock.
+    pub pending_off: Option<u64>,
+}
+
+/// The barrier and the per-phase accounting of all tiotest threads of a run.
+#[derive(Clone, Debug, Default)]
+pub struct TiotestState {
+    pub threads: u32,
+    pub phase: u8,
+    pub finished: u32,
+    pub waiting: Vec<u32>,
+    pub phase_start: Ns,
+    /// Totals at the phase start: usr, sys, wait_on_page_bit, lock_page.
+    pub mark: [u64; 4],
+    pub bytes: [u64; 4],
+    pub planned: [u64; 4],
+    pub results: Vec<TiotestPhase>,
+}
+
+/// Where a task is in an fsync() or sync() call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SyncWait {
+    /// sync(): the WB_SYNC_ALL work queued on device `dev`'s flusher; `done` once the flusher
+    /// completed it (`wb_wait_for_completion`).
+    Work { dev: u16, done: bool },
+    /// `filemap_fdatawait` of `ino`, walking its pages in [`index`, `end`) (`end`: the file's
+    /// end when its walk began, so that a writer appending to it cannot keep the walk going).
+    /// With `all` (sync's `wait_sb_inodes`) the walk goes on with the device's later inodes,
+    /// then with the next device.
+    Wait {
+        all: bool,
+        dev: u16,
+        ino: u32,
+        index: u64,
+        end: u64,
+    },
+}
