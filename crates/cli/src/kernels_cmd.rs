@@ -37,7 +37,7 @@ pub fn kernels(json: bool) -> ExitCode {
     );
     for g in GENERATIONS {
         let p = g.policy();
-        let ratios = if p.throttle == wblab_sim::config::ThrottleKind::Bdflush {
+        let ratios = if matches!(p.throttle, wblab_sim::config::ThrottleKind::Bdflush(_)) {
             // 2.4 has no vm.dirty_*: bdflush's nfract / nfract_sync.
             let b = wblab_sim::generations::default_bdflush(g.last, false);
             format!("bdflush {}/{}", b.nfract, b.nfract_sync)

@@ -2,7 +2,7 @@
 //! knobs under the file's own, `[policy]` overrides, and the metadata jobs' keys.
 
 use wblab_scenario::{parse, parse_all};
-use wblab_sim::config::{FlusherKind, JobConfig, QueueEra, ReclaimKind, ThrottleKind, WritebackChunk};
+use wblab_sim::config::{FlusherKind, JobConfig, LegacyLists, PerBdiLoop, QueueEra, ReclaimKind, ThrottleKind, WritebackChunk};
 use wblab_sim::units::{KIB, MIB};
 
 fn ok(text: &str) -> wblab_sim::config::Scenario {
@@ -20,16 +20,16 @@ fn releases_pick_their_generation_and_its_pieces() {
             ThrottleKind::Global,
             FlusherKind::Pdflush,
             ReclaimKind::Pageout,
-            QueueEra::Legacy,
+            QueueEra::Legacy(LegacyLists::V26),
             WritebackChunk::Fixed
         )
     );
     for (k, gen, throttle) in [
         ("2.6.23", "2.6.20", ThrottleKind::Global),
-        ("2.6.24", "2.6.24", ThrottleKind::PerBdi),
-        ("2.6.32", "2.6.32", ThrottleKind::PerBdi),
-        ("2.6.38-rc7", "2.6.38", ThrottleKind::PerBdi),
-        ("3.0", "2.6.38", ThrottleKind::PerBdi),
+        ("2.6.24", "2.6.24", ThrottleKind::PerBdi(PerBdiLoop::V2624)),
+        ("2.6.32", "2.6.32", ThrottleKind::PerBdi(PerBdiLoop::V2632)),
+        ("2.6.38-rc7", "2.6.38", ThrottleKind::PerBdi(PerBdiLoop::V2638)),
+        ("3.0", "2.6.38", ThrottleKind::PerBdi(PerBdiLoop::V2638)),
         ("3.2", "3.2", ThrottleKind::IoLess),
         ("4.19", "6.x", ThrottleKind::Modern),
         ("6.18.2", "6.x", ThrottleKind::Modern),
@@ -86,7 +86,10 @@ fn a_list_of_kernels_gives_one_scenario_each_in_order() {
 fn policy_section_overrides_single_pieces() {
     let sc = ok("kernel = \"2.6.24\"\n[policy]\nreclaim = \"modern\"\nqueue = \"blk-mq\"\nwriteback_chunk = \"bandwidth\"");
     let p = &sc.policy;
-    assert_eq!((p.throttle, p.flusher), (ThrottleKind::PerBdi, FlusherKind::Pdflush));
+    assert_eq!(
+        (p.throttle, p.flusher),
+        (ThrottleKind::PerBdi(PerBdiLoop::V2624), FlusherKind::Pdflush)
+    );
     assert_eq!(
         (p.reclaim, p.queue, p.writeback_chunk),
         (ReclaimKind::Modern, QueueEra::BlkMq, WritebackChunk::Bandwidth)
@@ -96,6 +99,27 @@ fn policy_section_overrides_single_pieces() {
     let sc = ok("[policy]\nthrottle = \"io-less\"\nflusher = \"per-bdi\"");
     assert_eq!((sc.policy.throttle, sc.policy.flusher), (ThrottleKind::IoLess, FlusherKind::PerBdi));
     assert_eq!(sc.policy.generation, "6.x");
+}
+
+#[test]
+fn a_policy_family_on_a_kernel_without_it_must_name_its_release() {
+    // 6.x has no per-bdi throttle of its own: "per-bdi" used to run 2.6.38's loop silently.
+    let e = parse("[policy]\nthrottle = \"per-bdi\"", "p.toml").unwrap_err();
+    assert!(e.message.contains("no throttling policy `per-bdi` of its own"), "{e}");
+    assert!(e.hint.as_deref().unwrap_or("").contains("per-bdi-2.6.38"), "{e}");
+    // Named in full it runs, and the resolved scenario says which loop.
+    let sc = ok("[policy]\nthrottle = \"per-bdi-2.6.24\"");
+    assert_eq!(sc.policy.throttle, ThrottleKind::PerBdi(PerBdiLoop::V2624));
+    let json = serde_json::to_value(&sc.policy).unwrap();
+    assert_eq!(json["throttle"], "per-bdi-2.6.24");
+    // On its own kernel the family is the kernel's loop and is echoed as the family.
+    let sc = ok("kernel = \"2.6.32\"\n[policy]\nthrottle = \"per-bdi\"");
+    assert_eq!(sc.policy.throttle, ThrottleKind::PerBdi(PerBdiLoop::V2632));
+    assert_eq!(serde_json::to_value(&sc.policy).unwrap()["throttle"], "per-bdi");
+    // 2.4's request lists and buffer code are named the same way.
+    let sc = ok("kernel = \"2.4.17\"\n[policy]\nthrottle = \"bdflush-2.4.7\"");
+    assert_eq!(sc.policy.queue, QueueEra::Legacy(LegacyLists::V24));
+    assert!(parse("kernel = \"2.6.20\"\n[policy]\nflusher = \"bdflush\"", "p.toml").is_err());
 }
 
 #[test]

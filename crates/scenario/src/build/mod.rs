@@ -18,7 +18,7 @@ use crate::section::{Entry, Nesting, Section};
 use crate::suggest;
 use std::path::Path;
 use toml::de::{DeTable, DeValue};
-use wblab_sim::config::{JobConfig, QueueEra, Scenario, TaskConfig, TraceConfig};
+use wblab_sim::config::{JobConfig, Scenario, TaskConfig, TraceConfig};
 use wblab_sim::generations::{self, Generation};
 
 const TOP_KEYS: &[&str] = &[
@@ -144,7 +144,7 @@ fn build_one(
     }
     let mut devices = device::build_all(root.get("device"), &device_sections, generations::default_elevator(&kernel))?;
     generations::apply_nfs_commit(&mut devices, &kernel);
-    if policy.queue == QueueEra::Legacy {
+    if policy.queue.is_legacy() {
         legacy_queue_defaults(&mut devices, &device_sections);
     }
     let task_sections = match root.get("task") {

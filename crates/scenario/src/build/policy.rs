@@ -1,65 +1,41 @@
 //! `[policy]`: override single pieces of the kernel generation's choice, e.g. run 2.6.24's
-//! per-bdi throttling with 6.x reclaim. Each key takes the policy names `wblab kernels` lists.
+//! per-bdi throttling with 6.x reclaim. Each key takes the names `wblab kernels` lists: a full
+//! name (`per-bdi-2.6.24`), or a family (`per-bdi`) meaning the kernel's own member of it.
 
 use crate::error::Result;
 use crate::section::Section;
-use wblab_sim::config::{FlusherKind, PageWake, PolicyConfig, QueueEra, ReclaimKind, ThrottleKind, WritebackChunk};
+use crate::suggest;
+use wblab_sim::config::{PieceError, PolicyConfig, PolicyPiece};
 
 pub(super) const KEYS: &[&str] = &["throttle", "flusher", "reclaim", "queue", "writeback_chunk", "page_wake"];
-
-const THROTTLES: &[&str] = &["bdflush", "global", "per-bdi", "io-less", "modern"];
-const FLUSHERS: &[&str] = &["bdflush", "pdflush", "per-bdi", "modern"];
-const RECLAIMS: &[&str] = &["pageout", "kswapd-pageout", "modern"];
-const QUEUES: &[&str] = &["legacy", "blk-mq"];
-const CHUNKS: &[&str] = &["fixed", "bandwidth"];
-const PAGE_WAKES: &[&str] = &["wake-all", "filtered", "filtered+wake-one", "handoff"];
 
 /// The generation's policy with the section's overrides applied.
 pub(super) fn build(sec: &Section<'_>, mut p: PolicyConfig) -> Result<PolicyConfig> {
     sec.reject_unknown(KEYS, "key in [policy]")?;
-    sec.read("throttle", &mut p.throttle, |e| {
-        Ok(match e.keyword(THROTTLES, "throttling policy")? {
-            "bdflush" => ThrottleKind::Bdflush,
-            "global" => ThrottleKind::Global,
-            "per-bdi" => ThrottleKind::PerBdi,
-            "io-less" => ThrottleKind::IoLess,
-            _ => ThrottleKind::Modern,
-        })
-    })?;
-    sec.read("flusher", &mut p.flusher, |e| {
-        Ok(match e.keyword(FLUSHERS, "flusher")? {
-            "bdflush" => FlusherKind::Bdflush,
-            "pdflush" => FlusherKind::Pdflush,
-            "per-bdi" => FlusherKind::PerBdi,
-            _ => FlusherKind::Modern,
-        })
-    })?;
-    sec.read("reclaim", &mut p.reclaim, |e| {
-        Ok(match e.keyword(RECLAIMS, "reclaim policy")? {
-            "pageout" => ReclaimKind::Pageout,
-            "kswapd-pageout" => ReclaimKind::KswapdPageout,
-            _ => ReclaimKind::Modern,
-        })
-    })?;
-    sec.read("queue", &mut p.queue, |e| {
-        Ok(match e.keyword(QUEUES, "request queue")? {
-            "legacy" => QueueEra::Legacy,
-            _ => QueueEra::BlkMq,
-        })
-    })?;
-    sec.read("writeback_chunk", &mut p.writeback_chunk, |e| {
-        Ok(match e.keyword(CHUNKS, "writeback chunk rule")? {
-            "fixed" => WritebackChunk::Fixed,
-            _ => WritebackChunk::Bandwidth,
-        })
-    })?;
-    sec.read("page_wake", &mut p.page_wake, |e| {
-        Ok(match e.keyword(PAGE_WAKES, "page wake policy")? {
-            "wake-all" => PageWake::WakeAll,
-            "filtered" => PageWake::Filtered,
-            "filtered+wake-one" => PageWake::FilteredWakeOne,
-            _ => PageWake::Handoff,
-        })
-    })?;
+    let own = p.own;
+    piece(sec, "throttle", &mut p.throttle, own.throttle)?;
+    piece(sec, "flusher", &mut p.flusher, own.flusher)?;
+    let reclaim = p.reclaim;
+    piece(sec, "reclaim", &mut p.reclaim, reclaim)?;
+    piece(sec, "queue", &mut p.queue, own.queue)?;
+    let chunk = p.writeback_chunk;
+    piece(sec, "writeback_chunk", &mut p.writeback_chunk, chunk)?;
+    let wake = p.page_wake;
+    piece(sec, "page_wake", &mut p.page_wake, wake)?;
     Ok(p)
+}
+
+/// Read one piece: a full name, or a family that stands for the kernel's own member (`own`).
+fn piece<P: PolicyPiece>(sec: &Section<'_>, key: &str, slot: &mut P, own: P) -> Result<()> {
+    sec.read(key, slot, |e| {
+        let name = e.str()?.trim();
+        P::parse(name, own).map_err(|why| match why {
+            PieceError::Unknown => e
+                .problem(format!("unknown {} `{name}`", P::WHAT))
+                .hint(suggest::hint(name, &P::names())),
+            PieceError::NoOwnMember(members) => e
+                .problem(format!("this kernel has no {} `{name}` of its own", P::WHAT))
+                .hint(format!("name the release's: {}", suggest::list(&members))),
+        })
+    })
 }

@@ -165,16 +165,6 @@ impl Machine {
         }
     }
 
-    /// `writeback_in_progress(bdi)`: the bdi's flusher runs, or (pdflush generations) a
-    /// pdflush thread holds the bdi.
-    pub fn writeback_in_progress(&self, wb: usize) -> bool {
-        if self.era.pdflush.is_some() {
-            self.era.pdflush_holding[wb]
-        } else {
-            self.flushers[wb].running
-        }
-    }
-
     /// `wb_wakeup`: run the flusher now.
     pub fn wb_wakeup(&mut self, wb: u16) {
         let now = self.now();
@@ -190,8 +180,8 @@ impl Machine {
     /// earlier run is already pending.
     pub fn wb_wakeup_delayed(&mut self, wb: u16) {
         let cs = self.cfg.sysctl.dirty_writeback_centisecs as u64;
-        if cs == 0 || self.era.pdflush.is_some() || self.era.bdflush.is_some() {
-            // pdflush generations: kupdate runs from one global timer.
+        if cs == 0 || !self.wb_does_kupdate() {
+            // pdflush and bdflush generations: kupdate runs from one global timer.
             return;
         }
         let at = self.now() + cs * 10_000_000;
@@ -203,57 +193,14 @@ impl Machine {
         self.q.schedule(at, Event::Flusher(wb));
     }
 
-    /// `wb_start_background_writeback` (`bdi_start_background_writeback`; before 2.6.32
-    /// `pdflush_operation(background_writeout, 0)`, which does nothing when no pdflush thread
-    /// is idle).
-    pub fn wb_start_background_writeback(&mut self, wb: u16) {
-        if self.era.bdflush.is_some() {
-            // 2.4: `wakeup_bdflush()`.
-            return self.wakeup_bdflush();
-        }
-        if self.era.pdflush.is_some() {
-            self.pdflush_operation(crate::fs::pdflush::PdWork::Background, 0);
-            return;
-        }
-        self.wb_wakeup(wb);
-    }
-
-    /// `wakeup_flusher_threads`: start-all writeback on every wb with dirty inodes
-    /// (`wakeup_pdflush(0)` in the pdflush generations).
-    pub fn wakeup_flusher_threads(&mut self, reason: WbReason) {
-        if self.era.bdflush.is_some() && reason != WbReason::Sync {
-            return self.wakeup_bdflush();
-        }
-        if self.era.pdflush.is_some() {
-            if reason != WbReason::Sync {
-                self.wakeup_pdflush(0);
-            }
-            return;
-        }
-        for wb in 0..self.queues.len() {
-            if !self.flushers[wb].has_dirty_io() {
-                continue;
-            }
-            if self.flushers[wb].start_all.is_none() {
-                self.flushers[wb].start_all = Some(reason);
-                self.wb_wakeup(wb as u16);
-            }
-        }
-    }
-
     /// `wb_queue_work`: queue an explicit work and run the flusher.
     pub fn wb_queue_work(&mut self, wb: u16, w: WbWork) {
         self.flushers[wb as usize].work_list.push_back(w);
         self.wb_wakeup(wb);
     }
 
-    pub(crate) fn flusher_wakeup_fired(&mut self, wb: u16) {
-        if self.is_pdflush(wb) {
-            return self.pdflush_event(wb);
-        }
-        if self.is_bdflush(wb) {
-            return self.bdflush_event(wb);
-        }
+    /// The delayed work of a per-device flusher fired (`wb_workfn`).
+    pub(crate) fn wb_workfn(&mut self, wb: u16) {
         let now = self.now();
         let f = &mut self.flushers[wb as usize];
         if f.wake_at.is_some_and(|t| t <= now) {
@@ -265,17 +212,12 @@ impl Machine {
         }
         f.running = true;
         f.stage = 0;
-        self.flusher_continue(wb);
+        self.wb_continue(wb);
     }
 
-    /// Drive the flusher until it sleeps: submit pending requests, then advance the work.
-    pub(crate) fn flusher_continue(&mut self, wb: u16) {
-        if self.is_pdflush(wb) {
-            return self.pdflush_continue(wb);
-        }
-        if self.is_bdflush(wb) {
-            return self.bdflush_continue(wb);
-        }
+    /// Drive a per-device flusher until it sleeps: submit pending requests, then advance the
+    /// work.
+    pub(crate) fn wb_continue(&mut self, wb: u16) {
         let w = wb as usize;
         loop {
             if self.flushers[w].blocked || self.flushers[w].on_cpu || !self.flushers[w].running {
@@ -417,23 +359,6 @@ impl Machine {
         self.trace_ev(who, 0, ev);
     }
 
-    /// The flusher entity `w` is at work or has a wakeup coming (it will submit what it built).
-    pub(crate) fn flusher_active(&self, w: u16) -> bool {
-        self.flusher_working(w) || self.flushers[w as usize].wake_at.is_some()
-    }
-
-    /// The flusher entity `w` is at work now: running its works, or (pdflush, bdflush) in a
-    /// pass or waiting for its I/O.
-    pub(crate) fn flusher_working(&self, w: u16) -> bool {
-        if self.is_pdflush(w) {
-            return self.pdflush_thread_active(w);
-        }
-        if self.is_bdflush(w) {
-            return self.bdflush_thread_active(w);
-        }
-        self.flushers[w as usize].running
-    }
-
     /// The sync work that `tid` waits for is queued on or run by `wb`'s flusher.
     pub(crate) fn flusher_has_waiter(&self, wb: u16, tid: u32) -> bool {
         let f = &self.flushers[wb as usize];
@@ -481,7 +406,7 @@ impl Machine {
                         return Step::Continue;
                     }
                 }
-                2 if self.era.pdflush.is_some() || self.era.bdflush.is_some() => self.flushers[w].stage = 4,
+                2 if !self.wb_does_kupdate() => self.flushers[w].stage = 4,
                 2 => {
                     self.flushers[w].stage = 3;
                     let interval = self.cfg.sysctl.dirty_writeback_centisecs as u64 * hz / 100;
@@ -527,7 +452,7 @@ impl Machine {
                     // wb_workfn end: sleep; re-arm the periodic flush while dirty.
                     let f = &mut self.flushers[w];
                     f.running = false;
-                    let rearm = f.has_dirty_io() && self.era.pdflush.is_none() && self.era.bdflush.is_none();
+                    let rearm = f.has_dirty_io() && self.wb_does_kupdate();
                     if rearm {
                         self.wb_wakeup_delayed(wb);
                     }

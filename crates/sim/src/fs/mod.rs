@@ -2,6 +2,7 @@
 
 pub mod bdflush;
 pub mod block_alloc;
+pub mod flusher;
 pub mod fs_writeback;
 pub mod inode;
 pub mod metadata;

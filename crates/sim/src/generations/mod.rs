@@ -6,8 +6,8 @@
 //! of a change is from memory rather than a tree it says so (see README "Kernel generations").
 
 use crate::config::{
-    FlusherKind, NfsCommit, PolicyConfig, QueueConfig, QueueEra, ReclaimKind, Scenario, SchedulerKind, ThrottleKind, VmSysctl,
-    WritebackChunk,
+    Buffer24, FlusherKind, LegacyLists, NfsCommit, OwnPolicy, PerBdiLoop, PolicyConfig, QueueConfig, QueueEra, ReclaimKind, Scenario,
+    SchedulerKind, ThrottleKind, VmSysctl, WritebackChunk,
 };
 use std::cmp::Ordering;
 
@@ -64,10 +64,10 @@ pub const GENERATIONS: &[Generation] = &[
         name: "2.4.7",
         first: Version(2, 4, 0),
         last: Version(2, 4, 7),
-        throttle: ThrottleKind::Bdflush,
-        flusher: FlusherKind::Bdflush,
+        throttle: ThrottleKind::Bdflush(Buffer24::PreAc),
+        flusher: FlusherKind::Bdflush(Buffer24::PreAc),
         reclaim: ReclaimKind::Pageout,
-        queue: QueueEra::Legacy,
+        queue: QueueEra::Legacy(LegacyLists::V24),
         chunk: WritebackChunk::Fixed,
         summary: "2.4.0-2.4.7 and the -ac trees: buffer-cache limits 30/60 % of reclaimable memory (DIRTY only); above 60 % the writer submits ndirty = 64 buffers without waiting; bdflush flushes 64 per loop; 64 write slots freed in batches of 32",
     },
@@ -75,10 +75,10 @@ pub const GENERATIONS: &[Generation] = &[
         name: "2.4.17",
         first: Version(2, 4, 8),
         last: Version(2, 4, u32::MAX),
-        throttle: ThrottleKind::Bdflush,
-        flusher: FlusherKind::Bdflush,
+        throttle: ThrottleKind::Bdflush(Buffer24::Mainline),
+        flusher: FlusherKind::Bdflush(Buffer24::Mainline),
         reclaim: ReclaimKind::Pageout,
-        queue: QueueEra::Legacy,
+        queue: QueueEra::Legacy(LegacyLists::V24),
         chunk: WritebackChunk::Fixed,
         summary: "2.4.8-2.4.x mainline: 40/60 % of low memory counting DIRTY + LOCKED; from 40 % every dirtied page makes the writer submit 32 buffers, above 60 % it also waits for the oldest in flight; bdflush without hysteresis; 64 write slots freed in batches of 32",
     },
@@ -89,7 +89,7 @@ pub const GENERATIONS: &[Generation] = &[
         throttle: ThrottleKind::Global,
         flusher: FlusherKind::Pdflush,
         reclaim: ReclaimKind::Pageout,
-        queue: QueueEra::Legacy,
+        queue: QueueEra::Legacy(LegacyLists::V26),
         chunk: WritebackChunk::Fixed,
         summary: "the 2.5 development series (Sep 2002): global dirty threshold (10/40 from 2.5.34/37), pdflush, 128-request queues, and the first deadline elevator (deadline-2002: fifo_batch 64, seek_cost 16) that 2.5.38 ran with the deadline patch",
     },
@@ -100,7 +100,7 @@ pub const GENERATIONS: &[Generation] = &[
         throttle: ThrottleKind::Global,
         flusher: FlusherKind::Pdflush,
         reclaim: ReclaimKind::Pageout,
-        queue: QueueEra::Legacy,
+        queue: QueueEra::Legacy(LegacyLists::V26),
         chunk: WritebackChunk::Fixed,
         summary: "one global dirty threshold; the dirtier writes back write_chunk pages itself and sleeps in 100 ms congestion waits; pdflush pool; reclaim writes dirty pages",
     },
@@ -108,10 +108,10 @@ pub const GENERATIONS: &[Generation] = &[
         name: "2.6.24",
         first: Version(2, 6, 24),
         last: Version(2, 6, 31),
-        throttle: ThrottleKind::PerBdi,
+        throttle: ThrottleKind::PerBdi(PerBdiLoop::V2624),
         flusher: FlusherKind::Pdflush,
         reclaim: ReclaimKind::Pageout,
-        queue: QueueEra::Legacy,
+        queue: QueueEra::Legacy(LegacyLists::V26),
         chunk: WritebackChunk::Fixed,
         summary: "per-bdi thresholds from floating proportions of completions, heavy dirtiers get a 1/8 lower task limit (per-BDI v9); still I/O-issuing dirtiers, pdflush, pageout reclaim",
     },
@@ -119,10 +119,10 @@ pub const GENERATIONS: &[Generation] = &[
         name: "2.6.32",
         first: Version(2, 6, 32),
         last: Version(2, 6, 34),
-        throttle: ThrottleKind::PerBdi,
+        throttle: ThrottleKind::PerBdi(PerBdiLoop::V2632),
         flusher: FlusherKind::PerBdi,
         reclaim: ReclaimKind::Pageout,
-        queue: QueueEra::Legacy,
+        queue: QueueEra::Legacy(LegacyLists::V26),
         chunk: WritebackChunk::Fixed,
         summary: "per-bdi flusher threads replace pdflush (1024-page chunks); throttling still per-bdi and I/O-issuing, bdi OR global exceeded, 100 ms congestion waits",
     },
@@ -130,10 +130,10 @@ pub const GENERATIONS: &[Generation] = &[
         name: "2.6.38",
         first: Version(2, 6, 35),
         last: Version(3, 1, u32::MAX),
-        throttle: ThrottleKind::PerBdi,
+        throttle: ThrottleKind::PerBdi(PerBdiLoop::V2638),
         flusher: FlusherKind::PerBdi,
         reclaim: ReclaimKind::Pageout,
-        queue: QueueEra::Legacy,
+        queue: QueueEra::Legacy(LegacyLists::V26),
         chunk: WritebackChunk::Fixed,
         summary: "as 2.6.32 but the throttle loop sleeps 1, 2, 4 ... 100 ms instead of congestion waits: the erratic multi-second pauses of Wu's 2011 report",
     },
@@ -144,7 +144,7 @@ pub const GENERATIONS: &[Generation] = &[
         throttle: ThrottleKind::IoLess,
         flusher: FlusherKind::PerBdi,
         reclaim: ReclaimKind::KswapdPageout,
-        queue: QueueEra::Legacy,
+        queue: QueueEra::Legacy(LegacyLists::V26),
         chunk: WritebackChunk::Bandwidth,
         summary: "IO-less balance_dirty_pages as merged in 3.2: bandwidth estimation, pos_ratio, dirty_ratelimit, pauses up to 200 ms; direct reclaim no longer writes file pages",
     },
@@ -260,6 +260,11 @@ impl Generation {
             queue: self.queue,
             writeback_chunk: self.chunk,
             page_wake: default_page_wake(self.last),
+            own: OwnPolicy {
+                throttle: self.throttle,
+                flusher: self.flusher,
+                queue: self.queue,
+            },
         }
     }
 
@@ -404,7 +409,7 @@ pub fn set_kernel(sc: &mut Scenario, kernel: &str) -> Result<(), VersionError> {
     sc.sysctl.dirty_ratio = d.dirty_ratio;
     sc.sysctl.dirty_background_ratio = d.dirty_background_ratio;
     sc.sysctl.bdflush = d.bdflush;
-    if g.queue == QueueEra::Legacy {
+    if g.queue.is_legacy() {
         for dev in &mut sc.devices {
             legacy_queue(&mut dev.queue, &dev.model);
         }
@@ -479,7 +484,12 @@ mod tests {
         let g = resolve("2.5.38").unwrap();
         assert_eq!(
             (g.throttle, g.flusher, g.reclaim, g.queue),
-            (ThrottleKind::Global, FlusherKind::Pdflush, ReclaimKind::Pageout, QueueEra::Legacy)
+            (
+                ThrottleKind::Global,
+                FlusherKind::Pdflush,
+                ReclaimKind::Pageout,
+                QueueEra::Legacy(LegacyLists::V26)
+            )
         );
         assert_eq!(default_dirty_ratios(Version(2, 5, 38)), (10, 40));
         assert_eq!(default_dirty_ratios(Version(2, 5, 20)), (40, 50));

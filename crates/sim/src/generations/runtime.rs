@@ -5,10 +5,10 @@
 use crate::config::{FlusherKind, QueueEra, ReclaimKind, Scenario, ThrottleKind};
 use crate::fs::pdflush::PdflushPool;
 use crate::mm::page_writeback::{DirtyThrottle, Modern};
-use crate::mm::throttle_bdflush::{BdflushThrottle, Variant as Variant24};
+use crate::mm::throttle_bdflush::BdflushThrottle;
 use crate::mm::throttle_global::GlobalThrottle;
 use crate::mm::throttle_ioless::IoLessThrottle;
-use crate::mm::throttle_per_bdi::{PerBdiThrottle, Variant};
+use crate::mm::throttle_per_bdi::PerBdiThrottle;
 use crate::mm::vmscan_pageout::InactiveList;
 use crate::mm::vmstat::VmStat;
 
@@ -68,11 +68,13 @@ impl EraState {
                     crate::mm::highmem::Zones::boot(cfg.machine.memory / page, cfg.machine.highmem / page, cfg.sysctl.min_free_kbytes)
                 })
                 .flatten(),
-            legacy_queue: cfg.policy.queue == QueueEra::Legacy,
+            legacy_queue: cfg.policy.queue.is_legacy(),
             pdflush_holding: vec![false; ndev],
             bdp_entered: vec![None; ntasks],
-            bdflush: (cfg.policy.flusher == FlusherKind::Bdflush)
-                .then(|| crate::fs::bdflush::BdflushState::new(ndev, Variant24::of_generation(&cfg.policy.generation))),
+            bdflush: match cfg.policy.flusher {
+                FlusherKind::Bdflush(v) => Some(crate::fs::bdflush::BdflushState::new(ndev, v)),
+                _ => None,
+            },
             write_waiters: Vec::new(),
             kswapd_sleep_until: None,
         }
@@ -92,16 +94,9 @@ pub fn build_policy(cfg: &Scenario, vm: &VmStat) -> Box<dyn DirtyThrottle> {
     match cfg.policy.throttle {
         ThrottleKind::Modern => Box::new(Modern),
         ThrottleKind::Global => Box::new(GlobalThrottle::new(vm, ncpus)),
-        ThrottleKind::PerBdi => {
-            let variant = match cfg.policy.generation.as_str() {
-                "2.6.20" | "2.6.24" => Variant::V2624,
-                "2.6.32" => Variant::V2632,
-                _ => Variant::V2638,
-            };
-            Box::new(PerBdiThrottle::new(variant, vm, &cfg.sysctl, ncpus, nwbs, ntasks))
-        }
+        ThrottleKind::PerBdi(variant) => Box::new(PerBdiThrottle::new(variant, vm, &cfg.sysctl, ncpus, nwbs, ntasks)),
         ThrottleKind::IoLess => Box::new(IoLessThrottle::new(vm, &cfg.sysctl, nwbs)),
-        ThrottleKind::Bdflush => Box::new(BdflushThrottle::new(Variant24::of_generation(&cfg.policy.generation))),
+        ThrottleKind::Bdflush(variant) => Box::new(BdflushThrottle::new(variant)),
     }
 }
 
@@ -146,7 +141,7 @@ impl crate::machine::Machine {
     pub(crate) fn setup_era(&mut self) {
         if self.era.legacy_queue {
             // 2.4: `queue_nr_requests` slots split between READ and WRITE, freed in batches.
-            let v24 = self.cfg.policy.generation.starts_with("2.4");
+            let v24 = self.cfg.policy.queue == QueueEra::Legacy(crate::config::LegacyLists::V24);
             for (q, d) in self.queues.iter_mut().zip(&self.cfg.devices) {
                 q.legacy = Some(if v24 {
                     crate::block::request_list::RequestList::new_24(d.queue.nr_requests)
@@ -219,8 +214,8 @@ pub fn flusher_comm_name(cfg: &Scenario, i: usize) -> String {
     let ndev = cfg.devices.len();
     match cfg.policy.flusher {
         FlusherKind::Modern => format!("kworker/u{}:{}", 2 * cfg.machine.cpus.max(1), i),
-        FlusherKind::Bdflush if i == ndev => "bdflush".to_string(),
-        FlusherKind::Bdflush if i > ndev => "kupdated".to_string(),
+        FlusherKind::Bdflush(_) if i == ndev => "bdflush".to_string(),
+        FlusherKind::Bdflush(_) if i > ndev => "kupdated".to_string(),
         _ if i >= ndev => "pdflush".to_string(),
         _ => {
             let d = &cfg.devices[i];

@@ -104,7 +104,7 @@ impl Machine {
     fn law_dirty_limit(&self) -> Option<LawViolation> {
         let (bg, thresh) = self.era_dirty_limits();
         let mut limit = thresh.max(bg).max(self.dom.dirty_limit);
-        if self.cfg.policy.throttle == crate::config::ThrottleKind::Bdflush {
+        if matches!(self.cfg.policy.throttle, crate::config::ThrottleKind::Bdflush(_)) {
             // 2.4 counts against `nfract_sync` percent of its buffer total, at most RAM.
             let b = &self.cfg.sysctl.bdflush;
             limit = limit.max(self.vm.total * u64::from(b.nfract.max(b.nfract_sync).min(100)) / 100);

@@ -34,7 +34,7 @@ impl Machine {
     /// kupdate's interval and expiry age in ns, or None when periodic writeback is off.
     fn kupdate_times(&self) -> Option<(Ns, Ns)> {
         let tick = self.clock.tick_ns();
-        let (interval, expire) = if self.cfg.policy.flusher == FlusherKind::Bdflush {
+        let (interval, expire) = if matches!(self.cfg.policy.flusher, FlusherKind::Bdflush(_)) {
             let b = &self.cfg.sysctl.bdflush;
             (u64::from(b.interval) * tick, u64::from(b.age_buffer) * tick)
         } else {

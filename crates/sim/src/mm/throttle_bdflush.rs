@@ -41,27 +41,8 @@ use crate::config::Bdflush;
 /// `NRSYNC`: buffers `write_some_buffers` locks and submits per call.
 pub const NRSYNC: u64 = 32;
 
-/// Which 2.4 `fs/buffer.c`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Variant {
-    /// 2.4.8-pre5 → 2.4.17 (`write_some_buffers`, `wait_for_some_buffers`); LOCKED buffers
-    /// count from 2.4.17-pre2, `tot` = low memory minus the zones' high watermarks.
-    Mainline,
-    /// 2.4.0 → 2.4.7 and the -ac trees (`flush_dirty_buffers`, Rik van Riel's VM): DIRTY
-    /// only, the writer never waits for completions, `tot` = reclaimable memory.
-    PreAc,
-}
-
-impl Variant {
-    /// The variant of a 2.4 generation ("2.4.17" or "2.4.7").
-    pub fn of_generation(name: &str) -> Variant {
-        if name == "2.4.7" {
-            Variant::PreAc
-        } else {
-            Variant::Mainline
-        }
-    }
-}
+/// Which 2.4 `fs/buffer.c` (a policy value, chosen with the generation).
+pub use crate::config::Buffer24 as Variant;
 
 /// `nr_free_buffer_pages()`, the base of the percentages.
 ///
@@ -245,8 +226,6 @@ mod tests {
         let ac = tot_pages(&vm, Variant::PreAc);
         assert_eq!(ac, (vm.nr_free + vm.nr_file).max(vm.wmark_high));
         assert!(ac < main);
-        assert_eq!(Variant::of_generation("2.4.7"), Variant::PreAc);
-        assert_eq!(Variant::of_generation("2.4.17"), Variant::Mainline);
     }
 
     #[test]

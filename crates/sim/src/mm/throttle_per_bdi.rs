@@ -29,13 +29,8 @@ use super::vmstat::VmStat;
 use crate::config::VmSysctl;
 use crate::units::PAGE_SIZE;
 
-/// Which kernel's loop.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Variant {
-    V2624,
-    V2632,
-    V2638,
-}
+/// Which kernel's loop (a policy value, chosen with the generation).
+pub use crate::config::PerBdiLoop as Variant;
 
 /// `TASK_LIMIT_FRACTION`.
 pub const TASK_LIMIT_FRACTION: u64 = 8;

@@ -1,0 +1,126 @@
+//! The I/O schedulers a queue can run and their `queue/iosched/` tunables.
+
+use crate::Ns;
+use serde::Serialize;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SchedulerKind {
+    None,
+    MqDeadline,
+    /// The 2002 deadline scheduler (2.5.38 + the deadline patch, 2.5.39-2.5.56).
+    #[serde(rename = "deadline-2002")]
+    Deadline2002,
+    /// The 2.6 deadline scheduler (rbtree rewrite, 2.5.57 to about 2.6.23).
+    #[serde(rename = "deadline-2.6")]
+    Deadline26,
+    /// CFQ as in 2.6.18–2.6.21 (`block/cfq-iosched.c` of 2.6.20).
+    #[serde(rename = "cfq-2.6.20")]
+    Cfq2620,
+    /// CFQ after the 2.6.22 service-tree rework, through about 2.6.28.
+    #[serde(rename = "cfq-2.6.22")]
+    Cfq2622,
+}
+
+impl SchedulerKind {
+    pub fn name(&self) -> &'static str {
+        match self {
+            SchedulerKind::None => "none",
+            SchedulerKind::MqDeadline => "mq-deadline",
+            SchedulerKind::Deadline2002 => "deadline-2002",
+            SchedulerKind::Deadline26 => "deadline-2.6",
+            SchedulerKind::Cfq2620 => "cfq-2.6.20",
+            SchedulerKind::Cfq2622 => "cfq-2.6.22",
+        }
+    }
+}
+
+/// `/sys/block/<dev>/queue/iosched/` of CFQ (2.6.18–2.6.31 defaults; sysfs shows times in ms).
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct CfqTunables {
+    /// Requests one queue moves to the driver per dispatch round (`cfq_quantum`).
+    pub quantum: u32,
+    pub fifo_expire_sync: Ns,
+    pub fifo_expire_async: Ns,
+    /// How far back (KiB) the next request may lie and still be taken in sort order.
+    pub back_seek_max_kb: u64,
+    /// Cost factor of a backward seek against a forward one.
+    pub back_seek_penalty: u64,
+    pub slice_sync: Ns,
+    pub slice_async: Ns,
+    /// Base of the async request budget per slice (`cfq_prio_to_maxrq`).
+    pub slice_async_rq: u32,
+    /// How long an emptied sync queue waits for its process's next request.
+    pub slice_idle: Ns,
+}
+
+impl Default for CfqTunables {
+    fn default() -> Self {
+        const MS: Ns = 1_000_000;
+        CfqTunables {
+            quantum: 4,
+            fifo_expire_sync: 125 * MS,
+            fifo_expire_async: 250 * MS,
+            back_seek_max_kb: 16 * 1024,
+            back_seek_penalty: 2,
+            slice_sync: 100 * MS,
+            slice_async: 40 * MS,
+            slice_async_rq: 2,
+            slice_idle: 8 * MS,
+        }
+    }
+}
+
+/// `/sys/block/<dev>/queue/iosched/` of mq-deadline (defaults as in 6.18).
+#[derive(Clone, Debug, Serialize)]
+pub struct DeadlineTunables {
+    pub read_expire_ms: u64,
+    pub write_expire_ms: u64,
+    pub fifo_batch: u32,
+    pub writes_starved: u32,
+    pub front_merges: bool,
+    /// 0 = nr_requests (the 6.18 default).
+    pub async_depth: u32,
+    /// deadline-2002 only: the batch cost of a non-contiguous request (a contiguous one costs 1).
+    pub seek_cost: u32,
+}
+
+impl DeadlineTunables {
+    /// The defaults of the 2002 deadline scheduler as Morton tested it on 2.5.38: read_expire
+    /// HZ/2, fifo_batch 64 ("4 seeks, or 64 contig"), seek_cost 16, writes_starved 2; no write
+    /// expiry and no front_merges tunable (fields kept at the mq-deadline values, unused).
+    pub fn deadline_2002() -> Self {
+        DeadlineTunables {
+            fifo_batch: 64,
+            ..Default::default()
+        }
+    }
+
+    /// The defaults of the 2.6 deadline scheduler (2.6.12's `deadline-iosched.c`): the same
+    /// numbers as mq-deadline's, `async_depth` unused.
+    pub fn deadline_26() -> Self {
+        Self::default()
+    }
+
+    /// The tunables an elevator starts with when it is selected.
+    pub fn for_scheduler(kind: SchedulerKind) -> Self {
+        match kind {
+            SchedulerKind::Deadline2002 => Self::deadline_2002(),
+            _ => Self::default(),
+        }
+    }
+}
+
+impl Default for DeadlineTunables {
+    fn default() -> Self {
+        DeadlineTunables {
+            read_expire_ms: 500,
+            write_expire_ms: 5000,
+            fifo_batch: 16,
+            writes_starved: 2,
+            front_merges: true,
+            async_depth: 0,
+            seek_cost: 16,
+        }
+    }
+}

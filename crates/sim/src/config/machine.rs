@@ -1,0 +1,51 @@
+//! `[machine]`: RAM, CPUs and the costs of the CPU work the model charges.
+
+use crate::units::{GIB, MIB};
+use crate::Ns;
+use serde::Serialize;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct MachineConfig {
+    /// Installed RAM, bytes.
+    pub memory: u64,
+    /// Online CPUs.
+    pub cpus: u32,
+    /// Bandwidth of a page-cache copy (`copy_from_user`/`copy_to_user`), bytes per second.
+    pub memory_bandwidth: u64,
+    /// Memory that is neither page cache nor free: kernel text and slab, anonymous memory of
+    /// the tasks. Not dirtyable, never reclaimed in the model.
+    pub unreclaimable: u64,
+    /// ZONE_HIGHMEM of a 32-bit (i386) kernel, bytes: memory above the 896 MiB of lowmem.
+    /// 0 = a 64-bit machine (one zone). The `unreclaimable` memory is all lowmem.
+    pub highmem: u64,
+    /// Fixed cost of one read()/write() system call on top of the copy, ns.
+    pub syscall_overhead: Ns,
+    /// CPU cost of a wakeup (`try_to_wake_up`: run-queue lock, enqueue, IPI), ns. Today ~1 µs;
+    /// a 2004 SMP (336 MHz UltraSPARC) an order of magnitude more.
+    pub wakeup_cost: Ns,
+    /// CPU cost of the context switch into the woken task (`schedule`, `finish_task_switch`), ns.
+    pub context_switch_cost: Ns,
+    /// A woken page waiter that finds its page still busy: re-test, `finish_wait`,
+    /// `prepare_to_wait` and the `io_schedule` back out, ns (on top of the wakeup and switch).
+    pub wait_recheck_cost: Ns,
+    /// Buckets of the hashed page wait table; 0 = the era's rule (per zone
+    /// clamp(pow2(pages/256), 4, 4096) before 4.10, 256 global from 4.10).
+    pub page_wait_buckets: u32,
+}
+
+impl Default for MachineConfig {
+    fn default() -> Self {
+        MachineConfig {
+            memory: 4 * GIB,
+            cpus: 2,
+            memory_bandwidth: 4 * GIB,
+            unreclaimable: 200 * MIB,
+            highmem: 0,
+            syscall_overhead: 1_000,
+            wakeup_cost: 1_000,
+            context_switch_cost: 1_000,
+            wait_recheck_cost: 300,
+            page_wait_buckets: 0,
+        }
+    }
+}

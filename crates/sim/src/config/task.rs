@@ -1,0 +1,130 @@
+//! `[[task]]`: the workloads simulated tasks run.
+
+use crate::Ns;
+use serde::Serialize;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct TaskConfig {
+    /// Name shown in tables and as the trace comm.
+    pub name: String,
+    /// Number of identical instances (`count = 100` makes 100 tasks).
+    pub count: u32,
+    /// Index into `Scenario::devices` of the device that holds the task's file.
+    pub device: usize,
+    /// File path; `{n}` is replaced by the instance number.
+    pub file: String,
+    /// Start time, ns.
+    pub start: Ns,
+    /// Stop time, ns (None = run to the end of the scenario or of the job).
+    pub stop: Option<Ns>,
+    pub job: JobConfig,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(tag = "job", rename_all = "lowercase")]
+pub enum JobConfig {
+    /// Buffered sequential writer (`dd if=/dev/zero of=FILE bs=BS [count=N]`).
+    Dd {
+        bs: u64,
+        /// Bytes to write; None = until the task stops.
+        size: Option<u64>,
+        /// `conv=fsync`: fsync the file before exiting.
+        fsync: bool,
+        /// `oflag=direct`: O_DIRECT writes that bypass the page cache.
+        direct: bool,
+    },
+    /// A network receiver writing what arrives (an FTP server storing an upload): buffered
+    /// sequential writes of `bs` paced at `rate` (the link). A write starts no earlier than
+    /// `bs / rate` after the previous one started; while the task is blocked nothing is
+    /// received, and afterwards it goes on at `rate` (no catching up beyond one `bs`, as TCP's
+    /// window stops the sender). The transfer time is the task's end.
+    Netwrite {
+        bs: u64,
+        /// Bytes to transfer; None = until the task stops.
+        size: Option<u64>,
+        /// Link rate, bytes per second.
+        rate: u64,
+    },
+    /// Buffered sequential reader of an existing file (`cat FILE > /dev/null`).
+    Cat {
+        bs: u64,
+        /// Size of the pre-existing file, bytes.
+        file_size: u64,
+    },
+    /// Random reads of `bs` bytes, one at a time: a latency probe.
+    Randread {
+        bs: u64,
+        file_size: u64,
+        direct: bool,
+        /// Think time between reads, ns.
+        think: Ns,
+    },
+    /// Writes `bytes` then calls fsync(), every `interval`: a database-commit probe.
+    Fsync { bytes: u64, interval: Ns },
+    /// Calls sync() every `interval`.
+    Sync { interval: Ns },
+    /// `du -s DIR`: readdir and `lstat` of every entry of a tree of small files. An uncached
+    /// inode costs one 4 KiB read of its inode-table block; op latency is per `lstat`.
+    Du {
+        /// Files in the tree.
+        files: u64,
+        /// Entries per directory.
+        files_per_dir: u32,
+        /// On-disk inode size (ext3: 128, ext4: 256): inodes per 4 KiB block = 4096 / size.
+        inode_size: u32,
+        /// Start over when the walk ends (the tree stays on disk, its cache may be gone).
+        repeat: bool,
+    },
+    /// An application start: look up and read `files` files, sizes taken in turn from
+    /// `file_sizes`. Op latency is the whole launch.
+    Launch {
+        files: u32,
+        file_sizes: Vec<u64>,
+        /// Read size of each read().
+        bs: u64,
+        /// Bytes the application writes while starting (configuration, history, profile:
+        /// buffered 4 KiB writes to a file of its own), after reading its files.
+        writes: u64,
+        /// Launch again this long after the previous start (None = once).
+        interval: Option<Ns>,
+    },
+    /// `ls -l DIR...`: readdir and `lstat` of every entry of `dirs` directories. Op latency
+    /// is the whole command.
+    Ls {
+        dirs: u32,
+        entries: u32,
+        /// Run again this long after the previous start (None = once).
+        interval: Option<Ns>,
+    },
+    /// One thread of `tiotest -t N`: its own file, four phases (write, random write, read,
+    /// random read) separated by barriers across all tiotest threads of the scenario.
+    Tiotest {
+        /// Size of the thread's file (`-f`), bytes.
+        file_size: u64,
+        /// Block size of each read()/write() (`-b`), bytes.
+        bs: u64,
+        /// Random operations per thread and random phase (`-r`).
+        random_ops: u64,
+        /// Pages read around a random read miss (the era's minimum readahead window), bytes.
+        random_readahead: u64,
+        /// User-space CPU per operation (tiotest's buffer fill and check), ns.
+        user_cost: Ns,
+    },
+}
+
+impl JobConfig {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            JobConfig::Dd { .. } => "dd",
+            JobConfig::Netwrite { .. } => "netwrite",
+            JobConfig::Cat { .. } => "cat",
+            JobConfig::Randread { .. } => "randread",
+            JobConfig::Fsync { .. } => "fsync",
+            JobConfig::Sync { .. } => "sync",
+            JobConfig::Du { .. } => "du",
+            JobConfig::Launch { .. } => "launch",
+            JobConfig::Ls { .. } => "ls",
+            JobConfig::Tiotest { .. } => "tiotest",
+        }
+    }
+}
