@@ -27,6 +27,19 @@ pub fn kernels(json: bool) -> ExitCode {
                 })
             })
             .collect();
+        let elevators: Vec<_> = wblab_sim::block::sched::ELEVATORS
+            .iter()
+            .map(|e| {
+                serde_json::json!({
+                    "name": e.kind.name(),
+                    "aliases": e.aliases,
+                    "kernels": e.kernels,
+                    "summary": e.summary,
+                    "tunables": e.tunables.iter().map(|t| t.key).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        let v = serde_json::json!({ "generations": v, "elevators": elevators });
         println!("{}", serde_json::to_string_pretty(&v).expect("json"));
         return ExitCode::SUCCESS;
     }
@@ -64,7 +77,47 @@ pub fn kernels(json: bool) -> ExitCode {
     println!("\npage wait queues (by release, inside generations): 2.5–2.6.6 wake-all, 2.6.7–4.9 filtered+wake-one, 4.10+ handoff; [policy] page_wake = \"filtered\" for wli's first posting");
     println!("legacy queue: 128 requests per direction, congested at 113, uncongested below 103, 512 KiB requests, 128 KiB readahead, no blk-wbt");
     println!("disk elevator (by release, inside generations): 2.5 deadline-2002, 2.6.18–2.6.21 cfq-2.6.20, 2.6.22–2.6.31 cfq-2.6.22, else mq-deadline (anticipatory and the CFQ of 2.6.32+ are not modelled)");
+    print_policies();
+    print_elevators();
     ExitCode::SUCCESS
+}
+
+/// Every name `[policy]` takes, per piece.
+fn print_policies() {
+    use wblab_sim::config::{FlusherKind, PageWake, PolicyPiece, QueueEra, ReclaimKind, ThrottleKind, WritebackChunk};
+    fn row<P: PolicyPiece>(key: &str) {
+        println!("  {key:<16} {}", P::names().join(", "));
+    }
+    println!(
+        "
+[policy] names (a family such as `per-bdi` means the kernel's own member):"
+    );
+    row::<ThrottleKind>("throttle");
+    row::<FlusherKind>("flusher");
+    row::<ReclaimKind>("reclaim");
+    row::<QueueEra>("queue");
+    row::<WritebackChunk>("writeback_chunk");
+    row::<PageWake>("page_wake");
+}
+
+/// The modelled elevators, with the kernels that shipped them and their tunables.
+fn print_elevators() {
+    println!(
+        "
+elevators (`queue/scheduler`; tunables under `queue/iosched/`):"
+    );
+    for e in wblab_sim::block::sched::ELEVATORS {
+        let aliases = if e.aliases.is_empty() {
+            String::new()
+        } else {
+            format!(" (also {})", e.aliases.join(", "))
+        };
+        println!("  {}{aliases}: {}; {}", e.kind.name(), e.summary, e.kernels);
+        if !e.tunables.is_empty() {
+            let t: Vec<&str> = e.tunables.iter().map(|t| t.key.trim_start_matches("queue/iosched/")).collect();
+            println!("      tunables: {}", t.join(", "));
+        }
+    }
 }
 
 fn last(v: Version) -> String {

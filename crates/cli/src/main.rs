@@ -1,6 +1,7 @@
 //! `wblab`: run writeback experiments on a simulated Linux machine.
 
 mod bench;
+mod device_cmd;
 mod kernels_cmd;
 mod probe_cmd;
 mod progress;
@@ -12,7 +13,6 @@ use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
-use wblab_sim::config::{default_queue, DeviceConfig, DeviceModelConfig, HddParams, SsdParams};
 
 #[derive(Parser)]
 #[command(
@@ -55,11 +55,10 @@ enum Cmd {
         #[arg(long)]
         check: bool,
     },
-    /// Print a device model's sequential bandwidth and random IOPS (`hdd`, `ssd`, `usb`,
-    /// `nfs`, `raid0`).
+    /// List the device models, or print one's parameters, queue and measured figures.
     Device {
-        /// Device model: hdd, ssd, usb, nfs or raid0.
-        model: String,
+        /// Device model (`wblab device` lists them).
+        model: Option<String>,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -119,7 +118,7 @@ fn main() -> ExitCode {
             no_report,
             check,
         } => cmd_run(scenario, out, seed, json, trace_block, quiet, no_report, check),
-        Cmd::Device { model, json } => cmd_device(&model, json),
+        Cmd::Device { model, json } => device_cmd::device(model.as_deref(), json),
         Cmd::Check { scenario, json } => cmd_check(&scenario, json),
         Cmd::Defaults => {
             let sc = wblab_scenario::default_scenario();
@@ -261,43 +260,5 @@ fn cmd_check(path: &Path, json: bool) -> ExitCode {
         sc.devices.len(),
         tasks
     );
-    ExitCode::SUCCESS
-}
-
-fn cmd_device(model: &str, json: bool) -> ExitCode {
-    let m = match model {
-        "hdd" => DeviceModelConfig::Hdd(HddParams::default()),
-        "ssd" => DeviceModelConfig::Ssd(SsdParams::default()),
-        "usb" => DeviceModelConfig::Usb(Default::default()),
-        "nfs" => DeviceModelConfig::Nfs(Default::default()),
-        "raid0" => DeviceModelConfig::Raid0(Default::default()),
-        other => {
-            eprintln!("error: unknown device model `{other}`\n  hint: known models: hdd, ssd, usb, nfs, raid0");
-            return ExitCode::from(2);
-        }
-    };
-    let size = wblab_sim::config::default_size(&m);
-    let cfg = DeviceConfig {
-        name: model.to_string(),
-        major: 8,
-        minor: 0,
-        size,
-        queue: default_queue(&m),
-        model: m,
-        bdi: Default::default(),
-        fs: None,
-        throttle: Default::default(),
-    };
-    let f = wblab_sim::drivers::characterize::characterize(&cfg);
-    if json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&serde_json::json!({ "model": model, "params": cfg.model, "figures": f })).expect("json")
-        );
-        return ExitCode::SUCCESS;
-    }
-    println!("device model `{model}` (defaults)");
-    println!("{}", serde_json::to_string_pretty(&cfg.model).expect("json"));
-    println!("{f:#?}");
     ExitCode::SUCCESS
 }

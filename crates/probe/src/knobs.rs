@@ -261,7 +261,7 @@ pub fn apply_queue(j: &mut Journal, dev: &str, q: &QueueConfig, journal_it: bool
         ),
         ("wbt_lat_usec", q.wbt_lat_usec.to_string()),
     ];
-    if q.scheduler == SchedulerKind::MqDeadline {
+    if q.scheduler == SchedulerKind::MQ_DEADLINE {
         let t = &q.iosched;
         knobs.extend([
             ("iosched/read_expire", t.read_expire_ms.to_string()),

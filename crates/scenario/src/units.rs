@@ -170,45 +170,7 @@ pub fn parse_rate(text: &str) -> Result<u64, UnitError> {
     }
 }
 
-/// `bytes` in the shortest exact form (`64MiB`, `4TB`, `4097`), for messages.
-pub fn format_size(bytes: u64) -> String {
-    const UNITS: [(&str, u64); 10] = [
-        ("PiB", PIB),
-        ("TiB", TIB),
-        ("GiB", GIB),
-        ("MiB", MIB),
-        ("KiB", KIB),
-        ("PB", 1_000_000_000_000_000),
-        ("TB", 1_000_000_000_000),
-        ("GB", 1_000_000_000),
-        ("MB", 1_000_000),
-        ("KB", 1_000),
-    ];
-    UNITS
-        .iter()
-        .filter(|&&(_, mult)| bytes >= mult && bytes % mult == 0)
-        .map(|&(unit, mult)| format!("{}{unit}", bytes / mult))
-        .chain(std::iter::once(bytes.to_string()))
-        .min_by_key(String::len)
-        .unwrap_or_default()
-}
-
-/// `ns` in the largest of s, ms, us, ns that keeps it short (`8.5ms`), for messages.
-pub fn format_duration(ns: u64) -> String {
-    for (unit, mult) in [("s", 1_000_000_000), ("ms", 1_000_000), ("us", 1_000)] {
-        if ns >= mult {
-            let frac = ns % mult;
-            let whole = ns / mult;
-            if frac == 0 {
-                return format!("{whole}{unit}");
-            }
-            let width = mult.ilog10() as usize;
-            let digits = format!("{frac:0width$}");
-            return format!("{whole}.{}{unit}", digits.trim_end_matches('0'));
-        }
-    }
-    format!("{ns}ns")
-}
+pub use wblab_sim::units::{format_duration, format_size};
 
 #[cfg(test)]
 mod tests {

@@ -47,7 +47,7 @@ fn default_scenario_values() {
     assert_eq!((d.name.as_str(), d.major, d.minor), ("sda", 8, 0));
     assert!(matches!(d.model, DeviceModelConfig::Hdd(_)));
     assert_eq!(d.size, 4_000_000_000_000);
-    assert_eq!(d.queue.scheduler, SchedulerKind::MqDeadline);
+    assert_eq!(d.queue.scheduler, SchedulerKind::MQ_DEADLINE);
 
     assert_eq!(sc.tasks.len(), 2);
     let dd = &sc.tasks[0];
@@ -107,10 +107,10 @@ fn bytes_knobs_zero_their_ratio_twins() {
 fn queue_defaults_follow_the_model_and_overrides_win() {
     let sc = ok("[[device]]\nname = \"sda\"\nmodel = \"hdd\"\n[[device]]\nname = \"nvme0n1\"\nmodel = \"ssd\"");
     let (hdd, ssd) = (&sc.devices[0], &sc.devices[1]);
-    assert_eq!(hdd.queue.scheduler, SchedulerKind::MqDeadline);
+    assert_eq!(hdd.queue.scheduler, SchedulerKind::MQ_DEADLINE);
     assert!(hdd.queue.rotational);
     assert_eq!(hdd.queue.nr_requests, 64);
-    assert_eq!(ssd.queue.scheduler, SchedulerKind::None);
+    assert_eq!(ssd.queue.scheduler, SchedulerKind::NONE);
     assert!(!ssd.queue.rotational);
     assert_eq!(ssd.queue.nr_requests, 64);
     assert_eq!(ssd.size, 1_000_000_000_000);
@@ -127,7 +127,7 @@ model = "ssd"
 "queue/rotational" = 1
 "#);
     let q = &sc.devices[0].queue;
-    assert_eq!(q.scheduler, SchedulerKind::MqDeadline);
+    assert_eq!(q.scheduler, SchedulerKind::MQ_DEADLINE);
     assert_eq!(q.nr_requests, 128, "switching elevator resets nr_requests to 2 * min(depth, 128)");
     assert_eq!(q.iosched.fifo_batch, 4);
     assert!(!q.iosched.front_merges);
@@ -137,7 +137,7 @@ model = "ssd"
 
     let sc = ok("[[device]]\n\"queue/scheduler\" = \"none\"\n\"queue/nr_requests\" = 8\n\"queue/wbt_lat_usec\" = -1");
     let q = &sc.devices[0].queue;
-    assert_eq!((q.scheduler, q.nr_requests, q.wbt_lat_usec), (SchedulerKind::None, 8, 75_000));
+    assert_eq!((q.scheduler, q.nr_requests, q.wbt_lat_usec), (SchedulerKind::NONE, 8, 75_000));
 }
 
 #[test]
@@ -156,11 +156,11 @@ fn model_params_feed_the_queue_defaults() {
 #[test]
 fn scheduler_in_sysfs_display_form_and_alias() {
     let sc = ok("[[device]]\nmodel = \"ssd\"\n\"queue/scheduler\" = \"[mq-deadline] none\"");
-    assert_eq!(sc.devices[0].queue.scheduler, SchedulerKind::MqDeadline);
+    assert_eq!(sc.devices[0].queue.scheduler, SchedulerKind::MQ_DEADLINE);
     let sc = ok("[[device]]\nmodel = \"ssd\"\n\"queue/scheduler\" = \"deadline\"");
-    assert_eq!(sc.devices[0].queue.scheduler, SchedulerKind::MqDeadline);
+    assert_eq!(sc.devices[0].queue.scheduler, SchedulerKind::MQ_DEADLINE);
     let sc = ok("[[device]]\n\"/sys/block/sda/queue/scheduler\" = \"none\"");
-    assert_eq!(sc.devices[0].queue.scheduler, SchedulerKind::None);
+    assert_eq!(sc.devices[0].queue.scheduler, SchedulerKind::NONE);
 }
 
 #[test]
@@ -308,13 +308,13 @@ fn documented_defaults() {
     let q = &hdd.queue;
     assert_eq!(
         (q.scheduler, q.nr_requests, q.max_sectors_kb, q.wbt_lat_usec),
-        (SchedulerKind::MqDeadline, 64, 4096, 75_000)
+        (SchedulerKind::MQ_DEADLINE, 64, 4096, 75_000)
     );
     assert_eq!((q.read_ahead_kb, q.nomerges, q.rotational, q.write_cache), (8192, 0, true, true));
     let q = &ssd.queue;
     assert_eq!(
         (q.scheduler, q.nr_requests, q.max_sectors_kb, q.wbt_lat_usec),
-        (SchedulerKind::None, 64, 4096, 2_000)
+        (SchedulerKind::NONE, 64, 4096, 2_000)
     );
     assert_eq!((q.read_ahead_kb, q.nomerges, q.rotational, q.write_cache), (128, 0, false, true));
     let i = &hdd.queue.iosched;
@@ -375,7 +375,7 @@ model = "hdd"
     let q = &l0.queue;
     assert_eq!(
         (q.scheduler, q.nr_requests, q.max_sectors_kb, q.wbt_lat_usec),
-        (SchedulerKind::None, 128, 1280, 2_000)
+        (SchedulerKind::NONE, 128, 1280, 2_000)
     );
     assert_eq!((q.read_ahead_kb, q.rotational, q.write_cache), (2560, true, true));
     let DeviceModelConfig::Loop(p) = &l1.model else { panic!("loop") };
@@ -480,7 +480,7 @@ rpm = 5400
     let DeviceModelConfig::Usb(p) = &usb.model else { panic!("usb") };
     assert_eq!((p.write_bandwidth, p.erase_block, p.queue_depth), (6_000_000, 8 * MIB, 1));
     let q = &usb.queue;
-    assert_eq!(q.scheduler, SchedulerKind::MqDeadline);
+    assert_eq!(q.scheduler, SchedulerKind::MQ_DEADLINE);
     assert_eq!((q.nr_requests, q.max_sectors_kb, q.read_ahead_kb), (2, 120, 240));
     assert!(q.rotational && !q.write_cache);
     assert_eq!(q.wbt_lat_usec, 75_000);
@@ -489,7 +489,7 @@ rpm = 5400
     let DeviceModelConfig::Nfs(p) = &nfs.model else { panic!("nfs") };
     assert_eq!((p.rtt, p.wsize, p.link_bandwidth), (1_000_000, 512 * KIB, 117_000_000));
     let q = &nfs.queue;
-    assert_eq!(q.scheduler, SchedulerKind::None);
+    assert_eq!(q.scheduler, SchedulerKind::NONE);
     assert_eq!(
         (q.nr_requests, q.max_sectors_kb, q.read_ahead_kb, q.wbt_lat_usec),
         (16, 512, 128, 0)
@@ -502,7 +502,7 @@ rpm = 5400
     };
     assert_eq!((m.write_bandwidth, m.queue_depth), (170_000_000, 31));
     let q = &md0.queue;
-    assert_eq!(q.scheduler, SchedulerKind::None);
+    assert_eq!(q.scheduler, SchedulerKind::NONE);
     assert_eq!((q.nr_requests, q.max_sectors_kb, q.wbt_lat_usec), (310, 256, 0));
     assert_eq!(q.read_ahead_kb, 2 * 10 * 256, "two stripes (io_opt = chunk × members)");
     assert!(!q.rotational);
@@ -545,7 +545,7 @@ fn the_2011_device_scenarios() {
 fn cfq_is_the_era_elevator_and_takes_its_sysfs_tunables() {
     // 2.6.18-2.6.21 get cfq-2.6.20, 2.6.22-2.6.31 cfq-2.6.22; `cfq` names the era's one.
     let disk = "[[device]]\nname = \"sda\"\nmodel = \"hdd\"\n";
-    for (k, want) in [("2.6.20", SchedulerKind::Cfq2620), ("2.6.24", SchedulerKind::Cfq2622)] {
+    for (k, want) in [("2.6.20", SchedulerKind::CFQ_2620), ("2.6.24", SchedulerKind::CFQ_2622)] {
         let sc = ok(&format!("kernel = \"{k}\"\n{disk}"));
         assert_eq!(sc.devices[0].queue.scheduler, want, "{k}");
         let sc = ok(&format!("kernel = \"{k}\"\n{disk}\"queue/scheduler\" = \"cfq\"\n"));
@@ -553,7 +553,7 @@ fn cfq_is_the_era_elevator_and_takes_its_sysfs_tunables() {
     }
     assert_eq!(
         ok(&format!("kernel = \"2.6.38\"\n{disk}")).devices[0].queue.scheduler,
-        SchedulerKind::MqDeadline
+        SchedulerKind::MQ_DEADLINE
     );
     let sc = ok(&format!(
         "kernel = \"2.6.24\"\n{disk}\"queue/iosched/slice_idle\" = 0\n\"queue/iosched/quantum\" = 8\n\"queue/iosched/slice_async\" = 100\n"

@@ -53,7 +53,7 @@ fn era_defaults() {
     let sc = wblab_scenario::load(&path).unwrap_or_else(|e| panic!("{e}"));
     let q = &sc.devices[0].queue;
     assert_eq!(sc.policy.generation, "2.5.38");
-    assert_eq!(q.scheduler, wblab_sim::config::SchedulerKind::Deadline2002);
+    assert_eq!(q.scheduler, wblab_sim::config::SchedulerKind::DEADLINE_2002);
     assert_eq!(
         (q.nr_requests, q.iosched.fifo_batch, q.iosched.seek_cost, q.iosched.writes_starved),
         (128, 64, 16, 2)

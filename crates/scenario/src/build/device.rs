@@ -5,23 +5,18 @@ use super::{bdi, model, queue, throttle};
 use crate::error::{Problem, Result};
 use crate::section::{Entry, Section};
 use crate::suggest;
-use wblab_sim::config::{
-    default_queue, default_size, BdiConfig, DeadlineTunables, DeviceConfig, DeviceModelConfig, HddParams, SchedulerKind, NFS_FIRST_MINOR,
-};
-use wblab_sim::units::MIB;
+use std::collections::HashMap;
+use wblab_sim::config::{default_queue, default_size, BdiConfig, DeviceConfig, DeviceModelConfig, HddParams, SchedulerKind};
+use wblab_sim::drivers::model::{model_info, sd_name, Naming};
+use wblab_sim::units::{format_size, MIB};
 
 const IDENTITY_KEYS: &[&str] = &["name", "model", "size", "major", "minor", "fs"];
 
 /// File systems `wblab measure` can make on a device.
 const FILE_SYSTEMS: &[&str] = &["ext4", "xfs", "btrfs"];
 
-/// sd (SCSI disk), loop, md and NVMe block majors; NFS superblocks have anonymous device
-/// numbers (major 0).
-const SD_MAJOR: u32 = 8;
-const LOOP_MAJOR: u32 = 7;
-const MD_MAJOR: u32 = 9;
+/// NVMe's block major: a disk named `nvme...` gets it instead of sd's.
 const NVME_MAJOR: u32 = 259;
-const ANON_MAJOR: u32 = 0;
 
 /// Also accepts keys pasted with their sysfs path: `/sys/block/sda/queue/scheduler` becomes
 /// `queue/scheduler` and `/sys/class/bdi/8:0/max_ratio` becomes `bdi/max_ratio`.
@@ -47,13 +42,13 @@ pub(super) fn build_all(
         let model = DeviceModelConfig::Hdd(HddParams::default());
         let mut queue = default_queue(&model);
         if let Some(k) = era_elevator {
-            queue.scheduler = k;
-            queue.iosched = DeadlineTunables::for_scheduler(k);
+            queue.select_elevator(k);
         }
+        let (name, major, minor) = Naming::Sd.node(0);
         return Ok(vec![DeviceConfig {
-            name: "sda".to_string(),
-            major: SD_MAJOR,
-            minor: 0,
+            name,
+            major,
+            minor,
             size: default_size(&model),
             queue,
             model,
@@ -68,37 +63,45 @@ pub(super) fn build_all(
             .key("device")
             .hint("declare at least one [[device]] table"));
     }
-    let (mut sd, mut nvme, mut lo, mut md, mut nfs) = (0u32, 0u32, 0u32, 0u32, 0u32);
+    // Devices named and numbered by the kernel's schemes, each counted on its own: sd's
+    // disks (and NVMe's, when so named), loopN, mdN, the NFS mounts' anonymous numbers.
+    let (mut sd, mut nvme) = (0u32, 0u32);
+    let mut indexed: HashMap<&str, u32> = HashMap::new();
+    let kinds = model::kinds();
     let mut devices: Vec<DeviceConfig> = Vec::with_capacity(sections.len());
     let mut min_ppm_total = 0;
     for (i, sec) in sections.iter().enumerate() {
-        let kind = sec.value_or("model", "hdd", |e| e.keyword(model::MODELS, "device model"))?;
-        let name = match sec.get("name") {
-            Some(e) => device_name(e)?,
-            None if kind == "loop" => format!("loop{lo}"),
-            None if kind == "raid0" => format!("md{md}"),
-            None if kind == "nfs" => format!("nfs{nfs}"),
-            None => sd_name(i),
+        let kind = sec.value_or("model", "hdd", |e| e.keyword(&kinds, "device model"))?;
+        let naming = model_info(kind).expect("a listed model").naming;
+        let name = match (sec.get("name"), naming) {
+            (Some(e), _) => device_name(e)?,
+            (None, Naming::Sd) => sd_name(i),
+            (None, Naming::Indexed { prefix, .. } | Naming::Anonymous { prefix, .. }) => {
+                format!("{prefix}{}", indexed.get(prefix).copied().unwrap_or(0))
+            }
         };
-        let default_number = if kind == "loop" {
-            // loop<N> is 7:<N>; a loop device named otherwise takes the next index.
-            let index = name.strip_prefix("loop").and_then(|n| n.parse().ok()).unwrap_or(lo);
-            lo += 1;
-            (LOOP_MAJOR, index)
-        } else if kind == "raid0" {
-            // md<N> is 9:<N>.
-            let index = name.strip_prefix("md").and_then(|n| n.parse().ok()).unwrap_or(md);
-            md += 1;
-            (MD_MAJOR, index)
-        } else if kind == "nfs" {
-            nfs += 1;
-            (ANON_MAJOR, NFS_FIRST_MINOR + nfs - 1)
-        } else if name.starts_with("nvme") {
-            nvme += 1;
-            (NVME_MAJOR, nvme - 1)
-        } else {
-            sd += 1;
-            (SD_MAJOR, 16 * (sd - 1))
+        let default_number = match naming {
+            Naming::Indexed { prefix, major } => {
+                // <prefix><N> is <major>:<N>; a device named otherwise takes the next index.
+                let next = indexed.entry(prefix).or_insert(0);
+                let index = name.strip_prefix(prefix).and_then(|n| n.parse().ok()).unwrap_or(*next);
+                *next += 1;
+                (major, index)
+            }
+            Naming::Anonymous { prefix, first_minor } => {
+                let next = indexed.entry(prefix).or_insert(0);
+                *next += 1;
+                (0, first_minor + *next - 1)
+            }
+            Naming::Sd if name.starts_with("nvme") => {
+                nvme += 1;
+                (NVME_MAJOR, nvme - 1)
+            }
+            Naming::Sd => {
+                sd += 1;
+                let (_, major, minor) = Naming::Sd.node(sd - 1);
+                (major, minor)
+            }
         };
         let d = build(sec, kind, name, default_number, era_elevator)?;
         if devices.iter().any(|o| o.name == d.name) {
@@ -145,24 +148,21 @@ fn build(
         if size % 512 != 0 {
             return Err(e.problem(format!("{size} bytes is not a whole number of 512-byte sectors")));
         }
-        if let DeviceModelConfig::Raid0(p) = &model {
-            // Every member needs at least one chunk.
-            let least = p.chunk.saturating_mul(u64::from(p.members)).max(MIB);
-            if size < least {
-                return Err(e
-                    .problem(format!(
-                        "{} is too small for {} members of one {} chunk",
-                        crate::units::format_size(size),
-                        p.members,
-                        crate::units::format_size(p.chunk)
-                    ))
-                    .hint(format!("size is the array's; at least {}", crate::units::format_size(least))));
-            }
+        let least = model.min_size();
+        if size < least {
+            return Err(e
+                .problem(format!(
+                    "{} is too small for this `{kind}` device: it needs at least {}",
+                    format_size(size),
+                    format_size(least)
+                ))
+                .hint("size is the whole device's; an array needs one chunk per member at least"));
         }
         Ok(size)
     })?;
     // MAJORBITS = 12, MINORBITS = 20; only an NFS mount's anonymous device has major 0.
-    let min_major = if kind == "nfs" { 0 } else { 1 };
+    let anonymous = matches!(model.info().naming, Naming::Anonymous { .. });
+    let min_major = if anonymous { 0 } else { 1 };
     let major = sec.value_or("major", default_number.0, |e| e.u32(min_major, (1 << 12) - 1))?;
     let minor = sec.value_or("minor", default_number.1, |e| e.u32(0, (1 << 20) - 1))?;
     let fs = match sec.get("fs") {
@@ -197,16 +197,10 @@ fn file_system(e: &Entry<'_>) -> Result<String> {
 /// Every key must belong to the device, its queue, its bdi or its model (for raid0: the
 /// array's keys and its members' model's).
 fn check_keys(sec: &Section<'_>, kind: &str, member: Option<&str>) -> Result<()> {
-    let groups = [
-        IDENTITY_KEYS,
-        queue::KEYS,
-        queue::DEADLINE_IOSCHED_KEYS,
-        queue::CFQ_KEYS,
-        bdi::KEYS,
-        throttle::KEYS,
-        model::keys(kind),
-        model::member_keys(member),
-    ];
+    let own = model::keys(kind);
+    let members = model::member_keys(member);
+    let iosched = queue::tunable_keys();
+    let groups: [&[&str]; 7] = [IDENTITY_KEYS, queue::KEYS, &iosched, bdi::KEYS, throttle::KEYS, &own, &members];
     let known = |k: &str| groups.iter().any(|g| g.contains(&k));
     let Some(e) = sec.entries.iter().find(|e| !known(&e.key)) else {
         return Ok(());
@@ -214,15 +208,15 @@ fn check_keys(sec: &Section<'_>, kind: &str, member: Option<&str>) -> Result<()>
     if model::is_param(&e.key) {
         return Err(match member {
             Some(m) => e
-                .key_problem(format!("does not apply to model `raid0` with member_model `{m}`"))
+                .key_problem(format!("does not apply to model `{kind}` with member_model `{m}`"))
                 .hint(format!(
-                    "raid0 parameters: {}; and the members' ({m}): {}",
-                    suggest::list(model::keys(kind)),
-                    suggest::list(model::keys(m))
+                    "{kind} parameters: {}; and the members' ({m}): {}",
+                    suggest::list(&own),
+                    suggest::list(&members)
                 )),
             None => e
                 .key_problem(format!("does not apply to model `{kind}`"))
-                .hint(format!("{kind} parameters: {}", suggest::list(model::keys(kind)))),
+                .hint(format!("{kind} parameters: {}", suggest::list(&own))),
         });
     }
     let all: Vec<&str> = groups.concat();
@@ -245,31 +239,9 @@ fn device_name(e: &Entry<'_>) -> Result<String> {
     Ok(name.to_string())
 }
 
-/// sda, sdb, ..., sdz, sdaa, ...: the name sd gives its `i`-th disk.
-fn sd_name(i: usize) -> String {
-    let mut letters = Vec::new();
-    let mut n = i + 1;
-    while n > 0 {
-        n -= 1;
-        letters.push(char::from(b'a' + (n % 26) as u8));
-        n /= 26;
-    }
-    letters.reverse();
-    format!("sd{}", letters.into_iter().collect::<String>())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sd_names() {
-        assert_eq!(sd_name(0), "sda");
-        assert_eq!(sd_name(25), "sdz");
-        assert_eq!(sd_name(26), "sdaa");
-        assert_eq!(sd_name(27), "sdab");
-        assert_eq!(sd_name(26 + 26 * 26), "sdaaa");
-    }
 
     #[test]
     fn sysfs_paths() {

@@ -4,7 +4,8 @@
 use crate::error::Result;
 use crate::section::{Entry, Section};
 use crate::suggest;
-use wblab_sim::config::{default_queue, DeadlineTunables, DeviceModelConfig, QueueConfig, SchedulerKind};
+use wblab_sim::block::sched::{elevator, elevator_named, ELEVATORS};
+use wblab_sim::config::{default_queue, DeviceModelConfig, QueueConfig, SchedulerKind};
 
 pub(super) const KEYS: &[&str] = &[
     "queue/scheduler",
@@ -17,59 +18,31 @@ pub(super) const KEYS: &[&str] = &[
     "queue/write_cache",
 ];
 
-/// Every deadline variant's tunables (each takes a subset, below).
-pub(super) const DEADLINE_IOSCHED_KEYS: &[&str] = &[
-    "queue/iosched/read_expire",
-    "queue/iosched/write_expire",
-    "queue/iosched/fifo_batch",
-    "queue/iosched/writes_starved",
-    "queue/iosched/front_merges",
-    "queue/iosched/async_depth",
-    "queue/iosched/seek_cost",
-];
+/// Every elevator's `queue/iosched/` keys, as the elevators declare them.
+pub(super) fn tunable_keys() -> Vec<&'static str> {
+    let mut keys: Vec<&'static str> = Vec::new();
+    for e in ELEVATORS {
+        for t in e.tunables {
+            if !keys.contains(&t.key) {
+                keys.push(t.key);
+            }
+        }
+    }
+    keys
+}
 
-/// The tunables of CFQ (`block/cfq-iosched.c`, 2.6.18–2.6.31); times in ms as sysfs shows them.
-pub(super) const CFQ_KEYS: &[&str] = &[
-    "queue/iosched/quantum",
-    "queue/iosched/fifo_expire_sync",
-    "queue/iosched/fifo_expire_async",
-    "queue/iosched/back_seek_max",
-    "queue/iosched/back_seek_penalty",
-    "queue/iosched/slice_sync",
-    "queue/iosched/slice_async",
-    "queue/iosched/slice_async_rq",
-    "queue/iosched/slice_idle",
-];
+/// A tunable's name without its `queue/iosched/` directory, as sysfs lists the files.
+fn short_key(key: &str) -> &str {
+    key.strip_prefix("queue/iosched/").unwrap_or(key)
+}
 
-/// The tunables of deadline-2002 (`drivers/block/deadline-iosched.c`, Sep 2002; Morton's
-/// sysctls had the same names). No write expiry, no front_merges switch, no async_depth.
-const DEADLINE_2002_KEYS: &[&str] = &[
-    "queue/iosched/read_expire",
-    "queue/iosched/fifo_batch",
-    "queue/iosched/writes_starved",
-    "queue/iosched/seek_cost",
-];
-/// The tunables of the 2.6 deadline (`block/deadline-iosched.c`, 2.5.57-2.6.x).
-const DEADLINE_26_KEYS: &[&str] = &[
-    "queue/iosched/read_expire",
-    "queue/iosched/write_expire",
-    "queue/iosched/fifo_batch",
-    "queue/iosched/writes_starved",
-    "queue/iosched/front_merges",
-];
-/// The tunables of mq-deadline.
-const MQ_DEADLINE_KEYS: &[&str] = &[
-    "queue/iosched/read_expire",
-    "queue/iosched/write_expire",
-    "queue/iosched/fifo_batch",
-    "queue/iosched/writes_starved",
-    "queue/iosched/front_merges",
-    "queue/iosched/async_depth",
-];
-
-/// A `queue/iosched/` key of any modelled elevator.
-pub(super) fn is_iosched_key(k: &str) -> bool {
-    DEADLINE_IOSCHED_KEYS.contains(&k) || CFQ_KEYS.contains(&k)
+/// The elevators that have tunable `key`.
+fn owners(key: &str) -> Vec<&'static str> {
+    ELEVATORS
+        .iter()
+        .filter(|e| e.tunables.iter().any(|t| t.key == key))
+        .map(|e| e.kind.name())
+        .collect()
 }
 
 /// BLKDEV_MIN_RQ: the smallest `nr_requests`.
@@ -81,18 +54,7 @@ const MAX_HW_SECTORS_KB: u32 = 32767;
 /// `INT_MAX`, the bound of mq-deadline's `int` tunables.
 const INT_MAX: u32 = i32::MAX as u32;
 
-/// Accepted elevator names: `deadline` is the kernel's alias of mq-deadline; `deadline-2002` is
-/// the 2.5-era deadline scheduler; `cfq` is the kernel generation's CFQ (2.6.18–2.6.31).
-const SCHEDULERS: &[&str] = &[
-    "none",
-    "mq-deadline",
-    "deadline",
-    "deadline-2002",
-    "deadline-2.6",
-    "cfq",
-    "cfq-2.6.20",
-    "cfq-2.6.22",
-];
+/// Names `queue/scheduler` accepts that no modelled elevator has yet.
 const UNMODELLED_SCHEDULERS: &[&str] = &["kyber", "bfq"];
 
 /// The queue as probed for `model`, then the file's `queue/*` writes: the scheduler first,
@@ -102,82 +64,61 @@ const UNMODELLED_SCHEDULERS: &[&str] = &["kyber", "bfq"];
 pub(super) fn build(sec: &Section<'_>, model: &DeviceModelConfig, era_elevator: Option<SchedulerKind>) -> Result<QueueConfig> {
     let mut q = default_queue(model);
     if let Some(k) = era_elevator {
-        if q.scheduler != SchedulerKind::None {
-            q.scheduler = k;
-            q.iosched = DeadlineTunables::for_scheduler(k);
+        if q.scheduler != SchedulerKind::NONE {
+            q.select_elevator(k);
         }
     }
     // A loop's backing file can always fsync and an NFS server caches UNSTABLE writes: their
     // queues have a write cache; md inherits its members'.
     let (depth, has_cache) = (model.queue_depth(), model.has_write_cache());
     // md is bio-based and NFS has no block queue: neither has an elevator to switch to.
-    let no_elevator = matches!(model, DeviceModelConfig::Raid0(_) | DeviceModelConfig::Nfs(_));
+    let no_elevator = !model.has_elevator();
     if let Some(e) = sec.get("queue/scheduler") {
-        q.scheduler = scheduler(e, era_elevator)?;
-        q.iosched = DeadlineTunables::for_scheduler(q.scheduler);
-        if no_elevator && q.scheduler != SchedulerKind::None {
+        let kind = scheduler(e, era_elevator)?;
+        if no_elevator && kind != SchedulerKind::NONE {
             return Err(e
                 .problem(format!("a `{}` device has no elevator", model.kind()))
                 .hint("md arrays are bio-based and NFS mounts have no block queue: the scheduler is always `none`"));
         }
+        q.select_elevator(kind);
         // blk_mq_init_sched / elevator_switch to none: 2 * min(depth, BLKDEV_DEFAULT_RQ) or the
         // tag set's depth.
-        q.nr_requests = match q.scheduler {
-            SchedulerKind::None => depth,
+        q.nr_requests = match kind {
+            SchedulerKind::NONE => depth,
             _ => 2 * depth.min(128),
         };
     }
-    if q.scheduler == SchedulerKind::None {
-        if let Some(e) = sec.last_of(DEADLINE_IOSCHED_KEYS).or_else(|| sec.last_of(CFQ_KEYS)) {
-            let (what, pick) = if CFQ_KEYS.contains(&e.key.as_str()) {
-                ("a CFQ", "\"cfq-2.6.20\" or \"cfq-2.6.22\"")
-            } else {
-                ("an mq-deadline", "\"mq-deadline\" (the default for model = \"hdd\" and \"usb\")")
-            };
+    let info = elevator(q.scheduler).expect("the queue runs a listed elevator");
+    // Each elevator keeps its own set of tunables: a key of another one is an error.
+    let all_tunables = tunable_keys();
+    let own = |k: &str| info.tunables.iter().any(|t| t.key == k);
+    if let Some(e) = sec.entries.iter().find(|e| all_tunables.contains(&e.key.as_str()) && !own(&e.key)) {
+        let owners = owners(&e.key);
+        let quoted: Vec<String> = owners.iter().map(|o| format!("\"{o}\"")).collect();
+        if q.scheduler == SchedulerKind::NONE {
             let hint = if no_elevator {
                 format!("a `{}` device has no elevator, so no elevator tunables", model.kind())
             } else {
-                format!("set \"queue/scheduler\" = {pick}")
+                format!("set \"queue/scheduler\" = {}", quoted[0])
             };
-            return Err(e.key_problem(format!("is {what} tunable, but the scheduler is `none`")).hint(hint));
+            return Err(e
+                .key_problem(format!("is a tunable of {}, but the scheduler is `none`", suggest::list(&owners)))
+                .hint(hint));
         }
-    }
-    // Each elevator keeps its own set of tunables: a key of another one is an error.
-    let (own, other_name) = match q.scheduler {
-        SchedulerKind::Deadline2002 => (DEADLINE_2002_KEYS, "deadline-2002"),
-        SchedulerKind::Deadline26 => (DEADLINE_26_KEYS, "deadline-2.6"),
-        SchedulerKind::Cfq2620 | SchedulerKind::Cfq2622 => (CFQ_KEYS, "cfq"),
-        _ => (MQ_DEADLINE_KEYS, "mq-deadline"),
-    };
-    if q.scheduler != SchedulerKind::None {
-        if let Some(e) = sec
-            .entries
-            .iter()
-            .find(|e| is_iosched_key(&e.key) && !own.contains(&e.key.as_str()))
-        {
-            let hint = match q.scheduler {
-                _ if CFQ_KEYS.contains(&e.key.as_str()) => format!(
-                    "a CFQ tunable: set \"queue/scheduler\" = \"cfq-2.6.20\" or \"cfq-2.6.22\" (CFQ is the default of kernels 2.6.18 to 2.6.31); {} has {}",
-                    q.scheduler.name(),
-                    suggest::list(own)
-                ),
-                SchedulerKind::Cfq2620 | SchedulerKind::Cfq2622 => format!("CFQ has {}", suggest::list(CFQ_KEYS)),
-                SchedulerKind::Deadline2002 => format!(
-                    "deadline-2002 has {} (writes never expire; front merges are always tried); `queue/scheduler` = \"mq-deadline\" has the others",
-                    suggest::list(DEADLINE_2002_KEYS)
-                ),
-                SchedulerKind::Deadline26 => format!(
-                    "deadline-2.6 has {} (`seek_cost` is deadline-2002's, `async_depth` mq-deadline's)",
-                    suggest::list(DEADLINE_26_KEYS)
-                ),
-                _ => "`seek_cost` belongs to the 2002 deadline: set \"queue/scheduler\" = \"deadline-2002\" (the default of kernel 2.5.x)".to_string(),
-            };
-            return Err(e.key_problem(format!("is not a {other_name} tunable")).hint(hint));
-        }
+        let keys: Vec<&str> = info.tunables.iter().map(|t| short_key(t.key)).collect();
+        return Err(e.key_problem(format!("is not a {} tunable", info.kind.name())).hint(format!(
+            "{} has {} ({}); `{}` belongs to {}: set \"queue/scheduler\" = {}",
+            info.kind.name(),
+            suggest::list(&keys),
+            info.summary,
+            short_key(&e.key),
+            suggest::list(&owners),
+            quoted.join(" or ")
+        )));
     }
 
     let max_nr = match q.scheduler {
-        SchedulerKind::None => depth,
+        SchedulerKind::NONE => depth,
         _ => MAX_SCHED_RQ,
     };
     sec.read("queue/nr_requests", &mut q.nr_requests, |e| {
@@ -221,43 +162,15 @@ pub(super) fn build(sec: &Section<'_>, model: &DeviceModelConfig, era_elevator: 
         q.write_cache = back;
     }
 
-    let d = &mut q.iosched;
-    sec.read("queue/iosched/read_expire", &mut d.read_expire_ms, |e| {
-        e.uint(0, u64::from(INT_MAX))
-    })?;
-    sec.read("queue/iosched/write_expire", &mut d.write_expire_ms, |e| {
-        e.uint(0, u64::from(INT_MAX))
-    })?;
-    sec.read("queue/iosched/fifo_batch", &mut d.fifo_batch, |e| e.u32(1, INT_MAX))?;
-    sec.read("queue/iosched/writes_starved", &mut d.writes_starved, |e| e.u32(0, INT_MAX))?;
-    sec.read("queue/iosched/front_merges", &mut d.front_merges, |e| e.boolean())?;
-    sec.read("queue/iosched/seek_cost", &mut d.seek_cost, |e| {
-        e.u32(1, INT_MAX)
-            .map_err(|p| p.hint("the batch cost of a seek; a contiguous request costs 1 (default 16)"))
-    })?;
-    let c = &mut q.cfq;
-    let ms = |e: &Entry<'_>| e.uint(0, u64::from(INT_MAX)).map(|v| v * 1_000_000);
-    sec.read("queue/iosched/quantum", &mut c.quantum, |e| e.u32(1, INT_MAX))?;
-    sec.read("queue/iosched/fifo_expire_sync", &mut c.fifo_expire_sync, ms)?;
-    sec.read("queue/iosched/fifo_expire_async", &mut c.fifo_expire_async, ms)?;
-    sec.read("queue/iosched/back_seek_max", &mut c.back_seek_max_kb, |e| {
-        e.uint(0, u64::from(INT_MAX))
-            .map_err(|p| p.hint("KiB behind the head the next request may lie (default 16384)"))
-    })?;
-    sec.read("queue/iosched/back_seek_penalty", &mut c.back_seek_penalty, |e| {
-        e.uint(1, u64::from(INT_MAX))
-    })?;
-    sec.read("queue/iosched/slice_sync", &mut c.slice_sync, ms)?;
-    sec.read("queue/iosched/slice_async", &mut c.slice_async, ms)?;
-    sec.read("queue/iosched/slice_async_rq", &mut c.slice_async_rq, |e| e.u32(1, INT_MAX))?;
-    sec.read("queue/iosched/slice_idle", &mut c.slice_idle, |e| {
-        ms(e).map_err(|p| p.hint("ms an emptied sync queue waits for its process's next request; 0 disables idling"))
-    })?;
-    let nr = q.nr_requests;
-    sec.read("queue/iosched/async_depth", &mut q.iosched.async_depth, |e| {
-        e.u32(0, nr)
-            .map_err(|p| p.hint(format!("0 means nr_requests ({nr}); larger values are capped by it")))
-    })?;
+    for t in info.tunables {
+        if let Some(e) = sec.get(t.key) {
+            let v = super::model::knob_value(e, &t.spec())?;
+            (t.set)(&mut q, v);
+        }
+    }
+    if let Err(c) = (info.check)(&q) {
+        return Err(sec.conflict(c.keys, c.message).hint(c.hint));
+    }
     Ok(q)
 }
 
@@ -270,25 +183,29 @@ fn scheduler(e: &Entry<'_>, era: Option<SchedulerKind>) -> Result<SchedulerKind>
         _ => raw,
     };
     if UNMODELLED_SCHEDULERS.contains(&name) {
+        let names: Vec<&str> = ELEVATORS.iter().map(|e| e.kind.name()).collect();
         return Err(e
             .problem(format!("scheduler `{name}` is not modelled"))
-            .hint("modelled: `none`, `mq-deadline`, `deadline-2002`, `deadline-2.6`, `cfq-2.6.20`, `cfq-2.6.22`"));
+            .hint(format!("modelled: {}", suggest::list(&names))));
     }
-    match name {
-        "cfq" => match era {
-            Some(k @ (SchedulerKind::Cfq2620 | SchedulerKind::Cfq2622)) => Ok(k),
+    if name == "cfq" {
+        // The kernel's own CFQ: one of the two modelled forms, or none for this kernel.
+        return match era {
+            Some(k) if k.name().starts_with("cfq") => Ok(k),
             _ => Err(e
                 .problem("this kernel's CFQ is not modelled")
                 .hint("CFQ is modelled as it was in 2.6.18-2.6.21 (`cfq-2.6.20`) and 2.6.22-2.6.31 (`cfq-2.6.22`); it was removed in 5.0")),
-        },
-        "none" => Ok(SchedulerKind::None),
-        "mq-deadline" | "deadline" => Ok(SchedulerKind::MqDeadline),
-        "deadline-2002" => Ok(SchedulerKind::Deadline2002),
-        "deadline-2.6" => Ok(SchedulerKind::Deadline26),
-        "cfq-2.6.20" => Ok(SchedulerKind::Cfq2620),
-        "cfq-2.6.22" => Ok(SchedulerKind::Cfq2622),
-        _ => Err(e
-            .problem(format!("unknown scheduler `{name}`"))
-            .hint(suggest::hint(name, SCHEDULERS))),
+        };
+    }
+    match elevator_named(name) {
+        Some(info) => Ok(info.kind),
+        None => {
+            let mut names: Vec<&str> = ELEVATORS
+                .iter()
+                .flat_map(|e| std::iter::once(e.kind.name()).chain(e.aliases.iter().copied()))
+                .collect();
+            names.push("cfq");
+            Err(e.problem(format!("unknown scheduler `{name}`")).hint(suggest::hint(name, &names)))
+        }
     }
 }

@@ -33,12 +33,7 @@ impl Sweep<'_> {
 
 /// The knobs a sweep may vary: the queue's (`queue/*`, `queue/iosched/*`).
 fn sweepable() -> Vec<&'static str> {
-    queue::KEYS
-        .iter()
-        .chain(queue::DEADLINE_IOSCHED_KEYS)
-        .chain(queue::CFQ_KEYS)
-        .copied()
-        .collect()
+    queue::KEYS.iter().copied().chain(queue::tunable_keys()).collect()
 }
 
 pub(super) fn parse<'a>(e: &Entry<'a>) -> Result<Sweep<'a>> {

@@ -99,7 +99,7 @@ impl BlockQueue {
         let unstable_device = device.unstable_writes();
         let elv = sched::build(q);
         let async_depth = match q.scheduler {
-            SchedulerKind::MqDeadline => elv.async_depth().unwrap_or(q.nr_requests),
+            SchedulerKind::MQ_DEADLINE => elv.async_depth().unwrap_or(q.nr_requests),
             _ => q.nr_requests,
         };
         BlockQueue {

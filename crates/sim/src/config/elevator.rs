@@ -3,35 +3,33 @@
 use crate::Ns;
 use serde::Serialize;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum SchedulerKind {
-    None,
-    MqDeadline,
-    /// The 2002 deadline scheduler (2.5.38 + the deadline patch, 2.5.39-2.5.56).
-    #[serde(rename = "deadline-2002")]
-    Deadline2002,
-    /// The 2.6 deadline scheduler (rbtree rewrite, 2.5.57 to about 2.6.23).
-    #[serde(rename = "deadline-2.6")]
-    Deadline26,
-    /// CFQ as in 2.6.18–2.6.21 (`block/cfq-iosched.c` of 2.6.20).
-    #[serde(rename = "cfq-2.6.20")]
-    Cfq2620,
-    /// CFQ after the 2.6.22 service-tree rework, through about 2.6.28.
-    #[serde(rename = "cfq-2.6.22")]
-    Cfq2622,
-}
+/// An I/O scheduler, by the name `queue/scheduler` shows. Each is one file under
+/// `block/sched/` that declares itself (`ElevatorInfo`: tunables, kernels, constructor), and
+/// `block::sched::ELEVATORS` lists them; the constants below are the ones the kernel
+/// generations name as their defaults.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SchedulerKind(pub &'static str);
 
 impl SchedulerKind {
+    pub const NONE: Self = SchedulerKind("none");
+    pub const MQ_DEADLINE: Self = SchedulerKind("mq-deadline");
+    /// The 2002 deadline scheduler (2.5.38 + the deadline patch, 2.5.39-2.5.56).
+    pub const DEADLINE_2002: Self = SchedulerKind("deadline-2002");
+    /// The 2.6 deadline scheduler (rbtree rewrite, 2.5.57 to about 2.6.23).
+    pub const DEADLINE_26: Self = SchedulerKind("deadline-2.6");
+    /// CFQ as in 2.6.18–2.6.21 (`block/cfq-iosched.c` of 2.6.20).
+    pub const CFQ_2620: Self = SchedulerKind("cfq-2.6.20");
+    /// CFQ after the 2.6.22 service-tree rework, through about 2.6.28.
+    pub const CFQ_2622: Self = SchedulerKind("cfq-2.6.22");
+
     pub fn name(&self) -> &'static str {
-        match self {
-            SchedulerKind::None => "none",
-            SchedulerKind::MqDeadline => "mq-deadline",
-            SchedulerKind::Deadline2002 => "deadline-2002",
-            SchedulerKind::Deadline26 => "deadline-2.6",
-            SchedulerKind::Cfq2620 => "cfq-2.6.20",
-            SchedulerKind::Cfq2622 => "cfq-2.6.22",
-        }
+        self.0
+    }
+}
+
+impl Serialize for SchedulerKind {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.0)
     }
 }
 
@@ -100,14 +98,6 @@ impl DeadlineTunables {
     /// numbers as mq-deadline's, `async_depth` unused.
     pub fn deadline_26() -> Self {
         Self::default()
-    }
-
-    /// The tunables an elevator starts with when it is selected.
-    pub fn for_scheduler(kind: SchedulerKind) -> Self {
-        match kind {
-            SchedulerKind::Deadline2002 => Self::deadline_2002(),
-            _ => Self::default(),
-        }
     }
 }
 

@@ -10,6 +10,7 @@ use serde::Serialize;
 
 mod device;
 mod elevator;
+mod knob;
 mod machine;
 mod models;
 mod policy;
@@ -19,6 +20,7 @@ mod task;
 
 pub use device::*;
 pub use elevator::*;
+pub use knob::*;
 pub use machine::*;
 pub use models::*;
 pub use policy::*;
@@ -69,15 +71,7 @@ impl Scenario {
     pub fn one_device(name: &str, model: DeviceModelConfig, memory: u64, cpus: u32, duration: Ns) -> Scenario {
         let queue = default_queue(&model);
         let size = default_size(&model);
-        let (dev, major, minor) = match model {
-            DeviceModelConfig::Hdd(_) | DeviceModelConfig::Ssd(_) | DeviceModelConfig::Usb(_) | DeviceModelConfig::Raid5(_) => {
-                ("sda", 8, 0)
-            }
-            DeviceModelConfig::Loop(_) => ("loop0", 7, 0),
-            // An NFS superblock has an anonymous device number (0:N, N from 1); md arrays are 9:N.
-            DeviceModelConfig::Nfs(_) => ("nfs0", 0, NFS_FIRST_MINOR),
-            DeviceModelConfig::Raid0(_) => ("md0", 9, 0),
-        };
+        let (dev, major, minor) = model.info().naming.node(0);
         Scenario {
             name: name.to_string(),
             kernel: "6.x".to_string(),
@@ -92,7 +86,7 @@ impl Scenario {
             },
             sysctl: VmSysctl::default(),
             devices: vec![DeviceConfig {
-                name: dev.to_string(),
+                name: dev,
                 major,
                 minor,
                 size,

@@ -20,7 +20,7 @@
 //! MB = 10^6 bytes. Runs in a few milliseconds of host time.
 
 use super::{build, DevRequest, Device, Op};
-use crate::config::{DeviceConfig, DeviceModelConfig};
+use crate::config::DeviceConfig;
 use crate::engine::RngStream;
 use crate::Ns;
 use serde::Serialize;
@@ -148,33 +148,14 @@ fn steady_mb_s(done: &[Done], skip: u64) -> f64 {
     bytes as f64 / ((last.at - t0) as f64 * 1e-9) / 1e6
 }
 
-/// Devices a sequential stream spreads over (raid0 members).
-fn stripes(model: &DeviceModelConfig) -> u64 {
-    match model {
-        DeviceModelConfig::Raid0(p) => u64::from(p.members.max(1)),
-        _ => 1,
-    }
-}
-
 /// Sequential requests of `min(1 MiB, max_sectors_kb)` from byte `first`: the completions,
 /// and for unstable writes the same writes as they became stable.
 fn sequential(cfg: &DeviceConfig, op: Op, first: u64, total: u64) -> (Vec<Done>, Vec<Done>) {
     let mut dev = build(cfg, RngStream::new(1, "characterize"));
-    let qd = dev.queue_depth().min(4 * stripes(&cfg.model) as u32);
+    let qd = dev.queue_depth().min(4 * cfg.model.stripes() as u32);
     let bs = SEQ_BS.min(u64::from(cfg.queue.max_sectors_kb.max(4)) * 1024);
     let n = total.div_ceil(bs) as usize;
     drive_stable(dev.as_mut(), qd, n, |i| (op, (first + i as u64 * bs) / 512, bs))
-}
-
-/// Bytes of writes a device absorbs before a sequential stream runs at its steady rate.
-fn write_cache(model: &DeviceModelConfig) -> u64 {
-    match model {
-        DeviceModelConfig::Hdd(p) if p.write_cache => p.cache_size,
-        DeviceModelConfig::Ssd(p) if p.write_cache => super::ssd::WRITE_BUFFER,
-        DeviceModelConfig::Raid0(p) => write_cache(&p.member) * u64::from(p.members),
-        // NFS: measured on what becomes stable, which the server's cache does not speed up.
-        _ => 0,
-    }
 }
 
 fn random(cfg: &DeviceConfig, op: Op, qd: u32) -> (f64, f64) {
@@ -193,9 +174,11 @@ fn random(cfg: &DeviceConfig, op: Op, qd: u32) -> (f64, f64) {
 /// Measure the figures of the device `cfg` describes.
 pub fn characterize(cfg: &DeviceConfig) -> DeviceFigures {
     // A raid0 stream is measured over as many bytes per member as a single device's.
-    let n = stripes(&cfg.model);
+    let n = cfg.model.stripes();
     let (warmup, measured) = (n * SEQ_WARMUP, n * SEQ_MEASURED);
-    let cache = write_cache(&cfg.model);
+    // Bytes of writes the device absorbs before a sequential stream runs at its steady rate
+    // (NFS: measured on what becomes stable, which the server's cache does not speed up).
+    let cache = cfg.model.write_cache_bytes();
     let (w, stable) = sequential(cfg, Op::Write, 0, cache + warmup + measured);
     let seq_write_mb_s = if stable.is_empty() {
         steady_mb_s(&w, cache + warmup)
@@ -239,7 +222,7 @@ pub fn characterize(cfg: &DeviceConfig) -> DeviceFigures {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{HddParams, NfsParams, Raid0Params, Scenario, SsdParams, UsbParams};
+    use crate::config::{DeviceModelConfig, HddParams, NfsParams, Raid0Params, Scenario, SsdParams, UsbParams};
 
     fn device(model: DeviceModelConfig) -> DeviceConfig {
         Scenario::one_device("c", model, 1 << 30, 1, 1).devices.remove(0)

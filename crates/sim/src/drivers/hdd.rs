@@ -119,12 +119,205 @@
 //! extent map is a `BTreeMap` that stays at one extent per sequential stream; only scattered
 //! random writes make it grow (and allocate) — bounded by `cache_size`.
 
+use super::model::{DeviceModel, Naming, LATENCY, QUEUE_DEPTH};
 use super::{BusyClock, DevRequest, Device, Op};
-use crate::config::{DestagePolicy, HddParams};
+use crate::config::{blk_mq_queue, Conflict, Knob, KnobKind, KnobValue, QueueConfig};
 use crate::engine::RngStream;
+use crate::knob;
+use crate::units::{format_duration, format_size, MIB};
 use crate::Ns;
+use serde::Serialize;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, VecDeque};
+
+/// A rotating disk. Defaults: a 7200 rpm 3.5" SATA drive of today (4 TB class).
+#[derive(Clone, Debug, Serialize)]
+pub struct HddParams {
+    pub rpm: u32,
+    /// Seek time for a track-to-track move, ns.
+    pub seek_track_to_track: Ns,
+    /// Average seek (one third of full stroke), ns.
+    pub seek_average: Ns,
+    /// Full-stroke seek, ns.
+    pub seek_full_stroke: Ns,
+    /// Media transfer rate at the outer edge (LBA 0), bytes/s.
+    pub transfer_outer: u64,
+    /// Media transfer rate at the inner edge (last LBA), bytes/s.
+    pub transfer_inner: u64,
+    /// Interface (SATA) rate, bytes/s: the speed of a write-cache hit.
+    pub interface_rate: u64,
+    /// Native command queue depth (1 = no NCQ).
+    pub queue_depth: u32,
+    /// Volatile write cache enabled (`write_cache` = "write back").
+    pub write_cache: bool,
+    /// Write cache size, bytes.
+    pub cache_size: u64,
+    /// Command overhead per request, ns.
+    pub command_overhead: Ns,
+    /// What the firmware does with reads while writes wait for cache room.
+    pub destage: DestagePolicy,
+}
+
+impl HddParams {
+    /// A 2002 7200 rpm IDE (ATA-100) disk, the class of Morton's "horror test" machine: 40 MB/s
+    /// at the outer edge falling to 24 MB/s inside (the 30–40 MB/s of the time's 40–80 GB
+    /// drives), 8.5 ms average / 1 ms track-to-track / 15 ms full-stroke seeks, UDMA100,
+    /// a 2 MiB buffer with write caching on (the IDE default), ~0.3 ms per command (taskfile
+    /// setup and the interrupt), and no command queueing: `queue_depth` 1, the drive sees one
+    /// request at a time (IDE TCQ was experimental and off).
+    pub fn ide_2002() -> Self {
+        HddParams {
+            rpm: 7200,
+            seek_track_to_track: 1_000_000,
+            seek_average: 8_500_000,
+            seek_full_stroke: 15_000_000,
+            transfer_outer: 40_000_000,
+            transfer_inner: 24_000_000,
+            interface_rate: 100_000_000,
+            queue_depth: 1,
+            write_cache: true,
+            cache_size: 2 * MIB,
+            command_overhead: 300_000,
+            destage: DestagePolicy::Interleave,
+        }
+    }
+}
+
+impl Default for HddParams {
+    fn default() -> Self {
+        HddParams {
+            rpm: 7200,
+            seek_track_to_track: 1_000_000,
+            seek_average: 8_500_000,
+            seek_full_stroke: 16_000_000,
+            transfer_outer: 210 * MIB,
+            transfer_inner: 100 * MIB,
+            interface_rate: 550 * MIB,
+            queue_depth: 32,
+            write_cache: true,
+            cache_size: 256 * MIB,
+            command_overhead: 50_000,
+            destage: DestagePolicy::Interleave,
+        }
+    }
+}
+
+/// How a drive with a full write cache shares the head between destaging and queued reads.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DestagePolicy {
+    /// Up to 4 MiB of destage between two reads (today's drives: reads are not starved).
+    #[default]
+    Interleave,
+    /// Destage as long as any write waits for room; a read is served only when no write
+    /// waits, or when it has aged out of NCQ (2 s). The behaviour CFQ's 2.6.22 rules (no
+    /// async dispatch while a read is in flight, at most `quantum` async requests in the
+    /// drive) were written against.
+    Drain,
+}
+
+impl DeviceModel for HddParams {
+    const KIND: &'static str = "hdd";
+    const SUMMARY: &'static str = "a 7200 rpm SATA disk with NCQ and a write cache";
+    const NAMING: Naming = Naming::Sd;
+    const MEMBER: bool = true;
+
+    fn knobs() -> &'static [Knob<Self>] {
+        &HDD_KNOBS
+    }
+
+    fn validate(&self) -> Result<(), Conflict> {
+        if !(self.seek_track_to_track <= self.seek_average && self.seek_average <= self.seek_full_stroke) {
+            return Err(Conflict {
+                keys: &["seek_track_to_track", "seek_average", "seek_full_stroke"],
+                message: format!(
+                    "seek times must grow with distance: track-to-track {} <= average {} <= full stroke {}",
+                    format_duration(self.seek_track_to_track),
+                    format_duration(self.seek_average),
+                    format_duration(self.seek_full_stroke)
+                ),
+                hint: "defaults: 1ms, 8.5ms, 16ms".into(),
+            });
+        }
+        if self.transfer_inner > self.transfer_outer {
+            return Err(Conflict {
+                keys: &["transfer_inner", "transfer_outer"],
+                message: format!(
+                    "the inner edge ({}/s) cannot be faster than the outer edge ({}/s)",
+                    format_size(self.transfer_inner),
+                    format_size(self.transfer_outer)
+                ),
+                hint: "outer tracks hold more sectors per turn; defaults: transfer_outer = \"210MiB/s\", transfer_inner = \"100MiB/s\""
+                    .into(),
+            });
+        }
+        Ok(())
+    }
+
+    /// A 4 TB disk.
+    fn default_size(&self) -> u64 {
+        4_000_000_000_000
+    }
+
+    fn default_queue(&self) -> QueueConfig {
+        blk_mq_queue(true, self.write_cache, self.queue_depth)
+    }
+
+    fn queue_depth(&self) -> u32 {
+        self.queue_depth
+    }
+
+    fn has_write_cache(&self) -> bool {
+        self.write_cache
+    }
+
+    fn build(&self, size: u64, rng: RngStream) -> Box<dyn Device> {
+        Box::new(Hdd::new(self.clone(), size, rng))
+    }
+
+    fn write_cache_bytes(&self) -> u64 {
+        if self.write_cache {
+            self.cache_size
+        } else {
+            0
+        }
+    }
+}
+
+static HDD_KNOBS: [Knob<HddParams>; 12] = [
+    knob!(HddParams, "rpm", KnobKind::Count { min: 1, max: 100_000 }, "spindle speed (default 7200)", rpm: u32),
+    knob!(HddParams, "seek_track_to_track", LATENCY, "seek to the next track (default 1ms)", seek_track_to_track: u64),
+    knob!(HddParams, "seek_average", LATENCY, "average seek, one third of full stroke (default 8.5ms)", seek_average: u64),
+    knob!(HddParams, "seek_full_stroke", LATENCY, "seek across the whole disk (default 16ms)", seek_full_stroke: u64),
+    knob!(HddParams, "transfer_outer", KnobKind::Rate, "media rate at the outer edge, LBA 0 (default 210MiB/s)", transfer_outer: u64),
+    knob!(HddParams, "transfer_inner", KnobKind::Rate, "media rate at the inner edge (default 100MiB/s)", transfer_inner: u64),
+    knob!(HddParams, "interface_rate", KnobKind::Rate, "SATA link rate: the speed of a write-cache hit (default 550MiB/s)", interface_rate: u64),
+    knob!(HddParams, "queue_depth", QUEUE_DEPTH, "NCQ depth; 1 = no command queueing (default 32)", queue_depth: u32),
+    knob!(HddParams, "write_cache", KnobKind::Bool, "volatile write cache on (default true)", write_cache: bool),
+    knob!(HddParams, "cache_size", KnobKind::Size { min: 0, max: u64::MAX, pages: false }, "write cache size (default 256MiB)", cache_size: u64),
+    knob!(HddParams, "command_overhead", LATENCY, "firmware time per command (default 50us)", command_overhead: u64),
+    Knob {
+        key: "destage",
+        kind: KnobKind::Word {
+            words: &["interleave", "drain"],
+            what: "destage policy",
+        },
+        doc: "reads while writes wait for cache room: `interleave` one read per 4 MiB destaged (default), `drain` only aged reads",
+        get: |p| {
+            KnobValue::Word(match p.destage {
+                DestagePolicy::Interleave => "interleave",
+                DestagePolicy::Drain => "drain",
+            })
+        },
+        set: |p, v| {
+            p.destage = if v.word() == "drain" {
+                DestagePolicy::Drain
+            } else {
+                DestagePolicy::Interleave
+            }
+        },
+    },
+];
 
 /// No queued command waits longer than this for the head once it is the oldest (NCQ aging).
 pub const NCQ_AGE_LIMIT: Ns = 2_000_000_000;

@@ -16,7 +16,7 @@
 //! writeback (counted against the dirty limit) until a COMMIT covers them, see
 //! [`Device::unstable_writes`].
 
-use crate::config::{DeviceConfig, DeviceModelConfig};
+use crate::config::DeviceConfig;
 use crate::engine::RngStream;
 use crate::Ns;
 use std::collections::VecDeque;
@@ -76,6 +76,8 @@ pub trait Device {
 
 pub mod characterize;
 pub mod hdd;
+pub mod model;
+
 pub mod loopdev;
 pub mod nfs;
 pub mod raid0;
@@ -86,22 +88,28 @@ pub mod usb;
 #[cfg(test)]
 pub(crate) mod testkit;
 
+model::device_models! {
+    Hdd(hdd::HddParams),
+    Ssd(ssd::SsdParams),
+    Loop(loopdev::LoopParams),
+    Usb(usb::UsbParams),
+    Nfs(nfs::NfsParams),
+    Raid0(raid0::Raid0Params),
+    Raid5(raid5::Raid5Params);
+    test: TestNull(test_null::TestNullParams),
+}
+
+#[cfg(any(test, feature = "test-extensions"))]
+pub mod test_null;
+
 /// Build the device model a scenario asks for.
 pub fn build(cfg: &DeviceConfig, rng: RngStream) -> Box<dyn Device> {
     build_model(&cfg.model, cfg.size, rng)
 }
 
-/// Build a device of `model` with `size` bytes (raid0 builds its members with this).
+/// Build a device of `model` with `size` bytes (arrays build their members with this).
 pub fn build_model(model: &DeviceModelConfig, size: u64, rng: RngStream) -> Box<dyn Device> {
-    match model {
-        DeviceModelConfig::Hdd(p) => Box::new(hdd::Hdd::new(p.clone(), size, rng)),
-        DeviceModelConfig::Ssd(p) => Box::new(ssd::Ssd::new(p.clone(), size, rng)),
-        DeviceModelConfig::Loop(p) => Box::new(loopdev::LoopDev::new(p.clone())),
-        DeviceModelConfig::Usb(p) => Box::new(usb::Usb::new(p.clone())),
-        DeviceModelConfig::Nfs(p) => Box::new(nfs::Nfs::new(p.clone())),
-        DeviceModelConfig::Raid0(p) => Box::new(raid0::Raid0::new(p, size, rng)),
-        DeviceModelConfig::Raid5(p) => Box::new(raid5::Raid5::new(p, size, rng)),
-    }
+    model.build(size, rng)
 }
 
 /// Time to move `bytes` at `rate` bytes/s, ns.

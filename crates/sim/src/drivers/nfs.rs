@@ -79,10 +79,186 @@
 //! - Direct I/O writes complete at the WRITE reply (the kernel commits them before `write()`
 //!   returns).
 
+use super::model::{DeviceModel, Naming, LATENCY, MAX_QUEUE_DEPTH};
 use super::{xfer, BusyClock, DevRequest, Device, Op};
-use crate::config::{NfsCommit, NfsParams};
+use crate::config::{CfqTunables, Conflict, DeadlineTunables, Knob, KnobKind, KnobValue, QueueConfig, SchedulerKind, NFS_FIRST_MINOR};
+use crate::engine::RngStream;
+use crate::knob;
+use crate::units::{format_size, MIB};
 use crate::Ns;
+use serde::Serialize;
 use std::collections::VecDeque;
+
+/// An NFS mount seen as a "network block device" (`drivers/nfs.rs`): WRITE/READ RPCs over a
+/// link to a server that takes UNSTABLE writes into its page cache and makes them stable on
+/// COMMIT. Defaults: gigabit Ethernet (~117 MB/s of RPC payload, 0.2 ms RTT), a server with one
+/// 100 MB/s disk and ~512 MiB of dirty page cache, `wsize` = 1 MiB (the Linux server's
+/// maximum), 16 RPC slots (`RPC_DEF_SLOT_TABLE`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct NfsParams {
+    /// Largest WRITE (and READ) RPC, bytes; the queue's `max_sectors_kb`.
+    pub wsize: u64,
+    /// Payload bandwidth of the network link, each direction, bytes/s.
+    pub link_bandwidth: u64,
+    /// Network round-trip time, ns.
+    pub rtt: Ns,
+    /// Rate the server's disk writes its dirty page cache, bytes/s.
+    pub server_write_bandwidth: u64,
+    /// Rate the server's disk reads, bytes/s.
+    pub server_read_bandwidth: u64,
+    /// Unstable (uncommitted) data the server's page cache holds before WRITE replies wait
+    /// for its disk, bytes.
+    pub server_cache: u64,
+    /// The client sends a COMMIT after this many bytes of UNSTABLE replies (and whenever no
+    /// WRITE is left in flight), bytes.
+    pub commit_bytes: u64,
+    /// RPCs in flight at once (RPC slots).
+    pub queue_depth: u32,
+    /// When the client sends a COMMIT; `None` until the kernel generation fills it in
+    /// (see [`NfsCommit`]).
+    pub commit: Option<NfsCommit>,
+}
+
+impl Default for NfsParams {
+    fn default() -> Self {
+        NfsParams {
+            wsize: MIB,
+            link_bandwidth: 117_000_000,
+            rtt: 200_000,
+            server_write_bandwidth: 100_000_000,
+            server_read_bandwidth: 100_000_000,
+            server_cache: 512 * MIB,
+            commit_bytes: 48 * MIB,
+            queue_depth: 16,
+            commit: None,
+        }
+    }
+}
+
+/// The NFS client's COMMIT rule for background (`WB_SYNC_NONE`) writeback.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NfsCommit {
+    /// 4.x–6.x: a COMMIT per writeback pass (`commit_bytes`), and whenever no WRITE is left
+    /// in flight.
+    Pass,
+    /// 2.6.35–3.x (`nfs_commit_unstable_pages`): commit only once more than half of the
+    /// inode's requests (dirty, under writeback, unstable) await a COMMIT.
+    Half,
+}
+
+/// The "queue" of an NFS mount. NFS has no block queue: the model puts one in front of its
+/// RPC slots so the data path stays the block layer's. Its knobs are chosen to be neutral:
+/// no elevator (`nr_requests` = the RPC slots, whose wait plays NFS's own write congestion
+/// wait), requests of up to `wsize`, no blk-wbt (it needs a blk-mq queue), read-ahead
+/// 128 KiB (`VM_READAHEAD_PAGES`: NFS's default since 5.4; before, 15 × `rsize`),
+/// non-rotational, and a write cache (the server's page cache holding UNSTABLE data).
+pub(crate) fn nfs_queue(p: &NfsParams) -> QueueConfig {
+    QueueConfig {
+        scheduler: SchedulerKind::NONE,
+        nr_requests: p.queue_depth,
+        max_sectors_kb: (p.wsize / 1024).clamp(4, u64::from(u32::MAX)) as u32,
+        wbt_lat_usec: 0,
+        read_ahead_kb: 128,
+        nomerges: 0,
+        rotational: false,
+        write_cache: true,
+        iosched: DeadlineTunables::default(),
+        cfq: CfqTunables::default(),
+        tunables: Default::default(),
+    }
+}
+
+impl DeviceModel for NfsParams {
+    const KIND: &'static str = "nfs";
+    const SUMMARY: &'static str = "an NFS mount: WRITE/READ RPCs over a link, a server page cache, UNSTABLE writes and COMMIT";
+    const NAMING: Naming = Naming::Anonymous {
+        prefix: "nfs",
+        first_minor: NFS_FIRST_MINOR,
+    };
+
+    fn knobs() -> &'static [Knob<Self>] {
+        &NFS_KNOBS
+    }
+
+    fn validate(&self) -> Result<(), Conflict> {
+        if self.server_cache < self.wsize {
+            return Err(Conflict {
+                keys: &["server_cache", "wsize"],
+                message: format!(
+                    "the server cache ({}) cannot hold one WRITE of wsize ({})",
+                    format_size(self.server_cache),
+                    format_size(self.wsize)
+                ),
+                hint: "server_cache is the unstable data the server holds; make it at least wsize".into(),
+            });
+        }
+        Ok(())
+    }
+
+    /// A 1 TB export.
+    fn default_size(&self) -> u64 {
+        1_000_000_000_000
+    }
+
+    fn default_queue(&self) -> QueueConfig {
+        nfs_queue(self)
+    }
+
+    fn queue_depth(&self) -> u32 {
+        self.queue_depth
+    }
+
+    /// The server's page cache holds UNSTABLE writes until a COMMIT.
+    fn has_write_cache(&self) -> bool {
+        true
+    }
+
+    fn max_hw_sectors_kb(&self) -> Option<u32> {
+        Some((self.wsize / 1024).min(u64::from(u32::MAX)) as u32)
+    }
+
+    /// An NFS mount has no block queue to switch an elevator on.
+    fn has_elevator(&self) -> bool {
+        false
+    }
+
+    fn build(&self, _size: u64, _rng: RngStream) -> Box<dyn Device> {
+        Box::new(Nfs::new(self.clone()))
+    }
+}
+
+/// RPC_MAX_SLOT_TABLE: the most RPC slots a transport has.
+const MAX_RPC_SLOTS: u64 = 65536;
+/// NFS_MAX_FILE_IO_SIZE: the largest rsize/wsize of the Linux client.
+const NFS_MAX_IO: u64 = 4 << 20;
+
+static NFS_KNOBS: [Knob<NfsParams>; 9] = [
+    knob!(NfsParams, "wsize", KnobKind::Size { min: 4096, max: NFS_MAX_IO, pages: true }, "largest WRITE/READ RPC: whole pages, 4 KiB to 4 MiB, NFS_MAX_FILE_IO_SIZE (default 1MiB)", wsize: u64),
+    knob!(NfsParams, "link_bandwidth", KnobKind::Rate, "RPC payload rate of the link, each direction (default 117MB/s)", link_bandwidth: u64),
+    knob!(NfsParams, "rtt", LATENCY, "network round trip (default 200us)", rtt: u64),
+    knob!(NfsParams, "server_write_bandwidth", KnobKind::Rate, "rate the server's disk writes its dirty cache (default 100MB/s)", server_write_bandwidth: u64),
+    knob!(NfsParams, "server_read_bandwidth", KnobKind::Rate, "rate the server's disk reads (default 100MB/s)", server_read_bandwidth: u64),
+    knob!(NfsParams, "server_cache", KnobKind::Size { min: 0, max: u64::MAX, pages: false }, "unstable data the server holds before WRITEs wait for its disk (default 512MiB)", server_cache: u64),
+    knob!(NfsParams, "commit_bytes", KnobKind::Size { min: 4096, max: u64::MAX, pages: false }, "UNSTABLE bytes after which the client sends a COMMIT (default 48MiB)", commit_bytes: u64),
+    Knob {
+        key: "commit",
+        kind: KnobKind::Word {
+            words: &["pass", "half"],
+            what: "commit rule",
+        },
+        doc: "COMMIT rule: `pass` per writeback pass (4.x-6.x), `half` once half the inode is unstable (2.6.35-3.x); default the kernel's",
+        get: |p| {
+            KnobValue::Word(match p.commit {
+                Some(NfsCommit::Pass) => "pass",
+                Some(NfsCommit::Half) => "half",
+                None => "",
+            })
+        },
+        set: |p, v| p.commit = Some(if v.word() == "half" { NfsCommit::Half } else { NfsCommit::Pass }),
+    },
+    knob!(NfsParams, "queue_depth", KnobKind::Count { min: 1, max: if MAX_RPC_SLOTS < MAX_QUEUE_DEPTH { MAX_RPC_SLOTS } else { MAX_QUEUE_DEPTH } }, "RPC slots in flight (default 16)", queue_depth: u32),
+];
 
 /// A WRITE in flight.
 #[derive(Clone, Copy, Debug)]

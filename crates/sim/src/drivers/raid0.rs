@@ -42,11 +42,132 @@
 //! - No zones of unequal members, no discard/flush handling, no far/offset layouts (those are
 //!   raid10).
 
+use super::model::{DeviceModel, Naming, MAX_MEMBERS};
+use super::ssd::SsdParams;
+use super::DeviceModelConfig;
 use super::{build_model, first_due, refill, submit_part, ArraySlots, DevRequest, Device};
-use crate::config::Raid0Params;
+use crate::config::default_queue;
+use crate::config::{CfqTunables, DeadlineTunables, Knob, KnobKind, QueueConfig, SchedulerKind};
 use crate::engine::RngStream;
+use crate::knob;
 use crate::Ns;
+use serde::Serialize;
 use std::collections::VecDeque;
+
+/// md RAID0 (`drivers/raid0.rs`): `members` devices of one model, striped in `chunk`s.
+/// Defaults: two default SSDs, mdadm's default 512 KiB chunk.
+#[derive(Clone, Debug, Serialize)]
+pub struct Raid0Params {
+    /// Member devices (`raid_disks`).
+    pub members: u32,
+    /// Chunk size, bytes (`chunk_sectors` × 512).
+    pub chunk: u64,
+    /// The model of every member, with its parameters.
+    pub member: Box<DeviceModelConfig>,
+}
+
+impl Default for Raid0Params {
+    fn default() -> Self {
+        Raid0Params {
+            members: 2,
+            chunk: 512 * 1024,
+            member: Box::new(DeviceModelConfig::Ssd(SsdParams::default())),
+        }
+    }
+}
+
+/// The queue of an md raid0 array (`raid0_set_limits`, 6.18): a bio-based device, so no
+/// elevator and no blk-wbt; `max_hw_sectors` = the chunk (and no more than the members'
+/// limit: the limits stack), `io_opt` = chunk × members, hence read-ahead 2 × io_opt
+/// (`blk_apply_bdi_limits`); rotational and write cache inherited from the members. md has no
+/// tags: the members' queues bound what is in flight, modelled as `nr_requests` = the sum of
+/// the members' queue depths.
+pub(crate) fn raid0_queue(p: &Raid0Params) -> QueueConfig {
+    let member = default_queue(&p.member);
+    let chunk_kb = (p.chunk / 1024).min(u64::from(u32::MAX)) as u32;
+    let io_opt_kb = u64::from(chunk_kb) * u64::from(p.members);
+    QueueConfig {
+        scheduler: SchedulerKind::NONE,
+        nr_requests: p.members.saturating_mul(p.member.queue_depth()).max(1),
+        max_sectors_kb: chunk_kb.min(member.max_sectors_kb).max(4),
+        wbt_lat_usec: 0,
+        read_ahead_kb: (2 * io_opt_kb).clamp(128, u64::from(i32::MAX as u32)) as u32,
+        nomerges: 0,
+        rotational: member.rotational,
+        write_cache: member.write_cache,
+        iosched: DeadlineTunables::default(),
+        cfq: CfqTunables::default(),
+        tunables: Default::default(),
+    }
+}
+
+impl DeviceModel for Raid0Params {
+    const KIND: &'static str = "raid0";
+    const SUMMARY: &'static str = "md raid0 striping over members of one model";
+    const NAMING: Naming = Naming::Indexed { prefix: "md", major: 9 };
+
+    fn knobs() -> &'static [Knob<Self>] {
+        &RAID0_KNOBS
+    }
+
+    /// The members' default capacity, times their number.
+    fn default_size(&self) -> u64 {
+        self.member.default_size().saturating_mul(u64::from(self.members))
+    }
+
+    /// One chunk per member at least.
+    fn min_size(&self) -> u64 {
+        self.chunk.saturating_mul(u64::from(self.members)).max(crate::units::MIB)
+    }
+
+    fn default_queue(&self) -> QueueConfig {
+        raid0_queue(self)
+    }
+
+    fn queue_depth(&self) -> u32 {
+        self.members.saturating_mul(self.member.queue_depth())
+    }
+
+    fn has_write_cache(&self) -> bool {
+        self.member.has_write_cache()
+    }
+
+    /// The chunk, or the members' limit if lower (the limits stack).
+    fn max_hw_sectors_kb(&self) -> Option<u32> {
+        let chunk = (self.chunk / 1024).min(u64::from(u32::MAX)) as u32;
+        Some(self.member.max_hw_sectors_kb().map_or(chunk, |m| m.min(chunk)))
+    }
+
+    /// md is bio-based: no elevator.
+    fn has_elevator(&self) -> bool {
+        false
+    }
+
+    fn member(&self) -> Option<&DeviceModelConfig> {
+        Some(&self.member)
+    }
+
+    fn member_mut(&mut self) -> Option<&mut DeviceModelConfig> {
+        Some(&mut self.member)
+    }
+
+    fn build(&self, size: u64, rng: RngStream) -> Box<dyn Device> {
+        Box::new(Raid0::new(self, size, rng))
+    }
+
+    fn stripes(&self) -> u64 {
+        u64::from(self.members.max(1))
+    }
+
+    fn write_cache_bytes(&self) -> u64 {
+        self.member.write_cache_bytes() * u64::from(self.members)
+    }
+}
+
+static RAID0_KNOBS: [Knob<Raid0Params>; 2] = [
+    knob!(Raid0Params, "members", KnobKind::Count { min: 1, max: MAX_MEMBERS }, "member devices, raid_disks (default 2)", members: u32),
+    knob!(Raid0Params, "chunk", KnobKind::Size { min: 4096, max: 256 << 20, pages: true }, "md chunk: whole pages, 4 KiB to 256 MiB; mdadm's default 512KiB", chunk: u64),
+];
 
 /// No event.
 const NEVER: Ns = Ns::MAX;

@@ -41,11 +41,92 @@
 //! (reads do not hit it); members are equal; parity computation costs no time; utilisation is
 //! the array's (time with any request inside).
 
+use super::hdd::HddParams;
+use super::model::{DeviceModel, Naming, LATENCY, MAX_MEMBERS};
+use super::DeviceModelConfig;
 use super::{build_model, first_due, refill, submit_part, ArraySlots, DevRequest, Device, Op};
-use crate::config::Raid5Params;
+use crate::config::{blk_mq_queue, Knob, KnobKind, QueueConfig};
 use crate::engine::RngStream;
+use crate::knob;
 use crate::Ns;
+use serde::Serialize;
 use std::collections::{BTreeMap, VecDeque};
+
+/// RAID5 (`drivers/raid5.rs`): `members` devices of one model, rotating parity.
+/// Defaults: four default HDDs, 64 KiB chunks, a 256-stripe cache, a 3 ms gathering delay.
+#[derive(Clone, Debug, Serialize)]
+pub struct Raid5Params {
+    /// Member devices, at least 3.
+    pub members: u32,
+    /// Stripe unit, bytes.
+    pub chunk: u64,
+    /// Stripes the cache holds while gathering writes (2.4 md: `NR_STRIPES` = 256).
+    pub stripe_cache: u32,
+    /// How long a partly written stripe waits for the rest of its data, ns.
+    pub stripe_delay: Ns,
+    /// The model of every member, with its parameters.
+    pub member: Box<DeviceModelConfig>,
+}
+
+impl Default for Raid5Params {
+    fn default() -> Self {
+        Raid5Params {
+            members: 4,
+            chunk: 64 * 1024,
+            stripe_cache: 256,
+            stripe_delay: 3_000_000,
+            member: Box::new(DeviceModelConfig::Hdd(HddParams::default())),
+        }
+    }
+}
+
+impl DeviceModel for Raid5Params {
+    const KIND: &'static str = "raid5";
+    const SUMMARY: &'static str = "RAID5 with rotating parity, read-modify-write and a stripe cache";
+    const NAMING: Naming = Naming::Sd;
+
+    fn knobs() -> &'static [Knob<Self>] {
+        &RAID5_KNOBS
+    }
+
+    /// The members' default capacity, times the data members.
+    fn default_size(&self) -> u64 {
+        self.member.default_size().saturating_mul(u64::from(self.members.max(3) - 1))
+    }
+
+    /// A RAID5 logical drive behind a controller (cpqarray): one request queue with an
+    /// elevator in front of the array.
+    fn default_queue(&self) -> QueueConfig {
+        blk_mq_queue(true, self.member.has_write_cache(), self.queue_depth())
+    }
+
+    fn queue_depth(&self) -> u32 {
+        self.members.saturating_mul(self.member.queue_depth())
+    }
+
+    fn has_write_cache(&self) -> bool {
+        self.member.has_write_cache()
+    }
+
+    fn member(&self) -> Option<&DeviceModelConfig> {
+        Some(&self.member)
+    }
+
+    fn member_mut(&mut self) -> Option<&mut DeviceModelConfig> {
+        Some(&mut self.member)
+    }
+
+    fn build(&self, size: u64, rng: RngStream) -> Box<dyn Device> {
+        Box::new(Raid5::new(self, size, rng))
+    }
+}
+
+static RAID5_KNOBS: [Knob<Raid5Params>; 4] = [
+    knob!(Raid5Params, "members", KnobKind::Count { min: 3, max: MAX_MEMBERS }, "RAID5 needs at least 3 members (N - 1 data chunks + parity per stripe), at most 1920 (default 4)", members: u32),
+    knob!(Raid5Params, "chunk", KnobKind::Size { min: 4096, max: 256 << 20, pages: true }, "stripe unit: whole pages, 4 KiB to 256 MiB; 64KiB is the 2.4 md and SMART-2 default", chunk: u64),
+    knob!(Raid5Params, "stripe_cache", KnobKind::Count { min: 1, max: 32768 }, "stripes held while gathering writes: 2.4 md had 256 (NR_STRIPES); 6.x allows 17 to 32768", stripe_cache: u32),
+    knob!(Raid5Params, "stripe_delay", LATENCY, "how long a partly written stripe waits for the rest (default 3ms)", stripe_delay: u64),
+];
 
 const NEVER: Ns = Ns::MAX;
 const PAGE: u64 = 4096;

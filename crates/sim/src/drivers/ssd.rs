@@ -56,12 +56,98 @@
 //! - The token and the units are reserved at dispatch in dispatch order (FIFO), so a request
 //!   never overtakes an earlier one on the same unit.
 
+use super::model::{DeviceModel, Naming, LATENCY, QUEUE_DEPTH};
 use super::{xfer, BusyClock, DevRequest, Device, Op};
-use crate::config::SsdParams;
+use crate::config::{blk_mq_queue, Knob, KnobKind, QueueConfig};
 use crate::engine::RngStream;
+use crate::knob;
+use crate::units::MIB;
 use crate::Ns;
+use serde::Serialize;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+
+/// A flash SSD. Defaults: a SATA/NVMe-class consumer TLC drive past its SLC cache.
+#[derive(Clone, Debug, Serialize)]
+pub struct SsdParams {
+    /// Independent channels/dies that serve requests in parallel.
+    pub parallelism: u32,
+    /// Latency of a 4 KiB read, ns.
+    pub read_latency: Ns,
+    /// Latency of a 4 KiB program into the write buffer, ns.
+    pub write_latency: Ns,
+    /// Sustained sequential read bandwidth, bytes/s.
+    pub read_bandwidth: u64,
+    /// Sustained sequential write bandwidth, bytes/s.
+    pub write_bandwidth: u64,
+    /// Hardware queue depth.
+    pub queue_depth: u32,
+    pub write_cache: bool,
+}
+
+impl Default for SsdParams {
+    fn default() -> Self {
+        SsdParams {
+            parallelism: 8,
+            read_latency: 80_000,
+            write_latency: 25_000,
+            read_bandwidth: 3_000 * MIB,
+            write_bandwidth: 1_800 * MIB,
+            queue_depth: 64,
+            write_cache: true,
+        }
+    }
+}
+
+impl DeviceModel for SsdParams {
+    const KIND: &'static str = "ssd";
+    const SUMMARY: &'static str = "a flash SSD: parallel units, a transfer cap, a write buffer";
+    const NAMING: Naming = Naming::Sd;
+    const MEMBER: bool = true;
+
+    fn knobs() -> &'static [Knob<Self>] {
+        &SSD_KNOBS
+    }
+
+    /// A 1 TB SSD.
+    fn default_size(&self) -> u64 {
+        1_000_000_000_000
+    }
+
+    fn default_queue(&self) -> QueueConfig {
+        blk_mq_queue(false, self.write_cache, self.queue_depth)
+    }
+
+    fn queue_depth(&self) -> u32 {
+        self.queue_depth
+    }
+
+    fn has_write_cache(&self) -> bool {
+        self.write_cache
+    }
+
+    fn build(&self, size: u64, rng: RngStream) -> Box<dyn Device> {
+        Box::new(Ssd::new(self.clone(), size, rng))
+    }
+
+    fn write_cache_bytes(&self) -> u64 {
+        if self.write_cache {
+            WRITE_BUFFER
+        } else {
+            0
+        }
+    }
+}
+
+static SSD_KNOBS: [Knob<SsdParams>; 7] = [
+    knob!(SsdParams, "parallelism", KnobKind::Count { min: 1, max: 1024 }, "channels/dies serving requests at once (default 8)", parallelism: u32),
+    knob!(SsdParams, "read_latency", LATENCY, "latency of a 4 KiB read (default 80us)", read_latency: u64),
+    knob!(SsdParams, "write_latency", LATENCY, "latency of a 4 KiB program into the write buffer (default 25us)", write_latency: u64),
+    knob!(SsdParams, "read_bandwidth", KnobKind::Rate, "sustained sequential reads (default 3000MiB/s)", read_bandwidth: u64),
+    knob!(SsdParams, "write_bandwidth", KnobKind::Rate, "sustained sequential writes (default 1800MiB/s)", write_bandwidth: u64),
+    knob!(SsdParams, "queue_depth", QUEUE_DEPTH, "hardware queue depth (default 64)", queue_depth: u32),
+    knob!(SsdParams, "write_cache", KnobKind::Bool, "volatile write buffer on (default true)", write_cache: bool),
+];
 
 /// Bytes a unit reads or programs in one operation (a 4-plane page of 16 KiB pages).
 pub const PIECE: u64 = 64 << 10;

@@ -50,10 +50,125 @@
 //!   queueing behind the command that does it.
 //! - `DevRequest::sync` is ignored: the key has no volatile cache to flush ("write through").
 
+use super::model::{DeviceModel, Naming, LATENCY, QUEUE_DEPTH};
 use super::{xfer, BusyClock, DevRequest, Device, Op};
-use crate::config::UsbParams;
+use crate::config::{CfqTunables, DeadlineTunables, Knob, KnobKind, QueueConfig, SchedulerKind};
+use crate::engine::RngStream;
+use crate::knob;
+use crate::units::MIB;
 use crate::Ns;
+use serde::Serialize;
 use std::collections::VecDeque;
+
+/// A 2011-era USB 2.0 flash key behind `usb-storage` (`drivers/usb.rs`): the "UKEY" of Wu's
+/// 2011 tests. Defaults: a cheap 8 GB key of the time, ~9 MB/s sequential writes and ~25 MB/s
+/// reads (flash and the USB 2.0 bulk pipe), 4 MiB erase blocks of which the controller keeps 2
+/// open (flashbench surveys of 2011 keys: 4 MiB allocation units, 1–5 open), ~1 ms per command
+/// (bulk-only transport: command block, data, status), one command at a time.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct UsbParams {
+    /// Sequential read rate, bytes/s.
+    pub read_bandwidth: u64,
+    /// Rate the key programs flash, bytes/s: the sequential write rate, and the speed of the
+    /// copies that erase-block garbage collection makes.
+    pub write_bandwidth: u64,
+    /// Fixed cost of each command on top of its transfer, ns.
+    pub command_overhead: Ns,
+    /// Erase block (allocation unit), bytes.
+    pub erase_block: u64,
+    /// Erase blocks the controller keeps open for appending at once.
+    pub open_blocks: u32,
+    /// Commands the device takes at once (`usb-storage`: `can_queue` = 1).
+    pub queue_depth: u32,
+}
+
+impl Default for UsbParams {
+    fn default() -> Self {
+        UsbParams {
+            read_bandwidth: 25_000_000,
+            write_bandwidth: 9_000_000,
+            command_overhead: 1_000_000,
+            erase_block: 4 * MIB,
+            open_blocks: 2,
+            queue_depth: 1,
+        }
+    }
+}
+
+/// `max_hw_sectors_kb` of a USB 2.0 mass-storage device: the `usb-storage` host template's
+/// `max_sectors` = 240 ("limit the total size of a transfer to 120 KB",
+/// `drivers/usb/storage/scsiglue.c`; USB 3 devices get 2048 sectors).
+pub const USB_MAX_SECTORS_KB: u32 = 120;
+
+/// The queue of a USB 2.0 flash key as `usb-storage` and `sd` set it up (6.18):
+/// - `can_queue` = 1: one tag, so mq-deadline (the default elevator of a single-queue SCSI
+///   disk) with `nr_requests` = 2 × min(1, 128) = 2;
+/// - `max_sectors_kb` 120 ([`USB_MAX_SECTORS_KB`]);
+/// - rotational: `usb-storage` skips the VPD pages, so `sd` never learns the medium does not
+///   rotate and the flag keeps its default, 1 (what USB keys report); hence wbt's 75 ms and
+///   read-ahead 2 × `max_sectors_kb` = 240 KiB (`blk_apply_bdi_limits` without io_opt);
+/// - "write through": `usb-storage` skips the caching mode page and `sd` assumes no cache.
+pub(crate) fn usb_queue(p: &UsbParams) -> QueueConfig {
+    let max_sectors_kb = USB_MAX_SECTORS_KB;
+    QueueConfig {
+        scheduler: SchedulerKind::MQ_DEADLINE,
+        nr_requests: 2 * p.queue_depth.clamp(1, 128),
+        max_sectors_kb,
+        wbt_lat_usec: 75_000,
+        read_ahead_kb: (2 * max_sectors_kb).max(128),
+        nomerges: 0,
+        rotational: true,
+        write_cache: false,
+        iosched: DeadlineTunables::default(),
+        cfq: CfqTunables::default(),
+        tunables: Default::default(),
+    }
+}
+
+impl DeviceModel for UsbParams {
+    const KIND: &'static str = "usb";
+    const SUMMARY: &'static str = "a 2011 USB 2.0 flash key: slow writes, erase-block garbage collection, one command at a time";
+    const NAMING: Naming = Naming::Sd;
+    const MEMBER: bool = true;
+
+    fn knobs() -> &'static [Knob<Self>] {
+        &USB_KNOBS
+    }
+
+    /// An 8 GB key.
+    fn default_size(&self) -> u64 {
+        8_000_000_000
+    }
+
+    fn default_queue(&self) -> QueueConfig {
+        usb_queue(self)
+    }
+
+    fn queue_depth(&self) -> u32 {
+        self.queue_depth
+    }
+
+    fn has_write_cache(&self) -> bool {
+        false
+    }
+
+    fn max_hw_sectors_kb(&self) -> Option<u32> {
+        Some(USB_MAX_SECTORS_KB)
+    }
+
+    fn build(&self, _size: u64, _rng: RngStream) -> Box<dyn Device> {
+        Box::new(Usb::new(self.clone()))
+    }
+}
+
+static USB_KNOBS: [Knob<UsbParams>; 6] = [
+    knob!(UsbParams, "read_bandwidth", KnobKind::Rate, "sequential reads (default 25MB/s)", read_bandwidth: u64),
+    knob!(UsbParams, "write_bandwidth", KnobKind::Rate, "rate the key programs flash (default 9MB/s)", write_bandwidth: u64),
+    knob!(UsbParams, "command_overhead", LATENCY, "bulk-only transport cost per command (default 1ms)", command_overhead: u64),
+    knob!(UsbParams, "erase_block", KnobKind::Size { min: 4096, max: 1 << 30, pages: true }, "the flash erase block (allocation unit): whole pages, 4 KiB to 1 GiB (default 4MiB)", erase_block: u64),
+    knob!(UsbParams, "open_blocks", KnobKind::Count { min: 1, max: 64 }, "erase blocks the controller keeps open: cheap keys 1-5 (default 2)", open_blocks: u32),
+    knob!(UsbParams, "queue_depth", QUEUE_DEPTH, "commands at once: usb-storage's can_queue is 1, UAS queues more (default 1)", queue_depth: u32),
+];
 
 pub struct Usb {
     p: UsbParams,

@@ -349,9 +349,9 @@ pub fn default_bdflush(v: Version, ac: bool) -> crate::config::Bdflush {
 /// default.
 pub fn default_elevator(kernel: &str) -> Option<SchedulerKind> {
     match parse_version(kernel) {
-        Ok(Version(2, 5, _)) => Some(SchedulerKind::Deadline2002),
-        Ok(Version(2, 6, 18..=21)) => Some(SchedulerKind::Cfq2620),
-        Ok(Version(2, 6, 22..=31)) => Some(SchedulerKind::Cfq2622),
+        Ok(Version(2, 5, _)) => Some(SchedulerKind::DEADLINE_2002),
+        Ok(Version(2, 6, 18..=21)) => Some(SchedulerKind::CFQ_2620),
+        Ok(Version(2, 6, 22..=31)) => Some(SchedulerKind::CFQ_2622),
         _ => None,
     }
 }
@@ -421,9 +421,8 @@ pub fn set_kernel(sc: &mut Scenario, kernel: &str) -> Result<(), VersionError> {
     }
     if let Some(k) = default_elevator(kernel) {
         for dev in &mut sc.devices {
-            if dev.queue.scheduler != SchedulerKind::None {
-                dev.queue.scheduler = k;
-                dev.queue.iosched = crate::config::DeadlineTunables::for_scheduler(k);
+            if dev.queue.scheduler != SchedulerKind::NONE {
+                dev.queue.select_elevator(k);
             }
         }
     }
@@ -493,11 +492,11 @@ mod tests {
         );
         assert_eq!(default_dirty_ratios(Version(2, 5, 38)), (10, 40));
         assert_eq!(default_dirty_ratios(Version(2, 5, 20)), (40, 50));
-        assert_eq!(default_elevator("2.5.38"), Some(SchedulerKind::Deadline2002));
+        assert_eq!(default_elevator("2.5.38"), Some(SchedulerKind::DEADLINE_2002));
         assert_eq!(default_elevator("2.6.17"), None);
-        assert_eq!(default_elevator("2.6.20"), Some(SchedulerKind::Cfq2620));
-        assert_eq!(default_elevator("2.6.23"), Some(SchedulerKind::Cfq2622));
-        assert_eq!(default_elevator("2.6.31"), Some(SchedulerKind::Cfq2622));
+        assert_eq!(default_elevator("2.6.20"), Some(SchedulerKind::CFQ_2620));
+        assert_eq!(default_elevator("2.6.23"), Some(SchedulerKind::CFQ_2622));
+        assert_eq!(default_elevator("2.6.31"), Some(SchedulerKind::CFQ_2622));
         assert_eq!(default_elevator("2.6.32"), None);
         assert_eq!(default_elevator("6.x"), None);
         let model = crate::config::DeviceModelConfig::Hdd(crate::config::HddParams::ide_2002());
@@ -506,7 +505,7 @@ mod tests {
         let q = &sc.devices[0].queue;
         assert_eq!(
             (q.scheduler, q.nr_requests, q.iosched.fifo_batch, q.iosched.seek_cost),
-            (SchedulerKind::Deadline2002, 128, 64, 16)
+            (SchedulerKind::DEADLINE_2002, 128, 64, 16)
         );
         assert_eq!((sc.sysctl.dirty_background_ratio, sc.sysctl.dirty_ratio), (10, 40));
     }

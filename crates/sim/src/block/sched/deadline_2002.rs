@@ -54,12 +54,36 @@
 //! # Cost
 //!
 //! Insert, merge and each batch step are O(log n); the FIFO drops stale entries lazily.
+use super::mq_deadline::{FIFO_BATCH, INT_MAX, READ_EXPIRE, WRITES_STARVED};
 use super::sorted::{dir_of, SortedQueue, NSEC_PER_MSEC, READ, WRITE};
+use super::{no_check, ElevatorInfo};
 use super::{Elevator, ElvRq, Merge};
 use crate::config::DeadlineTunables;
+use crate::config::{Knob, KnobKind, QueueConfig, SchedulerKind};
 use crate::drivers::Op;
+use crate::knob;
 use crate::Ns;
 use std::collections::VecDeque;
+/// `seek_cost`: the 2002 scheduler's batch cost of a seek.
+pub const SEEK_COST: Knob<QueueConfig> = knob!(
+    QueueConfig,
+    "queue/iosched/seek_cost",
+    KnobKind::Count { min: 1, max: INT_MAX },
+    "the batch cost of a seek; a contiguous request costs 1 (default 16)",
+    iosched.seek_cost: u32
+);
+
+/// `deadline-2002` in the list of elevators.
+pub static INFO: ElevatorInfo = ElevatorInfo {
+    kind: SchedulerKind::DEADLINE_2002,
+    aliases: &[],
+    summary: "the first deadline scheduler: a read FIFO and sorted batches costed by seek_cost; writes never expire",
+    kernels: "2.5.38 with the deadline patch, 2.5.39-2.5.56 (the 2.5 generation's default)",
+    tunables: &[READ_EXPIRE, FIFO_BATCH, WRITES_STARVED, SEEK_COST],
+    defaults: |q| q.iosched = DeadlineTunables::deadline_2002(),
+    check: no_check,
+    build: |q| Box::new(Deadline2002::new(&q.iosched)),
+};
 
 pub struct Deadline2002 {
     /// The sort lists and the read FIFO (writes are never put on a FIFO).

@@ -24,11 +24,25 @@
 //!
 //! Simplifications: as mq-deadline's (no request-to-request merges, exact-ns deadlines, the
 //! merge hash per direction).
+use super::mq_deadline::{FIFO_BATCH, FRONT_MERGES, READ_EXPIRE, WRITES_STARVED, WRITE_EXPIRE};
 use super::sorted::{dir_of, SortedQueue, NSEC_PER_MSEC, READ, WRITE};
+use super::{no_check, ElevatorInfo};
 use super::{Elevator, ElvRq, Merge};
 use crate::config::DeadlineTunables;
+use crate::config::SchedulerKind;
 use crate::drivers::Op;
 use crate::Ns;
+/// `deadline-2.6` in the list of elevators.
+pub static INFO: ElevatorInfo = ElevatorInfo {
+    kind: SchedulerKind::DEADLINE_26,
+    aliases: &[],
+    summary: "the 2.6 deadline scheduler (rbtree rewrite): mq-deadline's rules without async_depth",
+    kernels: "2.5.57-2.6.x (2.6.0-2.6.17 defaulted to the anticipatory scheduler, not modelled)",
+    tunables: &[READ_EXPIRE, WRITE_EXPIRE, FIFO_BATCH, WRITES_STARVED, FRONT_MERGES],
+    defaults: |q| q.iosched = DeadlineTunables::deadline_26(),
+    check: no_check,
+    build: |q| Box::new(Deadline26::new(&q.iosched, q.front_merges_allowed())),
+};
 
 pub struct Deadline26 {
     q: SortedQueue,

@@ -3,7 +3,7 @@
 //! The elevator keeps its own copy of what it needs to know about a queued request
 //! ([`ElvRq`]); the block layer keeps the request's pages. Ids are block-layer request ids.
 
-use crate::config::{QueueConfig, SchedulerKind};
+use crate::config::{Conflict, Knob, QueueConfig, SchedulerKind};
 use crate::drivers::Op;
 use crate::Ns;
 
@@ -141,23 +141,157 @@ pub trait Elevator {
     fn timer_fired(&mut self, _now: Ns) {}
 }
 
+/// What an elevator declares about itself, so the scenario parser, `wblab kernels`, the
+/// reference tables and the queue all work from one list ([`ELEVATORS`]).
+pub struct ElevatorInfo {
+    pub kind: SchedulerKind,
+    /// Other names `queue/scheduler` accepts for it (`deadline` for mq-deadline).
+    pub aliases: &'static [&'static str],
+    /// One line: what it is.
+    pub summary: &'static str,
+    /// The kernels that shipped it, as the reference says it.
+    pub kernels: &'static str,
+    /// Its `queue/iosched/` tunables.
+    pub tunables: &'static [Knob<QueueConfig>],
+    /// Set its tunables to its defaults (when it is selected).
+    pub defaults: fn(&mut QueueConfig),
+    /// Checks across its tunables and the queue's knobs.
+    pub check: fn(&QueueConfig) -> Result<(), Conflict>,
+    pub build: fn(&QueueConfig) -> Box<dyn Elevator>,
+}
+
+/// An elevator without cross-knob checks.
+pub fn no_check(_: &QueueConfig) -> Result<(), Conflict> {
+    Ok(())
+}
+
+/// Declare the list of elevators; `test:` entries are registered in test builds only.
+macro_rules! elevators {
+    ($($e:expr),+ $(; test: $($t:expr),+)?) => {
+        /// Every modelled elevator, in the order tools list them.
+        #[cfg(not(any(test, feature = "test-extensions")))]
+        pub static ELEVATORS: &[&ElevatorInfo] = &[$($e),+];
+        /// Every modelled elevator, in the order tools list them, and the test-only ones.
+        #[cfg(any(test, feature = "test-extensions"))]
+        pub static ELEVATORS: &[&ElevatorInfo] = &[$($e),+ $(, $($t),+)?];
+    };
+}
+
+elevators!(
+    &none::INFO,
+    &mq_deadline::INFO,
+    &deadline_26::INFO,
+    &deadline_2002::INFO,
+    &cfq::INFO_2620,
+    &cfq::INFO_2622;
+    test: &test_noop::INFO
+);
+
+#[cfg(any(test, feature = "test-extensions"))]
+pub mod test_noop;
+
+/// The elevator `kind`.
+pub fn elevator(kind: SchedulerKind) -> Option<&'static ElevatorInfo> {
+    ELEVATORS.iter().copied().find(|e| e.kind == kind)
+}
+
+/// The elevator `queue/scheduler` names `name` (its name or an alias).
+pub fn elevator_named(name: &str) -> Option<&'static ElevatorInfo> {
+    ELEVATORS
+        .iter()
+        .copied()
+        .find(|e| e.kind.name() == name || e.aliases.contains(&name))
+}
+
 /// Build the scheduler a queue is configured with.
 pub fn build(q: &QueueConfig) -> Box<dyn Elevator> {
-    match q.scheduler {
-        SchedulerKind::None => Box::new(none::NoneSched::new()),
-        SchedulerKind::Deadline2002 => Box::new(deadline_2002::Deadline2002::new(&q.iosched)),
-        SchedulerKind::Deadline26 => Box::new(deadline_26::Deadline26::new(&q.iosched, q.front_merges_allowed())),
-        SchedulerKind::Cfq2620 => Box::new(cfq::Cfq::new(cfq::CfqVersion::V2620, q.cfq)),
-        SchedulerKind::Cfq2622 => Box::new(cfq::Cfq::new(cfq::CfqVersion::V2622, q.cfq)),
-        SchedulerKind::MqDeadline => {
-            Box::new(mq_deadline::MqDeadline::new(&q.iosched, q.nr_requests, q.front_merges_allowed()).with_nomerges(q.nomerges))
-        }
-    }
+    let info = elevator(q.scheduler).expect("the scenario names a listed elevator");
+    (info.build)(q)
 }
 
 impl QueueConfig {
+    /// Switch to elevator `kind` as writing `queue/scheduler` does: its tunables start at
+    /// their defaults. (The caller sets `nr_requests`, which the switch also resets.)
+    pub fn select_elevator(&mut self, kind: SchedulerKind) {
+        self.scheduler = kind;
+        self.tunables.clear();
+        if let Some(info) = elevator(kind) {
+            (info.defaults)(self);
+        }
+    }
+
     /// `nomerges` = 0 allows front merges if the scheduler tunable does.
     pub fn front_merges_allowed(&self) -> bool {
         self.nomerges == 0 && self.iosched.front_merges
+    }
+}
+
+#[cfg(test)]
+mod registry_tests {
+    use super::*;
+    use crate::config::{blk_mq_queue, KnobKind, KnobValue};
+
+    #[test]
+    fn every_elevator_is_listed_once_under_unique_names() {
+        let mut names: Vec<&str> = ELEVATORS
+            .iter()
+            .flat_map(|e| std::iter::once(e.kind.name()).chain(e.aliases.iter().copied()))
+            .collect();
+        let n = names.len();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), n, "a name or alias is used twice");
+        for e in ELEVATORS {
+            assert_eq!(elevator_named(e.kind.name()).map(|x| x.kind), Some(e.kind));
+            assert!(!e.summary.is_empty() && !e.kernels.is_empty(), "{}", e.kind.name());
+        }
+    }
+
+    #[test]
+    fn every_elevator_builds_and_its_tunables_set_what_they_read() {
+        for e in ELEVATORS {
+            let mut q = blk_mq_queue(true, true, 32);
+            q.select_elevator(e.kind);
+            assert_eq!((e.check)(&q), Ok(()), "{}: defaults fail its own check", e.kind.name());
+            let el = (e.build)(&q);
+            assert_eq!(el.queued(), 0);
+            for t in e.tunables {
+                let was = (t.get)(&q);
+                let v = match t.kind {
+                    KnobKind::Bool => KnobValue::Bool(!was.bool()),
+                    KnobKind::Count { min, .. } => KnobValue::Uint(min.max(was.uint()) + 1),
+                    KnobKind::Millis { scale, .. } => KnobValue::Uint(was.uint() + scale),
+                    _ => panic!("{}: {} has a kind elevators do not use", e.kind.name(), t.key),
+                };
+                (t.set)(&mut q, v);
+                assert_eq!((t.get)(&q), v, "{}: {}", e.kind.name(), t.key);
+                assert!(t.key.starts_with("queue/iosched/"), "{}", t.key);
+            }
+        }
+    }
+
+    #[test]
+    fn the_test_elevator_runs_a_machine() {
+        // The worked example of docs/extending.md: registered by its file and one line.
+        use crate::config::{DeviceModelConfig, HddParams, JobConfig, Scenario};
+        let mut sc = Scenario::one_device("noop", DeviceModelConfig::Hdd(HddParams::default()), 1 << 30, 2, 2_000_000_000);
+        sc.devices[0].queue.select_elevator(SchedulerKind("noop-test"));
+        sc.add_task(
+            "dd",
+            2,
+            0,
+            JobConfig::Dd {
+                bs: 1 << 20,
+                size: None,
+                fsync: false,
+                direct: false,
+            },
+        );
+        let r = crate::run(&sc, &mut crate::machine::NoProgress).expect("laws hold");
+        assert!(r.devices[0].bytes_written > 0);
+        assert_eq!(
+            serde_json::to_value(&sc.devices[0].queue).unwrap()["tunables"]["noop_test_depth"],
+            0
+        );
     }
 }

@@ -75,9 +75,83 @@
 //! allocated except B-tree nodes.
 use super::sorted::{dir_of, SortedQueue, NSEC_PER_MSEC, READ, WRITE};
 use super::{Elevator, ElvRq, Merge};
+use super::{ElevatorInfo, SchedulerKind};
 use crate::config::DeadlineTunables;
+use crate::config::{Conflict, Knob, KnobKind, QueueConfig};
 use crate::drivers::Op;
+use crate::knob;
 use crate::Ns;
+/// `INT_MAX`: the bound of the deadline schedulers' `int` tunables.
+pub const INT_MAX: u64 = i32::MAX as u64;
+
+/// The deadline schedulers' tunables, shared by the variants that have them.
+pub const READ_EXPIRE: Knob<QueueConfig> = knob!(
+    QueueConfig,
+    "queue/iosched/read_expire",
+    KnobKind::Millis { max: INT_MAX, scale: 1 },
+    "ms a read waits before its FIFO forces a batch (default 500)",
+    iosched.read_expire_ms: u64
+);
+pub const WRITE_EXPIRE: Knob<QueueConfig> = knob!(
+    QueueConfig,
+    "queue/iosched/write_expire",
+    KnobKind::Millis { max: INT_MAX, scale: 1 },
+    "ms a write waits before its FIFO forces a batch (default 5000)",
+    iosched.write_expire_ms: u64
+);
+pub const FIFO_BATCH: Knob<QueueConfig> = knob!(
+    QueueConfig,
+    "queue/iosched/fifo_batch",
+    KnobKind::Count { min: 1, max: INT_MAX },
+    "requests dispatched in one sorted batch before the FIFOs are checked again (default 16)",
+    iosched.fifo_batch: u32
+);
+pub const WRITES_STARVED: Knob<QueueConfig> = knob!(
+    QueueConfig,
+    "queue/iosched/writes_starved",
+    KnobKind::Count { min: 0, max: INT_MAX },
+    "read batches that may pass waiting writes (default 2)",
+    iosched.writes_starved: u32
+);
+pub const FRONT_MERGES: Knob<QueueConfig> = knob!(
+    QueueConfig,
+    "queue/iosched/front_merges",
+    KnobKind::Bool,
+    "try merging a bio in front of a queued request (default 1)",
+    iosched.front_merges: bool
+);
+pub const ASYNC_DEPTH: Knob<QueueConfig> = knob!(
+    QueueConfig,
+    "queue/iosched/async_depth",
+    KnobKind::Count { min: 0, max: INT_MAX },
+    "tags writes and async reads may hold; 0 means nr_requests (the 6.18 default), larger values are capped by it",
+    iosched.async_depth: u32
+);
+
+/// `mq-deadline` in the list of elevators.
+pub static INFO: ElevatorInfo = ElevatorInfo {
+    kind: SchedulerKind::MQ_DEADLINE,
+    aliases: &["deadline"],
+    summary: "sorted batches with read and write FIFO deadlines; reads preferred, writes_starved bounds it",
+    kernels: "blk-mq (4.11+); the default of rotational single-queue disks",
+    tunables: &[READ_EXPIRE, WRITE_EXPIRE, FIFO_BATCH, WRITES_STARVED, FRONT_MERGES, ASYNC_DEPTH],
+    defaults: |q| q.iosched = DeadlineTunables::default(),
+    check: async_depth_fits,
+    build: |q| Box::new(MqDeadline::new(&q.iosched, q.nr_requests, q.front_merges_allowed()).with_nomerges(q.nomerges)),
+};
+
+/// `async_depth` cannot exceed `nr_requests` (`dd_async_depth_store` clamps; the model
+/// refuses, so the scenario says what runs).
+fn async_depth_fits(q: &QueueConfig) -> Result<(), Conflict> {
+    if q.iosched.async_depth > q.nr_requests {
+        return Err(Conflict {
+            keys: &["queue/iosched/async_depth", "queue/nr_requests"],
+            message: format!("async_depth {} is more than nr_requests {}", q.iosched.async_depth, q.nr_requests),
+            hint: format!("0 means nr_requests ({}); larger values are capped by it", q.nr_requests),
+        });
+    }
+    Ok(())
+}
 
 pub struct MqDeadline {
     /// Per direction `sort_list` and `fifo_list`, plus the back-merge index.

@@ -21,10 +21,23 @@
 //!   `nr_requests` equals the device depth, so few requests ever wait here and most merging
 //!   is plug merging, which the queue glue does when it builds requests.
 //! * Segment limits are not checked, only `max_sectors`.
+use super::{no_check, ElevatorInfo};
 use super::{Elevator, ElvRq, Merge};
+use crate::config::{DeadlineTunables, SchedulerKind};
 use crate::drivers::Op;
 use crate::Ns;
 use std::collections::VecDeque;
+/// `none` in the list of elevators.
+pub static INFO: ElevatorInfo = ElevatorInfo {
+    kind: SchedulerKind::NONE,
+    aliases: &[],
+    summary: "no scheduler: requests go to the device in arrival order, merged against the last 8 queued",
+    kernels: "blk-mq (3.13+); the default of non-rotational devices, md and loop",
+    tunables: &[],
+    defaults: |q| q.iosched = DeadlineTunables::default(),
+    check: no_check,
+    build: |_| Box::new(NoneSched::new()),
+};
 
 /// `blk_bio_list_merge` looks at this many requests from the tail of the software queue.
 const MERGE_SCAN: usize = 8;
