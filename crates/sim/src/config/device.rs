@@ -71,3 +71,18 @@ impl Default for BdiConfig {
 /// Minor number of the first NFS mount's anonymous device (`get_anon_bdev`): a typical value
 /// on a booted system, where the kernel's own pseudo file systems took the first ones.
 pub const NFS_FIRST_MINOR: u32 = 40;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `mm/backing-dev.c`: a new bdi has `min_ratio` 0 and `max_ratio` 100 %, no strictlimit
+    /// (only FUSE and some network file systems set it); blk-throttle starts without rules.
+    #[test]
+    fn defaults_are_the_kernels() {
+        let b = BdiConfig::default();
+        assert_eq!((b.min_ratio_ppm, b.max_ratio_ppm, b.strict_limit), (0, 1_000_000, false));
+        assert_eq!((b.min_bytes, b.max_bytes), (None, None));
+        assert!(!BlkThrottleConfig::default().is_limited());
+    }
+}

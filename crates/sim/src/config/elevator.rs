@@ -114,3 +114,34 @@ impl Default for DeadlineTunables {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `block/mq-deadline.c`: `read_expire = HZ / 2`, `write_expire = 5 * HZ`,
+    /// `writes_starved = 2`, `fifo_batch = 16`, front merges on; `async_depth` 0 shows
+    /// `nr_requests` (6.18).
+    #[test]
+    fn mq_deadline_defaults_are_the_kernels() {
+        let d = DeadlineTunables::default();
+        assert_eq!((d.read_expire_ms, d.write_expire_ms), (500, 5000));
+        assert_eq!((d.writes_starved, d.fifo_batch, d.front_merges, d.async_depth), (2, 16, true, 0));
+        // 2002's deadline-iosched.c: fifo_batch 64 ("4 seeks, or 64 contig"), seek_cost 16.
+        let o = DeadlineTunables::deadline_2002();
+        assert_eq!((o.fifo_batch, o.seek_cost, o.read_expire_ms, o.writes_starved), (64, 16, 500, 2));
+    }
+
+    /// `block/cfq-iosched.c` of 2.6.20: `cfq_quantum = 4`, `cfq_fifo_expire = {HZ/4, HZ/8}`
+    /// (async, sync), `cfq_back_max = 16 * 1024`, `cfq_back_penalty = 2`, `cfq_slice_sync =
+    /// HZ/10`, `cfq_slice_async = HZ/25`, `cfq_slice_async_rq = 2`, `cfq_slice_idle = HZ/125`.
+    #[test]
+    fn cfq_defaults_are_the_kernels() {
+        const MS: Ns = 1_000_000;
+        let c = CfqTunables::default();
+        assert_eq!(c.quantum, 4);
+        assert_eq!((c.fifo_expire_async, c.fifo_expire_sync), (250 * MS, 125 * MS));
+        assert_eq!((c.back_seek_max_kb, c.back_seek_penalty), (16 * 1024, 2));
+        assert_eq!((c.slice_sync, c.slice_async, c.slice_async_rq, c.slice_idle), (100 * MS, 40 * MS, 2, 8 * MS));
+    }
+}

@@ -98,3 +98,26 @@ pub fn blk_mq_queue(rotational: bool, write_cache: bool, depth: u32) -> QueueCon
         tunables: Tunables::default(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// blk-mq at probe time (6.18): mq-deadline on rotational single-queue disks with
+    /// `nr_requests` = 2 × min(depth, BLKDEV_DEFAULT_RQ = 128), the tag-set depth without an
+    /// elevator; `wbt_default_latency_nsec` 75 ms rotational, 2 ms otherwise; read-ahead
+    /// 2 × `max_sectors_kb` for rotational devices without `io_opt`, else
+    /// `VM_READAHEAD_PAGES` (128 KiB).
+    #[test]
+    fn blk_mq_defaults_are_the_kernels() {
+        let hdd = blk_mq_queue(true, true, 32);
+        assert_eq!(hdd.scheduler, SchedulerKind::MQ_DEADLINE);
+        assert_eq!((hdd.nr_requests, hdd.wbt_lat_usec, hdd.read_ahead_kb), (64, 75_000, 8192));
+        let deep = blk_mq_queue(true, true, 1024);
+        assert_eq!(deep.nr_requests, 256);
+        let ssd = blk_mq_queue(false, true, 64);
+        assert_eq!(ssd.scheduler, SchedulerKind::NONE);
+        assert_eq!((ssd.nr_requests, ssd.wbt_lat_usec, ssd.read_ahead_kb), (64, 2_000, 128));
+        assert!(ssd.tunables.is_empty());
+    }
+}

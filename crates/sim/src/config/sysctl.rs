@@ -117,3 +117,30 @@ impl Default for VmSysctl {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `mm/page-writeback.c` (6.18): `vm_dirty_ratio = 20`, `dirty_background_ratio = 10`,
+    /// `dirty_expire_interval = 30 * 100`, `dirty_writeback_interval = 5 * 100`, bytes unset;
+    /// `mm/page_alloc.c`: `watermark_scale_factor = 10`.
+    #[test]
+    fn defaults_are_the_kernels() {
+        let s = VmSysctl::default();
+        assert_eq!((s.dirty_ratio, s.dirty_background_ratio), (20, 10));
+        assert_eq!((s.dirty_bytes, s.dirty_background_bytes), (0, 0));
+        assert_eq!((s.dirty_expire_centisecs, s.dirty_writeback_centisecs), (3000, 500));
+        assert_eq!(s.watermark_scale_factor, 10);
+        assert_eq!(s.min_free_kbytes, 0, "computed at boot, as init_per_zone_wmark_min does");
+    }
+
+    /// 2.4.13–2.4.17 `fs/buffer.c` `bdf_prm`: {40, 0, 0, 0, 5*HZ, 30*HZ, 60, 0, 0} at HZ = 100;
+    /// 2.4.0–2.4.12: {30, 64, 64, 256, 5*HZ, 30*HZ, 60, 0, 0}.
+    #[test]
+    fn bdflush_defaults_are_2_4s() {
+        assert_eq!(Bdflush::default().to_array(), [40, 0, 0, 0, 500, 3000, 60, 0, 0]);
+        assert_eq!(Bdflush::V247.to_array(), [30, 64, 64, 256, 500, 3000, 60, 0, 0]);
+        assert_eq!(Bdflush::from_array(Bdflush::V247.to_array()), Bdflush::V247);
+    }
+}
