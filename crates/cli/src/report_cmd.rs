@@ -4,10 +4,10 @@
 use clap::Args;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use wblab_report::report::write_report;
-use wblab_report::rundir::RunDir;
+use wblab_report::html::report::write_report;
+use wblab_report::load::rundir::RunDir;
+use wblab_report::terminal::vmstat::{vmstat as vmstat_text, Unit};
 use wblab_report::terminal::{dir_summary, latency_text, pick_latency};
-use wblab_report::vmstat::{vmstat as vmstat_text, Unit};
 
 #[derive(Args)]
 pub struct ReportArgs {

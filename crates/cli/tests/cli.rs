@@ -6,26 +6,9 @@ use common::{repo_root, scratch, wblab};
 use std::fs;
 
 /// A short version of the default experiment, written as a user would.
-const SHORT: &str = r#"
-name = "short"
-duration = "8s"
-seed = 7
-[machine]
-memory = "1GiB"
-cpus = 2
-[[device]]
-name = "sda"
-model = "hdd"
-[[task]]
-name = "dd"
-job = "dd"
-count = 2
-[[task]]
-name = "reader"
-job = "cat"
-file_size = "256MiB"
-start = "2s"
-"#;
+fn short() -> String {
+    wblab_testkit::fixtures::writers_and_a_reader("short", 7)
+}
 
 #[test]
 fn every_bad_scenario_exits_2_with_file_line_and_hint() {
@@ -73,7 +56,7 @@ fn unknown_device_model_gets_a_hint() {
 fn same_scenario_and_seed_give_byte_identical_results() {
     let dir = scratch("determinism");
     let sc = dir.join("short.toml");
-    fs::write(&sc, SHORT).unwrap();
+    fs::write(&sc, short()).unwrap();
     let a = dir.join("a");
     let b = dir.join("b");
     for out in [&a, &b] {
@@ -112,7 +95,7 @@ fn same_scenario_and_seed_give_byte_identical_results() {
 fn run_prints_a_table_and_json_has_every_task() {
     let dir = scratch("table");
     let sc = dir.join("short.toml");
-    fs::write(&sc, SHORT).unwrap();
+    fs::write(&sc, short()).unwrap();
     let o = wblab(&["run", "--quiet", sc.to_str().unwrap(), "--out", dir.join("r").to_str().unwrap()]);
     assert!(o.status.success());
     let table = String::from_utf8_lossy(&o.stdout);
@@ -143,7 +126,7 @@ fn run_prints_a_table_and_json_has_every_task() {
 fn per_second_utilisation_agrees_with_the_run_total() {
     let dir = scratch("util");
     let sc = dir.join("short.toml");
-    fs::write(&sc, SHORT).unwrap();
+    fs::write(&sc, short()).unwrap();
     let out = dir.join("r");
     let o = wblab(&[
         "run",

@@ -175,7 +175,7 @@ fn measure_writes_a_complete_results_dir_and_restores_every_knob() {
     assert!(sysctl_rec.iter().any(|k| k["wanted"] == "dirty_bytes=67108864"), "{sysctl_rec:?}");
     // The kernel's own trace lines, readable by the trace parser.
     let trace = std::fs::read_to_string(out.join("trace.txt")).unwrap();
-    let bdp: Vec<_> = wblab_report::trace_parse::parse_lines(&trace)
+    let bdp: Vec<_> = wblab_report::load::trace_parse::parse_lines(&trace)
         .filter(|e| e.event == "balance_dirty_pages")
         .collect();
     assert!(!bdp.is_empty());

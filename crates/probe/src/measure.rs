@@ -22,7 +22,7 @@ use std::collections::HashMap;
 use std::io::{self, BufRead, BufReader, Write};
 use std::path::{Component, Path, PathBuf};
 use std::time::{Duration, Instant};
-use wblab_report::trace_parse;
+use wblab_report::load::trace_parse;
 use wblab_sim::config::{DeviceModelConfig, Scenario};
 use wblab_sim::metrics::{DeviceResult, LatencyHist, RunResult, TaskResult, ThrottleSample, VmstatSample};
 use wblab_sim::Ns;
@@ -936,7 +936,7 @@ fn write_results(
     wblab_report::write_throttle(&mut w, &r)?;
     w.flush()?;
     let mut w = io::BufWriter::new(std::fs::File::create(out.join(wblab_report::HISTOGRAMS_FILE))?);
-    wblab_report::histograms::write_histograms(&mut w, &r)?;
+    wblab_report::results::histograms::write_histograms(&mut w, &r)?;
     w.flush()?;
     Ok((r, lines))
 }

@@ -9,8 +9,8 @@
 //! summary.json and operation latency from summary.json's percentiles), timeseries.csv and
 //! throttle.csv.
 
-use crate::histograms::{parse_histograms, Hist};
-use crate::trace_parse;
+use crate::load::trace_parse;
+use crate::results::histograms::{parse_histograms, Hist};
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};

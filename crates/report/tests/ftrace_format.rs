@@ -2,7 +2,7 @@
 //! records built with the captured values must print the same text, and parse back.
 
 use wblab_report::format_trace_line;
-use wblab_report::trace_parse::parse_line;
+use wblab_report::load::trace_parse::parse_line;
 use wblab_sim::metrics::trace::{DevT, Rwbs, TraceEvent, TraceRecord, WbReason};
 
 fn comms() -> Vec<(String, u32)> {

@@ -7,41 +7,17 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 use wblab_report::figures::Figure;
+use wblab_report::html::report::{report_figures, run_labels, write_report, REPORT_FILE};
+use wblab_report::load::rundir::RunDir;
 use wblab_report::plot::{Chart, Series};
-use wblab_report::report::{report_figures, run_labels, write_report, REPORT_FILE};
-use wblab_report::rundir::RunDir;
 use wblab_report::terminal::{dir_summary, latency_text, pick_latency};
 use wblab_report::{terminal_summary, write_results_dir};
 use wblab_sim::metrics::RunResult;
 
-const SCENARIO: &str = r#"
-name = "figs"
-duration = "8s"
-seed = 3
-[machine]
-memory = "1GiB"
-cpus = 2
-[[device]]
-name = "sda"
-model = "hdd"
-[[task]]
-name = "dd"
-job = "dd"
-count = 2
-[[task]]
-name = "reader"
-job = "cat"
-file_size = "256MiB"
-start = "2s"
-[[task]]
-name = "probe"
-job = "randread"
-file_size = "64MiB"
-think = "20ms"
-start = "1s"
-[trace]
-block = true
-"#;
+/// Two writers, a reader and a latency probe (from 1 s), with the block trace.
+fn scenario() -> String {
+    wblab_testkit::fixtures::with_probe("figs", 3) + "start = \"1s\"\n[trace]\nblock = true\n"
+}
 
 const WALL: f64 = 1.25;
 
@@ -54,15 +30,14 @@ struct Runs {
 fn runs() -> &'static Runs {
     static R: OnceLock<Runs> = OnceLock::new();
     R.get_or_init(|| {
-        let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("report-figures");
-        let _ = std::fs::remove_dir_all(&base);
-        let small = SCENARIO.replace("name = \"figs\"", "name = \"figs-small\"").replace(
+        let base = wblab_testkit::cli::scratch(env!("CARGO_TARGET_TMPDIR"), "report-figures");
+        let small = scenario().replace("name = \"figs\"", "name = \"figs-small\"").replace(
             "[machine]",
             "[sysctl]\n\"vm.dirty_bytes\" = \"64MiB\"\n\"vm.dirty_background_bytes\" = \"32MiB\"\n[machine]",
         );
         let mut results = Vec::new();
         let mut dirs = Vec::new();
-        for (i, text) in [SCENARIO.to_string(), small].iter().enumerate() {
+        for (i, text) in [scenario(), small].iter().enumerate() {
             let sc = wblab_scenario::parse(text, "figs.toml").expect("test scenario parses");
             let r = wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress).unwrap_or_else(|v| panic!("{v}"));
             let dir = base.join(format!("run{i}"));
@@ -450,7 +425,7 @@ fn terminal_views_of_a_directory() {
     );
     assert!(pick_latency(&run, Some("nope"), None).unwrap_err().contains("reader#0"));
     // vmstat: a header pair and one line per second.
-    let v = wblab_report::vmstat::vmstat(run.timeseries.as_ref().unwrap(), wblab_report::vmstat::Unit::K1024);
+    let v = wblab_report::terminal::vmstat::vmstat(run.timeseries.as_ref().unwrap(), wblab_report::terminal::vmstat::Unit::K1024);
     let lines: Vec<&str> = v.lines().collect();
     assert_eq!(lines.len(), 2 + r.vmstat.len());
     let last: Vec<u64> = lines.last().unwrap().split_whitespace().map(|x| x.parse().unwrap()).collect();

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
-use wblab_report::trace_parse::parse_line;
+use wblab_report::load::trace_parse::parse_line;
 use wblab_report::{summary_json, terminal_summary, write_results_dir};
 use wblab_sim::config::{DeviceModelConfig, HddParams, JobConfig, Scenario};
 use wblab_sim::metrics::trace::{TraceEvent, TraceRecord};
@@ -187,7 +187,7 @@ fn results_directory_is_complete() {
     );
     let body: Vec<&str> = tr.lines().filter(|l| !l.starts_with('#')).collect();
     assert_eq!(body.len(), r.trace.len());
-    assert_eq!(wblab_report::trace_parse::parse_lines(&tr).count(), r.trace.len());
+    assert_eq!(wblab_report::load::trace_parse::parse_lines(&tr).count(), r.trace.len());
     assert!(!body.is_empty(), "the run produced no trace records");
     let mut kinds = std::collections::BTreeSet::new();
     for (l, rec) in body.iter().zip(&r.trace) {
@@ -203,7 +203,7 @@ fn results_directory_is_complete() {
 }
 
 /// The parsed fields of a line carry the record's values.
-fn check_fields(e: &wblab_report::trace_parse::ParsedEvent, rec: &TraceRecord, r: &RunResult) {
+fn check_fields(e: &wblab_report::load::trace_parse::ParsedEvent, rec: &TraceRecord, r: &RunResult) {
     let u = |k: &str| e.get_u64(k).unwrap_or_else(|| panic!("{} lacks {k}", e.event));
     let i = |k: &str| e.get_i64(k).unwrap_or_else(|| panic!("{} lacks {k}", e.event));
     match &rec.ev {

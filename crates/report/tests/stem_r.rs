@@ -3,8 +3,8 @@
 //! point line, leaves cut at width − 12, `+N` past width), not by running this code. The
 //! first case is also the output R prints for it in a published notebook.
 
-use wblab_report::log2hist::print_log2_slots;
-use wblab_report::stem::{stem, DEFAULT_ATOM, DEFAULT_WIDTH};
+use wblab_report::terminal::log2hist::print_log2_slots;
+use wblab_report::terminal::stem::{stem, DEFAULT_ATOM, DEFAULT_WIDTH};
 
 fn r_stem(x: &[f64]) -> String {
     stem(x, 1.0, DEFAULT_WIDTH, DEFAULT_ATOM)

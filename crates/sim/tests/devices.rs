@@ -7,46 +7,13 @@ use wblab_sim::config::{
     TaskConfig, UsbParams,
 };
 use wblab_sim::drivers::characterize::characterize;
-use wblab_sim::metrics::RunResult;
 use wblab_sim::units::{GIB, MIB, PAGE_SIZE};
-
-const SEC: u64 = 1_000_000_000;
-const MS: u64 = 1_000_000;
-
-fn dd(size: Option<u64>) -> JobConfig {
-    JobConfig::Dd {
-        bs: MIB,
-        size,
-        fsync: false,
-        direct: false,
-    }
-}
+use wblab_testkit::sim::{dd, max_pause, near, run, steady_mb_s as steady, MS, SEC};
 
 fn one(model: DeviceModelConfig, memory: u64, secs: u64, writers: u32) -> Scenario {
     let mut sc = Scenario::one_device("devices", model, memory, 8, secs * SEC);
     sc.add_task("dd", writers, 0, dd(None));
     sc
-}
-
-fn run(sc: &Scenario) -> RunResult {
-    wblab_sim::run(sc, &mut wblab_sim::machine::NoProgress).unwrap_or_else(|v| panic!("{v}"))
-}
-
-fn max_pause(r: &RunResult, name: &str) -> u64 {
-    r.tasks
-        .iter()
-        .filter(|t| t.name == name)
-        .map(|t| t.pauses.summary().max)
-        .max()
-        .unwrap_or(0)
-}
-
-fn steady(r: &RunResult, name: &str) -> f64 {
-    r.tasks.iter().filter(|t| t.name == name).map(|t| t.steady_mb_s()).sum()
-}
-
-fn near(x: f64, want: f64, tol: f64) -> bool {
-    (x / want - 1.0).abs() <= tol
 }
 
 /// The 2011 "UKEY": one dd on a USB 2.0 key, 3 GB of memory.

@@ -4,28 +4,8 @@
 //! a page that land on pages already under writeback.
 
 use wblab_sim::config::{DeviceModelConfig, HddParams, JobConfig, Scenario, SsdParams, TaskConfig};
-use wblab_sim::metrics::RunResult;
 use wblab_sim::units::{GIB, KIB, MIB};
-
-const SEC: u64 = 1_000_000_000;
-
-fn run(sc: &Scenario) -> RunResult {
-    wblab_sim::run(sc, &mut wblab_sim::machine::NoProgress).unwrap_or_else(|v| panic!("{v}"))
-}
-
-fn dd(bs: u64, size: u64, fsync: bool) -> JobConfig {
-    JobConfig::Dd {
-        bs,
-        size: Some(size),
-        fsync,
-        direct: false,
-    }
-}
-
-fn end_state(r: &RunResult) -> (u64, u64) {
-    let s = r.vmstat.last().expect("samples");
-    (s.nr_dirty, s.nr_writeback)
-}
+use wblab_testkit::sim::{dd_with as dd, end_state, run, SEC};
 
 #[test]
 fn sub_page_writes_rewrite_pages_under_writeback() {

@@ -3,22 +3,10 @@
 
 use wblab_sim::config::{DeviceModelConfig, HddParams, JobConfig, Scenario};
 use wblab_sim::generations::set_kernel;
-use wblab_sim::machine::{Machine, NoProgress};
+use wblab_sim::machine::Machine;
 use wblab_sim::metrics::trace::TraceEvent;
-use wblab_sim::metrics::RunResult;
 use wblab_sim::units::{GIB, MIB};
-
-const SEC: u64 = 1_000_000_000;
-const MS: u64 = 1_000_000;
-
-fn dd(size: Option<u64>) -> JobConfig {
-    JobConfig::Dd {
-        bs: MIB,
-        size,
-        fsync: false,
-        direct: false,
-    }
-}
+use wblab_testkit::sim::{dd, max_pause, run, MS, SEC};
 
 fn hdd() -> DeviceModelConfig {
     DeviceModelConfig::Hdd(HddParams {
@@ -32,19 +20,6 @@ fn scenario(kernel: &str, memory: u64, secs: u64) -> Scenario {
     let mut sc = Scenario::one_device("gen", hdd(), memory, 2, secs * SEC);
     set_kernel(&mut sc, kernel).expect("a modelled kernel");
     sc
-}
-
-fn run(sc: &Scenario) -> RunResult {
-    wblab_sim::run(sc, &mut NoProgress).unwrap_or_else(|v| panic!("{v}"))
-}
-
-fn max_pause(r: &RunResult, group: &str) -> u64 {
-    r.tasks
-        .iter()
-        .filter(|t| t.name == group)
-        .map(|t| t.pauses.summary().max)
-        .max()
-        .unwrap_or(0)
 }
 
 #[test]

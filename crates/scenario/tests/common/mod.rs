@@ -19,12 +19,4 @@ pub fn run_shipped(file: &str, secs: u64, keep: impl Fn(&str) -> bool) -> Vec<Ru
         .collect()
 }
 
-/// The longest balance_dirty_pages pause of any task of `group`, ns.
-pub fn max_pause(r: &RunResult, group: &str) -> u64 {
-    r.tasks
-        .iter()
-        .filter(|t| t.name == group)
-        .map(|t| t.pauses.summary().max)
-        .max()
-        .unwrap_or(0)
-}
+pub use wblab_testkit::sim::max_pause;

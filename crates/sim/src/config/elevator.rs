@@ -142,6 +142,9 @@ mod tests {
         assert_eq!(c.quantum, 4);
         assert_eq!((c.fifo_expire_async, c.fifo_expire_sync), (250 * MS, 125 * MS));
         assert_eq!((c.back_seek_max_kb, c.back_seek_penalty), (16 * 1024, 2));
-        assert_eq!((c.slice_sync, c.slice_async, c.slice_async_rq, c.slice_idle), (100 * MS, 40 * MS, 2, 8 * MS));
+        assert_eq!(
+            (c.slice_sync, c.slice_async, c.slice_async_rq, c.slice_idle),
+            (100 * MS, 40 * MS, 2, 8 * MS)
+        );
     }
 }

@@ -336,42 +336,33 @@ impl Raid5 {
         let s = self.heads[h as usize].stripe;
         self.gathering.remove(&s);
         self.rmw_stripes += 1;
-        let base = s * self.chunk;
-        let (mut plo, mut phi, mut parts) = (u64::MAX, 0, 0);
-        for i in 0..self.n - 1 {
-            if let Some((lo, hi)) = self.span(h, i) {
-                let m = self.data_member(s, i);
-                self.member_op(now, Owner::Stripe(h), m, Op::Read, base + lo * PAGE, (hi - lo) * PAGE);
-                plo = plo.min(lo);
-                phi = phi.max(hi);
-                parts += 1;
-            }
-        }
-        let pm = self.parity_member(s);
-        self.member_op(now, Owner::Stripe(h), pm, Op::Read, base + plo * PAGE, (phi - plo) * PAGE);
-        let head = &mut self.heads[h as usize];
-        head.phase = Phase::Reading;
-        head.parts = parts + 1;
+        self.rmw_io(now, h, Op::Read, Phase::Reading);
     }
 
     /// RMW reads done: write the new data spans and the new parity span.
     fn rmw_write(&mut self, now: Ns, h: u32) {
+        self.rmw_io(now, h, Op::Write, Phase::Writing);
+    }
+
+    /// One half of a read-modify-write: `op` of the covered span of every data chunk and of
+    /// the parity chunk over their union; the head waits for them all in `phase`.
+    fn rmw_io(&mut self, now: Ns, h: u32, op: Op, phase: Phase) {
         let s = self.heads[h as usize].stripe;
         let base = s * self.chunk;
         let (mut plo, mut phi, mut parts) = (u64::MAX, 0, 0);
         for i in 0..self.n - 1 {
             if let Some((lo, hi)) = self.span(h, i) {
                 let m = self.data_member(s, i);
-                self.member_op(now, Owner::Stripe(h), m, Op::Write, base + lo * PAGE, (hi - lo) * PAGE);
+                self.member_op(now, Owner::Stripe(h), m, op, base + lo * PAGE, (hi - lo) * PAGE);
                 plo = plo.min(lo);
                 phi = phi.max(hi);
                 parts += 1;
             }
         }
         let pm = self.parity_member(s);
-        self.member_op(now, Owner::Stripe(h), pm, Op::Write, base + plo * PAGE, (phi - plo) * PAGE);
+        self.member_op(now, Owner::Stripe(h), pm, op, base + plo * PAGE, (phi - plo) * PAGE);
         let head = &mut self.heads[h as usize];
-        head.phase = Phase::Writing;
+        head.phase = phase;
         head.parts = parts + 1;
     }
 

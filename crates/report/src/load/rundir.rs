@@ -1,10 +1,10 @@
 //! Reading a results directory back: summary.json, timeseries.csv, throttle.csv, trace.txt
-//! (through [`crate::trace_parse`], the parser `measure` uses) and histograms.json. Reports
+//! (through [`crate::load::trace_parse`], the parser `measure` uses) and histograms.json. Reports
 //! and terminal views are built from this, never from a `RunResult`, so measured and
 //! simulated runs are drawn the same way.
 
-use crate::histograms::{parse_histograms, Histograms};
-use crate::trace_parse::parse_line;
+use crate::load::trace_parse::parse_line;
+use crate::results::histograms::{parse_histograms, Histograms};
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

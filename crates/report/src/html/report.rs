@@ -2,7 +2,7 @@
 
 use crate::figures::{figures, Figure, Run};
 use crate::html::report_html;
-use crate::rundir::RunDir;
+use crate::load::rundir::RunDir;
 use std::path::{Path, PathBuf};
 
 /// Name of the HTML report.

@@ -1,12 +1,18 @@
 //! Terminal views of a results directory: the summary table (as `wblab run` prints it), and a
 //! task's latency distribution as an R `stem()` plot and a bcc log2 histogram.
 
+pub mod log2hist;
+pub mod stem;
+pub(crate) mod table;
+pub mod tiotest;
+pub mod vmstat;
+
 use crate::figures::{latency_sensitive, op_name, unit_hist, units, Unit};
-use crate::histograms::Hist;
-use crate::log2hist::log2_hist;
-use crate::rundir::RunDir;
-use crate::stem::{stem, DEFAULT_ATOM, DEFAULT_WIDTH};
-use crate::table::{device_row, device_table_header, group_row, group_table, mib_pages, run_line, task_row, task_table, Quants};
+use crate::load::rundir::RunDir;
+use crate::results::histograms::Hist;
+use crate::terminal::log2hist::log2_hist;
+use crate::terminal::stem::{stem, DEFAULT_ATOM, DEFAULT_WIDTH};
+use crate::terminal::table::{device_row, device_table_header, group_row, group_table, mib_pages, run_line, task_row, task_table, Quants};
 use std::fmt::Write as _;
 
 /// Largest number of values a stem plot is drawn from; bigger distributions are represented
@@ -18,7 +24,7 @@ fn ns(ms_v: f64) -> u64 {
 }
 
 /// A results directory's latency summary (ms) as table quantiles (ns).
-fn quants(l: &crate::rundir::Lat) -> Quants {
+fn quants(l: &crate::load::rundir::Lat) -> Quants {
     Quants {
         count: l.count,
         p50: ns(l.p50),
@@ -64,7 +70,7 @@ pub fn dir_summary(run: &RunDir) -> String {
                 let (p50, p99, max) = match unit_hist(run, u, true) {
                     Some(h) if !h.is_empty() => (h.quantile(0.5), h.quantile(0.99), h.max),
                     _ => {
-                        let m = |f: &dyn Fn(&crate::rundir::Lat) -> f64| ns(ts.iter().map(|t| f(&t.pauses)).fold(0.0, f64::max));
+                        let m = |f: &dyn Fn(&crate::load::rundir::Lat) -> f64| ns(ts.iter().map(|t| f(&t.pauses)).fold(0.0, f64::max));
                         (m(&|l| l.p50), m(&|l| l.p99), m(&|l| l.max))
                     }
                 };

@@ -2,7 +2,7 @@
 //! procs r b, memory free buff cache, io bi bo — plus the dirty and writeback pages that
 //! `grep -E 'Dirty|Writeback' /proc/meminfo` would show, and the sample time.
 
-use crate::rundir::Csv;
+use crate::load::rundir::Csv;
 
 /// Memory unit, as vmstat's `-S`: k = 1000, K = 1024, m = 10^6, M = 2^20 bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,7 +1,7 @@
 //! bcc-style log2 histograms (`biolatency`, `funclatency`): power-of-two buckets
 //! `low -> high : count |****|`, printed the way bcc's `print_log2_hist` does.
 
-use crate::histograms::Hist;
+use crate::results::histograms::Hist;
 
 /// Bar width in characters (bcc's `stars_max`).
 const STARS_MAX: u64 = 40;

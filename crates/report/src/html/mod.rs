@@ -1,6 +1,8 @@
 //! report.html: one self-contained page (inline CSS and SVG, no scripts, no network) with a
 //! header naming the runs, the summary tables and every figure.
 
+pub mod report;
+
 use crate::figures::{fmt_ms, Figure, Run};
 use crate::plot::{color, esc};
 use serde_json::Value;

@@ -33,6 +33,13 @@ impl Table {
         }
     }
 
+    /// A table whose first two columns (a name and its kind) are left-aligned and the figures
+    /// after them right-aligned.
+    pub(crate) fn labelled(header: &[&str]) -> Table {
+        let align: Vec<Align> = (0..header.len()).map(|i| if i < 2 { Align::Left } else { Align::Right }).collect();
+        Table::new(header, &align)
+    }
+
     pub(crate) fn row(&mut self, cells: Vec<String>) {
         debug_assert_eq!(cells.len(), self.align.len());
         self.rows.push(cells);
@@ -187,15 +194,14 @@ impl Quants {
     }
 }
 
+/// Column groups the tables share: bytes and rate, balance_dirty_pages pauses, op latency.
+const IO: [&str; 3] = ["MB wr", "MB rd", "MB/s"];
+const PAUSES: [&str; 4] = ["pauses", "p50", "p99", "max"];
+const OPS: [&str; 3] = ["op p50", "op p99", "op max"];
+
 /// Header of the per-task table.
 pub(crate) fn task_table() -> Table {
-    use Align::*;
-    Table::new(
-        &[
-            "task", "job", "MB wr", "MB rd", "MB/s", "pauses", "p50", "p99", "max", "op p50", "op p99", "op max",
-        ],
-        &[Left, Left, Right, Right, Right, Right, Right, Right, Right, Right, Right, Right],
-    )
+    Table::labelled(&[&["task", "job"][..], &IO, &PAUSES, &OPS].concat())
 }
 
 /// A row of the per-task table: `bytes` = (written, read), `p` pauses, `o` op latency.
@@ -218,22 +224,7 @@ pub(crate) fn task_row(label: &str, job: String, bytes: (u64, u64), rate: f64, p
 
 /// Header of the folded-group table.
 pub(crate) fn group_table() -> Table {
-    use Align::*;
-    Table::new(
-        &[
-            "group",
-            "job",
-            "MB wr",
-            "MB rd",
-            "MB/s",
-            "per task min/mean/max",
-            "pauses",
-            "p50",
-            "p99",
-            "max",
-        ],
-        &[Left, Left, Right, Right, Right, Right, Right, Right, Right, Right],
-    )
+    Table::labelled(&[&["group", "job"][..], &IO, &["per task min/mean/max"], &PAUSES].concat())
 }
 
 /// A row of the folded-group table: `bytes` = (written, read) summed over the group, `rates`
@@ -258,21 +249,7 @@ pub(crate) fn group_row(label: &str, job: String, bytes: (u64, u64), rates: &[f6
 
 /// Header of the device table.
 pub(crate) fn device_table_header() -> Table {
-    use Align::*;
-    Table::new(
-        &[
-            "device",
-            "model",
-            "MB wr",
-            "MB rd",
-            "MB/s",
-            "util %",
-            "requests",
-            "lat p50 ms",
-            "lat p99 ms",
-        ],
-        &[Left, Left, Right, Right, Right, Right, Right, Right, Right],
-    )
+    Table::labelled(&[&["device", "model"][..], &IO, &["util %", "requests", "lat p50 ms", "lat p99 ms"]].concat())
 }
 
 /// A row of the device table: `bytes` = (written, read) over `secs` simulated seconds.
@@ -380,7 +357,7 @@ pub fn terminal_summary(r: &RunResult, wall_seconds: f64) -> String {
         out.push('\n');
         task_tables(r, &mut out);
     }
-    if let Some(t) = crate::tiotest::table(r) {
+    if let Some(t) = crate::terminal::tiotest::table(r) {
         out.push('\n');
         out.push_str(&t);
     }

@@ -1,0 +1,5 @@
+//! Reading results directories back, simulated or measured: [`rundir`] loads one,
+//! [`trace_parse`] reads ftrace text (ours or a real kernel's).
+
+pub mod rundir;
+pub mod trace_parse;
