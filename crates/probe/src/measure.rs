@@ -23,7 +23,7 @@ use std::io::{self, BufRead, BufReader, Write};
 use std::path::{Component, Path, PathBuf};
 use std::time::{Duration, Instant};
 use wblab_report::load::trace_parse;
-use wblab_sim::config::{DeviceModelConfig, Scenario};
+use wblab_sim::config::{DeviceConfig, DeviceModelConfig, Scenario};
 use wblab_sim::metrics::{DeviceResult, LatencyHist, RunResult, TaskResult, ThrottleSample, VmstatSample};
 use wblab_sim::Ns;
 
@@ -307,36 +307,39 @@ pub fn measure(sc: &Scenario, opts: &MeasureOptions) -> Result<MeasureReport, Me
         }
     }
     let wall0 = Instant::now();
-    let mut j = Journal::begin().map_err(|e| MeasureError::Refused(e.to_string()))?;
-    let mut warnings = Vec::new();
-    let mut places = Vec::new();
-    let mut sysctl = Vec::new();
     let sysctl_before = knobs::sysctl_snapshot();
     let facts = facts::collect();
     let started_unix = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
-    let mut tracer_info: (Option<PathBuf>, Option<PathBuf>, Vec<String>, Vec<String>) = (None, None, Vec::new(), Vec::new());
-    let mut scratch = PathBuf::new();
-    let inner = run(
+    let mut session = Session {
         sc,
         opts,
         root,
-        &mut j,
-        &mut warnings,
-        &mut places,
-        &mut sysctl,
-        &mut tracer_info,
-        &mut scratch,
-    );
+        j: Journal::begin().map_err(|e| MeasureError::Refused(e.to_string()))?,
+        warnings: Vec::new(),
+        places: Vec::new(),
+        sysctl: Vec::new(),
+        tracer: TracerInfo::default(),
+        scratch: PathBuf::new(),
+    };
+    let inner = session.run();
     // Results are built from data in memory and the trace in the scratch dir: write them
     // before the tear-down removes the scratch dir.
     let written = match &inner {
-        Ok(c) => write_results(sc, opts, c, &places, &facts, wall0.elapsed().as_secs_f64()).map(Some),
+        Ok(c) => write_results(sc, opts, c, &session.places, &facts, wall0.elapsed().as_secs_f64()).map(Some),
         Err(_) => Ok(None),
     };
+    let Session {
+        mut j,
+        mut warnings,
+        places,
+        sysctl,
+        tracer: tracer_info,
+        scratch,
+        ..
+    } = session;
     let cleanup_problems = j.teardown();
-    drop(j);
     let wall = wall0.elapsed().as_secs_f64();
     let c = inner?;
     let (result, lines) = written.map_err(failed)?.expect("written when the run succeeded");
@@ -374,10 +377,10 @@ pub fn measure(sc: &Scenario, opts: &MeasureOptions) -> Result<MeasureReport, Me
         sysctl: &sysctl,
         sysctl_before: &sysctl_before,
         trace: TraceJson {
-            tracefs: tracer_info.0.as_deref(),
-            instance: tracer_info.1.as_deref(),
-            events: &tracer_info.2,
-            missing_events: &tracer_info.3,
+            tracefs: tracer_info.tracefs.as_deref(),
+            instance: tracer_info.instance.as_deref(),
+            events: &tracer_info.events,
+            missing_events: &tracer_info.missing,
             buffer_kb_per_cpu: opts.trace_buffer_kb,
             stats: c.trace_stats.as_ref(),
             lines,
@@ -417,57 +420,107 @@ pub fn measure(sc: &Scenario, opts: &MeasureOptions) -> Result<MeasureReport, Me
     })
 }
 
-#[allow(clippy::too_many_arguments)]
-fn run(
-    sc: &Scenario,
-    opts: &MeasureOptions,
+/// What the tracer was set up with, for machine.json.
+#[derive(Default)]
+struct TracerInfo {
+    tracefs: Option<PathBuf>,
+    instance: Option<PathBuf>,
+    events: Vec<String>,
+    missing: Vec<String>,
+}
+
+/// One measurement: the journal of every change made, and what `measure` reports whatever
+/// happened (warnings, placements, knobs, tracer, scratch directory).
+struct Session<'a> {
+    sc: &'a Scenario,
+    opts: &'a MeasureOptions,
     root: bool,
-    j: &mut Journal,
-    warnings: &mut Vec<String>,
-    places: &mut Vec<DevicePlacement>,
-    sysctl: &mut Vec<KnobRecord>,
-    tracer_info: &mut (Option<PathBuf>, Option<PathBuf>, Vec<String>, Vec<String>),
-    scratch_out: &mut PathBuf,
-) -> Result<Collected, MeasureError> {
-    let stamp = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis());
-    let scratch = journal::make_scratch(j, &opts.scratch_parent, &format!("wblab-measure-{}-{stamp}", sys::getpid())).map_err(failed)?;
-    *scratch_out = scratch.clone();
-    log(opts, &format!("scratch {}", scratch.display()));
-    let facts = facts::collect();
-    let mem = facts.mem_total_bytes as f64;
-    if mem > 0.0 && ((sc.machine.memory as f64 - mem) / mem).abs() > 0.1 {
-        warnings.push(format!(
-            "the scenario's machine has {} of memory, this one {}: ratio-based dirty limits differ",
-            human(sc.machine.memory),
-            human(facts.mem_total_bytes)
-        ));
-    }
-    if sc.machine.cpus as usize != facts.cpus_online {
-        warnings.push(format!(
-            "the scenario's machine has {} CPUs, this one {}",
-            sc.machine.cpus, facts.cpus_online
-        ));
-    }
-    if !root {
-        warnings.push(
-            "not root: no sysctls, no loop devices, no throttling, no tracing; files go to the scratch directory \
-             and only throughput and latencies are measured"
-                .to_string(),
-        );
-    }
-    // Devices.
-    for d in &sc.devices {
+    j: Journal,
+    warnings: Vec<String>,
+    places: Vec<DevicePlacement>,
+    sysctl: Vec<KnobRecord>,
+    tracer: TracerInfo,
+    scratch: PathBuf,
+}
+
+impl Session<'_> {
+    /// Set up, run the workload, collect. Every change goes into the journal, which the
+    /// caller tears down on every path.
+    fn run(&mut self) -> Result<Collected, MeasureError> {
+        self.make_scratch()?;
+        self.compare_machines();
+        for d in &self.sc.devices {
+            check_aborted()?;
+            let p = self.place(d)?;
+            for k in &p.knobs {
+                if let Some(n) = &k.note {
+                    self.warnings.push(format!("{}: {n}", k.path));
+                }
+            }
+            self.places.push(p);
+        }
+        // Tasks and the files they read.
+        let specs = task_specs(self.sc, &self.places)?;
+        for s in &specs {
+            if let Some(size) = workload::prefill_size(&s.job) {
+                check_aborted()?;
+                log(self.opts, &format!("creating {} ({})", s.file.display(), human(size)));
+                workload::prefill(&s.file, size).map_err(|e| failed(format!("{}: {e}", s.file.display())))?;
+            }
+        }
+        self.apply_sysctl_and_throttle()?;
         check_aborted()?;
-        let dir = scratch.join("mnt").join(&d.name);
+        let tracer = self.start_tracing();
+        self.run_workload(specs, tracer)
+    }
+
+    fn make_scratch(&mut self) -> Result<(), MeasureError> {
+        let stamp = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis());
+        let name = format!("wblab-measure-{}-{stamp}", sys::getpid());
+        self.scratch = journal::make_scratch(&mut self.j, &self.opts.scratch_parent, &name).map_err(failed)?;
+        log(self.opts, &format!("scratch {}", self.scratch.display()));
+        Ok(())
+    }
+
+    /// Warn where this machine is not the scenario's.
+    fn compare_machines(&mut self) {
+        let (sc, facts) = (self.sc, facts::collect());
+        let mem = facts.mem_total_bytes as f64;
+        if mem > 0.0 && ((sc.machine.memory as f64 - mem) / mem).abs() > 0.1 {
+            self.warnings.push(format!(
+                "the scenario's machine has {} of memory, this one {}: ratio-based dirty limits differ",
+                human(sc.machine.memory),
+                human(facts.mem_total_bytes)
+            ));
+        }
+        if sc.machine.cpus as usize != facts.cpus_online {
+            self.warnings.push(format!(
+                "the scenario's machine has {} CPUs, this one {}",
+                sc.machine.cpus, facts.cpus_online
+            ));
+        }
+        if !self.root {
+            self.warnings.push(
+                "not root: no sysctls, no loop devices, no throttling, no tracing; files go to the scratch directory \
+                 and only throughput and latencies are measured"
+                    .to_string(),
+            );
+        }
+    }
+
+    /// Where device `d`'s files go: a fresh loop device with its file system (a `loop` model,
+    /// as root), or a directory on the scratch file system.
+    fn place(&mut self, d: &DeviceConfig) -> Result<DevicePlacement, MeasureError> {
+        let dir = self.scratch.join("mnt").join(&d.name);
         std::fs::create_dir_all(&dir).map_err(failed)?;
         let mut p = DevicePlacement {
             name: d.name.clone(),
             model: d.model.kind().to_string(),
             block_device: None,
             devnum: None,
-            dir: dir.clone(),
+            dir,
             loop_index: None,
             backing_file: None,
             backing_size: None,
@@ -478,217 +531,231 @@ fn run(
             created: false,
         };
         let want_loop = matches!(d.model, DeviceModelConfig::Loop(_));
-        if want_loop && root {
-            let fs = d.fs.clone().unwrap_or_else(|| "ext4".to_string());
-            let backing = scratch.join(format!("{}.img", d.name));
-            log(opts, &format!("{}: {} backing file, mkfs.{fs}", d.name, human(d.size)));
-            mount::make_backing(&backing, d.size).map_err(|e| failed(format!("backing file {}: {e}", backing.display())))?;
-            mount::mkfs(&fs, &backing).map_err(failed)?;
-            let ld = loopdev::add_fresh(j).map_err(failed)?;
-            let dio = loopdev::attach(j, &ld, &backing).map_err(failed)?;
-            if !dio {
-                warnings.push(format!("{}: the loop device does not do direct I/O", ld.name()));
-            }
-            mount::mount(j, &ld.dev_path(), &dir, &fs).map_err(failed)?;
-            log(
-                opts,
-                &format!("{}: /dev/{} ({}) on {}", d.name, ld.name(), ld.devnum(), dir.display()),
-            );
-            p.knobs = knobs::apply_queue(j, &ld.name(), &d.queue, false);
-            p.knobs.extend(knobs::apply_bdi(j, &ld.devnum(), &d.bdi, false));
-            p.block_device = Some(ld.name());
-            p.devnum = Some(ld.devnum());
-            p.loop_index = Some(ld.index);
-            p.backing_file = Some(backing);
-            p.backing_size = Some(d.size);
-            p.direct_io = Some(dio);
-            p.fs = Some(fs);
-            p.created = true;
+        if want_loop && self.root {
+            self.make_loop(d, &mut p)?;
         } else {
-            if want_loop {
-                warnings.push(format!(
-                    "device `{}`: a loop device needs root; its files go to {}",
-                    d.name,
-                    dir.display()
-                ));
-            }
-            if d.fs.is_some() {
-                warnings.push(format!(
-                    "device `{}`: fs ignored, the files are on the file system of the scratch directory",
-                    d.name
-                ));
-            }
-            if d.throttle.is_limited() {
-                warnings.push(format!(
-                    "device `{}`: throttling needs model = \"loop\" and root; not applied",
-                    d.name
-                ));
-            }
-            p.block_device = facts::block_device_of(&scratch);
-            p.devnum = p.block_device.as_deref().and_then(facts::devnum);
-            if root && opts.host_knobs {
-                if let (Some(bd), Some(dn)) = (p.block_device.clone(), p.devnum.clone()) {
-                    p.knobs = knobs::apply_queue(j, &bd, &d.queue, true);
-                    p.knobs.extend(knobs::apply_bdi(j, &dn, &d.bdi, true));
-                }
-            }
+            self.place_on_host(d, &mut p, want_loop);
         }
-        for k in &p.knobs {
-            if let Some(n) = &k.note {
-                warnings.push(format!("{}: {n}", k.path));
-            }
-        }
-        places.push(p);
+        Ok(p)
     }
-    // Tasks and the files they read.
-    let specs = task_specs(sc, places)?;
-    for s in &specs {
-        if let Some(size) = workload::prefill_size(&s.job) {
-            check_aborted()?;
-            log(opts, &format!("creating {} ({})", s.file.display(), human(size)));
-            workload::prefill(&s.file, size).map_err(|e| failed(format!("{}: {e}", s.file.display())))?;
+
+    fn make_loop(&mut self, d: &DeviceConfig, p: &mut DevicePlacement) -> Result<(), MeasureError> {
+        let (opts, j) = (self.opts, &mut self.j);
+        let fs = d.fs.clone().unwrap_or_else(|| "ext4".to_string());
+        let backing = self.scratch.join(format!("{}.img", d.name));
+        log(opts, &format!("{}: {} backing file, mkfs.{fs}", d.name, human(d.size)));
+        mount::make_backing(&backing, d.size).map_err(|e| failed(format!("backing file {}: {e}", backing.display())))?;
+        mount::mkfs(&fs, &backing).map_err(failed)?;
+        let ld = loopdev::add_fresh(j).map_err(failed)?;
+        let dio = loopdev::attach(j, &ld, &backing).map_err(failed)?;
+        if !dio {
+            self.warnings.push(format!("{}: the loop device does not do direct I/O", ld.name()));
         }
+        mount::mount(j, &ld.dev_path(), &p.dir, &fs).map_err(failed)?;
+        log(
+            opts,
+            &format!("{}: /dev/{} ({}) on {}", d.name, ld.name(), ld.devnum(), p.dir.display()),
+        );
+        p.knobs = knobs::apply_queue(j, &ld.name(), &d.queue, false);
+        p.knobs.extend(knobs::apply_bdi(j, &ld.devnum(), &d.bdi, false));
+        p.block_device = Some(ld.name());
+        p.devnum = Some(ld.devnum());
+        p.loop_index = Some(ld.index);
+        p.backing_file = Some(backing);
+        p.backing_size = Some(d.size);
+        p.direct_io = Some(dio);
+        p.fs = Some(fs);
+        p.created = true;
+        Ok(())
     }
-    // sysctls, then throttle rules.
-    if root {
-        *sysctl = knobs::apply_sysctl(j, &sc.sysctl);
-        for k in sysctl.iter() {
-            if let Some(n) = &k.note {
-                warnings.push(format!("{}: {n}", k.path));
+
+    /// Files in a directory of the scratch file system: what cannot apply there is a warning;
+    /// the host device's knobs are set only with `--host-knobs`.
+    fn place_on_host(&mut self, d: &DeviceConfig, p: &mut DevicePlacement, want_loop: bool) {
+        if want_loop {
+            self.warnings.push(format!(
+                "device `{}`: a loop device needs root; its files go to {}",
+                d.name,
+                p.dir.display()
+            ));
+        }
+        if d.fs.is_some() {
+            self.warnings.push(format!(
+                "device `{}`: fs ignored, the files are on the file system of the scratch directory",
+                d.name
+            ));
+        }
+        if d.throttle.is_limited() {
+            self.warnings.push(format!(
+                "device `{}`: throttling needs model = \"loop\" and root; not applied",
+                d.name
+            ));
+        }
+        p.block_device = facts::block_device_of(&self.scratch);
+        p.devnum = p.block_device.as_deref().and_then(facts::devnum);
+        if self.root && self.opts.host_knobs {
+            if let (Some(bd), Some(dn)) = (p.block_device.clone(), p.devnum.clone()) {
+                p.knobs = knobs::apply_queue(&mut self.j, &bd, &d.queue, true);
+                p.knobs.extend(knobs::apply_bdi(&mut self.j, &dn, &d.bdi, true));
             }
         }
-        for (p, d) in places.iter_mut().zip(&sc.devices) {
+    }
+
+    /// The scenario's sysctls, then the throttle rules of the devices created (root only).
+    fn apply_sysctl_and_throttle(&mut self) -> Result<(), MeasureError> {
+        if !self.root {
+            return Ok(());
+        }
+        self.sysctl = knobs::apply_sysctl(&mut self.j, &self.sc.sysctl);
+        for k in &self.sysctl {
+            if let Some(n) = &k.note {
+                self.warnings.push(format!("{}: {n}", k.path));
+            }
+        }
+        for (p, d) in self.places.iter_mut().zip(&self.sc.devices) {
             if p.created {
                 if let Some(dn) = p.devnum.clone() {
-                    p.throttle = cgroup::apply(j, &dn, &d.throttle).map_err(failed)?;
+                    p.throttle = cgroup::apply(&mut self.j, &dn, &d.throttle).map_err(failed)?;
                 }
             }
         }
+        Ok(())
     }
-    check_aborted()?;
-    // Tracing.
-    let mut tracer = None;
-    let trace_tmp = scratch.join("trace.raw");
-    if root {
-        // Block events always, but only for the devices we created unless the scenario asks
-        // for block tracing (then every device's, as `wblab run --trace-block` would).
+
+    /// A private trace instance with the writeback events, and the block events of the
+    /// devices created (of every device when the scenario asks for block tracing, as
+    /// `wblab run --trace-block` would). None without root or tracefs.
+    fn start_tracing(&mut self) -> Option<Tracer> {
+        if !self.root {
+            return None;
+        }
         let mut events: Vec<&str> = WRITEBACK_EVENTS.to_vec();
-        let ours: Vec<String> = places
+        let ours: Vec<String> = self
+            .places
             .iter()
             .filter(|p| p.created)
             .filter_map(|p| p.devnum.as_deref().and_then(kernel_dev_t))
             .map(|d| format!("dev == {d}"))
             .collect();
         let mut filters: Vec<(&str, String)> = Vec::new();
-        if sc.trace.block || !ours.is_empty() {
+        if self.sc.trace.block || !ours.is_empty() {
             events.extend(BLOCK_EVENTS);
-            if !sc.trace.block {
+            if !self.sc.trace.block {
                 for ev in BLOCK_EVENTS {
                     filters.push((ev, ours.join(" || ")));
                 }
             }
         }
-        match crate::tracefs::find_or_mount(j, &scratch)
-            .and_then(|rootdir| Tracer::start(j, &rootdir, &events, &filters, opts.trace_buffer_kb, &trace_tmp).map(|t| (rootdir, t)))
+        let trace_tmp = self.scratch.join("trace.raw");
+        let (j, buffer_kb) = (&mut self.j, self.opts.trace_buffer_kb);
+        match crate::tracefs::find_or_mount(j, &self.scratch)
+            .and_then(|rootdir| Tracer::start(j, &rootdir, &events, &filters, buffer_kb, &trace_tmp).map(|t| (rootdir, t)))
         {
             Ok((rootdir, t)) => {
-                *tracer_info = (Some(rootdir), Some(t.instance.clone()), t.enabled.clone(), t.missing.clone());
+                self.tracer = TracerInfo {
+                    tracefs: Some(rootdir),
+                    instance: Some(t.instance.clone()),
+                    events: t.enabled.clone(),
+                    missing: t.missing.clone(),
+                };
                 if !t.missing.is_empty() {
-                    warnings.push(format!("tracepoints not available: {}", t.missing.join(", ")));
+                    self.warnings.push(format!("tracepoints not available: {}", t.missing.join(", ")));
                 }
-                tracer = Some(t);
+                Some(t)
             }
-            Err(e) => warnings.push(format!("no tracing: {e}")),
-        }
-    }
-    // Settle: nothing of the setup is left dirty.
-    // SAFETY: sync(2) takes no arguments.
-    unsafe { libc::sync() };
-    check_aborted()?;
-    let devs: Vec<String> = places.iter().map(|p| p.block_device.clone().unwrap_or_default()).collect();
-    let disk_before: Vec<DiskStat> = devs.iter().map(|d| vmstat::disk_stat(d)).collect();
-    let (cpu_total0, cpu_idle0) = vmstat::cpu_jiffies();
-    let self0 = self_cpu_ns();
-    log(opts, &format!("running `{}` for {:.1} s", sc.name, sc.duration as f64 / 1e9));
-    let t0 = Instant::now();
-    if let Some(t) = &tracer {
-        let _ = t.mark(START_MARK);
-    }
-    let sampler = Sampler::start(t0, devs.clone());
-    let mut wl = Workload::new(specs, t0, &scratch);
-    let mut interrupted = None;
-    let step = Duration::from_millis(5);
-    let mut next_space_check = 0;
-    loop {
-        if let Some(s) = guard::aborted() {
-            interrupted = Some(s);
-            break;
-        }
-        let now = t0.elapsed().as_nanos() as Ns;
-        if now >= sc.duration {
-            break;
-        }
-        // Files outside loop devices fill the scratch file system: stop before it is full.
-        if now >= next_space_check {
-            next_space_check = now + 250_000_000;
-            if let Some((free, total)) = fs_space(&scratch) {
-                if free < (total / 10).max(2 << 30) {
-                    warnings.push(format!(
-                        "stopped at {:.1} s: only {} left on the scratch file system",
-                        now as f64 / 1e9,
-                        human(free)
-                    ));
-                    break;
-                }
-            }
-        }
-        wl.tick().map_err(failed)?;
-        std::thread::sleep(step);
-    }
-    let elapsed_ns = (t0.elapsed().as_nanos() as Ns).min(if interrupted.is_some() { Ns::MAX } else { sc.duration.max(1) });
-    let elapsed_ns = elapsed_ns.max(1);
-    // Stop the jobs. A job blocked behind a throttle rule gets the rule lifted after 2 s.
-    if !wl.stop_all(Duration::from_secs(2)) {
-        log(opts, "jobs still blocked: lifting throttle rules");
-        for p in j.undo_where(|e| matches!(e, journal::Entry::Throttle { .. })) {
-            warnings.push(p);
-        }
-        if !wl.stop_all(Duration::from_secs(20)) {
-            warnings.push("jobs did not stop within 22 s: killed".to_string());
-            wl.kill_all();
-        }
-    }
-    let vm = sampler.finish();
-    let disk_after: Vec<DiskStat> = devs.iter().map(|d| vmstat::disk_stat(d)).collect();
-    let (cpu_total1, cpu_idle1) = vmstat::cpu_jiffies();
-    let self1 = self_cpu_ns();
-    let trace_stats = match tracer {
-        Some(t) => match t.stop() {
-            Ok(s) => Some(s),
             Err(e) => {
-                warnings.push(format!("trace: {e}"));
+                self.warnings.push(format!("no tracing: {e}"));
                 None
             }
-        },
-        None => None,
-    };
-    // SAFETY: sysconf has no memory effects.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
-    let busy_s = ((cpu_total1 - cpu_total0) - (cpu_idle1 - cpu_idle0)) as f64 / hz;
-    let total_s = (cpu_total1 - cpu_total0).max(1) as f64 / hz;
-    let ours_s = (self1 - self0) as f64 / 1e9;
-    let other_cpu_fraction = ((busy_s - ours_s) / total_s).clamp(0.0, 1.0);
-    Ok(Collected {
-        outcomes: wl.outcomes(),
-        vmstat: vm,
-        elapsed_ns,
-        disk_before,
-        disk_after,
-        trace_tmp: trace_stats.as_ref().map(|_| trace_tmp),
-        trace_stats,
-        other_cpu_fraction,
-        interrupted,
-    })
+        }
+    }
+
+    /// Run the jobs for the scenario's duration (or until a signal, or the scratch file
+    /// system fills), stop them, and collect what was measured.
+    fn run_workload(&mut self, specs: Vec<workload::TaskSpec>, tracer: Option<Tracer>) -> Result<Collected, MeasureError> {
+        let sc = self.sc;
+        // Settle: nothing of the setup is left dirty.
+        // SAFETY: sync(2) takes no arguments.
+        unsafe { libc::sync() };
+        check_aborted()?;
+        let devs: Vec<String> = self.places.iter().map(|p| p.block_device.clone().unwrap_or_default()).collect();
+        let disk_before: Vec<DiskStat> = devs.iter().map(|d| vmstat::disk_stat(d)).collect();
+        let (cpu_total0, cpu_idle0) = vmstat::cpu_jiffies();
+        let self0 = self_cpu_ns();
+        log(self.opts, &format!("running `{}` for {:.1} s", sc.name, sc.duration as f64 / 1e9));
+        let t0 = Instant::now();
+        if let Some(t) = &tracer {
+            let _ = t.mark(START_MARK);
+        }
+        let sampler = Sampler::start(t0, devs.clone());
+        let mut wl = Workload::new(specs, t0, &self.scratch);
+        let interrupted = self.drive(&mut wl, t0)?;
+        let elapsed_ns = (t0.elapsed().as_nanos() as Ns).min(if interrupted.is_some() { Ns::MAX } else { sc.duration.max(1) });
+        let elapsed_ns = elapsed_ns.max(1);
+        // Stop the jobs. A job blocked behind a throttle rule gets the rule lifted after 2 s.
+        if !wl.stop_all(Duration::from_secs(2)) {
+            log(self.opts, "jobs still blocked: lifting throttle rules");
+            for p in self.j.undo_where(|e| matches!(e, journal::Entry::Throttle { .. })) {
+                self.warnings.push(p);
+            }
+            if !wl.stop_all(Duration::from_secs(20)) {
+                self.warnings.push("jobs did not stop within 22 s: killed".to_string());
+                wl.kill_all();
+            }
+        }
+        let vm = sampler.finish();
+        let disk_after: Vec<DiskStat> = devs.iter().map(|d| vmstat::disk_stat(d)).collect();
+        let (cpu_total1, cpu_idle1) = vmstat::cpu_jiffies();
+        let self1 = self_cpu_ns();
+        let trace_stats = tracer.and_then(|t| t.stop().map_err(|e| self.warnings.push(format!("trace: {e}"))).ok());
+        // SAFETY: sysconf has no memory effects.
+        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+        let busy_s = ((cpu_total1 - cpu_total0) - (cpu_idle1 - cpu_idle0)) as f64 / hz;
+        let total_s = (cpu_total1 - cpu_total0).max(1) as f64 / hz;
+        let ours_s = (self1 - self0) as f64 / 1e9;
+        Ok(Collected {
+            outcomes: wl.outcomes(),
+            vmstat: vm,
+            elapsed_ns,
+            disk_before,
+            disk_after,
+            trace_tmp: trace_stats.as_ref().map(|_| self.scratch.join("trace.raw")),
+            trace_stats,
+            other_cpu_fraction: ((busy_s - ours_s) / total_s).clamp(0.0, 1.0),
+            interrupted,
+        })
+    }
+
+    /// Tick the jobs until the run's end: Some(signal) if one interrupted it.
+    fn drive(&mut self, wl: &mut Workload, t0: Instant) -> Result<Option<i32>, MeasureError> {
+        let step = Duration::from_millis(5);
+        let mut next_space_check = 0;
+        loop {
+            if let Some(s) = guard::aborted() {
+                return Ok(Some(s));
+            }
+            let now = t0.elapsed().as_nanos() as Ns;
+            if now >= self.sc.duration {
+                return Ok(None);
+            }
+            // Files outside loop devices fill the scratch file system: stop before it is full.
+            if now >= next_space_check {
+                next_space_check = now + 250_000_000;
+                if let Some((free, total)) = fs_space(&self.scratch) {
+                    if free < (total / 10).max(2 << 30) {
+                        self.warnings.push(format!(
+                            "stopped at {:.1} s: only {} left on the scratch file system",
+                            now as f64 / 1e9,
+                            human(free)
+                        ));
+                        return Ok(None);
+                    }
+                }
+            }
+            wl.tick().map_err(failed)?;
+            std::thread::sleep(step);
+        }
+    }
 }
 
 /// The kernel's internal dev_t of "MAJ:MIN" (`MKDEV`: major << 20 | minor), as block event

@@ -68,6 +68,8 @@ pub struct RunOptions {
     pub check_laws: bool,
 }
 
+// In release builds `cfg!` is false and the impl looks derivable; it is not in debug builds.
+#[allow(clippy::derivable_impls)]
 impl Default for RunOptions {
     fn default() -> Self {
         RunOptions {
