@@ -16,9 +16,9 @@ use crate::kernel::cpu::{CpuPool, Started, Who};
 use crate::kernel::task::{Phase, Task};
 use crate::laws::LawViolation;
 use crate::metrics::trace::{TraceEvent, TraceRecord};
-use crate::metrics::{DeviceResult, LatencyHist, RunResult, TaskResult, ThrottleSample, VmstatSample};
+use crate::metrics::{DeviceResult, RunResult, TaskResult, ThrottleSample, VmstatSample};
 use crate::mm::page_cache::PageState;
-use crate::mm::page_writeback::{self, DirtyThrottle, TaskDirty, ThrottleOut, WbDomain, WbState};
+use crate::mm::page_writeback::{self, DirtyThrottle, ThrottleOut, WbDomain, WbState};
 use crate::mm::vmscan::{Lru, SWAP_CLUSTER_MAX};
 use crate::mm::vmstat::VmStat;
 use crate::units::{bytes_to_pages, PAGE_SIZE};
@@ -132,6 +132,47 @@ fn flusher_comm(m: &Machine, wb: u16) -> u32 {
     1 + m.tasks.len() as u32 + wb as u32
 }
 
+/// Each device's writeback state, flusher and request queue, in the scenario's order.
+fn attach_devices(cfg: &Scenario, thresh: u64, now_j: u64) -> (Vec<WbState>, Vec<Wb>, Vec<BlockQueue>) {
+    let mut wbs = Vec::new();
+    let mut flushers = Vec::new();
+    let mut queues = Vec::new();
+    for d in &cfg.devices {
+        let dev_t = crate::metrics::trace::DevT {
+            major: d.major,
+            minor: d.minor,
+        };
+        wbs.push(WbState::new(dev_t, &d.bdi, thresh, now_j));
+        flushers.push(Wb::new(now_j));
+        queues.push(BlockQueue::new(d, cfg.seed, cfg.hz));
+    }
+    (wbs, flushers, queues)
+}
+
+/// Every task instance with its file. Readers' pre-existing files are laid out contiguously
+/// from the start of their device, in declaration order; written files get blocks at
+/// writeback (delalloc).
+fn spawn_tasks(cfg: &Scenario, allocs: &mut [DevAllocator]) -> (Vec<Inode>, Vec<Task>) {
+    let mut inodes = Vec::new();
+    let mut tasks = Vec::new();
+    let mut pid = 1000;
+    for tc in &cfg.tasks {
+        for i in 0..tc.count {
+            let size_pages = match &tc.job {
+                JobConfig::Cat { file_size, .. } | JobConfig::Randread { file_size, .. } => bytes_to_pages(*file_size),
+                _ => 0,
+            };
+            let blocks = BlockMap::contiguous(allocs[tc.device].preallocate(size_pages), size_pages);
+            let file = inodes.len() as u32;
+            inodes.push(Inode::new(tc.device as u16, blocks, size_pages));
+            let stop = tc.stop.unwrap_or(cfg.duration).min(cfg.duration);
+            tasks.push(Task::new(tc, i, pid, file, stop, cfg.seed));
+            pid += 1;
+        }
+    }
+    (inodes, tasks)
+}
+
 impl Machine {
     /// A machine for `cfg`, with the laws checked in debug and test builds.
     pub fn new(cfg: &Scenario) -> Self {
@@ -148,90 +189,11 @@ impl Machine {
         let ratelimit_pages = page_writeback::writeback_set_ratelimit(&mut dom, &vm, &cfg.sysctl, cfg.machine.cpus);
         let thresh = dom.dirty_limit;
         let now_j = clock.jiffies(0);
-        let mut wbs = Vec::new();
-        let mut flushers = Vec::new();
-        let mut queues = Vec::new();
-        for d in &cfg.devices {
-            wbs.push(WbState::new(
-                crate::metrics::trace::DevT {
-                    major: d.major,
-                    minor: d.minor,
-                },
-                &d.bdi,
-                thresh,
-                now_j,
-            ));
-            flushers.push(Wb::new(now_j));
-            queues.push(BlockQueue::new(d, cfg.seed, cfg.hz));
-        }
+        let (wbs, flushers, queues) = attach_devices(cfg, thresh, now_j);
         dom.bdi_min_ratio_sum = wbs.iter().map(|w| w.min_ratio_ppm).sum();
 
-        // Lay files out on their devices: readers' pre-existing files contiguously from the
-        // start, in declaration order; written files get blocks at writeback (delalloc).
-        let mut inodes = Vec::new();
-        let mut tasks = Vec::new();
         let mut allocs: Vec<DevAllocator> = queues.iter().map(|q| DevAllocator::new(q.capacity_sectors)).collect();
-        let mut pid = 1000;
-        for tc in &cfg.tasks {
-            for i in 0..tc.count {
-                let dev = tc.device;
-                let size_pages = match &tc.job {
-                    JobConfig::Cat { file_size, .. } | JobConfig::Randread { file_size, .. } => bytes_to_pages(*file_size),
-                    _ => 0,
-                };
-                let blocks = BlockMap::contiguous(allocs[dev].preallocate(size_pages), size_pages);
-                let file = inodes.len() as u32;
-                inodes.push(Inode::new(dev as u16, blocks, size_pages));
-                let stop = tc.stop.unwrap_or(cfg.duration).min(cfg.duration);
-                tasks.push(Task {
-                    name: tc.name.clone(),
-                    instance: i,
-                    pid,
-                    job: tc.job.clone(),
-                    file,
-                    dev: dev as u16,
-                    start: tc.start,
-                    stop,
-                    phase: Phase::Idle,
-                    wait_gen: 0,
-                    dirty: TaskDirty::default(),
-                    offset: 0,
-                    op_left: 0,
-                    chunk_pages: 0,
-                    chunk_bytes: 0,
-                    op_start: 0,
-                    sleep_start: 0,
-                    pending: Default::default(),
-                    rq_wait: None,
-                    inflight: 0,
-                    sync: None,
-                    runs_pending: 0,
-                    timeout_gen: None,
-                    bytes_written: 0,
-                    bytes_read: 0,
-                    mid_bytes: None,
-                    mid_ns: 0,
-                    ended: None,
-                    pauses: LatencyHist::new(),
-                    op_latency: LatencyHist::new(),
-                    cpu_sys: 0,
-                    cpu_user: 0,
-                    runq_wait: 0,
-                    ra_start: 0,
-                    ra_size: 0,
-                    ra_async: 0,
-                    synced: false,
-                    on_cpu: false,
-                    waking: false,
-                    rng: RngStream::new(cfg.seed, &format!("task/{}/{}", tc.name, i)),
-                    reclaim_prio: crate::mm::vmscan_pageout::DEF_PRIORITY,
-                    meta: None,
-                    wq: Default::default(),
-                    tio: Default::default(),
-                });
-                pid += 1;
-            }
-        }
+        let (inodes, tasks) = spawn_tasks(cfg, &mut allocs);
         let ncpus = cfg.machine.cpus.max(1);
         let ntasks = tasks.len();
         let policy = crate::generations::runtime::build_policy(cfg, &vm);

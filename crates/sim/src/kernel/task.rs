@@ -113,6 +113,58 @@ pub struct Task {
 }
 
 impl Task {
+    /// Instance `instance` of a task group, before it starts: `file` is its inode, `stop` the
+    /// time it is stopped (the run's end at the latest). Its random stream is named after the
+    /// group and instance, so adding a task elsewhere does not change this one's draws.
+    pub fn new(tc: &crate::config::TaskConfig, instance: u32, pid: u32, file: u32, stop: Ns, seed: u64) -> Task {
+        Task {
+            name: tc.name.clone(),
+            instance,
+            pid,
+            job: tc.job.clone(),
+            file,
+            dev: tc.device as u16,
+            start: tc.start,
+            stop,
+            phase: Phase::Idle,
+            wait_gen: 0,
+            dirty: TaskDirty::default(),
+            offset: 0,
+            op_left: 0,
+            chunk_pages: 0,
+            chunk_bytes: 0,
+            op_start: 0,
+            sleep_start: 0,
+            pending: Default::default(),
+            rq_wait: None,
+            inflight: 0,
+            sync: None,
+            runs_pending: 0,
+            timeout_gen: None,
+            bytes_written: 0,
+            bytes_read: 0,
+            mid_bytes: None,
+            mid_ns: 0,
+            ended: None,
+            pauses: LatencyHist::new(),
+            op_latency: LatencyHist::new(),
+            cpu_sys: 0,
+            cpu_user: 0,
+            runq_wait: 0,
+            ra_start: 0,
+            ra_size: 0,
+            ra_async: 0,
+            synced: false,
+            on_cpu: false,
+            waking: false,
+            rng: RngStream::new(seed, &format!("task/{}/{}", tc.name, instance)),
+            reclaim_prio: crate::mm::vmscan_pageout::DEF_PRIORITY,
+            meta: None,
+            wq: Default::default(),
+            tio: Default::default(),
+        }
+    }
+
     pub fn is_done(&self) -> bool {
         self.phase == Phase::Done
     }
