@@ -15,22 +15,10 @@ pub fn device(model: Option<&str>, json: bool) -> ExitCode {
         }
         return ExitCode::SUCCESS;
     };
-    let Some(m) = DeviceModelConfig::default_of(kind) else {
+    let Some(cfg) = default_device(kind) else {
         let kinds: Vec<&str> = MODELS.iter().map(|m| m.kind).collect();
         eprintln!("error: unknown device model `{kind}`\n  hint: known models: {}", kinds.join(", "));
         return ExitCode::from(2);
-    };
-    let (name, major, minor) = m.info().naming.node(0);
-    let cfg = DeviceConfig {
-        name,
-        major,
-        minor,
-        size: m.default_size(),
-        queue: default_queue(&m),
-        model: m,
-        bdi: Default::default(),
-        fs: None,
-        throttle: Default::default(),
     };
     let f = characterize(&cfg);
     if json {
@@ -78,4 +66,21 @@ pub fn device(model: Option<&str>, json: bool) -> ExitCode {
     );
     println!("  4 KiB random writes, QD 1   {:>9.0} IOPS", f.rand_write_iops_qd1);
     ExitCode::SUCCESS
+}
+
+/// The first device of model `kind` as a scenario gets it when it sets nothing but the model.
+pub fn default_device(kind: &str) -> Option<DeviceConfig> {
+    let m = DeviceModelConfig::default_of(kind)?;
+    let (name, major, minor) = m.info().naming.node(0);
+    Some(DeviceConfig {
+        name,
+        major,
+        minor,
+        size: m.default_size(),
+        queue: default_queue(&m),
+        model: m,
+        bdi: Default::default(),
+        fs: None,
+        throttle: Default::default(),
+    })
 }

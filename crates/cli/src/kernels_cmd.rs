@@ -44,60 +44,102 @@ pub fn kernels(json: bool) -> ExitCode {
         return ExitCode::SUCCESS;
     }
     println!("kernel generations (`kernel = \"<release>\"` picks the one it falls in; [policy] overrides a piece)\n");
-    println!(
-        "{:<8} {:<17} {:<9} {:<8} {:<15} {:<7} {:<10} dirty bg/max %",
-        "name", "releases", "throttle", "flusher", "reclaim", "queue", "wb chunk"
-    );
-    for g in GENERATIONS {
-        let p = g.policy();
-        let ratios = if matches!(p.throttle, wblab_sim::config::ThrottleKind::Bdflush(_)) {
-            // 2.4 has no vm.dirty_*: bdflush's nfract / nfract_sync.
-            let b = wblab_sim::generations::default_bdflush(g.last, false);
-            format!("bdflush {}/{}", b.nfract, b.nfract_sync)
-        } else {
-            ratio_history(g.first, g.last)
-        };
-        let line = format!(
-            "{:<8} {:<17} {:<9} {:<8} {:<15} {:<7} {:<10} {}",
-            g.name,
-            format!("{}–{}", g.first, last(g.last)),
-            p.throttle.name(),
-            p.flusher.name(),
-            p.reclaim.name(),
-            p.queue.name(),
-            p.writeback_chunk.name(),
-            ratios
-        );
-        println!("{}", line.trim_end());
+    let widths = [8, 17, 9, 8, 15, 7, 10, 0];
+    let print_row = |cells: &[String]| {
+        let line: Vec<String> = cells.iter().zip(widths).map(|(c, w)| format!("{c:<w$}")).collect();
+        println!("{}", line.join(" ").trim_end());
+    };
+    print_row(&GENERATION_COLUMNS.map(str::to_string));
+    for row in generation_rows() {
+        print_row(&row);
     }
     println!();
     for g in GENERATIONS {
         println!("{:<8} {}", g.name, g.summary);
     }
-    println!("\npage wait queues (by release, inside generations): 2.5–2.6.6 wake-all, 2.6.7–4.9 filtered+wake-one, 4.10+ handoff; [policy] page_wake = \"filtered\" for wli's first posting");
-    println!("legacy queue: 128 requests per direction, congested at 113, uncongested below 103, 512 KiB requests, 128 KiB readahead, no blk-wbt");
-    println!("disk elevator (by release, inside generations): 2.5 deadline-2002, 2.6.18–2.6.21 cfq-2.6.20, 2.6.22–2.6.31 cfq-2.6.22, else mq-deadline (anticipatory and the CFQ of 2.6.32+ are not modelled)");
+    println!();
+    for (what, text) in INSIDE_GENERATIONS {
+        println!("{what}: {text}");
+    }
     print_policies();
     print_elevators();
     ExitCode::SUCCESS
 }
 
+/// Column heads of [`generation_rows`].
+pub const GENERATION_COLUMNS: [&str; 8] = [
+    "name",
+    "releases",
+    "throttle",
+    "flusher",
+    "reclaim",
+    "queue",
+    "wb chunk",
+    "dirty bg/max %",
+];
+
+/// One row per generation: its releases, the policy of each piece and the default dirty ratios.
+pub fn generation_rows() -> Vec<[String; 8]> {
+    GENERATIONS
+        .iter()
+        .map(|g| {
+            let p = g.policy();
+            let ratios = if matches!(p.throttle, wblab_sim::config::ThrottleKind::Bdflush(_)) {
+                // 2.4 has no vm.dirty_*: bdflush's nfract / nfract_sync.
+                let b = wblab_sim::generations::default_bdflush(g.last, false);
+                format!("bdflush {}/{}", b.nfract, b.nfract_sync)
+            } else {
+                ratio_history(g.first, g.last)
+            };
+            [
+                g.name.to_string(),
+                format!("{}–{}", g.first, last(g.last)),
+                p.throttle.name().to_string(),
+                p.flusher.name().to_string(),
+                p.reclaim.name().to_string(),
+                p.queue.name().to_string(),
+                p.writeback_chunk.name().to_string(),
+                ratios,
+            ]
+        })
+        .collect()
+}
+
+/// What is chosen by release inside a generation, or fixed by one piece of it.
+pub const INSIDE_GENERATIONS: [(&str, &str); 3] = [
+    (
+        "page wait queues (by release, inside generations)",
+        "2.5–2.6.6 wake-all, 2.6.7–4.9 filtered+wake-one, 4.10+ handoff; [policy] page_wake = \"filtered\" for wli's first posting",
+    ),
+    (
+        "legacy queue",
+        "128 requests per direction, congested at 113, uncongested below 103, 512 KiB requests, 128 KiB readahead, no blk-wbt",
+    ),
+    (
+        "disk elevator (by release, inside generations)",
+        "2.5 deadline-2002, 2.6.18–2.6.21 cfq-2.6.20, 2.6.22–2.6.31 cfq-2.6.22, else mq-deadline (anticipatory and the CFQ of 2.6.32+ are not modelled)",
+    ),
+];
+
+/// Every name `[policy]` takes, per key.
+pub fn policy_names() -> Vec<(&'static str, Vec<&'static str>)> {
+    use wblab_sim::config::{FlusherKind, PageWake, PolicyPiece, QueueEra, ReclaimKind, ThrottleKind, WritebackChunk};
+    vec![
+        ("throttle", ThrottleKind::names()),
+        ("flusher", FlusherKind::names()),
+        ("reclaim", ReclaimKind::names()),
+        ("queue", QueueEra::names()),
+        ("writeback_chunk", WritebackChunk::names()),
+        ("page_wake", PageWake::names()),
+    ]
+}
+
 /// Every name `[policy]` takes, per piece.
 fn print_policies() {
-    use wblab_sim::config::{FlusherKind, PageWake, PolicyPiece, QueueEra, ReclaimKind, ThrottleKind, WritebackChunk};
-    fn row<P: PolicyPiece>(key: &str) {
-        println!("  {key:<16} {}", P::names().join(", "));
+    println!("\n[policy] names (a family such as `per-bdi` means the kernel's own member):");
+    for (key, names) in policy_names() {
+        println!("  {key:<16} {}", names.join(", "));
     }
-    println!(
-        "
-[policy] names (a family such as `per-bdi` means the kernel's own member):"
-    );
-    row::<ThrottleKind>("throttle");
-    row::<FlusherKind>("flusher");
-    row::<ReclaimKind>("reclaim");
-    row::<QueueEra>("queue");
-    row::<WritebackChunk>("writeback_chunk");
-    row::<PageWake>("page_wake");
 }
 
 /// The modelled elevators, with the kernels that shipped them and their tunables.

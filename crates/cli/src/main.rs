@@ -2,6 +2,7 @@
 
 mod bench;
 mod device_cmd;
+mod docs;
 mod kernels_cmd;
 mod probe_cmd;
 mod progress;
@@ -9,7 +10,7 @@ mod report_cmd;
 mod simulate;
 mod sweep;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -94,6 +95,8 @@ enum Cmd {
     Measure(probe_cmd::MeasureArgs),
     /// Measure a real device with O_DIRECT I/O and print a fitted [[device]] section.
     Calibrate(probe_cmd::CalibrateArgs),
+    /// Check (or --write) the reference tables in the Markdown docs against the code.
+    Docs(docs::DocsArgs),
     /// Show results directories side by side, with relative errors against the first.
     Compare {
         /// Results directories (measured or simulated); the first is the reference.
@@ -132,6 +135,7 @@ fn main() -> ExitCode {
         Cmd::Measure(a) => probe_cmd::measure(a),
         Cmd::Calibrate(a) => probe_cmd::calibrate(a),
         Cmd::Compare { dirs, json } => probe_cmd::compare(&dirs, json),
+        Cmd::Docs(a) => docs::docs(a, &Cli::command()),
     }
 }
 

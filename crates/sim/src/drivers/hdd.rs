@@ -285,17 +285,17 @@ impl DeviceModel for HddParams {
 }
 
 static HDD_KNOBS: [Knob<HddParams>; 12] = [
-    knob!(HddParams, "rpm", KnobKind::Count { min: 1, max: 100_000 }, "spindle speed (default 7200)", rpm: u32),
-    knob!(HddParams, "seek_track_to_track", LATENCY, "seek to the next track (default 1ms)", seek_track_to_track: u64),
-    knob!(HddParams, "seek_average", LATENCY, "average seek, one third of full stroke (default 8.5ms)", seek_average: u64),
-    knob!(HddParams, "seek_full_stroke", LATENCY, "seek across the whole disk (default 16ms)", seek_full_stroke: u64),
-    knob!(HddParams, "transfer_outer", KnobKind::Rate, "media rate at the outer edge, LBA 0 (default 210MiB/s)", transfer_outer: u64),
-    knob!(HddParams, "transfer_inner", KnobKind::Rate, "media rate at the inner edge (default 100MiB/s)", transfer_inner: u64),
-    knob!(HddParams, "interface_rate", KnobKind::Rate, "SATA link rate: the speed of a write-cache hit (default 550MiB/s)", interface_rate: u64),
-    knob!(HddParams, "queue_depth", QUEUE_DEPTH, "NCQ depth; 1 = no command queueing (default 32)", queue_depth: u32),
-    knob!(HddParams, "write_cache", KnobKind::Bool, "volatile write cache on (default true)", write_cache: bool),
-    knob!(HddParams, "cache_size", KnobKind::Size { min: 0, max: u64::MAX, pages: false }, "write cache size (default 256MiB)", cache_size: u64),
-    knob!(HddParams, "command_overhead", LATENCY, "firmware time per command (default 50us)", command_overhead: u64),
+    knob!(HddParams, "rpm", KnobKind::Count { min: 1, max: 100_000 }, "spindle speed", rpm: u32),
+    knob!(HddParams, "seek_track_to_track", LATENCY, "seek to the next track", seek_track_to_track: u64),
+    knob!(HddParams, "seek_average", LATENCY, "average seek, one third of full stroke", seek_average: u64),
+    knob!(HddParams, "seek_full_stroke", LATENCY, "seek across the whole disk", seek_full_stroke: u64),
+    knob!(HddParams, "transfer_outer", KnobKind::Rate, "media rate at the outer edge, LBA 0", transfer_outer: u64),
+    knob!(HddParams, "transfer_inner", KnobKind::Rate, "media rate at the inner edge", transfer_inner: u64),
+    knob!(HddParams, "interface_rate", KnobKind::Rate, "SATA link rate: the speed of a write-cache hit", interface_rate: u64),
+    knob!(HddParams, "queue_depth", QUEUE_DEPTH, "NCQ depth; 1 = no command queueing", queue_depth: u32),
+    knob!(HddParams, "write_cache", KnobKind::Bool, "volatile write cache on", write_cache: bool),
+    knob!(HddParams, "cache_size", KnobKind::Size { min: 0, max: u64::MAX, pages: false }, "write cache size", cache_size: u64),
+    knob!(HddParams, "command_overhead", LATENCY, "firmware time per command", command_overhead: u64),
     Knob {
         key: "destage",
         kind: KnobKind::Word {

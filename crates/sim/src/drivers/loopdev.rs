@@ -142,10 +142,10 @@ impl DeviceModel for LoopParams {
 }
 
 static LOOP_KNOBS: [Knob<LoopParams>; 4] = [
-    knob!(LoopParams, "backing_read_bandwidth", KnobKind::Rate, "reads of the backing file (default 1065MiB/s)", backing_read_bandwidth: u64),
-    knob!(LoopParams, "backing_write_bandwidth", KnobKind::Rate, "writes of the backing file (default 944MiB/s)", backing_write_bandwidth: u64),
-    knob!(LoopParams, "backing_latency", LATENCY, "latency of one backing I/O on top of its transfer (default 20us)", backing_latency: u64),
-    knob!(LoopParams, "queue_depth", QUEUE_DEPTH, "the loop queue's tags, `hw_queue_depth` (default 128)", queue_depth: u32),
+    knob!(LoopParams, "backing_read_bandwidth", KnobKind::Rate, "reads of the backing file", backing_read_bandwidth: u64),
+    knob!(LoopParams, "backing_write_bandwidth", KnobKind::Rate, "writes of the backing file", backing_write_bandwidth: u64),
+    knob!(LoopParams, "backing_latency", LATENCY, "latency of one backing I/O on top of its transfer", backing_latency: u64),
+    knob!(LoopParams, "queue_depth", QUEUE_DEPTH, "the loop queue's tags, `hw_queue_depth`", queue_depth: u32),
 ];
 
 /// Work of the loop worker per command (queue_work wakeup, kiocb setup and submission), ns.

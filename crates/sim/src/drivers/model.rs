@@ -227,11 +227,14 @@ macro_rules! device_models {
             $(#[cfg(any(test, feature = "test-extensions"))] $tvariant($tparams),)+
         }
 
-        /// Every device model, in the order tools list them.
-        #[cfg(not(any(test, feature = "test-extensions")))]
-        pub static MODELS: &[$crate::drivers::model::ModelInfo] = &[
+        /// The device models wblab ships, in the order tools list them: what reference docs
+        /// show, whatever the build.
+        pub static SHIPPED_MODELS: &[$crate::drivers::model::ModelInfo] = &[
             $($crate::drivers::model::model_entry!($variant, $params)),+
         ];
+        /// Every device model, in the order tools list them.
+        #[cfg(not(any(test, feature = "test-extensions")))]
+        pub static MODELS: &[$crate::drivers::model::ModelInfo] = SHIPPED_MODELS;
         /// Every device model, in the order tools list them, and the test-only ones.
         #[cfg(any(test, feature = "test-extensions"))]
         pub static MODELS: &[$crate::drivers::model::ModelInfo] = &[

@@ -234,13 +234,13 @@ const MAX_RPC_SLOTS: u64 = 65536;
 const NFS_MAX_IO: u64 = 4 << 20;
 
 static NFS_KNOBS: [Knob<NfsParams>; 9] = [
-    knob!(NfsParams, "wsize", KnobKind::Size { min: 4096, max: NFS_MAX_IO, pages: true }, "largest WRITE/READ RPC: whole pages, 4 KiB to 4 MiB, NFS_MAX_FILE_IO_SIZE (default 1MiB)", wsize: u64),
-    knob!(NfsParams, "link_bandwidth", KnobKind::Rate, "RPC payload rate of the link, each direction (default 117MB/s)", link_bandwidth: u64),
-    knob!(NfsParams, "rtt", LATENCY, "network round trip (default 200us)", rtt: u64),
-    knob!(NfsParams, "server_write_bandwidth", KnobKind::Rate, "rate the server's disk writes its dirty cache (default 100MB/s)", server_write_bandwidth: u64),
-    knob!(NfsParams, "server_read_bandwidth", KnobKind::Rate, "rate the server's disk reads (default 100MB/s)", server_read_bandwidth: u64),
-    knob!(NfsParams, "server_cache", KnobKind::Size { min: 0, max: u64::MAX, pages: false }, "unstable data the server holds before WRITEs wait for its disk (default 512MiB)", server_cache: u64),
-    knob!(NfsParams, "commit_bytes", KnobKind::Size { min: 4096, max: u64::MAX, pages: false }, "UNSTABLE bytes after which the client sends a COMMIT (default 48MiB)", commit_bytes: u64),
+    knob!(NfsParams, "wsize", KnobKind::Size { min: 4096, max: NFS_MAX_IO, pages: true }, "largest WRITE/READ RPC: whole pages, 4 KiB to 4 MiB, NFS_MAX_FILE_IO_SIZE", wsize: u64),
+    knob!(NfsParams, "link_bandwidth", KnobKind::Rate, "RPC payload rate of the link, each direction", link_bandwidth: u64),
+    knob!(NfsParams, "rtt", LATENCY, "network round trip", rtt: u64),
+    knob!(NfsParams, "server_write_bandwidth", KnobKind::Rate, "rate the server's disk writes its dirty cache", server_write_bandwidth: u64),
+    knob!(NfsParams, "server_read_bandwidth", KnobKind::Rate, "rate the server's disk reads", server_read_bandwidth: u64),
+    knob!(NfsParams, "server_cache", KnobKind::Size { min: 0, max: u64::MAX, pages: false }, "unstable data the server holds before WRITEs wait for its disk", server_cache: u64),
+    knob!(NfsParams, "commit_bytes", KnobKind::Size { min: 4096, max: u64::MAX, pages: false }, "UNSTABLE bytes after which the client sends a COMMIT", commit_bytes: u64),
     Knob {
         key: "commit",
         kind: KnobKind::Word {
@@ -257,7 +257,7 @@ static NFS_KNOBS: [Knob<NfsParams>; 9] = [
         },
         set: |p, v| p.commit = Some(if v.word() == "half" { NfsCommit::Half } else { NfsCommit::Pass }),
     },
-    knob!(NfsParams, "queue_depth", KnobKind::Count { min: 1, max: if MAX_RPC_SLOTS < MAX_QUEUE_DEPTH { MAX_RPC_SLOTS } else { MAX_QUEUE_DEPTH } }, "RPC slots in flight (default 16)", queue_depth: u32),
+    knob!(NfsParams, "queue_depth", KnobKind::Count { min: 1, max: if MAX_RPC_SLOTS < MAX_QUEUE_DEPTH { MAX_RPC_SLOTS } else { MAX_QUEUE_DEPTH } }, "RPC slots in flight", queue_depth: u32),
 ];
 
 /// A WRITE in flight.

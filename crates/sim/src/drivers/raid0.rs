@@ -165,7 +165,7 @@ impl DeviceModel for Raid0Params {
 }
 
 static RAID0_KNOBS: [Knob<Raid0Params>; 2] = [
-    knob!(Raid0Params, "members", KnobKind::Count { min: 1, max: MAX_MEMBERS }, "member devices, raid_disks (default 2)", members: u32),
+    knob!(Raid0Params, "members", KnobKind::Count { min: 1, max: MAX_MEMBERS }, "member devices, raid_disks", members: u32),
     knob!(Raid0Params, "chunk", KnobKind::Size { min: 4096, max: 256 << 20, pages: true }, "md chunk: whole pages, 4 KiB to 256 MiB; mdadm's default 512KiB", chunk: u64),
 ];
 

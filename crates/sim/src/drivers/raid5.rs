@@ -122,10 +122,10 @@ impl DeviceModel for Raid5Params {
 }
 
 static RAID5_KNOBS: [Knob<Raid5Params>; 4] = [
-    knob!(Raid5Params, "members", KnobKind::Count { min: 3, max: MAX_MEMBERS }, "RAID5 needs at least 3 members (N - 1 data chunks + parity per stripe), at most 1920 (default 4)", members: u32),
+    knob!(Raid5Params, "members", KnobKind::Count { min: 3, max: MAX_MEMBERS }, "RAID5 needs at least 3 members (N - 1 data chunks + parity per stripe), at most 1920", members: u32),
     knob!(Raid5Params, "chunk", KnobKind::Size { min: 4096, max: 256 << 20, pages: true }, "stripe unit: whole pages, 4 KiB to 256 MiB; 64KiB is the 2.4 md and SMART-2 default", chunk: u64),
     knob!(Raid5Params, "stripe_cache", KnobKind::Count { min: 1, max: 32768 }, "stripes held while gathering writes: 2.4 md had 256 (NR_STRIPES); 6.x allows 17 to 32768", stripe_cache: u32),
-    knob!(Raid5Params, "stripe_delay", LATENCY, "how long a partly written stripe waits for the rest (default 3ms)", stripe_delay: u64),
+    knob!(Raid5Params, "stripe_delay", LATENCY, "how long a partly written stripe waits for the rest", stripe_delay: u64),
 ];
 
 const NEVER: Ns = Ns::MAX;

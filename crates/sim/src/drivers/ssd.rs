@@ -140,13 +140,13 @@ impl DeviceModel for SsdParams {
 }
 
 static SSD_KNOBS: [Knob<SsdParams>; 7] = [
-    knob!(SsdParams, "parallelism", KnobKind::Count { min: 1, max: 1024 }, "channels/dies serving requests at once (default 8)", parallelism: u32),
-    knob!(SsdParams, "read_latency", LATENCY, "latency of a 4 KiB read (default 80us)", read_latency: u64),
-    knob!(SsdParams, "write_latency", LATENCY, "latency of a 4 KiB program into the write buffer (default 25us)", write_latency: u64),
-    knob!(SsdParams, "read_bandwidth", KnobKind::Rate, "sustained sequential reads (default 3000MiB/s)", read_bandwidth: u64),
-    knob!(SsdParams, "write_bandwidth", KnobKind::Rate, "sustained sequential writes (default 1800MiB/s)", write_bandwidth: u64),
-    knob!(SsdParams, "queue_depth", QUEUE_DEPTH, "hardware queue depth (default 64)", queue_depth: u32),
-    knob!(SsdParams, "write_cache", KnobKind::Bool, "volatile write buffer on (default true)", write_cache: bool),
+    knob!(SsdParams, "parallelism", KnobKind::Count { min: 1, max: 1024 }, "channels/dies serving requests at once", parallelism: u32),
+    knob!(SsdParams, "read_latency", LATENCY, "latency of a 4 KiB read", read_latency: u64),
+    knob!(SsdParams, "write_latency", LATENCY, "latency of a 4 KiB program into the write buffer", write_latency: u64),
+    knob!(SsdParams, "read_bandwidth", KnobKind::Rate, "sustained sequential reads", read_bandwidth: u64),
+    knob!(SsdParams, "write_bandwidth", KnobKind::Rate, "sustained sequential writes", write_bandwidth: u64),
+    knob!(SsdParams, "queue_depth", QUEUE_DEPTH, "hardware queue depth", queue_depth: u32),
+    knob!(SsdParams, "write_cache", KnobKind::Bool, "volatile write buffer on", write_cache: bool),
 ];
 
 /// Bytes a unit reads or programs in one operation (a 4-plane page of 16 KiB pages).

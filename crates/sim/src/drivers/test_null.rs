@@ -62,8 +62,8 @@ impl DeviceModel for TestNullParams {
 }
 
 static KNOBS: [Knob<TestNullParams>; 2] = [
-    knob!(TestNullParams, "latency", LATENCY, "time of every request (default 100us)", latency: u64),
-    knob!(TestNullParams, "queue_depth", QUEUE_DEPTH, "requests at once (default 4)", queue_depth: u32),
+    knob!(TestNullParams, "latency", LATENCY, "time of every request", latency: u64),
+    knob!(TestNullParams, "queue_depth", QUEUE_DEPTH, "requests at once", queue_depth: u32),
 ];
 
 struct TestNull {

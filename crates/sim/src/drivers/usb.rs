@@ -162,12 +162,12 @@ impl DeviceModel for UsbParams {
 }
 
 static USB_KNOBS: [Knob<UsbParams>; 6] = [
-    knob!(UsbParams, "read_bandwidth", KnobKind::Rate, "sequential reads (default 25MB/s)", read_bandwidth: u64),
-    knob!(UsbParams, "write_bandwidth", KnobKind::Rate, "rate the key programs flash (default 9MB/s)", write_bandwidth: u64),
-    knob!(UsbParams, "command_overhead", LATENCY, "bulk-only transport cost per command (default 1ms)", command_overhead: u64),
-    knob!(UsbParams, "erase_block", KnobKind::Size { min: 4096, max: 1 << 30, pages: true }, "the flash erase block (allocation unit): whole pages, 4 KiB to 1 GiB (default 4MiB)", erase_block: u64),
-    knob!(UsbParams, "open_blocks", KnobKind::Count { min: 1, max: 64 }, "erase blocks the controller keeps open: cheap keys 1-5 (default 2)", open_blocks: u32),
-    knob!(UsbParams, "queue_depth", QUEUE_DEPTH, "commands at once: usb-storage's can_queue is 1, UAS queues more (default 1)", queue_depth: u32),
+    knob!(UsbParams, "read_bandwidth", KnobKind::Rate, "sequential reads", read_bandwidth: u64),
+    knob!(UsbParams, "write_bandwidth", KnobKind::Rate, "rate the key programs flash", write_bandwidth: u64),
+    knob!(UsbParams, "command_overhead", LATENCY, "bulk-only transport cost per command", command_overhead: u64),
+    knob!(UsbParams, "erase_block", KnobKind::Size { min: 4096, max: 1 << 30, pages: true }, "the flash erase block (allocation unit): whole pages, 4 KiB to 1 GiB", erase_block: u64),
+    knob!(UsbParams, "open_blocks", KnobKind::Count { min: 1, max: 64 }, "erase blocks the controller keeps open: cheap keys 1-5", open_blocks: u32),
+    knob!(UsbParams, "queue_depth", QUEUE_DEPTH, "commands at once: usb-storage's can_queue is 1, UAS queues more", queue_depth: u32),
 ];
 
 pub struct Usb {

@@ -39,15 +39,15 @@ use crate::Ns;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 /// CFQ's tunables (`block/cfq-iosched.c`, 2.6.18-2.6.31); times in ms as sysfs shows them.
 static CFQ_TUNABLES: [Knob<QueueConfig>; 9] = [
-    knob!(QueueConfig, "queue/iosched/quantum", KnobKind::Count { min: 1, max: INT_MAX }, "requests a queue moves to the driver per round (default 4)", cfq.quantum: u32),
-    knob!(QueueConfig, "queue/iosched/fifo_expire_sync", MS, "ms before a sync request's FIFO wins (default 125)", cfq.fifo_expire_sync: u64),
-    knob!(QueueConfig, "queue/iosched/fifo_expire_async", MS, "ms before an async request's FIFO wins (default 250)", cfq.fifo_expire_async: u64),
-    knob!(QueueConfig, "queue/iosched/back_seek_max", KnobKind::Count { min: 0, max: INT_MAX }, "KiB behind the head the next request may lie (default 16384)", cfq.back_seek_max_kb: u64),
-    knob!(QueueConfig, "queue/iosched/back_seek_penalty", KnobKind::Count { min: 1, max: INT_MAX }, "cost of a backward seek against a forward one (default 2)", cfq.back_seek_penalty: u64),
-    knob!(QueueConfig, "queue/iosched/slice_sync", MS, "ms of a sync queue's slice (default 100)", cfq.slice_sync: u64),
-    knob!(QueueConfig, "queue/iosched/slice_async", MS, "ms of the async queue's slice (default 40)", cfq.slice_async: u64),
-    knob!(QueueConfig, "queue/iosched/slice_async_rq", KnobKind::Count { min: 1, max: INT_MAX }, "base of the async request budget per slice (default 2)", cfq.slice_async_rq: u32),
-    knob!(QueueConfig, "queue/iosched/slice_idle", MS, "ms an emptied sync queue waits for its process's next request; 0 disables idling (default 8)", cfq.slice_idle: u64),
+    knob!(QueueConfig, "queue/iosched/quantum", KnobKind::Count { min: 1, max: INT_MAX }, "requests a queue moves to the driver per round", cfq.quantum: u32),
+    knob!(QueueConfig, "queue/iosched/fifo_expire_sync", MS, "ms before a sync request's FIFO wins", cfq.fifo_expire_sync: u64),
+    knob!(QueueConfig, "queue/iosched/fifo_expire_async", MS, "ms before an async request's FIFO wins", cfq.fifo_expire_async: u64),
+    knob!(QueueConfig, "queue/iosched/back_seek_max", KnobKind::Count { min: 0, max: INT_MAX }, "KiB behind the head the next request may lie", cfq.back_seek_max_kb: u64),
+    knob!(QueueConfig, "queue/iosched/back_seek_penalty", KnobKind::Count { min: 1, max: INT_MAX }, "cost of a backward seek against a forward one", cfq.back_seek_penalty: u64),
+    knob!(QueueConfig, "queue/iosched/slice_sync", MS, "ms of a sync queue's slice", cfq.slice_sync: u64),
+    knob!(QueueConfig, "queue/iosched/slice_async", MS, "ms of the async queue's slice", cfq.slice_async: u64),
+    knob!(QueueConfig, "queue/iosched/slice_async_rq", KnobKind::Count { min: 1, max: INT_MAX }, "base of the async request budget per slice", cfq.slice_async_rq: u32),
+    knob!(QueueConfig, "queue/iosched/slice_idle", MS, "ms an emptied sync queue waits for its process's next request; 0 disables idling", cfq.slice_idle: u64),
 ];
 
 /// A CFQ time tunable: ms in sysfs, ns in the model.

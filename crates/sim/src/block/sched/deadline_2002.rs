@@ -69,7 +69,7 @@ pub const SEEK_COST: Knob<QueueConfig> = knob!(
     QueueConfig,
     "queue/iosched/seek_cost",
     KnobKind::Count { min: 1, max: INT_MAX },
-    "the batch cost of a seek; a contiguous request costs 1 (default 16)",
+    "the batch cost of a seek; a contiguous request costs 1",
     iosched.seek_cost: u32
 );
 

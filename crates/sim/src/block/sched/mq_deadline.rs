@@ -89,35 +89,35 @@ pub const READ_EXPIRE: Knob<QueueConfig> = knob!(
     QueueConfig,
     "queue/iosched/read_expire",
     KnobKind::Millis { max: INT_MAX, scale: 1 },
-    "ms a read waits before its FIFO forces a batch (default 500)",
+    "ms a read waits before its FIFO forces a batch",
     iosched.read_expire_ms: u64
 );
 pub const WRITE_EXPIRE: Knob<QueueConfig> = knob!(
     QueueConfig,
     "queue/iosched/write_expire",
     KnobKind::Millis { max: INT_MAX, scale: 1 },
-    "ms a write waits before its FIFO forces a batch (default 5000)",
+    "ms a write waits before its FIFO forces a batch",
     iosched.write_expire_ms: u64
 );
 pub const FIFO_BATCH: Knob<QueueConfig> = knob!(
     QueueConfig,
     "queue/iosched/fifo_batch",
     KnobKind::Count { min: 1, max: INT_MAX },
-    "requests dispatched in one sorted batch before the FIFOs are checked again (default 16)",
+    "requests dispatched in one sorted batch before the FIFOs are checked again",
     iosched.fifo_batch: u32
 );
 pub const WRITES_STARVED: Knob<QueueConfig> = knob!(
     QueueConfig,
     "queue/iosched/writes_starved",
     KnobKind::Count { min: 0, max: INT_MAX },
-    "read batches that may pass waiting writes (default 2)",
+    "read batches that may pass waiting writes",
     iosched.writes_starved: u32
 );
 pub const FRONT_MERGES: Knob<QueueConfig> = knob!(
     QueueConfig,
     "queue/iosched/front_merges",
     KnobKind::Bool,
-    "try merging a bio in front of a queued request (default 1)",
+    "try merging a bio in front of a queued request",
     iosched.front_merges: bool
 );
 pub const ASYNC_DEPTH: Knob<QueueConfig> = knob!(

@@ -17,7 +17,7 @@ pub static INFO: ElevatorInfo = ElevatorInfo {
     tunables: &[Knob {
         key: "queue/iosched/noop_test_depth",
         kind: KnobKind::Count { min: 0, max: 1024 },
-        doc: "test-only: a tunable kept by name, to show how (default 0)",
+        doc: "test-only: a tunable kept by name, to show how",
         get: |q| crate::config::KnobValue::Uint(q.tunables.get("noop_test_depth").unwrap_or(0)),
         set: |q, v| q.tunables.set("noop_test_depth", v.uint()),
     }],

@@ -1,0 +1,231 @@
+//! The generators of reference blocks: each turns one of the registries (generations, policy
+//! pieces, elevators, device models, the command line) into Markdown. Only what wblab ships is
+//! shown, whatever the build (test-only elevators and models never reach the docs).
+
+use crate::device_cmd::default_device;
+use crate::kernels_cmd::{generation_rows, policy_names, GENERATION_COLUMNS, INSIDE_GENERATIONS};
+use wblab_sim::block::sched::{ElevatorInfo, SHIPPED_ELEVATORS};
+use wblab_sim::config::QueueConfig;
+use wblab_sim::drivers::characterize::characterize;
+use wblab_sim::drivers::SHIPPED_MODELS;
+use wblab_sim::units::format_size;
+
+/// The names a marker may use, with their arguments, for error hints.
+pub const GENERATORS: &[&str] = &[
+    "commands",
+    "generations",
+    "policies",
+    "elevators",
+    "elevator-tunables ELEVATOR",
+    "device-models",
+    "device-keys MODEL",
+    "device-queues",
+    "device-figures",
+];
+
+/// The Markdown of generator `name` with `args`, or why it cannot be made.
+pub fn generate(name: &str, args: &[String], cli: &clap::Command) -> Result<String, String> {
+    let no_args = |body: String| {
+        if args.is_empty() {
+            Ok(body)
+        } else {
+            Err(format!("`{name}` takes no arguments"))
+        }
+    };
+    let one_arg = || match args {
+        [a] => Ok(a.as_str()),
+        _ => Err(format!("`{name}` takes one argument")),
+    };
+    match name {
+        "commands" => no_args(commands(cli)),
+        "generations" => no_args(generations()),
+        "policies" => no_args(policies()),
+        "elevators" => no_args(elevators()),
+        "elevator-tunables" => elevator_tunables(one_arg()?),
+        "device-models" => no_args(device_models()),
+        "device-keys" => device_keys(one_arg()?),
+        "device-queues" => no_args(device_queues()),
+        "device-figures" => no_args(device_figures()),
+        _ => Err(format!("unknown generator `{name}`; known: {}", GENERATORS.join(", "))),
+    }
+}
+
+/// A Markdown table; `|` inside a cell is escaped.
+fn table(head: &[&str], rows: impl IntoIterator<Item = Vec<String>>) -> String {
+    let cell = |s: &str| s.replace('|', "\\|");
+    let mut out = format!("| {} |\n|{}\n", head.join(" | "), "---|".repeat(head.len()));
+    for row in rows {
+        let cells: Vec<String> = row.iter().map(|c| cell(c)).collect();
+        out.push_str(&format!("| {} |\n", cells.join(" | ")));
+    }
+    out
+}
+
+fn code(s: &str) -> String {
+    format!("`{s}`")
+}
+
+fn commands(cli: &clap::Command) -> String {
+    let rows = cli.get_subcommands().filter(|c| !c.is_hide_set()).map(|c| {
+        let about = c.get_about().map(|a| a.to_string()).unwrap_or_default();
+        vec![code(&format!("wblab {}", c.get_name())), about.replace('\n', " ")]
+    });
+    table(&["command", "what it does"], rows)
+}
+
+fn generations() -> String {
+    let rows = generation_rows().into_iter().map(|r| {
+        let mut r = r.to_vec();
+        r[0] = code(&r[0]);
+        r
+    });
+    let mut out = table(&GENERATION_COLUMNS, rows);
+    out.push('\n');
+    for g in wblab_sim::generations::GENERATIONS {
+        out.push_str(&format!("- `{}`: {}\n", g.name, g.summary));
+    }
+    out.push('\n');
+    for (what, text) in INSIDE_GENERATIONS {
+        out.push_str(&format!("- {what}: {text}\n"));
+    }
+    out
+}
+
+fn policies() -> String {
+    let rows = policy_names().into_iter().map(|(key, names)| {
+        let names: Vec<String> = names.iter().map(|n| code(n)).collect();
+        vec![code(key), names.join(", ")]
+    });
+    table(&["key", "accepted names"], rows)
+}
+
+fn elevators() -> String {
+    let rows = SHIPPED_ELEVATORS.iter().map(|e| {
+        let aliases: Vec<String> = e.aliases.iter().map(|a| code(a)).collect();
+        vec![
+            code(e.kind.name()),
+            aliases.join(", "),
+            e.kernels.to_string(),
+            e.summary.to_string(),
+        ]
+    });
+    table(&["`queue/scheduler`", "also", "kernels", "what it is"], rows)
+}
+
+fn elevator_tunables(name: &str) -> Result<String, String> {
+    let e: &ElevatorInfo = SHIPPED_ELEVATORS.iter().find(|e| e.kind.name() == name).ok_or_else(|| {
+        let names: Vec<&str> = SHIPPED_ELEVATORS.iter().map(|e| e.kind.name()).collect();
+        format!("unknown elevator `{name}`; known: {}", names.join(", "))
+    })?;
+    // The tunables' defaults do not depend on the device: start from any queue.
+    let mut q: QueueConfig = default_device("hdd").expect("the hdd model is shipped").queue;
+    q.select_elevator(e.kind);
+    let rows = e
+        .tunables
+        .iter()
+        .map(|t| vec![code(t.key), t.kind.describe(), code(&t.kind.show((t.get)(&q))), t.doc.to_string()]);
+    Ok(table(&["key", "written as", "default", "what it does"], rows))
+}
+
+fn device_models() -> String {
+    let rows = SHIPPED_MODELS.iter().map(|m| {
+        let d = (m.default)();
+        let names: Vec<String> = (0..2)
+            .map(|i| m.naming.node(i))
+            .map(|(n, a, b)| format!("`{n}` ({a}:{b})"))
+            .collect();
+        vec![
+            code(m.kind),
+            m.summary.to_string(),
+            format_size(d.default_size()),
+            format!("{}, ...", names.join(", ")),
+            if m.member { "yes" } else { "no" }.to_string(),
+        ]
+    });
+    table(
+        &["`model`", "what it is", "default `size`", "names by position", "RAID member"],
+        rows,
+    )
+}
+
+fn device_keys(kind: &str) -> Result<String, String> {
+    let m = SHIPPED_MODELS.iter().find(|m| m.kind == kind).ok_or_else(|| {
+        let kinds: Vec<&str> = SHIPPED_MODELS.iter().map(|m| m.kind).collect();
+        format!("unknown device model `{kind}`; known: {}", kinds.join(", "))
+    })?;
+    let d = (m.default)();
+    let mut rows: Vec<Vec<String>> = (m.knobs)()
+        .into_iter()
+        .map(|k| {
+            let v = d.get_knob(k.key).expect("a listed knob has a value");
+            vec![code(k.key), k.kind.describe(), code(&k.kind.show(v)), k.doc.to_string()]
+        })
+        .collect();
+    if let Some(member) = d.member() {
+        rows.push(vec![
+            code("member_model"),
+            "a model name".to_string(),
+            code(&format!("\"{}\"", member.kind())),
+            "the members' model; its parameters go in the same table".to_string(),
+        ]);
+    }
+    Ok(table(&["key", "written as", "default", "what it is"], rows))
+}
+
+fn device_queues() -> String {
+    let rows = SHIPPED_MODELS.iter().filter_map(|m| default_device(m.kind)).map(|d| {
+        let q = &d.queue;
+        vec![
+            code(d.model.kind()),
+            code(q.scheduler.name()),
+            q.nr_requests.to_string(),
+            q.max_sectors_kb.to_string(),
+            q.read_ahead_kb.to_string(),
+            q.wbt_lat_usec.to_string(),
+            u8::from(q.rotational).to_string(),
+            if q.write_cache { "write back" } else { "write through" }.to_string(),
+            d.model.queue_depth().to_string(),
+        ]
+    });
+    table(
+        &[
+            "model",
+            "scheduler",
+            "nr_requests",
+            "max_sectors_kb",
+            "read_ahead_kb",
+            "wbt_lat_usec",
+            "rotational",
+            "write_cache",
+            "tags",
+        ],
+        rows,
+    )
+}
+
+fn device_figures() -> String {
+    let rows = SHIPPED_MODELS.iter().filter_map(|m| default_device(m.kind)).map(|d| {
+        let f = characterize(&d);
+        vec![
+            code(d.model.kind()),
+            format!("{:.0}", f.seq_write_mb_s),
+            format!("{:.0}", f.write_burst_mb_s),
+            format!("{:.0} / {:.0}", f.seq_read_mb_s, f.seq_read_inner_mb_s),
+            format!("{:.0} ({:.2} ms)", f.rand_read_iops_qd1, f.rand_read_latency_ms_qd1),
+            format!("{:.0}", f.rand_read_iops_qd32),
+            format!("{:.0}", f.rand_write_iops_qd1),
+        ]
+    });
+    table(
+        &[
+            "model",
+            "seq write MB/s",
+            "write burst MB/s",
+            "seq read MB/s (outer / inner)",
+            "4 KiB rand read QD1 IOPS",
+            "QD32 IOPS",
+            "4 KiB rand write QD1 IOPS",
+        ],
+        rows,
+    )
+}

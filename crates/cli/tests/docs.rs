@@ -1,0 +1,97 @@
+//! The reference tables of the docs are generated from the code: the repository's docs must be
+//! what this build generates, and `wblab docs` must catch and repair a stale block.
+
+use std::fs;
+use std::process::Command;
+use wblab_testkit::cli::{repo_root, run, scratch};
+
+const BIN: &str = env!("CARGO_BIN_EXE_wblab");
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn the_repository_docs_are_what_the_code_generates() {
+    let out = Command::new(BIN).arg("docs").current_dir(repo_root()).output().expect("wblab runs");
+    assert!(
+        out.status.success(),
+        "the docs drifted from the code:\n{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn a_stale_block_is_reported_then_regenerated() {
+    let dir = scratch(env!("CARGO_TARGET_TMPDIR"), "docs-stale");
+    let f = dir.join("ref.md");
+    let doc = "# Devices\n\nhand-written prose\n<!-- wblab:device-keys hdd -->\n| key |\n|---|\n| `rpm` |\n<!-- /wblab -->\nmore prose\n";
+    fs::write(&f, doc).unwrap();
+    let p = f.to_str().unwrap();
+
+    let check = run(BIN, &["docs", p]);
+    assert_eq!(check.status.code(), Some(1), "{}", text(&check.stderr));
+    assert!(text(&check.stdout).contains("line 4: device-keys hdd"), "{}", text(&check.stdout));
+    assert_eq!(fs::read_to_string(&f).unwrap(), doc, "--check must not write");
+
+    let write = run(BIN, &["docs", "--write", p]);
+    assert!(write.status.success(), "{}", text(&write.stderr));
+    let new = fs::read_to_string(&f).unwrap();
+    assert!(new.starts_with("# Devices\n\nhand-written prose\n<!-- wblab:device-keys hdd -->\n"));
+    assert!(new.ends_with("<!-- /wblab -->\nmore prose\n"), "prose around the block is kept");
+    // Every hdd parameter `wblab device hdd` shows is in the table, with the default it shows.
+    let device = text(&run(BIN, &["device", "hdd"]).stdout);
+    let params = device.split("parameters").nth(1).unwrap().split("\n\n").next().unwrap();
+    for line in params.lines().skip(1) {
+        let mut words = line.split_whitespace();
+        let (key, default) = (words.next().unwrap(), words.next().unwrap());
+        assert!(new.contains(&format!("| `{key}` |")), "{key} missing:\n{new}");
+        assert!(
+            new.contains(&format!("| `{default}` |")),
+            "{key}'s default {default} missing:\n{new}"
+        );
+    }
+    assert!(run(BIN, &["docs", p]).status.success(), "regenerated docs are current");
+}
+
+#[test]
+fn test_only_extensions_never_reach_the_docs() {
+    // Test builds register a `noop-test` elevator and a `testnull` device model.
+    let dir = scratch(env!("CARGO_TARGET_TMPDIR"), "docs-shipped");
+    let f = dir.join("ref.md");
+    fs::write(
+        &f,
+        "<!-- wblab:device-models -->\n<!-- /wblab -->\n<!-- wblab:elevators -->\n<!-- /wblab -->\n",
+    )
+    .unwrap();
+    assert!(run(BIN, &["docs", "--write", f.to_str().unwrap()]).status.success());
+    let new = fs::read_to_string(&f).unwrap();
+    assert!(new.contains("`hdd`") && new.contains("`mq-deadline`"), "{new}");
+    assert!(!new.contains("testnull") && !new.contains("noop-test"), "{new}");
+    let listed = text(&run(BIN, &["device"]).stdout);
+    assert!(listed.contains("testnull"), "the test build does register the test model");
+}
+
+#[test]
+fn bad_markers_name_the_file_and_line() {
+    let dir = scratch(env!("CARGO_TARGET_TMPDIR"), "docs-bad");
+    for (doc, line, says) in [
+        (
+            "a\n<!-- wblab:device-keys floppy -->\n<!-- /wblab -->\n",
+            2,
+            "unknown device model `floppy`",
+        ),
+        ("a\nb\n<!-- wblab:plots -->\n<!-- /wblab -->\n", 3, "unknown generator `plots`"),
+        ("<!-- wblab:elevators -->\nno end\n", 1, "never closed"),
+        ("<!-- wblab:elevators x -->\n<!-- /wblab -->\n", 1, "takes no arguments"),
+    ] {
+        let f = dir.join("bad.md");
+        fs::write(&f, doc).unwrap();
+        let out = run(BIN, &["docs", "--write", f.to_str().unwrap()]);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains(&format!("bad.md:{line}: ")) && err.contains(says), "{err}");
+        assert_eq!(fs::read_to_string(&f).unwrap(), doc, "nothing written on an error");
+    }
+}
