@@ -3,6 +3,7 @@
 mod bench;
 mod device_cmd;
 mod docs;
+mod fuzz_cmd;
 mod kernels_cmd;
 mod probe_cmd;
 mod progress;
@@ -95,6 +96,9 @@ enum Cmd {
     Measure(probe_cmd::MeasureArgs),
     /// Measure a real device with O_DIRECT I/O and print a fitted [[device]] section.
     Calibrate(probe_cmd::CalibrateArgs),
+    /// Generated and damaged scenarios through the parser and the simulator, laws checked;
+    /// findings are written as reproducer files.
+    Fuzz(fuzz_cmd::FuzzArgs),
     /// Check (or --write) the reference tables in the Markdown docs against the code.
     Docs(docs::DocsArgs),
     /// Show results directories side by side, with relative errors against the first.
@@ -135,6 +139,7 @@ fn main() -> ExitCode {
         Cmd::Measure(a) => probe_cmd::measure(a),
         Cmd::Calibrate(a) => probe_cmd::calibrate(a),
         Cmd::Compare { dirs, json } => probe_cmd::compare(&dirs, json),
+        Cmd::Fuzz(a) => fuzz_cmd::fuzz(a),
         Cmd::Docs(a) => docs::docs(a, &Cli::command()),
     }
 }

@@ -6,10 +6,12 @@
 
 mod build;
 mod error;
+pub mod fuzz;
 mod section;
 mod suggest;
 pub mod units;
 
+pub use build::catalogue::{catalogue, Catalogue};
 pub use error::ScenarioError;
 
 use std::path::Path;

@@ -616,9 +616,17 @@ impl Machine {
     fn complete_request(&mut self, dev: u16, id: u32) {
         let now = self.now();
         let d = dev as usize;
-        let (op, tracked, direct, submitter, latency, bytes) = {
+        let (op, tracked, direct, submitter, latency, bytes, direct_bytes) = {
             let r = self.queues[d].rq(id);
-            (r.op, r.wbt_tracked, r.direct, r.submitter, now - r.issue_ns, r.bytes())
+            (
+                r.op,
+                r.wbt_tracked,
+                r.direct,
+                r.submitter,
+                now - r.issue_ns,
+                r.bytes(),
+                r.direct_sectors * 512,
+            )
         };
         {
             let q = &mut self.queues[d];
@@ -626,9 +634,7 @@ impl Machine {
             match op {
                 Op::Write => {
                     q.bytes_written += bytes;
-                    if direct {
-                        q.direct_bytes_written += bytes;
-                    }
+                    q.direct_bytes_written += direct_bytes;
                     q.sec_written += bytes;
                     q.requests_written += 1;
                 }

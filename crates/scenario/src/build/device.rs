@@ -10,7 +10,7 @@ use wblab_sim::config::{default_queue, default_size, BdiConfig, DeviceConfig, De
 use wblab_sim::drivers::model::{model_info, sd_name, Naming};
 use wblab_sim::units::{format_size, MIB};
 
-const IDENTITY_KEYS: &[&str] = &["name", "model", "size", "major", "minor", "fs"];
+pub(super) const IDENTITY_KEYS: &[&str] = &["name", "model", "size", "major", "minor", "fs"];
 
 /// File systems `wblab measure` can make on a device.
 const FILE_SYSTEMS: &[&str] = &["ext4", "xfs", "btrfs"];

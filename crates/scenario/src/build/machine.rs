@@ -6,7 +6,7 @@ use crate::units::format_size;
 use wblab_sim::config::MachineConfig;
 use wblab_sim::units::{GIB, MIB};
 
-const KEYS: &[&str] = &[
+pub(super) const KEYS: &[&str] = &[
     "memory",
     "cpus",
     "memory_bandwidth",

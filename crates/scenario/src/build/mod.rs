@@ -3,6 +3,7 @@
 //! must fit on their device).
 
 mod bdi;
+pub(crate) mod catalogue;
 mod device;
 mod machine;
 mod model;
@@ -21,10 +22,10 @@ use toml::de::{DeTable, DeValue};
 use wblab_sim::config::{JobConfig, Scenario, TaskConfig, TraceConfig};
 use wblab_sim::generations::{self, Generation};
 
-const TOP_KEYS: &[&str] = &[
+pub(super) const TOP_KEYS: &[&str] = &[
     "name", "kernel", "duration", "seed", "hz", "machine", "sysctl", "device", "task", "trace", "policy", "sweep",
 ];
-const TRACE_KEYS: &[&str] = &["writeback", "block"];
+pub(super) const TRACE_KEYS: &[&str] = &["writeback", "block"];
 /// CONFIG_HZ choices the kernel's Kconfig offers.
 const HZ_CHOICES: &[u64] = &[100, 250, 300, 1000];
 /// Parses `text`; `file_name` supplies the default scenario name (its stem). A file that lists

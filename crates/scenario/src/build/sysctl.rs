@@ -7,7 +7,7 @@ use crate::suggest;
 use wblab_sim::config::VmSysctl;
 use wblab_sim::units::PAGE_SIZE;
 
-const KEYS: &[&str] = &[
+pub(super) const KEYS: &[&str] = &[
     "vm.dirty_ratio",
     "vm.dirty_background_ratio",
     "vm.dirty_bytes",

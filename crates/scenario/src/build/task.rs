@@ -8,10 +8,10 @@ use wblab_sim::config::{DeviceConfig, JobConfig, TaskConfig};
 use wblab_sim::units::{GIB, KIB, MIB};
 use wblab_sim::Ns;
 
-const COMMON_KEYS: &[&str] = &["name", "job", "count", "device", "file", "start", "stop"];
+pub(super) const COMMON_KEYS: &[&str] = &["name", "job", "count", "device", "file", "start", "stop"];
 
 /// Each job with the keys it takes besides the common ones.
-const JOBS: &[(&str, &[&str])] = &[
+pub(super) const JOBS: &[(&str, &[&str])] = &[
     ("dd", &["bs", "size", "blocks", "fsync", "direct", "conv", "oflag"]),
     ("netwrite", &["bs", "size", "rate"]),
     ("cat", &["bs", "file_size"]),

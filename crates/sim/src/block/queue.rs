@@ -171,6 +171,7 @@ impl BlockQueue {
                     background: false,
                     readahead: false,
                     direct: false,
+                    direct_sectors: 0,
                     wbt_tracked: false,
                     throttled: false,
                     submitter,
@@ -197,6 +198,7 @@ impl BlockQueue {
         r.background = background;
         r.readahead = readahead;
         r.direct = direct;
+        r.direct_sectors = if direct { nr_sectors } else { 0 };
         // bio_to_wbt_flags: every write but O_DIRECT (REQ_SYNC|REQ_IDLE) is tracked.
         r.wbt_tracked = op == Op::Write && !direct;
         r.throttled = false;

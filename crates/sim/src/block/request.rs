@@ -54,6 +54,10 @@ pub struct Request {
     pub readahead: bool,
     /// Direct I/O: no page cache pages; wake `submitter` on completion.
     pub direct: bool,
+    /// Sectors that came from the O_DIRECT bio. A direct request can take buffered bios in
+    /// a merge (the kernel does not tell them apart), so its size alone does not say how much
+    /// bypassed the page cache.
+    pub direct_sectors: u64,
     /// Counted by blk-wbt.
     pub wbt_tracked: bool,
     /// Held by blk-throttle: its submitter went on, blk-throttle's dispatch work submits it.

@@ -64,10 +64,12 @@ impl Machine {
             } = t.job
             {
                 threads += 1;
-                planned[0] += file_size;
-                planned[1] += random_ops * bs;
-                planned[2] += file_size;
-                planned[3] += random_ops * bs;
+                // Saturating: the totals only size the phase table.
+                let random = random_ops.saturating_mul(bs);
+                planned[0] = planned[0].saturating_add(file_size);
+                planned[1] = planned[1].saturating_add(random);
+                planned[2] = planned[2].saturating_add(file_size);
+                planned[3] = planned[3].saturating_add(random);
             }
         }
         let s = &mut self.tiotest;

@@ -1,0 +1,187 @@
+//! How each key's value is written, for the generator: its type and the range it usually
+//! takes. Keys declared by registries (model parameters, elevator tunables) take their shape
+//! from their [`KnobKind`]; every other key is listed here, and a test checks that every key of
+//! the [`crate::catalogue`] has a shape.
+
+use wblab_sim::config::{FlusherKind, KnobKind, PageWake, PolicyPiece, QueueEra, ReclaimKind, ThrottleKind, WritebackChunk};
+
+const K: u64 = 1024;
+const M: u64 = 1024 * K;
+const G: u64 = 1024 * M;
+const MS: u64 = 1_000_000;
+const US: u64 = 1_000;
+const S: u64 = 1_000_000_000;
+
+/// A value's form and the range the generator usually draws it from (it also tries the
+/// edges and far outside them).
+#[derive(Clone, Debug)]
+pub enum Shape {
+    Int(u64, u64),
+    Size(u64, u64),
+    Duration(u64, u64),
+    Rate(u64, u64),
+    Bool,
+    /// One of these words (a string value).
+    Word(Vec<&'static str>),
+    /// One of these raw TOML values (numbers, arrays...).
+    Raw(&'static [&'static str]),
+    /// A free-form name.
+    Name,
+    /// `kernel`: a release or an array of releases.
+    Kernels,
+    /// `vm.bdflush`: an array of up to 9 integers.
+    Bdflush,
+    /// `file_sizes`: a size or an array of sizes.
+    Sizes,
+    /// A task's `device`: one of the scenario's device names.
+    DeviceName,
+    /// A task's `file`: a path under `/mnt/<device>/`.
+    FilePath,
+}
+
+fn words(w: &[&'static str]) -> Shape {
+    Shape::Word(w.to_vec())
+}
+
+/// The shape of a registry knob.
+pub fn of_knob(kind: KnobKind) -> Shape {
+    match kind {
+        KnobKind::Count { min, max } => Shape::Int(min, max.min(min.saturating_add(4096))),
+        KnobKind::Size { min, max, .. } => Shape::Size(min.max(4 * K), max.min(256 * M)),
+        KnobKind::Rate => Shape::Rate(M, 4 * G),
+        KnobKind::Duration { max } => Shape::Duration(0, max.min(20 * MS)),
+        KnobKind::Millis { max, .. } => Shape::Int(0, max.min(10_000)),
+        KnobKind::Bool => Shape::Bool,
+        KnobKind::Word { words, .. } => Shape::Word(words.to_vec()),
+    }
+}
+
+pub fn top(key: &str) -> Option<Shape> {
+    Some(match key {
+        "name" => Shape::Name,
+        "kernel" => Shape::Kernels,
+        "duration" => Shape::Duration(10 * MS, 2 * S),
+        "seed" => Shape::Int(0, u64::MAX),
+        "hz" => Shape::Raw(&["100", "250", "300", "1000"]),
+        _ => return None,
+    })
+}
+
+pub fn machine(key: &str) -> Option<Shape> {
+    Some(match key {
+        "memory" => Shape::Size(512 * M, 4 * G),
+        "cpus" => Shape::Int(1, 16),
+        "memory_bandwidth" => Shape::Rate(100 * M, 16 * G),
+        "unreclaimable" => Shape::Size(0, 32 * M),
+        "highmem" => Shape::Size(0, 3 * G),
+        "syscall_overhead" => Shape::Duration(0, 50 * US),
+        "wakeup_cost" | "context_switch_cost" => Shape::Duration(0, 100 * US),
+        "wait_recheck_cost" => Shape::Duration(0, 5 * US),
+        "page_wait_buckets" => Shape::Int(0, 4096),
+        _ => return None,
+    })
+}
+
+pub fn sysctl(key: &str) -> Option<Shape> {
+    Some(match key {
+        "vm.dirty_ratio" | "vm.dirty_background_ratio" => Shape::Int(0, 100),
+        "vm.dirty_bytes" => Shape::Size(8 * K, 512 * M),
+        "vm.dirty_background_bytes" => Shape::Size(0, 256 * M),
+        "vm.dirty_expire_centisecs" => Shape::Int(0, 6000),
+        "vm.dirty_writeback_centisecs" => Shape::Int(0, 1000),
+        "vm.min_free_kbytes" => Shape::Int(0, 65536),
+        "vm.watermark_scale_factor" => Shape::Int(1, 3000),
+        "vm.bdflush" => Shape::Bdflush,
+        "vm.bdflush.nfract" | "vm.bdflush.nfract_sync" => Shape::Int(0, 100),
+        "vm.bdflush.ndirty" => Shape::Int(0, 50_000),
+        "vm.bdflush.nrefill" => Shape::Int(0, 20_000),
+        "vm.bdflush.interval" => Shape::Int(0, 2_000),
+        "vm.bdflush.age_buffer" => Shape::Int(100, 6_000),
+        _ => return None,
+    })
+}
+
+pub fn policy(key: &str) -> Option<Shape> {
+    Some(Shape::Word(match key {
+        "throttle" => ThrottleKind::names(),
+        "flusher" => FlusherKind::names(),
+        "reclaim" => ReclaimKind::names(),
+        "queue" => QueueEra::names(),
+        "writeback_chunk" => WritebackChunk::names(),
+        "page_wake" => PageWake::names(),
+        _ => return None,
+    }))
+}
+
+pub fn trace(key: &str) -> Option<Shape> {
+    matches!(key, "writeback" | "block").then_some(Shape::Bool)
+}
+
+/// Device keys not declared by a registry (identity, `queue/*`, `bdi/*`, `throttle/*`);
+/// `models` are the model names for `model` and `member_model`.
+pub fn device(key: &str, models: &[&'static str]) -> Option<Shape> {
+    Some(match key {
+        "name" => Shape::Name,
+        "model" | "member_model" => Shape::Word(models.to_vec()),
+        "size" => Shape::Size(M, 64 * G),
+        "major" | "minor" => Shape::Int(0, 300),
+        "fs" => words(&["ext4", "xfs", "btrfs", "zfs"]),
+        "queue/scheduler" => {
+            let mut w: Vec<&'static str> = Vec::new();
+            for e in wblab_sim::block::sched::ELEVATORS {
+                w.push(e.kind.name());
+                w.extend(e.aliases);
+            }
+            w.extend(["kyber", "bfq", "cfq"]);
+            Shape::Word(w)
+        }
+        "queue/nr_requests" => Shape::Int(1, 4096),
+        "queue/max_sectors_kb" => Shape::Int(4, 32767),
+        "queue/wbt_lat_usec" => Shape::Int(0, 100_000),
+        "queue/read_ahead_kb" => Shape::Int(0, 16384),
+        "queue/nomerges" => Shape::Int(0, 2),
+        "queue/rotational" => Shape::Bool,
+        "queue/write_cache" => words(&["write back", "write through"]),
+        "bdi/min_ratio" | "bdi/max_ratio" => Shape::Int(0, 100),
+        "bdi/min_ratio_fine" | "bdi/max_ratio_fine" => Shape::Int(0, 1_000_000),
+        "bdi/min_bytes" | "bdi/max_bytes" => Shape::Size(0, 4 * G),
+        "bdi/strict_limit" => Shape::Bool,
+        "throttle/read_bps" | "throttle/write_bps" => Shape::Rate(0, 200 * M),
+        "throttle/read_iops" | "throttle/write_iops" => Shape::Int(0, 10_000),
+        _ => return None,
+    })
+}
+
+/// Task keys, common and per job (the same key means the same thing in every job).
+pub fn task(key: &str, jobs: &[&'static str]) -> Option<Shape> {
+    Some(match key {
+        "name" => Shape::Name,
+        "job" => Shape::Word(jobs.to_vec()),
+        "count" => Shape::Int(1, 8),
+        "device" => Shape::DeviceName,
+        "file" => Shape::FilePath,
+        "start" | "stop" => Shape::Duration(0, 2 * S),
+        "bs" => Shape::Size(512, 4 * M),
+        "size" => Shape::Size(4 * K, 512 * M),
+        "blocks" => Shape::Int(1, 1000),
+        "fsync" | "direct" | "repeat" => Shape::Bool,
+        "conv" => words(&["fsync", "fdatasync", "fsync,fdatasync", "notrunc"]),
+        "oflag" => words(&["direct", "sync"]),
+        "rate" => Shape::Rate(M, 200 * M),
+        "file_size" => Shape::Size(4 * K, G),
+        "think" => Shape::Duration(0, 10 * MS),
+        "bytes" => Shape::Size(0, M),
+        "interval" => Shape::Duration(MS, 2 * S),
+        "files" => Shape::Int(1, 5000),
+        "files_per_dir" => Shape::Int(1, 100),
+        "inode_size" => Shape::Raw(&["128", "256", "512", "100"]),
+        "file_sizes" => Shape::Sizes,
+        "writes" => Shape::Size(0, 64 * M),
+        "dirs" => Shape::Int(1, 50),
+        "entries" => Shape::Int(1, 2000),
+        "random_ops" => Shape::Int(0, 2000),
+        "random_readahead" => Shape::Size(0, 128 * K),
+        "user_cost" => Shape::Duration(0, 10 * US),
+        _ => return None,
+    })
+}
