@@ -21,6 +21,7 @@ pub const GENERATORS: &[&str] = &[
     "device-keys MODEL",
     "device-queues",
     "device-figures",
+    "include PATH [NAME]",
 ];
 
 /// The Markdown of generator `name` with `args`, or why it cannot be made.
@@ -46,6 +47,11 @@ pub fn generate(name: &str, args: &[String], cli: &clap::Command) -> Result<Stri
         "device-keys" => device_keys(one_arg()?),
         "device-queues" => no_args(device_queues()),
         "device-figures" => no_args(device_figures()),
+        "include" => match args {
+            [path] => include(path, None),
+            [path, name] => include(path, Some(name)),
+            _ => Err("`include` takes a path and an optional snippet name".to_string()),
+        },
         _ => Err(format!("unknown generator `{name}`; known: {}", GENERATORS.join(", "))),
     }
 }
@@ -228,4 +234,33 @@ fn device_figures() -> String {
         ],
         rows,
     )
+}
+
+/// A source file (or the part between its `docs:begin NAME` and `docs:end NAME` lines) as a
+/// code block, so a guide quotes code that compiles today. Paths are relative to the
+/// repository root, where `wblab docs` runs.
+fn include(path: &str, name: Option<&str>) -> Result<String, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read `{path}`: {e}"))?;
+    let body: Vec<&str> = match name {
+        None => text.lines().collect(),
+        Some(n) => {
+            let (begin, end) = (format!("docs:begin {n}"), format!("docs:end {n}"));
+            let from = text
+                .lines()
+                .position(|l| l.contains(&begin))
+                .ok_or_else(|| format!("no `{begin}` line in `{path}`"))?;
+            let len = text
+                .lines()
+                .skip(from + 1)
+                .position(|l| l.contains(&end))
+                .ok_or_else(|| format!("no `{end}` line in `{path}`"))?;
+            text.lines().skip(from + 1).take(len).collect()
+        }
+    };
+    let lang = match path.rsplit('.').next() {
+        Some("rs") => "rust",
+        Some("toml") => "toml",
+        _ => "",
+    };
+    Ok(format!("```{lang}\n{}\n```\n", body.join("\n")))
 }

@@ -88,6 +88,7 @@ pub mod usb;
 #[cfg(test)]
 pub(crate) mod testkit;
 
+// docs:begin model-list
 model::device_models! {
     Hdd(hdd::HddParams),
     Ssd(ssd::SsdParams),
@@ -98,6 +99,7 @@ model::device_models! {
     Raid5(raid5::Raid5Params);
     test: TestNull(test_null::TestNullParams),
 }
+// docs:end model-list
 
 #[cfg(any(test, feature = "test-extensions"))]
 pub mod test_null;

@@ -180,6 +180,7 @@ macro_rules! elevators {
     };
 }
 
+// docs:begin elevator-list
 elevators!(
     &none::INFO,
     &mq_deadline::INFO,
@@ -189,6 +190,7 @@ elevators!(
     &cfq::INFO_2622;
     test: &test_noop::INFO
 );
+// docs:end elevator-list
 
 #[cfg(any(test, feature = "test-extensions"))]
 pub mod test_noop;
