@@ -170,7 +170,7 @@ impl Machine {
         task.op_latency.record(now - task.op_start);
         match task.job {
             JobConfig::Fsync { interval, .. } | JobConfig::Sync { interval } => {
-                let next = task.op_start + interval;
+                let next = task.op_start.saturating_add(interval);
                 task.phase = Phase::Think;
                 self.sleep_task(tid, next.saturating_sub(now));
                 None

@@ -276,7 +276,7 @@ impl Machine {
             JobConfig::Du { repeat: true, .. } => self.meta_start(tid),
             JobConfig::Ls { interval: Some(i), .. } | JobConfig::Launch { interval: Some(i), .. } => {
                 self.tasks[t].phase = Phase::Think;
-                self.sleep_task(tid, (start + i).saturating_sub(now).max(1));
+                self.sleep_task(tid, start.saturating_add(i).saturating_sub(now).max(1));
                 None
             }
             _ => self.meta_done(tid),
