@@ -22,6 +22,7 @@ pub const GENERATORS: &[&str] = &[
     "device-queues",
     "device-figures",
     "include PATH [NAME]",
+    "run SCENARIO",
 ];
 
 /// The Markdown of generator `name` with `args`, or why it cannot be made.
@@ -47,6 +48,7 @@ pub fn generate(name: &str, args: &[String], cli: &clap::Command) -> Result<Stri
         "device-keys" => device_keys(one_arg()?),
         "device-queues" => no_args(device_queues()),
         "device-figures" => no_args(device_figures()),
+        "run" => run(one_arg()?),
         "include" => match args {
             [path] => include(path, None),
             [path, name] => include(path, Some(name)),
@@ -263,4 +265,21 @@ fn include(path: &str, name: Option<&str>) -> Result<String, String> {
         _ => "",
     };
     Ok(format!("```{lang}\n{}\n```\n", body.join("\n")))
+}
+
+/// What `wblab run SCENARIO` prints, without the wall-clock figures (which vary from run to
+/// run): the worked examples quote the binary, not a copy.
+fn run(path: &str) -> Result<String, String> {
+    let sc = wblab_scenario::load(std::path::Path::new(path)).map_err(|e| e.to_string())?;
+    let r = wblab_sim::run(&sc, &mut wblab_sim::NoProgress).map_err(|v| v.to_string())?;
+    let table = wblab_report::terminal_summary(&r, 0.0);
+    let mut lines = table.lines();
+    let head: Vec<&str> = lines
+        .next()
+        .unwrap_or_default()
+        .split("  ")
+        .filter(|part| !part.starts_with("wall ") && !part.ends_with("events/s"))
+        .collect();
+    let rest: Vec<&str> = lines.collect();
+    Ok(format!("```\n{}\n{}\n```\n", head.join("  "), rest.join("\n")))
 }
