@@ -225,23 +225,32 @@ fn run_one(sc: &Scenario, find: &mut impl FnMut(&'static str, String)) -> Option
     }
 }
 
-/// What is wrong with an error message, if anything: it must point inside the file and stay
-/// short whatever the input.
+/// What is wrong with an error message, if anything: each of the file's errors must point
+/// inside the file and stay short whatever the input, and there must not be more of them
+/// than the display shows.
 fn bad_error(e: &wblab_scenario::ScenarioError, text: &str) -> Option<String> {
     let lines = text.split('\n').count();
-    let shown = e.to_string();
-    if e.line > lines || (e.line > 0 && e.column == 0) {
-        Some(format!(
-            "points at line {} column {} of a {lines}-line file: {shown}",
-            e.line, e.column
-        ))
-    } else if shown.chars().count() > MAX_ERROR_CHARS {
-        Some(format!("a {}-character error message", shown.chars().count()))
-    } else if e.message.is_empty() {
-        Some("an empty error message".to_string())
-    } else {
-        None
+    for one in std::iter::once(e).chain(&e.more) {
+        let size = one.message.chars().count() + one.hint.as_deref().map_or(0, |h| h.chars().count());
+        if one.line > lines || (one.line > 0 && one.column == 0) {
+            return Some(format!(
+                "points at line {} column {} of a {lines}-line file: {one}",
+                one.line, one.column
+            ));
+        } else if size > MAX_ERROR_CHARS {
+            return Some(format!("a {size}-character error message"));
+        } else if one.message.is_empty() {
+            return Some("an empty error message".to_string());
+        }
     }
+    if e.more
+        .iter()
+        .zip(e.more.iter().skip(1))
+        .any(|(a, b)| (a.line, a.column) > (b.line, b.column))
+    {
+        return Some(format!("errors out of file order: {e}"));
+    }
+    None
 }
 
 thread_local! {

@@ -90,7 +90,8 @@ pub fn report(a: ReportArgs) -> ExitCode {
                 println!();
             }
             match pick_latency(r, a.stem.as_deref(), a.pauses.then_some(true)) {
-                Ok(p) => print!("{}", latency_text(&p)),
+                Ok(Some(p)) => print!("{}", latency_text(&p)),
+                Ok(None) => println!("no task recorded a latency distribution (no reads, fsyncs or throttled writes)"),
                 Err(e) => {
                     eprintln!("error: {e}");
                     status = ExitCode::from(2);
@@ -104,7 +105,7 @@ pub fn report(a: ReportArgs) -> ExitCode {
         Ok(files) => {
             for r in &runs {
                 for w in &r.warnings {
-                    eprintln!("warning: {}: {w}", r.dir.display());
+                    eprintln!("warning: {}/{w}", r.dir.display());
                 }
             }
             println!("{} graphs: {}", files.svgs.len(), out.display());
@@ -151,12 +152,24 @@ pub fn vmstat(a: VmstatArgs) -> ExitCode {
         }
     };
     match &run.timeseries {
+        Some(ts) if ts.col("t_s").is_none() => {
+            eprintln!(
+                "error: {}/timeseries.csv: no `t_s` column: not a timeseries.csv as wblab run or measure writes it",
+                a.dir.display()
+            );
+            ExitCode::from(2)
+        }
         Some(ts) => {
             print!("{}", vmstat_text(ts, unit));
             ExitCode::SUCCESS
         }
         None => {
-            eprintln!("error: {}: no timeseries.csv", a.dir.display());
+            // The loader says why: missing, or not a CSV as `wblab run` writes it.
+            let why = run.warnings.iter().find(|w| w.starts_with("timeseries.csv:"));
+            match why {
+                Some(w) => eprintln!("error: {}/{w}", a.dir.display()),
+                None => eprintln!("error: {}: no timeseries.csv", a.dir.display()),
+            }
             ExitCode::from(2)
         }
     }

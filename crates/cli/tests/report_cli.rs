@@ -338,3 +338,73 @@ fn report_html_opens_in_headless_chromium() {
         &["default · 6.x", "desktop-small-dirty · 6.x"],
     );
 }
+
+/// A valid run with no latency to show (the repro of `report --terminal` exiting 2): the
+/// terminal report prints what it has, says why there is no distribution, and succeeds.
+#[test]
+fn terminal_report_without_latency_tasks_prints_what_it_has() {
+    let dir = scratch("report-no-latency");
+    let sc = repo_root().join("crates/scenario/tests/repro/report-terminal-no-latency.toml");
+    let out = dir.join("run");
+    ok(&wblab(&[
+        "run",
+        "-q",
+        "--no-report",
+        sc.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    let o = wblab(&["report", out.to_str().unwrap(), "--terminal"]);
+    let text = ok(&o);
+    assert!(text.contains("device  model"), "the device table is printed:\n{text}");
+    assert!(text.contains("no task recorded a latency distribution"), "{text}");
+    assert!(o.stderr.is_empty(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// Every command that reads a results directory names the directory and the file at fault.
+#[test]
+fn damaged_results_name_the_directory_and_the_file() {
+    let dir = scratch("report-damaged");
+    let good = short_run(&dir, &["--no-report"]);
+    let copy = |name: &str| {
+        let d = dir.join(name);
+        fs::create_dir_all(&d).unwrap();
+        for e in fs::read_dir(&good).unwrap() {
+            let p = e.unwrap().path();
+            fs::copy(&p, d.join(p.file_name().unwrap())).unwrap();
+        }
+        d
+    };
+    let err = |o: &Output| {
+        assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stdout));
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+
+    let cut = copy("cut-summary");
+    fs::write(cut.join("summary.json"), "{\"sim_seconds\": ").unwrap();
+    let cut_s = s(&cut);
+    for cmd in [vec!["report", "--terminal"], vec!["vmstat"], vec!["report"]] {
+        let mut args = cmd.clone();
+        args.push(&cut_s);
+        let e = err(&wblab(&args));
+        assert!(
+            e.contains(&format!("{}/summary.json: ", s(&cut))) && e.contains("line 1"),
+            "{cmd:?}: {e}"
+        );
+    }
+    let e = err(&wblab(&["compare", &s(&good), &s(&cut)]));
+    assert!(e.contains(&format!("{}/summary.json", s(&cut))), "{e}");
+
+    let ts = copy("bad-timeseries");
+    fs::write(ts.join("timeseries.csv"), "t_s,nr_dirty\n1,2\n3\n").unwrap();
+    let e = err(&wblab(&["vmstat", &s(&ts)]));
+    assert!(e.contains(&format!("{}/timeseries.csv: line 3", s(&ts))), "{e}");
+
+    let gone = copy("no-histograms");
+    fs::remove_file(gone.join("histograms.json")).unwrap();
+    let o = wblab(&["report", &s(&gone)]);
+    assert!(o.status.success(), "the report draws what it can");
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains(&format!("warning: {}/histograms.json", s(&gone))), "{e}");
+}

@@ -990,6 +990,7 @@ fn write_results(
         tasks,
         devices,
         trace: Vec::new(),
+        trace_dropped: 0,
         comms: Vec::new(),
         vmstat: c.vmstat.clone(),
         throttle: digest.map(|d| d.throttle).unwrap_or_default(),

@@ -408,7 +408,7 @@ fn terminal_views_of_a_directory() {
     // The table read back from summary.json is the one `wblab run` printed.
     assert_eq!(dir_summary(&run), terminal_summary(r, WALL));
     // Default pick: the first latency-sensitive task.
-    let p = pick_latency(&run, None, None).unwrap();
+    let p = pick_latency(&run, None, None).unwrap().expect("a latency task");
     assert_eq!(p.what, "reader#0 read() latency");
     let t = latency_text(&p);
     assert!(t.contains("The decimal point is"), "{t}");
@@ -417,7 +417,7 @@ fn terminal_views_of_a_directory() {
     let stem_lines: Vec<&str> = t.lines().filter(|l| l.contains(" | ")).collect();
     assert!(!stem_lines.is_empty());
     assert!(stem_lines.iter().all(|l| l.starts_with("  ")));
-    let p = pick_latency(&run, Some("dd"), None).unwrap();
+    let p = pick_latency(&run, Some("dd"), None).unwrap().expect("dd's pauses");
     assert_eq!(p.what, "dd ×2 balance_dirty_pages pauses");
     assert_eq!(
         p.hist.count,

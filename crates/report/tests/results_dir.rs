@@ -321,3 +321,18 @@ fn many_instances_fold_into_one_row() {
         assert!(l.chars().count() <= 100, "line too wide: {l}");
     }
 }
+
+/// A run whose trace outgrew the in-memory cap says so, in summary.json and in the table.
+#[test]
+fn a_truncated_trace_is_reported() {
+    let mut r = run().clone();
+    assert_eq!(r.trace_dropped, 0);
+    assert!(
+        summary_json(&r, 0.0).get("trace_dropped").is_none(),
+        "absent when nothing was dropped"
+    );
+    r.trace_dropped = 1234;
+    assert_eq!(summary_json(&r, 0.0)["trace_dropped"], 1234);
+    let table = terminal_summary(&r, 0.0);
+    assert!(table.contains("1234 later ones were counted, not kept"), "{table}");
+}

@@ -18,10 +18,35 @@ pub struct ScenarioError {
     pub message: String,
     /// How to fix it: a did-you-mean, or the accepted values, units or range.
     pub hint: Option<String>,
+    /// The file's other mistakes, in file order (up to [`MAX_ERRORS`] in all), so that one
+    /// `wblab check` shows everything to fix.
+    pub more: Vec<ScenarioError>,
 }
+
+/// The most mistakes one error lists; beyond, it says how many more there are.
+pub const MAX_ERRORS: usize = 20;
 
 impl fmt::Display for ScenarioError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.fmt_one(f)?;
+        let shown = self.more.len().min(MAX_ERRORS - 1);
+        for e in &self.more[..shown] {
+            f.write_str("\n")?;
+            e.fmt_one(f)?;
+        }
+        if self.more.len() > shown {
+            write!(f, "\n... and {} more", self.more.len() - shown)?;
+        }
+        if !self.more.is_empty() {
+            write!(f, "\n{} errors in {}", self.more.len() + 1, self.file)?;
+        }
+        Ok(())
+    }
+}
+
+impl ScenarioError {
+    /// This error alone, without the others of the file.
+    fn fmt_one(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "error: {}", self.file)?;
         if self.line > 0 {
             write!(f, ":{}:{}", self.line, self.column)?;
@@ -80,10 +105,55 @@ impl Problem {
             file: file.to_string(),
             line,
             column,
-            key: self.key,
-            message: self.message,
-            hint: self.hint,
+            key: self.key.map(|k| clip(&k, MAX_KEY_CHARS)),
+            message: clip(&clip_quoted(&self.message), MAX_MESSAGE_CHARS),
+            hint: self.hint.map(|h| clip(&clip_quoted(&h), MAX_MESSAGE_CHARS)),
+            more: Vec::new(),
         }
+    }
+}
+
+/// Several problems of one file: the first (in file order) carries the others.
+pub(crate) fn locate_all(mut problems: Vec<Problem>, file: &str, text: &str) -> ScenarioError {
+    problems.sort_by_key(|p| p.offset);
+    problems.dedup_by(|a, b| a.offset == b.offset && a.message == b.message);
+    let mut all = problems.into_iter().map(|p| p.locate(file, text));
+    let mut first = all.next().expect("at least one problem");
+    first.more = all.collect();
+    first
+}
+
+/// Problems of a file, as the builder collects them.
+pub(crate) type Problems = Vec<Problem>;
+
+/// Keys and values are echoed in messages; a 100 kB key must not come back 100 kB long. The
+/// file's text always appears between backticks, and each such quote is cut to the key
+/// length; the whole message is bounded too, above the longest list a hint gives.
+const MAX_KEY_CHARS: usize = 80;
+const MAX_MESSAGE_CHARS: usize = 2000;
+
+/// Every `` `quoted` `` part of `s` cut to [`MAX_KEY_CHARS`].
+fn clip_quoted(s: &str) -> String {
+    let mut out = String::with_capacity(s.len().min(4 * MAX_MESSAGE_CHARS));
+    for (i, part) in s.split('`').enumerate() {
+        if i > 0 {
+            out.push('`');
+        }
+        // Odd parts are inside backticks.
+        if i % 2 == 1 {
+            out.push_str(&clip(part, MAX_KEY_CHARS));
+        } else {
+            out.push_str(part);
+        }
+    }
+    out
+}
+
+/// `s` cut to `max` characters, with `…` where it was cut.
+fn clip(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &s[..at]),
+        None => s.to_string(),
     }
 }
 
@@ -114,6 +184,47 @@ mod tests {
     }
 
     #[test]
+    fn long_echoes_are_cut() {
+        let key = "k".repeat(100_000);
+        let e = Problem::new(0, format!("unknown key `{key}`"))
+            .key(key.clone())
+            .hint(format!("did you mean `{key}`?"))
+            .locate("x.toml", "");
+        assert_eq!(e.key.as_deref().map(|k| k.chars().count()), Some(MAX_KEY_CHARS + 1));
+        assert!(e.to_string().chars().count() < 1000, "{}", e.to_string().len());
+        assert!(
+            e.message.starts_with("unknown key `kkk") && e.message.ends_with("k…`"),
+            "{}",
+            e.message
+        );
+        let plain = Problem::new(0, "x".repeat(100_000)).locate("x.toml", "");
+        assert_eq!(plain.message.chars().count(), MAX_MESSAGE_CHARS + 1);
+        assert_eq!(clip("short", 10), "short");
+        assert_eq!(clip("ééé", 2), "éé…");
+    }
+
+    #[test]
+    fn several_problems_come_in_file_order_and_are_counted() {
+        let text = "a = 1\nb = 2\nc = 3\n";
+        let e = locate_all(
+            vec![Problem::new(12, "third"), Problem::new(0, "first"), Problem::new(6, "second")],
+            "x.toml",
+            text,
+        );
+        let shown = e.to_string();
+        assert_eq!((e.line, e.more.len()), (1, 2));
+        assert!(
+            shown.starts_with("error: x.toml:1:1: first\nerror: x.toml:2:1: second\nerror: x.toml:3:1: third"),
+            "{shown}"
+        );
+        assert!(shown.ends_with("3 errors in x.toml"), "{shown}");
+        let many = locate_all((0..30).map(|i| Problem::new(i, format!("p{i}"))).collect(), "x.toml", text);
+        let shown = many.to_string();
+        assert_eq!(shown.matches("error: ").count(), MAX_ERRORS);
+        assert!(shown.contains("... and 10 more\n30 errors in x.toml"), "{shown}");
+    }
+
+    #[test]
     fn display() {
         let e = Problem::new(6, "unknown sysctl")
             .key("vm.dirty_ratoi")
@@ -130,6 +241,7 @@ mod tests {
             key: None,
             message: "cannot read the file: not found".into(),
             hint: None,
+            more: vec![],
         };
         assert_eq!(io.to_string(), "error: x.toml: cannot read the file: not found");
     }

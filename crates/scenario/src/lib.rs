@@ -7,12 +7,13 @@
 mod build;
 mod error;
 pub mod fuzz;
+pub mod limits;
 mod section;
 mod suggest;
 pub mod units;
 
 pub use build::catalogue::{catalogue, Catalogue};
-pub use error::ScenarioError;
+pub use error::{ScenarioError, MAX_ERRORS};
 
 use std::path::Path;
 use wblab_sim::config::Scenario;
@@ -32,6 +33,7 @@ fn read(path: &Path) -> Result<(String, String), ScenarioError> {
             key: None,
             message: format!("cannot read the scenario file: {e}"),
             hint: None,
+            more: Vec::new(),
         }),
     }
 }
@@ -45,13 +47,13 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
 /// Parses scenario text; `file_name` is used in errors and, by its stem, as the default name.
 /// A file that lists several kernels gives the scenario of the first; see [`parse_all`].
 pub fn parse(text: &str, file_name: &str) -> Result<Scenario, ScenarioError> {
-    build::scenario(text, file_name).map_err(|p| p.locate(file_name, text))
+    build::scenario(text, file_name).map_err(|p| error::locate_all(p, file_name, text))
 }
 
 /// Parses scenario text into one scenario per kernel it lists (`kernel = ["2.6.20", "2.6.24"]`),
 /// in the file's order; a single kernel gives one.
 pub fn parse_all(text: &str, file_name: &str) -> Result<Vec<Scenario>, ScenarioError> {
-    build::scenarios(text, file_name).map_err(|p| p.locate(file_name, text))
+    build::scenarios(text, file_name).map_err(|p| error::locate_all(p, file_name, text))
 }
 
 /// Reads a scenario file into one scenario per kernel it lists.
@@ -67,7 +69,7 @@ pub type SweepRuns = (String, Vec<(String, Scenario)>);
 /// file's order (for the first kernel it lists). `Ok(None)` for a file without a sweep.
 pub fn load_sweep(path: &Path) -> Result<Option<SweepRuns>, ScenarioError> {
     let (file, text) = read(path)?;
-    build::sweep_scenarios(&text, &file).map_err(|p| p.locate(&file, &text))
+    build::sweep_scenarios(&text, &file).map_err(|p| error::locate_all(p, &file, &text))
 }
 
 /// The default experiment: 4 `dd` writers and a `cat` reader on a 7200 rpm disk, 60 s.

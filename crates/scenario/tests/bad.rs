@@ -141,3 +141,38 @@ fn display_matches_the_documented_shape() {
         "error: scenarios/x.toml:2:1: key `vm.dirty_ratoi`: unknown sysctl\n  hint: did you mean `vm.dirty_ratio`?"
     );
 }
+
+/// Independent mistakes are reported together, in file order, each with its own line; a
+/// mistake that later checks depend on (the devices) does not bury the others.
+#[test]
+fn every_independent_mistake_is_reported_at_once() {
+    let text = "\
+duration = \"10 parsecs\"
+[sysctl]
+vm.dirty_ratoi = 20
+[[device]]
+name = \"sda\"
+rpm = 0
+[[task]]
+name = \"w\"
+job = \"dd\"
+bs = \"-1\"
+[[task]]
+name = \"r\"
+job = \"cat\"
+file_sise = \"1GiB\"
+";
+    let e = wblab_scenario::parse(text, "three.toml").expect_err("refused");
+    let all: Vec<&ScenarioError> = std::iter::once(&e).chain(e.more.iter()).collect();
+    let lines: Vec<usize> = all.iter().map(|e| e.line).collect();
+    let keys: Vec<Option<&str>> = all.iter().map(|e| e.key.as_deref()).collect();
+    assert_eq!(lines, [1, 3, 6], "{e}");
+    assert_eq!(keys, [Some("duration"), Some("vm.dirty_ratoi"), Some("rpm")], "{e}");
+    let shown = e.to_string();
+    assert!(shown.ends_with("3 errors in three.toml"), "{shown}");
+    // With the device fixed, the tasks' own mistakes show.
+    let fixed = text.replace("rpm = 0", "rpm = 7200");
+    let e = wblab_scenario::parse(&fixed, "three.toml").expect_err("refused");
+    let lines: Vec<usize> = std::iter::once(&e).chain(e.more.iter()).map(|e| e.line).collect();
+    assert_eq!(lines, [1, 3, 10, 14], "{e}");
+}

@@ -119,3 +119,32 @@ proptest! {
         check(&format!("duration = \"{s}\"\n[machine]\nmemory = \"{s}\"\nmemory_bandwidth = \"{s}\""));
     }
 }
+
+/// Fuzzing found 100 kB keys echoed whole in errors: what comes back is bounded, whatever goes
+/// in, and still names the key.
+#[test]
+fn long_input_is_not_echoed_whole() {
+    let long = "x".repeat(100_000);
+    for text in [
+        format!("{long} = 1"),
+        format!("[sysctl]\n\"vm.{long}\" = 1"),
+        format!("[[device]]\nmodel = \"{long}\""),
+        format!("[[task]]\nname = \"t\"\njob = \"dd\"\nfile = \"/mnt/{long}/f\""),
+        format!("duration = \"{long}\""),
+    ] {
+        let e = parse(&text, "long.toml").expect_err("refused");
+        let shown = e.to_string();
+        assert!(shown.chars().count() < 1500, "{} characters: {}", shown.len(), &shown[..300]);
+        assert!(shown.contains("xxxx"), "{shown}");
+    }
+}
+
+#[test]
+fn too_many_devices_is_an_error_naming_the_limit() {
+    let text: String = (0..300)
+        .map(|i| format!("[[device]]\nname = \"d{i}\"\nmodel = \"ssd\"\n"))
+        .collect();
+    let e = parse(&text, "many.toml").expect_err("refused");
+    assert!(e.message.contains("more than the 256"), "{e}");
+    assert_eq!(e.line, 256 * 3 + 1, "{e}");
+}

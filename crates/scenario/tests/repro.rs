@@ -74,3 +74,19 @@ fn tiny_machines_reclaim_to_the_end() {
         assert!(written > 0, "{file}: the writers made progress");
     }
 }
+
+/// An endless run (2^64-1 ns) used to grow memory until the allocator aborted, and 100,000 `dd`
+/// ran at 43k events/s in 3.8 GB: both are refused, naming the key and the limit.
+#[test]
+fn runaway_sizes_are_refused_with_the_limit() {
+    for (file, key, limit) in [
+        ("oom-huge-duration.toml", "duration", "86400s"),
+        ("slow-100000-dd.toml", "count", "10000"),
+    ] {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/repro").join(file);
+        let e = wblab_scenario::load(&path).expect_err(file);
+        assert_eq!(e.key.as_deref(), Some(key), "{e}");
+        assert!(e.message.contains(limit), "{e}");
+        assert!(e.hint.is_some(), "{e}");
+    }
+}

@@ -15,7 +15,7 @@ use crate::fs::inode::Inode;
 use crate::kernel::cpu::{CpuPool, Started, Who};
 use crate::kernel::task::{Phase, Task};
 use crate::laws::LawViolation;
-use crate::metrics::trace::{TraceEvent, TraceRecord};
+use crate::metrics::trace::{TraceBuf, TraceEvent, TraceRecord};
 use crate::metrics::{DeviceResult, RunResult, TaskResult, ThrottleSample, VmstatSample};
 use crate::mm::page_cache::PageState;
 use crate::mm::page_writeback::{self, DirtyThrottle, ThrottleOut, WbDomain, WbState};
@@ -111,7 +111,7 @@ pub struct Machine {
     pub reclaim_waiters: Vec<u32>,
     pub reclaim_written: u64,
     pub fprop_armed: bool,
-    pub trace: Vec<TraceRecord>,
+    pub trace: TraceBuf,
     pub vmstat: Vec<VmstatSample>,
     pub throttle: Vec<ThrottleSample>,
     /// Scratch vectors reused by the hot paths.
@@ -223,7 +223,7 @@ impl Machine {
             reclaim_waiters: Vec::new(),
             reclaim_written: 0,
             fprop_armed: false,
-            trace: Vec::new(),
+            trace: TraceBuf::default(),
             vmstat: Vec::new(),
             throttle: Vec::new(),
             scratch_done: Vec::new(),
@@ -1071,7 +1071,8 @@ impl Machine {
             events: self.q.events(),
             tasks,
             devices,
-            trace: self.trace,
+            trace_dropped: self.trace.dropped,
+            trace: self.trace.records,
             comms,
             vmstat: self.vmstat,
             throttle: self.throttle,

@@ -17,14 +17,26 @@ pub struct Csv {
 }
 
 impl Csv {
-    pub fn parse(text: &str) -> Csv {
-        let mut lines = text.lines().filter(|l| !l.trim().is_empty());
-        let header = lines
-            .next()
-            .map(|h| h.split(',').map(|s| s.trim().to_string()).collect())
-            .unwrap_or_default();
-        let rows = lines.map(|l| l.split(',').map(|s| s.trim().to_string()).collect()).collect();
-        Csv { header, rows }
+    /// A CSV as `wblab run` writes it: a header, then rows of as many fields; a row of another
+    /// width is an error naming its line (the file was cut or is not ours).
+    pub fn parse(text: &str) -> Result<Csv, String> {
+        let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
+        let split = |l: &str| -> Vec<String> { l.split(',').map(|s| s.trim().to_string()).collect() };
+        let header: Vec<String> = lines.next().map(|(_, h)| split(h)).unwrap_or_default();
+        let mut rows = Vec::new();
+        for (i, l) in lines {
+            let row = split(l);
+            if row.len() != header.len() {
+                return Err(format!(
+                    "line {}: {} fields where the header has {}",
+                    i + 1,
+                    row.len(),
+                    header.len()
+                ));
+            }
+            rows.push(row);
+        }
+        Ok(Csv { header, rows })
     }
 
     pub fn col(&self, name: &str) -> Option<usize> {
@@ -218,6 +230,21 @@ fn str_of(v: &Value, k: &str) -> String {
     v.get(k).and_then(Value::as_str).unwrap_or("").to_string()
 }
 
+/// An optional file of a results directory, parsed: a missing or unreadable one is a warning
+/// naming the file (the report draws what it can without it).
+fn read_part<T>(dir: &Path, file: &str, warnings: &mut Vec<String>, parse: impl Fn(&str) -> Result<T, String>) -> Option<T> {
+    let parsed = std::fs::read_to_string(dir.join(file))
+        .map_err(|e| e.to_string())
+        .and_then(|t| parse(&t));
+    match parsed {
+        Ok(v) => Some(v),
+        Err(e) => {
+            warnings.push(format!("{file}: {e}"));
+            None
+        }
+    }
+}
+
 impl RunDir {
     /// Load `dir`. Only summary.json is required.
     pub fn load(dir: &Path) -> Result<RunDir, String> {
@@ -277,25 +304,11 @@ impl RunDir {
             })
             .unwrap_or_default();
         let mut warnings = Vec::new();
-        let mut read_opt = |f: &str| -> Option<String> {
-            match std::fs::read_to_string(dir.join(f)) {
-                Ok(t) => Some(t),
-                Err(e) => {
-                    warnings.push(format!("{f}: {e}"));
-                    None
-                }
-            }
-        };
-        let timeseries = read_opt(crate::TIMESERIES_FILE).map(|t| Csv::parse(&t));
-        let throttle = read_opt(crate::THROTTLE_FILE).map(|t| Csv::parse(&t));
-        let hists = match read_opt(crate::HISTOGRAMS_FILE).map(|t| parse_histograms(&t)) {
-            Some(Ok(h)) => Some(h),
-            Some(Err(e)) => {
-                warnings.push(e);
-                None
-            }
-            None => None,
-        };
+        let timeseries = read_part(dir, crate::TIMESERIES_FILE, &mut warnings, Csv::parse);
+        let throttle = read_part(dir, crate::THROTTLE_FILE, &mut warnings, Csv::parse);
+        let hists = read_part(dir, crate::HISTOGRAMS_FILE, &mut warnings, |t| {
+            parse_histograms(t).map_err(|e| e.trim_start_matches("histograms.json: ").to_string())
+        });
         let sim_seconds = summary.get("sim_seconds").and_then(Value::as_f64).unwrap_or(0.0);
         let trace = match std::fs::File::open(dir.join(crate::TRACE_FILE)) {
             Ok(f) => read_trace(BufReader::new(f), sim_seconds).map_err(|e| format!("{}: {e}", crate::TRACE_FILE)),
@@ -497,12 +510,13 @@ mod tests {
 
     #[test]
     fn csv_columns_by_name() {
-        let c = Csv::parse("t_s,device,dirty\n0.2,sda,5\n0.2,sdb,7\n0.4,sda,x\n");
+        let c = Csv::parse("t_s,device,dirty\n0.2,sda,5\n0.2,sdb,7\n0.4,sda,x\n").unwrap();
         assert_eq!(c.f64s("dirty").unwrap()[1], 7.0);
         assert!(c.f64s("dirty").unwrap()[2].is_nan());
         assert_eq!(c.filter("device", "sda").rows.len(), 2);
         assert_eq!(c.filter("device", "sda").xy("t_s", "dirty", 2.0)[0], (0.2, 10.0));
         assert!(c.f64s("nope").is_none());
+        assert_eq!(Csv::parse("a,b\n1,2\n3\n").unwrap_err(), "line 3: 1 fields where the header has 2");
     }
 
     #[test]

@@ -16,6 +16,9 @@ struct Summary<'a> {
     sim_seconds: f64,
     wall_seconds: f64,
     events: u64,
+    /// Trace records past the in-memory cap: the trace stops early (absent when none).
+    #[serde(skip_serializing_if = "is_zero")]
+    trace_dropped: u64,
     scenario: &'a Scenario,
     tasks: Vec<TaskSummary<'a>>,
     devices: Vec<DeviceSummary<'a>>,
@@ -152,6 +155,7 @@ fn build(r: &RunResult, wall_seconds: f64) -> Summary<'_> {
         sim_seconds: round3(r.sim_ns as f64 / 1e9),
         wall_seconds: round3(wall_seconds),
         events: r.events,
+        trace_dropped: r.trace_dropped,
         scenario: &r.scenario,
         tasks: r.tasks.iter().map(task).collect(),
         devices: r.devices.iter().map(device).collect(),
@@ -168,4 +172,8 @@ pub fn summary_text(r: &RunResult, wall_seconds: f64) -> String {
     let mut s = serde_json::to_string_pretty(&build(r, wall_seconds)).expect("summary serialises");
     s.push('\n');
     s
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

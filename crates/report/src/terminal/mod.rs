@@ -130,9 +130,9 @@ pub struct Pick {
 
 /// Choose a task's distribution: `task` may be a task name (all its instances), `name#i`, or
 /// a folded group's label; without it, the first latency-sensitive task, else the first
-/// throttled writer. `pauses` picks balance_dirty_pages pauses instead of op latency (the
-/// default for bulk writers).
-pub fn pick_latency(run: &RunDir, task: Option<&str>, pauses: Option<bool>) -> Result<Pick, String> {
+/// throttled writer, else `None` (a run may record no latency at all: not an error). `pauses`
+/// picks balance_dirty_pages pauses instead of op latency (the default for bulk writers).
+pub fn pick_latency(run: &RunDir, task: Option<&str>, pauses: Option<bool>) -> Result<Option<Pick>, String> {
     if run.hists.is_none() {
         return Err(format!("{}: no histograms.json (written by wblab run)", run.dir.display()));
     }
@@ -168,7 +168,7 @@ pub fn pick_latency(run: &RunDir, task: Option<&str>, pauses: Option<bool>) -> R
             let wr = us.iter().find(|u| unit_hist(run, u, true).is_some_and(|h| !h.is_empty()));
             match lat.or(wr) {
                 Some(u) => u.clone(),
-                None => return Err(format!("{}: no task has a latency distribution", run.dir.display())),
+                None => return Ok(None),
             }
         }
     };
@@ -179,7 +179,7 @@ pub fn pick_latency(run: &RunDir, task: Option<&str>, pauses: Option<bool>) -> R
     } else {
         format!("{} {} latency", unit.label, op_name(&unit.job))
     };
-    Ok(Pick { what, hist })
+    Ok(Some(Pick { what, hist }))
 }
 
 /// A task's latency as a stem plot (values in ms) and a log2 histogram (µs).

@@ -369,6 +369,13 @@ pub fn terminal_summary(r: &RunResult, wall_seconds: f64) -> String {
         out.push('\n');
         dirty_line(r, &mut out);
     }
+    if r.trace_dropped > 0 {
+        out.push_str(&format!(
+            "note: trace.txt stops at {} records; {} later ones were counted, not kept (shorten the run or turn [trace] writeback off)\n",
+            r.trace.len(),
+            r.trace_dropped
+        ));
+    }
     out
 }
 

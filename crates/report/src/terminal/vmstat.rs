@@ -194,7 +194,8 @@ mod tests {
         let ts = Csv::parse(
             "t_s,nr_dirty,nr_writeback,nr_free,nr_file,nr_dirtied,nr_written,dirty_thresh,dirty_background_thresh,bi_kb,bo_kb,r,b\n\
              1,154624,21504,706560,290816,0,0,0,0,0,458752,0,4\n2,150528,41984,635904,361472,0,0,0,0,12,217088,1,4\n",
-        );
+        )
+        .unwrap();
         let t = vmstat(&ts, Unit::K1024);
         let lines: Vec<&str> = t.lines().collect();
         assert_eq!(lines.len(), 4);

@@ -63,6 +63,18 @@ pub(super) fn build_all(
             .key("device")
             .hint("declare at least one [[device]] table"));
     }
+    if let Some(extra) = sections.get(crate::limits::MAX_DEVICES) {
+        return Err(Problem::new(
+            extra.at,
+            format!(
+                "{} [[device]] tables, more than the {} a scenario may have",
+                sections.len(),
+                crate::limits::MAX_DEVICES
+            ),
+        )
+        .key("device")
+        .hint("an md array (raid0, raid5) with `members` stands for many disks as one device"));
+    }
     // Devices named and numbered by the kernel's schemes, each counted on its own: sd's
     // disks (and NVMe's, when so named), loopN, mdN, the NFS mounts' anonymous numbers.
     let (mut sd, mut nvme) = (0u32, 0u32);

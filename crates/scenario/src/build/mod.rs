@@ -14,7 +14,7 @@ mod sysctl;
 mod task;
 mod throttle;
 
-use crate::error::{Problem, Result};
+use crate::error::{Problem, Problems, Result};
 use crate::section::{Entry, Nesting, Section};
 use crate::suggest;
 use std::path::Path;
@@ -30,23 +30,42 @@ pub(super) const TRACE_KEYS: &[&str] = &["writeback", "block"];
 const HZ_CHOICES: &[u64] = &[100, 250, 300, 1000];
 /// Parses `text`; `file_name` supplies the default scenario name (its stem). A file that lists
 /// several kernels gives the scenario of the first.
-pub(crate) fn scenario(text: &str, file_name: &str) -> Result<Scenario> {
+pub(crate) fn scenario(text: &str, file_name: &str) -> std::result::Result<Scenario, Problems> {
     scenarios(text, file_name).map(|mut v| v.swap_remove(0))
 }
 
-/// Parses `text` into one scenario per kernel of `kernel` (a string or an array of them).
-pub(crate) fn scenarios(text: &str, file_name: &str) -> Result<Vec<Scenario>> {
-    let doc = DeTable::parse(text).map_err(syntax_problem)?;
-    let root = Section::root(&doc)?;
-    if let Some(e) = root.entries.iter().find(|e| !TOP_KEYS.contains(&e.key.as_str())) {
-        return Err(misplaced(e));
+/// The file's top level: its sections, the kernels it lists and its sweep. Errors here stop
+/// the parse (everything else depends on them), except unknown top-level keys, which are all
+/// reported.
+fn top<'a>(doc: &'a toml::Spanned<DeTable<'a>>) -> std::result::Result<Section<'a>, Problems> {
+    let root = Section::root(doc).map_err(|p| vec![p])?;
+    let misplaced: Problems = root
+        .entries
+        .iter()
+        .filter(|e| !TOP_KEYS.contains(&e.key.as_str()))
+        .map(misplaced)
+        .collect();
+    if misplaced.is_empty() {
+        Ok(root)
+    } else {
+        Err(misplaced)
     }
-    let kernels = match root.get("kernel") {
-        Some(e) => kernels(e)?,
-        None => vec![("6.x".to_string(), generations::resolve("6.x").expect("6.x is a generation"))],
-    };
+}
+
+fn file_kernels(root: &Section<'_>) -> Result<Vec<(String, &'static Generation)>> {
+    match root.get("kernel") {
+        Some(e) => kernels(e),
+        None => Ok(vec![("6.x".to_string(), generations::resolve("6.x").expect("6.x is a generation"))]),
+    }
+}
+
+/// Parses `text` into one scenario per kernel of `kernel` (a string or an array of them).
+pub(crate) fn scenarios(text: &str, file_name: &str) -> std::result::Result<Vec<Scenario>, Problems> {
+    let doc = DeTable::parse(text).map_err(|e| vec![syntax_problem(e)])?;
+    let root = top(&doc)?;
+    let kernels = file_kernels(&root).map_err(|p| vec![p])?;
     // A sweep file checks every value, and stands for its first one.
-    let sw = root.get("sweep").map(sweep::parse).transpose()?;
+    let sw = root.get("sweep").map(sweep::parse).transpose().map_err(|p| vec![p])?;
     if let Some(s) = &sw {
         for i in 1..s.values.len() {
             for (kernel, generation) in &kernels {
@@ -62,15 +81,12 @@ pub(crate) fn scenarios(text: &str, file_name: &str) -> Result<Vec<Scenario>> {
 
 /// A file with a `[sweep]`: the knob, and one (value as written, scenario) per value, for the
 /// first kernel the file lists. `None` for a file without a sweep.
-pub(crate) fn sweep_scenarios(text: &str, file_name: &str) -> Result<Option<crate::SweepRuns>> {
-    let doc = DeTable::parse(text).map_err(syntax_problem)?;
-    let root = Section::root(&doc)?;
+pub(crate) fn sweep_scenarios(text: &str, file_name: &str) -> std::result::Result<Option<crate::SweepRuns>, Problems> {
+    let doc = DeTable::parse(text).map_err(|e| vec![syntax_problem(e)])?;
+    let root = top(&doc)?;
     let Some(e) = root.get("sweep") else { return Ok(None) };
-    let sw = sweep::parse(e)?;
-    let (kernel, generation) = match root.get("kernel") {
-        Some(k) => kernels(k)?.swap_remove(0),
-        None => ("6.x".to_string(), generations::resolve("6.x").expect("6.x is a generation")),
-    };
+    let sw = sweep::parse(e).map_err(|p| vec![p])?;
+    let (kernel, generation) = file_kernels(&root).map_err(|p| vec![p])?.swap_remove(0);
     let mut runs = Vec::with_capacity(sw.values.len());
     for (i, label) in sw.labels().into_iter().enumerate() {
         runs.push((label, build_one(&root, file_name, kernel.clone(), generation, Some((&sw, i)))?));
@@ -78,64 +94,137 @@ pub(crate) fn sweep_scenarios(text: &str, file_name: &str) -> Result<Option<crat
     Ok(Some((sw.key.clone(), runs)))
 }
 
+/// The value of a part of the file, or `None` with its problem kept: the parts a later check
+/// does not depend on are all checked, so one run shows every independent mistake.
+fn keep<T>(problems: &mut Problems, r: Result<T>) -> Option<T> {
+    r.map_err(|p| problems.push(p)).ok()
+}
+
 /// The scenario for one kernel: the generation's policies and default knobs, then the file.
-/// `sweep`: the sweep and which of its values to write into the device tables.
+/// Sections are checked independently; checks that span sections run once their parts are
+/// sound.
 fn build_one(
     root: &Section<'_>,
     file_name: &str,
     kernel: String,
     generation: &Generation,
     sweep: Option<(&sweep::Sweep<'_>, usize)>,
-) -> Result<Scenario> {
-    let name = match root.get("name") {
-        Some(e) => scenario_name(e)?,
-        None => default_name(file_name),
-    };
-    let policy = match root.get("policy") {
-        Some(e) => policy::build(&e.table(Nesting::Keep, same)?, generation.policy_for(&kernel))?,
-        None => generation.policy_for(&kernel),
-    };
-    let duration = root.value_or("duration", 60_000_000_000, |e| {
-        e.duration_in(1_000_000, u64::MAX).map_err(|p| match e.value {
-            DeValue::Integer(_) => p.hint("bare integers are nanoseconds; write a unit, e.g. duration = \"60s\""),
-            _ => p,
-        })
-    })?;
-    let seed = root.value_or("seed", 1, |e| e.uint(0, u64::MAX))?;
-    let hz = root.value_or("hz", 250, |e| {
-        let hz = e.uint(0, u64::MAX)?;
-        if HZ_CHOICES.contains(&hz) {
-            Ok(hz)
-        } else {
-            Err(e
-                .problem(format!("CONFIG_HZ={hz} is not a kernel choice"))
-                .hint("allowed: 100, 250, 300, 1000"))
-        }
-    })?;
-
-    let machine = match root.get("machine") {
-        Some(e) => machine::build(&e.table(Nesting::Keep, same)?)?,
-        None => Default::default(),
-    };
-    if machine.highmem > 0 && policy.reclaim == wblab_sim::config::ReclaimKind::Modern {
-        let at = root
-            .get("machine")
-            .and_then(|e| e.table(Nesting::Keep, same).ok())
-            .and_then(|t| t.get("highmem").map(|h| h.key_at))
-            .unwrap_or(root.at);
-        return Err(Problem::new(
-            at,
-            "`highmem` (a 32-bit kernel's zones) is modelled with the old reclaim only".to_string(),
-        )
-        .key("highmem")
-        .hint("use a 2.6.x or 3.x kernel, or drop highmem"));
+) -> std::result::Result<Scenario, Problems> {
+    let mut problems = Problems::new();
+    let p = &mut problems;
+    let name = keep(p, root.get("name").map_or_else(|| Ok(default_name(file_name)), scenario_name));
+    let policy = keep(
+        p,
+        root.get("policy").map_or(Ok(generation.policy_for(&kernel)), |e| {
+            policy::build(&e.table(Nesting::Keep, same)?, generation.policy_for(&kernel))
+        }),
+    );
+    let duration = keep(p, root.value_or("duration", 60_000_000_000, run_duration));
+    let seed = keep(p, root.value_or("seed", 1, |e| e.uint(0, u64::MAX)));
+    let hz = keep(p, root.value_or("hz", 250, config_hz));
+    let machine = keep(
+        p,
+        root.get("machine")
+            .map_or(Ok(Default::default()), |e| machine::build(&e.table(Nesting::Keep, same)?)),
+    );
+    if let (Some(m), Some(pol)) = (&machine, &policy) {
+        keep(p, check_highmem(root, m, pol));
     }
     // The release's default knobs first, then the file's.
     let sysctl_defaults = generations::default_sysctl(&kernel);
-    let sysctl = match root.get("sysctl") {
-        Some(e) => sysctl::build(&e.table(Nesting::Flatten('.'), sysctl::normalize)?, sysctl_defaults)?,
-        None => sysctl_defaults,
-    };
+    let sysctl = keep(
+        p,
+        match root.get("sysctl") {
+            Some(e) => e
+                .table(Nesting::Flatten('.'), sysctl::normalize)
+                .and_then(|t| sysctl::build(&t, sysctl_defaults)),
+            None => Ok(sysctl_defaults),
+        },
+    );
+    let devices = keep(p, devices(root, &kernel, policy.as_ref(), sweep));
+    let task_sections = keep(p, root.get("task").map_or(Ok(Vec::new()), |e| e.tables(Nesting::Keep, same))).unwrap_or_default();
+    // Tasks are checked against the devices; against the longest run if the duration is at
+    // fault (only `start` depends on it).
+    let tasks = devices
+        .as_ref()
+        .and_then(|d| tasks(p, &task_sections, d, duration.unwrap_or(crate::limits::MAX_DURATION)));
+    let trace = keep(
+        p,
+        root.get("trace")
+            .map_or(Ok(TraceConfig::default()), |e| trace(&e.table(Nesting::Keep, same)?)),
+    );
+    match (name, policy, duration, seed, hz, machine, sysctl, devices, tasks, trace) {
+        (
+            Some(name),
+            Some(policy),
+            Some(duration),
+            Some(seed),
+            Some(hz),
+            Some(machine),
+            Some(sysctl),
+            Some(devices),
+            Some(tasks),
+            Some(trace),
+        ) if problems.is_empty() => Ok(Scenario {
+            name,
+            kernel,
+            policy,
+            duration,
+            seed,
+            hz,
+            machine,
+            sysctl,
+            devices,
+            tasks,
+            trace,
+        }),
+        _ => Err(problems),
+    }
+}
+
+fn run_duration(e: &Entry<'_>) -> Result<u64> {
+    e.duration_in(1_000_000, crate::limits::MAX_DURATION).map_err(|p| match e.value {
+        DeValue::Integer(_) => p.hint("bare integers are nanoseconds; write a unit, e.g. duration = \"60s\""),
+        _ if p.hint.is_none() => p.hint("at most 24 h: per-second samples and the trace are kept in memory"),
+        _ => p,
+    })
+}
+
+fn config_hz(e: &Entry<'_>) -> Result<u64> {
+    let hz = e.uint(0, u64::MAX)?;
+    if HZ_CHOICES.contains(&hz) {
+        Ok(hz)
+    } else {
+        Err(e
+            .problem(format!("CONFIG_HZ={hz} is not a kernel choice"))
+            .hint("allowed: 100, 250, 300, 1000"))
+    }
+}
+
+fn check_highmem(root: &Section<'_>, machine: &wblab_sim::config::MachineConfig, policy: &wblab_sim::config::PolicyConfig) -> Result<()> {
+    if machine.highmem == 0 || policy.reclaim != wblab_sim::config::ReclaimKind::Modern {
+        return Ok(());
+    }
+    let at = root
+        .get("machine")
+        .and_then(|e| e.table(Nesting::Keep, same).ok())
+        .and_then(|t| t.get("highmem").map(|h| h.key_at))
+        .unwrap_or(root.at);
+    Err(Problem::new(
+        at,
+        "`highmem` (a 32-bit kernel's zones) is modelled with the old reclaim only".to_string(),
+    )
+    .key("highmem")
+    .hint("use a 2.6.x or 3.x kernel, or drop highmem"))
+}
+
+/// The devices, with the sweep's value written in and the era's queue defaults.
+fn devices(
+    root: &Section<'_>,
+    kernel: &str,
+    policy: Option<&wblab_sim::config::PolicyConfig>,
+    sweep: Option<(&sweep::Sweep<'_>, usize)>,
+) -> Result<Vec<wblab_sim::config::DeviceConfig>> {
     let mut device_sections = match root.get("device") {
         Some(e) => e.tables(Nesting::Flatten('/'), device::normalize)?,
         None => Vec::new(),
@@ -143,21 +232,30 @@ fn build_one(
     if let Some((sw, i)) = sweep {
         sweep::apply(sw, i, &mut device_sections)?;
     }
-    let mut devices = device::build_all(root.get("device"), &device_sections, generations::default_elevator(&kernel))?;
-    generations::apply_nfs_commit(&mut devices, &kernel);
-    if policy.queue.is_legacy() {
+    let mut devices = device::build_all(root.get("device"), &device_sections, generations::default_elevator(kernel))?;
+    generations::apply_nfs_commit(&mut devices, kernel);
+    if policy.is_some_and(|p| p.queue.is_legacy()) {
         legacy_queue_defaults(&mut devices, &device_sections);
     }
-    let task_sections = match root.get("task") {
-        Some(e) => e.tables(Nesting::Keep, same)?,
-        None => Vec::new(),
-    };
-    let mut tasks = Vec::with_capacity(task_sections.len());
-    for (i, sec) in task_sections.iter().enumerate() {
-        let t = task::build(sec, &devices, duration)?;
-        if let Some(prev) = tasks.iter().position(|p: &TaskConfig| p.name == t.name) {
+    Ok(devices)
+}
+
+/// Every task, each checked on its own; then the checks across tasks.
+fn tasks(
+    p: &mut Problems,
+    sections: &[Section<'_>],
+    devices: &[wblab_sim::config::DeviceConfig],
+    duration: u64,
+) -> Option<Vec<TaskConfig>> {
+    let before = p.len();
+    let mut tasks = Vec::with_capacity(sections.len());
+    for (i, sec) in sections.iter().enumerate() {
+        let Some(t) = keep(p, task::build(sec, devices, duration)) else {
+            continue;
+        };
+        if let Some(prev) = tasks.iter().position(|q: &TaskConfig| q.name == t.name) {
             let at = sec.get("name").map_or(sec.at, |e| e.value_at);
-            return Err(
+            p.push(
                 Problem::new(at, format!("task name `{}` is already used by task #{}", t.name, prev + 1))
                     .key("name")
                     .hint(format!(
@@ -169,25 +267,12 @@ fn build_one(
         }
         tasks.push(t);
     }
-    check_files_fit(&task_sections, &tasks, &devices)?;
-    let trace = match root.get("trace") {
-        Some(e) => trace(&e.table(Nesting::Keep, same)?)?,
-        None => TraceConfig::default(),
-    };
-
-    Ok(Scenario {
-        name,
-        kernel,
-        policy,
-        duration,
-        seed,
-        hz,
-        machine,
-        sysctl,
-        devices,
-        tasks,
-        trace,
-    })
+    if p.len() > before {
+        return None;
+    }
+    keep(p, check_task_count(sections, &tasks))?;
+    keep(p, check_files_fit(sections, &tasks, devices))?;
+    Some(tasks)
 }
 
 /// Keys of sections that keep them as written.
@@ -315,34 +400,62 @@ fn trace(sec: &Section<'_>) -> Result<TraceConfig> {
 }
 
 /// Files that `cat` and `randread` find already written must fit on their device.
+/// The sum of the tasks' counts stays within [`crate::limits::MAX_TASKS`]; the task that
+/// crosses it is named.
+fn check_task_count(sections: &[Section<'_>], tasks: &[TaskConfig]) -> Result<()> {
+    let max = crate::limits::MAX_TASKS;
+    let mut total = 0u64;
+    for (sec, t) in sections.iter().zip(tasks) {
+        total += u64::from(t.count);
+        if total > max {
+            let at = sec.get("count").map_or(sec.at, |e| e.value_at);
+            return Err(Problem::new(
+                at,
+                format!("{total} task instances so far, more than the {max} a scenario may have"),
+            )
+            .key("count")
+            .hint("each instance keeps its own latency histograms and state in memory; fewer tasks with a larger bs or rate ask the same of the device"));
+        }
+    }
+    Ok(())
+}
+
 fn check_files_fit(sections: &[Section<'_>], tasks: &[TaskConfig], devices: &[wblab_sim::config::DeviceConfig]) -> Result<()> {
     let mut used = vec![0u64; devices.len()];
     for (sec, t) in sections.iter().zip(tasks) {
-        let file_size = match t.job {
-            JobConfig::Cat { file_size, .. } | JobConfig::Randread { file_size, .. } => file_size,
+        let file_size = match &t.job {
+            JobConfig::Cat { file_size, .. } | JobConfig::Randread { file_size, .. } | JobConfig::Tiotest { file_size, .. } => {
+                Some(*file_size)
+            }
+            // An application's files, their sizes taken in turn.
+            JobConfig::Launch { files, file_sizes, .. } => {
+                (0..*files as usize).try_fold(0u64, |sum, i| sum.checked_add(file_sizes[i % file_sizes.len()]))
+            }
             _ => continue,
         };
         let dev = &devices[t.device];
         let need = file_size
-            .checked_mul(u64::from(t.count))
+            .and_then(|f| f.checked_mul(u64::from(t.count)))
             .and_then(|b| b.checked_add(used[t.device]));
         match need {
             Some(total) if total <= dev.size => used[t.device] = total,
             _ => {
                 let msg = format!(
-                    "the pre-existing files of the tasks on `{}` need more than its size ({})",
+                    "the files the tasks on `{}` read or lay out need more than its size ({})",
                     dev.name,
                     crate::units::format_size(dev.size)
                 );
-                let p = match sec.get("file_size") {
+                let p = match sec.get("file_size").or_else(|| sec.get("file_sizes")) {
                     Some(e) => e.problem(msg),
                     None => Problem::new(sec.at, msg),
                 };
-                let short = need.map_or(u64::MAX, |n| n - dev.size);
-                return Err(p.hint(format!(
-                    "lower file_size or count, or give the device a larger size (at least {} more)",
-                    crate::units::format_size(short)
-                )));
+                return Err(p.hint(match need {
+                    Some(n) => format!(
+                        "lower file_size or count, or give the device a larger size (at least {} more)",
+                        crate::units::format_size(n - dev.size)
+                    ),
+                    None => "lower file_size or count: together they are more bytes than 64 bits hold".to_string(),
+                }));
             }
         }
     }

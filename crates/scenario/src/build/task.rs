@@ -34,7 +34,8 @@ const TREE_JOBS: &[&str] = &["sync", "du", "launch", "ls"];
 const MAX_RW_COUNT: u64 = 0x7fff_f000;
 /// The logical block size O_DIRECT transfers must be aligned to.
 const DIRECT_ALIGN: u64 = 512;
-const MAX_INSTANCES: u32 = 100_000;
+/// One `[[task]]` alone may hold every instance the scenario may have.
+const MAX_INSTANCES: u32 = crate::limits::MAX_TASKS as u32;
 
 pub(super) fn build(sec: &Section<'_>, devices: &[DeviceConfig], duration: Ns) -> Result<TaskConfig> {
     let name = match sec.get("name") {
@@ -161,6 +162,16 @@ fn placement(sec: &Section<'_>, name: &str, devices: &[DeviceConfig]) -> Result<
                 return Err(e
                     .problem(format!("`{file}` is not an absolute file path"))
                     .hint("e.g. file = \"/mnt/sda/big{n}\""));
+            }
+            if let Some(mount) = mount_of(file).filter(|m| index_of(m).is_none()) {
+                return Err(e
+                    .problem(format!("the file is under `/mnt/{mount}/`, but there is no device named `{mount}`"))
+                    .hint(suggest::did_you_mean(mount, &names).unwrap_or_else(|| {
+                        format!(
+                            "a file under /mnt/<device>/ is on that device; the devices here: {}",
+                            suggest::list(&names)
+                        )
+                    })));
             }
             if let (Some(i), Some(mount)) = (given, mount_of(file)) {
                 if mount != names[i] && index_of(mount).is_some() {

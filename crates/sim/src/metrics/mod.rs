@@ -25,6 +25,8 @@ pub struct RunResult {
     pub devices: Vec<DeviceResult>,
     /// Trace records in time order.
     pub trace: Vec<TraceRecord>,
+    /// Records past the in-memory cap ([`trace::TraceBuf::MAX_RECORDS`]), counted, not kept.
+    pub trace_dropped: u64,
     /// `comm` and pid of every entity that can appear in the trace, indexed by `TraceRecord::who`.
     pub comms: Vec<(String, u32)>,
     /// One vmstat-like sample per simulated second.

@@ -210,7 +210,7 @@ impl Machine {
             (m.first_data, m.launch_file, m.launch_files)
         };
         let ino = first + k;
-        let size = self.inodes[ino as usize].size_pages * PAGE_SIZE;
+        let size = self.inodes[ino as usize].size_pages.saturating_mul(PAGE_SIZE);
         let bs = match self.tasks[t].job {
             JobConfig::Launch { bs, .. } => bs,
             _ => 128 << 10,
