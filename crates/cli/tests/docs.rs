@@ -95,3 +95,82 @@ fn bad_markers_name_the_file_and_line() {
         assert_eq!(fs::read_to_string(&f).unwrap(), doc, "nothing written on an error");
     }
 }
+
+/// GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens.
+fn slug(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter_map(|c| match c {
+            ' ' => Some('-'),
+            c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+            _ => None,
+        })
+        .collect()
+}
+
+fn anchors(text: &str) -> Vec<String> {
+    let mut a: Vec<String> = text
+        .lines()
+        .filter(|l| l.starts_with('#'))
+        .map(|l| slug(l.trim_start_matches('#')))
+        .collect();
+    for part in text.split("<a id=\"").skip(1) {
+        a.push(part.split('"').next().unwrap_or_default().to_string());
+    }
+    a
+}
+
+/// Every relative link of the docs reaches a file of the repository, and its anchor a heading
+/// there; nothing points at notes outside the repository.
+#[test]
+fn every_link_of_the_docs_resolves() {
+    let root = repo_root();
+    let mut files = vec![root.join("README.md"), root.join("scenarios/README.md")];
+    for dir in ["docs", "validation"] {
+        for e in fs::read_dir(root.join(dir)).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|x| x == "md") {
+                files.push(p);
+            }
+        }
+    }
+    let mut broken = Vec::new();
+    for f in &files {
+        let text = fs::read_to_string(f).unwrap();
+        for bad in [
+            "realkernel.md",
+            "modern-writeback.md",
+            "historical.md",
+            "today.md",
+            "anchors-and-conventions",
+            "ARCHITECTURE.md",
+            "../shared",
+        ] {
+            if text.contains(bad) {
+                broken.push(format!("{}: mentions `{bad}`, which is not in this repository", f.display()));
+            }
+        }
+        for part in text.split("](").skip(1) {
+            let target = part.split(')').next().unwrap_or_default();
+            if target.starts_with("http") || target.contains(' ') {
+                continue;
+            }
+            let (path, anchor) = target.split_once('#').unwrap_or((target, ""));
+            let dest = if path.is_empty() {
+                f.clone()
+            } else {
+                f.parent().unwrap().join(path)
+            };
+            let Ok(dest_text) = fs::read_to_string(&dest).or_else(|e| if dest.is_dir() { Ok(String::new()) } else { Err(e) }) else {
+                broken.push(format!("{}: `{target}`: no such file", f.display()));
+                continue;
+            };
+            if !anchor.is_empty() && !anchors(&dest_text).iter().any(|a| a == anchor) {
+                broken.push(format!("{}: `{target}`: no such heading", f.display()));
+            }
+        }
+    }
+    assert!(broken.is_empty(), "{}", broken.join("\n"));
+}

@@ -1,4 +1,4 @@
-//! Trace lines against the real Linux 6.18 lines of modern-writeback.md §9.4 and realkernel.md §7:
+//! Trace lines against lines captured from a real Linux 6.18 on the lab machines:
 //! records built with the captured values must print the same text, and parse back.
 
 use wblab_report::format_trace_line;
@@ -232,7 +232,7 @@ fn whole_lines_have_kernel_padding() {
 }
 
 #[test]
-fn full_padding_lines_from_realkernel_md() {
+fn full_padding_lines_from_the_real_kernel() {
     // These lines were captured with the kernel's padding intact.
     let c = comms();
     let mut s = String::new();

@@ -251,7 +251,7 @@ fn kernel_versions() {
     }
 }
 
-/// The defaults the README's scenario reference documents; update both together.
+/// The defaults docs/scenario-reference.md documents; update both together.
 #[test]
 fn documented_defaults() {
     let sc = ok("[[device]]\nmodel = \"hdd\"\n[[device]]\nmodel = \"ssd\"\n[[task]]\nname = \"d\"\njob = \"dd\"");

@@ -1,6 +1,6 @@
 //! Kropelin's 2002 writeout test (`scenarios/2002-writeout-2.4.toml`) in a short form: a 200 MB
 //! FTP upload instead of 650 MB, both kernels of the file. What must come out of the 2.4
-//! mechanisms (historical.md §1.11): 2.4.17's transfer takes longer than 2.4.7's, its
+//! mechanisms: 2.4.17's transfer takes longer than 2.4.7's, its
 //! per-second `bo` (2.4's submission-counted pgpgout) has more idle seconds and a larger
 //! coefficient of variation, and its writer pauses (balance_dirty's own writeout and waits)
 //! while 2.4.7's writer, which never waits for completions, pauses far less.

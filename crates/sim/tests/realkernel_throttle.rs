@@ -1,4 +1,4 @@
-//! The model against real 6.18 measurements on a throttled loop device (`realkernel.md` §6 and
+//! The model against real 6.18 measurements on a throttled loop device (the lab's reference runs,
 //! §9, V0-V3): a fresh loop device over a 2 GiB image with `losetup --direct-io=on`, ext4, a
 //! root-cgroup `blkio.throttle.write_bps_device` rule, `dd if=/dev/zero bs=1M` writers,
 //! `vm.dirty_bytes` = 256 MiB and `vm.dirty_background_bytes` = 128 MiB, HZ = 250, 2 CPUs,

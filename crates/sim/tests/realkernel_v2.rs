@@ -1,4 +1,4 @@
-//! The model against a real 6.18 measurement (`shared/design/realkernel.md`, V2): one `dd`
+//! The model against a real 6.18 measurement (the lab's reference run V2): one `dd`
 //! into ext4 on a device that writes 32 MiB/s, `vm.dirty_bytes` = 256 MiB,
 //! `vm.dirty_background_bytes` = 128 MiB, 30 s. Measured on the real kernel (two repeats):
 //! dirty_ratelimit / write_bw at t = 20–29 s of 36–40 / 31–33 MiB/s, pause p50 28 ms,

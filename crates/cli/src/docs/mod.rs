@@ -20,10 +20,10 @@ pub struct DocsArgs {
     files: Vec<PathBuf>,
 }
 
-/// What became of one file.
-enum Outcome {
-    Current(usize),
-    Stale(Vec<String>),
+/// What became of one file: its number of blocks, and those that were stale.
+struct Outcome {
+    blocks: usize,
+    stale: Vec<String>,
 }
 
 pub fn docs(a: DocsArgs, cli: &clap::Command) -> ExitCode {
@@ -40,12 +40,11 @@ pub fn docs(a: DocsArgs, cli: &clap::Command) -> ExitCode {
     let mut blocks = 0;
     for f in &files {
         match process(f, a.write, cli) {
-            Ok(Outcome::Current(n)) => blocks += n,
-            Ok(Outcome::Stale(names)) => {
-                blocks += names.len();
-                stale += names.len();
+            Ok(o) => {
+                blocks += o.blocks;
+                stale += o.stale.len();
                 let verb = if a.write { "regenerated" } else { "stale" };
-                for n in names {
+                for n in o.stale {
                     println!("{}: {verb}: {n}", f.display());
                 }
             }
@@ -109,11 +108,11 @@ fn process(path: &Path, write: bool, cli: &clap::Command) -> Result<Outcome, Str
         }
         bodies.push(body);
     }
-    if stale.is_empty() {
-        return Ok(Outcome::Current(found.len()));
-    }
-    if write {
+    if write && !stale.is_empty() {
         std::fs::write(path, blocks::splice(&text, &found, &bodies)).map_err(|e| format!("{shown}: cannot write: {e}"))?;
     }
-    Ok(Outcome::Stale(stale))
+    Ok(Outcome {
+        blocks: found.len(),
+        stale,
+    })
 }

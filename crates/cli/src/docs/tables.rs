@@ -23,6 +23,8 @@ pub const GENERATORS: &[&str] = &[
     "device-figures",
     "include PATH [NAME]",
     "run SCENARIO",
+    "stem SCENARIO TASK",
+    "outcome SCENARIO",
 ];
 
 /// The Markdown of generator `name` with `args`, or why it cannot be made.
@@ -49,6 +51,11 @@ pub fn generate(name: &str, args: &[String], cli: &clap::Command) -> Result<Stri
         "device-queues" => no_args(device_queues()),
         "device-figures" => no_args(device_figures()),
         "run" => run(one_arg()?),
+        "outcome" => outcome(one_arg()?),
+        "stem" => match args {
+            [scenario, task] => stem(scenario, task),
+            _ => Err("`stem` takes a scenario file and a task name".to_string()),
+        },
         "include" => match args {
             [path] => include(path, None),
             [path, name] => include(path, Some(name)),
@@ -267,12 +274,69 @@ fn include(path: &str, name: Option<&str>) -> Result<String, String> {
     Ok(format!("```{lang}\n{}\n```\n", body.join("\n")))
 }
 
+fn simulate(path: &str) -> Result<wblab_sim::metrics::RunResult, String> {
+    let sc = wblab_scenario::load(std::path::Path::new(path)).map_err(|e| e.to_string())?;
+    run_quietly(&sc)
+}
+
+/// One run for the docs. The laws are the tests' business, not the docs': they are off here so
+/// that a test build regenerates the docs at release speed.
+fn run_quietly(sc: &wblab_sim::config::Scenario) -> Result<wblab_sim::metrics::RunResult, String> {
+    let opts = wblab_sim::RunOptions { check_laws: false };
+    wblab_sim::run_with(sc, &mut wblab_sim::NoProgress, opts).map_err(|v| v.to_string())
+}
+
+/// Several runs at once, on the machine's CPUs, in the given order.
+fn run_all(scenarios: &[wblab_sim::config::Scenario]) -> Result<Vec<wblab_sim::metrics::RunResult>, String> {
+    std::thread::scope(|s| {
+        let handles: Vec<_> = scenarios.iter().map(|sc| s.spawn(move || run_quietly(sc))).collect();
+        handles.into_iter().map(|h| h.join().expect("a docs run does not panic")).collect()
+    })
+}
+
+/// The table `wblab run SCENARIO` ends with: the sweep table, the side-by-side table of the
+/// kernels it lists, or the run's summary.
+fn outcome(path: &str) -> Result<String, String> {
+    let p = std::path::Path::new(path);
+    if let Some((key, runs)) = wblab_scenario::load_sweep(p).map_err(|e| e.to_string())? {
+        let scenarios: Vec<_> = runs.iter().map(|(_, sc)| sc.clone()).collect();
+        let results = run_all(&scenarios)?;
+        let rows: Vec<(String, &wblab_sim::metrics::RunResult)> = runs.iter().map(|(label, _)| label.clone()).zip(results.iter()).collect();
+        return Ok(format!("```\n{}```\n", crate::sweep::table(&key, &rows)));
+    }
+    let all = wblab_scenario::load_all(p).map_err(|e| e.to_string())?;
+    if all.len() == 1 {
+        return run(path);
+    }
+    let results = run_all(&all)?;
+    let refs: Vec<&wblab_sim::metrics::RunResult> = results.iter().collect();
+    Ok(format!("```\n{}```\n", crate::kernels_cmd::side_by_side(&refs)))
+}
+
+/// What `wblab report DIR --stem TASK` prints for a run of the scenario.
+fn stem(path: &str, task: &str) -> Result<String, String> {
+    let r = simulate(path)?;
+    let dir = std::env::temp_dir().join(format!("wblab-docs-{}-{}", std::process::id(), r.scenario.name));
+    wblab_report::write_results_dir(&dir, &r, 0.0).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let run = wblab_report::load::rundir::RunDir::load(&dir);
+    let _ = std::fs::remove_dir_all(&dir);
+    let pick = wblab_report::terminal::pick_latency(&run?, Some(task), None)?.ok_or_else(|| format!("no task `{task}`"))?;
+    Ok(format!(
+        "```\n$ wblab report results/{} --stem {task}\n{}```\n",
+        r.scenario.name,
+        wblab_report::terminal::latency_text(&pick)
+    ))
+}
+
 /// What `wblab run SCENARIO` prints, without the wall-clock figures (which vary from run to
 /// run): the worked examples quote the binary, not a copy.
 fn run(path: &str) -> Result<String, String> {
-    let sc = wblab_scenario::load(std::path::Path::new(path)).map_err(|e| e.to_string())?;
-    let r = wblab_sim::run(&sc, &mut wblab_sim::NoProgress).map_err(|v| v.to_string())?;
-    let table = wblab_report::terminal_summary(&r, 0.0);
+    let r = simulate(path)?;
+    Ok(summary_without_wall(&r))
+}
+
+fn summary_without_wall(r: &wblab_sim::metrics::RunResult) -> String {
+    let table = wblab_report::terminal_summary(r, 0.0);
     let mut lines = table.lines();
     let head: Vec<&str> = lines
         .next()
@@ -281,5 +345,5 @@ fn run(path: &str) -> Result<String, String> {
         .filter(|part| !part.starts_with("wall ") && !part.ends_with("events/s"))
         .collect();
     let rest: Vec<&str> = lines.collect();
-    Ok(format!("```\n{}\n{}\n```\n", head.join("  "), rest.join("\n")))
+    format!("```\n{}\n{}\n```\n", head.join("  "), rest.join("\n"))
 }

@@ -1,5 +1,5 @@
 //! `timeseries.csv` (one row per vmstat sample) and `throttle.csv` (one row per throttling sample).
-//! Units are documented in the crate README: page counts are 4 KiB pages, `bi_kb`/`bo_kb` KiB per
+//! Units are documented in docs/reports.md: page counts are 4 KiB pages, `bi_kb`/`bo_kb` KiB per
 //! sample interval, per-device rates MB/s (10^6 bytes), throttle bandwidths and rate limits pages/s.
 
 use crate::num::{push_u64, round3};

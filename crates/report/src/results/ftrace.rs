@@ -1,5 +1,5 @@
 //! `trace.txt`: trace records in the text layout of `/sys/kernel/tracing/trace` on Linux 6.18
-//! (design doc modern-writeback.md §9), so that scripts written for real traces read ours.
+//! (as the 6.18 tracepoints print them), so that scripts written for real traces read ours.
 //!
 //! A line is `%16s-%-7d [%03d] <5 flags> %5lu.%06lu: <event>: <payload>`, where the payload is
 //! the event's 6.18 `print fmt`. Everything is appended to a reused `String`: writing a trace of

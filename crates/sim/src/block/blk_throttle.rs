@@ -9,7 +9,7 @@
 //! all. For writeback this means the flusher is never blocked while blk-throttle holds
 //! everything it has written: the pages are already under writeback (NR_WRITEBACK) and stay so
 //! until the bio is released and completes, which is why a throttled device carries 120-180 MiB
-//! of writeback (`realkernel.md` §6). Reads and O_DIRECT I/O are throttled the same way.
+//! of writeback (see docs/validation.md). Reads and O_DIRECT I/O are throttled the same way.
 //!
 //! # The algorithm (one throtl group: the root cgroup's, as a v1 `blkio.throttle.*` rule makes)
 //!

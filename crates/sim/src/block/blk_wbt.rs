@@ -1,5 +1,5 @@
 //! blk-wbt, writeback throttling as in Linux 6.18 (`block/blk-wbt.c`, `block/blk-rq-qos.c`,
-//! the blk-stat window of `block/blk-stat.c`). See §6.3 of modern-writeback.md.
+//! the blk-stat window of `block/blk-stat.c`). See docs/model-scope.md#blk-wbt.
 //!
 //! # What is modelled
 //!

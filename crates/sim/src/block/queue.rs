@@ -1,6 +1,5 @@
 //! One block device's request queue: the request pool, blk-throttle, blk-wbt, tag allocation,
-//! the elevator and the device, wired as `submit_bio_noacct` and `blk_mq_submit_bio` do (§6.1
-//! of modern-writeback.md): blk-throttle (`blk_throtl_bio`, which may hold the bio and let the
+//! the elevator and the device, wired as `submit_bio_noacct` and `blk_mq_submit_bio` do: blk-throttle (`blk_throtl_bio`, which may hold the bio and let the
 //! submitter go on) → merge attempt → wbt (`rq_qos_throttle`) → tag → elevator → dispatch up
 //! to the device's queue depth → completion. Bios that blk-throttle held enter at the merge
 //! attempt later, submitted by its dispatch work (the machine drives it, `throtl_issue`).

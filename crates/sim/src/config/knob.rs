@@ -148,16 +148,26 @@ impl KnobKind {
         }
     }
 
-    /// How the value is written, for reference tables: "count 1-1024", "size", "rate", ...
+    /// How the value is written and its accepted range, for reference tables: "integer 1–1024",
+    /// "size, 4KiB–256MiB, whole pages", "duration ≤ 10s".
     pub fn describe(self) -> String {
+        use crate::units::{format_duration, format_size};
         match self {
             KnobKind::Count { min, max } if max >= i32::MAX as u64 => format!("integer ≥ {min}"),
             KnobKind::Count { min, max } => format!("integer {min}–{max}"),
-            KnobKind::Size { pages: true, .. } => "size (whole pages)".to_string(),
-            KnobKind::Size { .. } => "size".to_string(),
+            KnobKind::Size { min, max, pages } => {
+                let range = match (min, max) {
+                    (0, u64::MAX) => String::new(),
+                    (min, u64::MAX) => format!(", ≥ {}", format_size(min)),
+                    (min, max) => format!(", {}–{}", format_size(min), format_size(max)),
+                };
+                format!("size{range}{}", if pages { ", whole pages" } else { "" })
+            }
             KnobKind::Rate => "rate".to_string(),
-            KnobKind::Duration { .. } => "duration".to_string(),
-            KnobKind::Millis { .. } => "ms (integer)".to_string(),
+            KnobKind::Duration { max } if max == u64::MAX => "duration".to_string(),
+            KnobKind::Duration { max } => format!("duration ≤ {}", format_duration(max)),
+            KnobKind::Millis { max, .. } if max >= i32::MAX as u64 => "ms (integer)".to_string(),
+            KnobKind::Millis { max, .. } => format!("ms (integer) ≤ {max}"),
             KnobKind::Bool => "boolean".to_string(),
             KnobKind::Word { words, .. } => words.join(" | "),
         }

@@ -25,7 +25,7 @@
 //! - **Worker**: one server, commands in dispatch order, [`LO_CMD_NS`] of work each (a kworker
 //!   turning one request into a kiocb and submitting it). It never sleeps on the backing store.
 //! - **Backing store**: the backing file's device as this machine's `vda` behaves (a file cached
-//!   on the host, `realkernel.md` §3): each I/O takes `backing_latency` plus its transfer, and
+//!   on the host, measured with fio): each I/O takes `backing_latency` plus its transfer, and
 //!   the transfers of one direction share a pipe of `backing_read_bandwidth` /
 //!   `backing_write_bandwidth` in submission order; reads and writes do not wait for each other
 //!   (the host's page cache serves them independently, which is what the vda measurements show:
@@ -43,7 +43,7 @@
 //! - One worker: per-cgroup workers (`loop_worker` per blkcg) and the `IOCB_NOWAIT` fast path of
 //!   later kernels are not modelled.
 //! - The backing store has no latency noise, stalls or host-cache effects (the real vda has all
-//!   three, ±30 %); `realkernel.md` therefore uses the loop only behind a blk-throttle rule far
+//!   three, ±30 %); the lab's reference runs therefore use the loop only behind a blk-throttle rule far
 //!   below the backing bandwidth, which the model reproduces regardless of these details.
 
 use super::model::{DeviceModel, Naming, LATENCY, QUEUE_DEPTH};
@@ -58,7 +58,7 @@ use std::collections::VecDeque;
 
 /// A loop block device over a file on a faster disk, as `losetup --direct-io=on` makes it
 /// (`drivers/loopdev.rs`). Defaults: a 2 GiB image file on this lab's root disk `vda`, a
-/// host-cached virtio disk (`realkernel.md` §3: fio O_DIRECT, queue depth 32, 1 MiB sequential
+/// host-cached virtio disk (fio O_DIRECT, queue depth 32, 1 MiB sequential
 /// writes 944 MiB/s and reads 1065 MiB/s (medians of 3), 4 KiB reads at queue depth 1 in 21 µs).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct LoopParams {
@@ -83,7 +83,7 @@ impl Default for LoopParams {
 }
 
 /// The queue of a loop device after `loop_add` and `loop_configure` (`drivers/block/loop.c`),
-/// as a 6.18 loop over a file on this lab's `vda` reports it (`realkernel.md` §1):
+/// as a 6.18 loop over a file on this lab's `vda` reports it:
 /// - no elevator (`BLK_MQ_F_NO_SCHED_BY_DEFAULT`), so `nr_requests` = the tag-set depth
 ///   (`hw_queue_depth`, 128);
 /// - `max_sectors_kb` 1280: the loop sets no hardware limit, so the block layer's default cap;

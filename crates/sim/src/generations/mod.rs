@@ -3,7 +3,7 @@
 //! falls in and [`Generation::policy`] gives the pieces, each of which a scenario may override.
 //!
 //! The table is the one place that knows history. Sources are cited per row; where the version
-//! of a change is from memory rather than a tree it says so (see README "Kernel generations").
+//! of a change is from memory rather than a tree it says so (see docs/kernel-generations.md).
 
 use crate::config::{
     Buffer24, FlusherKind, LegacyLists, NfsCommit, OwnPolicy, PerBdiLoop, PolicyConfig, QueueConfig, QueueEra, ReclaimKind, Scenario,
@@ -57,7 +57,7 @@ pub struct Generation {
 
 /// Every generation, oldest first.
 pub const GENERATIONS: &[Generation] = &[
-    // 2.4 (fs/buffer.c, drivers/block/ll_rw_blk.c; historical.md §1). The 2.4.8-pre5
+    // 2.4 (fs/buffer.c, drivers/block/ll_rw_blk.c). The 2.4.8-pre5
     // write_some_buffers rewrite splits the series; a 2.4.x-ac release ("2.4.13-ac7") maps to
     // the 2.4.7 row, whose code the -ac trees kept (see `resolve`).
     Generation {
@@ -282,8 +282,8 @@ impl Generation {
 
 /// The page wait-queue wakeup of a release: hashed wake-all until 2.6.6, wli's filtered
 /// wakeups with wake-one lock_page from 2.6.7 (merged 2004-05-14), the global table with
-/// PG_waiters and lock hand-off from 4.10 (hand-off proper 5.9; from memory, see
-/// historical.md §6).
+/// PG_waiters and lock hand-off from 4.10 (hand-off proper 5.9; from memory, not
+/// checked in a tree).
 pub fn default_page_wake(v: Version) -> crate::config::PageWake {
     use crate::config::PageWake;
     if v < Version(2, 6, 7) {
@@ -330,7 +330,7 @@ pub fn default_sysctl(kernel: &str) -> VmSysctl {
 
 /// `bdf_prm` a 2.4 release booted with: {30, 64, 64, 256, 5·HZ, 30·HZ, 60, 0, 0} through
 /// 2.4.12 (and in the -ac trees), {40, 0, 0, 0, 5·HZ, 30·HZ, 60, 0, 0} from 2.4.13 (checked in
-/// the v2.4.7/9/12/13/15 trees, historical.md §1.2). Jiffies at HZ = 100, as on i386.
+/// the v2.4.7/9/12/13/15 trees). Jiffies at HZ = 100, as on i386.
 pub fn default_bdflush(v: Version, ac: bool) -> crate::config::Bdflush {
     if ac || v < Version(2, 4, 13) {
         crate::config::Bdflush::V247

@@ -5,7 +5,7 @@
 //! truncating, as in the kernel, so traces match the real ones digit for digit where the
 //! inputs match.
 //!
-//! Simplifications (see README "Model scope and limitations"): counters are exact (no per-CPU
+//! Simplifications (see docs/model-scope.md): counters are exact (no per-CPU
 //! drift, so `wb_stat()` and `wb_stat_sum()` agree); there is one global domain (no memcg
 //! domain, no cgroup writeback); tasks are never RT; the exited-task leak counter
 //! (`dirty_throttle_leaks`) and `BDP_ASYNC` are not modelled.
@@ -932,7 +932,7 @@ pub fn throttle_sample(vm: &VmStat, sysctl: &VmSysctl, dom: &WbDomain, wb: &mut 
 
 #[cfg(test)]
 mod tests {
-    //! Hand-computed values: modern-writeback.md Appendix A (avail 6,093,620 pages, HZ 250,
+    //! Hand-computed values from the 6.18 formulas (avail 6,093,620 pages, HZ 250,
     //! ratios 20/10) and the worked examples of §3.6 and §4.3.
     use super::*;
 

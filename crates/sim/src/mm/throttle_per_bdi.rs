@@ -20,7 +20,7 @@
 //!   can only leave when completions bring the bdi under its limit: Wu's erratic pauses.
 //!
 //! (`task_min_dirty_limit` and its `clear_dirty_exceeded` rule arrived in 3.1, July 2011,
-//! after 2.6.38; `historical.md` places them in 2.6.38, the source does not.)
+//! after 2.6.38; descriptions of the period place them in 2.6.38, the source does not.)
 
 use super::page_writeback::{DirtyThrottle, TaskDirty, Throttle, ThrottleCx, WbState, RATIO_PPM};
 use super::proportions::{calc_period_shift, PropGlobal, PropLocal, PROP_FRAC_BASE};

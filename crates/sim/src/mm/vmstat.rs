@@ -1,5 +1,5 @@
 //! Global page counters (`global_node_page_state` in the kernel), exact: the model has no
-//! per-CPU counter drift (see modern-writeback.md §10.1).
+//! per-CPU counter drift (see docs/model-scope.md).
 
 /// Node-wide page counters of the simulated machine.
 #[derive(Clone, Copy, Debug, Default)]
