@@ -196,6 +196,30 @@ impl AddressSpace {
         moved
     }
 
+    /// Writeback of [start, start+n) completed: pages under writeback become clean, pages
+    /// dirtied again during it stay dirty (`folio_end_writeback` clears only PG_writeback).
+    /// Returns how many pages left writeback. One walk over the range.
+    pub fn end_writeback(&mut self, start: u64, n: u64) -> u64 {
+        let end = start + n;
+        let mut idx = start;
+        let mut moved = 0;
+        while idx < end {
+            let (st, len) = self.run_at(idx, end - idx);
+            let to = match st {
+                Some(PageState::Writeback) => PageState::Clean,
+                Some(PageState::WritebackDirty) => PageState::Dirty,
+                _ => {
+                    idx += len;
+                    continue;
+                }
+            };
+            self.set_range(idx, len, Some(to));
+            moved += len;
+            idx += len;
+        }
+        moved
+    }
+
     /// Split the extent containing `at` so that one starts exactly at `at`.
     fn split_at(&mut self, at: u64) {
         if let Some((&s, &e)) = self.map.range(..at).next_back() {
