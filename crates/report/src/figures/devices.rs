@@ -62,7 +62,7 @@ pub(super) fn bandwidth_figure(runs: &[Run], dev_idx: usize, dev_name: &str, sev
             .trace
             .bdp
             .iter()
-            .filter(|e| e.bdi == devt)
+            .filter(|e| *e.bdi == *devt)
             .map(|e| (e.t, e.task_ratelimit as f64 * 1024.0 / 1e6))
             .collect();
         if pts.is_empty() {

@@ -2,6 +2,7 @@
 //! binned from the trace (`balance_dirty_pages-pause`, `-task-bw`).
 
 use super::*;
+use crate::load::rundir::BdpEvent;
 
 /// 1. Pauses per throttle event.
 pub(super) fn pause_figure(runs: &[Run]) -> Figure {
@@ -104,15 +105,24 @@ fn bin_width(runs: &[Run]) -> f64 {
     nice_step(t / 120.0).max(0.2)
 }
 
-/// Per-bin sums of (t, value) → rate per second, as step points spanning [0, end].
-fn binned(events: impl Iterator<Item = (f64, f64)>, bin: f64, end: f64) -> Vec<f64> {
+/// Each pid's MB dirtied per second, binned, in one pass over the events (a pass per task
+/// would be quadratic in tasks: 1000 writers, 300k events).
+fn binned_per_pid(events: &[BdpEvent], pids: &[u32], bin: f64, end: f64) -> Vec<Vec<f64>> {
     let n = (end / bin).ceil().max(1.0) as usize;
-    let mut b = vec![0.0; n];
-    for (t, v) in events {
-        let i = ((t / bin).floor().max(0.0) as usize).min(n - 1);
-        b[i] += v;
+    let index: std::collections::HashMap<u32, usize> = pids.iter().enumerate().map(|(i, &p)| (p, i)).collect();
+    let mut bins = vec![vec![0.0; n]; pids.len()];
+    for e in events {
+        if let Some(&k) = index.get(&e.pid) {
+            let i = ((e.t / bin).floor().max(0.0) as usize).min(n - 1);
+            bins[k][i] += e.dirtied as f64 * PAGE / 1e6;
+        }
     }
-    b.iter().map(|v| v / bin).collect()
+    for b in &mut bins {
+        for v in b.iter_mut() {
+            *v /= bin;
+        }
+    }
+    bins
 }
 
 fn step_points(bins: &[f64], bin: f64) -> Vec<(f64, f64)> {
@@ -137,22 +147,7 @@ pub(super) fn task_bw_figure(runs: &[Run]) -> Figure {
     for (ri, r) in runs.iter().enumerate() {
         let end = r.data.duration();
         for (ui, u) in units(&r.data.tasks).iter().enumerate() {
-            let per_task: Vec<Vec<f64>> = u
-                .pids
-                .iter()
-                .map(|&pid| {
-                    binned(
-                        r.data
-                            .trace
-                            .bdp
-                            .iter()
-                            .filter(|e| e.pid == pid)
-                            .map(|e| (e.t, e.dirtied as f64 * PAGE / 1e6)),
-                        bin,
-                        end,
-                    )
-                })
-                .collect();
+            let per_task = binned_per_pid(&r.data.trace.bdp, &u.pids, bin, end);
             if per_task.iter().all(|b| b.iter().all(|&v| v == 0.0)) {
                 continue;
             }
@@ -208,14 +203,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn events_are_summed_per_bin_as_rates_and_drawn_as_steps() {
-        // 3 pages at 0.1 s and 5 at 0.3 s, bins of 0.2 s over 0.5 s: 15/s, 25/s, 0/s.
-        let b = binned([(0.1, 3.0), (0.3, 5.0), (9.0, 1.0)].into_iter(), 0.2, 0.5);
+    fn events_are_summed_per_task_and_bin_as_rates_and_drawn_as_steps() {
+        let ev = |t: f64, pid: u32, pages: u64| BdpEvent {
+            t,
+            pid,
+            bdi: "".into(),
+            pause_ms: 0,
+            paused_ms: 0,
+            dirtied: pages,
+            task_ratelimit: 0,
+        };
+        // Task 7: 3 pages at 0.1 s and 5 at 0.3 s; task 9: 2 at 0.1 s; task 8 is not asked for.
+        let events = [ev(0.1, 7, 3), ev(0.1, 9, 2), ev(0.3, 7, 5), ev(0.2, 8, 100), ev(9.0, 7, 1)];
+        let per = binned_per_pid(&events, &[7, 9], 0.2, 0.5);
+        let mb = |pages: f64| pages * PAGE / 1e6 / 0.2;
+        let b = &per[0];
         assert_eq!(b.len(), 3);
-        assert!((b[0] - 15.0).abs() < 1e-9 && (b[1] - 25.0).abs() < 1e-9);
+        assert!((b[0] - mb(3.0)).abs() < 1e-9 && (b[1] - mb(5.0)).abs() < 1e-9);
         // An event past the end counts in the last bin rather than being lost.
-        assert!((b[2] - 5.0).abs() < 1e-9);
-        let s = step_points(&b, 0.2);
+        assert!((b[2] - mb(1.0)).abs() < 1e-9);
+        assert!((per[1][0] - mb(2.0)).abs() < 1e-9 && per[1][1] == 0.0);
+        let s = step_points(b, 0.2);
         assert_eq!(s.len(), 4);
         assert!((s[3].0 - 0.6).abs() < 1e-9 && s[3].1 == b[2]);
     }

@@ -3,7 +3,7 @@
 //! and terminal views are built from this, never from a `RunResult`, so measured and
 //! simulated runs are drawn the same way.
 
-use crate::load::trace_parse::parse_line;
+use crate::load::trace_parse::{leading_int, leading_u64, parse_line_ref};
 use crate::results::histograms::{parse_histograms, Histograms};
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
@@ -140,7 +140,8 @@ pub struct BdpEvent {
     /// Seconds from the start of the run.
     pub t: f64,
     pub pid: u32,
-    pub bdi: String,
+    /// Shared among the events of one bdi.
+    pub bdi: std::sync::Arc<str>,
     pub pause_ms: i64,
     pub paused_ms: i64,
     pub dirtied: u64,
@@ -398,46 +399,73 @@ pub fn read_trace<R: BufRead>(r: R, sim_seconds: f64) -> std::io::Result<TraceDa
     let mut mark: Option<f64> = None;
     let mut last = 0.0f64;
     let mut busy: Vec<DevBusy> = Vec::new();
-    for line in r.lines() {
-        let line = line?;
-        let wanted = line.contains("balance_dirty_pages:")
-            || line.contains("global_dirty_state:")
-            || line.contains("block_rq_issue:")
-            || line.contains("block_rq_complete:")
-            || (mark.is_none() && line.contains("tracing_mark_write:") && line.contains(START_MARK));
-        if !wanted {
-            if !line.starts_with('#') && !line.trim().is_empty() {
+    // One line buffer for the whole file, borrowed columns, fields found only for the
+    // events the report draws: no allocation per line.
+    let mut r = r;
+    let mut line = String::new();
+    let mut bdis: Vec<std::sync::Arc<str>> = Vec::new();
+    loop {
+        line.clear();
+        if r.read_line(&mut line)? == 0 {
+            break;
+        }
+        let Some(e) = parse_line_ref(&line) else {
+            let l = line.trim();
+            if !l.starts_with('#') && !l.is_empty() {
                 td.events += 1;
             }
             continue;
-        }
-        let Some(e) = parse_line(&line) else { continue };
+        };
         td.events += 1;
+        let wanted = match e.event {
+            "balance_dirty_pages" | "global_dirty_state" | "block_rq_issue" | "block_rq_complete" => true,
+            "tracing_mark_write" => mark.is_none() && e.payload.contains(START_MARK),
+            _ => false,
+        };
+        if !wanted {
+            continue;
+        }
         let t = e.ts_ns as f64 / 1e9;
         first.get_or_insert(t);
         last = last.max(t);
-        let g = |k: &str| e.get_u64(k).unwrap_or(0);
-        match e.event.as_str() {
+        let u = |v: Option<&str>| v.and_then(leading_u64).unwrap_or(0);
+        let i = |v: Option<&str>| v.and_then(leading_int).unwrap_or(0);
+        match e.event {
             "tracing_mark_write" => mark = Some(t),
-            "balance_dirty_pages" => td.bdp.push(BdpEvent {
-                t,
-                pid: e.pid,
-                bdi: e.get("bdi").unwrap_or("").to_string(),
-                pause_ms: e.get_i64("pause").unwrap_or(0),
-                paused_ms: e.get_i64("paused").unwrap_or(0),
-                dirtied: g("dirtied"),
-                task_ratelimit: g("task_ratelimit"),
-            }),
-            "global_dirty_state" => td.gds.push(GdsEvent {
-                t,
-                dirty: g("dirty"),
-                writeback: g("writeback"),
-                bg_thresh: g("bg_thresh"),
-                thresh: g("thresh"),
-                limit: g("limit"),
-            }),
+            "balance_dirty_pages" => {
+                let [name, pause, paused, dirtied, task_ratelimit] = e.kvs(["bdi", "pause", "paused", "dirtied", "task_ratelimit"]);
+                let name = name.unwrap_or("");
+                let bdi = match bdis.iter().find(|b| &***b == name) {
+                    Some(b) => b.clone(),
+                    None => {
+                        bdis.push(name.into());
+                        bdis[bdis.len() - 1].clone()
+                    }
+                };
+                td.bdp.push(BdpEvent {
+                    t,
+                    pid: e.pid,
+                    bdi,
+                    pause_ms: i(pause),
+                    paused_ms: i(paused),
+                    dirtied: u(dirtied),
+                    task_ratelimit: u(task_ratelimit),
+                })
+            }
+            "global_dirty_state" => {
+                let [dirty, writeback, bg_thresh, thresh, limit] = e.kvs(["dirty", "writeback", "bg_thresh", "thresh", "limit"]);
+                td.gds.push(GdsEvent {
+                    t,
+                    dirty: u(dirty),
+                    writeback: u(writeback),
+                    bg_thresh: u(bg_thresh),
+                    thresh: u(thresh),
+                    limit: u(limit),
+                })
+            }
             "block_rq_issue" | "block_rq_complete" => {
                 td.has_block = true;
+                let e = e.into_owned();
                 let dev = e.get("dev").unwrap_or("").replace(',', ":");
                 let i = match busy.iter().position(|b| b.dev == dev) {
                     Some(i) => i,

@@ -67,7 +67,14 @@ impl ParsedEvent {
     }
 }
 
-fn leading_int(v: &str) -> Option<i64> {
+/// A field's leading unsigned integer (`100000us` → 100000).
+pub fn leading_u64(v: &str) -> Option<u64> {
+    let end = v.bytes().position(|c| !c.is_ascii_digit()).unwrap_or(v.len());
+    v[..end].parse().ok()
+}
+
+/// A field's leading signed integer.
+pub fn leading_int(v: &str) -> Option<i64> {
     let digits_from = usize::from(v.starts_with('-'));
     let end = v[digits_from..]
         .find(|c: char| !c.is_ascii_digit())
@@ -75,9 +82,111 @@ fn leading_int(v: &str) -> Option<i64> {
     v[..end].parse().ok()
 }
 
+/// The columns of one trace line, borrowed from it: nothing is allocated, and the payload is
+/// only split when a field is asked for. What a reader of big traces uses
+/// (`RunDir::load` on a 600k-line `trace.txt`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LineRef<'a> {
+    pub comm: &'a str,
+    pub pid: u32,
+    pub cpu: u32,
+    pub flags: &'a str,
+    pub ts_ns: u64,
+    pub event: &'a str,
+    pub payload: &'a str,
+}
+
+impl<'a> LineRef<'a> {
+    /// All fields, as [`parse_line`] gives them.
+    pub fn into_owned(self) -> ParsedEvent {
+        ParsedEvent {
+            comm: self.comm.to_string(),
+            pid: self.pid,
+            cpu: self.cpu,
+            flags: self.flags.to_string(),
+            ts_ns: self.ts_ns,
+            event: self.event.to_string(),
+            fields: parse_payload(self.event, self.payload),
+        }
+    }
+
+    /// A `k=v` field of the payload, or the writeback events' leading `bdi NAME:`, with the
+    /// same aliases as [`ParsedEvent::get`]. Positional fields (block events) need
+    /// [`LineRef::into_owned`].
+    pub fn kv(&self, name: &str) -> Option<&'a str> {
+        if let Some(v) = self.kv_exact(name) {
+            return Some(v);
+        }
+        let group = ALIASES.iter().find(|g| g.contains(&name))?;
+        group.iter().filter(|&&n| n != name).find_map(|n| self.kv_exact(n))
+    }
+
+    fn kv_exact(&self, name: &str) -> Option<&'a str> {
+        let mut rest = self.payload;
+        if let Some(r) = rest.strip_prefix("bdi ") {
+            let (bdi, after) = match r.find(": ") {
+                Some(i) => (&r[..i], &r[i + 2..]),
+                None => (r.strip_suffix(':').unwrap_or(r), ""),
+            };
+            if name == "bdi" {
+                return Some(bdi);
+            }
+            rest = after;
+        }
+        rest.split_ascii_whitespace().find_map(|tok| {
+            let tok = tok.strip_suffix(',').unwrap_or(tok);
+            tok.strip_prefix(name)?.strip_prefix('=')
+        })
+    }
+
+    /// Several `k=v` fields in one pass over the payload (as [`LineRef::kv`], aliases
+    /// included): what a reader of a 600k-line trace asks of each line.
+    pub fn kvs<const N: usize>(&self, names: [&str; N]) -> [Option<&'a str>; N] {
+        let mut out = [None; N];
+        let mut rest = self.payload;
+        if let Some(r) = rest.strip_prefix("bdi ") {
+            let (bdi, after) = match r.find(": ") {
+                Some(i) => (&r[..i], &r[i + 2..]),
+                None => (r.strip_suffix(':').unwrap_or(r), ""),
+            };
+            if let Some(i) = names.iter().position(|&n| n == "bdi") {
+                out[i] = Some(bdi);
+            }
+            rest = after;
+        }
+        for tok in rest.split_ascii_whitespace() {
+            let tok = tok.strip_suffix(',').unwrap_or(tok);
+            let Some((k, v)) = tok.split_once('=') else { continue };
+            for (i, &n) in names.iter().enumerate() {
+                if out[i].is_none() && (k == n || ALIASES.iter().any(|g| g.contains(&n) && g.contains(&k))) {
+                    out[i] = Some(v);
+                }
+            }
+        }
+        out
+    }
+
+    /// A `k=v` field as an unsigned integer (a unit suffix is ignored).
+    pub fn kv_u64(&self, name: &str) -> Option<u64> {
+        let v = self.kv(name)?;
+        let end = v.bytes().position(|c| !c.is_ascii_digit()).unwrap_or(v.len());
+        v[..end].parse().ok()
+    }
+
+    /// A `k=v` field as a signed integer (a unit suffix is ignored).
+    pub fn kv_i64(&self, name: &str) -> Option<i64> {
+        leading_int(self.kv(name)?)
+    }
+}
+
 /// Parse one line of an ftrace text trace. Header/comment lines and anything that does not
 /// have the `comm-pid [cpu] [flags] secs.frac: event: payload` shape give `None`.
 pub fn parse_line(line: &str) -> Option<ParsedEvent> {
+    parse_line_ref(line).map(LineRef::into_owned)
+}
+
+/// The columns of one line, borrowed; `None` as for [`parse_line`].
+pub fn parse_line_ref(line: &str) -> Option<LineRef<'_>> {
     let line = line.trim_end_matches(['\n', '\r']);
     let trimmed = line.trim_start();
     if trimmed.is_empty() || trimmed.starts_with('#') {
@@ -106,15 +215,14 @@ pub fn parse_line(line: &str) -> Option<ParsedEvent> {
     if event.is_empty() || event.contains(' ') {
         return None;
     }
-    let fields = parse_payload(event, payload);
-    Some(ParsedEvent {
-        comm: comm.to_string(),
+    Some(LineRef {
+        comm,
         pid,
         cpu,
-        flags: flags.to_string(),
+        flags,
         ts_ns,
-        event: event.to_string(),
-        fields,
+        event,
+        payload,
     })
 }
 
