@@ -195,37 +195,73 @@ fn cmd_run(
         // Several kernels: one results directory per kernel, then a side-by-side table.
         let out = out.unwrap_or_else(|| PathBuf::from("results").join(&all[0].name));
         return kernels_cmd::run_kernels(all, &out, quiet, json, check, |dir, r, wall| {
-            if let Err(e) = wblab_report::write_results_dir(dir, r, wall) {
+            let texts = wblab_report::ResultTexts::new(r, wall);
+            if let Err(e) = texts.write(dir).and_then(|()| wblab_report::write_trace_file(dir, r)) {
                 eprintln!("error: cannot write results to {}: {e}", dir.display());
                 return false;
             }
             if !no_report {
-                report_cmd::auto_report(dir);
+                report_cmd::report_from_texts(texts, dir, wblab_report::load::rundir::digest_records(r));
             }
             true
         });
     }
     let sc = all.swap_remove(0);
     let out = out.unwrap_or_else(|| PathBuf::from("results").join(&sc.name));
+    run_one(&sc, &out, quiet, json, no_report, check)
+}
+
+/// One scenario, one kernel: simulate while trace.txt is written on the other core, print the
+/// summary as soon as the simulation ends, then finish the files and draw the report from
+/// what is in memory (nothing is read back).
+fn run_one(sc: &wblab_sim::config::Scenario, out: &Path, quiet: bool, json: bool, no_report: bool, check: bool) -> ExitCode {
+    use wblab_report::results::trace_stream::TraceStream;
     let t0 = Instant::now();
     let mut bar = progress::Bar::new(quiet || json, &sc.name);
-    let r = simulate::simulate(&sc, &mut bar, check);
-    bar.finish();
+    let mut stream = None;
+    let r = simulate::simulate_streaming(sc, &mut bar, check, |comms| {
+        let (s, sink) = TraceStream::start(out, comms, sc.machine.cpus, sc.duration as f64 / 1e9);
+        stream = Some(s);
+        sink
+    });
     let r = match r {
         Ok(r) => r,
-        Err(code) => return code,
+        Err(code) => {
+            bar.finish();
+            return code;
+        }
     };
     let wall = t0.elapsed().as_secs_f64();
-    if let Err(e) = wblab_report::write_results_dir(&out, &r, wall) {
-        eprintln!("error: cannot write results to {}: {e}", out.display());
-        return ExitCode::from(1);
+    let stream = stream.expect("the simulation asked for a trace sink");
+    if !json {
+        bar.suspend(|| print!("{}", wblab_report::terminal_summary(&r, wall)));
     }
-    let report = if no_report { None } else { report_cmd::auto_report(&out) };
+    let texts = wblab_report::ResultTexts::new(&r, wall);
+    let written = texts.write(out);
+    while !stream.is_finished() {
+        bar.phase("writing trace.txt", &format!("{:.0} MB", stream.bytes() as f64 / 1e6));
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let trace = stream.finish();
+    let trace = match (written, trace) {
+        (Ok(()), Ok(t)) => t,
+        (Err(e), _) | (_, Err(e)) => {
+            bar.finish();
+            eprintln!("error: cannot write results to {}: {e}", out.display());
+            return ExitCode::from(1);
+        }
+    };
+    let report = if no_report {
+        None
+    } else {
+        bar.phase("drawing", "report.html and graphs");
+        report_cmd::report_from_texts(texts, out, trace.digest)
+    };
+    bar.finish();
     if json {
         let v = wblab_report::summary_json(&r, wall);
         println!("{}", serde_json::to_string_pretty(&v).expect("json"));
     } else {
-        print!("{}", wblab_report::terminal_summary(&r, wall));
         println!("results: {}", out.display());
         if let Some(p) = report {
             println!("report: {}", p.display());

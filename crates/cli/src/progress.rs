@@ -23,6 +23,27 @@ impl Bar {
         Bar { bar: Some(b) }
     }
 
+    /// After the simulation: a named phase (writing, drawing) with a free-form detail, the
+    /// bar replaced by a spinner so the user sees it is still moving.
+    pub fn phase(&self, phase: &str, detail: &str) {
+        if let Some(b) = &self.bar {
+            if b.length().is_some() {
+                b.set_style(ProgressStyle::with_template("{prefix} {spinner} {msg} ({elapsed})").expect("valid template"));
+                b.unset_length();
+                b.enable_steady_tick(std::time::Duration::from_millis(100));
+            }
+            b.set_message(format!("{phase}: {detail}"));
+        }
+    }
+
+    /// Run `f` (which prints) with the bar out of the way.
+    pub fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
+        match &self.bar {
+            Some(b) => b.suspend(f),
+            None => f(),
+        }
+    }
+
     pub fn finish(&self) {
         if let Some(b) = &self.bar {
             b.finish_and_clear();

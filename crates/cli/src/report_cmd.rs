@@ -119,10 +119,9 @@ pub fn report(a: ReportArgs) -> ExitCode {
     }
 }
 
-/// The report `run` (and `measure`) write into their results directory. Failures are
-/// warnings: the results themselves are already written.
-pub fn auto_report(dir: &Path) -> Option<PathBuf> {
-    let run = match RunDir::load(dir) {
+/// The report `wblab run` writes, from the results it has in memory.
+pub fn report_from_texts(texts: wblab_report::ResultTexts, dir: &Path, trace: wblab_report::load::rundir::TraceData) -> Option<PathBuf> {
+    let run = match texts.run_dir(dir, trace) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("warning: no report: {e}");

@@ -79,6 +79,55 @@ fn short_run(dir: &Path, extra: &[&str]) -> PathBuf {
     out
 }
 
+/// `wblab run` draws its report from what it has in memory (the trace digested while it is
+/// written); `wblab report` reads the files back. Both must draw the same report, byte for
+/// byte, or the in-memory path has drifted from the files it writes.
+#[test]
+fn the_report_run_draws_is_the_one_report_reads_back() {
+    let dir = scratch("report-memory-vs-files");
+    let sc = dir.join("short.toml");
+    fs::write(&sc, SHORT).unwrap();
+    let cases: [(&str, PathBuf, &[&str]); 3] = [
+        ("short-block", sc.clone(), &["--trace-block"]),
+        ("nfs", repo_root().join("scenarios/2011-nfs-1dd.toml"), &[]),
+        ("ukey", repo_root().join("scenarios/2011-ukey-hdd-1dd.toml"), &["--trace-block"]),
+    ];
+    for (name, scenario, extra) in cases {
+        let out = dir.join(name);
+        let mut args = vec!["run", "--quiet", scenario.to_str().unwrap(), "--out", out.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        ok(&wblab(&args));
+        // One results directory, or one per kernel of a multi-kernel scenario.
+        let mut runs = vec![out.clone()];
+        if !out.join("summary.json").exists() {
+            runs = fs::read_dir(&out)
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .filter(|p| p.join("summary.json").exists())
+                .collect();
+            assert!(runs.len() >= 2, "{name}: no per-kernel results in {}", out.display());
+        }
+        for run in runs {
+            let again = dir.join(format!("{name}-again"));
+            ok(&wblab(&["report", run.to_str().unwrap(), "--out", again.to_str().unwrap()]));
+            let mut drawn = 0;
+            for e in fs::read_dir(&again).unwrap() {
+                let f = e.unwrap().file_name();
+                let a = fs::read(run.join(&f)).unwrap_or_else(|e| panic!("{name}: {f:?} not written by run: {e}"));
+                let b = fs::read(again.join(&f)).unwrap();
+                assert!(a == b, "{}: {f:?} differs between run's report and `wblab report`", run.display());
+                drawn += 1;
+            }
+            assert!(drawn >= FIGURES.len(), "{name}: only {drawn} files drawn");
+            assert!(
+                !run.join(".trace.txt.part").exists(),
+                "{name}: the trace's scratch file was left behind"
+            );
+            fs::remove_dir_all(&again).unwrap();
+        }
+    }
+}
+
 #[test]
 fn run_writes_graphs_and_report_html_unless_told_not_to() {
     let dir = scratch("report-run");

@@ -336,3 +336,34 @@ fn a_truncated_trace_is_reported() {
     let table = terminal_summary(&r, 0.0);
     assert!(table.contains("1234 later ones were counted, not kept"), "{table}");
 }
+
+/// trace.txt streamed while the simulation runs is the file written from a finished run, and
+/// what its writer digests for the report is what reading that file back gives.
+#[test]
+fn a_streamed_trace_is_the_written_one() {
+    use wblab_report::load::rundir::read_trace;
+    use wblab_report::results::trace_stream::TraceStream;
+    let r = run();
+    let sc = &r.scenario;
+    let dir = TempDir::new("stream");
+    let mut stream = None;
+    let streamed = wblab_sim::run_streaming(sc, &mut wblab_sim::machine::NoProgress, Default::default(), |comms| {
+        let (s, sink) = TraceStream::start(&dir.0, comms, sc.machine.cpus, SECS as f64);
+        stream = Some(s);
+        sink
+    })
+    .unwrap_or_else(|v| panic!("{v}"));
+    assert!(streamed.trace.is_empty(), "a streamed run keeps no records");
+    assert_eq!(streamed.trace_streamed as usize, r.trace.len());
+    let done = stream.unwrap().finish().expect("trace written");
+    assert_eq!(done.records as usize, r.trace.len());
+    let whole = TempDir::new("whole");
+    write_results_dir(&whole.0, r, 0.0).unwrap();
+    let text = read(&whole.0, "trace.txt");
+    assert!(read(&dir.0, "trace.txt") == text, "streamed trace.txt differs");
+    assert_eq!(done.bytes, text.len() as u64);
+    assert!(!dir.0.join(".trace.txt.part").exists());
+    let back = read_trace(text.as_bytes(), SECS as f64).unwrap();
+    assert!(back.has_block && !back.bdp.is_empty() && !back.gds.is_empty());
+    assert_eq!(format!("{back:?}"), format!("{:?}", done.digest));
+}

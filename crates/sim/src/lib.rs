@@ -23,4 +23,4 @@ pub mod workload;
 
 pub use engine::time::Ns;
 pub use laws::LawViolation;
-pub use machine::{run, run_with, NoProgress, Progress, RunOptions};
+pub use machine::{run, run_streaming, run_with, NoProgress, Progress, RunOptions};

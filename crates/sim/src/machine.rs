@@ -15,7 +15,7 @@ use crate::fs::inode::Inode;
 use crate::kernel::cpu::{CpuPool, Started, Who};
 use crate::kernel::task::{Phase, Task};
 use crate::laws::LawViolation;
-use crate::metrics::trace::{TraceBuf, TraceEvent, TraceRecord};
+use crate::metrics::trace::{TraceBuf, TraceEvent, TraceRecord, TraceSink};
 use crate::metrics::{DeviceResult, RunResult, TaskResult, ThrottleSample, VmstatSample};
 use crate::mm::page_cache::PageState;
 use crate::mm::page_writeback::{self, DirtyThrottle, ThrottleOut, WbDomain, WbState};
@@ -1019,10 +1019,9 @@ impl Machine {
         self.laws.broken.as_ref()
     }
 
-    /// Collect the results.
-    pub fn finish(self) -> RunResult {
-        let tiotest = self.tio_results();
-        let dur = self.cfg.duration;
+    /// `comm` and pid of everything that can appear in the trace, indexed by
+    /// `TraceRecord::who`: known before the run starts, so a [`TraceSink`] can name them.
+    pub fn comms(&self) -> Vec<(String, u32)> {
         let mut comms = vec![("<idle>".to_string(), 0)];
         for t in &self.tasks {
             comms.push((t.name.clone(), t.pid));
@@ -1030,9 +1029,22 @@ impl Machine {
         for (i, _) in self.flushers.iter().enumerate() {
             comms.push((crate::generations::runtime::flusher_comm_name(&self.cfg, i), 10 + i as u32));
         }
+        comms
+    }
+
+    /// Hand the trace to `sink` as it is recorded instead of keeping it (see [`TraceSink`]).
+    pub fn set_trace_sink(&mut self, sink: Box<dyn TraceSink>) {
+        self.trace.set_sink(sink);
+    }
+
+    /// Collect the results.
+    pub fn finish(mut self) -> RunResult {
+        let tiotest = self.tio_results();
+        let dur = self.cfg.duration;
+        let comms = self.comms();
         let tasks = self
             .tasks
-            .iter()
+            .iter_mut()
             .map(|t| {
                 let ended = t.ended.unwrap_or(t.stop.min(dur)).max(t.start);
                 let total = t.bytes_written + t.bytes_read;
@@ -1052,8 +1064,8 @@ impl Machine {
                     ended,
                     steady_bytes,
                     steady_ns,
-                    pauses: t.pauses.clone(),
-                    op_latency: t.op_latency.clone(),
+                    pauses: std::mem::take(&mut t.pauses),
+                    op_latency: std::mem::take(&mut t.op_latency),
                     cpu_sys_ns: t.cpu_sys,
                     cpu_user_ns: t.cpu_user,
                     runqueue_wait_ns: t.runq_wait,
@@ -1063,7 +1075,7 @@ impl Machine {
             .collect();
         let devices = self
             .queues
-            .iter()
+            .iter_mut()
             .enumerate()
             .map(|(i, q)| DeviceResult {
                 name: q.name.clone(),
@@ -1071,7 +1083,7 @@ impl Machine {
                 bytes_written: q.bytes_written,
                 bytes_read: q.bytes_read,
                 util: if dur > 0 { q.device.busy_ns(dur) as f64 / dur as f64 } else { 0.0 },
-                request_latency: q.latency.clone(),
+                request_latency: std::mem::take(&mut q.latency),
                 requests_written: q.requests_written,
                 requests_read: q.requests_read,
             })
@@ -1081,8 +1093,9 @@ impl Machine {
             events: self.q.events(),
             tasks,
             devices,
+            trace: self.trace.finish(),
+            trace_streamed: self.trace.streamed,
             trace_dropped: self.trace.dropped,
-            trace: self.trace.records,
             comms,
             vmstat: self.vmstat,
             throttle: self.throttle,
@@ -1100,6 +1113,20 @@ pub fn run(scenario: &Scenario, progress: &mut dyn Progress) -> Result<RunResult
 /// Simulate `scenario` with `opts`; a broken law ends the run with its violation.
 pub fn run_with(scenario: &Scenario, progress: &mut dyn Progress, opts: RunOptions) -> Result<RunResult, LawViolation> {
     let mut m = Machine::with_options(scenario, opts);
+    m.run(progress)?;
+    Ok(m.finish())
+}
+
+/// Simulate `scenario` with `opts`, handing the trace to the sink `make_sink` returns as it is
+/// recorded (it is given the comms table the records index). The result's `trace` is empty.
+pub fn run_streaming(
+    scenario: &Scenario,
+    progress: &mut dyn Progress,
+    opts: RunOptions,
+    make_sink: impl FnOnce(Vec<(String, u32)>) -> Box<dyn TraceSink>,
+) -> Result<RunResult, LawViolation> {
+    let mut m = Machine::with_options(scenario, opts);
+    m.set_trace_sink(make_sink(m.comms()));
     m.run(progress)?;
     Ok(m.finish())
 }

@@ -8,6 +8,7 @@ use crate::results::histograms::{parse_histograms, Histograms};
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
+use wblab_sim::metrics::trace::{DevT, TraceEvent, TraceRecord};
 
 /// A CSV file: header names and rows of cells.
 #[derive(Clone, Debug, Default)]
@@ -233,11 +234,13 @@ fn str_of(v: &Value, k: &str) -> String {
 
 /// An optional file of a results directory, parsed: a missing or unreadable one is a warning
 /// naming the file (the report draws what it can without it).
-fn read_part<T>(dir: &Path, file: &str, warnings: &mut Vec<String>, parse: impl Fn(&str) -> Result<T, String>) -> Option<T> {
-    let parsed = std::fs::read_to_string(dir.join(file))
-        .map_err(|e| e.to_string())
-        .and_then(|t| parse(&t));
-    match parsed {
+fn read_part<T>(
+    file: &str,
+    text: Result<String, String>,
+    warnings: &mut Vec<String>,
+    parse: impl Fn(&str) -> Result<T, String>,
+) -> Option<T> {
+    match text.and_then(|t| parse(&t)) {
         Ok(v) => Some(v),
         Err(e) => {
             warnings.push(format!("{file}: {e}"));
@@ -246,12 +249,42 @@ fn read_part<T>(dir: &Path, file: &str, warnings: &mut Vec<String>, parse: impl 
     }
 }
 
+/// The files of a results directory besides summary.json: text, or why it could not be read;
+/// the trace already digested.
+pub struct Parts {
+    pub timeseries: Result<String, String>,
+    pub throttle: Result<String, String>,
+    pub histograms: Result<String, String>,
+    pub trace: Result<TraceData, String>,
+}
+
 impl RunDir {
     /// Load `dir`. Only summary.json is required.
     pub fn load(dir: &Path) -> Result<RunDir, String> {
         let sp = dir.join(crate::SUMMARY_FILE);
         let text = std::fs::read_to_string(&sp).map_err(|e| format!("{}: {e}", sp.display()))?;
         let summary: Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", sp.display()))?;
+        let read = |file: &str| std::fs::read_to_string(dir.join(file)).map_err(|e| e.to_string());
+        let sim_seconds = summary.get("sim_seconds").and_then(Value::as_f64).unwrap_or(0.0);
+        let trace = match std::fs::File::open(dir.join(crate::TRACE_FILE)) {
+            Ok(f) => read_trace(BufReader::new(f), sim_seconds).map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
+        };
+        Ok(RunDir::from_parts(
+            dir,
+            summary,
+            Parts {
+                timeseries: read(crate::TIMESERIES_FILE),
+                throttle: read(crate::THROTTLE_FILE),
+                histograms: read(crate::HISTOGRAMS_FILE),
+                trace,
+            },
+        ))
+    }
+
+    /// A results directory from its parts, as read from the files or as `wblab run` has them
+    /// in memory after writing them: parsed by the same code either way.
+    pub fn from_parts(dir: &Path, summary: Value, parts: Parts) -> RunDir {
         let sc = summary.get("scenario").cloned().unwrap_or(Value::Null);
         let name = match str_of(&sc, "name") {
             n if n.is_empty() => dir.file_name().map(|f| f.to_string_lossy().to_string()).unwrap_or_default(),
@@ -305,21 +338,17 @@ impl RunDir {
             })
             .unwrap_or_default();
         let mut warnings = Vec::new();
-        let timeseries = read_part(dir, crate::TIMESERIES_FILE, &mut warnings, Csv::parse);
-        let throttle = read_part(dir, crate::THROTTLE_FILE, &mut warnings, Csv::parse);
-        let hists = read_part(dir, crate::HISTOGRAMS_FILE, &mut warnings, |t| {
+        let timeseries = read_part(crate::TIMESERIES_FILE, parts.timeseries, &mut warnings, Csv::parse);
+        let throttle = read_part(crate::THROTTLE_FILE, parts.throttle, &mut warnings, Csv::parse);
+        let hists = read_part(crate::HISTOGRAMS_FILE, parts.histograms, &mut warnings, |t| {
             parse_histograms(t).map_err(|e| e.trim_start_matches("histograms.json: ").to_string())
         });
         let sim_seconds = summary.get("sim_seconds").and_then(Value::as_f64).unwrap_or(0.0);
-        let trace = match std::fs::File::open(dir.join(crate::TRACE_FILE)) {
-            Ok(f) => read_trace(BufReader::new(f), sim_seconds).map_err(|e| format!("{}: {e}", crate::TRACE_FILE)),
-            Err(e) => Err(format!("{}: {e}", crate::TRACE_FILE)),
-        };
-        let trace = trace.unwrap_or_else(|e| {
-            warnings.push(e);
+        let trace = parts.trace.unwrap_or_else(|e| {
+            warnings.push(format!("{}: {e}", crate::TRACE_FILE));
             TraceData::default()
         });
-        Ok(RunDir {
+        RunDir {
             dir: dir.to_path_buf(),
             name,
             kernel: str_of(&sc, "kernel"),
@@ -335,7 +364,7 @@ impl RunDir {
             trace,
             hists,
             warnings,
-        })
+        }
     }
 
     /// Task label of a pid, if the pid is one of the run's tasks.
@@ -386,24 +415,257 @@ fn add_busy(bins: &mut Vec<f64>, mut a: f64, b: f64) {
     }
 }
 
-/// Read the events the reports use from ftrace text. Time 0 is the `wblab start` trace marker
-/// when there is one (measured runs); else, for timestamps that cannot be simulated time
-/// (past `sim_seconds` + 1 s: a real machine's clock since boot), the second of the first
-/// event; else 0 (simulated runs).
+/// What the reports take from a trace, gathered one event at a time: from ftrace text (a
+/// results directory, a real machine's trace) or straight from a run's records while they are
+/// written, so `wblab run` draws its report without reading back the file it just wrote. Both
+/// paths hand over the values as trace.txt prints them, so they give the same [`TraceData`].
+#[derive(Default)]
+pub struct TraceDigest {
+    td: TraceData,
+    first: Option<f64>,
+    mark: Option<f64>,
+    last: f64,
+    busy: Vec<DevBusy>,
+    /// Interned bdi names ("8:0"), shared by their events.
+    bdis: Vec<std::sync::Arc<str>>,
+    /// Device numbers of the simulator's records already named: (devt, bdi index, busy index).
+    devts: Vec<(DevT, Option<usize>, Option<usize>)>,
+}
+
+impl TraceDigest {
+    pub fn new() -> TraceDigest {
+        TraceDigest {
+            td: TraceData {
+                present: true,
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+
+    /// One more event in the trace, drawn or not.
+    pub fn event(&mut self) {
+        self.td.events += 1;
+    }
+
+    fn saw(&mut self, t: f64) {
+        self.first.get_or_insert(t);
+        self.last = self.last.max(t);
+    }
+
+    /// The `wblab start` marker of a measured run (the first one counts).
+    pub fn mark(&mut self, t: f64) {
+        self.saw(t);
+        self.mark.get_or_insert(t);
+    }
+
+    pub fn has_mark(&self) -> bool {
+        self.mark.is_some()
+    }
+
+    fn bdi_index(&mut self, name: &str) -> usize {
+        match self.bdis.iter().position(|b| &**b == name) {
+            Some(i) => i,
+            None => {
+                self.bdis.push(name.into());
+                self.bdis.len() - 1
+            }
+        }
+    }
+
+    fn busy_index(&mut self, dev: &str) -> usize {
+        match self.busy.iter().position(|b| b.dev == dev) {
+            Some(i) => i,
+            None => {
+                self.busy.push(DevBusy {
+                    dev: dev.to_string(),
+                    inflight: 0,
+                    since: 0.0,
+                    intervals: Vec::new(),
+                });
+                self.busy.len() - 1
+            }
+        }
+    }
+
+    /// A `balance_dirty_pages` event, fields as printed.
+    #[allow(clippy::too_many_arguments)]
+    pub fn bdp(&mut self, t: f64, pid: u32, bdi: &str, pause_ms: i64, paused_ms: i64, dirtied: u64, task_ratelimit: u64) {
+        let i = self.bdi_index(bdi);
+        self.bdp_at(t, pid, i, pause_ms, paused_ms, dirtied, task_ratelimit);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn bdp_at(&mut self, t: f64, pid: u32, bdi: usize, pause_ms: i64, paused_ms: i64, dirtied: u64, task_ratelimit: u64) {
+        self.saw(t);
+        self.td.bdp.push(BdpEvent {
+            t,
+            pid,
+            bdi: self.bdis[bdi].clone(),
+            pause_ms,
+            paused_ms,
+            dirtied,
+            task_ratelimit,
+        });
+    }
+
+    /// A `global_dirty_state` event.
+    pub fn gds(&mut self, e: GdsEvent) {
+        self.saw(e.t);
+        self.td.gds.push(e);
+    }
+
+    /// A `block_rq_issue` (`issue`) or `block_rq_complete` on device `dev` ("8:0").
+    pub fn block(&mut self, t: f64, dev: &str, issue: bool) {
+        let i = self.busy_index(dev);
+        self.block_at(t, i, issue);
+    }
+
+    fn block_at(&mut self, t: f64, dev: usize, issue: bool) {
+        self.saw(t);
+        self.td.has_block = true;
+        let b = &mut self.busy[dev];
+        if issue {
+            if b.inflight == 0 {
+                b.since = t;
+            }
+            b.inflight += 1;
+        } else if b.inflight > 0 {
+            b.inflight -= 1;
+            if b.inflight == 0 {
+                b.intervals.push((b.since, t));
+            }
+        }
+    }
+
+    /// The (bdi, busy) indexes of a simulated device, named once.
+    fn devt(&mut self, d: DevT, bdi: bool) -> usize {
+        let pos = match self.devts.iter().position(|x| x.0 == d) {
+            Some(p) => p,
+            None => {
+                self.devts.push((d, None, None));
+                self.devts.len() - 1
+            }
+        };
+        let cached = if bdi { self.devts[pos].1 } else { self.devts[pos].2 };
+        if let Some(i) = cached {
+            return i;
+        }
+        let name = format!("{}:{}", d.major, d.minor);
+        let i = if bdi { self.bdi_index(&name) } else { self.busy_index(&name) };
+        if bdi {
+            self.devts[pos].1 = Some(i);
+        } else {
+            self.devts[pos].2 = Some(i);
+        }
+        i
+    }
+
+    /// One of the simulator's records, as its trace.txt line would be read (the timestamp
+    /// rounded to the microsecond the line prints). `comms` is `RunResult::comms`.
+    pub fn record(&mut self, rec: &TraceRecord, comms: &[(String, u32)]) {
+        self.event();
+        let t = ((rec.t_ns + 500) / 1000 * 1000) as f64 / 1e9;
+        match rec.ev {
+            TraceEvent::BalanceDirtyPages {
+                bdi,
+                dirtied,
+                paused,
+                pause,
+                task_ratelimit,
+                ..
+            } => {
+                let pid = comms.get(rec.who as usize).map_or(0, |c| c.1);
+                let i = self.devt(bdi, true);
+                let paused = i64::try_from(paused).unwrap_or(0);
+                self.bdp_at(t, pid, i, pause, paused, dirtied as u64, task_ratelimit);
+            }
+            TraceEvent::GlobalDirtyState {
+                nr_dirty,
+                nr_writeback,
+                background_thresh,
+                dirty_thresh,
+                dirty_limit,
+                ..
+            } => self.gds(GdsEvent {
+                t,
+                dirty: nr_dirty,
+                writeback: nr_writeback,
+                bg_thresh: background_thresh,
+                thresh: dirty_thresh,
+                limit: dirty_limit,
+            }),
+            TraceEvent::BlockRqIssue { dev, .. } | TraceEvent::BlockRqComplete { dev, .. } => {
+                let i = self.devt(dev, false);
+                self.block_at(t, i, matches!(rec.ev, TraceEvent::BlockRqIssue { .. }));
+            }
+            _ => {}
+        }
+    }
+
+    /// The digest. Time 0 is the `wblab start` trace marker when there is one (measured runs);
+    /// else, for timestamps that cannot be simulated time (past `sim_seconds` + 1 s: a real
+    /// machine's clock since boot), the second of the first event; else 0 (simulated runs).
+    pub fn finish(self, sim_seconds: f64) -> TraceData {
+        let mut td = self.td;
+        let base = match (self.mark, self.first) {
+            (Some(m), _) => m,
+            (None, Some(f)) if f > sim_seconds.max(0.0) + 1.0 => f.floor(),
+            _ => 0.0,
+        };
+        td.t0 = base;
+        td.bdp.retain(|e| e.t >= base);
+        td.gds.retain(|e| e.t >= base);
+        for e in &mut td.bdp {
+            e.t -= base;
+        }
+        for e in &mut td.gds {
+            e.t -= base;
+        }
+        let end = if sim_seconds > 0.0 {
+            sim_seconds
+        } else {
+            (self.last - base).max(0.0)
+        };
+        let nbins = end.ceil().max(0.0) as usize;
+        for b in self.busy {
+            let mut bins = Vec::new();
+            for (x, y) in b.intervals {
+                add_busy(&mut bins, x - base, (y - base).min(end));
+            }
+            if b.inflight > 0 {
+                add_busy(&mut bins, b.since - base, end);
+            }
+            bins.resize(nbins.max(bins.len()), 0.0);
+            // The last bin may be partial (a run of 7.5 s).
+            let width = end - nbins.saturating_sub(1) as f64;
+            if let Some(l) = bins.last_mut() {
+                if width > 0.0 && width < 1.0 {
+                    *l /= width;
+                }
+            }
+            td.busy.push((b.dev, bins.iter().map(|x| x.clamp(0.0, 1.0)).collect()));
+        }
+        td
+    }
+}
+
+/// The digest of a run whose trace was kept in memory.
+pub fn digest_records(r: &wblab_sim::metrics::RunResult) -> TraceData {
+    let mut d = TraceDigest::new();
+    for rec in &r.trace {
+        d.record(rec, &r.comms);
+    }
+    d.finish(r.sim_ns as f64 / 1e9)
+}
+
+/// Read the events the reports use from ftrace text (see [`TraceDigest::finish`] for time 0).
 pub fn read_trace<R: BufRead>(r: R, sim_seconds: f64) -> std::io::Result<TraceData> {
-    let mut td = TraceData {
-        present: true,
-        ..Default::default()
-    };
-    let mut first: Option<f64> = None;
-    let mut mark: Option<f64> = None;
-    let mut last = 0.0f64;
-    let mut busy: Vec<DevBusy> = Vec::new();
+    let mut d = TraceDigest::new();
     // One line buffer for the whole file, borrowed columns, fields found only for the
     // events the report draws: no allocation per line.
     let mut r = r;
     let mut line = String::new();
-    let mut bdis: Vec<std::sync::Arc<str>> = Vec::new();
     loop {
         line.clear();
         if r.read_line(&mut line)? == 0 {
@@ -412,124 +674,40 @@ pub fn read_trace<R: BufRead>(r: R, sim_seconds: f64) -> std::io::Result<TraceDa
         let Some(e) = parse_line_ref(&line) else {
             let l = line.trim();
             if !l.starts_with('#') && !l.is_empty() {
-                td.events += 1;
+                d.event();
             }
             continue;
         };
-        td.events += 1;
-        let wanted = match e.event {
-            "balance_dirty_pages" | "global_dirty_state" | "block_rq_issue" | "block_rq_complete" => true,
-            "tracing_mark_write" => mark.is_none() && e.payload.contains(START_MARK),
-            _ => false,
-        };
-        if !wanted {
-            continue;
-        }
+        d.event();
         let t = e.ts_ns as f64 / 1e9;
-        first.get_or_insert(t);
-        last = last.max(t);
         let u = |v: Option<&str>| v.and_then(leading_u64).unwrap_or(0);
         let i = |v: Option<&str>| v.and_then(leading_int).unwrap_or(0);
         match e.event {
-            "tracing_mark_write" => mark = Some(t),
+            "tracing_mark_write" if !d.has_mark() && e.payload.contains(START_MARK) => d.mark(t),
             "balance_dirty_pages" => {
                 let [name, pause, paused, dirtied, task_ratelimit] = e.kvs(["bdi", "pause", "paused", "dirtied", "task_ratelimit"]);
-                let name = name.unwrap_or("");
-                let bdi = match bdis.iter().find(|b| &***b == name) {
-                    Some(b) => b.clone(),
-                    None => {
-                        bdis.push(name.into());
-                        bdis[bdis.len() - 1].clone()
-                    }
-                };
-                td.bdp.push(BdpEvent {
-                    t,
-                    pid: e.pid,
-                    bdi,
-                    pause_ms: i(pause),
-                    paused_ms: i(paused),
-                    dirtied: u(dirtied),
-                    task_ratelimit: u(task_ratelimit),
-                })
+                d.bdp(t, e.pid, name.unwrap_or(""), i(pause), i(paused), u(dirtied), u(task_ratelimit));
             }
             "global_dirty_state" => {
                 let [dirty, writeback, bg_thresh, thresh, limit] = e.kvs(["dirty", "writeback", "bg_thresh", "thresh", "limit"]);
-                td.gds.push(GdsEvent {
+                d.gds(GdsEvent {
                     t,
                     dirty: u(dirty),
                     writeback: u(writeback),
                     bg_thresh: u(bg_thresh),
                     thresh: u(thresh),
                     limit: u(limit),
-                })
+                });
             }
             "block_rq_issue" | "block_rq_complete" => {
-                td.has_block = true;
                 let e = e.into_owned();
                 let dev = e.get("dev").unwrap_or("").replace(',', ":");
-                let i = match busy.iter().position(|b| b.dev == dev) {
-                    Some(i) => i,
-                    None => {
-                        busy.push(DevBusy {
-                            dev,
-                            inflight: 0,
-                            since: 0.0,
-                            intervals: Vec::new(),
-                        });
-                        busy.len() - 1
-                    }
-                };
-                let b = &mut busy[i];
-                if e.event == "block_rq_issue" {
-                    if b.inflight == 0 {
-                        b.since = t;
-                    }
-                    b.inflight += 1;
-                } else if b.inflight > 0 {
-                    b.inflight -= 1;
-                    if b.inflight == 0 {
-                        b.intervals.push((b.since, t));
-                    }
-                }
+                d.block(t, &dev, e.event == "block_rq_issue");
             }
             _ => {}
         }
     }
-    let base = match (mark, first) {
-        (Some(m), _) => m,
-        (None, Some(f)) if f > sim_seconds.max(0.0) + 1.0 => f.floor(),
-        _ => 0.0,
-    };
-    td.t0 = base;
-    td.bdp.retain(|e| e.t >= base);
-    td.gds.retain(|e| e.t >= base);
-    for e in &mut td.bdp {
-        e.t -= base;
-    }
-    for e in &mut td.gds {
-        e.t -= base;
-    }
-    let end = if sim_seconds > 0.0 { sim_seconds } else { (last - base).max(0.0) };
-    let nbins = end.ceil().max(0.0) as usize;
-    for b in busy {
-        let mut bins = Vec::new();
-        for (x, y) in b.intervals {
-            add_busy(&mut bins, x - base, (y - base).min(end));
-        }
-        if b.inflight > 0 {
-            add_busy(&mut bins, b.since - base, end);
-        }
-        bins.resize(nbins.max(bins.len()), 0.0);
-        // The last bin may be partial (a run of 7.5 s).
-        let width = end - nbins.saturating_sub(1) as f64;
-        if let Some(l) = bins.last_mut() {
-            if width > 0.0 && width < 1.0 {
-                *l /= width;
-            }
-        }
-        td.busy.push((b.dev, bins.iter().map(|x| x.clamp(0.0, 1.0)).collect()));
-    }
-    Ok(td)
+    Ok(d.finish(sim_seconds))
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@ pub(crate) mod csv;
 pub(crate) mod ftrace;
 pub mod histograms;
 pub(crate) mod summary;
+pub mod trace_stream;
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -30,13 +31,62 @@ fn write_file(path: &Path, f: impl FnOnce(&mut BufWriter<File>) -> io::Result<()
 /// Identical `RunResult`s give byte-identical files, except for the `wall_seconds` line of
 /// summary.json.
 pub fn write_results_dir(out: &Path, r: &RunResult, wall_seconds: f64) -> io::Result<()> {
-    std::fs::create_dir_all(out)?;
-    std::fs::write(out.join(SUMMARY_FILE), summary::summary_text(r, wall_seconds))?;
-    write_file(&out.join(TRACE_FILE), |w| ftrace::write_trace(w, r))?;
-    write_file(&out.join(TIMESERIES_FILE), |w| csv::write_timeseries(w, r))?;
-    write_file(&out.join(THROTTLE_FILE), |w| csv::write_throttle(w, r))?;
-    write_file(&out.join(HISTOGRAMS_FILE), |w| histograms::write_histograms(w, r))?;
-    Ok(())
+    ResultTexts::new(r, wall_seconds).write(out)?;
+    write_trace_file(out, r)
+}
+
+/// Write `out/trace.txt` from the records `r` kept in memory.
+pub fn write_trace_file(out: &Path, r: &RunResult) -> io::Result<()> {
+    write_file(&out.join(TRACE_FILE), |w| ftrace::write_trace(w, r))
+}
+
+/// The small files of a results directory, as text: written to disk, and read back by the
+/// report without touching the disk ([`ResultTexts::parts`]).
+pub struct ResultTexts {
+    pub summary: String,
+    pub timeseries: String,
+    pub throttle: String,
+    pub histograms: String,
+}
+
+impl ResultTexts {
+    pub fn new(r: &RunResult, wall_seconds: f64) -> ResultTexts {
+        let text = |f: &dyn Fn(&mut Vec<u8>) -> io::Result<()>| {
+            let mut v = Vec::new();
+            f(&mut v).expect("writing to memory cannot fail");
+            String::from_utf8(v).expect("results are UTF-8")
+        };
+        ResultTexts {
+            summary: summary::summary_text(r, wall_seconds),
+            timeseries: text(&|w| csv::write_timeseries(w, r)),
+            throttle: text(&|w| csv::write_throttle(w, r)),
+            histograms: text(&|w| histograms::write_histograms(w, r)),
+        }
+    }
+
+    /// Create `out` (and its parents) and write every file but trace.txt.
+    pub fn write(&self, out: &Path) -> io::Result<()> {
+        std::fs::create_dir_all(out)?;
+        std::fs::write(out.join(SUMMARY_FILE), &self.summary)?;
+        std::fs::write(out.join(TIMESERIES_FILE), &self.timeseries)?;
+        std::fs::write(out.join(THROTTLE_FILE), &self.throttle)?;
+        std::fs::write(out.join(HISTOGRAMS_FILE), &self.histograms)
+    }
+
+    /// The results directory `out` as a report reads it, with the trace already digested.
+    pub fn run_dir(self, out: &Path, trace: crate::load::rundir::TraceData) -> Result<crate::load::rundir::RunDir, String> {
+        let summary: serde_json::Value = serde_json::from_str(&self.summary).map_err(|e| format!("{SUMMARY_FILE}: {e}"))?;
+        Ok(crate::load::rundir::RunDir::from_parts(
+            out,
+            summary,
+            crate::load::rundir::Parts {
+                timeseries: Ok(self.timeseries),
+                throttle: Ok(self.throttle),
+                histograms: Ok(self.histograms),
+                trace: Ok(trace),
+            },
+        ))
+    }
 }
 
 /// Write `timeseries.csv` content to any writer.

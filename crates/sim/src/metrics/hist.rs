@@ -1,21 +1,33 @@
 //! Latency histograms with the summary figures we report.
 //!
 //! HdrHistogram at 3 significant digits over microsecond buckets, grown on demand, with 32-bit
-//! counts: a task's histogram stays in the tens of KiB, so 1000 tasks with two histograms each
-//! do not cost a gigabyte. Values are recorded and returned in nanoseconds; the count, sum and
-//! maximum are exact, percentiles are the lower edge of their 0.1 %-wide bucket (so a 28 ms
-//! pause reads 28 ms, not 28.015).
+//! counts. Most tasks record a few hundred values while a histogram's counts take tens of KiB,
+//! so values are first kept as a plain log of microseconds (4 bytes each, appended in order:
+//! cheap to record, no cache misses) and moved into the histogram only when the log would
+//! outgrow it. Summaries are computed from a histogram either way, so the figures do not depend
+//! on which form held the values. Values are recorded and returned in nanoseconds; the count,
+//! sum and maximum are exact, percentiles are the lower edge of their 0.1 %-wide bucket (so a
+//! 28 ms pause reads 28 ms, not 28.015).
 
 use hdrhistogram::Histogram;
 
 /// Bucket unit, ns.
 const UNIT_NS: u64 = 1_000;
-/// Largest value recorded (longer ones are clamped): one hour.
+/// Largest value recorded (longer ones are clamped): one hour. In units it fits a `u32`.
 const HIGHEST_NS: u64 = 3_600_000_000_000;
+/// Values kept in the log before it spills into a histogram: 32 KiB, about a histogram's size.
+const LOG_CAP: usize = 8192;
+
+#[derive(Clone, Debug)]
+enum Values {
+    /// Recorded values in units, in recording order.
+    Log(Vec<u32>),
+    Hdr(Box<Histogram<u32>>),
+}
 
 #[derive(Clone, Debug)]
 pub struct LatencyHist {
-    h: Histogram<u32>,
+    values: Values,
     sum: u128,
     /// Exact largest value, ns: a 200 ms pause must not be reported as 200.016 ms.
     max: u64,
@@ -39,47 +51,94 @@ pub struct HistSummary {
     pub mean: f64,
 }
 
+fn empty_hdr() -> Histogram<u32> {
+    let mut h = Histogram::new_with_bounds(1, 2, 3).expect("valid histogram bounds");
+    h.auto(true);
+    h
+}
+
+fn hdr_of(log: &[u32]) -> Histogram<u32> {
+    let mut h = empty_hdr();
+    for &u in log {
+        h.record(u as u64)
+            .expect("auto-resizing histogram takes any value up to HIGHEST_NS");
+    }
+    h
+}
+
 impl LatencyHist {
+    /// An empty histogram; it allocates nothing until a value is recorded.
     pub fn new() -> Self {
-        let mut h = Histogram::new_with_bounds(1, 2, 3).expect("valid histogram bounds");
-        h.auto(true);
-        LatencyHist { h, sum: 0, max: 0 }
+        LatencyHist {
+            values: Values::Log(Vec::new()),
+            sum: 0,
+            max: 0,
+        }
     }
 
     pub fn record(&mut self, v: u64) {
         let v = v.min(HIGHEST_NS);
-        // Auto-resizing: the histogram grows to cover the value.
-        self.h
-            .record((v / UNIT_NS).max(1))
-            .expect("auto-resizing histogram takes any value up to HIGHEST_NS");
+        let unit = (v / UNIT_NS).max(1);
+        match &mut self.values {
+            Values::Log(log) => {
+                log.push(unit as u32);
+                if log.len() >= LOG_CAP {
+                    self.values = Values::Hdr(Box::new(hdr_of(log)));
+                }
+            }
+            // Auto-resizing: the histogram grows to cover the value.
+            Values::Hdr(h) => h.record(unit).expect("auto-resizing histogram takes any value up to HIGHEST_NS"),
+        }
         self.sum += v as u128;
         self.max = self.max.max(v);
     }
 
     pub fn count(&self) -> u64 {
-        self.h.len()
+        match &self.values {
+            Values::Log(log) => log.len() as u64,
+            Values::Hdr(h) => h.len(),
+        }
     }
 
     /// Value at quantile q in [0, 1], ns.
     pub fn quantile(&self, q: f64) -> u64 {
-        if self.h.is_empty() {
-            0
-        } else {
-            (self.h.lowest_equivalent(self.h.value_at_quantile(q)) * UNIT_NS).min(self.max)
+        match &self.values {
+            _ if self.count() == 0 => 0,
+            Values::Log(log) => self.quantile_sorted(&sorted(log), q),
+            Values::Hdr(h) => self.quantile_hdr(h, q),
         }
     }
 
+    fn quantile_hdr(&self, h: &Histogram<u32>, q: f64) -> u64 {
+        (h.lowest_equivalent(h.value_at_quantile(q)) * UNIT_NS).min(self.max)
+    }
+
+    /// What [`Histogram::value_at_quantile`] gives, from the sorted values themselves: the
+    /// bucket holding the ⌈q·n⌉-th smallest value (at least the first).
+    fn quantile_sorted(&self, sorted: &[u32], q: f64) -> u64 {
+        let n = sorted.len();
+        let rank = ((q.min(1.0) * n as f64).ceil() as usize).clamp(1, n);
+        (lowest_equivalent(sorted[rank - 1] as u64) * UNIT_NS).min(self.max)
+    }
+
     pub fn summary(&self) -> HistSummary {
-        let n = self.h.len();
+        let n = self.count();
         if n == 0 {
             return HistSummary::default();
         }
+        let [p50, p90, p99] = match &self.values {
+            Values::Log(log) => {
+                let s = sorted(log);
+                [0.50, 0.90, 0.99].map(|q| self.quantile_sorted(&s, q))
+            }
+            Values::Hdr(h) => [0.50, 0.90, 0.99].map(|q| self.quantile_hdr(h, q)),
+        };
         HistSummary {
             count: n,
             total: self.sum,
-            p50: self.quantile(0.50),
-            p90: self.quantile(0.90),
-            p99: self.quantile(0.99),
+            p50,
+            p90,
+            p99,
             max: self.max,
             mean: self.sum as f64 / n as f64,
         }
@@ -87,18 +146,65 @@ impl LatencyHist {
 
     /// Merge another histogram into this one.
     pub fn add(&mut self, o: &LatencyHist) {
-        self.h.add(&o.h).expect("auto-resizing histograms merge");
+        match (&mut self.values, &o.values) {
+            (Values::Log(a), Values::Log(b)) if a.len() + b.len() < LOG_CAP => a.extend_from_slice(b),
+            _ => {
+                let mut h = match std::mem::replace(&mut self.values, Values::Log(Vec::new())) {
+                    Values::Log(log) => Box::new(hdr_of(&log)),
+                    Values::Hdr(h) => h,
+                };
+                match &o.values {
+                    Values::Log(log) => {
+                        for &u in log {
+                            h.record(u as u64)
+                                .expect("auto-resizing histogram takes any value up to HIGHEST_NS");
+                        }
+                    }
+                    Values::Hdr(oh) => h.add(&**oh).expect("auto-resizing histograms merge"),
+                }
+                self.values = Values::Hdr(h);
+            }
+        }
         self.sum += o.sum;
         self.max = self.max.max(o.max);
     }
 
     /// (value ns, count) of every recorded bucket, for CDFs and stem plots.
     pub fn buckets(&self) -> Vec<(u64, u64)> {
-        self.h
-            .iter_recorded()
-            .map(|v| (self.h.lowest_equivalent(v.value_iterated_to()) * UNIT_NS, v.count_at_value() as u64))
-            .collect()
+        match &self.values {
+            Values::Log(log) => {
+                let mut out: Vec<(u64, u64)> = Vec::new();
+                for u in sorted(log) {
+                    let v = lowest_equivalent(u as u64) * UNIT_NS;
+                    match out.last_mut() {
+                        Some((last, c)) if *last == v => *c += 1,
+                        _ => out.push((v, 1)),
+                    }
+                }
+                out
+            }
+            Values::Hdr(h) => h
+                .iter_recorded()
+                .map(|v| (h.lowest_equivalent(v.value_iterated_to()) * UNIT_NS, v.count_at_value() as u64))
+                .collect(),
+        }
     }
+}
+
+fn sorted(log: &[u32]) -> Vec<u32> {
+    let mut s = log.to_vec();
+    s.sort_unstable();
+    s
+}
+
+/// Sub-buckets per power of two for 3 significant digits: 2048, so a value's bucket is its top
+/// 11 bits. Must match [`empty_hdr`]'s precision (a test holds them together).
+const SUB_BUCKET_BITS: u32 = 11;
+
+/// The lowest value of `v`'s bucket, as [`Histogram::lowest_equivalent`] computes it.
+fn lowest_equivalent(v: u64) -> u64 {
+    let shift = (64 - SUB_BUCKET_BITS).saturating_sub((v | ((1 << SUB_BUCKET_BITS) - 1)).leading_zeros());
+    (v >> shift) << shift
 }
 
 #[cfg(test)]
@@ -144,5 +250,56 @@ mod tests {
         g.record(5_000);
         g.add(&h);
         assert_eq!(g.count(), 3);
+    }
+
+    #[test]
+    fn log_and_histogram_forms_give_the_same_figures() {
+        // The same values, once kept in the log and once spilled into the histogram, merged
+        // both ways: every figure a report prints must agree.
+        let values: Vec<u64> = (0..3 * LOG_CAP as u64).map(|i| (i * 7_919) % 250_000_000 + i % 3).collect();
+        let mut big = LatencyHist::new();
+        let mut parts = vec![LatencyHist::new(); 4];
+        for (i, &v) in values.iter().enumerate() {
+            big.record(v);
+            parts[i % 4].record(v);
+        }
+        assert!(matches!(big.values, Values::Hdr(_)));
+        assert!(matches!(parts[0].values, Values::Log(_)));
+        let mut merged = LatencyHist::new();
+        for p in &parts {
+            merged.add(p);
+        }
+        assert_eq!(merged.summary(), big.summary());
+        assert_eq!(merged.buckets(), big.buckets());
+        assert_eq!(parts[1].summary(), {
+            let mut h = LatencyHist::new();
+            h.add(&parts[1]);
+            h.summary()
+        });
+        // A small log gives what a histogram of the same values gives, at every quantile.
+        let small = &parts[2];
+        let Values::Log(log) = &small.values else { unreachable!() };
+        let hdr = hdr_of(log);
+        for q in [0.0, 0.001, 0.25, 0.5, 0.9, 0.99, 0.999, 1.0] {
+            assert_eq!(small.quantile(q), small.quantile_hdr(&hdr, q), "q={q}");
+        }
+        let as_hdr = LatencyHist {
+            values: Values::Hdr(Box::new(hdr)),
+            ..small.clone()
+        };
+        assert_eq!(small.summary(), as_hdr.summary());
+        assert_eq!(small.buckets(), as_hdr.buckets());
+    }
+
+    #[test]
+    fn bucket_edges_match_the_histogram() {
+        let h = empty_hdr();
+        let mut v = 1u64;
+        while v < HIGHEST_NS {
+            for x in [v, v + 1, v * 3 / 2, v * 2 - 1] {
+                assert_eq!(lowest_equivalent(x), h.lowest_equivalent(x), "{x}");
+            }
+            v *= 2;
+        }
     }
 }

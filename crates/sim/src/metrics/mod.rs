@@ -8,7 +8,7 @@ pub mod tiotest;
 pub mod trace;
 
 pub use hist::LatencyHist;
-pub use trace::{TraceEvent, TraceRecord};
+pub use trace::{TraceEvent, TraceLog, TraceRecord, TraceSink};
 
 use crate::config::Scenario;
 use crate::Ns;
@@ -23,8 +23,10 @@ pub struct RunResult {
     pub events: u64,
     pub tasks: Vec<TaskResult>,
     pub devices: Vec<DeviceResult>,
-    /// Trace records in time order.
-    pub trace: Vec<TraceRecord>,
+    /// Trace records in time order, when they were kept in memory.
+    pub trace: TraceLog,
+    /// Records handed to a [`trace::TraceSink`] instead (not in `trace`).
+    pub trace_streamed: u64,
     /// Records past the in-memory cap ([`trace::TraceBuf::MAX_RECORDS`]), counted, not kept.
     pub trace_dropped: u64,
     /// `comm` and pid of every entity that can appear in the trace, indexed by `TraceRecord::who`.

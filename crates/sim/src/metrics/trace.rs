@@ -13,12 +13,82 @@ pub struct TraceRecord {
     pub ev: TraceEvent,
 }
 
-/// The run's trace, held in memory up to [`TraceBuf::MAX_RECORDS`]; later records are counted,
-/// not kept, so a long traced run cannot exhaust memory. The count is reported with the
-/// results.
-#[derive(Debug)]
+/// Where a run's trace records go as they are made, one full chunk at a time: a results writer
+/// can format them on another thread while the simulation goes on, so a long run's trace is
+/// neither held in memory nor written after the run. Chunks arrive in time order.
+pub trait TraceSink: Send {
+    fn chunk(&mut self, records: Vec<TraceRecord>);
+}
+
+/// Records per chunk: 2 MiB of records, large enough that handing one over costs nothing per
+/// record, small enough that a sink's queue of a few stays a few MiB.
+pub const TRACE_CHUNK: usize = 16 * 1024;
+
+/// A trace kept in memory, in chunks (no reallocation of one huge vector as it grows).
+#[derive(Clone, Debug, Default)]
+pub struct TraceLog {
+    chunks: Vec<Vec<TraceRecord>>,
+    len: usize,
+}
+
+impl TraceLog {
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &TraceRecord> + '_ {
+        self.chunks.iter().flatten()
+    }
+
+    pub fn last(&self) -> Option<&TraceRecord> {
+        self.chunks.last().and_then(|c| c.last())
+    }
+
+    fn push_chunk(&mut self, c: Vec<TraceRecord>) {
+        if !c.is_empty() {
+            self.len += c.len();
+            self.chunks.push(c);
+        }
+    }
+}
+
+impl FromIterator<TraceRecord> for TraceLog {
+    fn from_iter<I: IntoIterator<Item = TraceRecord>>(it: I) -> Self {
+        let mut log = TraceLog::default();
+        let mut chunk = Vec::new();
+        for r in it {
+            chunk.push(r);
+            if chunk.len() == TRACE_CHUNK {
+                log.push_chunk(std::mem::take(&mut chunk));
+            }
+        }
+        log.push_chunk(chunk);
+        log
+    }
+}
+
+impl<'a> IntoIterator for &'a TraceLog {
+    type Item = &'a TraceRecord;
+    type IntoIter = std::iter::Flatten<std::slice::Iter<'a, Vec<TraceRecord>>>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.chunks.iter().flatten()
+    }
+}
+
+/// The run's trace as it is recorded: handed to a [`TraceSink`] chunk by chunk when there is
+/// one (every record is kept); otherwise held in memory up to [`TraceBuf::MAX_RECORDS`], later
+/// records counted, not kept, so a long traced run cannot exhaust memory. The count is
+/// reported with the results.
 pub struct TraceBuf {
-    pub records: Vec<TraceRecord>,
+    chunk: Vec<TraceRecord>,
+    log: TraceLog,
+    sink: Option<Box<dyn TraceSink>>,
+    /// Records handed to the sink.
+    pub streamed: u64,
     pub dropped: u64,
     cap: usize,
 }
@@ -29,52 +99,123 @@ impl Default for TraceBuf {
     }
 }
 
+impl std::fmt::Debug for TraceBuf {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TraceBuf")
+            .field("kept", &(self.log.len() + self.chunk.len()))
+            .field("streamed", &self.streamed)
+            .field("dropped", &self.dropped)
+            .finish()
+    }
+}
+
 impl TraceBuf {
     /// 4 Mi records of 128 bytes: 512 MiB. The 60 s 1000-`dd` scenario records 0.6 M.
     pub const MAX_RECORDS: usize = 4 << 20;
 
     pub fn with_cap(cap: usize) -> TraceBuf {
         TraceBuf {
-            records: Vec::new(),
+            chunk: Vec::new(),
+            log: TraceLog::default(),
+            sink: None,
+            streamed: 0,
             dropped: 0,
             cap,
         }
     }
 
+    /// Send every record to `sink` from now on, without a cap.
+    pub fn set_sink(&mut self, sink: Box<dyn TraceSink>) {
+        self.sink = Some(sink);
+    }
+
+    #[inline]
     pub fn push(&mut self, r: TraceRecord) {
-        if self.records.len() < self.cap {
-            self.records.push(r);
-        } else {
+        if self.sink.is_none() && self.log.len() + self.chunk.len() >= self.cap {
             self.dropped += 1;
+            return;
         }
+        if self.chunk.capacity() == 0 {
+            self.chunk.reserve_exact(TRACE_CHUNK);
+        }
+        self.chunk.push(r);
+        if self.chunk.len() == TRACE_CHUNK {
+            self.hand_over();
+        }
+    }
+
+    fn hand_over(&mut self) {
+        let c = std::mem::take(&mut self.chunk);
+        match &mut self.sink {
+            Some(s) => {
+                self.streamed += c.len() as u64;
+                s.chunk(c);
+            }
+            None => self.log.push_chunk(c),
+        }
+    }
+
+    /// Hand over the last partial chunk and return what was kept in memory (nothing when a sink
+    /// took the records). The sink is dropped, which tells it the trace is complete.
+    pub fn finish(&mut self) -> TraceLog {
+        self.hand_over();
+        self.sink = None;
+        std::mem::take(&mut self.log)
     }
 }
 
 #[cfg(test)]
 mod buf_tests {
     use super::*;
+    use std::sync::{Arc, Mutex};
+
+    fn rec(t: Ns) -> TraceRecord {
+        TraceRecord {
+            t_ns: t,
+            who: 0,
+            cpu: 0,
+            ev: TraceEvent::WbtStep {
+                dev: DevT { major: 8, minor: 0 },
+                msg: "step down",
+                step: 1,
+                window_us: 100_000,
+                background: 1,
+                normal: 2,
+                max: 4,
+            },
+        }
+    }
 
     #[test]
     fn records_past_the_cap_are_counted_not_kept() {
         let mut b = TraceBuf::with_cap(3);
         for t in 0..5 {
-            b.push(TraceRecord {
-                t_ns: t,
-                who: 0,
-                cpu: 0,
-                ev: TraceEvent::WbtStep {
-                    dev: DevT { major: 8, minor: 0 },
-                    msg: "step down",
-                    step: 1,
-                    window_us: 100_000,
-                    background: 1,
-                    normal: 2,
-                    max: 4,
-                },
-            });
+            b.push(rec(t));
         }
-        assert_eq!((b.records.len(), b.dropped), (3, 2));
-        assert_eq!(b.records.last().map(|r| r.t_ns), Some(2), "the first records are kept");
+        let log = b.finish();
+        assert_eq!((log.len(), b.dropped), (3, 2));
+        assert_eq!(log.last().map(|r| r.t_ns), Some(2), "the first records are kept");
+    }
+
+    struct Collect(Arc<Mutex<Vec<Ns>>>);
+    impl TraceSink for Collect {
+        fn chunk(&mut self, records: Vec<TraceRecord>) {
+            self.0.lock().unwrap().extend(records.iter().map(|r| r.t_ns));
+        }
+    }
+
+    #[test]
+    fn a_sink_gets_every_record_in_order_past_the_cap() {
+        let got = Arc::new(Mutex::new(Vec::new()));
+        let mut b = TraceBuf::with_cap(3);
+        b.set_sink(Box::new(Collect(got.clone())));
+        let n = 2 * TRACE_CHUNK as u64 + 7;
+        for t in 0..n {
+            b.push(rec(t));
+        }
+        assert!(b.finish().is_empty());
+        assert_eq!((b.streamed, b.dropped), (n, 0));
+        assert_eq!(*got.lock().unwrap(), (0..n).collect::<Vec<_>>());
     }
 }
 
