@@ -201,7 +201,7 @@ fn cmd_run(
                 return false;
             }
             if !no_report {
-                report_cmd::report_from_texts(texts, dir, wblab_report::load::rundir::digest_records(r));
+                report_cmd::draw_run_report(texts.run_dir(dir, wblab_report::load::rundir::digest_records(r)), dir);
             }
             true
         });
@@ -238,11 +238,16 @@ fn run_one(sc: &wblab_sim::config::Scenario, out: &Path, quiet: bool, json: bool
     }
     let texts = wblab_report::ResultTexts::new(&r, wall);
     let written = texts.write(out);
+    // The report's own reading of the small files overlaps the end of the trace's writing.
+    let run = (!no_report).then(|| texts.run_dir(out, Default::default()));
     while !stream.is_finished() {
         bar.phase("writing trace.txt", &format!("{:.0} MB", stream.bytes() as f64 / 1e6));
-        std::thread::sleep(std::time::Duration::from_millis(50));
+        std::thread::sleep(std::time::Duration::from_millis(20));
     }
     let trace = stream.finish();
+    if std::env::var_os("WBLAB_PHASES").is_some() {
+        eprintln!("phase sim {wall:.3} trace-done {:.3}", t0.elapsed().as_secs_f64());
+    }
     let trace = match (written, trace) {
         (Ok(()), Ok(t)) => t,
         (Err(e), _) | (_, Err(e)) => {
@@ -251,13 +256,20 @@ fn run_one(sc: &wblab_sim::config::Scenario, out: &Path, quiet: bool, json: bool
             return ExitCode::from(1);
         }
     };
-    let report = if no_report {
-        None
-    } else {
+    let report = run.and_then(|run| {
         bar.phase("drawing", "report.html and graphs");
-        report_cmd::report_from_texts(texts, out, trace.digest)
-    };
+        report_cmd::draw_run_report(
+            run.map(|mut r| {
+                r.trace = trace.digest;
+                r
+            }),
+            out,
+        )
+    });
     bar.finish();
+    if std::env::var_os("WBLAB_PHASES").is_some() {
+        eprintln!("phase report-done {:.3}", t0.elapsed().as_secs_f64());
+    }
     if json {
         let v = wblab_report::summary_json(&r, wall);
         println!("{}", serde_json::to_string_pretty(&v).expect("json"));

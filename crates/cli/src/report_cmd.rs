@@ -119,9 +119,10 @@ pub fn report(a: ReportArgs) -> ExitCode {
     }
 }
 
-/// The report `wblab run` writes, from the results it has in memory.
-pub fn report_from_texts(texts: wblab_report::ResultTexts, dir: &Path, trace: wblab_report::load::rundir::TraceData) -> Option<PathBuf> {
-    let run = match texts.run_dir(dir, trace) {
+/// The report `wblab run` writes, from the results it has in memory. Failures are warnings:
+/// the results themselves are already written.
+pub fn draw_run_report(run: Result<RunDir, String>, dir: &Path) -> Option<PathBuf> {
+    let run = match run {
         Ok(r) => r,
         Err(e) => {
             eprintln!("warning: no report: {e}");

@@ -50,8 +50,16 @@ pub struct Unit {
     pub label: String,
     pub name: String,
     pub job: String,
+    /// Sorted, so that membership is a binary search (a group can hold 10,000 tasks).
     pub pids: Vec<u32>,
     pub folded: bool,
+}
+
+impl Unit {
+    /// Whether `pid` is one of this unit's tasks.
+    pub fn has(&self, pid: u32) -> bool {
+        self.pids.binary_search(&pid).is_ok()
+    }
 }
 
 /// The run's tasks as series units (big groups folded into one, as the terminal table does).
@@ -70,7 +78,11 @@ pub fn units(tasks: &[TaskInfo]) -> Vec<Unit> {
                 label: format!("{name} ×{}", v.len()),
                 name: name.to_string(),
                 job: v[0].job.clone(),
-                pids: v.iter().map(|t| t.pid).collect(),
+                pids: {
+                    let mut p: Vec<u32> = v.iter().map(|t| t.pid).collect();
+                    p.sort_unstable();
+                    p
+                },
                 folded: true,
             });
         } else {
@@ -110,11 +122,12 @@ pub fn op_name(job: &str) -> &'static str {
 /// The merged histogram of a unit's tasks (`pause` or op latency).
 pub fn unit_hist(run: &RunDir, u: &Unit, pause: bool) -> Option<Hist> {
     let h = run.hists.as_ref()?;
-    let mut acc = Hist::default();
-    for t in h.tasks.iter().filter(|t| u.pids.contains(&t.pid)) {
-        acc.merge(if pause { &t.pause } else { &t.op_latency });
-    }
-    Some(acc)
+    let parts = h
+        .tasks
+        .iter()
+        .filter(|t| u.has(t.pid))
+        .map(|t| if pause { &t.pause } else { &t.op_latency });
+    Some(Hist::merged(parts))
 }
 
 fn time_axis(runs: &[Run]) -> Axis {

@@ -24,7 +24,7 @@ pub(super) fn pause_figure(runs: &[Run]) -> Figure {
     let mut legend = Vec::new();
     for (ri, r) in runs.iter().enumerate() {
         for (ui, u) in units(&r.data.tasks).iter().enumerate() {
-            let ev: Vec<_> = r.data.trace.bdp.iter().filter(|e| u.pids.contains(&e.pid)).collect();
+            let ev: Vec<_> = r.data.trace.bdp.iter().filter(|e| u.has(e.pid)).collect();
             if ev.is_empty() {
                 continue;
             }

@@ -231,7 +231,10 @@ fn summary_tables(o: &mut String, r: &Run) {
 }
 
 /// The whole page. `show_dirs`: name each run's directory (reports of several runs).
-pub fn report_html(runs: &[Run], figs: &[Figure], show_dirs: bool) -> String {
+///
+/// `svgs` holds each figure's chart rendered without its title (`Chart::to_svg_untitled`),
+/// rendered by the caller so it can spread the work over cores.
+pub fn report_html(runs: &[Run], figs: &[Figure], svgs: &[String], show_dirs: bool) -> String {
     let mut o = String::with_capacity(256 * 1024);
     let names: Vec<&str> = runs.iter().map(|r| r.label.as_str()).collect();
     let title = format!("wblab report: {}", names.join(" vs "));
@@ -320,7 +323,7 @@ pub fn report_html(runs: &[Run], figs: &[Figure], show_dirs: bool) -> String {
     o.push_str("</section>\n");
 
     // Figures.
-    for f in figs {
+    for (f, svg) in figs.iter().zip(svgs) {
         writeln!(
             o,
             "<section class=\"card\" id=\"{id}\"><figure>\n<h2>{}</h2>\n<p class=\"caption\">{}</p>",
@@ -329,7 +332,7 @@ pub fn report_html(runs: &[Run], figs: &[Figure], show_dirs: bool) -> String {
             id = esc(&f.file)
         )
         .expect("String");
-        o.push_str(&f.chart.to_svg_untitled());
+        o.push_str(svg);
         writeln!(o, "<p class=\"file\">{}.svg</p>\n</figure></section>", esc(&f.file)).expect("String");
     }
     writeln!(

@@ -54,15 +54,56 @@ pub fn write_report(runs: &[RunDir], out: &Path) -> std::io::Result<ReportFiles>
     let labels = run_labels(runs);
     let rs: Vec<Run> = runs.iter().zip(labels).map(|(data, label)| Run { data, label }).collect();
     let figs = figures(&rs);
+    let (files, inline) = render_all(&figs);
     let mut svgs = Vec::new();
-    for f in &figs {
+    for (f, svg) in figs.iter().zip(&files) {
         let p = out.join(format!("{}.svg", f.file));
-        std::fs::write(&p, f.chart.to_svg())?;
+        std::fs::write(&p, svg)?;
         svgs.push(p);
     }
     let html = out.join(REPORT_FILE);
-    std::fs::write(&html, report_html(&rs, &figs, runs.len() > 1))?;
+    std::fs::write(&html, report_html(&rs, &figs, &inline, runs.len() > 1))?;
     Ok(ReportFiles { html, svgs })
+}
+
+/// Every chart rendered twice (with its title for its .svg file, without for report.html),
+/// the renderings shared among the cores: a chart of millions of throttle events takes a
+/// while, and each rendering is independent of the others.
+fn render_all(figs: &[Figure]) -> (Vec<String>, Vec<String>) {
+    let jobs: Vec<(usize, bool)> = (0..figs.len()).flat_map(|i| [(i, true), (i, false)]).collect();
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 4);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut done: Vec<(usize, bool, String)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let j = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(&(i, titled)) = jobs.get(j) else { break };
+                        let c = &figs[i].chart;
+                        mine.push((i, titled, if titled { c.to_svg() } else { c.to_svg_untitled() }));
+                    }
+                    mine
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("rendering does not panic"))
+            .collect()
+    });
+    done.sort_by_key(|d| (d.0, !d.1));
+    let mut files = Vec::with_capacity(figs.len());
+    let mut inline = Vec::with_capacity(figs.len());
+    for (_, titled, svg) in done {
+        if titled {
+            files.push(svg);
+        } else {
+            inline.push(svg);
+        }
+    }
+    (files, inline)
 }
 
 /// Load `dirs` and write the report into `out`.

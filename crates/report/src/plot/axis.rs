@@ -20,6 +20,25 @@ fn nines_t(v: f64, hi: f64) -> f64 {
 }
 
 impl Map {
+    /// The mapping with its transform of `lo` and `hi` computed once, for mapping many points.
+    pub fn prepared(self) -> impl Fn(f64) -> f64 {
+        let t = move |v: f64| {
+            if self.log {
+                v.log10()
+            } else if self.nines {
+                nines_t(v, self.hi)
+            } else {
+                v
+            }
+        };
+        let (lo, hi) = (t(self.lo), t(self.hi));
+        let (p0, p1) = (self.p0, self.p1);
+        move |v| {
+            let f = if hi > lo { (t(v) - lo) / (hi - lo) } else { 0.5 };
+            p0 + f * (p1 - p0)
+        }
+    }
+
     pub fn px_of(self, v: f64) -> f64 {
         let (lo, hi, v) = if self.log {
             (self.lo.log10(), self.hi.log10(), v.log10())

@@ -45,6 +45,51 @@ pub(super) fn decimate_line(pts: &[(f64, f64)]) -> Vec<(f64, f64)> {
     out
 }
 
+/// The distinct pixels (rounded) of `pix`, sorted by (x, y). A throttle scatter can hold
+/// millions of points on a few hundred thousand pixels: they are marked in a bitmap of their
+/// bounding box (read back in order), sorting only when the box is implausibly large.
+fn occupied_cells(pix: &[(f64, f64)]) -> Vec<(i64, i64)> {
+    let cells = pix
+        .iter()
+        .filter(|p| p.0.is_finite() && p.1.is_finite())
+        .map(|p| (p.0.round() as i64, p.1.round() as i64));
+    let (mut x0, mut x1, mut y0, mut y1) = (i64::MAX, i64::MIN, i64::MAX, i64::MIN);
+    for (x, y) in cells.clone() {
+        (x0, x1, y0, y1) = (x0.min(x), x1.max(x), y0.min(y), y1.max(y));
+    }
+    if x0 > x1 {
+        return Vec::new();
+    }
+    let (w, h) = ((x1 - x0) as u64 + 1, (y1 - y0) as u64 + 1);
+    if w.saturating_mul(h) > 1 << 24 {
+        let mut v: Vec<(i64, i64)> = cells.collect();
+        v.sort_unstable();
+        v.dedup();
+        return v;
+    }
+    let (w, h) = (w as usize, h as usize);
+    let mut bits = vec![0u64; (w * h).div_ceil(64)];
+    let mut n = 0;
+    for (x, y) in cells {
+        let i = (x - x0) as usize * h + (y - y0) as usize;
+        let (word, bit) = (i / 64, 1u64 << (i % 64));
+        if bits[word] & bit == 0 {
+            bits[word] |= bit;
+            n += 1;
+        }
+    }
+    let mut out = Vec::with_capacity(n);
+    for (word, &b) in bits.iter().enumerate() {
+        let mut b = b;
+        while b != 0 {
+            let i = word * 64 + b.trailing_zeros() as usize;
+            out.push((x0 + (i / h) as i64, y0 + (i % h) as i64));
+            b &= b - 1;
+        }
+    }
+    out
+}
+
 fn path_data(pts: &[(f64, f64)], step: bool) -> String {
     let mut d = String::new();
     let mut pen_down = false;
@@ -94,10 +139,11 @@ fn dash_attr(dash: Option<&str>) -> String {
 
 pub(super) fn draw_series(o: &mut String, s: &Series, xm: Map, ym: Map, logx: bool, logy: bool) {
     let mut pix: Vec<(f64, f64)> = Vec::with_capacity(s.pts.len());
+    let (fx, fy) = (xm.prepared(), ym.prepared());
     for &(x, y) in &s.pts {
         let ok = x.is_finite() && y.is_finite() && (!logx || x > 0.0) && (!logy || y > 0.0);
         if ok {
-            pix.push((xm.px_of(x), ym.px_of(y)));
+            pix.push((fx(x), fy(y)));
         } else {
             pix.push((f64::NAN, f64::NAN));
         }
@@ -154,13 +200,7 @@ pub(super) fn draw_series(o: &mut String, s: &Series, xm: Map, ym: Map, logx: bo
         }
         Kind::Points(m) => {
             // One marker per occupied pixel.
-            let mut cells: Vec<(i64, i64)> = pix
-                .iter()
-                .filter(|p| p.0.is_finite() && p.1.is_finite())
-                .map(|p| (p.0.round() as i64, p.1.round() as i64))
-                .collect();
-            cells.sort_unstable();
-            cells.dedup();
+            let cells = occupied_cells(&pix);
             let mut d = String::new();
             match m {
                 // Dots and squares: zero-length segments with round/square caps, a dozen bytes
@@ -234,5 +274,30 @@ pub(super) fn legend_sample(o: &mut String, st: &Style, x: f64, y: f64) {
             };
             write!(o, "<path d=\"{d}\" {paint}/>").expect("String");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::occupied_cells;
+
+    #[test]
+    fn cells_are_the_sorted_distinct_pixels() {
+        let mut pix: Vec<(f64, f64)> = (0..5000)
+            .map(|i| (((i * 37) % 101) as f64 - 3.4, ((i * 13) % 57) as f64 + 0.6))
+            .collect();
+        pix.push((f64::NAN, 1.0));
+        let mut want: Vec<(i64, i64)> = pix
+            .iter()
+            .filter(|p| p.0.is_finite())
+            .map(|p| (p.0.round() as i64, p.1.round() as i64))
+            .collect();
+        want.sort_unstable();
+        want.dedup();
+        assert_eq!(occupied_cells(&pix), want);
+        // Far-apart points take the sorting path and give the same answer.
+        let far = [(1e9, 2.0), (-1e9, 3.0), (1e9, 2.2)];
+        assert_eq!(occupied_cells(&far), vec![(-1_000_000_000, 3), (1_000_000_000, 2)]);
+        assert!(occupied_cells(&[]).is_empty());
     }
 }

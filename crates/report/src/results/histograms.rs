@@ -38,19 +38,27 @@ impl Hist {
 
     /// Add another distribution's samples.
     pub fn merge(&mut self, o: &Hist) {
-        self.count += o.count;
-        self.sum = self.sum.saturating_add(o.sum);
-        self.max = self.max.max(o.max);
-        let mut all: Vec<(u64, u64)> = self.buckets.iter().chain(o.buckets.iter()).copied().collect();
+        *self = Hist::merged([&*self, o]);
+    }
+
+    /// The distribution of all of `parts`' samples (one sort, however many parts).
+    pub fn merged<'a>(parts: impl IntoIterator<Item = &'a Hist>) -> Hist {
+        let mut h = Hist::default();
+        let mut all: Vec<(u64, u64)> = Vec::new();
+        for p in parts {
+            h.count += p.count;
+            h.sum = h.sum.saturating_add(p.sum);
+            h.max = h.max.max(p.max);
+            all.extend_from_slice(&p.buckets);
+        }
         all.sort_unstable_by_key(|b| b.0);
-        let mut out: Vec<(u64, u64)> = Vec::with_capacity(all.len());
         for (v, c) in all {
-            match out.last_mut() {
+            match h.buckets.last_mut() {
                 Some(l) if l.0 == v => l.1 += c,
-                _ => out.push((v, c)),
+                _ => h.buckets.push((v, c)),
             }
         }
-        self.buckets = out;
+        h
     }
 
     /// Value at quantile `q` (0..=1), ns: the bucket where the cumulative count reaches q·count.

@@ -64,7 +64,7 @@ pub fn dir_summary(run: &RunDir) -> String {
             out.push('\n');
             let mut t = group_table();
             for u in big {
-                let ts: Vec<_> = run.tasks.iter().filter(|t| u.pids.contains(&t.pid)).collect();
+                let ts: Vec<_> = run.tasks.iter().filter(|t| u.has(t.pid)).collect();
                 let rates: Vec<f64> = ts.iter().map(|t| t.throughput_mb_s).collect();
                 let count: u64 = ts.iter().map(|t| t.pauses.count).sum();
                 let (p50, p99, max) = match unit_hist(run, u, true) {
