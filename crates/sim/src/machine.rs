@@ -979,11 +979,7 @@ impl Machine {
         let dur = self.cfg.duration;
         let report_every = (dur / 100).max(1);
         let mut next_report = report_every;
-        while let Some(t) = self.q.peek_time() {
-            if t > dur {
-                break;
-            }
-            let (_, ev) = self.q.pop().expect("peeked");
+        while let Some((t, ev)) = self.q.pop_until(dur) {
             self.dispatch(ev);
             if LAWS {
                 self.laws_after_event(t, &ev);
@@ -1003,9 +999,11 @@ impl Machine {
     /// Process one event. Returns false when the run is over (no event left before the end)
     /// or a law broke ([`Machine::broken`] says which).
     pub fn step(&mut self) -> bool {
-        match self.q.peek_time() {
-            Some(t) if t <= self.cfg.duration && self.laws.broken.is_none() => {
-                let (_, ev) = self.q.pop().expect("peeked");
+        if self.laws.broken.is_some() {
+            return false;
+        }
+        match self.q.pop_until(self.cfg.duration) {
+            Some((t, ev)) => {
                 self.dispatch(ev);
                 self.laws_after_event(t, &ev);
                 self.laws.broken.is_none()
