@@ -203,6 +203,9 @@ pub fn kernel_dir(kernel: &str) -> String {
 }
 
 /// Run each scenario (one per kernel) into `out/<kernel>/`, then print them side by side.
+/// A run's result and its wall seconds, or the exit code of a broken law.
+type Simulated = Result<(RunResult, f64), ExitCode>;
+
 pub fn run_kernels(
     scenarios: Vec<Scenario>,
     out: &Path,
@@ -211,18 +214,47 @@ pub fn run_kernels(
     check: bool,
     write: impl Fn(&Path, &RunResult, f64) -> bool,
 ) -> ExitCode {
-    let mut results = Vec::new();
-    for sc in scenarios {
-        let dir = out.join(kernel_dir(&sc.kernel));
-        if !quiet && !json {
+    // Each simulation is single-threaded and deterministic: the kernels run side by side on
+    // the machine's cores, and their results are written in the order the file lists them.
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(scenarios.len())
+        .max(1);
+    if !quiet && !json {
+        for sc in &scenarios {
             eprintln!("running {} under kernel {} ({})", sc.name, sc.kernel, sc.policy.generation);
         }
-        let t0 = Instant::now();
-        let r = match crate::simulate::simulate(&sc, &mut wblab_sim::machine::NoProgress, check) {
-            Ok(r) => r,
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut done: Vec<(usize, Simulated)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(sc) = scenarios.get(i) else { break };
+                        let t0 = Instant::now();
+                        let r = crate::simulate::simulate(sc, &mut wblab_sim::machine::NoProgress, check);
+                        mine.push((i, r.map(|r| (r, t0.elapsed().as_secs_f64()))));
+                    }
+                    mine
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("a simulation thread does not panic"))
+            .collect()
+    });
+    done.sort_by_key(|d| d.0);
+    let mut results = Vec::new();
+    for (i, r) in done {
+        let (r, wall) = match r {
+            Ok(x) => x,
             Err(code) => return code,
         };
-        let wall = t0.elapsed().as_secs_f64();
+        let dir = out.join(kernel_dir(&scenarios[i].kernel));
         if !write(&dir, &r, wall) {
             return ExitCode::from(1);
         }

@@ -81,10 +81,21 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
-    /// Run the benchmark scenarios and print events/s and simulated seconds per wall second.
+    /// Time the simulation (events/s, cost per event, as a share of a bare heap measured in the
+    /// same run) and, with --cli, whole `wblab run`s.
     Bench {
         /// Only run benchmarks whose name contains this.
         filter: Option<String>,
+        /// Also time whole `wblab run`s (results and report written) in child processes, from
+        /// the repository's top directory.
+        #[arg(long)]
+        cli: bool,
+        /// With --cli: time this other wblab binary too, for a before → after table.
+        #[arg(long, value_name = "WBLAB")]
+        baseline: Option<PathBuf>,
+        /// Runs of each benchmark; medians are printed.
+        #[arg(long, default_value_t = 3)]
+        repeat: usize,
     },
     /// Draw results directories: SVG graphs and report.html (several are overlaid), or
     /// terminal views (--terminal: summary, stem plot, log2 histogram).
@@ -132,7 +143,17 @@ fn main() -> ExitCode {
             println!("{}", serde_json::to_string_pretty(&sc).expect("scenario serialises"));
             ExitCode::SUCCESS
         }
-        Cmd::Bench { filter } => bench::run(filter.as_deref()),
+        Cmd::Bench {
+            filter,
+            cli,
+            baseline,
+            repeat,
+        } => bench::run(bench::BenchArgs {
+            filter: filter.as_deref(),
+            cli,
+            baseline: baseline.as_deref(),
+            repeat,
+        }),
         Cmd::Kernels { json } => kernels_cmd::kernels(json),
         Cmd::Report(a) => report_cmd::report(a),
         Cmd::Vmstat(a) => report_cmd::vmstat(a),
