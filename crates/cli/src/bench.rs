@@ -3,7 +3,8 @@
 //! * the ceiling: a bare `std` binary heap holding 1000 pending events, pushed and popped, on
 //!   this machine in this run — every simulation figure is also given as a share of it, so
 //!   numbers from a noisy or slower machine still compare;
-//! * the simulation alone, on fixed scenarios, and the cost per event from 1 to 10,000 tasks;
+//! * the simulation alone (trace records handed off as in `wblab run`, not written), on fixed
+//!   scenarios, and the cost per event from 1 to 10,000 tasks;
 //! * with `--cli`, whole `wblab run`s in child processes (results and report written, wall
 //!   time and peak memory from `wait4`), optionally beside another wblab binary (`--baseline`)
 //!   for before → after tables.
@@ -68,6 +69,16 @@ pub fn scenarios() -> Vec<(String, Scenario)> {
         v.push((format!("{n} dd, SSD, 64 GiB, 60 s"), ssd_dd(n)));
     }
     v
+}
+
+/// Takes the trace's chunks and hands the same buffer back: the simulation is timed as in
+/// `wblab run`, where a writer thread takes them, without the writing.
+struct Discard;
+
+impl wblab_sim::metrics::TraceSink for Discard {
+    fn chunk(&mut self, records: Vec<wblab_sim::metrics::TraceRecord>) -> Vec<wblab_sim::metrics::TraceRecord> {
+        records
+    }
 }
 
 /// Events per second of a bare binary heap with `pending` events: pop the earliest, schedule
@@ -140,7 +151,7 @@ pub fn run(a: BenchArgs) -> ExitCode {
         let mut events = 0;
         for _ in 0..repeat {
             let t0 = Instant::now();
-            let r = match crate::simulate::simulate(&sc, &mut wblab_sim::machine::NoProgress, false) {
+            let r = match crate::simulate::simulate_streaming(&sc, &mut wblab_sim::machine::NoProgress, false, |_| Box::new(Discard)) {
                 Ok(r) => r,
                 Err(code) => return code,
             };

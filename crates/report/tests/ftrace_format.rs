@@ -149,6 +149,7 @@ fn cases() -> Vec<(String, &'static str)> {
                 TraceEvent::BlockRqIssue {
                     dev: dev(254, 0),
                     rwbs: Rwbs {
+                        flush: false,
                         write: true,
                         sync: false,
                         readahead: false,
@@ -169,6 +170,7 @@ fn cases() -> Vec<(String, &'static str)> {
                 TraceEvent::BlockRqComplete {
                     dev: dev(254, 0),
                     rwbs: Rwbs {
+                        flush: false,
                         write: true,
                         sync: false,
                         readahead: false,

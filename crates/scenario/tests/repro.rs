@@ -45,9 +45,11 @@ fn kupdate_writes_what_expired_while_an_fsync_task_runs() {
         "device wrote {written} bytes, but {} were dirtied by 85 s",
         cut.nr_dirtied * 4096
     );
-    // And the fsync probe still gets its commits through.
+    // And the fsync probe still gets its commits through: at least half of the 1200 its
+    // 100 ms interval allows in 120 s (each now ends with a cache flush of the HDD, which
+    // waits for the drive to destage what the writer left in its cache).
     let commit = r.tasks.iter().find(|t| t.name == "commit").expect("the fsync task");
-    assert!(commit.op_latency.summary().count > 1000);
+    assert!(commit.op_latency.summary().count > 600, "{:?}", commit.op_latency.summary());
 }
 
 /// CFQ's idle timer livelocked the event loop at one instant (0.7 s and 37.1 s simulated).

@@ -4,7 +4,7 @@
 //! pointers, no interior mutability. Kernel paths live in their own modules as `impl Machine`
 //! blocks (`fs/fs_writeback.rs`, `workload/`), named after the kernel functions they model.
 
-use crate::block::queue::{BlockQueue, Submit, Submitter};
+use crate::block::queue::{BlockQueue, Submit, Submitter, FLUSH_ID};
 use crate::config::{JobConfig, Scenario};
 use crate::drivers::Op;
 use crate::engine::time::NSEC_PER_SEC;
@@ -54,6 +54,14 @@ pub enum Event {
     /// Half-way through a task's life: snapshot bytes for steady-state throughput.
     TaskMid(u32),
 }
+
+/// The `rwbs` of a cache flush request.
+const FLUSH_RWBS: crate::metrics::trace::Rwbs = crate::metrics::trace::Rwbs {
+    flush: true,
+    write: false,
+    sync: false,
+    readahead: false,
+};
 
 /// Progress reporting for long runs.
 pub trait Progress {
@@ -520,6 +528,19 @@ impl Machine {
         if self.cfg.trace.block {
             for &id in &issued {
                 let q = &self.queues[dev as usize];
+                if id == FLUSH_ID {
+                    let comm = 1 + q.flush.first;
+                    let ev = TraceEvent::BlockRqIssue {
+                        dev: q.devt,
+                        rwbs: FLUSH_RWBS,
+                        bytes: 0,
+                        sector: 0,
+                        nr_sector: 0,
+                        comm,
+                    };
+                    self.trace_ev(comm, 0, ev);
+                    continue;
+                }
                 let r = q.rq(id);
                 let comm = match r.submitter {
                     Submitter::Task(t) => 1 + t,
@@ -528,6 +549,7 @@ impl Machine {
                 let ev = TraceEvent::BlockRqIssue {
                     dev: q.devt,
                     rwbs: crate::metrics::trace::Rwbs {
+                        flush: false,
                         write: r.op == Op::Write,
                         sync: r.sync,
                         readahead: r.readahead,
@@ -582,7 +604,11 @@ impl Machine {
         self.report_client_outstanding(dev);
         self.queues[dev as usize].device.advance(now, &mut done);
         for &id in &done {
-            self.complete_request(dev, id);
+            if id == FLUSH_ID {
+                self.flush_completed(dev);
+            } else {
+                self.complete_request(dev, id);
+            }
         }
         self.scratch_done = done;
         // NFS: writeback of the pages of UNSTABLE writes ends when a COMMIT covering them
@@ -605,6 +631,24 @@ impl Machine {
             let now = self.now();
             let bytes = (self.wbs[d].reclaimable + self.wbs[d].writeback) * crate::units::PAGE_SIZE;
             self.queues[d].device.set_client_outstanding(now, bytes);
+        }
+    }
+
+    /// A cache flush finished: the fsync()/sync() callers it served go on.
+    fn flush_completed(&mut self, dev: u16) {
+        let d = dev as usize;
+        if self.cfg.trace.block {
+            let ev = TraceEvent::BlockRqComplete {
+                dev: self.queues[d].devt,
+                rwbs: FLUSH_RWBS,
+                sector: 0,
+                nr_sector: 0,
+                error: 0,
+            };
+            self.trace_ev(0, 0, ev);
+        }
+        for tid in self.queues[d].flush_completed() {
+            self.cache_flushed(tid);
         }
     }
 
@@ -640,6 +684,8 @@ impl Machine {
                     q.sec_read += bytes;
                     q.requests_read += 1;
                 }
+                // Flushes complete in `flush_completed`, outside the request pool.
+                Op::Flush => {}
             }
         }
         if self.cfg.trace.block {
@@ -648,6 +694,7 @@ impl Machine {
             let ev = TraceEvent::BlockRqComplete {
                 dev: q.devt,
                 rwbs: crate::metrics::trace::Rwbs {
+                    flush: false,
                     write: r.op == Op::Write,
                     sync: r.sync,
                     readahead: r.readahead,
@@ -667,6 +714,7 @@ impl Machine {
             match op {
                 Op::Write => self.end_page_writeback(s.file, s.start, s.pages),
                 Op::Read => self.end_page_read(s.file, s.start, s.pages),
+                Op::Flush => {}
             }
         }
         let mut admitted = std::mem::take(&mut self.scratch_ids);
@@ -678,7 +726,7 @@ impl Machine {
                 q.wbt.write_completed(now, latency);
                 q.wbt.done(now, last, &mut admitted);
             }
-            Op::Write => self.queues[d].wbt.write_completed(now, latency),
+            Op::Write | Op::Flush => self.queues[d].wbt.write_completed(now, latency),
             Op::Read => self.queues[d].wbt.read_completed(now, id, latency),
         }
         // Waiters admitted by wbt now need a tag.

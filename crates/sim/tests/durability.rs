@@ -80,3 +80,106 @@ fn sync_reaches_every_device() {
     }
     assert_eq!(end_state(&r), (0, 0));
 }
+
+/// Cache flushes issued in a run's trace (block tracing on).
+fn flushes(r: &wblab_sim::metrics::RunResult) -> usize {
+    r.trace
+        .iter()
+        .filter(|rec| matches!(rec.ev, wblab_sim::metrics::TraceEvent::BlockRqIssue { rwbs, .. } if rwbs.flush))
+        .count()
+}
+
+/// An HDD (write cache on by default) with `writers` dd streams and `committers` tasks that
+/// write 4 KiB and fsync every 100 ms.
+fn commit_scenario(write_cache: bool, writers: u32, committers: u32) -> Scenario {
+    let mut sc = Scenario::one_device("commits", DeviceModelConfig::Hdd(HddParams::default()), 4 * GIB, 2, 10 * SEC);
+    sc.devices[0].queue.write_cache = write_cache;
+    sc.trace.block = true;
+    if writers > 0 {
+        sc.add_task("dd", writers, 0, dd(MIB, 8 * GIB, false));
+    }
+    sc.add_task(
+        "commit",
+        committers,
+        SEC,
+        JobConfig::Fsync {
+            bytes: 4 * KIB,
+            interval: 100_000_000,
+        },
+    );
+    sc
+}
+
+#[test]
+fn fsync_on_a_write_back_cache_ends_with_a_flush_that_waits_for_the_media() {
+    // Alone on the disk: with "write back" each fsync's 4 KiB must leave the drive's cache
+    // for the platter (a seek and part of a rotation), where "write through" (the block layer
+    // drops the flush) returns once the data is in the cache.
+    let flushed = run(&commit_scenario(true, 0, 1));
+    let cached = run(&commit_scenario(false, 0, 1));
+    let (f, c) = (flushed.tasks[0].op_latency.summary(), cached.tasks[0].op_latency.summary());
+    assert!(f.count >= 80 && c.count >= 80, "{f:?} {c:?}");
+    assert_eq!(flushes(&flushed) as u64, f.count, "one flush per fsync");
+    assert_eq!(flushes(&cached), 0, "write through: no flush reaches the device");
+    assert!(f.p50 > 5 * c.p50, "flushed p50 {} ns vs cached {} ns", f.p50, c.p50);
+}
+
+#[test]
+fn fsync_under_a_bulk_writer_waits_for_the_cache_to_drain() {
+    // Behind a stream of writes the drive's cache is full: a flush must destage it, so each
+    // fsync takes at least the time to write a good part of the cache to the media, and the
+    // writers lose little throughput to the flushes.
+    let sc = commit_scenario(true, 2, 1);
+    let r = run(&sc);
+    let base = run(&commit_scenario(false, 2, 1));
+    let commit = r.tasks.iter().find(|t| t.name == "commit").unwrap().op_latency.summary();
+    let quiet = run(&commit_scenario(true, 0, 1)).tasks[0].op_latency.summary();
+    assert!(
+        commit.p50 > 10 * quiet.p50,
+        "fsync p50 under writers {} ns, alone {} ns",
+        commit.p50,
+        quiet.p50
+    );
+    let written = |r: &wblab_sim::metrics::RunResult| r.devices[0].bytes_written as f64;
+    assert!(written(&r) > 0.7 * written(&base), "{} vs {}", written(&r), written(&base));
+}
+
+#[test]
+fn concurrent_fsyncs_share_flushes() {
+    // Eight committers on one disk: a caller that asks while a flush is in flight waits for
+    // the next one, which serves every caller queued by then (blk-flush), so there are fewer
+    // flushes than fsyncs — and every fsync still waited for one.
+    let r = run(&commit_scenario(true, 1, 8));
+    let calls: u64 = r
+        .tasks
+        .iter()
+        .filter(|t| t.name == "commit")
+        .map(|t| t.op_latency.summary().count)
+        .sum();
+    let n = flushes(&r) as u64;
+    assert!(calls >= 50, "{calls} fsyncs");
+    assert!(n > 0 && n < calls * 3 / 4, "{n} flushes for {calls} fsyncs");
+}
+
+#[test]
+fn an_ssd_flush_waits_for_its_write_buffer() {
+    let mut sc = Scenario::one_device("ssd", DeviceModelConfig::Ssd(SsdParams::default()), 4 * GIB, 2, 10 * SEC);
+    sc.trace.block = true;
+    sc.add_task("dd", 1, 0, dd(MIB, 8 * GIB, false));
+    sc.add_task(
+        "commit",
+        1,
+        SEC,
+        JobConfig::Fsync {
+            bytes: 4 * KIB,
+            interval: 100_000_000,
+        },
+    );
+    let r = run(&sc);
+    let mut through = sc.clone();
+    through.devices[0].queue.write_cache = false;
+    let t = run(&through);
+    let lat = |r: &wblab_sim::metrics::RunResult| r.tasks.iter().find(|t| t.name == "commit").unwrap().op_latency.summary();
+    assert!(flushes(&r) > 0 && flushes(&t) == 0);
+    assert!(lat(&r).p50 > lat(&t).p50, "flushed {:?} vs write through {:?}", lat(&r), lat(&t));
+}

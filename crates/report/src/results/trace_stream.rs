@@ -37,12 +37,17 @@ pub struct TraceStream {
     bytes: Arc<AtomicU64>,
 }
 
-struct Sink(SyncSender<Vec<TraceRecord>>);
+struct Sink {
+    full: SyncSender<Vec<TraceRecord>>,
+    /// Buffers the writer has emptied, to fill again.
+    empty: Receiver<Vec<TraceRecord>>,
+}
 
 impl TraceSink for Sink {
-    fn chunk(&mut self, records: Vec<TraceRecord>) {
+    fn chunk(&mut self, records: Vec<TraceRecord>) -> Vec<TraceRecord> {
         // A writer that stopped on an I/O error reports it from `finish`; the run goes on.
-        let _ = self.0.send(records);
+        let _ = self.full.send(records);
+        self.empty.try_recv().unwrap_or_default()
     }
 }
 
@@ -53,6 +58,7 @@ impl TraceStream {
     /// simulation is not held up by it.
     pub fn start(dir: &Path, comms: Vec<(String, u32)>, cpus: u32, sim_seconds: f64) -> (TraceStream, Box<dyn TraceSink>) {
         let (tx, rx) = sync_channel(QUEUE);
+        let (back, empty) = sync_channel(QUEUE + 2);
         let bytes = Arc::new(AtomicU64::new(0));
         let counter = bytes.clone();
         let dir = dir.to_path_buf();
@@ -62,11 +68,11 @@ impl TraceStream {
                 std::fs::create_dir_all(&dir)?;
                 let part = dir.join(PART_FILE);
                 let body = BufWriter::with_capacity(1 << 20, File::create(&part)?);
-                let s = write_body(rx, body, &comms, &counter, sim_seconds)?;
+                let s = write_body(rx, &back, body, &comms, &counter, sim_seconds)?;
                 assemble(&dir.join(TRACE_FILE), &part, s, cpus)
             })
             .expect("a thread can be started");
-        (TraceStream { handle, bytes }, Box::new(Sink(tx)))
+        (TraceStream { handle, bytes }, Box::new(Sink { full: tx, empty }))
     }
 
     /// Bytes of trace text formatted so far (for progress output).
@@ -88,6 +94,7 @@ impl TraceStream {
 
 fn write_body(
     rx: Receiver<Vec<TraceRecord>>,
+    back: &SyncSender<Vec<TraceRecord>>,
     mut body: BufWriter<File>,
     comms: &[(String, u32)],
     counter: &AtomicU64,
@@ -107,6 +114,9 @@ fn write_body(
         }
         records += chunk.len() as u64;
         counter.store(bytes, Ordering::Relaxed);
+        let mut chunk = chunk;
+        chunk.clear();
+        let _ = back.try_send(chunk);
     }
     body.flush()?;
     Ok(Streamed {

@@ -77,7 +77,8 @@ const WRITE: usize = 1;
 fn dir(op: Op) -> usize {
     match op {
         Op::Read => READ,
-        Op::Write => WRITE,
+        // A flush never reaches blk-throttle (see `BlockQueue`); empty PREFLUSH bios are writes.
+        Op::Write | Op::Flush => WRITE,
     }
 }
 

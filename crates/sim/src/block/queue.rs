@@ -22,6 +22,41 @@ use std::collections::VecDeque;
 
 pub use super::request::{Request, RqStage, Seg, Submitter};
 
+/// The id a cache flush carries to the device (never an index of the request pool).
+pub const FLUSH_ID: u32 = u32::MAX;
+
+/// blk-flush (`blk-flush.c`) for the empty PREFLUSH bios of fsync() and sync() (as
+/// `blkdev_issue_flush` sends): callers that ask while a flush is in flight wait for the next
+/// one, which then covers them all — the kernel's pending and running flush lists, which turn
+/// a crowd of fsyncs into a few flushes. A flush goes to the device ahead of the elevator's
+/// requests; where the device cannot queue it (SATA, [`Device::flush_queueable`]) it waits for
+/// the device to go idle, nothing else is dispatched meanwhile, and the device gets nothing
+/// else until it completes. Simplified: the flush takes no tag, and data-carrying PREFLUSH/FUA
+/// writes (journal commits) do not exist yet.
+#[derive(Debug, Default)]
+pub struct FlushQueue {
+    /// Tasks waiting for the next flush.
+    pub pending: Vec<u32>,
+    /// Tasks the flush in flight serves.
+    running: Vec<u32>,
+    in_flight: bool,
+    /// Flushes sent to the device.
+    pub issued: u64,
+    /// Whoever asked for the flush in flight first (the context it is issued from).
+    pub first: u32,
+}
+
+impl FlushQueue {
+    pub fn in_flight(&self) -> bool {
+        self.in_flight
+    }
+
+    /// Whether task `tid` waits for this device's next flush or the one in flight.
+    pub fn waits_for(&self, tid: u32) -> bool {
+        self.pending.contains(&tid) || self.running.contains(&tid)
+    }
+}
+
 /// Result of handing a new request to the queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Submit {
@@ -87,6 +122,11 @@ pub struct BlockQueue {
     pub unstable_device: bool,
     /// Pages of completed writes held until a COMMIT (`NR_UNSTABLE_NFS` before 5.8).
     pub unstable_pages: u64,
+    /// `queue/write_cache` is "write back": fsync and sync end with a cache flush.
+    pub write_cache: bool,
+    /// `device.flush_queueable()`, read once.
+    flush_queueable: bool,
+    pub flush: FlushQueue,
 }
 
 impl BlockQueue {
@@ -96,6 +136,7 @@ impl BlockQueue {
         // blk_queue_depth(): SCSI-like devices report the device queue depth to wbt.
         let wbt = Wbt::new(q, device.queue_depth());
         let unstable_device = device.unstable_writes();
+        let flush_queueable = device.flush_queueable();
         let elv = sched::build(q);
         let async_depth = match q.scheduler {
             SchedulerKind::MQ_DEADLINE => elv.async_depth().unwrap_or(q.nr_requests),
@@ -140,6 +181,9 @@ impl BlockQueue {
             writes_held: 0,
             unstable_device,
             unstable_pages: 0,
+            write_cache: q.write_cache,
+            flush_queueable,
+            flush: FlushQueue::default(),
         }
     }
 
@@ -369,8 +413,64 @@ impl BlockQueue {
         }
     }
 
+    /// Whether fsync() and sync() must end with a cache flush here: a volatile write cache
+    /// (`queue/write_cache` "write back"; "write through" makes the block layer complete
+    /// PREFLUSH bios at once), on a block device (NFS's fsync is a COMMIT instead).
+    pub fn wants_flush(&self) -> bool {
+        self.write_cache && !self.unstable_device
+    }
+
+    /// Task `tid` waits for the next cache flush of this device.
+    pub fn queue_flush(&mut self, tid: u32) {
+        if self.flush.pending.is_empty() && !self.flush.in_flight {
+            self.flush.first = tid;
+        }
+        self.flush.pending.push(tid);
+    }
+
+    /// The flush in flight completed: the tasks it served.
+    pub fn flush_completed(&mut self) -> Vec<u32> {
+        self.flush.in_flight = false;
+        if let Some(&t) = self.flush.pending.first() {
+            self.flush.first = t;
+        }
+        std::mem::take(&mut self.flush.running)
+    }
+
+    /// Send the pending flush to the device if it can take it. Returns false when nothing
+    /// else may be dispatched now (an unqueueable flush in flight or waiting for idle).
+    fn dispatch_flush(&mut self, now: Ns, issued: &mut Vec<u32>) -> bool {
+        if self.flush.in_flight {
+            return self.flush_queueable;
+        }
+        if self.flush.pending.is_empty() {
+            return true;
+        }
+        let inside = self.device.in_flight();
+        if inside < self.device.queue_depth() && (self.flush_queueable || inside == 0) {
+            self.flush.running = std::mem::take(&mut self.flush.pending);
+            self.flush.in_flight = true;
+            self.flush.issued += 1;
+            self.device.dispatch(
+                now,
+                DevRequest {
+                    id: FLUSH_ID,
+                    op: Op::Flush,
+                    sector: 0,
+                    bytes: 0,
+                    sync: true,
+                },
+            );
+            issued.push(FLUSH_ID);
+        }
+        self.flush_queueable
+    }
+
     /// Dispatch queued requests into the device while it has room. Returns issued ids.
     pub fn run_queue(&mut self, now: Ns, issued: &mut Vec<u32>) {
+        if !self.dispatch_flush(now, issued) {
+            return;
+        }
         while self.device.in_flight() < self.device.queue_depth() {
             let Some(e) = self.elv.dispatch(now) else { break };
             let r = &mut self.pool[e.id as usize];

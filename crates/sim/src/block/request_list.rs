@@ -36,7 +36,7 @@ pub const BLK_BATCH_TIME_NS: Ns = 20_000_000;
 fn dir(op: Op) -> usize {
     match op {
         Op::Read => 0,
-        Op::Write => 1,
+        Op::Write | Op::Flush => 1,
     }
 }
 

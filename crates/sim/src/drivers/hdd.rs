@@ -89,8 +89,16 @@
 //! dirty cached data is served from the cache at interface rate without touching the head.
 //!
 //! With `write_cache = false` a write is a media command like a read and completes when its data
-//! is on the media. `DevRequest::sync` is only a hint and is ignored: FUA and cache flushes are not
-//! modelled (a sync write completes when it is in the cache, as it would without FUA).
+//! is on the media. `DevRequest::sync` is only a hint and is ignored (no FUA writes: a sync write
+//! completes when it is in the cache).
+//!
+//! # Cache flush (`Op::Flush`, SYNCHRONIZE CACHE)
+//!
+//! A flush completes once the bytes that were in the cache when it arrived have been destaged
+//! (counted in bytes: destage is C-LOOK, not arrival order); destage runs whenever the head is
+//! idle. SATA's flush is not an NCQ command ([`Device::flush_queueable`] is false), so the block
+//! layer sends it to an idle drive and nothing else until it completes: the flush then waits
+//! for the whole cache to reach the media.
 //!
 //! # Utilisation
 //!
@@ -503,6 +511,12 @@ pub struct Hdd {
     /// Dirty cached extents, start → end (bytes), merged when adjacent.
     cache: BTreeMap<u64, u64>,
     cache_used: u64,
+    /// Flushes waiting for the cache: (request id, when the command was taken, `cache_in` then).
+    flushes: Vec<(u32, Ns, u64)>,
+    /// Bytes that ever entered the cache (net of overwrites) and that ever left it for the
+    /// media: a flush is done once as many bytes have left as had entered when it came.
+    cache_in: u64,
+    cache_out: u64,
     /// Destage chunks in a row while reads wait.
     streak: u32,
     link_free: Ns,
@@ -536,6 +550,9 @@ impl Hdd {
             decide_at: None,
             cache: BTreeMap::new(),
             cache_used: 0,
+            flushes: Vec::new(),
+            cache_in: 0,
+            cache_out: 0,
             streak: 0,
             link_free: 0,
             busy: BusyClock::default(),
@@ -670,6 +687,7 @@ impl Hdd {
         }
         self.cache.insert(ns, ne);
         self.cache_used = self.cache_used + (ne - ns) - removed;
+        self.cache_in += (ne - ns) - removed;
     }
 
     /// Remove `[s, e)` from the dirty extents (data reached the media).
@@ -684,6 +702,7 @@ impl Hdd {
             self.cache.remove(&qs);
             let (os, oe) = (qs.max(s), qe.min(e));
             self.cache_used -= oe - os;
+            self.cache_out += oe - os;
             if qs < s {
                 self.cache.insert(qs, s);
             }
@@ -794,6 +813,22 @@ impl Hdd {
         }
     }
 
+    /// Complete the flushes whose cached data has reached the media (all of the cache when the
+    /// drive got nothing after the flush; destage is C-LOOK, so with writes still arriving
+    /// the bytes counted out are not exactly the ones that were in).
+    fn finish_flushes(&mut self, t: Ns) {
+        let mut i = 0;
+        while i < self.flushes.len() {
+            let (id, ready, target) = self.flushes[i];
+            if self.cache_out >= target || self.cache.is_empty() {
+                self.flushes.swap_remove(i);
+                self.complete_at(t.max(ready), id);
+            } else {
+                i += 1;
+            }
+        }
+    }
+
     /// Time of the next head event (end of the current operation or a pending decision).
     fn head_event(&self) -> Option<Ns> {
         match self.head_op {
@@ -812,6 +847,10 @@ impl Device for Hdd {
         self.in_flight
     }
 
+    fn flush_queueable(&self) -> bool {
+        false
+    }
+
     fn dispatch(&mut self, now: Ns, rq: DevRequest) {
         self.busy.enter(now, self.in_flight == 0);
         self.in_flight += 1;
@@ -827,6 +866,14 @@ impl Device for Hdd {
             ready,
             ..EMPTY_CMD
         };
+        if rq.op == Op::Flush {
+            // SYNCHRONIZE CACHE: done when the cache is destaged (the drive gets nothing else
+            // meanwhile, see `flush_queueable`); destage runs whenever the head is idle.
+            self.flushes.push((rq.id, ready, self.cache_in));
+            self.finish_flushes(now);
+            self.kick(ready);
+            return;
+        }
         if self.p.write_cache {
             if c.write {
                 let slot = self.alloc(c);
@@ -877,6 +924,7 @@ impl Device for Hdd {
             if self.head_op != HeadOp::Idle {
                 self.decide_at = None;
             }
+            self.finish_flushes(t);
         }
         while let Some(&Reverse((t, _, id))) = self.completions.peek() {
             if t > now {

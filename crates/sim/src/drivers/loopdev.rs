@@ -202,6 +202,16 @@ impl Device for LoopDev {
         let (d, rate) = match rq.op {
             Op::Read => (0, self.p.backing_read_bandwidth),
             Op::Write => (1, self.p.backing_write_bandwidth),
+            Op::Flush => {
+                // lo_req_flush: the worker fsyncs the backing file once the writes it took
+                // before have gone through the write pipe; the fsync costs the backing latency.
+                let submitted = self.worker_free.max(now) + LO_CMD_NS;
+                self.worker_free = submitted;
+                let end = self.pipe_free[1].max(submitted) + self.p.backing_latency;
+                self.seq += 1;
+                self.done[1].push_back((end, self.seq, rq.id));
+                return;
+            }
         };
         // loop_process_work: the worker submits the kiocb.
         let submitted = self.worker_free.max(now) + LO_CMD_NS;

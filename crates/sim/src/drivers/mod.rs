@@ -26,6 +26,11 @@ use std::collections::VecDeque;
 pub enum Op {
     Read,
     Write,
+    /// A cache flush (`REQ_OP_FLUSH | REQ_PREFLUSH`, SCSI SYNCHRONIZE CACHE, NVMe Flush): no
+    /// data; completes once every write completed before it is on stable media. Only the
+    /// block layer's flush machinery sends it, and only to a queue whose `write_cache` is
+    /// "write back" (see `block::queue`).
+    Flush,
 }
 
 /// A request handed to the device driver.
@@ -72,6 +77,12 @@ pub trait Device {
     /// The client's bytes of this device that are dirty, under writeback or awaiting a
     /// COMMIT (an NFS inode's `npages`, which the 2.6.35–3.x commit rule compares against).
     fn set_client_outstanding(&mut self, _now: Ns, _bytes: u64) {}
+    /// Whether a flush can be queued beside other commands (NVMe, SCSI). SATA's FLUSH CACHE is
+    /// not an NCQ command: libata issues it only to an idle drive and nothing else until it
+    /// completes.
+    fn flush_queueable(&self) -> bool {
+        true
+    }
 }
 
 pub mod characterize;

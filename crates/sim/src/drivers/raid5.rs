@@ -420,6 +420,14 @@ impl Device for Raid5 {
         let end = start + rq.bytes.max(1);
         let data = (self.n - 1) * self.chunk;
         match rq.op {
+            // md_flush_request: every member flushes; partial stripes belong to writes not yet
+            // completed, which a flush does not cover.
+            Op::Flush => {
+                for m in 0..self.members.len() {
+                    self.reqs.add_piece(slot);
+                    self.member_op(now, Owner::Read(slot), m, Op::Flush, 0, 0);
+                }
+            }
             Op::Read => {
                 let mut b = start;
                 while b < end {

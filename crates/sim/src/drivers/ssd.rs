@@ -40,7 +40,9 @@
 //! `write_latency` later. The buffer drains continuously at `write_bandwidth` (a fluid model: its
 //! level at `t` is `(drain_end − t) · write_bandwidth`). A burst smaller than [`WRITE_BUFFER`]
 //! completes at link speed; a long stream is paced by the drain and converges to
-//! `write_bandwidth`. `DevRequest::sync` is ignored (no FUA/flush modelling).
+//! `write_bandwidth`. `DevRequest::sync` is ignored (no FUA writes). A cache flush (`Op::Flush`)
+//! completes `write_latency` after the buffer has drained what was admitted before it; NVMe
+//! queues it beside other commands.
 //!
 //! # Utilisation
 //! [`Device::busy_ns`] is the time with at least one request inside the device (iostat
@@ -252,6 +254,9 @@ impl Device for Ssd {
             Op::Read => self.through_units(now, &rq, self.p.read_latency, self.p.read_bandwidth),
             Op::Write if self.p.write_cache => self.buffered(now, rq.bytes),
             Op::Write => self.through_units(now, &rq, self.p.write_latency, self.p.write_bandwidth),
+            // The write buffer drained (what was admitted before the flush), then a program.
+            Op::Flush if self.p.write_cache => self.drain_end.max(now) + self.p.write_latency,
+            Op::Flush => now + self.p.write_latency,
         };
         self.seq += 1;
         self.completions.push(Reverse((done, self.seq, rq.id)));

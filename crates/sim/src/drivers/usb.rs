@@ -251,6 +251,10 @@ impl Device for Usb {
         self.done.len() as u32
     }
 
+    fn flush_queueable(&self) -> bool {
+        false
+    }
+
     fn dispatch(&mut self, now: Ns, rq: DevRequest) {
         self.busy.enter(now, self.done.is_empty());
         let work = match rq.op {
@@ -259,6 +263,8 @@ impl Device for Usb {
                 let bytes = self.write_cost(rq.sector * 512, rq.bytes);
                 xfer(bytes, self.p.write_bandwidth)
             }
+            // No volatile cache: the block layer sends none; one would cost a command.
+            Op::Flush => 0,
         };
         let end = self.free_at.max(now) + self.p.command_overhead + work;
         self.free_at = end;

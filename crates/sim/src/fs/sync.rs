@@ -20,7 +20,12 @@
 //! after waiting on a page it writes whatever of the walk's range is dirty again (for sync,
 //! the flusher's work would have written it; the I/O is the same, the submitter differs).
 //!
-//! Simplified: no journal commit or cache flush yet (`->sync_fs`, `blkdev_issue_flush`).
+//! Both end, once the data is written, with a cache flush of each device that caches writes
+//! (`blkdev_issue_flush`: the file's device for fsync, every device for sync), merged with
+//! other callers' by the block layer (`block::queue::FlushQueue`).
+//!
+//! Simplified: no journal commit yet (ext4's fsync forces one, whose commit block is a
+//! PREFLUSH|FUA write: see the journal in the model's scope docs).
 
 use crate::block::queue::Submitter;
 use crate::config::JobConfig;
@@ -90,7 +95,14 @@ impl Machine {
         let t = tid as usize;
         loop {
             match self.tasks[t].sync {
-                None => return self.sync_done(tid),
+                None => {
+                    if self.issue_cache_flushes(tid) {
+                        return None;
+                    }
+                    return self.sync_done(tid);
+                }
+                Some(SyncWait::Flush { left: 0 }) => return self.sync_done(tid),
+                Some(SyncWait::Flush { .. }) => return None,
                 Some(SyncWait::Work { done: false, .. }) => return None,
                 Some(SyncWait::Work { dev, done: true }) => {
                     if !self.sync_walk_inode(tid, dev, 0) {
@@ -122,6 +134,45 @@ impl Machine {
                         }
                     }
                 }
+            }
+        }
+    }
+
+    /// The data of the call is on the devices: ask each device that caches writes for a flush
+    /// (fsync: the file's device; sync: every device), as `blkdev_issue_flush` does at the end
+    /// of `->fsync` and `->sync_fs`. Returns whether the task now waits for one.
+    fn issue_cache_flushes(&mut self, tid: u32) -> bool {
+        let t = tid as usize;
+        let only = match self.tasks[t].job {
+            JobConfig::Sync { .. } => None,
+            _ => Some(self.inodes[self.tasks[t].file as usize].wb),
+        };
+        let mut left = 0;
+        for d in 0..self.queues.len() as u16 {
+            if only.is_some_and(|o| o != d) || !self.queues[d as usize].wants_flush() {
+                continue;
+            }
+            self.queues[d as usize].queue_flush(tid);
+            left += 1;
+        }
+        if left == 0 {
+            return false;
+        }
+        self.tasks[t].sync = Some(SyncWait::Flush { left });
+        for d in 0..self.queues.len() as u16 {
+            if !self.queues[d as usize].flush.pending.is_empty() {
+                self.kick_queue(d);
+            }
+        }
+        true
+    }
+
+    /// A cache flush that task `tid` waited for completed.
+    pub(crate) fn cache_flushed(&mut self, tid: u32) {
+        if let Some(SyncWait::Flush { left }) = self.tasks[tid as usize].sync.as_mut() {
+            *left -= 1;
+            if *left == 0 {
+                self.wake_task(tid);
             }
         }
     }

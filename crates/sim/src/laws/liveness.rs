@@ -214,6 +214,19 @@ impl Machine {
                 return None;
             }
         }
+        if let Some(SyncWait::Flush { left }) = t.sync {
+            // Waiting for cache flushes: on a device's flush lists, with the flush in flight
+            // or the device busy (its next completion dispatches the flush).
+            let waiting = self.queues.iter().filter(|q| q.flush.waits_for(tid)).count() as u32;
+            let moving = self
+                .queues
+                .iter()
+                .filter(|q| q.flush.waits_for(tid))
+                .all(|q| q.flush.in_flight() || q.device.in_flight() > 0);
+            if left > 0 && waiting == left && moving {
+                return None;
+            }
+        }
         Some(self.violation(
             Law::Liveness,
             self.task_label(tid),

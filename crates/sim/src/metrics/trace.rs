@@ -17,7 +17,9 @@ pub struct TraceRecord {
 /// can format them on another thread while the simulation goes on, so a long run's trace is
 /// neither held in memory nor written after the run. Chunks arrive in time order.
 pub trait TraceSink: Send {
-    fn chunk(&mut self, records: Vec<TraceRecord>);
+    /// Take a full chunk; return an emptied one to fill next (or `Vec::new()`), so that a
+    /// long run recycles a few buffers instead of faulting in fresh memory for every chunk.
+    fn chunk(&mut self, records: Vec<TraceRecord>) -> Vec<TraceRecord>;
 }
 
 /// Records per chunk: 2 MiB of records, large enough that handing one over costs nothing per
@@ -149,7 +151,9 @@ impl TraceBuf {
         match &mut self.sink {
             Some(s) => {
                 self.streamed += c.len() as u64;
-                s.chunk(c);
+                let mut next = s.chunk(c);
+                next.clear();
+                self.chunk = next;
             }
             None => self.log.push_chunk(c),
         }
@@ -199,8 +203,9 @@ mod buf_tests {
 
     struct Collect(Arc<Mutex<Vec<Ns>>>);
     impl TraceSink for Collect {
-        fn chunk(&mut self, records: Vec<TraceRecord>) {
+        fn chunk(&mut self, records: Vec<TraceRecord>) -> Vec<TraceRecord> {
             self.0.lock().unwrap().extend(records.iter().map(|r| r.t_ns));
+            records
         }
     }
 
@@ -327,6 +332,8 @@ impl WbReason {
 /// The `rwbs` flags of a request: operation letter and the S/A flags.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Rwbs {
+    /// A cache flush (`REQ_OP_FLUSH | REQ_PREFLUSH`): printed `FF`.
+    pub flush: bool,
     pub write: bool,
     pub sync: bool,
     pub readahead: bool,
@@ -335,7 +342,11 @@ pub struct Rwbs {
 impl Rwbs {
     /// Render as the kernel does (`W`, `WS`, `R`, `RA`, ...).
     pub fn render(&self, out: &mut String) {
-        out.push(if self.write { 'W' } else { 'R' });
+        if self.flush {
+            out.push_str("FF");
+        } else {
+            out.push(if self.write { 'W' } else { 'R' });
+        }
         if self.readahead {
             out.push('A');
         }

@@ -50,4 +50,7 @@ pub enum SyncWait {
         index: u64,
         end: u64,
     },
+    /// The data is written: waiting for the cache flushes still in flight (`left`) of the
+    /// devices that cache writes (`blkdev_issue_flush`).
+    Flush { left: u32 },
 }

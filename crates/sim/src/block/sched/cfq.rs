@@ -643,7 +643,7 @@ impl Cfq {
 fn dir(op: Op) -> u8 {
     match op {
         Op::Read => 0,
-        Op::Write => 1,
+        Op::Write | Op::Flush => 1,
     }
 }
 

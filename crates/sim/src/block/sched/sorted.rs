@@ -15,7 +15,7 @@ pub(super) const WRITE: usize = 1;
 pub(super) fn dir_of(op: Op) -> usize {
     match op {
         Op::Read => READ,
-        Op::Write => WRITE,
+        Op::Write | Op::Flush => WRITE,
     }
 }
 
