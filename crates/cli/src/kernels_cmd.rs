@@ -216,40 +216,18 @@ pub fn run_kernels(
 ) -> ExitCode {
     // Each simulation is single-threaded and deterministic: the kernels run side by side on
     // the machine's cores, and their results are written in the order the file lists them.
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(scenarios.len())
-        .max(1);
     if !quiet && !json {
         for sc in &scenarios {
             eprintln!("running {} under kernel {} ({})", sc.name, sc.kernel, sc.policy.generation);
         }
     }
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let mut done: Vec<(usize, Simulated)> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..workers)
-            .map(|_| {
-                s.spawn(|| {
-                    let mut mine = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(sc) = scenarios.get(i) else { break };
-                        let t0 = Instant::now();
-                        let r = crate::simulate::simulate(sc, &mut wblab_sim::machine::NoProgress, check);
-                        mine.push((i, r.map(|r| (r, t0.elapsed().as_secs_f64()))));
-                    }
-                    mine
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().expect("a simulation thread does not panic"))
-            .collect()
+    let done: Vec<Simulated> = wblab_report::par::map_in_order(&scenarios, usize::MAX, |sc| {
+        let t0 = Instant::now();
+        let r = crate::simulate::simulate(sc, &mut wblab_sim::machine::NoProgress, check);
+        r.map(|r| (r, t0.elapsed().as_secs_f64()))
     });
-    done.sort_by_key(|d| d.0);
     let mut results = Vec::new();
-    for (i, r) in done {
+    for (i, r) in done.into_iter().enumerate() {
         let (r, wall) = match r {
             Ok(x) => x,
             Err(code) => return code,

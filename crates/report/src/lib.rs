@@ -16,6 +16,7 @@ pub mod figures;
 pub mod html;
 pub mod load;
 mod num;
+pub mod par;
 pub mod plot;
 pub mod results;
 pub mod terminal;

@@ -71,32 +71,17 @@ pub fn write_report(runs: &[RunDir], out: &Path) -> std::io::Result<ReportFiles>
 /// while, and each rendering is independent of the others.
 fn render_all(figs: &[Figure]) -> (Vec<String>, Vec<String>) {
     let jobs: Vec<(usize, bool)> = (0..figs.len()).flat_map(|i| [(i, true), (i, false)]).collect();
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 4);
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let mut done: Vec<(usize, bool, String)> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..workers)
-            .map(|_| {
-                s.spawn(|| {
-                    let mut mine = Vec::new();
-                    loop {
-                        let j = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(&(i, titled)) = jobs.get(j) else { break };
-                        let c = &figs[i].chart;
-                        mine.push((i, titled, if titled { c.to_svg() } else { c.to_svg_untitled() }));
-                    }
-                    mine
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().expect("rendering does not panic"))
-            .collect()
+    let done = crate::par::map_in_order(&jobs, 4, |&(i, titled)| {
+        let c = &figs[i].chart;
+        if titled {
+            c.to_svg()
+        } else {
+            c.to_svg_untitled()
+        }
     });
-    done.sort_by_key(|d| (d.0, !d.1));
     let mut files = Vec::with_capacity(figs.len());
     let mut inline = Vec::with_capacity(figs.len());
-    for (_, titled, svg) in done {
+    for ((_, titled), svg) in jobs.into_iter().zip(done) {
         if titled {
             files.push(svg);
         } else {
