@@ -1,5 +1,7 @@
 //! Durability: fsync(), fdatasync(), `conv=fsync` and sync() return only after every page
-//! that was dirty or under writeback at the call has completed writeback.
+//! that was dirty or under writeback at the call has completed writeback, and, where such a
+//! page lives on a device that caches writes, after a cache flush of that device completed for
+//! the call.
 //!
 //! At the call the law notes the runs of dirty and writeback pages of the file (fsync) or of
 //! every file (sync); from then on it logs the ranges dirtied again in those files. When the
@@ -9,6 +11,7 @@
 use super::Law;
 use crate::machine::Machine;
 use crate::mm::page_cache::PageState;
+use crate::workload::state::SyncWait;
 use crate::Ns;
 use std::collections::HashMap;
 
@@ -96,6 +99,9 @@ impl Machine {
             return;
         };
         let mut broken = None;
+        // A device holding promised data that wants a cache flush (none is owed for pages
+        // dirtied again after the call).
+        let mut owes_flush = None;
         for &(ino, start, n) in &p.runs {
             if broken.is_some() {
                 break;
@@ -105,13 +111,19 @@ impl Machine {
             while idx < start + n {
                 let (st, len) = m.run_at(idx, start + n - idx);
                 let unsafe_now = st.is_some_and(|s| s.is_dirty() || s.under_writeback());
-                if unsafe_now && !self.redirtied(&p, ino, idx, len) {
+                let redirtied = self.redirtied(&p, ino, idx, len);
+                if unsafe_now && !redirtied {
                     broken = Some((ino, idx, len, st));
                     break;
+                }
+                let dev = self.inodes[ino as usize].wb;
+                if !redirtied && self.queues[dev as usize].wants_flush() {
+                    owes_flush.get_or_insert(dev);
                 }
                 idx += len;
             }
         }
+        let flushed = matches!(self.tasks[tid as usize].sync, Some(SyncWait::Flush { left: 0 }));
         for &(ino, _) in &p.log_from {
             let watched = &mut self.laws.durability.watched;
             if let Some(w) = watched.get_mut(&ino) {
@@ -135,6 +147,19 @@ impl Machine {
                     st.expect("dirty or writeback"),
                     self.inodes[ino as usize].mapping.nr_dirty,
                     self.inodes[ino as usize].mapping.nr_writeback
+                ),
+            );
+            self.laws.break_law(v);
+        } else if let (Some(dev), false) = (owes_flush, flushed) {
+            let v = self.violation(
+                Law::Durability,
+                self.task_label(tid),
+                format!(
+                    "{} called at {:.6} s returned before a cache flush of {}: its data may still sit in the \
+                     device's volatile write cache",
+                    p.what,
+                    p.called as f64 / 1e9,
+                    self.queues[dev as usize].name
                 ),
             );
             self.laws.break_law(v);

@@ -92,6 +92,36 @@ fn an_fsync_returning_before_its_pages_are_written_breaks_durability() {
 }
 
 #[test]
+fn an_fsync_returning_without_a_cache_flush_breaks_durability() {
+    // The pages reach the disk (kupdate writes them), but the call returns without the flush
+    // that would take them out of the drive's volatile cache.
+    let mut m = dd_machine(8 * MIB, 60 * SEC);
+    m.start();
+    run_until(&mut m, 2 * SEC);
+    let ino = m.tasks[0].file;
+    assert!(m.inodes[ino as usize].mapping.nr_dirty > 0);
+    m.durability_begin(0, Some(ino));
+    run_until(&mut m, 45 * SEC);
+    assert_eq!(
+        m.inodes[ino as usize].mapping.nr_dirty + m.inodes[ino as usize].mapping.nr_writeback,
+        0
+    );
+    m.durability_end(0);
+    let v = m.broken().expect("durability").clone();
+    assert_eq!(v.law, Law::Durability);
+    assert!(v.detail.contains("before a cache flush of sda"), "{v}");
+    // With "write through" the block layer drops flushes: the same call is durable.
+    let mut m = dd_machine(8 * MIB, 60 * SEC);
+    m.queues[0].write_cache = false;
+    m.start();
+    run_until(&mut m, 2 * SEC);
+    m.durability_begin(0, Some(ino));
+    run_until(&mut m, 45 * SEC);
+    m.durability_end(0);
+    assert_eq!(m.broken(), None);
+}
+
+#[test]
 fn pages_dirtied_again_after_the_call_are_not_promised() {
     let mut m = dd_machine(8 * MIB, 5 * SEC);
     m.start();
