@@ -249,6 +249,12 @@ fn run_one(sc: &wblab_sim::config::Scenario, out: &Path, quiet: bool, json: bool
         Ok(r) => r,
         Err(code) => {
             bar.finish();
+            // A broken law: the trace up to it is worth keeping, finished (no scratch file).
+            if let Some(s) = stream {
+                if let Err(e) = s.finish() {
+                    eprintln!("warning: trace.txt: {e}");
+                }
+            }
             return code;
         }
     };
