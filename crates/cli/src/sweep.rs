@@ -85,9 +85,23 @@ fn figure(job: &str, tasks: &[&wblab_sim::metrics::TaskResult]) -> (String, Stri
                 ("time s".into(), format!("{:.2}", h.summary().mean / 1e9))
             }
         }
-        "dd" | "cat" | "randread" => {
+        "dd" | "cat" => {
             let mb: f64 = tasks.iter().map(|t| t.throughput_mb_s()).sum();
             ("MB/s".into(), format!("{mb:.1}"))
+        }
+        // Probes: what their user feels is each call's latency, not the run's length.
+        "fsync" | "sync" | "randread" => {
+            let mut h = LatencyHist::new();
+            for t in tasks {
+                h.add(&t.op_latency);
+            }
+            let op = if job == "randread" { "read()" } else { job };
+            let head = format!("{op} p50/p99 ms");
+            if h.count() == 0 {
+                return (head, "-".into());
+            }
+            let s = h.summary();
+            (head, format!("{:.1}/{:.1}", s.p50 as f64 / 1e6, s.p99 as f64 / 1e6))
         }
         _ => {
             let s = tasks.iter().map(|t| t.ended.saturating_sub(t.started)).max().unwrap_or(0);

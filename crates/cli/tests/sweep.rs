@@ -53,3 +53,30 @@ start = "1s"
         .unwrap();
     assert!(c.status.success(), "{}", String::from_utf8_lossy(&c.stderr));
 }
+
+/// The ready write-cache question: a sweep over `queue/write_cache` whose table gives the
+/// commit probe's fsync latency (not its run time), higher where fsync ends with a flush.
+#[test]
+fn write_cache_sweep_prints_fsync_latency() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("sweep-write-cache");
+    let _ = fs::remove_dir_all(&dir);
+    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/fsync-write-cache.toml");
+    let o = Command::new(env!("CARGO_BIN_EXE_wblab"))
+        .args(["run", file.to_str().unwrap(), "--out", dir.to_str().unwrap(), "--no-report", "-q"])
+        .output()
+        .expect("wblab runs");
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{text}\n{}", String::from_utf8_lossy(&o.stderr));
+    assert!(text.contains("commit fsync p50/p99 ms"), "{text}");
+    let p50 = |label: &str| -> f64 {
+        let line = text
+            .lines()
+            .find(|l| l.trim_start().starts_with(label))
+            .unwrap_or_else(|| panic!("no {label} row: {text}"));
+        let cell = line.split_whitespace().last().unwrap();
+        cell.split('/').next().unwrap().parse().unwrap_or_else(|_| panic!("{cell}"))
+    };
+    let (flushed, trusted) = (p50("write back"), p50("write through"));
+    assert!(flushed > 1.2 * trusted, "fsync p50 {flushed} ms with flushes, {trusted} ms without");
+    let _ = fs::remove_dir_all(&dir);
+}
