@@ -15,7 +15,7 @@ use crate::fs::inode::Inode;
 use crate::kernel::cpu::{CpuPool, Started, Who};
 use crate::kernel::task::{Phase, Task};
 use crate::laws::LawViolation;
-use crate::metrics::trace::{TraceBuf, TraceEvent, TraceRecord, TraceSink};
+use crate::metrics::trace::{TraceEvent, TraceRecord, TraceSink};
 use crate::metrics::{DeviceResult, RunResult, TaskResult, ThrottleSample, VmstatSample};
 use crate::mm::page_cache::PageState;
 use crate::mm::page_writeback::{self, DirtyThrottle, ThrottleOut, WbDomain, WbState};
@@ -119,7 +119,6 @@ pub struct Machine {
     pub reclaim_waiters: Vec<u32>,
     pub reclaim_written: u64,
     pub fprop_armed: bool,
-    pub trace: TraceBuf,
     pub vmstat: Vec<VmstatSample>,
     pub throttle: Vec<ThrottleSample>,
     /// Scratch vectors reused by the hot paths.
@@ -231,7 +230,6 @@ impl Machine {
             reclaim_waiters: Vec::new(),
             reclaim_written: 0,
             fprop_armed: false,
-            trace: TraceBuf::default(),
             vmstat: Vec::new(),
             throttle: Vec::new(),
             scratch_done: Vec::new(),
@@ -260,7 +258,7 @@ impl Machine {
 
     /// Record a trace event fired by `who` on `cpu`.
     pub fn trace_ev(&mut self, who: u32, cpu: u16, ev: TraceEvent) {
-        self.trace.push(TraceRecord {
+        self.tout.trace.push(TraceRecord {
             t_ns: self.q.now(),
             who,
             cpu,
@@ -268,15 +266,9 @@ impl Machine {
         });
     }
 
-    /// Move trace events produced by the throttling code into the trace, as fired by `who`.
-    pub fn flush_tout(&mut self, who: u32, cpu: u16) {
-        if self.tout.trace.is_empty() {
-            return;
-        }
-        let now = self.q.now();
-        for ev in self.tout.trace.drain(..) {
-            self.trace.push(TraceRecord { t_ns: now, who, cpu, ev });
-        }
+    /// The throttling code's trace events from now on are fired by `who` on `cpu`.
+    pub fn stamp_tout(&mut self, who: u32, cpu: u16) {
+        self.tout.stamp = (self.q.now(), who, cpu);
     }
 
     /// Run `burst` ns of CPU for `who`; the entity continues when `CpuDone` fires.
@@ -798,7 +790,7 @@ impl Machine {
         if self.tout.trace_enabled {
             let devt = self.queues[d].devt;
             for (t, msg, step, window_us, background, normal, max) in steps {
-                self.trace.push(TraceRecord {
+                self.tout.trace.push(TraceRecord {
                     t_ns: t,
                     who: 0,
                     cpu: 0,
@@ -1080,7 +1072,7 @@ impl Machine {
 
     /// Hand the trace to `sink` as it is recorded instead of keeping it (see [`TraceSink`]).
     pub fn set_trace_sink(&mut self, sink: Box<dyn TraceSink>) {
-        self.trace.set_sink(sink);
+        self.tout.trace.set_sink(sink);
     }
 
     /// Collect the results.
@@ -1139,9 +1131,9 @@ impl Machine {
             events: self.q.events(),
             tasks,
             devices,
-            trace: self.trace.finish(),
-            trace_streamed: self.trace.streamed,
-            trace_dropped: self.trace.dropped,
+            trace: self.tout.trace.finish(),
+            trace_streamed: self.tout.trace.streamed,
+            trace_dropped: self.tout.trace.dropped,
             comms,
             vmstat: self.vmstat,
             throttle: self.throttle,

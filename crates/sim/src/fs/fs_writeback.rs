@@ -276,11 +276,11 @@ impl Machine {
         let hz = self.clock.hz;
         if !cw.in_pass {
             // Top of the wb_writeback loop.
+            self.stamp_tout(self.flusher_who(wb), 0);
             let f = &self.flushers[w];
             let stop = cw.w.nr_pages <= 0
                 || ((cw.w.for_background || cw.w.for_kupdate) && !f.work_list.is_empty())
                 || (cw.w.for_background && !self.over_bground_thresh(wb));
-            self.flush_tout(self.flusher_who(wb), 0);
             if stop {
                 return self.finish_work(wb, cw);
             }
@@ -429,8 +429,8 @@ impl Machine {
                 }
                 3 => {
                     self.flushers[w].stage = 4;
+                    self.stamp_tout(self.flusher_who(wb), 0);
                     let over = self.over_bground_thresh(wb);
-                    self.flush_tout(self.flusher_who(wb), 0);
                     if over {
                         let work = WbWork {
                             nr_pages: i64::MAX,

@@ -126,6 +126,11 @@ impl TraceBuf {
         }
     }
 
+    /// The events recorded and still held here (not handed to a sink), in order.
+    pub fn events(&self) -> impl Iterator<Item = &TraceEvent> + '_ {
+        self.log.iter().chain(self.chunk.iter()).map(|r| &r.ev)
+    }
+
     /// Send every record to `sink` from now on, without a cap.
     pub fn set_sink(&mut self, sink: Box<dyn TraceSink>) {
         self.sink = Some(sink);

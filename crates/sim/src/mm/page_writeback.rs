@@ -14,7 +14,7 @@ use super::flex_proportions::{FpropGlobal, FpropLocal, FPROP_FRAC_BASE};
 use super::vmstat::VmStat;
 use crate::config::{BdiConfig, VmSysctl};
 use crate::engine::Clock;
-use crate::metrics::trace::{DevT, TraceEvent};
+use crate::metrics::trace::{DevT, TraceBuf, TraceEvent, TraceRecord};
 use crate::metrics::ThrottleSample;
 use crate::units::{pages_to_kbps, PAGE_SIZE};
 use crate::Ns;
@@ -531,14 +531,26 @@ pub struct ThrottleCx<'a> {
     pub wb_index: usize,
 }
 
-/// Side effects for the machine to carry out.
+/// Side effects for the machine to carry out, and the run's trace, which the throttling code
+/// records into directly (stamped with who fires it, where and when: set by the caller).
 #[derive(Default)]
 pub struct ThrottleOut {
     /// `wb_start_background_writeback` was called.
     pub kick_background: bool,
     /// Record trace events.
     pub trace_enabled: bool,
-    pub trace: Vec<TraceEvent>,
+    pub trace: TraceBuf,
+    /// (time, `RunResult::comms` index, CPU) of the events emitted next.
+    pub stamp: (crate::Ns, u32, u16),
+}
+
+impl ThrottleOut {
+    /// Record `ev` as fired at `stamp`.
+    #[inline]
+    pub fn emit(&mut self, ev: TraceEvent) {
+        let (t_ns, who, cpu) = self.stamp;
+        self.trace.push(TraceRecord { t_ns, who, cpu, ev });
+    }
 }
 
 /// What the dirtying task does next.
@@ -668,7 +680,7 @@ pub fn global_dtc(cx_vm: &VmStat, sysctl: &VmSysctl, dom: &WbDomain, out: &mut T
     };
     domain_dirty_limits(&mut dtc, sysctl);
     if out.trace_enabled {
-        out.trace.push(TraceEvent::GlobalDirtyState {
+        out.emit(TraceEvent::GlobalDirtyState {
             nr_dirty: cx_vm.nr_dirty,
             nr_writeback: cx_vm.nr_writeback,
             background_thresh: dtc.bg_thresh,
@@ -701,7 +713,7 @@ pub fn __wb_update_bandwidth(
         let old_avg = wb.avg_write_bandwidth;
         let u = wb_update_dirty_ratelimit(gdtc, dom, wb, dirtied, elapsed, hz);
         if out.trace_enabled {
-            out.trace.push(TraceEvent::BdiDirtyRatelimit {
+            out.emit(TraceEvent::BdiDirtyRatelimit {
                 bdi: wb.name,
                 write_bw: pages_to_kbps(old_bw),
                 avg_write_bw: pages_to_kbps(old_avg),
@@ -870,7 +882,7 @@ fn trace_bdp(
     } else {
         c.jiffies_to_msecs(jiffies as i64 - task.dirty_paused_when as i64)
     };
-    cx.out.trace.push(TraceEvent::BalanceDirtyPages {
+    cx.out.emit(TraceEvent::BalanceDirtyPages {
         bdi: cx.wb.name,
         limit: dtc.limit,
         setpoint,
@@ -1212,7 +1224,7 @@ mod tests {
         fn bdp_traces(&self) -> Vec<TraceEvent> {
             self.out
                 .trace
-                .iter()
+                .events()
                 .filter(|e| matches!(e, TraceEvent::BalanceDirtyPages { .. }))
                 .cloned()
                 .collect()
@@ -1372,7 +1384,7 @@ mod tests {
         assert_eq!((dirtied, dirtied_pause, paused), (256, 32, 0));
         assert_eq!((pause, period, think), (-8, 8, 16));
         // bdi_dirty_ratelimit: old bandwidths, dirty_rate 12,800, task_ratelimit 25,576.
-        assert!(r.out.trace.iter().any(|e| matches!(
+        assert!(r.out.trace.events().any(|e| matches!(
             e,
             TraceEvent::BdiDirtyRatelimit {
                 write_bw: 102_400,

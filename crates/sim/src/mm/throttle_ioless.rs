@@ -176,7 +176,7 @@ impl IoLessThrottle {
                 hz,
             );
             if cx.out.trace_enabled {
-                cx.out.trace.push(TraceEvent::BdiDirtyRatelimit {
+                cx.out.emit(TraceEvent::BdiDirtyRatelimit {
                     bdi: wb.name,
                     write_bw: pages_to_kbps(old_bw),
                     avg_write_bw: pages_to_kbps(old_avg),
@@ -290,7 +290,7 @@ impl IoLessThrottle {
         let freerun = dirty_freerun_ceiling(it.thresh, it.bg);
         let setpoint = (limit + freerun) / 2;
         let period = (c.hz * task.bdp_pages).checked_div(task_ratelimit).unwrap_or(pause);
-        cx.out.trace.push(TraceEvent::BalanceDirtyPages {
+        cx.out.emit(TraceEvent::BalanceDirtyPages {
             bdi: cx.wb.name,
             limit,
             setpoint,

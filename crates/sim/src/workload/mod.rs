@@ -261,6 +261,7 @@ impl Machine {
         let now = self.now();
         let running = self.writeback_in_progress(wb);
         let mut dirty = self.tasks[t].dirty;
+        self.stamp_tout(1 + tid, dirty.cpu as u16);
         let r = {
             let mut cx = ThrottleCx {
                 clock: self.clock,
@@ -284,8 +285,6 @@ impl Machine {
             }
         };
         self.tasks[t].dirty = dirty;
-        let cpu = dirty.cpu as u16;
-        self.flush_tout(1 + tid, cpu);
         if std::mem::take(&mut self.tout.kick_background) {
             self.wb_start_background_writeback(wb as u16);
         }
