@@ -183,3 +183,33 @@ fn an_ssd_flush_waits_for_its_write_buffer() {
     assert!(flushes(&r) > 0 && flushes(&t) == 0);
     assert!(lat(&r).p50 > lat(&t).p50, "flushed {:?} vs write through {:?}", lat(&r), lat(&t));
 }
+
+#[test]
+fn fsync_on_an_md_array_waits_for_its_members_caches() {
+    // A raid0 of two HDDs: the array's flush goes to its members (md_flush_request, every
+    // member), so an fsync beside writers striping over both waits for their caches.
+    let raid = |write_cache: bool| {
+        let members = DeviceModelConfig::Raid0(wblab_sim::drivers::raid0::Raid0Params {
+            members: 2,
+            member: Box::new(DeviceModelConfig::Hdd(HddParams::default())),
+            ..Default::default()
+        });
+        let mut sc = Scenario::one_device("md", members, 4 * GIB, 2, 10 * SEC);
+        sc.devices[0].queue.write_cache = write_cache;
+        sc.add_task("dd", 2, 0, dd(MIB, 8 * GIB, false));
+        sc.add_task(
+            "commit",
+            1,
+            SEC,
+            JobConfig::Fsync {
+                bytes: 4 * KIB,
+                interval: 100_000_000,
+            },
+        );
+        let r = run(&sc);
+        r.tasks.iter().find(|t| t.name == "commit").unwrap().op_latency.summary()
+    };
+    let (flushed, trusted) = (raid(true), raid(false));
+    assert!(flushed.count > 0 && trusted.count > 0);
+    assert!(flushed.p50 > 2 * trusted.p50, "flushed {flushed:?} vs write through {trusted:?}");
+}

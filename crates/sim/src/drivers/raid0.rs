@@ -45,7 +45,7 @@
 use super::model::{DeviceModel, Naming, MAX_MEMBERS};
 use super::ssd::SsdParams;
 use super::DeviceModelConfig;
-use super::{build_model, first_due, refill, submit_part, ArraySlots, DevRequest, Device};
+use super::{build_model, first_due, refill, submit_part, ArraySlots, DevRequest, Device, Op};
 use crate::config::default_queue;
 use crate::config::{CfqTunables, DeadlineTunables, Knob, KnobKind, QueueConfig, SchedulerKind};
 use crate::engine::RngStream;
@@ -246,6 +246,14 @@ impl Device for Raid0 {
     }
 
     fn dispatch(&mut self, now: Ns, rq: DevRequest) {
+        if rq.op == Op::Flush {
+            // md_flush_request: every member flushes; the array's flush completes with the last.
+            let slot = self.reqs.enter(now, rq.id, self.members.len() as u32);
+            for m in 0..self.members.len() {
+                self.submit(now, m, DevRequest { id: slot, bytes: 0, ..rq });
+            }
+            return;
+        }
         // Cut at chunk boundaries; a member's pieces are contiguous on it.
         let start = rq.sector * 512;
         let end = start + rq.bytes.max(1);
