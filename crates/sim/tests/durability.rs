@@ -89,10 +89,10 @@ fn flushes(r: &wblab_sim::metrics::RunResult) -> usize {
         .count()
 }
 
-/// An HDD (write cache on by default) with `writers` dd streams and `committers` tasks that
-/// write 4 KiB and fsync every 100 ms.
-fn commit_scenario(write_cache: bool, writers: u32, committers: u32) -> Scenario {
-    let mut sc = Scenario::one_device("commits", DeviceModelConfig::Hdd(HddParams::default()), 4 * GIB, 2, 10 * SEC);
+/// One device of `model` (its queue's `write_cache` set) with `writers` dd streams and
+/// `committers` tasks that write 4 KiB and fsync every 100 ms from 1 s on; block tracing on.
+fn commit_on(model: DeviceModelConfig, write_cache: bool, writers: u32, committers: u32) -> Scenario {
+    let mut sc = Scenario::one_device("commits", model, 4 * GIB, 2, 10 * SEC);
     sc.devices[0].queue.write_cache = write_cache;
     sc.trace.block = true;
     if writers > 0 {
@@ -108,6 +108,20 @@ fn commit_scenario(write_cache: bool, writers: u32, committers: u32) -> Scenario
         },
     );
     sc
+}
+
+/// [`commit_on`] an HDD (a drive that caches writes).
+fn commit_scenario(write_cache: bool, writers: u32, committers: u32) -> Scenario {
+    commit_on(DeviceModelConfig::Hdd(HddParams::default()), write_cache, writers, committers)
+}
+
+/// fsync latency of the run's commit task(s).
+fn commit_latency(r: &wblab_sim::metrics::RunResult) -> wblab_sim::metrics::hist::HistSummary {
+    let mut h = wblab_sim::metrics::LatencyHist::new();
+    for t in r.tasks.iter().filter(|t| t.name == "commit") {
+        h.add(&t.op_latency);
+    }
+    h.summary()
 }
 
 #[test]
@@ -132,7 +146,7 @@ fn fsync_under_a_bulk_writer_waits_for_the_cache_to_drain() {
     let sc = commit_scenario(true, 2, 1);
     let r = run(&sc);
     let base = run(&commit_scenario(false, 2, 1));
-    let commit = r.tasks.iter().find(|t| t.name == "commit").unwrap().op_latency.summary();
+    let commit = commit_latency(&r);
     let quiet = run(&commit_scenario(true, 0, 1)).tasks[0].op_latency.summary();
     assert!(
         commit.p50 > 10 * quiet.p50,
@@ -150,12 +164,7 @@ fn concurrent_fsyncs_share_flushes() {
     // the next one, which serves every caller queued by then (blk-flush), so there are fewer
     // flushes than fsyncs — and every fsync still waited for one.
     let r = run(&commit_scenario(true, 1, 8));
-    let calls: u64 = r
-        .tasks
-        .iter()
-        .filter(|t| t.name == "commit")
-        .map(|t| t.op_latency.summary().count)
-        .sum();
+    let calls = commit_latency(&r).count;
     let n = flushes(&r) as u64;
     assert!(calls >= 50, "{calls} fsyncs");
     assert!(n > 0 && n < calls * 3 / 4, "{n} flushes for {calls} fsyncs");
@@ -163,25 +172,12 @@ fn concurrent_fsyncs_share_flushes() {
 
 #[test]
 fn an_ssd_flush_waits_for_its_write_buffer() {
-    let mut sc = Scenario::one_device("ssd", DeviceModelConfig::Ssd(SsdParams::default()), 4 * GIB, 2, 10 * SEC);
-    sc.trace.block = true;
-    sc.add_task("dd", 1, 0, dd(MIB, 8 * GIB, false));
-    sc.add_task(
-        "commit",
-        1,
-        SEC,
-        JobConfig::Fsync {
-            bytes: 4 * KIB,
-            interval: 100_000_000,
-        },
-    );
-    let r = run(&sc);
-    let mut through = sc.clone();
-    through.devices[0].queue.write_cache = false;
-    let t = run(&through);
-    let lat = |r: &wblab_sim::metrics::RunResult| r.tasks.iter().find(|t| t.name == "commit").unwrap().op_latency.summary();
+    let ssd = || DeviceModelConfig::Ssd(SsdParams::default());
+    let r = run(&commit_on(ssd(), true, 1, 1));
+    let t = run(&commit_on(ssd(), false, 1, 1));
     assert!(flushes(&r) > 0 && flushes(&t) == 0);
-    assert!(lat(&r).p50 > lat(&t).p50, "flushed {:?} vs write through {:?}", lat(&r), lat(&t));
+    let (flushed, trusted) = (commit_latency(&r), commit_latency(&t));
+    assert!(flushed.p50 > trusted.p50, "flushed {flushed:?} vs write through {trusted:?}");
 }
 
 #[test]
@@ -189,25 +185,12 @@ fn fsync_on_an_md_array_waits_for_its_members_caches() {
     // A raid0 of two HDDs: the array's flush goes to its members (md_flush_request, every
     // member), so an fsync beside writers striping over both waits for their caches.
     let raid = |write_cache: bool| {
-        let members = DeviceModelConfig::Raid0(wblab_sim::drivers::raid0::Raid0Params {
+        let md = DeviceModelConfig::Raid0(wblab_sim::drivers::raid0::Raid0Params {
             members: 2,
             member: Box::new(DeviceModelConfig::Hdd(HddParams::default())),
             ..Default::default()
         });
-        let mut sc = Scenario::one_device("md", members, 4 * GIB, 2, 10 * SEC);
-        sc.devices[0].queue.write_cache = write_cache;
-        sc.add_task("dd", 2, 0, dd(MIB, 8 * GIB, false));
-        sc.add_task(
-            "commit",
-            1,
-            SEC,
-            JobConfig::Fsync {
-                bytes: 4 * KIB,
-                interval: 100_000_000,
-            },
-        );
-        let r = run(&sc);
-        r.tasks.iter().find(|t| t.name == "commit").unwrap().op_latency.summary()
+        commit_latency(&run(&commit_on(md, write_cache, 2, 1)))
     };
     let (flushed, trusted) = (raid(true), raid(false));
     assert!(flushed.count > 0 && trusted.count > 0);
