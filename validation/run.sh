@@ -5,6 +5,7 @@
 #                                     the whole set), simulate it, compare, print the error table
 #   validation/run.sh --no-measure    only simulate and compare against the committed measurements
 #   validation/run.sh -n 2 v1-ext4-8mib v2-ext4-32mib     two repeats of two scenarios
+#   WBLAB=/path/to/wblab SIM=/tmp/old validation/run.sh --no-measure   compare another build
 #
 # Measurements go to validation/measured/<scenario>/r<i>/ (the kernel's trace gzipped),
 # simulations to target/validation/<scenario>/. The final table
@@ -20,7 +21,7 @@ while [ $# -gt 0 ]; do
     case "$1" in
         -n) REPEATS="$2"; shift 2 ;;
         --no-measure) MEASURE=0; shift ;;
-        -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
         *) NAMES+=("$1"); shift ;;
     esac
 done
@@ -28,9 +29,12 @@ if [ ${#NAMES[@]} -eq 0 ]; then
     for f in validation/*.toml; do NAMES+=("$(basename "$f" .toml)"); done
 fi
 
-cargo build --release -q -p wblab
-W=target/release/wblab
-SIM=target/validation
+# WBLAB=<binary> compares another build (e.g. an older commit's) without building this one.
+if [ -z "${WBLAB:-}" ]; then
+    cargo build --release -q -p wblab
+fi
+W=${WBLAB:-target/release/wblab}
+SIM=${SIM:-target/validation}
 mkdir -p "$SIM"
 
 for name in "${NAMES[@]}"; do

@@ -28,13 +28,13 @@ pub fn try_run(
             return Some(ExitCode::from(2));
         }
     };
-    let leaf = key.rsplit('/').next().unwrap_or(&key).to_string();
+    let leaf = short_key(&key);
     let name = runs.first().map(|(_, s)| s.name.clone()).unwrap_or_default();
     let out = out.unwrap_or_else(|| PathBuf::from("results").join(&name));
     let mut results = Vec::with_capacity(runs.len());
     for (label, mut sc) in runs {
         adjust(&mut sc);
-        let dir = out.join(dir_name(&leaf, &label));
+        let dir = out.join(dir_name(&key, &label));
         if !quiet && !json {
             eprintln!("running {} with {key} = {label} (kernel {})", sc.name, sc.kernel);
         }
@@ -63,8 +63,22 @@ pub fn try_run(
     Some(ExitCode::SUCCESS)
 }
 
-fn dir_name(leaf: &str, label: &str) -> String {
-    format!("{leaf}={label}")
+/// The knob's last path component (`fifo_batch`); each knob's, for a several-knob sweep.
+fn short_key(key: &str) -> String {
+    key.split(wblab_scenario::SWEEP_KEY_SEPARATOR)
+        .map(|k| k.rsplit('/').next().unwrap_or(k))
+        .collect::<Vec<_>>()
+        .join(wblab_scenario::SWEEP_KEY_SEPARATOR)
+}
+
+/// `fifo_batch=16`; `fs=ext4,mount=data=ordered,write_cache=write_back` for several knobs.
+fn dir_name(key: &str, label: &str) -> String {
+    let keys = key.split(wblab_scenario::SWEEP_KEY_SEPARATOR);
+    let values = label.split(wblab_scenario::SWEEP_VALUE_SEPARATOR);
+    keys.zip(values)
+        .map(|(k, v)| format!("{}={v}", k.rsplit('/').next().unwrap_or(k)))
+        .collect::<Vec<_>>()
+        .join(",")
         .chars()
         .map(|c| if c == '/' || c.is_whitespace() { '_' } else { c })
         .collect()
@@ -121,7 +135,7 @@ pub fn table(key: &str, rows: &[(String, &RunResult)]) -> String {
             groups.push((t.name.clone(), t.job));
         }
     }
-    let mut heads = vec![key.rsplit('/').next().unwrap_or(key).to_string()];
+    let mut heads = vec![short_key(key)];
     let mut cells: Vec<Vec<String>> = rows.iter().map(|(l, _)| vec![l.clone()]).collect();
     for (g, job) in &groups {
         let mut head = String::new();

@@ -151,23 +151,14 @@ fn per_second_utilisation_agrees_with_the_run_total() {
 
 /// 100 writers against the real 6.18 measurement in `validation/` (v5): neither the kernel
 /// nor the model keeps them within ±10 % of each other; the model's spread must be of the
-/// same kind as the kernel's (uneven, but not more uneven than measured).
+/// same kind as the kernel's (uneven, but not more uneven than measured). Which task gets
+/// ahead is chaotic — a 1 MiB change of the dirty limit moves the model's cv between 0.08 and
+/// 0.2 — so the model's figure is the median over the limit and its two neighbours.
 #[test]
 fn hundred_writers_are_as_uneven_as_on_the_real_kernel() {
     let root = repo_root();
     let measured: serde_json::Value =
         serde_json::from_str(&fs::read_to_string(root.join("validation/measured/v5-100dd-fairness/r1/summary.json")).unwrap()).unwrap();
-    let dir = scratch("v5");
-    let o = wblab(&[
-        "run",
-        "--quiet",
-        "--no-report",
-        root.join("validation/v5-100dd-fairness.toml").to_str().unwrap(),
-        "--out",
-        dir.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let sim: serde_json::Value = serde_json::from_str(&fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
     let spread = |s: &serde_json::Value| {
         let v: Vec<f64> = s["tasks"]
             .as_array()
@@ -179,12 +170,35 @@ fn hundred_writers_are_as_uneven_as_on_the_real_kernel() {
         let sd = (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / v.len() as f64).sqrt();
         (mean, sd / mean)
     };
+    let text = fs::read_to_string(root.join("validation/v5-100dd-fairness.toml")).unwrap();
+    assert!(text.contains("\"vm.dirty_bytes\" = \"400MiB\""), "the scenario's limit moved");
+    let mut sims: Vec<(f64, f64)> = ["399MiB", "400MiB", "401MiB"]
+        .iter()
+        .map(|limit| {
+            let dir = scratch(&format!("v5-{limit}"));
+            fs::create_dir_all(&dir).unwrap();
+            let file = dir.join("v5.toml");
+            fs::write(&file, text.replace("\"400MiB\"", &format!("\"{limit}\""))).unwrap();
+            let out = dir.join("out");
+            let o = wblab(&[
+                "run",
+                "--quiet",
+                "--no-report",
+                file.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+            ]);
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            spread(&serde_json::from_str(&fs::read_to_string(out.join("summary.json")).unwrap()).unwrap())
+        })
+        .collect();
+    sims.sort_by(|a, b| a.1.total_cmp(&b.1));
     let (real_mean, real_cv) = spread(&measured);
-    let (sim_mean, sim_cv) = spread(&sim);
+    let (sim_mean, sim_cv) = sims[1];
     assert!(real_cv > 0.10, "the measurement itself: cv {real_cv:.3}");
     assert!(
         sim_cv > 0.10 && sim_cv <= real_cv * 1.5,
-        "per-task cv: wblab {sim_cv:.3}, kernel {real_cv:.3}"
+        "per-task cv (median of three limits): wblab {sim_cv:.3}, kernel {real_cv:.3}; all: {sims:?}"
     );
     assert!(
         (sim_mean - real_mean).abs() <= 0.10 * real_mean,

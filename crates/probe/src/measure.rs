@@ -24,7 +24,7 @@ use std::path::{Component, Path, PathBuf};
 use std::time::{Duration, Instant};
 use wblab_report::load::trace_parse;
 use wblab_sim::config::{DeviceConfig, DeviceModelConfig, Scenario};
-use wblab_sim::metrics::{DeviceResult, LatencyHist, RunResult, TaskResult, ThrottleSample, VmstatSample};
+use wblab_sim::metrics::{DeviceResult, JournalResult, LatencyHist, RunResult, TaskResult, ThrottleSample, VmstatSample};
 use wblab_sim::Ns;
 
 pub const MACHINE_FILE: &str = "machine.json";
@@ -38,6 +38,8 @@ pub const WRITEBACK_EVENTS: &[&str] = &[
     "wbt:wbt_step",
 ];
 pub const BLOCK_EVENTS: &[&str] = &["block:block_rq_issue", "block:block_rq_complete"];
+/// jbd2's commit events, recorded for the devices that carry ext4.
+pub const JBD2_EVENTS: &[&str] = &["jbd2:jbd2_start_commit", "jbd2:jbd2_end_commit", "jbd2:jbd2_run_stats"];
 
 const START_MARK: &str = "wblab start";
 
@@ -213,13 +215,6 @@ pub fn check_scenario(sc: &Scenario) -> Result<(), MeasureError> {
     let instances: u32 = sc.tasks.iter().map(|t| t.count).sum();
     if instances > 256 {
         why.push(format!("{instances} task instances: the harness runs at most 256 real processes"));
-    }
-    for d in &sc.devices {
-        if let Some(fs) = &d.fs {
-            if !matches!(fs.as_str(), "ext2" | "ext3" | "ext4" | "xfs" | "btrfs") {
-                why.push(format!("device `{}`: file system `{fs}` is not supported", d.name));
-            }
-        }
     }
     if why.is_empty() {
         Ok(())
@@ -541,7 +536,8 @@ impl Session<'_> {
 
     fn make_loop(&mut self, d: &DeviceConfig, p: &mut DevicePlacement) -> Result<(), MeasureError> {
         let (opts, j) = (self.opts, &mut self.j);
-        let fs = d.fs.clone().unwrap_or_else(|| "ext4".to_string());
+        let fs = d.fs.as_ref().map_or("ext4", |m| m.fs.name()).to_string();
+        let options = d.fs.as_ref().map_or("", |m| m.options.as_str());
         let backing = self.scratch.join(format!("{}.img", d.name));
         log(opts, &format!("{}: {} backing file, mkfs.{fs}", d.name, human(d.size)));
         mount::make_backing(&backing, d.size).map_err(|e| failed(format!("backing file {}: {e}", backing.display())))?;
@@ -551,7 +547,7 @@ impl Session<'_> {
         if !dio {
             self.warnings.push(format!("{}: the loop device does not do direct I/O", ld.name()));
         }
-        mount::mount(j, &ld.dev_path(), &p.dir, &fs).map_err(failed)?;
+        mount::mount(j, &ld.dev_path(), &p.dir, &fs, options).map_err(failed)?;
         log(
             opts,
             &format!("{}: /dev/{} ({}) on {}", d.name, ld.name(), ld.devnum(), p.dir.display()),
@@ -644,6 +640,21 @@ impl Session<'_> {
                 for ev in BLOCK_EVENTS {
                     filters.push((ev, ours.join(" || ")));
                 }
+            }
+        }
+        let ext4: Vec<String> = self
+            .places
+            .iter()
+            .zip(&self.sc.devices)
+            .filter(|(p, d)| p.created && d.fs.as_ref().is_some_and(|m| m.fs == wblab_sim::config::FsKind::Ext4))
+            .filter_map(|(p, _)| p.devnum.as_deref().and_then(kernel_dev_t))
+            .map(|d| format!("dev == {d}"))
+            .collect();
+        if !ext4.is_empty() {
+            // Only our file systems' journals, not the host's.
+            events.extend(JBD2_EVENTS);
+            for ev in JBD2_EVENTS {
+                filters.push((ev, ext4.join(" || ")));
             }
         }
         let trace_tmp = self.scratch.join("trace.raw");
@@ -790,6 +801,8 @@ struct TraceDigest {
     pauses: HashMap<u32, LatencyHist>,
     throttle: Vec<ThrottleSample>,
     request_latency: Vec<LatencyHist>,
+    /// Per device: its jbd2 commits from `jbd2_run_stats` (None: none seen).
+    journals: Vec<Option<JournalResult>>,
     lines: u64,
 }
 
@@ -803,6 +816,7 @@ fn digest_trace(raw: &Path, out: &Path, places: &[DevicePlacement], cpus: usize,
         pauses: HashMap::new(),
         throttle: Vec::new(),
         request_latency: vec![LatencyHist::new(); places.len()],
+        journals: vec![None; places.len()],
         lines: 0,
     };
     let bdi_index: HashMap<String, usize> = places
@@ -879,6 +893,25 @@ fn digest_trace(raw: &Path, out: &Path, places: &[DevicePlacement], cpus: usize,
                     );
                 }
             }
+            "jbd2_run_stats" => {
+                let Some(i) = e.get("dev").and_then(|x| blk_index.get(x).copied()) else {
+                    continue;
+                };
+                let g = |k: &str| e.get_u64(k).unwrap_or(0);
+                // The commit proper: T_LOCKED to the commit record (ms, jiffy-quantised).
+                let ns = (g("locked") + g("flushing") + g("logging")) * 1_000_000;
+                let j = d.journals[i].get_or_insert_with(|| JournalResult {
+                    fs: "ext4",
+                    ..Default::default()
+                });
+                j.commits += 1;
+                j.blocks_logged += g("blocks_logged");
+                j.locked_mean_ns += g("locked") * 1_000_000;
+                j.flushing_mean_ns += g("flushing") * 1_000_000;
+                j.logging_mean_ns += g("logging") * 1_000_000;
+                j.commit_mean_ns += ns;
+                j.commit_max_ns = j.commit_max_ns.max(ns);
+            }
             "block_rq_issue" | "block_rq_complete" => {
                 let Some(i) = e.get("dev").and_then(|x| blk_index.get(x).copied()) else {
                     continue;
@@ -892,6 +925,13 @@ fn digest_trace(raw: &Path, out: &Path, places: &[DevicePlacement], cpus: usize,
             }
             _ => {}
         }
+    }
+    for j in d.journals.iter_mut().flatten() {
+        let n = j.commits.max(1);
+        j.commit_mean_ns /= n;
+        j.locked_mean_ns /= n;
+        j.flushing_mean_ns /= n;
+        j.logging_mean_ns /= n;
     }
     d.throttle.extend(pending.into_values());
     d.throttle.sort_by_key(|s| (s.t_ns, s.device));
@@ -979,6 +1019,7 @@ fn write_results(
                 request_latency: digest.as_ref().map(|dg| dg.request_latency[i].clone()).unwrap_or_default(),
                 requests_written: b.writes.saturating_sub(a.writes),
                 requests_read: b.reads.saturating_sub(a.reads),
+                journal: digest.as_ref().and_then(|dg| dg.journals[i].clone()),
             }
         })
         .collect();

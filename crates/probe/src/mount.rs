@@ -41,7 +41,11 @@ pub fn mkfs(fs: &str, target: &Path) -> io::Result<()> {
             )))
         }
     };
-    let exe = sys::which(tool).ok_or_else(|| io::Error::other(format!("{tool} is not installed: cannot make a {fs} file system")))?;
+    let exe = sys::which(tool).ok_or_else(|| {
+        io::Error::other(format!(
+            "{tool} is not installed: cannot make a {fs} file system (scripts/setup-measure installs the mkfs tools)"
+        ))
+    })?;
     let out = Command::new(exe).args(args).arg(target).stdin(Stdio::null()).output()?;
     if !out.status.success() {
         return Err(io::Error::other(format!(
@@ -52,13 +56,35 @@ pub fn mkfs(fs: &str, target: &Path) -> io::Result<()> {
     Ok(())
 }
 
-/// Mount `source` (a block device or "tracefs") on `target`, journaled first.
-pub fn mount(j: &mut Journal, source: &Path, target: &Path, fstype: &str) -> io::Result<()> {
+/// Mount `source` (a block device or "tracefs") on `target` with the scenario's `mount`
+/// options, journaled first. The VFS flags (`noatime`, `relatime`, `strictatime`) become
+/// mount(2) flags; the rest go to the file system as its data string.
+pub fn mount(j: &mut Journal, source: &Path, target: &Path, fstype: &str, options: &str) -> io::Result<()> {
     j.record(Entry::Mount {
         path: target.to_path_buf(),
     })?;
-    sys::mount(source, target, fstype, 0)
-        .map_err(|e| io::Error::new(e.kind(), format!("mount {} on {}: {e}", source.display(), target.display())))
+    let (flags, data) = split_options(options);
+    sys::mount(source, target, fstype, flags, &data).map_err(|e| {
+        io::Error::new(
+            e.kind(),
+            format!("mount -o '{options}' {} on {}: {e}", source.display(), target.display()),
+        )
+    })
+}
+
+/// Split a mount option string into mount(2) flags and the file system's own options.
+pub fn split_options(options: &str) -> (libc::c_ulong, String) {
+    let mut flags = 0;
+    let mut data = Vec::new();
+    for o in options.split(',').map(str::trim).filter(|o| !o.is_empty()) {
+        match o {
+            "noatime" => flags |= libc::MS_NOATIME,
+            "relatime" => flags |= libc::MS_RELATIME,
+            "strictatime" => flags |= libc::MS_STRICTATIME,
+            _ => data.push(o),
+        }
+    }
+    (flags, data.join(","))
 }
 
 /// Unmount `path` if something is mounted there; retry while busy, then detach lazily.

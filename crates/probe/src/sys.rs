@@ -31,11 +31,17 @@ pub fn ioctl_ptr<T>(f: &File, req: libc::c_ulong, arg: &T) -> io::Result<libc::c
     check(unsafe { libc::ioctl(f.as_raw_fd(), req as _, arg as *const T) })
 }
 
-pub fn mount(source: &Path, target: &Path, fstype: &str, flags: libc::c_ulong) -> io::Result<()> {
+pub fn mount(source: &Path, target: &Path, fstype: &str, flags: libc::c_ulong, data: &str) -> io::Result<()> {
     let (s, t) = (cstring(source)?, cstring(target)?);
     let fs = CString::new(fstype).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "fstype"))?;
-    // SAFETY: all pointers are valid NUL-terminated strings; data is NULL.
-    check(unsafe { libc::mount(s.as_ptr(), t.as_ptr(), fs.as_ptr(), flags, std::ptr::null()) }).map(|_| ())
+    let data = CString::new(data).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "mount options"))?;
+    let data_ptr = if data.as_bytes().is_empty() {
+        std::ptr::null()
+    } else {
+        data.as_ptr().cast()
+    };
+    // SAFETY: all pointers are valid NUL-terminated strings or NULL.
+    check(unsafe { libc::mount(s.as_ptr(), t.as_ptr(), fs.as_ptr(), flags, data_ptr) }).map(|_| ())
 }
 
 pub fn umount(target: &Path, flags: libc::c_int) -> io::Result<()> {

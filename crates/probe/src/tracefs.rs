@@ -30,7 +30,7 @@ pub fn find_or_mount(j: &mut Journal, scratch: &Path) -> io::Result<PathBuf> {
     }
     let target = scratch.join("tracefs");
     std::fs::create_dir(&target)?;
-    crate::mount::mount(j, Path::new("tracefs"), &target, "tracefs")?;
+    crate::mount::mount(j, Path::new("tracefs"), &target, "tracefs", "")?;
     Ok(target)
 }
 

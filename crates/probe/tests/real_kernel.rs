@@ -48,7 +48,10 @@ fn loop_scenario(name: &str, secs: u64) -> Scenario {
     );
     sc.devices[0].name = "key".into();
     sc.devices[0].size = 512 << 20;
-    sc.devices[0].fs = Some("ext4".into());
+    sc.devices[0].fs = Some(wblab_sim::config::MountConfig::defaults(
+        wblab_sim::config::FsKind::Ext4,
+        wblab_sim::generations::Version(6, 18, 0),
+    ));
     sc.devices[0].throttle = BlkThrottleConfig {
         write_bps: Some(32 << 20),
         ..Default::default()
@@ -144,7 +147,10 @@ fn setup_errors_undo_everything() {
     }
     // A file system nobody has a mkfs for: fails after the scratch dir and backing file exist.
     let mut sc = loop_scenario("probe-test-fail", 2);
-    sc.devices[0].fs = Some("btrfs".into());
+    sc.devices[0].fs = Some(wblab_sim::config::MountConfig::defaults(
+        wblab_sim::config::FsKind::Btrfs,
+        wblab_sim::generations::Version(6, 18, 0),
+    ));
     let has_btrfs = wblab_probe::sys::which("mkfs.btrfs").is_some();
     let guard = scratch_parent("fail");
     let parent = guard.0.clone();

@@ -335,6 +335,16 @@ fn figures_of(r: &RunData) -> Vec<(String, &'static str, f64)> {
         if let Some(v) = f(&d["util"]) {
             out.push((format!("device {n}: util"), "frac", v));
         }
+        let j = &d["journal"];
+        if let Some(v) = f(&j["commits"]) {
+            out.push((format!("device {n}: journal commits"), "n", v));
+        }
+        if let Some(v) = f(&j["commit_mean_ms"]) {
+            out.push((format!("device {n}: journal commit mean"), "ms", v));
+        }
+        if let Some(v) = f(&j["commit_max_ms"]) {
+            out.push((format!("device {n}: journal commit max"), "ms", v));
+        }
     }
     // vmstat over the second half of the run.
     let dur = f(&s["sim_seconds"]).unwrap_or(0.0);

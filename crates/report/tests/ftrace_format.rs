@@ -14,6 +14,7 @@ fn comms() -> Vec<(String, u32)> {
         ("kworker/1:1H", 54),
         ("dd", 7959),
         ("awk", 8873),
+        ("jbd2/loop0-8", 14383),
     ]
     .iter()
     .map(|(c, p)| (c.to_string(), *p))
@@ -198,6 +199,70 @@ fn cases() -> Vec<(String, &'static str)> {
                 },
             ),
             "<idle>-0        [001] .Ns1.  3228.493424: wbt_step: 254:0: scale up: step=-4, window=100000us, background=48, normal=96, max=192",
+        ),
+        // A 40 KiB write with conv=fsync on a fresh ext4 loop device (6.18, 25 Nov 2026).
+        (
+            line(
+                7,
+                0,
+                "29700.521766",
+                TraceEvent::Jbd2Commit {
+                    dev: dev(7, 0),
+                    tid: 2,
+                    sync: false,
+                    what: "start_commit",
+                },
+            ),
+            "    jbd2/loop0-8-14383   [000] ..... 29700.521766: jbd2_start_commit: dev 7,0 transaction 2 sync 0",
+        ),
+        (
+            line(
+                7,
+                0,
+                "29700.521767",
+                TraceEvent::Jbd2Commit {
+                    dev: dev(7, 0),
+                    tid: 2,
+                    sync: false,
+                    what: "commit_locking",
+                },
+            ),
+            "    jbd2/loop0-8-14383   [000] ...1. 29700.521767: jbd2_commit_locking: dev 7,0 transaction 2 sync 0",
+        ),
+        (
+            line(
+                7,
+                0,
+                "29700.554400",
+                TraceEvent::Jbd2RunStats {
+                    dev: dev(7, 0),
+                    tid: 2,
+                    wait: 0,
+                    request_delay: 0,
+                    running: 0,
+                    locked: 0,
+                    flushing: 0,
+                    logging: 32,
+                    handle_count: 4,
+                    blocks: 7,
+                    blocks_logged: 9,
+                },
+            ),
+            "    jbd2/loop0-8-14383   [000] ...1. 29700.554400: jbd2_run_stats: dev 7,0 tid 2 wait 0 request_delay 0 running 0 locked 0 flushing 0 logging 32 handle_count 4 blocks 7 blocks_logged 9",
+        ),
+        (
+            line(
+                7,
+                0,
+                "29700.554403",
+                TraceEvent::Jbd2EndCommit {
+                    dev: dev(7, 0),
+                    tid: 2,
+                    sync: false,
+                    head: 2,
+                },
+            ),
+            "    jbd2/loop0-8-14383   [000] ..... 29700.554403: jbd2_end_commit: dev 7,0 transaction 2 sync 0 head 2",
         ),
     ]
 }

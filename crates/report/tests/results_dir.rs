@@ -260,6 +260,27 @@ fn check_fields(e: &wblab_report::load::trace_parse::ParsedEvent, rec: &TraceRec
             assert_eq!(e.event, "wbt_step");
             assert_eq!((e.get("msg").unwrap(), i("step"), u("window")), (*msg, *step as i64, *window_us));
         }
+        TraceEvent::Jbd2Commit { dev, tid, sync, .. } => {
+            assert!(e.event.starts_with("jbd2_"), "{}", e.event);
+            assert_eq!(e.get("dev").unwrap(), format!("{},{}", dev.major, dev.minor));
+            assert_eq!((u("transaction"), u("sync")), (*tid as u64, *sync as u64));
+        }
+        TraceEvent::Jbd2EndCommit { tid, head, .. } => {
+            assert_eq!(e.event, "jbd2_end_commit");
+            assert_eq!((u("transaction"), u("head")), (*tid as u64, *head as u64));
+        }
+        TraceEvent::Jbd2RunStats {
+            tid,
+            logging,
+            blocks_logged,
+            ..
+        } => {
+            assert_eq!(e.event, "jbd2_run_stats");
+            assert_eq!(
+                (u("tid"), u("logging"), u("blocks_logged")),
+                (*tid as u64, *logging as u64, *blocks_logged as u64)
+            );
+        }
     }
 }
 

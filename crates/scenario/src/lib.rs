@@ -13,6 +13,7 @@ mod suggest;
 pub mod units;
 
 pub use build::catalogue::{catalogue, Catalogue};
+pub use build::{SWEEP_KEY_SEPARATOR, SWEEP_VALUE_SEPARATOR};
 pub use error::{ScenarioError, MAX_ERRORS};
 
 use std::path::Path;

@@ -8,6 +8,7 @@ use toml::de::{DeTable, DeValue};
 use toml::Spanned;
 
 /// A key and its value, with the byte offsets of both.
+#[derive(Clone)]
 pub(crate) struct Entry<'a> {
     /// The key in its normalised, flattened form (`vm.dirty_ratio` even when written as nested
     /// tables).
@@ -39,7 +40,7 @@ impl<'a> Section<'a> {
         Section::from_table(0, doc.get_ref(), Nesting::Keep, |k| k)
     }
 
-    fn from_table(at: usize, table: &'a DeTable<'a>, nesting: Nesting, normalize: fn(String) -> String) -> Result<Section<'a>> {
+    pub(crate) fn from_table(at: usize, table: &'a DeTable<'a>, nesting: Nesting, normalize: fn(String) -> String) -> Result<Section<'a>> {
         let mut entries = Vec::new();
         flatten(table, "", nesting, &mut entries);
         for e in &mut entries {

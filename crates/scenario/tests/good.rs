@@ -419,12 +419,12 @@ fs = "btrfs"
         (Some(MIB), Some(8 * MIB), Some(500), None),
         "0 means no limit, as the cgroup files take it"
     );
-    assert_eq!(sc.devices[0].fs.as_deref(), Some("ext4"));
+    assert_eq!(sc.devices[0].fs.as_ref().map(|m| m.fs.name()), Some("ext4"));
     // Throttle keys apply to any model (blk-throttle works on any disk), nested or quoted.
     assert_eq!(sc.devices[1].throttle.write_iops, Some(100));
-    assert_eq!(sc.devices[1].fs.as_deref(), Some("xfs"));
+    assert_eq!(sc.devices[1].fs.as_ref().map(|m| m.fs.name()), Some("xfs"));
     assert!(!sc.devices[2].throttle.is_limited());
-    assert_eq!(sc.devices[2].fs.as_deref(), Some("btrfs"));
+    assert_eq!(sc.devices[2].fs.as_ref().map(|m| m.fs.name()), Some("btrfs"));
     assert_eq!(ok("").devices[0].fs, None);
 }
 
@@ -436,7 +436,7 @@ fn the_throttled_loop_scenario_is_the_lab_setup() {
     assert!(matches!(d.model, DeviceModelConfig::Loop(_)));
     assert_eq!((d.major, d.minor, d.size), (7, 64, 2 * GIB));
     assert_eq!(d.throttle.write_bps, Some(32 * MIB));
-    assert_eq!(d.fs.as_deref(), Some("ext4"));
+    assert_eq!(d.fs.as_ref().map(|m| m.fs.name()), Some("ext4"));
     assert_eq!((sc.sysctl.dirty_bytes, sc.sysctl.dirty_background_bytes), (256 * MIB, 128 * MIB));
     assert_eq!(sc.duration, 30 * S);
 }
@@ -584,4 +584,89 @@ fn the_nfs_commit_rule_follows_the_kernel_unless_set() {
         rule(&format!("kernel = \"2.6.38\"\n{mount}commit = \"pass\"\n")),
         Some(NfsCommit::Pass)
     );
+}
+
+#[test]
+fn mount_options_over_the_releases_defaults() {
+    use wblab_sim::config::{Atime, DataMode, FsKind};
+    let dev = |kernel: &str, fs: &str, mount: &str| {
+        let mount = if mount.is_empty() {
+            String::new()
+        } else {
+            format!("mount = \"{mount}\"\n")
+        };
+        let sc = ok(&format!(
+            "kernel = \"{kernel}\"\n[[device]]\nname = \"sda\"\nfs = \"{fs}\"\n{mount}"
+        ));
+        sc.devices[0].fs.clone().expect("a file system")
+    };
+    let today = dev("6.x", "ext4", "");
+    assert_eq!(
+        (today.fs, today.data, today.atime),
+        (FsKind::Ext4, DataMode::Ordered, Atime::Relatime)
+    );
+    assert!(today.barrier && today.dioread_nolock && !today.journal_async_commit);
+    assert_eq!(today.commit_interval, 5 * S);
+    // ext3 on 2.6.24: no barriers, atime on every read; dioread_nolock is ext4's (5.6+).
+    let old = dev("2.6.24", "ext3", "");
+    assert!(!old.barrier && !old.dioread_nolock);
+    assert_eq!(old.atime, Atime::Strictatime);
+    assert!(!dev("5.4", "ext4", "").dioread_nolock);
+    let set = dev(
+        "6.x",
+        "ext4",
+        "data=writeback, commit=1,noatime,nobarrier,journal_async_commit,nodioread_nolock",
+    );
+    assert_eq!((set.data, set.atime, set.commit_interval), (DataMode::Writeback, Atime::Noatime, S));
+    assert!(!set.barrier && set.journal_async_commit && !set.dioread_nolock);
+    assert_eq!(
+        set.options,
+        "data=writeback, commit=1,noatime,nobarrier,journal_async_commit,nodioread_nolock"
+    );
+    assert_eq!(dev("6.x", "ext4", "commit=0").commit_interval, 5 * S, "0 means the default");
+    let xfs = dev("6.x", "xfs", "logbsize=256k,logbufs=8");
+    assert_eq!(
+        (xfs.logbsize, xfs.commit_interval, xfs.data),
+        (256 * KIB, 30 * S, DataMode::Writeback)
+    );
+    assert!(!dev("6.x", "btrfs", "noatime").journalled());
+}
+
+#[test]
+fn a_sweep_of_variants_by_a_knob_runs_every_combination() {
+    let text = r#"
+[[device]]
+name = "sda"
+model = "hdd"
+
+[sweep]
+variants = [{ fs = "ext4", mount = "data=writeback" }, { fs = "xfs" }]
+"queue/write_cache" = ["write back", "write through"]
+"#;
+    let dir = std::env::temp_dir().join(format!("wblab-sweep-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("variants.toml");
+    std::fs::write(&path, text).unwrap();
+    let (key, runs) = wblab_scenario::load_sweep(&path).unwrap().expect("a sweep");
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(key, format!("variants{}queue/write_cache", wblab_scenario::SWEEP_KEY_SEPARATOR));
+    let got: Vec<(String, String, bool)> = runs
+        .iter()
+        .map(|(label, sc)| {
+            let d = &sc.devices[0];
+            (label.clone(), d.fs.as_ref().unwrap().fs.name().to_string(), d.queue.write_cache)
+        })
+        .collect();
+    let sep = wblab_scenario::SWEEP_VALUE_SEPARATOR;
+    assert_eq!(
+        got,
+        vec![
+            (format!("fs=ext4 mount=data=writeback{sep}write back"), "ext4".into(), true),
+            (format!("fs=ext4 mount=data=writeback{sep}write through"), "ext4".into(), false),
+            (format!("fs=xfs{sep}write back"), "xfs".into(), true),
+            (format!("fs=xfs{sep}write through"), "xfs".into(), false),
+        ]
+    );
+    // The first variant's mount options do not leak into the second's run.
+    assert_eq!(runs[2].1.devices[0].fs.as_ref().unwrap().options, "");
 }

@@ -53,6 +53,8 @@ pub enum Event {
     ThrottleSample,
     /// Half-way through a task's life: snapshot bytes for steady-state throughput.
     TaskMid(u32),
+    /// The commit timer of a device's journal.
+    JournalTimer(u16),
 }
 
 /// The `rwbs` of a cache flush request.
@@ -132,11 +134,40 @@ pub struct Machine {
     pub tiotest: crate::workload::state::TiotestState,
     /// The run-time laws and their state.
     pub laws: crate::laws::Laws,
+    /// Each device's journal, if its file system has one (`fs::jbd2`).
+    pub journals: Vec<Option<crate::fs::jbd2::Journal>>,
 }
 
 /// Index of the first flusher in `RunResult::comms` (after "<idle>" and the tasks).
 fn flusher_comm(m: &Machine, wb: u16) -> u32 {
     1 + m.tasks.len() as u32 + wb as u32
+}
+
+impl Machine {
+    /// Index of device `dev`'s journal thread in `RunResult::comms` (after the flushers,
+    /// one per journalled device).
+    pub(crate) fn journal_comm(&self, dev: u16) -> u32 {
+        let before = self.journals[..dev as usize].iter().filter(|j| j.is_some()).count() as u32;
+        1 + self.tasks.len() as u32 + self.flushers.len() as u32 + before
+    }
+
+    /// Who fires a block event of a request built by `sub`.
+    fn submitter_comm(&self, sub: Submitter) -> u32 {
+        match sub {
+            Submitter::Task(t) => 1 + t,
+            Submitter::Flusher(w) => flusher_comm(self, w),
+            Submitter::Journal(d) => self.journal_comm(d),
+        }
+    }
+
+    /// Who fires the issue of a flush first asked for by waiter `w` (a task or a journal).
+    fn flush_waiter_comm(&self, w: u32) -> u32 {
+        if w & crate::fs::jbd2::JOURNAL_WAITER != 0 {
+            self.journal_comm((w & !crate::fs::jbd2::JOURNAL_WAITER) as u16)
+        } else {
+            1 + w
+        }
+    }
 }
 
 /// Each device's writeback state, flusher and request queue, in the scenario's order.
@@ -197,6 +228,7 @@ impl Machine {
         let thresh = dom.dirty_limit;
         let now_j = clock.jiffies(0);
         let (wbs, flushers, queues) = attach_devices(cfg, thresh, now_j);
+        let queues_capacity: Vec<u64> = queues.iter().map(|q| q.capacity_sectors).collect();
         dom.bdi_min_ratio_sum = wbs.iter().map(|w| w.min_ratio_ppm).sum();
 
         let mut allocs: Vec<DevAllocator> = queues.iter().map(|q| DevAllocator::new(q.capacity_sectors)).collect();
@@ -242,6 +274,16 @@ impl Machine {
             ),
             tiotest: Default::default(),
             laws: crate::laws::Laws::new(opts.check_laws, ntasks),
+            journals: cfg
+                .devices
+                .iter()
+                .zip(&queues_capacity)
+                .map(|(d, &cap)| {
+                    d.fs.as_ref()
+                        .filter(|m| m.journalled())
+                        .map(|m| crate::fs::jbd2::Journal::new(m, cap))
+                })
+                .collect(),
             cfg: cfg.clone(),
         };
         m.setup_era();
@@ -464,6 +506,9 @@ impl Machine {
     /// Hand request `id` to device `dev`'s queue. Returns true if accepted (the submitter
     /// goes on), false if the submitter must wait.
     pub fn submit_request(&mut self, dev: u16, id: u32) -> bool {
+        if self.queues[dev as usize].rq(id).handle_start && !self.journal_handle_for_submit(dev, id) {
+            return false;
+        }
         let now = self.now();
         let last = self.wbs[dev as usize].last_bdp_sleep;
         // vmstat `bo` is PGPGOUT, counted as bios are submitted (`submit_bio`; 2.4's
@@ -473,6 +518,11 @@ impl Machine {
             q.sec_submitted_written += q.rq(id).bytes();
         }
         let r = self.queues[dev as usize].submit(now, id, last);
+        if r == Submit::Blocked && self.queues[dev as usize].rq(id).in_handle {
+            let q = &mut self.queues[dev as usize];
+            q.rq_mut(id).handle_wait = true;
+            q.handles_blocked += 1;
+        }
         self.kick_queue(dev);
         r != Submit::Blocked
     }
@@ -521,7 +571,7 @@ impl Machine {
             for &id in &issued {
                 let q = &self.queues[dev as usize];
                 if id == FLUSH_ID {
-                    let comm = 1 + q.flush.first;
+                    let comm = self.flush_waiter_comm(q.flush.first);
                     let ev = TraceEvent::BlockRqIssue {
                         dev: q.devt,
                         rwbs: FLUSH_RWBS,
@@ -534,10 +584,7 @@ impl Machine {
                     continue;
                 }
                 let r = q.rq(id);
-                let comm = match r.submitter {
-                    Submitter::Task(t) => 1 + t,
-                    Submitter::Flusher(w) => flusher_comm(self, w),
-                };
+                let comm = self.submitter_comm(r.submitter);
                 let ev = TraceEvent::BlockRqIssue {
                     dev: q.devt,
                     rwbs: crate::metrics::trace::Rwbs {
@@ -639,8 +686,12 @@ impl Machine {
             };
             self.trace_ev(0, 0, ev);
         }
-        for tid in self.queues[d].flush_completed() {
-            self.cache_flushed(tid);
+        for w in self.queues[d].flush_completed() {
+            if w & crate::fs::jbd2::JOURNAL_WAITER != 0 {
+                self.journal_flushed((w & !crate::fs::jbd2::JOURNAL_WAITER) as u16);
+            } else {
+                self.cache_flushed(w);
+            }
         }
     }
 
@@ -649,7 +700,7 @@ impl Machine {
     fn complete_request(&mut self, dev: u16, id: u32) {
         let now = self.now();
         let d = dev as usize;
-        let (op, tracked, direct, submitter, latency, bytes, direct_bytes) = {
+        let (op, tracked, direct, submitter, latency, bytes, direct_bytes, log_bytes) = {
             let r = self.queues[d].rq(id);
             (
                 r.op,
@@ -659,6 +710,7 @@ impl Machine {
                 now - r.issue_ns,
                 r.bytes(),
                 r.direct_sectors * 512,
+                r.log_sectors * 512,
             )
         };
         {
@@ -668,6 +720,7 @@ impl Machine {
                 Op::Write => {
                     q.bytes_written += bytes;
                     q.direct_bytes_written += direct_bytes;
+                    q.log_bytes_written += log_bytes;
                     q.sec_written += bytes;
                     q.requests_written += 1;
                 }
@@ -701,6 +754,8 @@ impl Machine {
         // them until a COMMIT, see `on_device`).
         let held = op == Op::Write && self.queues[d].hold_unstable(id);
         let nsegs = if held { 0 } else { self.queues[d].rq(id).segs.len() };
+        let new_blocks = self.queues[d].rq(id).new_blocks;
+        let first_file = self.queues[d].rq(id).segs.first().map(|s| s.file);
         for i in 0..nsegs {
             let s = self.queues[d].rq(id).segs[i];
             match op {
@@ -740,10 +795,27 @@ impl Machine {
                 self.direct_done(t);
             }
         }
+        if self.journals[d].is_some() && op == Op::Write {
+            if new_blocks {
+                if let Some(f) = first_file {
+                    self.journal_end_io(f, dev);
+                }
+            }
+            self.journal_io_done(dev, log_bytes / 512);
+        }
     }
 
     /// A blocked submitter's request `id` entered the queue: let it go on.
     fn request_accepted(&mut self, dev: u16, id: u32) {
+        if self.queues[dev as usize].rq(id).handle_wait {
+            // The submitter's ext4 handle may stop now: a commit may wait for that.
+            let q = &mut self.queues[dev as usize];
+            q.rq_mut(id).handle_wait = false;
+            q.handles_blocked -= 1;
+            if self.journals[dev as usize].is_some() {
+                self.commit_advance(dev);
+            }
+        }
         if self.queues[dev as usize].rq(id).throttled {
             let t = self.queues[dev as usize].throtl_mut();
             debug_assert_eq!(t.sleeping_on(), Some(id));
@@ -761,6 +833,7 @@ impl Machine {
                 self.flushers[w as usize].blocked = false;
                 self.flusher_continue(w);
             }
+            Submitter::Journal(d) => self.journal_request_accepted(d),
         }
     }
 
@@ -971,6 +1044,7 @@ impl Machine {
                 page_writeback::wb_update_bandwidth(&mut self.dom, &mut self.wbs[w as usize], j, self.clock.hz);
             }
             Event::FpropPeriod => self.on_fprop_period(),
+            Event::JournalTimer(d) => self.on_journal_timer(d),
             Event::Sample => self.on_sample(),
             Event::ThrottleSample => self.on_throttle_sample(),
             Event::TaskMid(t) => {
@@ -1067,6 +1141,16 @@ impl Machine {
         for (i, _) in self.flushers.iter().enumerate() {
             comms.push((crate::generations::runtime::flusher_comm_name(&self.cfg, i), 10 + i as u32));
         }
+        for (i, d) in self.cfg.devices.iter().enumerate().filter(|(i, _)| self.journals[*i].is_some()) {
+            // The journal thread of ext4 on the whole device (`jbd2/<dev>-8`: 8 is the journal
+            // inode), kjournald for ext3, xfs's CIL push worker.
+            let name = match d.fs.as_ref().map(|m| m.fs) {
+                Some(crate::config::FsKind::Ext3) => "kjournald".to_string(),
+                Some(crate::config::FsKind::Xfs) => format!("kworker/u{}:{}", 2 * self.cfg.machine.cpus.max(1), 16 + i),
+                _ => format!("jbd2/{}-8", d.name),
+            };
+            comms.push((name, 300 + i as u32));
+        }
         comms
     }
 
@@ -1124,6 +1208,18 @@ impl Machine {
                 request_latency: std::mem::take(&mut q.latency),
                 requests_written: q.requests_written,
                 requests_read: q.requests_read,
+                journal: self.journals[i].as_ref().map(|j| crate::metrics::JournalResult {
+                    fs: j.p.fs.name(),
+                    commits: j.stats.commits,
+                    blocks_logged: j.stats.blocks_logged,
+                    commit_mean_ns: j.stats.commit_ns_total / j.stats.commits.max(1),
+                    commit_max_ns: j.stats.commit_ns_max,
+                    locked_mean_ns: j.stats.locked_ns / j.stats.commits.max(1),
+                    flushing_mean_ns: j.stats.flushing_ns / j.stats.commits.max(1),
+                    logging_mean_ns: j.stats.logging_ns / j.stats.commits.max(1),
+                    handle_waits: j.stats.handle_waits,
+                    handle_wait_ns: j.stats.handle_wait_ns,
+                }),
             })
             .collect();
         RunResult {

@@ -61,15 +61,7 @@ fn sync_reaches_every_device() {
         stop: None,
         job: dd(64 * KIB, 256 * MIB, false),
     });
-    sc.tasks.push(TaskConfig {
-        name: "sync".into(),
-        count: 1,
-        device: 0,
-        file: "/mnt/sda/none".into(),
-        start: 2 * SEC,
-        stop: None,
-        job: JobConfig::Sync { interval: 60 * SEC },
-    });
+    sc.tasks.push(wblab_testkit::sim::sync_once("sync", 2 * SEC));
     let r = run(&sc);
     // Both writers were done well before the sync; below the background limit nothing forced
     // their pages out before it, and the sync wrote both devices.

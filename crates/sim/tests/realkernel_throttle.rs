@@ -22,7 +22,10 @@ fn lab(write_bps: u64, writers: u32, secs: u64) -> Scenario {
     // A fresh index from LOOP_CTL_ADD, as in the real runs (traces say "bdi 7:64").
     d.name = "loop64".to_string();
     d.minor = 64;
-    d.fs = Some("ext4".to_string());
+    d.fs = Some(wblab_sim::config::MountConfig::defaults(
+        wblab_sim::config::FsKind::Ext4,
+        wblab_sim::generations::Version(6, 18, 0),
+    ));
     d.throttle.write_bps = Some(write_bps);
     if writers > 0 {
         sc.add_task(

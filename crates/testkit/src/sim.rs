@@ -1,6 +1,6 @@
 //! Simulations built in code and run under the laws.
 
-use wblab_sim::config::{DeviceModelConfig, HddParams, JobConfig, Scenario, SsdParams};
+use wblab_sim::config::{DeviceModelConfig, HddParams, JobConfig, Scenario, SsdParams, TaskConfig};
 use wblab_sim::metrics::RunResult;
 use wblab_sim::units::MIB;
 
@@ -29,6 +29,19 @@ pub fn dd_with(bs: u64, size: u64, fsync: bool) -> JobConfig {
         size: Some(size),
         fsync,
         direct: false,
+    }
+}
+
+/// A task `name` on the first device that calls sync(2) once, `start` into the run.
+pub fn sync_once(name: &str, start: u64) -> TaskConfig {
+    TaskConfig {
+        name: name.into(),
+        count: 1,
+        device: 0,
+        file: "/mnt/sda/none".into(),
+        start,
+        stop: None,
+        job: JobConfig::Sync { interval: 3600 * SEC },
     }
 }
 

@@ -120,6 +120,21 @@ fn kvi(out: &mut String, key: &str, v: i64) {
     push_i64(out, v);
 }
 
+/// `dev %d,%d` of the jbd2 events.
+fn push_jbd2_dev(out: &mut String, dev: DevT) {
+    out.push_str("dev ");
+    push_devt(out, dev, ',');
+}
+
+/// `dev %d,%d transaction %d sync %d`: the jbd2 commit events' common part.
+fn push_jbd2_transaction(out: &mut String, dev: DevT, tid: u32, sync: bool) {
+    push_jbd2_dev(out, dev);
+    out.push_str(" transaction ");
+    push_u64(out, tid as u64);
+    out.push_str(" sync ");
+    push_u64(out, sync as u64);
+}
+
 /// The tracepoint name of an event, as printed before the payload.
 pub fn event_name(ev: &TraceEvent) -> &'static str {
     match ev {
@@ -130,6 +145,14 @@ pub fn event_name(ev: &TraceEvent) -> &'static str {
         TraceEvent::BlockRqIssue { .. } => "block_rq_issue",
         TraceEvent::BlockRqComplete { .. } => "block_rq_complete",
         TraceEvent::WbtStep { .. } => "wbt_step",
+        TraceEvent::Jbd2Commit { what, .. } => match *what {
+            "start_commit" => "jbd2_start_commit",
+            "commit_locking" => "jbd2_commit_locking",
+            "commit_flushing" => "jbd2_commit_flushing",
+            _ => "jbd2_commit_logging",
+        },
+        TraceEvent::Jbd2EndCommit { .. } => "jbd2_end_commit",
+        TraceEvent::Jbd2RunStats { .. } => "jbd2_run_stats",
     }
 }
 
@@ -296,6 +319,44 @@ pub fn format_payload(ev: &TraceEvent, comms: &[(String, u32)], out: &mut String
             push_u64(out, normal as u64);
             out.push_str(", max=");
             push_u64(out, max as u64);
+        }
+        TraceEvent::Jbd2Commit { dev, tid, sync, .. } => push_jbd2_transaction(out, dev, tid, sync),
+        TraceEvent::Jbd2EndCommit { dev, tid, sync, head } => {
+            push_jbd2_transaction(out, dev, tid, sync);
+            out.push_str(" head ");
+            push_u64(out, head as u64);
+        }
+        TraceEvent::Jbd2RunStats {
+            dev,
+            tid,
+            wait,
+            request_delay,
+            running,
+            locked,
+            flushing,
+            logging,
+            handle_count,
+            blocks,
+            blocks_logged,
+        } => {
+            push_jbd2_dev(out, dev);
+            for (key, v) in [
+                ("tid", tid),
+                ("wait", wait),
+                ("request_delay", request_delay),
+                ("running", running),
+                ("locked", locked),
+                ("flushing", flushing),
+                ("logging", logging),
+                ("handle_count", handle_count),
+                ("blocks", blocks),
+                ("blocks_logged", blocks_logged),
+            ] {
+                out.push(' ');
+                out.push_str(key);
+                out.push(' ');
+                push_u64(out, v as u64);
+            }
         }
     }
 }

@@ -85,6 +85,23 @@ struct DeviceSummary<'a> {
     requests_written: u64,
     requests_read: u64,
     request_latency_ms: LatencySummary,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    journal: Option<JournalSummary>,
+}
+
+/// A device's journal: commits and what they cost.
+#[derive(Serialize)]
+struct JournalSummary {
+    fs: &'static str,
+    commits: u64,
+    blocks_logged: u64,
+    commit_mean_ms: f64,
+    commit_max_ms: f64,
+    locked_mean_ms: f64,
+    flushing_mean_ms: f64,
+    logging_mean_ms: f64,
+    handle_waits: u64,
+    handle_wait_ms: f64,
 }
 
 fn pauses(h: &LatencyHist) -> PauseSummary {
@@ -146,6 +163,18 @@ fn device(d: &DeviceResult) -> DeviceSummary<'_> {
         requests_written: d.requests_written,
         requests_read: d.requests_read,
         request_latency_ms: latency(d.request_latency.summary()),
+        journal: d.journal.as_ref().map(|j| JournalSummary {
+            fs: j.fs,
+            commits: j.commits,
+            blocks_logged: j.blocks_logged,
+            commit_mean_ms: ns_to_ms(j.commit_mean_ns),
+            commit_max_ms: ns_to_ms(j.commit_max_ns),
+            locked_mean_ms: ns_to_ms(j.locked_mean_ns),
+            flushing_mean_ms: ns_to_ms(j.flushing_mean_ns),
+            logging_mean_ms: ns_to_ms(j.logging_mean_ns),
+            handle_waits: j.handle_waits,
+            handle_wait_ms: ns_to_ms(j.handle_wait_ns),
+        }),
     }
 }
 

@@ -332,6 +332,26 @@ fn device_table(r: &RunResult, out: &mut String) {
         ));
     }
     t.render(out);
+    for d in &r.devices {
+        if let Some(j) = &d.journal {
+            writeln!(
+                out,
+                "{} journal ({}): {} commits, {} blocks logged; commit mean {:.1} ms (locked {:.1}, ordered data {:.1}, log {:.1}), max {:.1} ms; {} handles waited {:.1} ms",
+                d.name,
+                j.fs,
+                j.commits,
+                j.blocks_logged,
+                j.commit_mean_ns as f64 / 1e6,
+                j.locked_mean_ns as f64 / 1e6,
+                j.flushing_mean_ns as f64 / 1e6,
+                j.logging_mean_ns as f64 / 1e6,
+                j.commit_max_ns as f64 / 1e6,
+                j.handle_waits,
+                j.handle_wait_ns as f64 / 1e6
+            )
+            .expect("write to a String");
+        }
+    }
 }
 
 fn dirty_line(r: &RunResult, out: &mut String) {

@@ -1,7 +1,7 @@
 //! `[[device]]`: identity (name, model, size, device number, file system), then the model's
 //! parameters, the queue, the bdi and the blk-throttle limits, each from its own module.
 
-use super::{bdi, model, queue, throttle};
+use super::{bdi, model, mount, queue, throttle};
 use crate::error::{Problem, Result};
 use crate::section::{Entry, Section};
 use crate::suggest;
@@ -10,10 +10,7 @@ use wblab_sim::config::{default_queue, default_size, BdiConfig, DeviceConfig, De
 use wblab_sim::drivers::model::{model_info, sd_name, Naming};
 use wblab_sim::units::{format_size, MIB};
 
-pub(super) const IDENTITY_KEYS: &[&str] = &["name", "model", "size", "major", "minor", "fs"];
-
-/// File systems `wblab measure` can make on a device.
-const FILE_SYSTEMS: &[&str] = &["ext4", "xfs", "btrfs"];
+pub(super) const IDENTITY_KEYS: &[&str] = &["name", "model", "size", "major", "minor", "fs", "mount"];
 
 /// NVMe's block major: a disk named `nvme...` gets it instead of sd's.
 const NVME_MAJOR: u32 = 259;
@@ -31,13 +28,10 @@ pub(super) fn normalize(key: String) -> String {
     key
 }
 
-/// All devices, or one default HDD `sda` when the file declares none.
-/// `era_elevator`: the kernel generation's default elevator (see [`queue::build`]).
-pub(super) fn build_all(
-    entry: Option<&Entry<'_>>,
-    sections: &[Section<'_>],
-    era_elevator: Option<SchedulerKind>,
-) -> Result<Vec<DeviceConfig>> {
+/// All devices, or one default HDD `sda` when the file declares none. `kernel`: the release
+/// simulated, for its default elevator (see [`queue::build`]) and mount options.
+pub(super) fn build_all(entry: Option<&Entry<'_>>, sections: &[Section<'_>], kernel: &str) -> Result<Vec<DeviceConfig>> {
+    let era_elevator = wblab_sim::generations::default_elevator(kernel);
     if entry.is_none() {
         let model = DeviceModelConfig::Hdd(HddParams::default());
         let mut queue = default_queue(&model);
@@ -115,7 +109,7 @@ pub(super) fn build_all(
                 (major, minor)
             }
         };
-        let d = build(sec, kind, name, default_number, era_elevator)?;
+        let d = build(sec, kind, name, default_number, era_elevator, kernel)?;
         if devices.iter().any(|o| o.name == d.name) {
             let at = sec.get("name").map_or(sec.at, |e| e.value_at);
             return Err(Problem::new(at, format!("device name `{}` is used twice", d.name))
@@ -151,6 +145,7 @@ fn build(
     name: String,
     default_number: (u32, u32),
     era_elevator: Option<SchedulerKind>,
+    kernel: &str,
 ) -> Result<DeviceConfig> {
     let member = model::member_kind(kind, sec)?;
     check_keys(sec, kind, member)?;
@@ -177,10 +172,7 @@ fn build(
     let min_major = if anonymous { 0 } else { 1 };
     let major = sec.value_or("major", default_number.0, |e| e.u32(min_major, (1 << 12) - 1))?;
     let minor = sec.value_or("minor", default_number.1, |e| e.u32(0, (1 << 20) - 1))?;
-    let fs = match sec.get("fs") {
-        Some(e) => Some(file_system(e)?),
-        None => None,
-    };
+    let fs = mount::build(sec, kernel)?;
     Ok(DeviceConfig {
         name,
         major,
@@ -192,18 +184,6 @@ fn build(
         fs,
         throttle: throttle::build(sec)?,
     })
-}
-
-/// `fs`: the file system `wblab measure` makes on the device (the simulator's block allocator
-/// does not depend on it).
-fn file_system(e: &Entry<'_>) -> Result<String> {
-    let name = e.str()?.trim();
-    match FILE_SYSTEMS.iter().find(|f| f.eq_ignore_ascii_case(name)) {
-        Some(f) => Ok(f.to_string()),
-        None => Err(e
-            .problem(format!("unknown file system `{name}`"))
-            .hint(format!("{}; `wblab measure` makes one of these", suggest::hint(name, FILE_SYSTEMS)))),
-    }
 }
 
 /// Every key must belong to the device, its queue, its bdi or its model (for raid0: the

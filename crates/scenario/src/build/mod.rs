@@ -7,9 +7,11 @@ pub(crate) mod catalogue;
 mod device;
 mod machine;
 mod model;
+mod mount;
 mod policy;
 mod queue;
 mod sweep;
+pub use sweep::{KEY_SEPARATOR as SWEEP_KEY_SEPARATOR, VALUE_SEPARATOR as SWEEP_VALUE_SEPARATOR};
 mod sysctl;
 mod task;
 mod throttle;
@@ -67,7 +69,7 @@ pub(crate) fn scenarios(text: &str, file_name: &str) -> std::result::Result<Vec<
     // A sweep file checks every value, and stands for its first one.
     let sw = root.get("sweep").map(sweep::parse).transpose().map_err(|p| vec![p])?;
     if let Some(s) = &sw {
-        for i in 1..s.values.len() {
+        for i in 1..s.len() {
             for (kernel, generation) in &kernels {
                 build_one(&root, file_name, kernel.clone(), generation, Some((s, i)))?;
             }
@@ -87,11 +89,11 @@ pub(crate) fn sweep_scenarios(text: &str, file_name: &str) -> std::result::Resul
     let Some(e) = root.get("sweep") else { return Ok(None) };
     let sw = sweep::parse(e).map_err(|p| vec![p])?;
     let (kernel, generation) = file_kernels(&root).map_err(|p| vec![p])?.swap_remove(0);
-    let mut runs = Vec::with_capacity(sw.values.len());
+    let mut runs = Vec::with_capacity(sw.len());
     for (i, label) in sw.labels().into_iter().enumerate() {
         runs.push((label, build_one(&root, file_name, kernel.clone(), generation, Some((&sw, i)))?));
     }
-    Ok(Some((sw.key.clone(), runs)))
+    Ok(Some((sw.key(), runs)))
 }
 
 /// The value of a part of the file, or `None` with its problem kept: the parts a later check
@@ -232,7 +234,7 @@ fn devices(
     if let Some((sw, i)) = sweep {
         sweep::apply(sw, i, &mut device_sections)?;
     }
-    let mut devices = device::build_all(root.get("device"), &device_sections, generations::default_elevator(kernel))?;
+    let mut devices = device::build_all(root.get("device"), &device_sections, kernel)?;
     generations::apply_nfs_commit(&mut devices, kernel);
     if policy.is_some_and(|p| p.queue.is_legacy()) {
         legacy_queue_defaults(&mut devices, &device_sections);

@@ -1,93 +1,199 @@
-//! `[sweep]`: run one scenario once per value of one device knob, e.g.
-//! `"queue/iosched/fifo_batch" = [64, 32, 16, 8]` — Morton's tables of 2002. Each value is
-//! written into every `[[device]]` table (replacing the file's own setting) and validated there,
-//! so a bad value is reported at its place in the array with the knob's usual hint.
+//! `[sweep]`: run one scenario once per value of a device knob, e.g.
+//! `"queue/iosched/fifo_batch" = [64, 32, 16, 8]` — Morton's tables of 2002 — or once per
+//! combination of several (`fs`, `mount` and `queue/write_cache` together: every combination,
+//! the first knob varying slowest). Each value is written into every `[[device]]` table
+//! (replacing the file's own setting) and validated there, so a bad value is reported at its
+//! place in the array with the knob's usual hint.
 
 use super::{device, queue, Entry, Nesting, Section};
 use crate::error::{Problem, Result};
 use crate::suggest;
 use toml::de::DeValue;
 
-/// The parsed `[sweep]` table: the knob and its values (located in the file).
-pub(crate) struct Sweep<'a> {
+/// Separates the knobs of a several-knob sweep in its name, and their values in a label.
+pub const KEY_SEPARATOR: &str = " × ";
+pub const VALUE_SEPARATOR: &str = " · ";
+/// Most runs one sweep may ask for.
+const MAX_RUNS: usize = 64;
+
+/// One swept knob and its values (located in the file), or `variants`: whole sets of device
+/// keys, one per run (`{ fs = "xfs" }`, `{ fs = "ext4", mount = "data=writeback" }`), for
+/// settings that only make sense together.
+pub(crate) struct Axis<'a> {
     pub key: String,
     pub key_at: usize,
     pub values: Vec<(&'a DeValue<'a>, usize)>,
+    /// For `variants`: each value's entries.
+    pub variants: Vec<Vec<Entry<'a>>>,
+}
+
+/// The key of a sweep's list of variants.
+const VARIANTS: &str = "variants";
+
+/// The parsed `[sweep]` table.
+pub(crate) struct Sweep<'a> {
+    pub axes: Vec<Axis<'a>>,
+}
+
+fn label(v: &DeValue<'_>) -> String {
+    match v {
+        DeValue::String(s) => s.to_string(),
+        DeValue::Integer(i) => i.to_string(),
+        DeValue::Float(f) => f.to_string(),
+        DeValue::Boolean(b) => b.to_string(),
+        other => crate::section::describe(other),
+    }
 }
 
 impl Sweep<'_> {
-    /// Each value as the table prints it.
+    /// Runs: the product of the axes' lengths.
+    pub fn len(&self) -> usize {
+        self.axes.iter().map(|a| a.values.len()).product()
+    }
+
+    /// The value index of each axis in run `i` (the first axis varies slowest).
+    fn indices(&self, mut i: usize) -> Vec<usize> {
+        let mut ix = vec![0; self.axes.len()];
+        for (k, a) in self.axes.iter().enumerate().rev() {
+            ix[k] = i % a.values.len();
+            i /= a.values.len();
+        }
+        ix
+    }
+
+    /// The sweep's name: its knob, or its knobs joined by [`KEY_SEPARATOR`].
+    pub fn key(&self) -> String {
+        self.axes.iter().map(|a| a.key.as_str()).collect::<Vec<_>>().join(KEY_SEPARATOR)
+    }
+
+    /// Each run's values as the table prints them (joined by [`VALUE_SEPARATOR`]).
     pub fn labels(&self) -> Vec<String> {
-        self.values
-            .iter()
-            .map(|(v, _)| match v {
-                DeValue::String(s) => s.to_string(),
-                DeValue::Integer(i) => i.to_string(),
-                DeValue::Float(f) => f.to_string(),
-                DeValue::Boolean(b) => b.to_string(),
-                other => crate::section::describe(other),
+        (0..self.len())
+            .map(|i| {
+                let ix = self.indices(i);
+                self.axes
+                    .iter()
+                    .zip(ix)
+                    .map(|(a, j)| match a.variants.get(j) {
+                        Some(v) => v
+                            .iter()
+                            .map(|e| format!("{}={}", e.key, label(e.value)))
+                            .collect::<Vec<_>>()
+                            .join(" "),
+                        None => label(a.values[j].0),
+                    })
+                    .collect::<Vec<_>>()
+                    .join(VALUE_SEPARATOR)
             })
             .collect()
     }
 }
 
-/// The knobs a sweep may vary: the queue's (`queue/*`, `queue/iosched/*`).
+/// The knobs a sweep may vary: the queue's (`queue/*`, `queue/iosched/*`) and the file
+/// system (`fs`, `mount`).
 fn sweepable() -> Vec<&'static str> {
-    queue::KEYS.iter().copied().chain(queue::tunable_keys()).collect()
+    queue::KEYS
+        .iter()
+        .copied()
+        .chain(queue::tunable_keys())
+        .chain(["fs", "mount"])
+        .collect()
+}
+
+/// The entries of each variant of `variants = [{...}, ...]`, every key sweepable.
+fn variants<'a>(k: &Entry<'a>, items: &'a [toml::Spanned<DeValue<'a>>], keys: &[&str]) -> Result<Vec<Vec<Entry<'a>>>> {
+    let example = "e.g. variants = [{ fs = \"ext4\" }, { fs = \"xfs\" }]";
+    let mut out = Vec::with_capacity(items.len());
+    for item in items {
+        let DeValue::Table(t) = item.get_ref() else {
+            return Err(Problem::new(
+                item.span().start,
+                format!(
+                    "expected a table of device keys, found {}",
+                    crate::section::describe(item.get_ref())
+                ),
+            )
+            .key(&k.key)
+            .hint(example));
+        };
+        let sec = Section::from_table(item.span().start, t, Nesting::Flatten('/'), device::normalize)?;
+        if sec.entries.is_empty() {
+            return Err(Problem::new(item.span().start, "an empty variant").key(&k.key).hint(example));
+        }
+        if let Some(bad) = sec.entries.iter().find(|e| !keys.contains(&e.key.as_str())) {
+            let hint = suggest::did_you_mean(&bad.key, keys).unwrap_or_else(|| format!("sweepable knobs: {}", suggest::list(keys)));
+            return Err(bad.key_problem("is not a knob a sweep can vary").hint(hint));
+        }
+        out.push(sec.entries);
+    }
+    Ok(out)
 }
 
 pub(super) fn parse<'a>(e: &Entry<'a>) -> Result<Sweep<'a>> {
     let sec = e.table(Nesting::Flatten('/'), device::normalize)?;
     let keys = sweepable();
-    let mut it = sec.entries.iter();
-    let Some(k) = it.next() else {
+    if sec.entries.is_empty() {
         return Err(e
             .problem("the sweep names no knob")
             .hint("e.g. [sweep] \"queue/iosched/fifo_batch\" = [64, 32, 16, 8]"));
-    };
-    if let Some(extra) = it.next() {
-        return Err(extra.key_problem("a sweep varies one knob").hint(format!(
-            "keep one of `{}` and `{}`; run a second file for the other",
-            k.key, extra.key
-        )));
     }
-    if !keys.contains(&k.key.as_str()) {
-        let hint = suggest::did_you_mean(&k.key, &keys).unwrap_or_else(|| format!("sweepable knobs: {}", suggest::list(&keys)));
-        return Err(k.key_problem("is not a knob a sweep can vary").hint(hint));
+    let mut axes = Vec::new();
+    for k in &sec.entries {
+        if k.key != VARIANTS && !keys.contains(&k.key.as_str()) {
+            let hint = suggest::did_you_mean(&k.key, &keys).unwrap_or_else(|| format!("sweepable knobs: {}", suggest::list(&keys)));
+            return Err(k.key_problem("is not a knob a sweep can vary").hint(hint));
+        }
+        let DeValue::Array(items) = k.value else {
+            return Err(k
+                .problem(format!("expected an array of values, found {}", crate::section::describe(k.value)))
+                .hint(format!("e.g. \"{}\" = [64, 32, 16, 8]", k.key)));
+        };
+        if items.is_empty() {
+            return Err(k.problem("no value to sweep").hint(format!("e.g. \"{}\" = [64, 32, 16, 8]", k.key)));
+        }
+        let variants = if k.key == VARIANTS {
+            variants(k, items, &keys)?
+        } else {
+            Vec::new()
+        };
+        axes.push(Axis {
+            key: k.key.clone(),
+            key_at: k.key_at,
+            values: items.iter().map(|i| (i.get_ref(), i.span().start)).collect(),
+            variants,
+        });
     }
-    let DeValue::Array(items) = k.value else {
-        return Err(k
-            .problem(format!("expected an array of values, found {}", crate::section::describe(k.value)))
-            .hint(format!("e.g. \"{}\" = [64, 32, 16, 8]", k.key)));
-    };
-    if items.is_empty() {
-        return Err(k.problem("no value to sweep").hint(format!("e.g. \"{}\" = [64, 32, 16, 8]", k.key)));
+    let sw = Sweep { axes };
+    if sw.len() > MAX_RUNS {
+        return Err(e
+            .problem(format!("the sweep asks for {} runs, more than {MAX_RUNS}", sw.len()))
+            .hint("every combination of the knobs' values runs: sweep fewer values, or split the file"));
     }
-    Ok(Sweep {
-        key: k.key.clone(),
-        key_at: k.key_at,
-        values: items.iter().map(|i| (i.get_ref(), i.span().start)).collect(),
-    })
+    Ok(sw)
 }
 
-/// The device tables with value `i` of the sweep written into each.
+/// The device tables with run `i` of the sweep written into each.
 pub(super) fn apply<'a>(sweep: &Sweep<'a>, i: usize, sections: &mut [Section<'a>]) -> Result<()> {
     if sections.is_empty() {
-        return Err(
-            Problem::new(sweep.key_at, "a sweep needs a [[device]] table to write its knob into")
-                .key(&sweep.key)
-                .hint("declare the disk with a [[device]] table"),
-        );
+        let a = &sweep.axes[0];
+        return Err(Problem::new(a.key_at, "a sweep needs a [[device]] table to write its knob into")
+            .key(&a.key)
+            .hint("declare the disk with a [[device]] table"));
     }
-    let (value, value_at) = sweep.values[i];
-    for s in sections.iter_mut() {
-        s.entries.retain(|e| e.key != sweep.key);
-        s.entries.push(Entry {
-            key: sweep.key.clone(),
-            key_at: sweep.key_at,
-            value,
-            value_at,
-        });
+    for (a, j) in sweep.axes.iter().zip(sweep.indices(i)) {
+        let set: Vec<Entry<'a>> = match a.variants.get(j) {
+            Some(v) => v.clone(),
+            None => vec![Entry {
+                key: a.key.clone(),
+                key_at: a.key_at,
+                value: a.values[j].0,
+                value_at: a.values[j].1,
+            }],
+        };
+        for s in sections.iter_mut() {
+            s.entries.retain(|e| !set.iter().any(|n| n.key == e.key));
+            s.entries.extend(set.iter().cloned());
+        }
     }
     Ok(())
 }

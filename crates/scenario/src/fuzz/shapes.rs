@@ -125,7 +125,23 @@ pub fn device(key: &str, models: &[&'static str]) -> Option<Shape> {
         "model" | "member_model" => Shape::Word(models.to_vec()),
         "size" => Shape::Size(M, 64 * G),
         "major" | "minor" => Shape::Int(0, 300),
-        "fs" => words(&["ext4", "xfs", "btrfs", "zfs"]),
+        "fs" => words(&["ext4", "ext3", "xfs", "btrfs", "zfs"]),
+        "mount" => words(&[
+            "data=ordered",
+            "data=writeback",
+            "data=journal",
+            "commit=1",
+            "commit=30",
+            "noatime",
+            "strictatime",
+            "nobarrier",
+            "barrier=0",
+            "journal_async_commit",
+            "nodioread_nolock,noatime",
+            "logbsize=256k",
+            "logbufs=2",
+            "commit=5,data=bogus",
+        ]),
         "queue/scheduler" => {
             let mut w: Vec<&'static str> = Vec::new();
             for e in wblab_sim::block::sched::ELEVATORS {

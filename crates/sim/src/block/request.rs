@@ -9,6 +9,8 @@ use crate::Ns;
 pub enum Submitter {
     Task(u32),
     Flusher(u16),
+    /// The journal thread of a device (ordered data, log blocks).
+    Journal(u16),
 }
 
 /// Pages of a file carried by a request.
@@ -64,6 +66,20 @@ pub struct Request {
     pub throttled: bool,
     pub submitter: Submitter,
     pub issue_ns: Ns,
+    /// Its submission starts a journal handle (the first bio of an ext4 extent's mapping, or
+    /// of an ext3 `writepage`): a locked transaction makes the submitter wait first.
+    pub handle_start: bool,
+    /// Built under an ext4 handle that stays open until it is submitted (every bio of an
+    /// extent but its last, `mpage_map_and_submit_extent`).
+    pub in_handle: bool,
+    /// Its submitter sleeps on it holding that handle (counted in the queue's
+    /// `handles_blocked`).
+    pub handle_wait: bool,
+    /// Writes blocks writeback just allocated: its completion updates the inode in a handle
+    /// (unwritten-extent conversion, on-disk size).
+    pub new_blocks: bool,
+    /// Sectors of journal log blocks it carries (no page-cache pages behind them).
+    pub log_sectors: u64,
 }
 
 impl Request {

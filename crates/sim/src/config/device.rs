@@ -1,6 +1,6 @@
 //! `[[device]]`: a block device, its model, its queue and bdi knobs, and blk-throttle limits.
 
-use super::{DeviceModelConfig, QueueConfig};
+use super::{DeviceModelConfig, MountConfig, QueueConfig};
 use serde::Serialize;
 
 #[derive(Clone, Debug, Serialize)]
@@ -15,9 +15,10 @@ pub struct DeviceConfig {
     pub model: DeviceModelConfig,
     pub queue: QueueConfig,
     pub bdi: BdiConfig,
-    /// File system the device carries (`ext4`, `xfs`, `btrfs`): mkfs'd by `wblab measure`;
-    /// the simulator's allocator does not depend on it yet.
-    pub fs: Option<String>,
+    /// File system the device carries and its mount options: mkfs'd and mounted by `wblab
+    /// measure`; the simulator runs its journal (`fs::jbd2`). `None`: no journal, as before
+    /// file systems were modelled (the block allocator is the same either way).
+    pub fs: Option<MountConfig>,
     /// blk-throttle limits on the device (cgroup v2 `io.max`, v1 `blkio.throttle.*`).
     pub throttle: BlkThrottleConfig,
 }

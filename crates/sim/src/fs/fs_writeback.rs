@@ -20,6 +20,7 @@
 use crate::block::queue::{Seg, Submitter};
 use crate::drivers::Op;
 use crate::fs::inode::OnList;
+use crate::fs::jbd2::EXTENT_PAGES_PER_HANDLE;
 use crate::kernel::cpu::Who;
 use crate::machine::{Event, Machine};
 use crate::metrics::trace::{TraceEvent, WbReason};
@@ -590,6 +591,10 @@ impl Machine {
     pub fn write_dirty_range(&mut self, ino: u32, from: u64, max: u64, sub: Submitter, sync: bool, background: bool) -> (u64, u64) {
         let wbi = self.inodes[ino as usize].wb as usize;
         let max_pages = (self.queues[wbi].max_sectors / 8).max(1);
+        let journalled = self.journals[wbi].is_some();
+        let locks_handles = self.journals[wbi].as_ref().is_some_and(|j| j.p.locks_handles);
+        let per_page_handles =
+            locks_handles && self.journals[wbi].as_ref().is_some_and(|j| j.p.handle_per_write) && !matches!(sub, Submitter::Journal(_));
         let mut idx = from;
         let mut written = 0;
         while written < max {
@@ -609,8 +614,12 @@ impl Machine {
             let mut p = s;
             while p < s + n {
                 let len = (s + n - p).min(max_pages - (p % max_pages)).min(max_pages);
+                let new_blocks = journalled && self.inodes[ino as usize].blocks.lookup(p).is_none();
                 // Delayed allocation: blocks are assigned now, as ext4_map_blocks does.
                 let (sector, len) = self.inodes[ino as usize].blocks.map(p, len, &mut self.allocs[wbi]);
+                if new_blocks {
+                    self.journal_alloc(ino, wbi as u16, sector);
+                }
                 let id = self.queues[wbi].alloc(
                     Op::Write,
                     sector,
@@ -626,9 +635,27 @@ impl Machine {
                     false,
                     false,
                 );
+                if new_blocks {
+                    self.queues[wbi].rq_mut(id).new_blocks = true;
+                }
+                if per_page_handles {
+                    // ext3's writepage: a handle around each page's submission.
+                    let r = self.queues[wbi].rq_mut(id);
+                    r.handle_start = true;
+                    r.in_handle = true;
+                } else if new_blocks && locks_handles {
+                    // ext4 maps an extent under one handle, which stays open until all its bios
+                    // but the last are submitted.
+                    let end = p + len;
+                    let last_of_extent = end == s + n || (end - s) % EXTENT_PAGES_PER_HANDLE == 0;
+                    let r = self.queues[wbi].rq_mut(id);
+                    r.handle_start = (p - s) % EXTENT_PAGES_PER_HANDLE == 0;
+                    r.in_handle = !last_of_extent;
+                }
                 match sub {
                     Submitter::Flusher(f) => self.flushers[f as usize].pending.push_back(id),
                     Submitter::Task(t) => self.tasks[t as usize].pending.push_back((wbi as u16, id)),
+                    Submitter::Journal(d) => self.journals[d as usize].as_mut().expect("journal").pending.push_back(id),
                 }
                 p += len;
             }

@@ -38,6 +38,11 @@ pub struct Inode {
     /// The block device's page cache (metadata read through the buffer cache): allocated
     /// `GFP_NOFS`, from lowmem only (`grow_dev_page`).
     pub buffer_cache: bool,
+    /// `i_sync_tid`: the journal transaction that last changed the inode (0: none).
+    pub sync_tid: u32,
+    /// Tick of the last mtime and atime updates (a handle each).
+    pub mtime_jiffy: Option<u64>,
+    pub atime_jiffy: Option<u64>,
 }
 
 impl Inode {
@@ -55,6 +60,9 @@ impl Inode {
             nr_dirtied: 0,
             nr_written: 0,
             buffer_cache: false,
+            sync_tid: 0,
+            mtime_jiffy: None,
+            atime_jiffy: None,
         }
     }
 }

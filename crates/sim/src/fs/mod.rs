@@ -5,6 +5,8 @@ pub mod block_alloc;
 pub mod flusher;
 pub mod fs_writeback;
 pub mod inode;
+pub mod jbd2;
+pub mod journal;
 pub mod metadata;
 pub mod pdflush;
 pub mod sync;

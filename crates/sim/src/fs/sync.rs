@@ -24,8 +24,10 @@
 //! (`blkdev_issue_flush`: the file's device for fsync, every device for sync), merged with
 //! other callers' by the block layer (`block::queue::FlushQueue`).
 //!
-//! Simplified: no journal commit yet (ext4's fsync forces one, whose commit block is a
-//! PREFLUSH|FUA write: see the journal in the model's scope docs).
+//! On a journalled file system the data is followed by the commit of the transaction that
+//! last changed the inode (fsync) or of every running transaction (sync), whose pre-flush
+//! stands for the device flush when it was queued after the data was written
+//! (`fs/journal.rs`).
 
 use crate::block::queue::Submitter;
 use crate::config::JobConfig;
@@ -96,11 +98,24 @@ impl Machine {
         loop {
             match self.tasks[t].sync {
                 None => {
-                    if self.issue_cache_flushes(tid) {
+                    let only = self.sync_device(tid);
+                    if self.journal_force(tid, only) {
+                        return None;
+                    }
+                    if self.issue_cache_flushes(tid, None) {
                         return None;
                     }
                     return self.sync_done(tid);
                 }
+                Some(SyncWait::Commit { left: 0, since }) => {
+                    if self.issue_cache_flushes(tid, Some(since)) {
+                        return None;
+                    }
+                    // Every device's flush came with its commit.
+                    self.tasks[t].sync = Some(SyncWait::Flush { left: 0 });
+                    return self.sync_done(tid);
+                }
+                Some(SyncWait::Commit { .. }) => return None,
                 Some(SyncWait::Flush { left: 0 }) => return self.sync_done(tid),
                 Some(SyncWait::Flush { .. }) => return None,
                 Some(SyncWait::Work { done: false, .. }) => return None,
@@ -138,18 +153,29 @@ impl Machine {
         }
     }
 
-    /// The data of the call is on the devices: ask each device that caches writes for a flush
-    /// (fsync: the file's device; sync: every device), as `blkdev_issue_flush` does at the end
-    /// of `->fsync` and `->sync_fs`. Returns whether the task now waits for one.
-    fn issue_cache_flushes(&mut self, tid: u32) -> bool {
+    /// The device an fsync is about (its file's); `None` for sync (every device).
+    fn sync_device(&self, tid: u32) -> Option<u16> {
         let t = tid as usize;
-        let only = match self.tasks[t].job {
+        match self.tasks[t].job {
             JobConfig::Sync { .. } => None,
             _ => Some(self.inodes[self.tasks[t].file as usize].wb),
-        };
+        }
+    }
+
+    /// The data of the call is on the devices: ask each device that caches writes for a flush
+    /// (fsync: the file's device; sync: every device), as `blkdev_issue_flush` does at the end
+    /// of `->fsync` and `->sync_fs`, unless the file system mounted with `barrier=0` or a
+    /// journal commit queued its pre-flush after the data was written (`covered_since`).
+    /// Returns whether the task now waits for one.
+    fn issue_cache_flushes(&mut self, tid: u32, covered_since: Option<crate::Ns>) -> bool {
+        let t = tid as usize;
+        let only = self.sync_device(tid);
         let mut left = 0;
         for d in 0..self.queues.len() as u16 {
-            if only.is_some_and(|o| o != d) || !self.queues[d as usize].wants_flush() {
+            if only.is_some_and(|o| o != d) || !self.fs_flushes(d) {
+                continue;
+            }
+            if covered_since.is_some_and(|s| self.commit_flushed_since(d, s)) {
                 continue;
             }
             self.queues[d as usize].queue_flush(tid);

@@ -15,6 +15,11 @@ pub enum Phase {
     Idle,
     /// Start the next system call (write, read, fsync...).
     NextOp,
+    /// A write() updates the inode's times in a journal handle (may wait for a locked
+    /// transaction), then goes to the gate.
+    FileModified,
+    /// A buffered read updates the access time in a journal handle, then reads.
+    FileAccessed,
     /// Before dirtying the next chunk: the balance_dirty_pages gate.
     Gate,
     /// Woken from a balance_dirty_pages sleep (or congestion wait).

@@ -6,7 +6,7 @@
 //!   writeback (the model truncates nothing, so nothing is dropped dirty), and the files'
 //!   counts add up to the device's and the machine's.
 //! - Per device: bytes the device completed as writes = (pages whose writeback completed +
-//!   NFS pages awaiting a COMMIT) × page size + O_DIRECT bytes.
+//!   NFS pages awaiting a COMMIT) × page size + O_DIRECT bytes + journal log bytes.
 //! - Dirty pages stay under the dirty limit plus the overshoot the throttling allows: each
 //!   writer may dirty one ratelimit period or one write chunk past the limit before it is
 //!   checked, and the limit itself may be the era's own.
@@ -86,13 +86,13 @@ impl Machine {
                     ),
                 );
             }
-            let expect = (w.written + q.unstable_pages) * PAGE_SIZE + q.direct_bytes_written;
+            let expect = (w.written + q.unstable_pages) * PAGE_SIZE + q.direct_bytes_written + q.log_bytes_written;
             if q.bytes_written != expect {
                 return c(
                     &format!("device {}", q.name),
                     format!(
-                        "wrote {} bytes, but written pages {} + unstable {} (× {PAGE_SIZE}) + O_DIRECT {} = {expect}",
-                        q.bytes_written, w.written, q.unstable_pages, q.direct_bytes_written
+                        "wrote {} bytes, but written pages {} + unstable {} (× {PAGE_SIZE}) + O_DIRECT {} + journal {} = {expect}",
+                        q.bytes_written, w.written, q.unstable_pages, q.direct_bytes_written, q.log_bytes_written
                     ),
                 );
             }

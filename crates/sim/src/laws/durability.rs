@@ -117,7 +117,7 @@ impl Machine {
                     break;
                 }
                 let dev = self.inodes[ino as usize].wb;
-                if !redirtied && self.queues[dev as usize].wants_flush() {
+                if !redirtied && self.fs_flushes(dev) {
                     owes_flush.get_or_insert(dev);
                 }
                 idx += len;

@@ -37,6 +37,7 @@ impl Machine {
             let who = match r.submitter {
                 Submitter::Task(t) => self.task_label(t),
                 Submitter::Flusher(w) => format!("flusher {w}"),
+                Submitter::Journal(d) => format!("journal of device {d}"),
             };
             Some(self.violation(
                 Law::Liveness,
@@ -148,6 +149,17 @@ impl Machine {
                 let submitting = f.blocked || f.on_cpu || self.flusher_active(w);
                 (!submitting).then(|| format!("flusher {w} sleeps without submitting it"))
             }
+            Submitter::Journal(d) => {
+                let Some(j) = self.journal(d) else {
+                    return Some("its device has no journal".into());
+                };
+                if !j.pending.contains(&id) {
+                    return Some("it is on no pending list".into());
+                }
+                // The journal thread submits in order and sleeps only on its front request.
+                (!j.blocked && j.pending.front() == Some(&id))
+                    .then(|| format!("the journal of device {d} is not blocked yet holds it unsubmitted"))
+            }
         }
     }
 
@@ -168,6 +180,14 @@ impl Machine {
             if let crate::generations::runtime::WriteWaiter::Task(t, _) = w {
                 listed.insert(*t);
             }
+        }
+        for j in self.journals.iter().flatten() {
+            listed.extend(j.commit_waiters.iter().map(|&(t, _)| t));
+            listed.extend(j.locked_waiters.iter().map(|&(t, _)| t));
+            listed.extend(j.locked_submitters.iter().filter_map(|&(s, _)| match s {
+                Submitter::Task(t) => Some(t),
+                _ => None,
+            }));
         }
         for tid in 0..self.tasks.len() as u32 {
             if let Some(v) = self.task_wakeable(tid, &listed) {

@@ -92,7 +92,7 @@ fn spin_limit(entities: usize) -> u64 {
 }
 
 /// Number of [`Event`] kinds (for the progress law's census).
-const EVENT_KINDS: usize = 13;
+const EVENT_KINDS: usize = 14;
 
 fn event_kind(ev: &Event) -> (usize, &'static str) {
     match ev {
@@ -109,6 +109,7 @@ fn event_kind(ev: &Event) -> (usize, &'static str) {
         Event::Sample => (10, "Sample"),
         Event::ThrottleSample => (11, "ThrottleSample"),
         Event::TaskMid(_) => (12, "TaskMid"),
+        Event::JournalTimer(_) => (13, "JournalTimer"),
     }
 }
 

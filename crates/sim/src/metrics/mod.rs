@@ -99,6 +99,30 @@ pub struct DeviceResult {
     pub request_latency: LatencyHist,
     pub requests_written: u64,
     pub requests_read: u64,
+    /// The file system's journal, if it has one.
+    pub journal: Option<JournalResult>,
+}
+
+/// What a device's journal did (`/proc/fs/jbd2/<dev>/info` in spirit).
+#[derive(Clone, Debug, Default)]
+pub struct JournalResult {
+    /// `ext4`, `ext3` or `xfs`.
+    pub fs: &'static str,
+    /// Commits completed (xfs: CIL checkpoints).
+    pub commits: u64,
+    /// Blocks written to the log (descriptors and commit blocks included; xfs: 512-byte
+    /// basic blocks).
+    pub blocks_logged: u64,
+    /// Commit time from T_LOCKED to the commit record on stable storage: mean and max, ns.
+    pub commit_mean_ns: Ns,
+    pub commit_max_ns: Ns,
+    /// Mean time of a commit's phases: T_LOCKED, T_FLUSH (ordered data), logging, ns.
+    pub locked_mean_ns: Ns,
+    pub flushing_mean_ns: Ns,
+    pub logging_mean_ns: Ns,
+    /// Handles that waited for a locked transaction, and their total wait, ns.
+    pub handle_waits: u64,
+    pub handle_wait_ns: Ns,
 }
 
 /// One second of `/proc/vmstat`-like state.

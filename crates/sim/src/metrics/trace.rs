@@ -312,6 +312,30 @@ pub enum TraceEvent {
         normal: u32,
         max: u32,
     },
+    /// `jbd2:jbd2_start_commit`, `jbd2_commit_locking`, `jbd2_commit_flushing`,
+    /// `jbd2_commit_logging` (`what` is the event's name without `jbd2_`).
+    Jbd2Commit {
+        dev: DevT,
+        tid: u32,
+        sync: bool,
+        what: &'static str,
+    },
+    /// `jbd2:jbd2_end_commit` (`head`: `j_tail_sequence`).
+    Jbd2EndCommit { dev: DevT, tid: u32, sync: bool, head: u32 },
+    /// `jbd2:jbd2_run_stats`: the phases of a commit in ms (quantised to jiffies).
+    Jbd2RunStats {
+        dev: DevT,
+        tid: u32,
+        wait: u32,
+        request_delay: u32,
+        running: u32,
+        locked: u32,
+        flushing: u32,
+        logging: u32,
+        handle_count: u32,
+        blocks: u32,
+        blocks_logged: u32,
+    },
 }
 
 /// `enum wb_reason`, printed symbolically.

@@ -93,6 +93,8 @@ impl Machine {
             let next = match phase {
                 Phase::Idle => Some(Phase::NextOp),
                 Phase::NextOp => self.next_op(tid),
+                Phase::FileModified => self.file_modified(tid),
+                Phase::FileAccessed => self.file_accessed(tid),
                 Phase::Gate => self.write_gate(tid),
                 Phase::AfterBdpSleep => self.after_bdp_sleep(tid),
                 Phase::BdpWriteback => self.after_bdp_writeback(tid),
@@ -206,7 +208,7 @@ impl Machine {
                     self.start_direct(tid, Op::Write, self.tasks[t].offset, n);
                     return None;
                 }
-                Some(Phase::Gate)
+                Some(Phase::FileModified)
             }
             JobConfig::Netwrite { bs, size, .. } => {
                 let left = size.map(|s| s.saturating_sub(self.tasks[t].bytes_written)).unwrap_or(u64::MAX);
@@ -218,7 +220,7 @@ impl Machine {
             }
             JobConfig::Fsync { bytes, .. } => {
                 self.tasks[t].op_left = bytes;
-                Some(Phase::Gate)
+                Some(Phase::FileModified)
             }
             JobConfig::Cat { bs, file_size } => {
                 let off = self.tasks[t].offset;
@@ -226,7 +228,7 @@ impl Machine {
                     return self.task_done(tid);
                 }
                 self.tasks[t].op_left = bs.min(file_size - off);
-                Some(Phase::WaitRead)
+                Some(Phase::FileAccessed)
             }
             JobConfig::Randread { bs, file_size, direct, .. } => {
                 let blocks = (file_size / bs.max(1)).max(1);
@@ -237,7 +239,7 @@ impl Machine {
                     self.start_direct(tid, Op::Read, off, bs);
                     return None;
                 }
-                Some(Phase::WaitRead)
+                Some(Phase::FileAccessed)
             }
             JobConfig::Sync { .. } => self.ksys_sync(tid),
             JobConfig::Du { .. } | JobConfig::Ls { .. } | JobConfig::Launch { .. } => self.meta_start(tid),

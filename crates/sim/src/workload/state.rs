@@ -53,4 +53,7 @@ pub enum SyncWait {
     /// The data is written: waiting for the cache flushes still in flight (`left`) of the
     /// devices that cache writes (`blkdev_issue_flush`).
     Flush { left: u32 },
+    /// The data is written (at `since`): waiting for `left` journal commits
+    /// (`jbd2_log_wait_commit`, an xfs log force).
+    Commit { left: u32, since: crate::Ns },
 }

@@ -187,9 +187,9 @@ impl Machine {
             let end = (off + n).div_ceil(PAGE_SIZE);
             let inode = &mut self.inodes[file as usize];
             inode.size_pages = inode.size_pages.max(end);
-            Some(Phase::Gate)
+            Some(Phase::FileModified)
         } else {
-            Some(Phase::WaitRead)
+            Some(Phase::FileAccessed)
         }
     }
 

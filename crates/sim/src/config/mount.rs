@@ -1,0 +1,102 @@
+//! The file system on a device and its mount options (`fs`, `mount` in `[[device]]`): which
+//! journal the simulator runs for it and with what settings. Resolved once, when the scenario
+//! is built, with the kernel release's defaults made explicit.
+
+use crate::engine::time::NSEC_PER_SEC;
+use crate::generations::Version;
+use crate::Ns;
+use serde::Serialize;
+
+/// File systems a device may carry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FsKind {
+    Ext4,
+    Ext3,
+    Xfs,
+    /// Made by `wblab measure`; the simulator runs no journal for it.
+    Btrfs,
+}
+
+impl FsKind {
+    pub const ALL: &'static [FsKind] = &[FsKind::Ext4, FsKind::Ext3, FsKind::Xfs, FsKind::Btrfs];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            FsKind::Ext4 => "ext4",
+            FsKind::Ext3 => "ext3",
+            FsKind::Xfs => "xfs",
+            FsKind::Btrfs => "btrfs",
+        }
+    }
+}
+
+/// `data=` of ext3/ext4.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DataMode {
+    Ordered,
+    Writeback,
+}
+
+/// Access-time updates: `strictatime` (every read), `relatime` (the first read after a
+/// change, or once a day: default from 2.6.30), `noatime`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Atime {
+    Strictatime,
+    Relatime,
+    Noatime,
+}
+
+/// A mounted file system, every option resolved.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MountConfig {
+    pub fs: FsKind,
+    /// ext3/ext4 `data=`; xfs has no ordered mode (always `writeback`).
+    pub data: DataMode,
+    /// jbd2 `commit=` (ext3/ext4, default 5 s); xfs's log worker period
+    /// (`fs.xfs.xfssyncd_centisecs`, 30 s).
+    pub commit_interval: Ns,
+    /// `barrier=1`: commits carry a cache flush (ext4 and xfs default; ext3 before 3.1: off).
+    pub barrier: bool,
+    /// ext4 `journal_async_commit`: the commit block goes with the metadata, one flush after.
+    pub journal_async_commit: bool,
+    /// ext4 `dioread_nolock` (default from 5.6): writeback allocates unwritten extents, so
+    /// data=ordered has no data to wait for at commit.
+    pub dioread_nolock: bool,
+    pub atime: Atime,
+    /// xfs `logbsize`: bytes of one in-core log buffer (the unit of log I/O).
+    pub logbsize: u64,
+    /// The `mount` string as written, for `wblab measure` (it passes it to mount(2)).
+    pub options: String,
+}
+
+impl MountConfig {
+    /// `fs` mounted with no options on `release`: ext3 barriers off before 3.1, `relatime`
+    /// from 2.6.30, ext4 `dioread_nolock` from 5.6, commits every 5 s (xfs's log worker:
+    /// 30 s), 32 KiB xfs log buffers.
+    pub fn defaults(fs: FsKind, release: Version) -> Self {
+        let xfs = fs == FsKind::Xfs;
+        MountConfig {
+            fs,
+            data: if xfs { DataMode::Writeback } else { DataMode::Ordered },
+            commit_interval: if xfs { 30 } else { 5 } * NSEC_PER_SEC,
+            barrier: !(fs == FsKind::Ext3 && release < Version(3, 1, 0)),
+            journal_async_commit: false,
+            dioread_nolock: fs == FsKind::Ext4 && release >= Version(5, 6, 0),
+            atime: if release >= Version(2, 6, 30) {
+                Atime::Relatime
+            } else {
+                Atime::Strictatime
+            },
+            logbsize: 32 * 1024,
+            options: String::new(),
+        }
+    }
+
+    /// Whether the simulator runs a journal for this file system.
+    pub fn journalled(&self) -> bool {
+        self.fs != FsKind::Btrfs
+    }
+}

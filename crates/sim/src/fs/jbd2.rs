@@ -1,0 +1,336 @@
+//! The journal of a device's file system: jbd2 for ext4 (`fs/jbd2/`), jbd for ext3, and
+//! xfs's delayed log (the CIL, `fs/xfs/xfs_log_cil.c`) in the same shape: a running
+//! transaction collects the metadata blocks that handles change; a commit writes them to the
+//! log area and ends with a commit record behind a cache flush.
+//!
+//! What makes fsync slow under a copy, and what this module models:
+//! - **Commits are serial** (one committing transaction at a time) and an fsync waits for the
+//!   commit of the transaction that last touched its inode (`jbd2_complete_transaction`,
+//!   `xfs_log_force_seq`).
+//! - **T_LOCKED** (jbd2 only): a commit first waits until every open handle has stopped
+//!   (`jbd2_journal_wait_updates`), and meanwhile no new handle may start. ext4's writeback
+//!   holds a handle while it maps an extent and submits its bios
+//!   (`mpage_map_and_submit_extent`), so a flusher asleep on a tag or in blk-wbt holds the
+//!   commit, and every writer's next `write()` that must update the inode waits behind it.
+//! - **Ordered data**: ext3's `data=ordered` writes, at commit, every dirty page of the files
+//!   the transaction touched and waits for them (`journal_submit_data_buffers`); ext4 without
+//!   `dioread_nolock` waits for the writeback its allocations started; ext4 with
+//!   `dioread_nolock` (5.6+) and xfs order nothing.
+//! - **Log I/O**: descriptor and metadata blocks (jbd2) or iclogs of `logbsize` (xfs) are
+//!   REQ_SYNC writes to the log area in the middle of the device; then, with barriers, a
+//!   pre-flush, the commit record, and a post-flush standing for its FUA bit.
+//!
+//! Simplified (listed in docs/model-scope.md): handles are counted, not their credits; the
+//! journal never fills, so checkpointing and log-space stalls are absent and metadata is
+//! never written home; FUA is a post-flush (as blk-flush does for devices without FUA, loop
+//! among them); the flusher's handle joins the next transaction instead of waiting out
+//! T_LOCKED; xfs's CIL is pushed only by fsync, sync and its 30 s worker.
+
+use crate::config::{Atime, DataMode, FsKind, MountConfig};
+use crate::Ns;
+use std::collections::{HashSet, VecDeque};
+
+/// Bit marking a flush waiter as a journal (the rest is the device index), not a task.
+pub const JOURNAL_WAITER: u32 = 1 << 31;
+/// `MAX_WRITEPAGES_EXTENT_LEN`: ext4 maps at most 2048 blocks under one handle.
+pub const EXTENT_PAGES_PER_HANDLE: u64 = 2048;
+/// jbd2 tags per 4 KiB descriptor block (csum v3: 16-byte tags).
+const TAGS_PER_DESCRIPTOR: u64 = 253;
+/// Inodes per 4 KiB inode-table block (256-byte inodes).
+const INODES_PER_BLOCK: u64 = 16;
+/// Bytes an xfs log item takes in the log: an inode (core, fork, format header), a buffer
+/// (a few 128-byte dirty chunks plus its format header).
+const XFS_INODE_ITEM: u64 = 320;
+const XFS_BUF_ITEM: u64 = 640;
+/// An iclog's header (one basic block).
+const XFS_ICLOG_HEADER: u64 = 512;
+
+/// What a handle changed, as a metadata block of the running transaction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MetaBlock {
+    /// An inode-table block (`ext4_mark_inode_dirty`), by its index ([`inode_block`]).
+    Inode(u32),
+    /// A block group's block bitmap (`ext4_mb_mark_diskspace_used`).
+    Bitmap(u64),
+    /// The group descriptor block of a group (64 descriptors to a block).
+    GroupDesc(u64),
+}
+
+/// The journal's kind and settings, from the file system and its mount options.
+#[derive(Clone, Debug)]
+pub struct JournalParams {
+    pub fs: FsKind,
+    /// A commit waits for open handles and blocks new ones (jbd2/jbd: yes; xfs CIL: no).
+    pub locks_handles: bool,
+    /// Every `write()` starts a handle (ext3 allocates blocks in write_begin); ext4 and xfs
+    /// only when the inode's times change (once a tick).
+    pub handle_per_write: bool,
+    pub ordered: Ordered,
+    pub commit_interval: Ns,
+    pub barrier: bool,
+    pub async_commit: bool,
+    pub atime: Atime,
+    pub logbsize: u64,
+}
+
+/// What a commit does with file data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ordered {
+    /// Nothing (data=writeback, ext4 with dioread_nolock, xfs).
+    None,
+    /// Wait for the writeback the transaction's allocations started (ext4 data=ordered
+    /// without dioread_nolock: `ext4_jbd2_inode_add_wait`).
+    WaitAllocated,
+    /// Write every dirty page of the transaction's files, then wait (ext3 data=ordered).
+    WriteAll,
+}
+
+impl JournalParams {
+    pub fn new(m: &MountConfig) -> Self {
+        let ordered = match (m.fs, m.data) {
+            (FsKind::Ext3, DataMode::Ordered) => Ordered::WriteAll,
+            (FsKind::Ext4, DataMode::Ordered) if !m.dioread_nolock => Ordered::WaitAllocated,
+            _ => Ordered::None,
+        };
+        JournalParams {
+            fs: m.fs,
+            locks_handles: m.fs != FsKind::Xfs,
+            handle_per_write: m.fs == FsKind::Ext3,
+            ordered,
+            commit_interval: m.commit_interval,
+            barrier: m.barrier,
+            async_commit: m.journal_async_commit,
+            atime: m.atime,
+            logbsize: m.logbsize,
+        }
+    }
+}
+
+/// A running transaction (`transaction_t` in T_RUNNING).
+#[derive(Debug)]
+pub struct Txn {
+    pub tid: u32,
+    pub created: Ns,
+    /// `t_expires`: the commit timer's deadline.
+    pub expires: Ns,
+    /// First commit request (`t_requested`).
+    pub requested: Option<Ns>,
+    pub blocks: HashSet<MetaBlock>,
+    /// Inodes on `t_inode_list` (ordered data).
+    pub ordered: Vec<u32>,
+    /// Handles started in it (`t_handle_count`).
+    pub handles: u32,
+    /// `t_synchronous_commit`: someone waits for it.
+    pub synchronous: bool,
+    /// Longest a handle waited for it to exist (`t_max_wait`).
+    pub max_wait: Ns,
+}
+
+/// Where a commit is (`t_state` of the committing transaction, with the commit record's
+/// steps spelled out).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CommitPhase {
+    /// T_LOCKED: waiting for open handles to stop.
+    Locked,
+    /// T_FLUSH: ordered data written and waited for.
+    Flushing,
+    /// T_COMMIT: descriptor and metadata blocks (or iclogs) in flight.
+    Logging,
+    /// The pre-flush before the commit record.
+    PreFlush,
+    /// The commit record in flight.
+    Record,
+    /// The post-flush standing for the record's FUA (or async_commit's single flush).
+    PostFlush,
+}
+
+#[derive(Debug)]
+pub struct Commit {
+    pub txn: Txn,
+    pub phase: CommitPhase,
+    pub locked_at: Ns,
+    pub flushing_at: Ns,
+    pub logging_at: Ns,
+    /// Log sectors in flight.
+    pub io_left: u64,
+    /// Ordered inodes and the count of their completed pages to reach.
+    pub ordered_targets: Vec<(u32, u64)>,
+    /// Blocks written to the log, descriptors and commit block included.
+    pub blocks_logged: u64,
+}
+
+/// Per-journal counters for the summary.
+#[derive(Clone, Debug, Default)]
+pub struct JournalStats {
+    pub commits: u64,
+    pub blocks_logged: u64,
+    pub commit_ns_total: Ns,
+    pub commit_ns_max: Ns,
+    /// Time spent in each phase, summed over commits: T_LOCKED (waiting for handles),
+    /// T_FLUSH (ordered data), logging (log blocks, flushes, commit record).
+    pub locked_ns: Ns,
+    pub flushing_ns: Ns,
+    pub logging_ns: Ns,
+    /// Time handles spent waiting for a locked transaction, summed over handles.
+    pub handle_wait_ns: Ns,
+    pub handle_waits: u64,
+}
+
+/// One device's journal.
+#[derive(Debug)]
+pub struct Journal {
+    pub p: JournalParams,
+    /// First sector of the log area and its length in sectors.
+    pub area_start: u64,
+    pub area_len: u64,
+    /// Next log sector, relative to `area_start`.
+    pub head: u64,
+    /// tid the next transaction gets (`j_transaction_sequence`).
+    pub next_tid: u32,
+    /// Last committed tid (`j_commit_sequence`); 0 before the first commit.
+    pub commit_sequence: u32,
+    /// Highest tid someone asked to commit (`j_commit_request`).
+    pub commit_request: u32,
+    pub running: Option<Txn>,
+    pub committing: Option<Commit>,
+    /// Tasks waiting for a commit: (task, tid it needs).
+    pub commit_waiters: Vec<(u32, u32)>,
+    /// Tasks waiting for the locked transaction to reach T_FLUSH: (task, since).
+    pub locked_waiters: Vec<(u32, Ns)>,
+    /// Writeback submitters waiting for it to start the handle of their next bios.
+    pub locked_submitters: Vec<(crate::block::request::Submitter, Ns)>,
+    /// The journal thread's built requests (ordered data, log blocks), submitted in order.
+    pub pending: VecDeque<u32>,
+    /// The journal thread sleeps on the front request (tag or wbt wait).
+    pub blocked: bool,
+    /// When the commit timer is armed.
+    pub timer_at: Option<Ns>,
+    /// When the last pre-flush of a commit was queued (a later fsync's data is not covered
+    /// by an earlier flush: `jbd2_trans_will_send_data_barrier`).
+    pub last_barrier_at: Option<Ns>,
+    pub stats: JournalStats,
+}
+
+impl Journal {
+    /// A journal of `m` on a device of `capacity` sectors: the log sits in the middle of the
+    /// device, where mke2fs (1.43+) and mkfs.xfs put it; its size is mke2fs's default for
+    /// the file system's size (`ext2fs_default_journal_size`), xfs's is taken alike.
+    pub fn new(m: &MountConfig, capacity: u64) -> Self {
+        let bytes = capacity * 512;
+        const M: u64 = 1 << 20;
+        let log_bytes = match bytes {
+            b if b < 1 << 30 => 16 * M,
+            b if b < 2 << 30 => 32 * M,
+            b if b < 16 << 30 => 64 * M,
+            b if b < 32 << 30 => 128 * M,
+            b if b < 64 << 30 => 256 * M,
+            b if b < 128 << 30 => 512 * M,
+            _ => 1024 * M,
+        };
+        let area_len = (log_bytes / 512).min(capacity / 4).max(8);
+        Journal {
+            p: JournalParams::new(m),
+            area_start: (capacity / 2) & !7,
+            area_len,
+            head: 0,
+            next_tid: 1,
+            commit_sequence: 0,
+            commit_request: 0,
+            running: None,
+            committing: None,
+            commit_waiters: Vec::new(),
+            locked_waiters: Vec::new(),
+            locked_submitters: Vec::new(),
+            pending: VecDeque::new(),
+            blocked: false,
+            timer_at: None,
+            last_barrier_at: None,
+            stats: JournalStats::default(),
+        }
+    }
+
+    /// The transaction is locked: new handles wait (`start_this_handle` on T_LOCKED).
+    pub fn handles_wait(&self) -> bool {
+        self.p.locks_handles && self.committing.as_ref().is_some_and(|c| c.phase == CommitPhase::Locked)
+    }
+
+    /// The running transaction, created by the first handle after a commit started
+    /// (`jbd2_get_transaction`): its commit timer runs from now.
+    pub fn running_txn(&mut self, now: Ns) -> &mut Txn {
+        if self.running.is_none() {
+            let tid = self.next_tid;
+            self.next_tid += 1;
+            self.running = Some(Txn {
+                tid,
+                created: now,
+                expires: now + self.p.commit_interval,
+                requested: None,
+                blocks: HashSet::new(),
+                ordered: Vec::new(),
+                handles: 0,
+                synchronous: false,
+                max_wait: 0,
+            });
+        }
+        self.running.as_mut().expect("just made")
+    }
+
+    /// Record that a handle changed `blocks` of the running transaction.
+    pub fn touch(&mut self, now: Ns, blocks: &[MetaBlock]) -> u32 {
+        let t = self.running_txn(now);
+        t.handles += 1;
+        for b in blocks {
+            t.blocks.insert(*b);
+        }
+        t.tid
+    }
+
+    /// Whether transaction `tid` is committed.
+    pub fn committed(&self, tid: u32) -> bool {
+        tid <= self.commit_sequence
+    }
+
+    /// Sectors of log a transaction of these blocks takes, and the blocks counted in
+    /// `jbd2_run_stats`'s `blocks_logged` (jbd2) or the log's basic blocks (xfs).
+    pub fn log_size(&self, blocks: &HashSet<MetaBlock>) -> (u64, u64) {
+        let n = blocks.len() as u64;
+        if self.p.fs == FsKind::Xfs {
+            let inodes = blocks.iter().filter(|b| matches!(b, MetaBlock::Inode(_))).count() as u64;
+            let items = inodes * XFS_INODE_ITEM + (n - inodes) * XFS_BUF_ITEM;
+            let iclog_data = self.p.logbsize - XFS_ICLOG_HEADER;
+            let iclogs = items.div_ceil(iclog_data).max(1);
+            let bytes = (items + iclogs * XFS_ICLOG_HEADER).div_ceil(512) * 512;
+            return (bytes / 512, bytes / 512);
+        }
+        // Descriptors, metadata blocks, and the commit block (written apart).
+        let logged = n + n.div_ceil(TAGS_PER_DESCRIPTOR);
+        (logged * 8, logged + 1)
+    }
+
+    /// The largest piece of log one write carries: an iclog (xfs), else the device's limit.
+    pub fn log_io_sectors(&self, max_sectors: u64) -> u64 {
+        if self.p.fs == FsKind::Xfs {
+            (self.p.logbsize / 512).min(max_sectors).max(1)
+        } else {
+            max_sectors.max(8)
+        }
+    }
+}
+
+/// The metadata blocks an allocation of blocks at `sector` changes: the file's inode (extent
+/// tree and size), the group's bitmap and its descriptor.
+pub fn alloc_blocks(ino: u32, sector: u64) -> [MetaBlock; 3] {
+    let group = sector / (crate::fs::metadata::BLOCKS_PER_GROUP * 8);
+    [inode_block(ino), MetaBlock::Bitmap(group), MetaBlock::GroupDesc(group / 64)]
+}
+
+/// The inode-table block of an inode: inodes sharing a block count once.
+pub fn inode_block(ino: u32) -> MetaBlock {
+    MetaBlock::Inode((ino as u64 / INODES_PER_BLOCK) as u32)
+}
+
+/// `round_jiffies_up` of an absolute time: the next whole second (the commit timer's
+/// alignment).
+pub fn round_up_to_second(t: Ns) -> Ns {
+    t.div_ceil(crate::engine::time::NSEC_PER_SEC) * crate::engine::time::NSEC_PER_SEC
+}

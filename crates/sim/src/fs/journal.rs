@@ -1,0 +1,566 @@
+//! The journal at work in the machine: handles started by `write()`, reads (atime),
+//! writeback's allocations and I/O completion; the commit (`jbd2_journal_commit_transaction`,
+//! xfs's `xlog_cil_push_work`) as a state machine driven by its I/O; the commit timer; and
+//! what fsync and sync wait for (`ext4_sync_file` → `jbd2_complete_transaction`,
+//! `xfs_file_fsync` → `xfs_log_force_seq`, `ext4_sync_fs`). The journal's state is
+//! [`crate::fs::jbd2::Journal`].
+
+use crate::block::queue::Submitter;
+use crate::config::Atime;
+use crate::drivers::Op;
+use crate::fs::jbd2::{self, CommitPhase, Journal, MetaBlock, Ordered, JOURNAL_WAITER};
+use crate::kernel::task::Phase;
+use crate::machine::{Event, Machine};
+use crate::metrics::trace::TraceEvent;
+use crate::workload::state::SyncWait;
+use crate::Ns;
+
+/// Which of an inode's times a handle updates.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum TimeStamp {
+    Mtime,
+    Atime,
+}
+
+impl Machine {
+    /// The journal of device `dev`, if its file system has one.
+    pub fn journal(&self, dev: u16) -> Option<&Journal> {
+        self.journals.get(dev as usize).and_then(Option::as_ref)
+    }
+
+    fn jn(&mut self, dev: u16) -> &mut Journal {
+        self.journals[dev as usize].as_mut().expect("a journalled device")
+    }
+
+    /// Does the file system on `dev` send cache flushes (`barrier`), and does the device want
+    /// them? A device without a file system is flushed by fsync as before.
+    pub(crate) fn fs_flushes(&self, dev: u16) -> bool {
+        self.queues[dev as usize].wants_flush() && self.journal(dev).is_none_or(|j| j.p.barrier)
+    }
+
+    /// `start_this_handle`: false when the transaction is locked and the task now waits for
+    /// it to reach T_FLUSH.
+    fn start_handle(&mut self, tid: u32, dev: u16) -> bool {
+        let now = self.now();
+        let j = self.jn(dev);
+        if !j.handles_wait() {
+            return true;
+        }
+        if !j.locked_waiters.iter().any(|&(t, _)| t == tid) {
+            j.locked_waiters.push((tid, now));
+        }
+        false
+    }
+
+    /// Writeback is about to submit request `id`, whose bios need a new handle: false when
+    /// the transaction is locked and its submitter now waits for T_FLUSH (woken by
+    /// [`Machine::commit_advance`]).
+    pub(crate) fn journal_handle_for_submit(&mut self, dev: u16, id: u32) -> bool {
+        let now = self.now();
+        let sub = self.queues[dev as usize].rq(id).submitter;
+        let Some(j) = self.journals[dev as usize].as_mut() else {
+            return true;
+        };
+        if !j.handles_wait() {
+            return true;
+        }
+        if !j.locked_submitters.iter().any(|&(s, _)| s == sub) {
+            j.locked_submitters.push((sub, now));
+        }
+        false
+    }
+
+    /// A handle of task `tid` changed `blocks` of `ino`'s file system: the inode joins the
+    /// running transaction (its `i_sync_tid`), and with ext3's ordered data its file too.
+    fn handle_touch(&mut self, ino: u32, dev: u16, blocks: &[MetaBlock], order: bool) {
+        let now = self.now();
+        let j = self.jn(dev);
+        let tid = j.touch(now, blocks);
+        let ordered = order && j.p.ordered != Ordered::None;
+        if ordered {
+            let t = j.running.as_mut().expect("touched");
+            if !t.ordered.contains(&ino) {
+                t.ordered.push(ino);
+            }
+        }
+        self.inodes[ino as usize].sync_tid = tid;
+        self.arm_commit_timer(dev);
+    }
+
+    /// `file_modified` in `write()`: a new mtime (once a tick) takes a handle on ext4 and
+    /// xfs; every ext3 write takes one (`ext3_write_begin`). It may wait for a locked
+    /// transaction.
+    pub(crate) fn file_modified(&mut self, tid: u32) -> Option<Phase> {
+        self.inode_time_update(tid, TimeStamp::Mtime).then_some(Phase::Gate)
+    }
+
+    /// `touch_atime` of a buffered read: `strictatime` once a tick, `relatime` once per file
+    /// (the files are older than a day and unchanged since their last read), `noatime` never.
+    pub(crate) fn file_accessed(&mut self, tid: u32) -> Option<Phase> {
+        self.inode_time_update(tid, TimeStamp::Atime).then_some(Phase::WaitRead)
+    }
+
+    /// Update the task's file's mtime or atime in a handle when due. False when the task now
+    /// waits for a locked transaction (it retries when woken).
+    fn inode_time_update(&mut self, tid: u32, which: TimeStamp) -> bool {
+        let ino = self.tasks[tid as usize].file;
+        let dev = self.inodes[ino as usize].wb;
+        let Some(j) = self.journal(dev) else { return true };
+        let jif = self.jiffies();
+        let inode = &self.inodes[ino as usize];
+        let due = match which {
+            TimeStamp::Mtime => j.p.handle_per_write || inode.mtime_jiffy != Some(jif),
+            TimeStamp::Atime => match j.p.atime {
+                Atime::Noatime => false,
+                Atime::Relatime => inode.atime_jiffy.is_none(),
+                Atime::Strictatime => inode.atime_jiffy != Some(jif),
+            },
+        };
+        if !due {
+            return true;
+        }
+        if !self.start_handle(tid, dev) {
+            return false;
+        }
+        let inode = &mut self.inodes[ino as usize];
+        match which {
+            TimeStamp::Mtime => inode.mtime_jiffy = Some(jif),
+            TimeStamp::Atime => inode.atime_jiffy = Some(jif),
+        }
+        // ext3's write() joins its file to the ordered data; a read orders nothing.
+        self.handle_touch(ino, dev, &[jbd2::inode_block(ino)], which == TimeStamp::Mtime);
+        true
+    }
+
+    /// Writeback allocated blocks for `ino` at `sector` (`ext4_map_blocks` in
+    /// `mpage_map_and_submit_extent`, xfs's delalloc conversion).
+    pub(crate) fn journal_alloc(&mut self, ino: u32, dev: u16, sector: u64) {
+        let order = self.journal(dev).is_some_and(|j| j.p.ordered == Ordered::WaitAllocated);
+        self.handle_touch(ino, dev, &jbd2::alloc_blocks(ino, sector), order);
+    }
+
+    /// A write of newly allocated blocks completed: ext4 converts the unwritten extent and
+    /// updates the on-disk size, xfs logs the size, in a handle of the transaction running
+    /// now. ext3 did both in `write()`.
+    pub(crate) fn journal_end_io(&mut self, ino: u32, dev: u16) {
+        if self.journal(dev).is_some_and(|j| j.p.fs != crate::config::FsKind::Ext3) {
+            self.handle_touch(ino, dev, &[jbd2::inode_block(ino)], false);
+        }
+    }
+
+    /// Arm the commit timer at the running transaction's `t_expires`, rounded up to a second.
+    fn arm_commit_timer(&mut self, dev: u16) {
+        let now = self.now();
+        let j = self.jn(dev);
+        let Some(t) = j.running.as_ref() else { return };
+        if t.requested.is_some() {
+            // Its commit is asked for already (it waits for the one in progress).
+            return;
+        }
+        let at = jbd2::round_up_to_second(t.expires).max(now);
+        if j.timer_at.is_some_and(|a| a <= at) {
+            return;
+        }
+        j.timer_at = Some(at);
+        self.q.schedule(at, Event::JournalTimer(dev));
+    }
+
+    /// `commit_timeout` → kjournald2: commit the running transaction once it expired.
+    pub(crate) fn on_journal_timer(&mut self, dev: u16) {
+        let now = self.now();
+        let j = self.jn(dev);
+        if j.timer_at.is_some_and(|a| a <= now) {
+            j.timer_at = None;
+        }
+        let expired = j.running.as_ref().is_some_and(|t| t.expires <= now);
+        if expired {
+            let tid = j.running.as_ref().expect("checked").tid;
+            self.request_commit(dev, tid);
+        } else {
+            self.arm_commit_timer(dev);
+        }
+    }
+
+    /// `jbd2_log_start_commit(tid)`: start it now if the journal is free, else remember it.
+    /// (fsync does not make a commit synchronous: `t_synchronous_commit` is for O_SYNC
+    /// handles, not modelled, so the trace's `sync` is 0 as on a real fsync.)
+    fn request_commit(&mut self, dev: u16, tid: u32) {
+        let now = self.now();
+        let j = self.jn(dev);
+        j.commit_request = j.commit_request.max(tid);
+        if let Some(t) = j.running.as_mut().filter(|t| t.tid == tid) {
+            t.requested.get_or_insert(now);
+        }
+        if j.committing.is_none() && j.running.as_ref().is_some_and(|t| t.tid <= j.commit_request) {
+            self.start_commit(dev);
+        }
+    }
+
+    fn start_commit(&mut self, dev: u16) {
+        let now = self.now();
+        let j = self.jn(dev);
+        let mut txn = j.running.take().expect("a running transaction");
+        txn.requested.get_or_insert(now);
+        j.committing = Some(jbd2::Commit {
+            txn,
+            phase: CommitPhase::Locked,
+            locked_at: now,
+            flushing_at: now,
+            logging_at: now,
+            io_left: 0,
+            ordered_targets: Vec::new(),
+            blocks_logged: 0,
+        });
+        self.trace_commit_phase(dev, "start_commit");
+        self.trace_commit_phase(dev, "commit_locking");
+        self.commit_advance(dev);
+    }
+
+    /// Move the commit on as far as it can go now.
+    pub(crate) fn commit_advance(&mut self, dev: u16) {
+        loop {
+            let now = self.now();
+            let held = self.queues[dev as usize].handles_blocked > 0;
+            let flushes = self.fs_flushes(dev);
+            let j = self.jn(dev);
+            let Some(c) = j.committing.as_mut() else { return };
+            match c.phase {
+                CommitPhase::Locked => {
+                    if j.p.locks_handles && held {
+                        return;
+                    }
+                    c.phase = CommitPhase::Flushing;
+                    c.flushing_at = now;
+                    self.commit_flush_data(dev);
+                }
+                CommitPhase::Flushing => {
+                    if !self.ordered_done(dev) {
+                        return;
+                    }
+                    self.commit_write_log(dev);
+                }
+                CommitPhase::Logging => {
+                    if c.io_left > 0 {
+                        return;
+                    }
+                    if flushes && j.p.async_commit {
+                        // The commit block went with the metadata: one flush makes it all stable.
+                        c.phase = CommitPhase::PostFlush;
+                        self.journal_flush(dev);
+                        return;
+                    }
+                    if flushes {
+                        c.phase = CommitPhase::PreFlush;
+                        j.last_barrier_at = Some(now);
+                        self.journal_flush(dev);
+                        return;
+                    }
+                    c.phase = CommitPhase::Record;
+                    self.journal_log_write(dev, 8);
+                }
+                CommitPhase::Record => {
+                    if c.io_left > 0 {
+                        return;
+                    }
+                    if flushes {
+                        c.phase = CommitPhase::PostFlush;
+                        self.journal_flush(dev);
+                        return;
+                    }
+                    return self.commit_done(dev);
+                }
+                CommitPhase::PreFlush | CommitPhase::PostFlush => return,
+            }
+        }
+    }
+
+    /// T_FLUSH: a new transaction may start (the waiting handles go on); the ordered data is
+    /// written (ext3) and waited for.
+    fn commit_flush_data(&mut self, dev: u16) {
+        let now = self.now();
+        let j = self.jn(dev);
+        let c = j.committing.as_mut().expect("committing");
+        let waiters = std::mem::take(&mut j.locked_waiters);
+        let submitters = std::mem::take(&mut j.locked_submitters);
+        let order = j.p.ordered;
+        let inodes = std::mem::take(&mut c.txn.ordered);
+        for &(_, since) in &waiters {
+            let w = now - since;
+            j.stats.handle_wait_ns += w;
+            j.stats.handle_waits += 1;
+            c.txn.max_wait = c.txn.max_wait.max(w);
+        }
+        self.trace_commit_phase(dev, "commit_flushing");
+        for (task, _) in waiters {
+            self.wake_task(task);
+        }
+        for (sub, since) in submitters {
+            let j = self.jn(dev);
+            j.stats.handle_wait_ns += now - since;
+            j.stats.handle_waits += 1;
+            match sub {
+                Submitter::Task(t) => {
+                    self.tasks[t as usize].rq_wait = None;
+                    self.wake_task(t);
+                }
+                Submitter::Flusher(w) => {
+                    self.flushers[w as usize].blocked = false;
+                    self.flusher_continue(w);
+                }
+                Submitter::Journal(_) => unreachable!("the journal thread starts no handle"),
+            }
+        }
+        let mut targets = Vec::with_capacity(inodes.len());
+        for ino in inodes {
+            if order == Ordered::WriteAll {
+                self.write_dirty_range(ino, 0, u64::MAX, Submitter::Journal(dev), true, false);
+            }
+            let i = &self.inodes[ino as usize];
+            targets.push((ino, i.nr_written + i.mapping.nr_writeback));
+        }
+        self.jn(dev).committing.as_mut().expect("committing").ordered_targets = targets;
+        self.journal_submit(dev);
+    }
+
+    fn ordered_done(&self, dev: u16) -> bool {
+        let c = self.journal(dev).and_then(|j| j.committing.as_ref()).expect("committing");
+        c.ordered_targets
+            .iter()
+            .all(|&(ino, target)| self.inodes[ino as usize].nr_written >= target)
+    }
+
+    /// T_COMMIT: write the descriptors and metadata blocks (xfs: the iclogs) to the log.
+    fn commit_write_log(&mut self, dev: u16) {
+        let now = self.now();
+        let j = self.jn(dev);
+        let (sectors, logged) = j.log_size(&j.committing.as_ref().expect("committing").txn.blocks);
+        let c = j.committing.as_mut().expect("committing");
+        c.phase = CommitPhase::Logging;
+        c.logging_at = now;
+        c.blocks_logged = logged;
+        let with_record = j.p.async_commit && j.p.fs != crate::config::FsKind::Xfs;
+        self.trace_commit_phase(dev, "commit_logging");
+        self.journal_log_write(dev, sectors + if with_record { 8 } else { 0 });
+    }
+
+    /// Queue `sectors` of log writes at the head of the log, in pieces a request (xfs: an
+    /// iclog) carries, wrapping at the end of the area; then submit them.
+    fn journal_log_write(&mut self, dev: u16, sectors: u64) {
+        let d = dev as usize;
+        let max = self.queues[d].max_sectors;
+        let mut left = sectors;
+        while left > 0 {
+            let j = self.journals[d].as_mut().expect("journal");
+            let piece = j.log_io_sectors(max).min(left).min(j.area_len - j.head);
+            let sector = j.area_start + j.head;
+            j.head = (j.head + piece) % j.area_len;
+            let id = self.queues[d].alloc(Op::Write, sector, piece, None, Submitter::Journal(dev), true, false, false, false);
+            let r = self.queues[d].rq_mut(id);
+            // REQ_SYNC | REQ_META | REQ_IDLE: blk-wbt leaves log writes alone.
+            r.wbt_tracked = false;
+            r.log_sectors = piece;
+            let j = self.journals[d].as_mut().expect("journal");
+            j.pending.push_back(id);
+            j.committing.as_mut().expect("committing").io_left += piece;
+            left -= piece;
+        }
+        self.journal_submit(dev);
+    }
+
+    /// The journal thread submits its built requests in order; it sleeps on one that must
+    /// wait for a tag or for wbt.
+    pub(crate) fn journal_submit(&mut self, dev: u16) {
+        loop {
+            let j = self.jn(dev);
+            if j.blocked {
+                return;
+            }
+            let Some(&id) = j.pending.front() else { return };
+            if self.submit_request(dev, id) {
+                self.jn(dev).pending.pop_front();
+            } else {
+                self.jn(dev).blocked = true;
+                return;
+            }
+        }
+    }
+
+    /// A request the journal thread slept on entered the queue.
+    pub(crate) fn journal_request_accepted(&mut self, dev: u16) {
+        let j = self.jn(dev);
+        j.pending.pop_front();
+        j.blocked = false;
+        self.journal_submit(dev);
+    }
+
+    /// A write completed on `dev`: its log sectors count down (log bios merge, so the count
+    /// is in sectors); any write may be ordered data a commit waits for.
+    pub(crate) fn journal_io_done(&mut self, dev: u16, log_sectors: u64) {
+        let Some(j) = self.journals[dev as usize].as_mut() else { return };
+        let Some(c) = j.committing.as_mut() else { return };
+        let log_write = log_sectors > 0;
+        if log_write {
+            c.io_left -= log_sectors;
+        }
+        if log_write || c.phase == CommitPhase::Flushing {
+            self.commit_advance(dev);
+        }
+    }
+
+    fn journal_flush(&mut self, dev: u16) {
+        self.queues[dev as usize].queue_flush(JOURNAL_WAITER | dev as u32);
+        self.kick_queue(dev);
+    }
+
+    /// A flush the journal queued completed.
+    pub(crate) fn journal_flushed(&mut self, dev: u16) {
+        let j = self.jn(dev);
+        let c = j.committing.as_mut().expect("a commit waits for the flush");
+        match c.phase {
+            CommitPhase::PreFlush => {
+                c.phase = CommitPhase::Record;
+                self.journal_log_write(dev, 8);
+            }
+            _ => self.commit_done(dev),
+        }
+    }
+
+    /// The commit is on stable storage: `j_commit_sequence` moves on, waiters wake, the
+    /// statistics and the trace record it; a commit asked for meanwhile starts.
+    fn commit_done(&mut self, dev: u16) {
+        let now = self.now();
+        let hz = self.clock.hz;
+        let devt = self.queues[dev as usize].devt;
+        let j = self.jn(dev);
+        let c = j.committing.take().expect("committing");
+        let t = c.txn.tid;
+        j.commit_sequence = t;
+        j.stats.commits += 1;
+        j.stats.blocks_logged += c.blocks_logged;
+        j.stats.commit_ns_total += now - c.locked_at;
+        j.stats.commit_ns_max = j.stats.commit_ns_max.max(now - c.locked_at);
+        j.stats.locked_ns += c.flushing_at - c.locked_at;
+        j.stats.flushing_ns += c.logging_at - c.flushing_at;
+        j.stats.logging_ns += now - c.logging_at;
+        let mut woken = Vec::new();
+        j.commit_waiters.retain(|&(task, need)| {
+            if need <= t {
+                woken.push(task);
+                false
+            } else {
+                true
+            }
+        });
+        let ms = |a: Ns, b: Ns| (b.saturating_sub(a) * hz / crate::engine::time::NSEC_PER_SEC * 1000 / hz) as u32;
+        let stats = TraceEvent::Jbd2RunStats {
+            dev: devt,
+            tid: t,
+            wait: ms(0, c.txn.max_wait),
+            request_delay: c.txn.requested.map_or(0, |r| ms(r, c.locked_at)),
+            running: ms(c.txn.created, c.locked_at),
+            locked: ms(c.locked_at, c.flushing_at),
+            flushing: ms(c.flushing_at, c.logging_at),
+            logging: ms(c.logging_at, now),
+            handle_count: c.txn.handles,
+            blocks: c.txn.blocks.len() as u32,
+            blocks_logged: c.blocks_logged as u32,
+        };
+        let sync = c.txn.synchronous;
+        // jbd2 prints its run statistics just before the end of the commit.
+        self.trace_jbd2(dev, stats);
+        self.trace_jbd2(
+            dev,
+            TraceEvent::Jbd2EndCommit {
+                dev: devt,
+                tid: t,
+                sync,
+                head: t,
+            },
+        );
+        for task in woken {
+            self.commit_waited(task);
+        }
+        let j = self.jn(dev);
+        if let Some(next) = j.running.as_ref().map(|r| r.tid).filter(|&r| r <= j.commit_request) {
+            self.request_commit(dev, next);
+        }
+    }
+
+    /// Record a `jbd2:*` event, fired by the journal thread.
+    /// `jbd2_<what>` of the committing transaction.
+    fn trace_commit_phase(&mut self, dev: u16, what: &'static str) {
+        let devt = self.queues[dev as usize].devt;
+        let Some(c) = self.journal(dev).and_then(|j| j.committing.as_ref()) else {
+            return;
+        };
+        let (tid, sync) = (c.txn.tid, c.txn.synchronous);
+        self.trace_jbd2(
+            dev,
+            TraceEvent::Jbd2Commit {
+                dev: devt,
+                tid,
+                sync,
+                what,
+            },
+        );
+    }
+
+    /// Only ext4's journal is jbd2 (ext3's jbd and xfs's log have tracepoints of their own,
+    /// not modelled).
+    fn trace_jbd2(&mut self, dev: u16, ev: TraceEvent) {
+        if self.tout.trace_enabled && self.journal(dev).is_some_and(|j| j.p.fs == crate::config::FsKind::Ext4) {
+            let who = self.journal_comm(dev);
+            self.trace_ev(who, 0, ev);
+        }
+    }
+
+    /// fsync/sync: the data is written. Force the commits the call needs (fsync: of the
+    /// transaction that last touched the file; sync: every journal's running one). Returns
+    /// whether the task now waits for one.
+    pub(crate) fn journal_force(&mut self, tid: u32, only: Option<u16>) -> bool {
+        let t = tid as usize;
+        let now = self.now();
+        let mut left = 0;
+        for dev in 0..self.queues.len() as u16 {
+            if only.is_some_and(|o| o != dev) {
+                continue;
+            }
+            let Some(j) = self.journal(dev) else { continue };
+            let need = match only {
+                Some(_) => self.inodes[self.tasks[t].file as usize].sync_tid,
+                None => j
+                    .running
+                    .as_ref()
+                    .map_or(j.commit_sequence.max(j.committing.as_ref().map_or(0, |c| c.txn.tid)), |r| r.tid),
+            };
+            if need == 0 || j.committed(need) {
+                continue;
+            }
+            self.jn(dev).commit_waiters.push((tid, need));
+            left += 1;
+            self.request_commit(dev, need);
+        }
+        // request_commit may not finish a commit synchronously, so `left` is exact here.
+        if left == 0 {
+            return false;
+        }
+        self.tasks[t].sync = Some(SyncWait::Commit { left, since: now });
+        true
+    }
+
+    /// A commit task `tid` waited for is done.
+    fn commit_waited(&mut self, tid: u32) {
+        if let Some(SyncWait::Commit { left, .. }) = self.tasks[tid as usize].sync.as_mut() {
+            *left -= 1;
+            if *left == 0 {
+                self.wake_task(tid);
+            }
+        }
+    }
+
+    /// After the commits: is device `dev`'s flush already covered by a commit's pre-flush
+    /// queued after the data was written (`since`)?
+    pub(crate) fn commit_flushed_since(&self, dev: u16, since: Ns) -> bool {
+        self.journal(dev).is_some_and(|j| j.last_barrier_at.is_some_and(|b| b >= since))
+    }
+}

@@ -1,0 +1,224 @@
+//! The journal as users meet it: what an fsync costs beside a copy on ext4, xfs and ext3, what
+//! the commit timer does, what barriers and the write cache change, and the handles a locked
+//! transaction holds up. The laws (durability among them) run on every simulation here.
+
+use wblab_sim::config::{Atime, DataMode, DeviceModelConfig, FsKind, JobConfig, MountConfig, Scenario, TaskConfig};
+use wblab_sim::generations::Version;
+use wblab_sim::metrics::{JournalResult, RunResult};
+use wblab_sim::units::{GIB, KIB, MIB};
+use wblab_testkit::sim::{dd, hdd, run, ssd, SEC};
+
+fn mount(fs: FsKind) -> MountConfig {
+    MountConfig::defaults(fs, Version(6, 18, 0))
+}
+
+/// A copy and, from 5 s on, a 4 KiB commit every 100 ms on one disk carrying `fs`.
+fn copy_and_commits(model: DeviceModelConfig, fs: Option<MountConfig>, write_cache: bool, secs: u64) -> Scenario {
+    let mut sc = Scenario::one_device("journal", model, 4 * GIB, 2, secs * SEC);
+    sc.devices[0].fs = fs;
+    sc.devices[0].queue.write_cache = write_cache;
+    sc.add_task("copy", 1, 0, dd(None));
+    sc.tasks.push(TaskConfig {
+        name: "commit".into(),
+        count: 1,
+        device: 0,
+        file: "/mnt/sda/wal".into(),
+        start: 5 * SEC,
+        stop: None,
+        job: JobConfig::Fsync {
+            bytes: 4 * KIB,
+            interval: SEC / 10,
+        },
+    });
+    sc
+}
+
+fn group<'a>(r: &'a RunResult, name: &str) -> &'a wblab_sim::metrics::TaskResult {
+    r.tasks.iter().find(|t| t.name == name).expect("task")
+}
+
+fn journal(r: &RunResult) -> &JournalResult {
+    r.devices[0].journal.as_ref().expect("a journalled device")
+}
+
+fn commit_p50(r: &RunResult) -> u64 {
+    group(r, "commit").op_latency.summary().p50
+}
+
+#[test]
+fn an_fsync_on_ext4_waits_for_a_journal_commit() {
+    let bare = run(&copy_and_commits(hdd(), None, true, 20));
+    let ext4 = run(&copy_and_commits(hdd(), Some(mount(FsKind::Ext4)), true, 20));
+    let j = journal(&ext4);
+    let fsyncs = group(&ext4, "commit").op_latency.summary().count;
+    assert!(fsyncs > 5, "{fsyncs} fsyncs");
+    // Every fsync found its inode in a transaction not yet committed (the write updated
+    // mtime and size), so there are about as many commits as fsyncs, and each logged blocks.
+    assert!(
+        j.commits >= fsyncs && j.commits <= fsyncs + 4,
+        "{} commits for {fsyncs} fsyncs",
+        j.commits
+    );
+    assert!(
+        j.blocks_logged >= 3 * j.commits,
+        "{} blocks in {} commits",
+        j.blocks_logged,
+        j.commits
+    );
+    // The commit's log write and commit record come after the data: an fsync costs more than
+    // without a journal.
+    assert!(
+        commit_p50(&ext4) > commit_p50(&bare),
+        "ext4 fsync p50 {} ns, no journal {} ns",
+        commit_p50(&ext4),
+        commit_p50(&bare)
+    );
+    // Log writes are on the device beside the data.
+    let data = group(&ext4, "copy").bytes_written + group(&ext4, "commit").bytes_written;
+    assert!(ext4.devices[0].bytes_written > 0 && ext4.devices[0].bytes_written <= data + j.blocks_logged * 4096);
+}
+
+#[test]
+fn the_commit_timer_commits_a_lone_writer_every_commit_interval() {
+    let secs = 30;
+    let commits = |interval: u64| {
+        let mut m = mount(FsKind::Ext4);
+        m.commit_interval = interval * SEC;
+        let mut sc = Scenario::one_device("timer", ssd(), 4 * GIB, 2, secs * SEC);
+        sc.devices[0].fs = Some(m);
+        sc.add_task("dd", 1, 0, dd(None));
+        journal(&run(&sc)).commits
+    };
+    // A transaction expires `commit` seconds after its first handle, and the timer rounds that
+    // up to a whole second (`round_jiffies_up`); the next transaction begins at the first
+    // handle after the commit started: a commit every `commit` to `commit` + 1 seconds.
+    for interval in [5, 1] {
+        let n = commits(interval);
+        assert!(
+            (secs / (interval + 1) - 1..=secs / interval).contains(&n),
+            "commit={interval}: {n} commits in {secs} s"
+        );
+    }
+}
+
+#[test]
+fn ext3_ordered_mode_makes_an_fsync_write_the_copy_too() {
+    let ext3 = |data: DataMode| {
+        let mut m = MountConfig::defaults(FsKind::Ext3, Version(2, 6, 24));
+        m.data = data;
+        run(&copy_and_commits(hdd(), Some(m), false, 30))
+    };
+    let (ordered, writeback) = (ext3(DataMode::Ordered), ext3(DataMode::Writeback));
+    let ext4 = run(&copy_and_commits(hdd(), Some(mount(FsKind::Ext4)), false, 30));
+    // data=ordered writes every dirty page of the transaction's files at commit — the copy's
+    // hundreds of MB — before the commit record: the 2009 "fsync takes seconds".
+    let (o, w, e) = (commit_p50(&ordered), commit_p50(&writeback), commit_p50(&ext4));
+    assert!(o > 2 * w, "ext3 ordered p50 {o} ns, writeback {w} ns");
+    assert!(o > 2 * e, "ext3 ordered p50 {o} ns, ext4 {e} ns");
+    let flushing = journal(&ordered).flushing_mean_ns;
+    assert!(
+        flushing > 10 * journal(&writeback).flushing_mean_ns.max(1),
+        "ordered data phase {flushing} ns"
+    );
+}
+
+#[test]
+fn ext4_data_ordered_is_data_writeback_with_dioread_nolock_but_not_without() {
+    let ext4 = |data: DataMode, dioread_nolock: bool| {
+        let mut m = mount(FsKind::Ext4);
+        m.data = data;
+        m.dioread_nolock = dioread_nolock;
+        run(&copy_and_commits(hdd(), Some(m), true, 20))
+    };
+    let ordered = ext4(DataMode::Ordered, true);
+    let writeback = ext4(DataMode::Writeback, true);
+    // Unwritten extents leave nothing to order: the two modes are one.
+    assert_eq!(commit_p50(&ordered), commit_p50(&writeback));
+    assert_eq!(journal(&ordered).commits, journal(&writeback).commits);
+    assert_eq!(journal(&ordered).flushing_mean_ns, 0);
+    // Without dioread_nolock a commit waits for the writeback its allocations started.
+    let waits = ext4(DataMode::Ordered, false);
+    assert!(journal(&waits).flushing_mean_ns > 0);
+    assert!(commit_p50(&waits) > commit_p50(&ordered));
+}
+
+#[test]
+fn barriers_and_the_write_cache_decide_the_commits_flushes() {
+    let with = |barrier: bool, cache: bool| {
+        let mut m = mount(FsKind::Ext4);
+        m.barrier = barrier;
+        let mut sc = copy_and_commits(hdd(), Some(m), cache, 20);
+        sc.trace.block = true;
+        let r = run(&sc);
+        let flushes = r
+            .trace
+            .iter()
+            .filter(|rec| matches!(rec.ev, wblab_sim::metrics::trace::TraceEvent::BlockRqIssue { rwbs, .. } if rwbs.flush))
+            .count();
+        (commit_p50(&r), flushes)
+    };
+    let (flushed, flushes) = with(true, true);
+    let (nobarrier, none) = with(false, true);
+    let (through, none_wt) = with(true, false);
+    // A pre-flush and a post-flush (the commit record's FUA) per commit.
+    assert!(flushes > 10, "{flushes} flushes");
+    assert_eq!((none, none_wt), (0, 0), "barrier=0 and a write-through cache send no flush");
+    assert!(flushed > nobarrier && flushed > through, "{flushed} vs {nobarrier} / {through} ns");
+}
+
+#[test]
+fn a_locked_transaction_holds_up_writers_on_ext4_but_not_on_xfs() {
+    // A disk with few tags: the flusher sleeps on a tag in the middle of an extent it mapped
+    // under a handle, so each commit's T_LOCKED lasts until it gets one, and the copy's next
+    // write() (a new mtime) waits meanwhile.
+    let run_fs = |fs: FsKind| {
+        let mut sc = copy_and_commits(hdd(), Some(mount(fs)), true, 20);
+        sc.devices[0].queue.nr_requests = 4;
+        run(&sc)
+    };
+    let ext4 = run_fs(FsKind::Ext4);
+    let xfs = run_fs(FsKind::Xfs);
+    assert!(journal(&ext4).locked_mean_ns > 0, "T_LOCKED waited for the flusher's handle");
+    assert!(journal(&ext4).handle_waits > 0, "handles waited for T_FLUSH");
+    assert_eq!((journal(&xfs).locked_mean_ns, journal(&xfs).handle_waits), (0, 0));
+}
+
+#[test]
+fn atime_updates_follow_the_mount_option() {
+    // A reader alone: its reads are the only thing that can give the journal work.
+    let commits = |atime: Atime| {
+        let mut m = mount(FsKind::Ext4);
+        m.atime = atime;
+        m.commit_interval = SEC;
+        let mut sc = Scenario::one_device("atime", hdd(), 4 * GIB, 2, 12 * SEC);
+        sc.devices[0].fs = Some(m);
+        sc.add_task(
+            "cat",
+            1,
+            0,
+            JobConfig::Cat {
+                bs: 64 * KIB,
+                file_size: GIB,
+            },
+        );
+        journal(&run(&sc)).commits
+    };
+    assert_eq!(commits(Atime::Noatime), 0);
+    // relatime: the first read of a file older than a day, once.
+    assert_eq!(commits(Atime::Relatime), 1);
+    // strictatime: a new atime each tick while the file is read (seconds on the disk).
+    assert!(commits(Atime::Strictatime) > 1);
+}
+
+#[test]
+fn sync_commits_every_journal_and_its_data() {
+    let mut sc = Scenario::one_device("sync", hdd(), 4 * GIB, 2, 20 * SEC);
+    sc.devices[0].fs = Some(mount(FsKind::Xfs));
+    sc.add_task("dd", 1, 0, wblab_testkit::sim::dd_with(MIB, 64 * MIB, false));
+    sc.tasks.push(wblab_testkit::sim::sync_once("sync", 2 * SEC));
+    let r = run(&sc);
+    // xfs's log worker runs every 30 s: within 20 s only sync's log force commits.
+    assert_eq!(journal(&r).commits, 1);
+    assert_eq!(group(&r, "sync").op_latency.summary().count, 1);
+    assert!(r.devices[0].bytes_written >= 64 * MIB);
+}
