@@ -755,7 +755,11 @@ impl Machine {
         let held = op == Op::Write && self.queues[d].hold_unstable(id);
         let nsegs = if held { 0 } else { self.queues[d].rq(id).segs.len() };
         let new_blocks = self.queues[d].rq(id).new_blocks;
-        let first_file = self.queues[d].rq(id).segs.first().map(|s| s.file);
+        let first_file = if new_blocks {
+            self.queues[d].rq(id).segs.first().map(|s| s.file)
+        } else {
+            None
+        };
         for i in 0..nsegs {
             let s = self.queues[d].rq(id).segs[i];
             match op {

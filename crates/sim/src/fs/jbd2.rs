@@ -120,8 +120,6 @@ pub struct Txn {
     pub ordered: Vec<u32>,
     /// Handles started in it (`t_handle_count`).
     pub handles: u32,
-    /// `t_synchronous_commit`: someone waits for it.
-    pub synchronous: bool,
     /// Longest a handle waited for it to exist (`t_max_wait`).
     pub max_wait: Ns,
 }
@@ -268,7 +266,6 @@ impl Journal {
                 blocks: HashSet::new(),
                 ordered: Vec::new(),
                 handles: 0,
-                synchronous: false,
                 max_wait: 0,
             });
         }
@@ -283,6 +280,20 @@ impl Journal {
             t.blocks.insert(*b);
         }
         t.tid
+    }
+
+    /// `j_max_transaction_buffers`: a quarter of the log (a third from 6.10; the model keeps
+    /// the older fraction for every release), in 4 KiB blocks.
+    pub fn max_transaction_blocks(&self) -> usize {
+        (self.area_len / 8 / 4) as usize
+    }
+
+    /// The running transaction holds as many blocks as one may: it must commit
+    /// (`add_transaction_credits` asks for the commit and waits).
+    pub fn running_full(&self) -> bool {
+        self.running
+            .as_ref()
+            .is_some_and(|t| t.blocks.len() >= self.max_transaction_blocks())
     }
 
     /// Whether transaction `tid` is committed.
@@ -333,4 +344,46 @@ pub fn inode_block(ino: u32) -> MetaBlock {
 /// alignment).
 pub fn round_up_to_second(t: Ns) -> Ns {
     t.div_ceil(crate::engine::time::NSEC_PER_SEC) * crate::engine::time::NSEC_PER_SEC
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::generations::Version;
+
+    fn journal(capacity_bytes: u64) -> Journal {
+        Journal::new(&MountConfig::defaults(FsKind::Ext4, Version(6, 18, 0)), capacity_bytes / 512)
+    }
+
+    #[test]
+    fn the_log_is_mke2fs_sized_and_in_the_middle() {
+        let j = journal(2 << 30);
+        assert_eq!(j.area_len * 512, 64 << 20, "64 MiB below 16 GiB");
+        assert_eq!(j.area_start * 512, 1 << 30);
+        assert_eq!(journal(512 << 20).area_len * 512, 16 << 20);
+    }
+
+    #[test]
+    fn a_transaction_outgrowing_a_quarter_of_the_log_is_full() {
+        let mut j = journal(512 << 20);
+        let max = j.max_transaction_blocks();
+        assert_eq!(max, 1024, "16 MiB of 4 KiB blocks / 4");
+        for ino in 0..(max as u32 - 1) * INODES_PER_BLOCK as u32 {
+            j.touch(0, &[inode_block(ino)]);
+        }
+        assert!(!j.running_full());
+        j.touch(0, &[inode_block(max as u32 * INODES_PER_BLOCK as u32)]);
+        assert!(j.running_full());
+    }
+
+    #[test]
+    fn the_log_holds_descriptors_and_a_commit_block() {
+        let mut j = journal(2 << 30);
+        for ino in 0..300 * INODES_PER_BLOCK as u32 {
+            j.touch(0, &[inode_block(ino)]);
+        }
+        let (sectors, logged) = j.log_size(&j.running.as_ref().unwrap().blocks);
+        // 300 blocks need two descriptors (253 tags each); the commit block is logged apart.
+        assert_eq!((sectors, logged), (302 * 8, 303));
+    }
 }

@@ -84,6 +84,9 @@ impl Machine {
             }
         }
         self.inodes[ino as usize].sync_tid = tid;
+        if self.jn(dev).running_full() {
+            self.request_commit(dev, tid);
+        }
         self.arm_commit_timer(dev);
     }
 
@@ -338,7 +341,7 @@ impl Machine {
         c.phase = CommitPhase::Logging;
         c.logging_at = now;
         c.blocks_logged = logged;
-        let with_record = j.p.async_commit && j.p.fs != crate::config::FsKind::Xfs;
+        let with_record = j.p.async_commit;
         self.trace_commit_phase(dev, "commit_logging");
         self.journal_log_write(dev, sectors + if with_record { 8 } else { 0 });
     }
@@ -465,7 +468,8 @@ impl Machine {
             blocks: c.txn.blocks.len() as u32,
             blocks_logged: c.blocks_logged as u32,
         };
-        let sync = c.txn.synchronous;
+        // `t_synchronous_commit` is set by O_SYNC handles only (not modelled), not by fsync.
+        let sync = false;
         // jbd2 prints its run statistics just before the end of the commit.
         self.trace_jbd2(dev, stats);
         self.trace_jbd2(
@@ -493,7 +497,8 @@ impl Machine {
         let Some(c) = self.journal(dev).and_then(|j| j.committing.as_ref()) else {
             return;
         };
-        let (tid, sync) = (c.txn.tid, c.txn.synchronous);
+        let tid = c.txn.tid;
+        let sync = false;
         self.trace_jbd2(
             dev,
             TraceEvent::Jbd2Commit {
