@@ -222,3 +222,24 @@ fn sync_commits_every_journal_and_its_data() {
     assert_eq!(group(&r, "sync").op_latency.summary().count, 1);
     assert!(r.devices[0].bytes_written >= 64 * MIB);
 }
+
+#[test]
+fn the_commit_record_is_a_fua_write_where_the_device_takes_fua() {
+    // Flushes per commit: the pre-flush alone where the record carries FUA (a SATA disk), a
+    // pre-flush and a post-flush where blk-flush must stand in for it (a loop device).
+    let per_commit = |model: DeviceModelConfig| {
+        let mut sc = copy_and_commits(model, Some(mount(FsKind::Ext4)), true, 20);
+        sc.trace.block = true;
+        let r = run(&sc);
+        let flushes = r
+            .trace
+            .iter()
+            .filter(|rec| matches!(rec.ev, wblab_sim::metrics::trace::TraceEvent::BlockRqIssue { rwbs, .. } if rwbs.flush))
+            .count() as f64;
+        flushes / journal(&r).commits as f64
+    };
+    let loop_model = DeviceModelConfig::Loop(Default::default());
+    let (disk, lo) = (per_commit(hdd()), per_commit(loop_model));
+    assert!((0.9..=1.1).contains(&disk), "{disk:.2} flushes per commit on the disk");
+    assert!((1.8..=2.2).contains(&lo), "{lo:.2} flushes per commit on the loop device");
+}

@@ -231,6 +231,7 @@ impl BlockQueue {
                     handle_wait: false,
                     new_blocks: false,
                     log_sectors: 0,
+                    fua: false,
                 });
                 (self.pool.len() - 1) as u32
             }
@@ -264,6 +265,7 @@ impl BlockQueue {
         r.handle_wait = false;
         r.new_blocks = false;
         r.log_sectors = 0;
+        r.fua = false;
         id
     }
 
@@ -316,7 +318,7 @@ impl BlockQueue {
             let r = &self.pool[id as usize];
             (r.op, r.sector, r.nr_sectors, r.wbt_tracked, r.sync, r.background)
         };
-        if self.nomerges < 2 && !self.pool[id as usize].direct {
+        if self.nomerges < 2 && !self.pool[id as usize].direct && !self.pool[id as usize].fua {
             if let Some((target, _side)) = self.elv.try_merge(op, sector, nr, self.max_sectors) {
                 let segs = std::mem::take(&mut self.pool[id as usize].segs);
                 let (log, new_blocks) = (self.pool[id as usize].log_sectors, self.pool[id as usize].new_blocks);
@@ -449,6 +451,11 @@ impl BlockQueue {
         self.write_cache && !self.unstable_device
     }
 
+    /// Whether the device takes FUA writes (`queue/fua` in sysfs).
+    pub fn supports_fua(&self) -> bool {
+        self.device.supports_fua()
+    }
+
     /// Task `tid` waits for the next cache flush of this device.
     pub fn queue_flush(&mut self, tid: u32) {
         if self.flush.pending.is_empty() && !self.flush.in_flight {
@@ -488,6 +495,7 @@ impl BlockQueue {
                     sector: 0,
                     bytes: 0,
                     sync: true,
+                    fua: false,
                 },
             );
             issued.push(FLUSH_ID);
@@ -516,6 +524,7 @@ impl BlockQueue {
                     sector: r.sector,
                     bytes: r.bytes(),
                     sync: r.sync,
+                    fua: r.fua,
                 },
             );
             issued.push(e.id);

@@ -80,6 +80,8 @@ pub struct Request {
     pub new_blocks: bool,
     /// Sectors of journal log blocks it carries (no page-cache pages behind them).
     pub log_sectors: u64,
+    /// REQ_FUA (a journal's commit record on a device that takes FUA).
+    pub fua: bool,
 }
 
 impl Request {

@@ -95,6 +95,7 @@ fn drive_stable(dev: &mut dyn Device, qd: u32, n: usize, mut next: impl FnMut(us
                     sector,
                     bytes,
                     sync: false,
+                    fua: false,
                 },
             );
             issued.push((now, bytes, op));

@@ -89,8 +89,9 @@
 //! dirty cached data is served from the cache at interface rate without touching the head.
 //!
 //! With `write_cache = false` a write is a media command like a read and completes when its data
-//! is on the media. `DevRequest::sync` is only a hint and is ignored (no FUA writes: a sync write
-//! completes when it is in the cache).
+//! is on the media; so does a FUA write (`DevRequest::fua`: a journal's commit record) with the
+//! cache on. `DevRequest::sync` is only a hint and is ignored (a sync write completes when it
+//! is in the cache).
 //!
 //! # Cache flush (`Op::Flush`, SYNCHRONIZE CACHE)
 //!
@@ -851,6 +852,11 @@ impl Device for Hdd {
         false
     }
 
+    /// SATA NCQ's FUA bit (libata uses it when the drive reports support) and SCSI's DPOFUA.
+    fn supports_fua(&self) -> bool {
+        true
+    }
+
     fn dispatch(&mut self, now: Ns, rq: DevRequest) {
         self.busy.enter(now, self.in_flight == 0);
         self.in_flight += 1;
@@ -875,7 +881,8 @@ impl Device for Hdd {
             return;
         }
         if self.p.write_cache {
-            if c.write {
+            // A FUA write skips the cache: a media command like a read.
+            if c.write && !rq.fua {
                 let slot = self.alloc(c);
                 if self.waiting.is_empty() && self.has_room(rq.bytes) {
                     self.admit(now, slot);
@@ -885,7 +892,7 @@ impl Device for Hdd {
                 }
                 return;
             }
-            if self.cache_hit(byte, end) {
+            if !c.write && self.cache_hit(byte, end) {
                 let done = self.link(ready, rq.bytes);
                 self.complete_at(done, rq.id);
                 return;
@@ -1265,6 +1272,7 @@ mod tests {
                         sector: byte / 512,
                         bytes: len * 512,
                         sync: w && far,
+                        fua: false,
                     };
                     (rq, gap)
                 })

@@ -291,6 +291,7 @@ mod tests {
                     sector: u64::from(i) * 2048,
                     bytes: MIB,
                     sync: false,
+                    fua: false,
                 },
             );
         }
@@ -302,6 +303,7 @@ mod tests {
                 sector: 1 << 30,
                 bytes: 4096,
                 sync: false,
+                fua: false,
             },
         );
         let mut done = Vec::new();

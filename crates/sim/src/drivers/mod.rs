@@ -42,8 +42,11 @@ pub struct DevRequest {
     /// First 512-byte sector.
     pub sector: u64,
     pub bytes: u64,
-    /// REQ_SYNC / FUA-like: a write that must reach stable media before completing.
+    /// REQ_SYNC.
     pub sync: bool,
+    /// REQ_FUA: the write completes only once it is on stable media (sent only to a device
+    /// that [`Device::supports_fua`]).
+    pub fua: bool,
 }
 
 /// A storage device: accepts requests, completes them later.
@@ -82,6 +85,11 @@ pub trait Device {
     /// completes.
     fn flush_queueable(&self) -> bool {
         true
+    }
+    /// Whether the device takes FUA writes. Without it the block layer follows a FUA write
+    /// with a flush (blk-flush's POSTFLUSH), as for loop.
+    fn supports_fua(&self) -> bool {
+        false
     }
 }
 

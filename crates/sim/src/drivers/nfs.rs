@@ -502,6 +502,7 @@ mod tests {
             sector: byte / 512,
             bytes,
             sync: false,
+            fua: false,
         }
     }
 

@@ -279,6 +279,7 @@ impl Device for Raid0 {
                 sector: byte / 512,
                 bytes,
                 sync: rq.sync,
+                fua: false,
             };
             self.submit(now, m, part);
         }
@@ -378,6 +379,7 @@ mod tests {
             sector: (2 * 512 * KIB - 128 * KIB) / 512,
             bytes: 512 * KIB,
             sync: false,
+            fua: false,
         };
         d.dispatch(0, rq);
         assert_eq!(d.in_flight(), 1);
@@ -403,6 +405,7 @@ mod tests {
                 sector: 0,
                 bytes: 4 * MIB,
                 sync: false,
+                fua: false,
             },
         );
         let inside: Vec<u32> = (0..4).map(|m| d.member_in_flight(m)).collect();
@@ -427,6 +430,7 @@ mod tests {
                     sector: chunk * 512 * KIB / 512,
                     bytes: 4096,
                     sync: false,
+                    fua: false,
                 },
             );
         }

@@ -262,6 +262,7 @@ impl Raid5 {
             sector: byte / 512,
             bytes,
             sync: false,
+            fua: false,
         };
         self.submit(now, m, rq);
     }
@@ -548,6 +549,7 @@ mod tests {
             sector: byte / 512,
             bytes,
             sync: false,
+            fua: false,
         }
     }
 
@@ -621,6 +623,7 @@ mod tests {
                 sector: (1 << 30) / 512,
                 bytes: 64 * KIB,
                 sync: false,
+                fua: false,
             },
         );
         d.dispatch(0, write(1, 0, 4096));

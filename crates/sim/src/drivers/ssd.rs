@@ -248,11 +248,17 @@ impl Device for Ssd {
         self.completions.len() as u32
     }
 
+    /// NVMe writes carry FUA.
+    fn supports_fua(&self) -> bool {
+        true
+    }
+
     fn dispatch(&mut self, now: Ns, rq: DevRequest) {
         self.busy.enter(now, self.completions.is_empty());
         let done = match rq.op {
             Op::Read => self.through_units(now, &rq, self.p.read_latency, self.p.read_bandwidth),
-            Op::Write if self.p.write_cache => self.buffered(now, rq.bytes),
+            // A FUA write is programmed before it completes, past the write buffer.
+            Op::Write if self.p.write_cache && !rq.fua => self.buffered(now, rq.bytes),
             Op::Write => self.through_units(now, &rq, self.p.write_latency, self.p.write_bandwidth),
             // The write buffer drained (what was admitted before the flush), then a program.
             Op::Flush if self.p.write_cache => self.drain_end.max(now) + self.p.write_latency,
@@ -434,6 +440,7 @@ mod tests {
                         sector: region * 4096,
                         bytes: len * 512,
                         sync: false,
+                        fua: false,
                     };
                     (rq, gap)
                 })

@@ -27,6 +27,7 @@ pub(crate) fn run<D: Device + ?Sized>(d: &mut D, qd: u32, n: usize, mut next: im
                     sector: byte / 512,
                     bytes,
                     sync: false,
+                    fua: false,
                 },
             );
             issued.push(now);
@@ -91,6 +92,7 @@ pub(crate) fn mixed_trace<D: Device + ?Sized>(d: &mut D, r: &mut RngStream, n: u
             sector: r.below(sectors) * 8,
             bytes: (1 + r.below(max_pages)) * 4096,
             sync: false,
+            fua: false,
         };
         d.dispatch(now, rq);
     }

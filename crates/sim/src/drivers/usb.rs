@@ -318,6 +318,7 @@ mod tests {
                     sector: u64::from(i) * 8,
                     bytes: 4096,
                     sync: false,
+                    fua: false,
                 },
             );
         }

@@ -18,12 +18,12 @@
 //!   `dioread_nolock` (5.6+) and xfs order nothing.
 //! - **Log I/O**: descriptor and metadata blocks (jbd2) or iclogs of `logbsize` (xfs) are
 //!   REQ_SYNC writes to the log area in the middle of the device; then, with barriers, a
-//!   pre-flush, the commit record, and a post-flush standing for its FUA bit.
+//!   pre-flush and the commit record as a FUA write, or followed by a flush where the device
+//!   takes no FUA (loop, USB, md), as blk-flush does.
 //!
 //! Simplified (listed in docs/model-scope.md): handles are counted, not their credits; the
 //! journal never fills, so checkpointing and log-space stalls are absent and metadata is
-//! never written home; FUA is a post-flush (as blk-flush does for devices without FUA, loop
-//! among them); the flusher's handle joins the next transaction instead of waiting out
+//! never written home; the flusher's handle joins the next transaction instead of waiting out
 //! T_LOCKED; xfs's CIL is pushed only by fsync, sync and its 30 s worker.
 
 use crate::config::{Atime, DataMode, FsKind, MountConfig};
@@ -138,7 +138,7 @@ pub enum CommitPhase {
     PreFlush,
     /// The commit record in flight.
     Record,
-    /// The post-flush standing for the record's FUA (or async_commit's single flush).
+    /// The flush after the record on a device without FUA (or async_commit's single flush).
     PostFlush,
 }
 

@@ -259,14 +259,15 @@ impl Machine {
                         return;
                     }
                     c.phase = CommitPhase::Record;
-                    self.journal_log_write(dev, 8);
+                    self.journal_log_write(dev, 8, false);
                 }
                 CommitPhase::Record => {
                     if c.io_left > 0 {
                         return;
                     }
-                    if flushes {
-                        c.phase = CommitPhase::PostFlush;
+                    if flushes && !self.queues[dev as usize].supports_fua() {
+                        // blk-flush turns the record's FUA into a flush after it.
+                        self.jn(dev).committing.as_mut().expect("committing").phase = CommitPhase::PostFlush;
                         self.journal_flush(dev);
                         return;
                     }
@@ -343,12 +344,12 @@ impl Machine {
         c.blocks_logged = logged;
         let with_record = j.p.async_commit;
         self.trace_commit_phase(dev, "commit_logging");
-        self.journal_log_write(dev, sectors + if with_record { 8 } else { 0 });
+        self.journal_log_write(dev, sectors + if with_record { 8 } else { 0 }, false);
     }
 
     /// Queue `sectors` of log writes at the head of the log, in pieces a request (xfs: an
     /// iclog) carries, wrapping at the end of the area; then submit them.
-    fn journal_log_write(&mut self, dev: u16, sectors: u64) {
+    fn journal_log_write(&mut self, dev: u16, sectors: u64, fua: bool) {
         let d = dev as usize;
         let max = self.queues[d].max_sectors;
         let mut left = sectors;
@@ -362,6 +363,7 @@ impl Machine {
             // REQ_SYNC | REQ_META | REQ_IDLE: blk-wbt leaves log writes alone.
             r.wbt_tracked = false;
             r.log_sectors = piece;
+            r.fua = fua;
             let j = self.journals[d].as_mut().expect("journal");
             j.pending.push_back(id);
             j.committing.as_mut().expect("committing").io_left += piece;
@@ -422,7 +424,9 @@ impl Machine {
         match c.phase {
             CommitPhase::PreFlush => {
                 c.phase = CommitPhase::Record;
-                self.journal_log_write(dev, 8);
+                // The commit record: REQ_PREFLUSH (done) | REQ_FUA.
+                let fua = self.queues[dev as usize].supports_fua();
+                self.journal_log_write(dev, 8, fua);
             }
             _ => self.commit_done(dev),
         }
