@@ -755,6 +755,7 @@ impl Machine {
         let held = op == Op::Write && self.queues[d].hold_unstable(id);
         let nsegs = if held { 0 } else { self.queues[d].rq(id).segs.len() };
         let new_blocks = self.queues[d].rq(id).new_blocks;
+        let ckpt_tid = self.queues[d].rq(id).ckpt_tid;
         let first_file = if new_blocks {
             self.queues[d].rq(id).segs.first().map(|s| s.file)
         } else {
@@ -805,7 +806,11 @@ impl Machine {
                     self.journal_end_io(f, dev);
                 }
             }
-            self.journal_io_done(dev, log_bytes / 512);
+            if ckpt_tid > 0 {
+                self.checkpoint_written(dev, ckpt_tid);
+            } else {
+                self.journal_io_done(dev, log_bytes / 512);
+            }
         }
     }
 
@@ -1223,6 +1228,7 @@ impl Machine {
                     logging_mean_ns: j.stats.logging_ns / j.stats.commits.max(1),
                     handle_waits: j.stats.handle_waits,
                     handle_wait_ns: j.stats.handle_wait_ns,
+                    checkpoint_blocks: j.stats.checkpoint_blocks,
                 }),
             })
             .collect();

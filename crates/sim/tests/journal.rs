@@ -243,3 +243,32 @@ fn the_commit_record_is_a_fua_write_where_the_device_takes_fua() {
     assert!((0.9..=1.1).contains(&disk), "{disk:.2} flushes per commit on the disk");
     assert!((1.8..=2.2).contains(&lo), "{lo:.2} flushes per commit on the loop device");
 }
+
+#[test]
+fn committed_metadata_is_written_home_once_it_has_aged() {
+    // A lone writer: its commits' metadata (its inode, the bitmaps and descriptors of the
+    // groups it fills) is written home dirty_expire_centisecs after the commit, the newest
+    // copy of each block only.
+    let run_for = |secs: u64| {
+        let mut sc = Scenario::one_device("ckpt", ssd(), 4 * GIB, 2, secs * SEC);
+        sc.devices[0].fs = Some(mount(FsKind::Ext4));
+        sc.add_task("dd", 1, 0, dd(None));
+        let r = run(&sc);
+        let j = journal(&r).clone();
+        (j, r.sim_ns)
+    };
+    let expire = 30;
+    let (young, _) = run_for(expire - 5);
+    assert_eq!(young.checkpoint_blocks, 0, "nothing is {expire} s old yet");
+    let (old, _) = run_for(expire + 30);
+    assert!(old.checkpoint_blocks > 0, "aged metadata went home");
+    // Descriptors and commit blocks (at least two per commit) never go home, and a block
+    // journalled by several transactions goes home once.
+    assert!(
+        old.checkpoint_blocks <= old.blocks_logged - 2 * old.commits,
+        "{} written home of {} logged in {} commits",
+        old.checkpoint_blocks,
+        old.blocks_logged,
+        old.commits
+    );
+}

@@ -102,6 +102,7 @@ struct JournalSummary {
     logging_mean_ms: f64,
     handle_waits: u64,
     handle_wait_ms: f64,
+    checkpoint_blocks: u64,
 }
 
 fn pauses(h: &LatencyHist) -> PauseSummary {
@@ -174,6 +175,7 @@ fn device(d: &DeviceResult) -> DeviceSummary<'_> {
             logging_mean_ms: ns_to_ms(j.logging_mean_ns),
             handle_waits: j.handle_waits,
             handle_wait_ms: ns_to_ms(j.handle_wait_ns),
+            checkpoint_blocks: j.checkpoint_blocks,
         }),
     }
 }

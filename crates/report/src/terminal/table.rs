@@ -336,11 +336,12 @@ fn device_table(r: &RunResult, out: &mut String) {
         if let Some(j) = &d.journal {
             writeln!(
                 out,
-                "{} journal ({}): {} commits, {} blocks logged; commit mean {:.1} ms (locked {:.1}, ordered data {:.1}, log {:.1}), max {:.1} ms; {} handles waited {:.1} ms",
+                "{} journal ({}): {} commits, {} blocks logged, {} written home; commit mean {:.1} ms (locked {:.1}, ordered data {:.1}, log {:.1}), max {:.1} ms; {} handles waited {:.1} ms",
                 d.name,
                 j.fs,
                 j.commits,
                 j.blocks_logged,
+                j.checkpoint_blocks,
                 j.commit_mean_ns as f64 / 1e6,
                 j.locked_mean_ns as f64 / 1e6,
                 j.flushing_mean_ns as f64 / 1e6,

@@ -232,6 +232,7 @@ impl BlockQueue {
                     new_blocks: false,
                     log_sectors: 0,
                     fua: false,
+                    ckpt_tid: 0,
                 });
                 (self.pool.len() - 1) as u32
             }
@@ -266,6 +267,7 @@ impl BlockQueue {
         r.new_blocks = false;
         r.log_sectors = 0;
         r.fua = false;
+        r.ckpt_tid = 0;
         id
     }
 
@@ -318,7 +320,9 @@ impl BlockQueue {
             let r = &self.pool[id as usize];
             (r.op, r.sector, r.nr_sectors, r.wbt_tracked, r.sync, r.background)
         };
-        if self.nomerges < 2 && !self.pool[id as usize].direct && !self.pool[id as usize].fua {
+        let r = &self.pool[id as usize];
+        // A checkpoint write keeps its own completion (its transaction counts them).
+        if self.nomerges < 2 && !r.direct && !r.fua && r.ckpt_tid == 0 {
             if let Some((target, _side)) = self.elv.try_merge(op, sector, nr, self.max_sectors) {
                 let segs = std::mem::take(&mut self.pool[id as usize].segs);
                 let (log, new_blocks) = (self.pool[id as usize].log_sectors, self.pool[id as usize].new_blocks);

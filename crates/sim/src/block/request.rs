@@ -82,6 +82,8 @@ pub struct Request {
     pub log_sectors: u64,
     /// REQ_FUA (a journal's commit record on a device that takes FUA).
     pub fua: bool,
+    /// A checkpoint write (metadata home) of this journal transaction; 0: none.
+    pub ckpt_tid: u32,
 }
 
 impl Request {

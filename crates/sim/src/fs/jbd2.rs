@@ -21,9 +21,13 @@
 //!   pre-flush and the commit record as a FUA write, or followed by a flush where the device
 //!   takes no FUA (loop, USB, md), as blk-flush does.
 //!
+//! - **Checkpointing**: a committed transaction's metadata is written home
+//!   `dirty_expire_centisecs` after the commit (the newest copy of each block only), and its
+//!   log space frees once it and every older transaction are home.
+//!
 //! Simplified (listed in docs/model-scope.md): handles are counted, not their credits; the
-//! journal never fills, so checkpointing and log-space stalls are absent and metadata is
-//! never written home; the flusher's handle joins the next transaction instead of waiting out
+//! log never fills (no log-space stalls: the model's transactions log a few blocks each); the
+//! flusher's handle joins the next transaction instead of waiting out
 //! T_LOCKED; xfs's CIL is pushed only by fsync, sync and its 30 s worker.
 
 use crate::config::{Atime, DataMode, FsKind, MountConfig};
@@ -157,6 +161,19 @@ pub struct Commit {
     pub blocks_logged: u64,
 }
 
+/// A committed transaction whose metadata is not yet written home (on the checkpoint list).
+#[derive(Debug)]
+pub struct Checkpoint {
+    pub tid: u32,
+    /// Log blocks it holds until it is checkpointed (and every older one is).
+    pub logged: u64,
+    /// Its metadata blocks not journalled again by a later transaction.
+    pub blocks: Vec<MetaBlock>,
+    pub committed: Ns,
+    /// Home writes in flight.
+    pub writing: u32,
+}
+
 /// Per-journal counters for the summary.
 #[derive(Clone, Debug, Default)]
 pub struct JournalStats {
@@ -172,6 +189,8 @@ pub struct JournalStats {
     /// Time handles spent waiting for a locked transaction, summed over handles.
     pub handle_wait_ns: Ns,
     pub handle_waits: u64,
+    /// Metadata blocks written home by checkpointing.
+    pub checkpoint_blocks: u64,
 }
 
 /// One device's journal.
@@ -206,6 +225,11 @@ pub struct Journal {
     /// When the last pre-flush of a commit was queued (a later fsync's data is not covered
     /// by an earlier flush: `jbd2_trans_will_send_data_barrier`).
     pub last_barrier_at: Option<Ns>,
+    /// Committed transactions, oldest first, until their metadata is home
+    /// (`j_checkpoint_transactions`); the log from the oldest on is in use.
+    pub checkpoints: VecDeque<Checkpoint>,
+    /// When the checkpoint timer is armed.
+    pub checkpoint_at: Option<Ns>,
     pub stats: JournalStats,
 }
 
@@ -243,6 +267,8 @@ impl Journal {
             blocked: false,
             timer_at: None,
             last_barrier_at: None,
+            checkpoints: VecDeque::new(),
+            checkpoint_at: None,
             stats: JournalStats::default(),
         }
     }
@@ -296,6 +322,39 @@ impl Journal {
             .is_some_and(|t| t.blocks.len() >= self.max_transaction_blocks())
     }
 
+    /// Transaction `tid` committed: its metadata joins the checkpoint list, and a block it
+    /// journalled again leaves the older transactions' lists (`__jbd2_journal_refile_buffer`:
+    /// only the newest copy is written home).
+    pub fn add_checkpoint(&mut self, tid: u32, blocks: &HashSet<MetaBlock>, logged: u64, now: Ns) {
+        for c in self.checkpoints.iter_mut() {
+            c.blocks.retain(|b| !blocks.contains(b));
+        }
+        let mut mine: Vec<MetaBlock> = blocks.iter().copied().collect();
+        // Home order (the elevator would sort them anyway); deterministic across runs.
+        mine.sort_by_key(|b| home_sector(*b));
+        self.checkpoints.push_back(Checkpoint {
+            tid,
+            logged,
+            blocks: mine,
+            committed: now,
+            writing: 0,
+        });
+        self.advance_tail();
+    }
+
+    /// Drop checkpointed transactions from the front: their log space is free
+    /// (`jbd2_cleanup_journal_tail`; space frees only from the oldest end).
+    pub fn advance_tail(&mut self) {
+        while self.checkpoints.front().is_some_and(|c| c.blocks.is_empty() && c.writing == 0) {
+            self.checkpoints.pop_front();
+        }
+    }
+
+    /// 4 KiB log blocks from the tail (oldest unchecked transaction) to the head.
+    pub fn log_used(&self) -> u64 {
+        self.checkpoints.iter().map(|c| c.logged).sum()
+    }
+
     /// Whether transaction `tid` is committed.
     pub fn committed(&self, tid: u32) -> bool {
         tid <= self.commit_sequence
@@ -338,6 +397,21 @@ pub fn alloc_blocks(ino: u32, sector: u64) -> [MetaBlock; 3] {
 /// The inode-table block of an inode: inodes sharing a block count once.
 pub fn inode_block(ino: u32) -> MetaBlock {
     MetaBlock::Inode((ino as u64 / INODES_PER_BLOCK) as u32)
+}
+
+/// Where a metadata block lives on the device, in sectors: group descriptors after the
+/// superblock, a group's bitmap at its start, inode tables right after it.
+pub fn home_sector(b: MetaBlock) -> u64 {
+    let group_sectors = crate::fs::metadata::BLOCKS_PER_GROUP * 8;
+    match b {
+        MetaBlock::GroupDesc(k) => 8 * (1 + k),
+        MetaBlock::Bitmap(g) => g * group_sectors + 8,
+        MetaBlock::Inode(k) => {
+            let per_group = crate::fs::metadata::INODES_PER_GROUP / INODES_PER_BLOCK;
+            let k = k as u64;
+            (k / per_group) * group_sectors + 8 * (2 + k % per_group)
+        }
+    }
 }
 
 /// `round_jiffies_up` of an absolute time: the next whole second (the commit timer's

@@ -175,6 +175,11 @@ impl Machine {
         if j.timer_at.is_some_and(|a| a <= now) {
             j.timer_at = None;
         }
+        if j.checkpoint_at.is_some_and(|a| a <= now) {
+            j.checkpoint_at = None;
+            self.checkpoint_aged(dev);
+        }
+        let j = self.jn(dev);
         let expired = j.running.as_ref().is_some_and(|t| t.expires <= now);
         if expired {
             let tid = j.running.as_ref().expect("checked").tid;
@@ -442,6 +447,7 @@ impl Machine {
         let c = j.committing.take().expect("committing");
         let t = c.txn.tid;
         j.commit_sequence = t;
+        j.add_checkpoint(t, &c.txn.blocks, c.blocks_logged, now);
         j.stats.commits += 1;
         j.stats.blocks_logged += c.blocks_logged;
         j.stats.commit_ns_total += now - c.locked_at;
@@ -488,6 +494,7 @@ impl Machine {
         for task in woken {
             self.commit_waited(task);
         }
+        self.arm_checkpoint_timer(dev);
         let j = self.jn(dev);
         if let Some(next) = j.running.as_ref().map(|r| r.tid).filter(|&r| r <= j.commit_request) {
             self.request_commit(dev, next);
@@ -495,6 +502,87 @@ impl Machine {
     }
 
     /// Record a `jbd2:*` event, fired by the journal thread.
+    /// The oldest transaction with metadata to write home is due `dirty_expire_centisecs` after
+    /// its commit: the block device's dirty buffers age like any dirty page (kupdate writes
+    /// them; xfsaild pushes the AIL alike).
+    fn checkpoint_due(&self, committed: Ns) -> Ns {
+        committed + self.cfg.sysctl.dirty_expire_centisecs as Ns * 10_000_000
+    }
+
+    fn arm_checkpoint_timer(&mut self, dev: u16) {
+        let now = self.now();
+        let Some(committed) = self
+            .journal(dev)
+            .and_then(|j| j.checkpoints.iter().find(|c| !c.blocks.is_empty() && c.writing == 0))
+            .map(|c| c.committed)
+        else {
+            return;
+        };
+        let at = self.checkpoint_due(committed).max(now);
+        let j = self.jn(dev);
+        if j.checkpoint_at.is_some_and(|a| a <= at) {
+            return;
+        }
+        j.checkpoint_at = Some(at);
+        self.q.schedule(at, Event::JournalTimer(dev));
+    }
+
+    /// Write home the metadata of every transaction committed long enough ago
+    /// (`jbd2_log_do_checkpoint`'s writes, done here by the journal thread).
+    fn checkpoint_aged(&mut self, dev: u16) {
+        let now = self.now();
+        let d = dev as usize;
+        let mut due: Vec<(u32, Vec<MetaBlock>)> = Vec::new();
+        for c in &self.journals[d].as_ref().expect("journal").checkpoints {
+            if self.checkpoint_due(c.committed) > now {
+                break;
+            }
+            if !c.blocks.is_empty() && c.writing == 0 {
+                due.push((c.tid, c.blocks.clone()));
+            }
+        }
+        for (tid, blocks) in due {
+            for b in &blocks {
+                let id = self.queues[d].alloc(
+                    Op::Write,
+                    jbd2::home_sector(*b),
+                    8,
+                    None,
+                    Submitter::Journal(dev),
+                    false,
+                    true,
+                    false,
+                    false,
+                );
+                let r = self.queues[d].rq_mut(id);
+                r.log_sectors = 8;
+                r.ckpt_tid = tid;
+                self.journals[d].as_mut().expect("journal").pending.push_back(id);
+            }
+            let j = self.jn(dev);
+            if let Some(c) = j.checkpoints.iter_mut().find(|c| c.tid == tid) {
+                c.writing = blocks.len() as u32;
+            }
+        }
+        self.journal_submit(dev);
+        self.arm_checkpoint_timer(dev);
+    }
+
+    /// A checkpoint write of transaction `tid` completed: once all are, its log space frees
+    /// (with every older transaction's).
+    pub(crate) fn checkpoint_written(&mut self, dev: u16, tid: u32) {
+        let j = self.jn(dev);
+        j.stats.checkpoint_blocks += 1;
+        if let Some(c) = j.checkpoints.iter_mut().find(|c| c.tid == tid) {
+            c.writing -= 1;
+            if c.writing == 0 {
+                c.blocks.clear();
+            }
+        }
+        j.advance_tail();
+        self.arm_checkpoint_timer(dev);
+    }
+
     /// `jbd2_<what>` of the committing transaction.
     fn trace_commit_phase(&mut self, dev: u16, what: &'static str) {
         let devt = self.queues[dev as usize].devt;

@@ -123,6 +123,8 @@ pub struct JournalResult {
     /// Handles that waited for a locked transaction, and their total wait, ns.
     pub handle_waits: u64,
     pub handle_wait_ns: Ns,
+    /// Metadata blocks written home by checkpointing.
+    pub checkpoint_blocks: u64,
 }
 
 /// One second of `/proc/vmstat`-like state.
