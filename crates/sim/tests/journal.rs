@@ -272,3 +272,36 @@ fn committed_metadata_is_written_home_once_it_has_aged() {
         old.commits
     );
 }
+
+#[test]
+fn a_launch_pays_its_atime_updates_in_the_journal() {
+    // An application start reads 40 files: with relatime each first read changes the file's
+    // atime in a handle, which a commit then logs; noatime logs nothing.
+    let launch = |atime: Atime| {
+        let mut m = mount(FsKind::Ext4);
+        m.atime = atime;
+        let mut sc = Scenario::one_device("launch", hdd(), 4 * GIB, 2, 20 * SEC);
+        sc.devices[0].fs = Some(m);
+        sc.tasks.push(TaskConfig {
+            name: "app".into(),
+            count: 1,
+            device: 0,
+            file: "/mnt/sda/app".into(),
+            start: 2 * SEC,
+            stop: None,
+            job: JobConfig::Launch {
+                files: 40,
+                file_sizes: vec![256 * KIB],
+                bs: 128 * KIB,
+                writes: 0,
+                interval: None,
+            },
+        });
+        run(&sc)
+    };
+    assert_eq!(journal(&launch(Atime::Noatime)).commits, 0);
+    let relatime = launch(Atime::Relatime);
+    assert!(journal(&relatime).commits >= 1, "the atime updates were committed");
+    // Forty files, forty inodes in three inode-table blocks: the commits log them.
+    assert!(journal(&relatime).blocks_logged >= 3 + 2, "{}", journal(&relatime).blocks_logged);
+}

@@ -240,7 +240,8 @@ impl Machine {
             return Some(Phase::Meta);
         }
         self.tasks[t].op_left = bs.min(size - off);
-        Some(Phase::WaitRead)
+        // The first read of a file updates its atime (relatime: once; a journal handle).
+        Some(if off == 0 { Phase::FileAccessed } else { Phase::WaitRead })
     }
 
     /// Launch: the next 4 KiB write of the application's own file (through the buffered write
@@ -256,7 +257,7 @@ impl Machine {
         task.file = own;
         task.offset = at;
         task.op_left = n;
-        Some(Phase::Gate)
+        Some(Phase::FileModified)
     }
 
     /// The run ended (or the task's stop time came): record the command's latency for ls
