@@ -41,6 +41,18 @@ fn journal(r: &RunResult) -> &JournalResult {
     r.devices[0].journal.as_ref().expect("a journalled device")
 }
 
+/// Run `sc` with block tracing: the result and the cache flushes the devices were sent.
+fn run_counting_flushes(mut sc: Scenario) -> (RunResult, usize) {
+    sc.trace.block = true;
+    let r = run(&sc);
+    let flushes = r
+        .trace
+        .iter()
+        .filter(|rec| matches!(rec.ev, wblab_sim::metrics::trace::TraceEvent::BlockRqIssue { rwbs, .. } if rwbs.flush))
+        .count();
+    (r, flushes)
+}
+
 fn commit_p50(r: &RunResult) -> u64 {
     group(r, "commit").op_latency.summary().p50
 }
@@ -147,14 +159,7 @@ fn barriers_and_the_write_cache_decide_the_commits_flushes() {
     let with = |barrier: bool, cache: bool| {
         let mut m = mount(FsKind::Ext4);
         m.barrier = barrier;
-        let mut sc = copy_and_commits(hdd(), Some(m), cache, 20);
-        sc.trace.block = true;
-        let r = run(&sc);
-        let flushes = r
-            .trace
-            .iter()
-            .filter(|rec| matches!(rec.ev, wblab_sim::metrics::trace::TraceEvent::BlockRqIssue { rwbs, .. } if rwbs.flush))
-            .count();
+        let (r, flushes) = run_counting_flushes(copy_and_commits(hdd(), Some(m), cache, 20));
         (commit_p50(&r), flushes)
     };
     let (flushed, flushes) = with(true, true);
@@ -228,15 +233,8 @@ fn the_commit_record_is_a_fua_write_where_the_device_takes_fua() {
     // Flushes per commit: the pre-flush alone where the record carries FUA (a SATA disk), a
     // pre-flush and a post-flush where blk-flush must stand in for it (a loop device).
     let per_commit = |model: DeviceModelConfig| {
-        let mut sc = copy_and_commits(model, Some(mount(FsKind::Ext4)), true, 20);
-        sc.trace.block = true;
-        let r = run(&sc);
-        let flushes = r
-            .trace
-            .iter()
-            .filter(|rec| matches!(rec.ev, wblab_sim::metrics::trace::TraceEvent::BlockRqIssue { rwbs, .. } if rwbs.flush))
-            .count() as f64;
-        flushes / journal(&r).commits as f64
+        let (r, flushes) = run_counting_flushes(copy_and_commits(model, Some(mount(FsKind::Ext4)), true, 20));
+        flushes as f64 / journal(&r).commits as f64
     };
     let loop_model = DeviceModelConfig::Loop(Default::default());
     let (disk, lo) = (per_commit(hdd()), per_commit(loop_model));
