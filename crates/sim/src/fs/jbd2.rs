@@ -25,8 +25,9 @@
 //!   `dirty_expire_centisecs` after the commit (the newest copy of each block only), and its
 //!   log space frees once it and every older transaction are home.
 //!
+//!   A task's new handle waits for a forced checkpoint when the log is full.
+//!
 //! Simplified (listed in docs/model-scope.md): handles are counted, not their credits; the
-//! log never fills (no log-space stalls: the model's transactions log a few blocks each); the
 //! flusher's handle joins the next transaction instead of waiting out
 //! T_LOCKED; xfs's CIL is pushed only by fsync, sync and its 30 s worker.
 
@@ -214,6 +215,8 @@ pub struct Journal {
     pub commit_waiters: Vec<(u32, u32)>,
     /// Tasks waiting for the locked transaction to reach T_FLUSH: (task, since).
     pub locked_waiters: Vec<(u32, Ns)>,
+    /// Tasks waiting for a checkpoint to free log space: (task, since).
+    pub space_waiters: Vec<(u32, Ns)>,
     /// Writeback submitters waiting for it to start the handle of their next bios.
     pub locked_submitters: Vec<(crate::block::request::Submitter, Ns)>,
     /// The journal thread's built requests (ordered data, log blocks), submitted in order.
@@ -262,6 +265,7 @@ impl Journal {
             committing: None,
             commit_waiters: Vec::new(),
             locked_waiters: Vec::new(),
+            space_waiters: Vec::new(),
             locked_submitters: Vec::new(),
             pending: VecDeque::new(),
             blocked: false,
@@ -352,7 +356,14 @@ impl Journal {
 
     /// 4 KiB log blocks from the tail (oldest unchecked transaction) to the head.
     pub fn log_used(&self) -> u64 {
-        self.checkpoints.iter().map(|c| c.logged).sum()
+        self.checkpoints.iter().map(|c| c.logged).sum::<u64>() + self.committing.as_ref().map_or(0, |c| c.blocks_logged)
+    }
+
+    /// `jbd2_log_space_left` is below what a transaction may need: a new handle must wait for
+    /// a checkpoint to free log space (`__jbd2_log_wait_for_space`).
+    pub fn log_full(&self) -> bool {
+        let total = self.area_len / 8;
+        total.saturating_sub(self.log_used()) < self.max_transaction_blocks() as u64
     }
 
     /// Whether transaction `tid` is committed.
@@ -448,6 +459,29 @@ mod tests {
         assert!(!j.running_full());
         j.touch(0, &[inode_block(max as u32 * INODES_PER_BLOCK as u32)]);
         assert!(j.running_full());
+    }
+
+    #[test]
+    fn log_space_frees_from_the_oldest_transaction_and_refiled_blocks_go_home_once() {
+        let mut j = journal(512 << 20);
+        let total = j.area_len / 8;
+        let max = j.max_transaction_blocks() as u64;
+        let set = |blocks: &[MetaBlock]| blocks.iter().copied().collect::<HashSet<_>>();
+        // Transaction 1 journals a bitmap nobody journals again; 2 and 3 share an inode block.
+        j.add_checkpoint(1, &set(&[MetaBlock::Bitmap(7)]), total - max - 10, 0);
+        j.add_checkpoint(2, &set(&[inode_block(1)]), 5, 0);
+        j.add_checkpoint(3, &set(&[inode_block(1)]), 6, 0);
+        assert!(j.log_full(), "fewer than a transaction's worth of blocks left");
+        // The inode block left 2's list (3 has the newer copy), but 2 cannot free its space
+        // before 1 does: the log frees from the tail.
+        assert!(j.checkpoints[1].blocks.is_empty());
+        assert_eq!(j.checkpoints.len(), 3);
+        j.checkpoints[0].blocks.clear();
+        j.advance_tail();
+        // 1 went home: 1 and the emptied 2 leave; 3 still holds its 6 blocks.
+        assert_eq!(j.checkpoints.iter().map(|c| c.tid).collect::<Vec<_>>(), vec![3]);
+        assert_eq!(j.log_used(), 6);
+        assert!(!j.log_full());
     }
 
     #[test]

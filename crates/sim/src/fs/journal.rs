@@ -43,13 +43,58 @@ impl Machine {
     fn start_handle(&mut self, tid: u32, dev: u16) -> bool {
         let now = self.now();
         let j = self.jn(dev);
-        if !j.handles_wait() {
-            return true;
+        if j.handles_wait() {
+            if !j.locked_waiters.iter().any(|&(t, _)| t == tid) {
+                j.locked_waiters.push((tid, now));
+            }
+            return false;
         }
-        if !j.locked_waiters.iter().any(|&(t, _)| t == tid) {
-            j.locked_waiters.push((tid, now));
+        if j.log_full() {
+            if !j.space_waiters.iter().any(|&(t, _)| t == tid) {
+                j.space_waiters.push((tid, now));
+            }
+            self.checkpoint_oldest(dev);
+            return false;
         }
-        false
+        true
+    }
+
+    /// `jbd2_log_do_checkpoint`: write home the oldest transaction whose metadata is not
+    /// home yet, whatever its age, unless such writes are in flight already.
+    fn checkpoint_oldest(&mut self, dev: u16) {
+        let j = self.jn(dev);
+        if j.checkpoints.iter().any(|c| c.writing > 0) {
+            return;
+        }
+        if let Some(tid) = j.checkpoints.iter().find(|c| !c.blocks.is_empty()).map(|c| c.tid) {
+            self.checkpoint_write(dev, tid);
+            self.journal_submit(dev);
+        } else if let Some(tid) = j.running.as_ref().map(|t| t.tid) {
+            // Nothing to write home: the space is the transactions' own; commit them.
+            self.request_commit(dev, tid);
+        }
+    }
+
+    /// Log space freed: wake the handles that waited for it, or write the next transaction
+    /// home if there is still not enough.
+    fn log_space_freed(&mut self, dev: u16) {
+        let now = self.now();
+        let j = self.jn(dev);
+        if j.space_waiters.is_empty() {
+            return;
+        }
+        if j.log_full() {
+            self.checkpoint_oldest(dev);
+            return;
+        }
+        let waiters = std::mem::take(&mut j.space_waiters);
+        for &(_, since) in &waiters {
+            j.stats.handle_waits += 1;
+            j.stats.handle_wait_ns += now - since;
+        }
+        for (task, _) in waiters {
+            self.wake_task(task);
+        }
     }
 
     /// Writeback is about to submit request `id`, whose bios need a new handle: false when
@@ -494,6 +539,7 @@ impl Machine {
         for task in woken {
             self.commit_waited(task);
         }
+        self.log_space_freed(dev);
         self.arm_checkpoint_timer(dev);
         let j = self.jn(dev);
         if let Some(next) = j.running.as_ref().map(|r| r.tid).filter(|&r| r <= j.commit_request) {
@@ -531,41 +577,41 @@ impl Machine {
     /// (`jbd2_log_do_checkpoint`'s writes, done here by the journal thread).
     fn checkpoint_aged(&mut self, dev: u16) {
         let now = self.now();
-        let d = dev as usize;
-        let mut due: Vec<(u32, Vec<MetaBlock>)> = Vec::new();
-        for c in &self.journals[d].as_ref().expect("journal").checkpoints {
+        let mut due: Vec<u32> = Vec::new();
+        for c in &self.journals[dev as usize].as_ref().expect("journal").checkpoints {
             if self.checkpoint_due(c.committed) > now {
                 break;
             }
             if !c.blocks.is_empty() && c.writing == 0 {
-                due.push((c.tid, c.blocks.clone()));
+                due.push(c.tid);
             }
         }
-        for (tid, blocks) in due {
-            for b in &blocks {
-                let id = self.queues[d].alloc(
-                    Op::Write,
-                    jbd2::home_sector(*b),
-                    8,
-                    None,
-                    Submitter::Journal(dev),
-                    false,
-                    true,
-                    false,
-                    false,
-                );
-                let r = self.queues[d].rq_mut(id);
-                r.log_sectors = 8;
-                r.ckpt_tid = tid;
-                self.journals[d].as_mut().expect("journal").pending.push_back(id);
-            }
-            let j = self.jn(dev);
-            if let Some(c) = j.checkpoints.iter_mut().find(|c| c.tid == tid) {
-                c.writing = blocks.len() as u32;
-            }
+        for tid in due {
+            self.checkpoint_write(dev, tid);
         }
         self.journal_submit(dev);
         self.arm_checkpoint_timer(dev);
+    }
+
+    /// Queue the home writes of transaction `tid`'s metadata on the journal thread (as
+    /// background writes of the block device's dirty buffers).
+    fn checkpoint_write(&mut self, dev: u16, tid: u32) {
+        let d = dev as usize;
+        let blocks = match self.jn(dev).checkpoints.iter().find(|c| c.tid == tid) {
+            Some(c) if c.writing == 0 => c.blocks.clone(),
+            _ => return,
+        };
+        for b in &blocks {
+            let home = jbd2::home_sector(*b);
+            let id = self.queues[d].alloc(Op::Write, home, 8, None, Submitter::Journal(dev), false, true, false, false);
+            let r = self.queues[d].rq_mut(id);
+            r.log_sectors = 8;
+            r.ckpt_tid = tid;
+            self.journals[d].as_mut().expect("journal").pending.push_back(id);
+        }
+        if let Some(c) = self.jn(dev).checkpoints.iter_mut().find(|c| c.tid == tid) {
+            c.writing = blocks.len() as u32;
+        }
     }
 
     /// A checkpoint write of transaction `tid` completed: once all are, its log space frees
@@ -580,6 +626,7 @@ impl Machine {
             }
         }
         j.advance_tail();
+        self.log_space_freed(dev);
         self.arm_checkpoint_timer(dev);
     }
 

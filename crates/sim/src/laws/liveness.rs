@@ -184,6 +184,7 @@ impl Machine {
         for j in self.journals.iter().flatten() {
             listed.extend(j.commit_waiters.iter().map(|&(t, _)| t));
             listed.extend(j.locked_waiters.iter().map(|&(t, _)| t));
+            listed.extend(j.space_waiters.iter().map(|&(t, _)| t));
             listed.extend(j.locked_submitters.iter().filter_map(|&(s, _)| match s {
                 Submitter::Task(t) => Some(t),
                 _ => None,
