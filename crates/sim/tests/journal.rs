@@ -303,3 +303,38 @@ fn a_launch_pays_its_atime_updates_in_the_journal() {
     // Forty files, forty inodes in three inode-table blocks: the commits log them.
     assert!(journal(&relatime).blocks_logged >= 3 + 2, "{}", journal(&relatime).blocks_logged);
 }
+
+#[test]
+fn ls_writes_each_directory_atime_once_with_relatime_and_on_every_run_with_strictatime() {
+    // `ls -l` of 8 directories every 2 s for 20 s, alone on the disk: getdents updates each
+    // directory's atime; relatime only the first time, strictatime on every run.
+    let logged = |atime: Atime| {
+        let mut m = mount(FsKind::Ext4);
+        m.atime = atime;
+        let mut sc = Scenario::one_device("ls", hdd(), 4 * GIB, 2, 20 * SEC);
+        sc.devices[0].fs = Some(m);
+        sc.tasks.push(TaskConfig {
+            name: "ls".into(),
+            count: 1,
+            device: 0,
+            file: "/mnt/sda/etc".into(),
+            start: SEC,
+            stop: None,
+            job: JobConfig::Ls {
+                dirs: 8,
+                entries: 100,
+                interval: Some(2 * SEC),
+            },
+        });
+        let r = run(&sc);
+        assert!(group(&r, "ls").op_latency.summary().count >= 8, "ls ran again and again");
+        journal(&r).clone()
+    };
+    let none = logged(Atime::Noatime);
+    let once = logged(Atime::Relatime);
+    let every = logged(Atime::Strictatime);
+    assert_eq!(none.commits, 0);
+    // The 8 directories' inodes, one block each (one directory to a block group here).
+    assert_eq!(once.commits, 1, "relatime: the first run only");
+    assert!(every.commits >= 3, "strictatime: every run, {} commits", every.commits);
+}

@@ -51,7 +51,7 @@ const XFS_BUF_ITEM: u64 = 640;
 const XFS_ICLOG_HEADER: u64 = 512;
 
 /// What a handle changed, as a metadata block of the running transaction.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum MetaBlock {
     /// An inode-table block (`ext4_mark_inode_dirty`), by its index ([`inode_block`]).
     Inode(u32),
@@ -59,6 +59,8 @@ pub enum MetaBlock {
     Bitmap(u64),
     /// The group descriptor block of a group (64 descriptors to a block).
     GroupDesc(u64),
+    /// An inode-table block of a metadata job's tree (its mapping, its page there).
+    TreeInode(u32, u64),
 }
 
 /// The journal's kind and settings, from the file system and its mount options.
@@ -335,7 +337,7 @@ impl Journal {
         }
         let mut mine: Vec<MetaBlock> = blocks.iter().copied().collect();
         // Home order (the elevator would sort them anyway); deterministic across runs.
-        mine.sort_by_key(|b| home_sector(*b));
+        mine.sort_by_key(|b| (home_sector(*b), *b));
         self.checkpoints.push_back(Checkpoint {
             tid,
             logged,
@@ -376,7 +378,10 @@ impl Journal {
     pub fn log_size(&self, blocks: &HashSet<MetaBlock>) -> (u64, u64) {
         let n = blocks.len() as u64;
         if self.p.fs == FsKind::Xfs {
-            let inodes = blocks.iter().filter(|b| matches!(b, MetaBlock::Inode(_))).count() as u64;
+            let inodes = blocks
+                .iter()
+                .filter(|b| matches!(b, MetaBlock::Inode(_) | MetaBlock::TreeInode(..)))
+                .count() as u64;
             let items = inodes * XFS_INODE_ITEM + (n - inodes) * XFS_BUF_ITEM;
             let iclog_data = self.p.logbsize - XFS_ICLOG_HEADER;
             let iclogs = items.div_ceil(iclog_data).max(1);
@@ -410,11 +415,18 @@ pub fn inode_block(ino: u32) -> MetaBlock {
     MetaBlock::Inode((ino as u64 / INODES_PER_BLOCK) as u32)
 }
 
+/// The inode-table block `page` of a metadata job's tree (mapping `tree_file`), kept apart
+/// from the files' inode blocks.
+pub fn tree_inode_block(tree_file: u32, page: u64) -> MetaBlock {
+    MetaBlock::TreeInode(tree_file, page)
+}
+
 /// Where a metadata block lives on the device, in sectors: group descriptors after the
-/// superblock, a group's bitmap at its start, inode tables right after it.
-pub fn home_sector(b: MetaBlock) -> u64 {
+/// superblock, a group's bitmap at its start, inode tables right after it. `None` for a
+/// tree's block, which its mapping places (see `Machine::home_of`).
+pub fn home_sector(b: MetaBlock) -> Option<u64> {
     let group_sectors = crate::fs::metadata::BLOCKS_PER_GROUP * 8;
-    match b {
+    Some(match b {
         MetaBlock::GroupDesc(k) => 8 * (1 + k),
         MetaBlock::Bitmap(g) => g * group_sectors + 8,
         MetaBlock::Inode(k) => {
@@ -422,7 +434,8 @@ pub fn home_sector(b: MetaBlock) -> u64 {
             let k = k as u64;
             (k / per_group) * group_sectors + 8 * (2 + k % per_group)
         }
-    }
+        MetaBlock::TreeInode(..) => return None,
+    })
 }
 
 /// `round_jiffies_up` of an absolute time: the next whole second (the commit timer's

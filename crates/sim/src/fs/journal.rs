@@ -180,6 +180,32 @@ impl Machine {
         true
     }
 
+    /// Whether the metadata job of `tid` is about to read a directory whose atime is due.
+    pub(crate) fn dir_atime_due(&self, tid: u32) -> bool {
+        let Some(m) = self.tasks[tid as usize].meta.as_ref() else {
+            return false;
+        };
+        let dev = self.inodes[m.tree.file as usize].wb;
+        m.pos == 1 && m.dir >= m.atime_dirs && self.journal(dev).is_some_and(|j| j.p.atime != Atime::Noatime)
+    }
+
+    /// `touch_atime` of the directory the job starts to read (`iterate_dir`). False when the
+    /// task now waits for the journal (it retries when woken).
+    pub(crate) fn dir_accessed(&mut self, tid: u32) -> bool {
+        let m = self.tasks[tid as usize].meta.as_ref().expect("metadata job");
+        let (tree_file, dir, page) = (m.tree.file, m.dir, m.tree.inode_page(m.dir, 0));
+        let dev = self.inodes[tree_file as usize].wb;
+        if !self.start_handle(tid, dev) {
+            return false;
+        }
+        self.tasks[tid as usize].meta.as_mut().expect("metadata job").atime_dirs = dir + 1;
+        let now = self.now();
+        let j = self.jn(dev);
+        j.touch(now, &[jbd2::tree_inode_block(tree_file, page)]);
+        self.arm_commit_timer(dev);
+        true
+    }
+
     /// Writeback allocated blocks for `ino` at `sector` (`ext4_map_blocks` in
     /// `mpage_map_and_submit_extent`, xfs's delalloc conversion).
     pub(crate) fn journal_alloc(&mut self, ino: u32, dev: u16, sector: u64) {
@@ -593,6 +619,14 @@ impl Machine {
         self.arm_checkpoint_timer(dev);
     }
 
+    /// The sector a metadata block is written home to.
+    fn home_of(&self, b: MetaBlock) -> u64 {
+        match b {
+            MetaBlock::TreeInode(file, page) => self.inodes[file as usize].blocks.lookup(page).unwrap_or(0),
+            other => jbd2::home_sector(other).expect("a fixed place"),
+        }
+    }
+
     /// Queue the home writes of transaction `tid`'s metadata on the journal thread (as
     /// background writes of the block device's dirty buffers).
     fn checkpoint_write(&mut self, dev: u16, tid: u32) {
@@ -602,7 +636,7 @@ impl Machine {
             _ => return,
         };
         for b in &blocks {
-            let home = jbd2::home_sector(*b);
+            let home = self.home_of(*b);
             let id = self.queues[d].alloc(Op::Write, home, 8, None, Submitter::Journal(dev), false, true, false, false);
             let r = self.queues[d].rq_mut(id);
             r.log_sectors = 8;

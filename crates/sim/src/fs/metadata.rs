@@ -114,6 +114,9 @@ pub struct MetaJob {
     pub own_file: u32,
     pub own_offset: u64,
     pub write_left: u64,
+    /// Directories (in walk order) whose atime a `getdents` already updated: with relatime a
+    /// directory's first read since it changed is the only one that writes.
+    pub atime_dirs: u64,
 }
 
 /// What to look up next.

@@ -73,6 +73,7 @@ impl Machine {
                 own_file: self.tasks[tid].file,
                 own_offset: 0,
                 write_left: 0,
+                atime_dirs: 0,
             }));
         }
     }
@@ -89,7 +90,16 @@ impl Machine {
             JobConfig::Launch { writes, .. } => writes,
             _ => 0,
         };
+        // strictatime: every getdents writes the directory's atime again, run after run.
+        let strict = {
+            let tree = self.tasks[tid as usize].meta.as_ref().expect("metadata job").tree.file;
+            let dev = self.inodes[tree as usize].wb;
+            self.journal(dev).is_some_and(|j| j.p.atime == crate::config::Atime::Strictatime)
+        };
         let m = self.tasks[tid as usize].meta.as_mut().expect("metadata job");
+        if strict {
+            m.atime_dirs = 0;
+        }
         m.dir = 0;
         m.pos = 0;
         m.launch_file = 0;
@@ -134,6 +144,15 @@ impl Machine {
                         return self.meta_cpu(tid, burst);
                     }
                     return self.launch_read(tid);
+                }
+                Next::Page(_) if !launch && self.dir_atime_due(tid) => {
+                    // getdents of a new directory updates its atime (a lookup does not).
+                    if burst > 0 {
+                        return self.meta_cpu(tid, burst);
+                    }
+                    if !self.dir_accessed(tid) {
+                        return None;
+                    }
                 }
                 Next::Page(page) => match self.inodes[file as usize].mapping.state(page) {
                     Some(PageState::Clean | PageState::Dirty | PageState::Writeback | PageState::WritebackDirty) => {
