@@ -202,7 +202,10 @@ fn spawn_tasks(cfg: &Scenario, allocs: &mut [DevAllocator]) -> (Vec<Inode>, Vec<
             };
             let blocks = BlockMap::contiguous(allocs[tc.device].preallocate(size_pages), size_pages);
             let file = inodes.len() as u32;
-            inodes.push(Inode::new(tc.device as u16, blocks, size_pages));
+            let mut inode = Inode::new(tc.device as u16, blocks, size_pages);
+            // Writers create their files (dd's of=, the probes', tiotest's).
+            inode.exists = size_pages > 0 || !tc.job.writes_own_file();
+            inodes.push(inode);
             let stop = tc.stop.unwrap_or(cfg.duration).min(cfg.duration);
             tasks.push(Task::new(tc, i, pid, file, stop, cfg.seed));
             pid += 1;

@@ -113,6 +113,16 @@ pub enum JobConfig {
 }
 
 impl JobConfig {
+    /// Whether the job writes a file it creates itself (its `file`), as `dd of=` does.
+    pub fn writes_own_file(&self) -> bool {
+        matches!(
+            self,
+            JobConfig::Dd { .. } | JobConfig::Netwrite { .. } | JobConfig::Fsync { .. } | JobConfig::Tiotest { .. }
+        )
+    }
+}
+
+impl JobConfig {
     pub fn kind(&self) -> &'static str {
         match self {
             JobConfig::Dd { .. } => "dd",

@@ -43,6 +43,9 @@ pub struct Inode {
     /// Tick of the last mtime and atime updates (a handle each).
     pub mtime_jiffy: Option<u64>,
     pub atime_jiffy: Option<u64>,
+    /// The file is on disk already; false for a writer's new file until its first write
+    /// creates it (`open(O_CREAT)`: a directory entry, an inode from the inode bitmap).
+    pub exists: bool,
 }
 
 impl Inode {
@@ -63,6 +66,7 @@ impl Inode {
             sync_tid: 0,
             mtime_jiffy: None,
             atime_jiffy: None,
+            exists: true,
         }
     }
 }

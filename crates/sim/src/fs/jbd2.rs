@@ -61,6 +61,10 @@ pub enum MetaBlock {
     GroupDesc(u64),
     /// An inode-table block of a metadata job's tree (its mapping, its page there).
     TreeInode(u32, u64),
+    /// A block group's inode bitmap (file creation).
+    InodeBitmap(u64),
+    /// The block of the mount point's directory that holds the new entries.
+    RootDir,
 }
 
 /// The journal's kind and settings, from the file system and its mount options.
@@ -434,6 +438,9 @@ pub fn home_sector(b: MetaBlock) -> Option<u64> {
             let k = k as u64;
             (k / per_group) * group_sectors + 8 * (2 + k % per_group)
         }
+        MetaBlock::InodeBitmap(g) => g * group_sectors + 16,
+        // The root directory's first block: after the first group's bitmaps and inode table.
+        MetaBlock::RootDir => 8 * (2 + crate::fs::metadata::INODES_PER_GROUP / INODES_PER_BLOCK + 1),
         MetaBlock::TreeInode(..) => return None,
     })
 }

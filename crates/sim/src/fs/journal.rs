@@ -175,8 +175,12 @@ impl Machine {
             TimeStamp::Mtime => inode.mtime_jiffy = Some(jif),
             TimeStamp::Atime => inode.atime_jiffy = Some(jif),
         }
+        // The first write creates the file: its directory entry and an inode from the bitmap.
+        let created = which == TimeStamp::Mtime && !std::mem::replace(&mut self.inodes[ino as usize].exists, true);
+        let blocks = [jbd2::inode_block(ino), MetaBlock::InodeBitmap(0), MetaBlock::RootDir];
+        let touched = if created { &blocks[..] } else { &blocks[..1] };
         // ext3's write() joins its file to the ordered data; a read orders nothing.
-        self.handle_touch(ino, dev, &[jbd2::inode_block(ino)], which == TimeStamp::Mtime);
+        self.handle_touch(ino, dev, touched, which == TimeStamp::Mtime);
         true
     }
 
