@@ -343,7 +343,7 @@ fn ls_writes_each_directory_atime_once_with_relatime_and_on_every_run_with_stric
 fn creating_a_file_journals_its_directory_entry_and_inode_bitmap() {
     // A 4 KiB write + fsync every 100 ms into a new file, alone: the first commit also carries
     // the file's creation (the directory block and the inode bitmap), the later ones only the
-    // inode and the allocation (a captured 6.18 commit of a new 40 KiB file logged 7 blocks).
+    // inode and the allocation (a captured 6.18 commit of a new 40 KiB file journalled 7).
     let mut sc = Scenario::one_device("create", ssd(), 4 * GIB, 2, 3 * SEC);
     sc.devices[0].fs = Some(mount(FsKind::Ext4));
     sc.tasks.push(TaskConfig {
