@@ -78,7 +78,6 @@ impl Machine {
     /// Log space freed: wake the handles that waited for it, or write the next transaction
     /// home if there is still not enough.
     fn log_space_freed(&mut self, dev: u16) {
-        let now = self.now();
         let j = self.jn(dev);
         if j.space_waiters.is_empty() {
             return;
@@ -88,13 +87,24 @@ impl Machine {
             return;
         }
         let waiters = std::mem::take(&mut j.space_waiters);
+        self.handles_go_on(dev, waiters);
+    }
+
+    /// Tasks that waited to start a handle go on: count their waits, wake them. Returns the
+    /// longest wait (`t_max_wait`).
+    fn handles_go_on(&mut self, dev: u16, waiters: Vec<(u32, Ns)>) -> Ns {
+        let now = self.now();
+        let j = self.jn(dev);
+        let mut longest = 0;
         for &(_, since) in &waiters {
             j.stats.handle_waits += 1;
             j.stats.handle_wait_ns += now - since;
+            longest = longest.max(now - since);
         }
         for (task, _) in waiters {
             self.wake_task(task);
         }
+        longest
     }
 
     /// Writeback is about to submit request `id`, whose bios need a new handle: false when
@@ -118,21 +128,29 @@ impl Machine {
     /// A handle of task `tid` changed `blocks` of `ino`'s file system: the inode joins the
     /// running transaction (its `i_sync_tid`), and with ext3's ordered data its file too.
     fn handle_touch(&mut self, ino: u32, dev: u16, blocks: &[MetaBlock], order: bool) {
-        let now = self.now();
+        let tid = self.journal_touch(dev, blocks);
         let j = self.jn(dev);
-        let tid = j.touch(now, blocks);
-        let ordered = order && j.p.ordered != Ordered::None;
-        if ordered {
+        if order && j.p.ordered != Ordered::None {
             let t = j.running.as_mut().expect("touched");
             if !t.ordered.contains(&ino) {
                 t.ordered.push(ino);
             }
         }
         self.inodes[ino as usize].sync_tid = tid;
-        if self.jn(dev).running_full() {
+    }
+
+    /// A handle changed `blocks`: they join the running transaction (made now if there is
+    /// none), which commits at once if it is full and otherwise when its timer expires.
+    /// Returns its tid.
+    fn journal_touch(&mut self, dev: u16, blocks: &[MetaBlock]) -> u32 {
+        let now = self.now();
+        let j = self.jn(dev);
+        let tid = j.touch(now, blocks);
+        if j.running_full() {
             self.request_commit(dev, tid);
         }
         self.arm_commit_timer(dev);
+        tid
     }
 
     /// `file_modified` in `write()`: a new mtime (once a tick) takes a handle on ext4 and
@@ -203,10 +221,7 @@ impl Machine {
             return false;
         }
         self.tasks[tid as usize].meta.as_mut().expect("metadata job").atime_dirs = dir + 1;
-        let now = self.now();
-        let j = self.jn(dev);
-        j.touch(now, &[jbd2::tree_inode_block(tree_file, page)]);
-        self.arm_commit_timer(dev);
+        self.journal_touch(dev, &[jbd2::tree_inode_block(tree_file, page)]);
         true
     }
 
@@ -368,16 +383,10 @@ impl Machine {
         let submitters = std::mem::take(&mut j.locked_submitters);
         let order = j.p.ordered;
         let inodes = std::mem::take(&mut c.txn.ordered);
-        for &(_, since) in &waiters {
-            let w = now - since;
-            j.stats.handle_wait_ns += w;
-            j.stats.handle_waits += 1;
-            c.txn.max_wait = c.txn.max_wait.max(w);
-        }
         self.trace_commit_phase(dev, "commit_flushing");
-        for (task, _) in waiters {
-            self.wake_task(task);
-        }
+        let longest = self.handles_go_on(dev, waiters);
+        let c = self.jn(dev).committing.as_mut().expect("committing");
+        c.txn.max_wait = c.txn.max_wait.max(longest);
         for (sub, since) in submitters {
             let j = self.jn(dev);
             j.stats.handle_wait_ns += now - since;
@@ -577,7 +586,6 @@ impl Machine {
         }
     }
 
-    /// Record a `jbd2:*` event, fired by the journal thread.
     /// The oldest transaction with metadata to write home is due `dirty_expire_centisecs` after
     /// its commit: the block device's dirty buffers age like any dirty page (kupdate writes
     /// them; xfsaild pushes the AIL alike).
@@ -687,8 +695,8 @@ impl Machine {
         );
     }
 
-    /// Only ext4's journal is jbd2 (ext3's jbd and xfs's log have tracepoints of their own,
-    /// not modelled).
+    /// Record a `jbd2:*` event, fired by the journal thread. Only ext4's journal is jbd2
+    /// (ext3's jbd and xfs's log have tracepoints of their own, not modelled).
     fn trace_jbd2(&mut self, dev: u16, ev: TraceEvent) {
         if self.tout.trace_enabled && self.journal(dev).is_some_and(|j| j.p.fs == crate::config::FsKind::Ext4) {
             let who = self.journal_comm(dev);
