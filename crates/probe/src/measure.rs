@@ -541,7 +541,7 @@ impl Session<'_> {
         let backing = self.scratch.join(format!("{}.img", d.name));
         log(opts, &format!("{}: {} backing file, mkfs.{fs}", d.name, human(d.size)));
         mount::make_backing(&backing, d.size).map_err(|e| failed(format!("backing file {}: {e}", backing.display())))?;
-        mount::mkfs(&fs, &backing).map_err(failed)?;
+        mount::mkfs(&fs, &backing, d.fs.as_ref().and_then(|m| m.journal_size)).map_err(failed)?;
         let ld = loopdev::add_fresh(j).map_err(failed)?;
         let dio = loopdev::attach(j, &ld, &backing).map_err(failed)?;
         if !dio {

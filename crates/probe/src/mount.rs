@@ -22,9 +22,10 @@ pub fn make_backing(path: &Path, size: u64) -> io::Result<()> {
 /// mkfs on the backing *file*, before it is attached, so the fresh bdi never sees mkfs's
 /// writes. ext4 initialises its inode tables and journal now rather than lazily: the
 /// background `ext4lazyinit` thread would otherwise write through the throttled device during
-/// the measurement.
-pub fn mkfs(fs: &str, target: &Path) -> io::Result<()> {
-    let (tool, args): (&str, Vec<&str>) = match fs {
+/// the measurement. `journal_size` (bytes, ext2/3/4) becomes `-J size=` in MiB.
+pub fn mkfs(fs: &str, target: &Path, journal_size: Option<u64>) -> io::Result<()> {
+    let journal = journal_size.map(|b| format!("size={}", b >> 20));
+    let (tool, mut args): (&str, Vec<&str>) = match fs {
         "ext4" | "ext3" | "ext2" => (
             match fs {
                 "ext4" => "mkfs.ext4",
@@ -41,6 +42,12 @@ pub fn mkfs(fs: &str, target: &Path) -> io::Result<()> {
             )))
         }
     };
+    if let Some(j) = &journal {
+        if !fs.starts_with("ext") {
+            return Err(io::Error::other(format!("a journal size is only taken by ext3/ext4, not {fs}")));
+        }
+        args.extend(["-J", j.as_str()]);
+    }
     let exe = sys::which(tool).ok_or_else(|| {
         io::Error::other(format!(
             "{tool} is not installed: cannot make a {fs} file system (scripts/setup-measure installs the mkfs tools)"

@@ -165,3 +165,37 @@ fn setup_errors_undo_everything() {
     assert_eq!(leaks::diff(&before, &leaks::snapshot()), Vec::<String>::new());
     assert!(leaks::scratch_left(&parent).is_empty());
 }
+
+/// `journal_size` reaches mke2fs: the file system it makes has a journal of that size.
+#[test]
+fn mkfs_makes_the_journal_size_the_scenario_asks_for() {
+    let (Some(_), Some(dumpe2fs)) = (wblab_probe::sys::which("mkfs.ext4"), wblab_probe::sys::which("dumpe2fs")) else {
+        eprintln!("\n*** SKIPPED: mkfs.ext4 and dumpe2fs are needed (scripts/setup-measure) ***\n");
+        return;
+    };
+    let dir = scratch_parent("journal-size");
+    let img = dir.0.join("fs.img");
+    wblab_probe::mount::make_backing(&img, 256 << 20).unwrap();
+    let journal = |size: Option<u64>| {
+        wblab_probe::mount::mkfs("ext4", &img, size).unwrap();
+        let out = std::process::Command::new(&dumpe2fs).arg("-h").arg(&img).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        // "Total journal size:       5120k" (older e2fsprogs: "Journal size:  5M").
+        let field = text
+            .lines()
+            .find_map(|l| l.strip_prefix("Total journal size:").or_else(|| l.strip_prefix("Journal size:")))
+            .unwrap_or_else(|| panic!("no journal size in:\n{text}"))
+            .trim()
+            .to_string();
+        let (n, unit) = field.split_at(field.len() - 1);
+        let shift = match unit {
+            "k" => 10,
+            "M" => 20,
+            "G" => 30,
+            _ => panic!("journal size {field}"),
+        };
+        n.parse::<u64>().unwrap() << shift
+    };
+    assert_eq!(journal(Some(5 << 20)), 5 << 20);
+    assert_ne!(journal(None), 5 << 20, "mke2fs's default for 256 MiB is larger");
+}

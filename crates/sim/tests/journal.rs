@@ -375,3 +375,51 @@ fn creating_a_file_journals_its_directory_entry_and_inode_bitmap() {
         blocks[0]
     );
 }
+
+#[test]
+fn a_full_journal_makes_handles_wait_for_a_checkpoint() {
+    // `ls -l` of 2000 directories every second with strictatime: every run journals 2000
+    // directory inodes, one block each. A 4 MiB journal (1024 blocks, transactions of at most
+    // 256) fills within a run, so handles wait while the oldest transactions' blocks are
+    // written home (`__jbd2_log_wait_for_space`), long before their 30 s age would send
+    // them; mke2fs's default journal holds a whole run. The laws check that everyone moves on.
+    let ls = |journal_size: Option<u64>| {
+        let mut m = mount(FsKind::Ext4);
+        m.atime = Atime::Strictatime;
+        m.journal_size = journal_size;
+        let mut sc = Scenario::one_device("full-log", ssd(), 4 * GIB, 2, 20 * SEC);
+        sc.devices[0].fs = Some(m);
+        sc.tasks.push(TaskConfig {
+            name: "ls".into(),
+            count: 1,
+            device: 0,
+            file: "/mnt/sda/srv".into(),
+            start: SEC,
+            stop: None,
+            job: JobConfig::Ls {
+                dirs: 2000,
+                entries: 10,
+                interval: Some(SEC),
+            },
+        });
+        let r = run(&sc);
+        let runs = group(&r, "ls").op_latency.summary();
+        assert!(runs.count >= 3, "ls ran {} times", runs.count);
+        (journal(&r).clone(), runs)
+    };
+    let (small, small_runs) = ls(Some(4 * MIB));
+    let (default, default_runs) = ls(None);
+    assert!(small.handle_waits > 0, "a 4 MiB journal fills: {small:?}");
+    assert!(
+        small.checkpoint_blocks > 0,
+        "the full log forced blocks home before they aged: {small:?}"
+    );
+    assert_eq!(default.handle_waits, 0, "mke2fs's default journal holds a run: {default:?}");
+    assert_eq!(default.checkpoint_blocks, 0, "nothing is 30 s old yet: {default:?}");
+    assert!(
+        small_runs.p50 > default_runs.p50,
+        "waiting for log space slows each ls: {} vs {} ns",
+        small_runs.p50,
+        default_runs.p50
+    );
+}

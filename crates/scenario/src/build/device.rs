@@ -10,7 +10,7 @@ use wblab_sim::config::{default_queue, default_size, BdiConfig, DeviceConfig, De
 use wblab_sim::drivers::model::{model_info, sd_name, Naming};
 use wblab_sim::units::{format_size, MIB};
 
-pub(super) const IDENTITY_KEYS: &[&str] = &["name", "model", "size", "major", "minor", "fs", "mount"];
+pub(super) const IDENTITY_KEYS: &[&str] = &["name", "model", "size", "major", "minor", "fs", "mount", "journal_size"];
 
 /// NVMe's block major: a disk named `nvme...` gets it instead of sd's.
 const NVME_MAJOR: u32 = 259;
@@ -172,7 +172,7 @@ fn build(
     let min_major = if anonymous { 0 } else { 1 };
     let major = sec.value_or("major", default_number.0, |e| e.u32(min_major, (1 << 12) - 1))?;
     let minor = sec.value_or("minor", default_number.1, |e| e.u32(0, (1 << 20) - 1))?;
-    let fs = mount::build(sec, kernel)?;
+    let fs = mount::build(sec, kernel, size)?;
     Ok(DeviceConfig {
         name,
         major,

@@ -299,7 +299,13 @@ fn misplaced(e: &Entry<'_>) -> Problem {
     let k = e.key.as_str();
     let hint = if k == "vm" || k.starts_with("vm.") {
         Some("sysctl knobs go under a [sysctl] header".to_string())
-    } else if k.starts_with("queue") || k.starts_with("bdi") || k.starts_with("throttle") || k == "fs" || model::is_param(k) {
+    } else if k.starts_with("queue")
+        || k.starts_with("bdi")
+        || k.starts_with("throttle")
+        || k == "fs"
+        || k == "journal_size"
+        || model::is_param(k)
+    {
         Some("device knobs go in a [[device]] table".to_string())
     } else if ["memory", "cpus", "memory_bandwidth", "unreclaimable", "syscall_overhead"].contains(&k) {
         Some(format!("`{k}` goes under a [machine] header"))

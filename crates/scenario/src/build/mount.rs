@@ -18,12 +18,13 @@ const EXT4_OPTIONS: &[&str] = &["dioread_nolock", "nodioread_nolock"];
 /// xfs options the model reads.
 const XFS_OPTIONS: &[&str] = &["logbsize", "logbufs", "barrier", "nobarrier"];
 
-/// The device's file system, or `None` when it has no `fs` (then `mount` is an error).
-pub(super) fn build(sec: &Section<'_>, kernel: &str) -> Result<Option<MountConfig>> {
+/// The device's file system, or `None` when it has no `fs` (then `mount` and
+/// `journal_size` are errors). `size` is the device's, in bytes.
+pub(super) fn build(sec: &Section<'_>, kernel: &str, size: u64) -> Result<Option<MountConfig>> {
     let Some(fs_entry) = sec.get("fs") else {
-        if let Some(m) = sec.get("mount") {
-            return Err(m
-                .key_problem("mount options need a file system")
+        if let Some(e) = sec.get("mount").or_else(|| sec.get("journal_size")) {
+            return Err(e
+                .key_problem(format!("`{}` needs a file system", e.key.as_str()))
                 .hint("add fs = \"ext4\" (or ext3, xfs, btrfs) to the device"));
         }
         return Ok(None);
@@ -38,7 +39,39 @@ pub(super) fn build(sec: &Section<'_>, kernel: &str) -> Result<Option<MountConfi
         }
         m.options = text;
     }
+    if let Some(e) = sec.get("journal_size") {
+        m.journal_size = Some(journal_size(e, m.fs, size)?);
+    }
     Ok(Some(m))
+}
+
+/// `journal_size`: what `mke2fs -J size=` takes — whole MiB, 1024 to 10,240,000 blocks of
+/// 4 KiB, and at most half the file system.
+fn journal_size(e: &Entry<'_>, fs: FsKind, device: u64) -> Result<u64> {
+    if !matches!(fs, FsKind::Ext4 | FsKind::Ext3) {
+        return Err(e
+            .key_problem(format!("journal_size is not modelled for {}", fs.name()))
+            .hint("it sets ext3/ext4's journal (mke2fs -J size=); xfs and btrfs keep mkfs's default"));
+    }
+    const MIB: u64 = 1 << 20;
+    let bytes = e.size()?;
+    if bytes % MIB != 0 {
+        return Err(e
+            .problem("mke2fs takes the journal size in whole MiB")
+            .hint("e.g. journal_size = \"64MiB\""));
+    }
+    let (lo, hi) = (4 * MIB, 10_240_000 * 4096);
+    if !(lo..=hi).contains(&bytes) {
+        return Err(e
+            .problem("a jbd2 journal holds 1024 to 10,240,000 blocks of 4 KiB")
+            .hint("between \"4MiB\" and \"40000MiB\""));
+    }
+    if bytes > device / 2 {
+        return Err(e
+            .problem("the journal would take more than half of the device")
+            .hint("mke2fs refuses it; make the journal smaller or the device larger"));
+    }
+    Ok(bytes)
 }
 
 fn file_system(e: &Entry<'_>) -> Result<FsKind> {

@@ -96,7 +96,7 @@ fn sweepable() -> Vec<&'static str> {
         .iter()
         .copied()
         .chain(queue::tunable_keys())
-        .chain(["fs", "mount"])
+        .chain(["fs", "mount", "journal_size"])
         .collect()
 }
 

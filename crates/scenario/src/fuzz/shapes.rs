@@ -142,6 +142,7 @@ pub fn device(key: &str, models: &[&'static str]) -> Option<Shape> {
             "logbufs=2",
             "commit=5,data=bogus",
         ]),
+        "journal_size" => Shape::Size(M, 64 * M),
         "queue/scheduler" => {
             let mut w: Vec<&'static str> = Vec::new();
             for e in wblab_sim::block::sched::ELEVATORS {

@@ -68,6 +68,9 @@ pub struct MountConfig {
     pub atime: Atime,
     /// xfs `logbsize`: bytes of one in-core log buffer (the unit of log I/O).
     pub logbsize: u64,
+    /// The journal's size as mkfs made it (`mke2fs -J size=`), bytes; `None`: mke2fs's
+    /// default for the device's size.
+    pub journal_size: Option<u64>,
     /// The `mount` string as written, for `wblab measure` (it passes it to mount(2)).
     pub options: String,
 }
@@ -91,6 +94,7 @@ impl MountConfig {
                 Atime::Strictatime
             },
             logbsize: 32 * 1024,
+            journal_size: None,
             options: String::new(),
         }
     }

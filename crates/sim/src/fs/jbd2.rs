@@ -245,11 +245,12 @@ pub struct Journal {
 impl Journal {
     /// A journal of `m` on a device of `capacity` sectors: the log sits in the middle of the
     /// device, where mke2fs (1.43+) and mkfs.xfs put it; its size is mke2fs's default for
-    /// the file system's size (`ext2fs_default_journal_size`), xfs's is taken alike.
+    /// the file system's size (`ext2fs_default_journal_size`) unless `journal_size` says
+    /// otherwise; xfs's is taken alike.
     pub fn new(m: &MountConfig, capacity: u64) -> Self {
         let bytes = capacity * 512;
         const M: u64 = 1 << 20;
-        let log_bytes = match bytes {
+        let log_bytes = m.journal_size.unwrap_or(match bytes {
             b if b < 1 << 30 => 16 * M,
             b if b < 2 << 30 => 32 * M,
             b if b < 16 << 30 => 64 * M,
@@ -257,7 +258,7 @@ impl Journal {
             b if b < 64 << 30 => 256 * M,
             b if b < 128 << 30 => 512 * M,
             _ => 1024 * M,
-        };
+        });
         let area_len = (log_bytes / 512).min(capacity / 4).max(8);
         Journal {
             p: JournalParams::new(m),
