@@ -237,11 +237,13 @@ fn v2_one_writer_at_32_mib_s() {
         );
     }
 
-    // Pauses: real p50 28, p99 40-43, max 48-56 ms; the model within one or two 4 ms ticks.
+    // Pauses: real p50 28, p99 40-43 ms; the model within one or two 4 ms ticks. The max was
+    // 48-56 ms in the reference runs and 124-156 ms in validation/v2 on the same setup; the
+    // model's comes from a commit whose flush holds the loop worker while the host destages.
     let p = r.tasks[0].pauses.summary();
     let (p50, max) = (p.p50 as f64 / 1e6, p.max as f64 / 1e6);
     assert!((24.0..=36.0).contains(&p50), "pause p50 {p50} ms (real 28)");
-    assert!(max <= 64.0, "pause max {max} ms (real 48-56)");
+    assert!((40.0..=160.0).contains(&max), "pause max {max} ms (real 48-56, later 124-156)");
 }
 
 #[test]
@@ -278,8 +280,10 @@ fn v3_four_writers_share_32_mib_s() {
 #[test]
 fn an_unthrottled_loop_writes_at_the_backing_bandwidth() {
     // No rule: writeback is bounded by the backing file's store (944 MiB/s by default), not by
-    // the loop driver, and the loop's queue (128 tags) holds the backlog instead.
+    // the loop driver, and the loop's queue (128 tags) holds the backlog instead. No journal:
+    // its commits' flushes would stop the loop worker while the host destages its cache.
     let mut sc = lab(0, 1, 20);
+    sc.devices[0].fs = None;
     sc.devices[0].throttle.write_bps = None;
     sc.devices[0].size = 64 * GIB;
     sc.sysctl.dirty_bytes = 0;

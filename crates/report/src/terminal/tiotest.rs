@@ -42,13 +42,13 @@ pub fn table(r: &RunResult) -> Option<String> {
     for p in &r.tiotest {
         writeln!(o, "{}: {:.4}MB/cpusec", p.name, p.mb_per_cpu_sec()).ok()?;
     }
-    writeln!(o, "scheduler callers (page waits):").ok()?;
+    writeln!(o, "scheduler callers (page and buffer waits):").ok()?;
     for p in &r.tiotest {
         let cut = if p.complete { "" } else { " (cut short by the end of the run)" };
         writeln!(
             o,
-            "{}: wait_on_page_bit {} __lock_page {}{cut}",
-            p.name, p.wait_on_page_bit, p.lock_page
+            "{}: wait_on_page_bit {} __lock_page {} __wait_on_buffer {}{cut}",
+            p.name, p.wait_on_page_bit, p.lock_page, p.wait_on_buffer
         )
         .ok()?;
     }

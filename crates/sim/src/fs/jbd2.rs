@@ -166,6 +166,9 @@ pub struct Commit {
     pub ordered_targets: Vec<(u32, u64)>,
     /// Blocks written to the log, descriptors and commit block included.
     pub blocks_logged: u64,
+    /// Home 4 KiB blocks of the metadata being written to the log (BH_Shadow), sorted: a
+    /// handle that changes one of them waits until the log write is done.
+    pub shadow: Vec<u64>,
 }
 
 /// A committed transaction whose metadata is not yet written home (on the checkpoint list).
@@ -282,6 +285,12 @@ impl Journal {
             checkpoint_at: None,
             stats: JournalStats::default(),
         }
+    }
+
+    /// Whether the home block `block` (4 KiB units) is being written to the log (BH_Shadow):
+    /// `do_get_write_access` must wait before a handle changes it. xfs relogs freely.
+    pub fn shadowed(&self, block: u64) -> bool {
+        self.committing.as_ref().is_some_and(|c| c.shadow.binary_search(&block).is_ok())
     }
 
     /// The transaction is locked: new handles wait (`start_this_handle` on T_LOCKED).
@@ -418,6 +427,20 @@ pub fn alloc_blocks(ino: u32, sector: u64) -> [MetaBlock; 3] {
 /// The inode-table block of an inode: inodes sharing a block count once.
 pub fn inode_block(ino: u32) -> MetaBlock {
     MetaBlock::Inode((ino as u64 / INODES_PER_BLOCK) as u32)
+}
+
+/// The page-wait "file" of device `dev`'s metadata buffers (its block device's mapping), so
+/// buffer waits share the hashed page wait queues as they did in 2.6: far above any inode.
+pub fn bdev_buffers(dev: u16) -> u32 {
+    BDEV_BUFFERS - u32::from(dev)
+}
+
+/// [`bdev_buffers`] of device 0; those of the other devices count down from it.
+pub const BDEV_BUFFERS: u32 = u32::MAX;
+
+/// The device whose metadata buffers `file` stands for, if it is one of [`bdev_buffers`].
+pub fn bdev_of(file: u32) -> Option<u16> {
+    (file > BDEV_BUFFERS - (1 << 16)).then(|| (BDEV_BUFFERS - file) as u16)
 }
 
 /// The inode-table block `page` of a metadata job's tree (mapping `tree_file`), kept apart

@@ -10,6 +10,7 @@ use crate::config::Atime;
 use crate::drivers::Op;
 use crate::fs::jbd2::{self, CommitPhase, Journal, MetaBlock, Ordered, JOURNAL_WAITER};
 use crate::kernel::task::Phase;
+use crate::kernel::waitqueue::{WaitSite, PG_LOCKED};
 use crate::machine::{Event, Machine};
 use crate::metrics::trace::TraceEvent;
 use crate::workload::state::SyncWait;
@@ -56,6 +57,18 @@ impl Machine {
             self.checkpoint_oldest(dev);
             return false;
         }
+        true
+    }
+
+    /// `do_get_write_access` on a buffer being written to the log: the task sleeps on the
+    /// buffer's hashed wait queue (`__wait_on_buffer` in 2.6, `wait_on_bit_io(BH_Shadow)`
+    /// later) until the log write is done, and retries its handle. True if it sleeps.
+    fn wait_on_shadow(&mut self, tid: u32, dev: u16, b: MetaBlock) -> bool {
+        let block = self.home_of(b) / 8;
+        if !self.journal(dev).is_some_and(|j| j.shadowed(block)) {
+            return false;
+        }
+        self.page_wait(tid, jbd2::bdev_buffers(dev), block, PG_LOCKED, WaitSite::WaitOnBuffer, false);
         true
     }
 
@@ -185,7 +198,7 @@ impl Machine {
         if !due {
             return true;
         }
-        if !self.start_handle(tid, dev) {
+        if !self.start_handle(tid, dev) || self.wait_on_shadow(tid, dev, jbd2::inode_block(ino)) {
             return false;
         }
         let inode = &mut self.inodes[ino as usize];
@@ -217,7 +230,7 @@ impl Machine {
         let m = self.tasks[tid as usize].meta.as_ref().expect("metadata job");
         let (tree_file, dir, page) = (m.tree.file, m.dir, m.tree.inode_page(m.dir, 0));
         let dev = self.inodes[tree_file as usize].wb;
-        if !self.start_handle(tid, dev) {
+        if !self.start_handle(tid, dev) || self.wait_on_shadow(tid, dev, jbd2::tree_inode_block(tree_file, page)) {
             return false;
         }
         self.tasks[tid as usize].meta.as_mut().expect("metadata job").atime_dirs = dir + 1;
@@ -308,6 +321,7 @@ impl Machine {
             io_left: 0,
             ordered_targets: Vec::new(),
             blocks_logged: 0,
+            shadow: Vec::new(),
         });
         self.trace_commit_phase(dev, "start_commit");
         self.trace_commit_phase(dev, "commit_locking");
@@ -340,6 +354,15 @@ impl Machine {
                 CommitPhase::Logging => {
                     if c.io_left > 0 {
                         return;
+                    }
+                    if !c.shadow.is_empty() {
+                        // The log blocks are written: the shadows clear and their waiters wake.
+                        let shadow = std::mem::take(&mut c.shadow);
+                        let file = jbd2::bdev_buffers(dev);
+                        for &block in &shadow {
+                            self.wake_pages(file, block, 1);
+                        }
+                        continue;
                     }
                     if flushes && j.p.async_commit {
                         // The commit block went with the metadata: one flush makes it all stable.
@@ -425,9 +448,18 @@ impl Machine {
     /// T_COMMIT: write the descriptors and metadata blocks (xfs: the iclogs) to the log.
     fn commit_write_log(&mut self, dev: u16) {
         let now = self.now();
+        let j = self.journals[dev as usize].as_ref().expect("journal");
+        // jbd2_journal_write_metadata_buffer shadows every buffer it copies to the log.
+        let mut shadow = Vec::new();
+        if j.p.locks_handles {
+            let txn = &j.committing.as_ref().expect("committing").txn;
+            shadow.extend(txn.blocks.iter().map(|&b| self.home_of(b) / 8));
+            shadow.sort_unstable();
+        }
         let j = self.jn(dev);
         let (sectors, logged) = j.log_size(&j.committing.as_ref().expect("committing").txn.blocks);
         let c = j.committing.as_mut().expect("committing");
+        c.shadow = shadow;
         c.phase = CommitPhase::Logging;
         c.logging_at = now;
         c.blocks_logged = logged;

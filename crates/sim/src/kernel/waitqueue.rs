@@ -42,7 +42,8 @@ pub enum WaitSite {
     WaitOnPageBit = 0,
     /// `__lock_page`.
     LockPage = 1,
-    /// `__wait_on_buffer` (buffer_head I/O; not modelled separately yet, always 0).
+    /// `__wait_on_buffer`: a journal handle waiting for a metadata buffer the commit is
+    /// writing to the log (BH_Shadow), on the same hashed wait queues as pages.
     WaitOnBuffer = 2,
 }
 

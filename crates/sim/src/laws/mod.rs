@@ -229,6 +229,9 @@ impl Machine {
 
     /// "inode N (NAME#I's file) on DEV" for messages.
     pub(crate) fn inode_label(&self, ino: u32) -> String {
+        if let Some(dev) = crate::fs::jbd2::bdev_of(ino) {
+            return format!("the metadata buffers of {}", self.queues[dev as usize].name);
+        }
         let dev = &self.queues[self.inodes[ino as usize].wb as usize].name;
         match self.tasks.iter().find(|t| t.file == ino) {
             Some(t) => format!("inode {ino} ({}#{}'s file) on {dev}", t.name, t.instance),

@@ -13,9 +13,11 @@ pub struct TiotestPhase {
     pub time_ns: Ns,
     pub usr_ns: Ns,
     pub sys_ns: Ns,
-    /// Page-wait schedules of the threads during the phase (`wait_on_page_bit`, `__lock_page`).
+    /// Wait-queue schedules of the threads during the phase (`wait_on_page_bit`,
+    /// `__lock_page`, `__wait_on_buffer`).
     pub wait_on_page_bit: u64,
     pub lock_page: u64,
+    pub wait_on_buffer: u64,
     /// Whether every thread finished it.
     pub complete: bool,
 }

@@ -11,6 +11,13 @@ use crate::mm::page_cache::PageState;
 impl Machine {
     /// Busy bits of a page now: locked while being read, writeback while being written.
     pub(crate) fn page_bits(&self, file: u32, page: u64) -> u8 {
+        if let Some(dev) = crate::fs::jbd2::bdev_of(file) {
+            // A metadata buffer: locked while a commit writes it to the log (BH_Shadow).
+            return match self.journal(dev) {
+                Some(j) if j.shadowed(page) => PG_LOCKED,
+                _ => 0,
+            };
+        }
         match self.inodes[file as usize].mapping.state(page) {
             Some(PageState::Reading) => PG_LOCKED,
             Some(PageState::Writeback) | Some(PageState::WritebackDirty) => PG_WRITEBACK,

@@ -26,8 +26,8 @@ pub struct TiotestState {
     pub finished: u32,
     pub waiting: Vec<u32>,
     pub phase_start: Ns,
-    /// Totals at the phase start: usr, sys, wait_on_page_bit, lock_page.
-    pub mark: [u64; 4],
+    /// Totals at the phase start: usr, sys, wait_on_page_bit, lock_page, wait_on_buffer.
+    pub mark: [u64; 5],
     pub bytes: [u64; 4],
     pub planned: [u64; 4],
     pub results: Vec<TiotestPhase>,

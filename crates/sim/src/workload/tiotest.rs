@@ -22,13 +22,14 @@ use crate::units::PAGE_SIZE;
 use crate::workload::state::{TioTask, PHASES};
 
 impl Machine {
-    fn tio_totals(&self) -> [u64; 4] {
-        let mut t = [0u64; 4];
+    fn tio_totals(&self) -> [u64; 5] {
+        let mut t = [0u64; 5];
         for task in self.tasks.iter().filter(|t| matches!(t.job, JobConfig::Tiotest { .. })) {
             t[0] += task.cpu_user;
             t[1] += task.cpu_sys;
             t[2] += task.wq.schedules[WaitSite::WaitOnPageBit as usize];
             t[3] += task.wq.schedules[WaitSite::LockPage as usize];
+            t[4] += task.wq.schedules[WaitSite::WaitOnBuffer as usize];
         }
         t
     }
@@ -46,11 +47,12 @@ impl Machine {
             sys_ns: now[1] - s.mark[1],
             wait_on_page_bit: now[2] - s.mark[2],
             lock_page: now[3] - s.mark[3],
+            wait_on_buffer: now[4] - s.mark[4],
             complete,
         }
     }
 
-    fn totals_now(&self) -> [u64; 4] {
+    fn totals_now(&self) -> [u64; 5] {
         self.tio_totals()
     }
 
