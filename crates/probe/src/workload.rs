@@ -83,10 +83,14 @@ pub fn check_job(job: &JobConfig) -> Result<(), String> {
             }
             Ok(())
         }
-        JobConfig::Cat { .. } | JobConfig::Randread { .. } | JobConfig::Fsync { .. } | JobConfig::Sync { .. } => Ok(()),
+        JobConfig::Cat { .. }
+        | JobConfig::Randread { .. }
+        | JobConfig::Fsync { .. }
+        | JobConfig::Replace { .. }
+        | JobConfig::Sync { .. } => Ok(()),
         #[allow(unreachable_patterns)]
         other => Err(format!(
-            "job `{}` is not run for real by wblab measure (dd, cat, randread, fsync and sync are)",
+            "job `{}` is not run for real by wblab measure (dd, cat, randread, fsync, replace and sync are)",
             other.kind()
         )),
     }
@@ -593,6 +597,32 @@ fn job_loop(spec: &TaskSpec, t0: Instant, stop: &AtomicBool, mid_t: Ns, out: &mu
                 let t = Instant::now();
                 f.write_all(&buf)?;
                 f.sync_all()?;
+                out.lat.record(t.elapsed().as_nanos() as u64);
+                out.bytes_written += *bytes;
+                mark_mid(out);
+                next += interval;
+                if !sleep_until(t0, next.max(now()), stop) {
+                    break;
+                }
+            }
+        }
+        JobConfig::Replace { bytes, interval } => {
+            // Write the new content to a temporary file beside it and rename it over the
+            // file, without fsync: what editors and package managers do.
+            let mut tmp = spec.file.clone().into_os_string();
+            tmp.push(".wblab-new");
+            let tmp = std::path::PathBuf::from(tmp);
+            let buf = vec![0x5au8; *bytes as usize];
+            let mut next = now();
+            while !stop.load(Ordering::SeqCst) {
+                let t = Instant::now();
+                OpenOptions::new()
+                    .write(true)
+                    .create(true)
+                    .truncate(true)
+                    .open(&tmp)?
+                    .write_all(&buf)?;
+                std::fs::rename(&tmp, &spec.file)?;
                 out.lat.record(t.elapsed().as_nanos() as u64);
                 out.bytes_written += *bytes;
                 mark_mid(out);

@@ -612,6 +612,12 @@ fn mount_options_over_the_releases_defaults() {
     assert!(!old.barrier && !old.dioread_nolock);
     assert_eq!(old.atime, Atime::Strictatime);
     assert!(!dev("5.4", "ext4", "").dioread_nolock);
+    // data=journal turns dioread_nolock off, as ext4 does; auto_da_alloc is on unless asked.
+    let journal = dev("6.x", "ext4", "data=journal");
+    assert_eq!(journal.data, DataMode::Journal);
+    assert!(!journal.dioread_nolock && journal.auto_da_alloc);
+    assert!(!dev("6.x", "ext4", "noauto_da_alloc").auto_da_alloc);
+    assert!(!dev("6.x", "ext3", "").auto_da_alloc, "ext3 has no delayed allocation");
     let set = dev(
         "6.x",
         "ext4",

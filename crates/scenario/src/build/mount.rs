@@ -14,7 +14,7 @@ const VFS_OPTIONS: &[&str] = &["defaults", "rw", "noatime", "relatime", "stricta
 /// ext3/ext4 options the model reads.
 const EXT_OPTIONS: &[&str] = &["data", "commit", "barrier", "nobarrier", "journal_async_commit"];
 /// ext4 only.
-const EXT4_OPTIONS: &[&str] = &["dioread_nolock", "nodioread_nolock"];
+const EXT4_OPTIONS: &[&str] = &["dioread_nolock", "nodioread_nolock", "auto_da_alloc", "noauto_da_alloc"];
 /// xfs options the model reads.
 const XFS_OPTIONS: &[&str] = &["logbsize", "logbufs", "barrier", "nobarrier"];
 
@@ -125,16 +125,19 @@ fn apply(m: &mut MountConfig, opt: &str, e: &Entry<'_>) -> Result<()> {
         "journal_async_commit" => m.journal_async_commit = true,
         "dioread_nolock" => m.dioread_nolock = true,
         "nodioread_nolock" => m.dioread_nolock = false,
+        "auto_da_alloc" => m.auto_da_alloc = flag(value)?,
+        "noauto_da_alloc" => m.auto_da_alloc = false,
         "data" => {
-            m.data =
-                match value {
-                    Some("ordered") => DataMode::Ordered,
-                    Some("writeback") => DataMode::Writeback,
-                    Some("journal") => return Err(bad("data=journal is not modelled").hint(
-                        "data=ordered (the default) or data=writeback; journalled data is listed as not modelled in docs/model-scope.md",
-                    )),
-                    _ => return Err(bad("expected data=ordered or data=writeback")),
+            m.data = match value {
+                Some("ordered") => DataMode::Ordered,
+                Some("writeback") => DataMode::Writeback,
+                Some("journal") => {
+                    // ext4 turns dioread_nolock (and delayed allocation) off for it.
+                    m.dioread_nolock = false;
+                    DataMode::Journal
                 }
+                _ => return Err(bad("expected data=ordered, data=writeback or data=journal")),
+            }
         }
         "commit" => {
             let secs: u64 = value

@@ -17,6 +17,7 @@ pub(super) const JOBS: &[(&str, &[&str])] = &[
     ("cat", &["bs", "file_size"]),
     ("randread", &["bs", "file_size", "direct", "think"]),
     ("fsync", &["bytes", "interval"]),
+    ("replace", &["bytes", "interval"]),
     ("sync", &["interval"]),
     ("du", &["files", "files_per_dir", "inode_size", "repeat"]),
     ("launch", &["files", "file_sizes", "bs", "writes", "interval"]),
@@ -25,7 +26,7 @@ pub(super) const JOBS: &[(&str, &[&str])] = &[
 ];
 
 const JOB_NAMES: &[&str] = &[
-    "dd", "netwrite", "cat", "randread", "fsync", "sync", "du", "launch", "ls", "tiotest",
+    "dd", "netwrite", "cat", "randread", "fsync", "replace", "sync", "du", "launch", "ls", "tiotest",
 ];
 /// Jobs that work on a tree of their own rather than one file: `{n}` is not needed.
 const TREE_JOBS: &[&str] = &["sync", "du", "launch", "ls"];
@@ -236,6 +237,10 @@ fn job_config(sec: &Section<'_>, job: &str) -> Result<JobConfig> {
         "fsync" => JobConfig::Fsync {
             bytes: sec.value_or("bytes", 4 * KIB, |e| e.size_in(0, MAX_RW_COUNT).map_err(|p| p.hint(RW_HINT)))?,
             interval: interval(100_000_000)?,
+        },
+        "replace" => JobConfig::Replace {
+            bytes: sec.value_or("bytes", 64 * KIB, |e| e.size_in(0, MAX_RW_COUNT).map_err(|p| p.hint(RW_HINT)))?,
+            interval: interval(1_000_000_000)?,
         },
         "du" => JobConfig::Du {
             files: sec.value_or("files", 1_000_000, |e| e.uint(1, 1 << 40))?,

@@ -138,6 +138,7 @@ pub fn device(key: &str, models: &[&'static str]) -> Option<Shape> {
             "barrier=0",
             "journal_async_commit",
             "nodioread_nolock,noatime",
+            "noauto_da_alloc",
             "logbsize=256k",
             "logbufs=2",
             "commit=5,data=bogus",

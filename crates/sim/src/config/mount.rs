@@ -37,6 +37,8 @@ impl FsKind {
 pub enum DataMode {
     Ordered,
     Writeback,
+    /// File data goes through the journal too: logged at commit, then written home.
+    Journal,
 }
 
 /// Access-time updates: `strictatime` (every read), `relatime` (the first read after a
@@ -66,6 +68,9 @@ pub struct MountConfig {
     /// data=ordered has no data to wait for at commit.
     pub dioread_nolock: bool,
     pub atime: Atime,
+    /// ext4 `auto_da_alloc` (default on): a rename over an existing file, or a truncate to
+    /// zero, starts writeback of the delayed-allocation data of the file renamed or truncated.
+    pub auto_da_alloc: bool,
     /// xfs `logbsize`: bytes of one in-core log buffer (the unit of log I/O).
     pub logbsize: u64,
     /// The journal's size as mkfs made it (`mke2fs -J size=`), bytes; `None`: mke2fs's
@@ -93,6 +98,7 @@ impl MountConfig {
             } else {
                 Atime::Strictatime
             },
+            auto_da_alloc: fs == FsKind::Ext4,
             logbsize: 32 * 1024,
             journal_size: None,
             options: String::new(),

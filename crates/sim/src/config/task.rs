@@ -61,6 +61,10 @@ pub enum JobConfig {
     },
     /// Writes `bytes` then calls fsync(), every `interval`: a database-commit probe.
     Fsync { bytes: u64, interval: Ns },
+    /// Replaces its file every `interval` as editors and package managers do: writes `bytes`
+    /// of new content to a temporary file and renames it over the file, without fsync (the
+    /// pattern ext4's `auto_da_alloc` guards).
+    Replace { bytes: u64, interval: Ns },
     /// Calls sync() every `interval`.
     Sync { interval: Ns },
     /// `du -s DIR`: readdir and `lstat` of every entry of a tree of small files. An uncached
@@ -117,7 +121,11 @@ impl JobConfig {
     pub fn writes_own_file(&self) -> bool {
         matches!(
             self,
-            JobConfig::Dd { .. } | JobConfig::Netwrite { .. } | JobConfig::Fsync { .. } | JobConfig::Tiotest { .. }
+            JobConfig::Dd { .. }
+                | JobConfig::Netwrite { .. }
+                | JobConfig::Fsync { .. }
+                | JobConfig::Replace { .. }
+                | JobConfig::Tiotest { .. }
         )
     }
 }
@@ -130,6 +138,7 @@ impl JobConfig {
             JobConfig::Cat { .. } => "cat",
             JobConfig::Randread { .. } => "randread",
             JobConfig::Fsync { .. } => "fsync",
+            JobConfig::Replace { .. } => "replace",
             JobConfig::Sync { .. } => "sync",
             JobConfig::Du { .. } => "du",
             JobConfig::Launch { .. } => "launch",

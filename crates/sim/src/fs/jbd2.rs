@@ -82,6 +82,10 @@ pub struct JournalParams {
     pub async_commit: bool,
     pub atime: Atime,
     pub logbsize: u64,
+    /// ext4 `auto_da_alloc`: a rename over a file flushes the renamed file's delalloc data.
+    pub auto_da_alloc: bool,
+    /// `data=journal`: every `write()` journals the pages it wrote.
+    pub journal_data: bool,
 }
 
 /// What a commit does with file data.
@@ -103,16 +107,20 @@ impl JournalParams {
             (FsKind::Ext4, DataMode::Ordered) if !m.dioread_nolock => Ordered::WaitAllocated,
             _ => Ordered::None,
         };
+        let journal_data = m.data == DataMode::Journal && m.fs != FsKind::Xfs;
         JournalParams {
             fs: m.fs,
             locks_handles: m.fs != FsKind::Xfs,
-            handle_per_write: m.fs == FsKind::Ext3,
+            // data=journal has no delayed allocation: write_begin starts a handle, as ext3's.
+            handle_per_write: m.fs == FsKind::Ext3 || journal_data,
             ordered,
             commit_interval: m.commit_interval,
             barrier: m.barrier,
             async_commit: m.journal_async_commit,
             atime: m.atime,
             logbsize: m.logbsize,
+            auto_da_alloc: m.fs == FsKind::Ext4 && m.auto_da_alloc && !journal_data,
+            journal_data,
         }
     }
 }
@@ -133,6 +141,8 @@ pub struct Txn {
     pub handles: u32,
     /// Longest a handle waited for it to exist (`t_max_wait`).
     pub max_wait: Ns,
+    /// Data blocks journalled by `write()` with `data=journal`.
+    pub data_blocks: u64,
 }
 
 /// Where a commit is (`t_state` of the committing transaction, with the commit record's
@@ -313,6 +323,7 @@ impl Journal {
                 ordered: Vec::new(),
                 handles: 0,
                 max_wait: 0,
+                data_blocks: 0,
             });
         }
         self.running.as_mut().expect("just made")
@@ -339,7 +350,7 @@ impl Journal {
     pub fn running_full(&self) -> bool {
         self.running
             .as_ref()
-            .is_some_and(|t| t.blocks.len() >= self.max_transaction_blocks())
+            .is_some_and(|t| t.blocks.len() as u64 + t.data_blocks >= self.max_transaction_blocks() as u64)
     }
 
     /// Transaction `tid` committed: its metadata joins the checkpoint list, and a block it
@@ -389,8 +400,8 @@ impl Journal {
 
     /// Sectors of log a transaction of these blocks takes, and the blocks counted in
     /// `jbd2_run_stats`'s `blocks_logged` (jbd2) or the log's basic blocks (xfs).
-    pub fn log_size(&self, blocks: &HashSet<MetaBlock>) -> (u64, u64) {
-        let n = blocks.len() as u64;
+    pub fn log_size(&self, blocks: &HashSet<MetaBlock>, data_blocks: u64) -> (u64, u64) {
+        let n = blocks.len() as u64 + data_blocks;
         if self.p.fs == FsKind::Xfs {
             let inodes = blocks
                 .iter()
@@ -534,7 +545,7 @@ mod tests {
         for ino in 0..300 * INODES_PER_BLOCK as u32 {
             j.touch(0, &[inode_block(ino)]);
         }
-        let (sectors, logged) = j.log_size(&j.running.as_ref().unwrap().blocks);
+        let (sectors, logged) = j.log_size(&j.running.as_ref().unwrap().blocks, 0);
         // 300 blocks need two descriptors (253 tags each); the commit block is logged apart.
         assert_eq!((sectors, logged), (302 * 8, 303));
     }

@@ -13,6 +13,7 @@ use crate::kernel::task::Phase;
 use crate::kernel::waitqueue::{WaitSite, PG_LOCKED};
 use crate::machine::{Event, Machine};
 use crate::metrics::trace::TraceEvent;
+use crate::units::PAGE_SIZE;
 use crate::workload::state::SyncWait;
 use crate::Ns;
 
@@ -210,8 +211,32 @@ impl Machine {
         let created = which == TimeStamp::Mtime && !std::mem::replace(&mut self.inodes[ino as usize].exists, true);
         let blocks = [jbd2::inode_block(ino), MetaBlock::InodeBitmap(0), MetaBlock::RootDir];
         let touched = if created { &blocks[..] } else { &blocks[..1] };
+        if which == TimeStamp::Mtime && self.journal(dev).is_some_and(|j| j.p.journal_data) {
+            // data=journal: the pages this write() copies are journalled with it
+            // (`ext4_journalled_write_end`); they go to the log at commit and home later.
+            let t = &self.tasks[tid as usize];
+            let pages = (t.offset % PAGE_SIZE + t.op_left).div_ceil(PAGE_SIZE).max(1);
+            let now = self.now();
+            self.jn(dev).running_txn(now).data_blocks += pages;
+        }
         // ext3's write() joins its file to the ordered data; a read orders nothing.
         self.handle_touch(ino, dev, touched, which == TimeStamp::Mtime);
+        true
+    }
+
+    /// `ext4_rename`'s handle for a file renamed over another: the directory entry, the
+    /// renamed inode, and the replaced inode freed in the inode bitmap. False when the task
+    /// now waits for the journal (it retries when woken).
+    pub(crate) fn journal_rename(&mut self, tid: u32, ino: u32) -> bool {
+        let dev = self.inodes[ino as usize].wb;
+        if self.journal(dev).is_none() {
+            return true;
+        }
+        if !self.start_handle(tid, dev) || self.wait_on_shadow(tid, dev, MetaBlock::RootDir) {
+            return false;
+        }
+        let blocks = [MetaBlock::RootDir, jbd2::inode_block(ino), MetaBlock::InodeBitmap(0)];
+        self.handle_touch(ino, dev, &blocks, false);
         true
     }
 
@@ -457,7 +482,8 @@ impl Machine {
             shadow.sort_unstable();
         }
         let j = self.jn(dev);
-        let (sectors, logged) = j.log_size(&j.committing.as_ref().expect("committing").txn.blocks);
+        let txn = &j.committing.as_ref().expect("committing").txn;
+        let (sectors, logged) = j.log_size(&txn.blocks, txn.data_blocks);
         let c = j.committing.as_mut().expect("committing");
         c.shadow = shadow;
         c.phase = CommitPhase::Logging;

@@ -8,5 +8,6 @@ pub mod inode;
 pub mod jbd2;
 pub mod journal;
 pub mod metadata;
+pub mod namei;
 pub mod pdflush;
 pub mod sync;

@@ -41,6 +41,10 @@ pub enum Phase {
     WaitDirect,
     /// Submitting fsync/sync writeback and waiting for it.
     WaitSync,
+    /// rename() of a replaced file: its journal handle (may wait), then `auto_da_alloc`.
+    Rename,
+    /// The rename is done (its writeback submitted): record it, wait for the next interval.
+    Renamed,
     /// Sleeping until the next interval (fsync/sync/randread think time).
     Think,
     /// Finished.

@@ -102,6 +102,8 @@ impl Machine {
                 Phase::Alloc => self.write_alloc(tid),
                 Phase::WaitRead => self.read_step(tid),
                 Phase::WaitSync => self.sync_step(tid),
+                Phase::Rename => self.vfs_rename(tid),
+                Phase::Renamed => self.rename_done(tid),
                 Phase::Think => Some(Phase::NextOp),
                 Phase::CopyDone | Phase::ReadCopyDone | Phase::WaitDirect | Phase::Done => None,
             };
@@ -219,6 +221,12 @@ impl Machine {
                 Some(Phase::Gate)
             }
             JobConfig::Fsync { bytes, .. } => {
+                self.tasks[t].op_left = bytes;
+                Some(Phase::FileModified)
+            }
+            JobConfig::Replace { bytes, .. } => {
+                // The new content goes to a fresh file: here the same pages, written again.
+                self.tasks[t].offset = 0;
                 self.tasks[t].op_left = bytes;
                 Some(Phase::FileModified)
             }
@@ -354,6 +362,9 @@ impl Machine {
         }
         if matches!(task.job, JobConfig::Fsync { .. }) {
             return self.vfs_fsync(tid);
+        }
+        if matches!(task.job, JobConfig::Replace { .. }) {
+            return Some(Phase::Rename);
         }
         let lat = now - task.op_start;
         task.op_latency.record(lat);
