@@ -513,6 +513,29 @@ fn sleep_until(t0: Instant, deadline: Ns, stop: &AtomicBool) -> bool {
     }
 }
 
+/// Run `op` every `interval` from now until stopped (one that overruns starts the next at
+/// once), recording the latency of each.
+fn every(
+    interval: Ns,
+    t0: Instant,
+    stop: &AtomicBool,
+    out: &mut ThreadOut,
+    mut op: impl FnMut(&mut ThreadOut) -> io::Result<()>,
+) -> io::Result<()> {
+    let now = || t0.elapsed().as_nanos() as Ns;
+    let mut next = now();
+    while !stop.load(Ordering::SeqCst) {
+        let t = Instant::now();
+        op(out)?;
+        out.lat.record(t.elapsed().as_nanos() as u64);
+        next += interval;
+        if !sleep_until(t0, next.max(now()), stop) {
+            break;
+        }
+    }
+    Ok(())
+}
+
 fn run_thread_job(spec: &TaskSpec, t0: Instant, stop: &AtomicBool) -> ThreadOut {
     sys::set_thread_comm(&spec.name);
     let now = || t0.elapsed().as_nanos() as Ns;
@@ -592,19 +615,13 @@ fn job_loop(spec: &TaskSpec, t0: Instant, stop: &AtomicBool, mid_t: Ns, out: &mu
         JobConfig::Fsync { bytes, interval } => {
             let mut f = OpenOptions::new().write(true).create(true).truncate(true).open(&spec.file)?;
             let buf = vec![0x5au8; *bytes as usize];
-            let mut next = now();
-            while !stop.load(Ordering::SeqCst) {
-                let t = Instant::now();
+            every(*interval, t0, stop, out, |out| {
                 f.write_all(&buf)?;
                 f.sync_all()?;
-                out.lat.record(t.elapsed().as_nanos() as u64);
                 out.bytes_written += *bytes;
                 mark_mid(out);
-                next += interval;
-                if !sleep_until(t0, next.max(now()), stop) {
-                    break;
-                }
-            }
+                Ok(())
+            })?;
         }
         JobConfig::Replace { bytes, interval } => {
             // Write the new content to a temporary file beside it and rename it over the
@@ -613,9 +630,7 @@ fn job_loop(spec: &TaskSpec, t0: Instant, stop: &AtomicBool, mid_t: Ns, out: &mu
             tmp.push(".wblab-new");
             let tmp = std::path::PathBuf::from(tmp);
             let buf = vec![0x5au8; *bytes as usize];
-            let mut next = now();
-            while !stop.load(Ordering::SeqCst) {
-                let t = Instant::now();
+            every(*interval, t0, stop, out, |out| {
                 OpenOptions::new()
                     .write(true)
                     .create(true)
@@ -623,27 +638,17 @@ fn job_loop(spec: &TaskSpec, t0: Instant, stop: &AtomicBool, mid_t: Ns, out: &mu
                     .open(&tmp)?
                     .write_all(&buf)?;
                 std::fs::rename(&tmp, &spec.file)?;
-                out.lat.record(t.elapsed().as_nanos() as u64);
                 out.bytes_written += *bytes;
                 mark_mid(out);
-                next += interval;
-                if !sleep_until(t0, next.max(now()), stop) {
-                    break;
-                }
-            }
+                Ok(())
+            })?;
         }
         JobConfig::Sync { interval } => {
-            let mut next = now();
-            while !stop.load(Ordering::SeqCst) {
-                let t = Instant::now();
+            every(*interval, t0, stop, out, |_| {
                 // SAFETY: sync(2) takes no arguments.
                 unsafe { libc::sync() };
-                out.lat.record(t.elapsed().as_nanos() as u64);
-                next += interval;
-                if !sleep_until(t0, next.max(now()), stop) {
-                    break;
-                }
-            }
+                Ok(())
+            })?;
         }
         #[allow(unreachable_patterns)]
         other => return Err(io::Error::other(format!("job `{}` does not run as a thread", other.kind()))),
