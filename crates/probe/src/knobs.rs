@@ -274,6 +274,13 @@ pub fn apply_queue(j: &mut Journal, dev: &str, q: &QueueConfig, journal_it: bool
             knobs.push(("iosched/async_depth", t.async_depth.to_string()));
         }
     }
+    if q.scheduler == SchedulerKind::KYBER {
+        use wblab_sim::block::sched::kyber::{READ_LAT_NSEC, WRITE_LAT_NSEC};
+        knobs.extend([
+            ("iosched/read_lat_nsec", (READ_LAT_NSEC.get)(q).uint().to_string()),
+            ("iosched/write_lat_nsec", (WRITE_LAT_NSEC.get)(q).uint().to_string()),
+        ]);
+    }
     for (k, v) in knobs {
         out.push(set(j, &base.join(k), &v, KnobClass::Queue, journal_it));
     }

@@ -55,7 +55,7 @@ const MAX_HW_SECTORS_KB: u32 = 32767;
 const INT_MAX: u32 = i32::MAX as u32;
 
 /// Names `queue/scheduler` accepts that no modelled elevator has yet.
-const UNMODELLED_SCHEDULERS: &[&str] = &["kyber", "bfq"];
+const UNMODELLED_SCHEDULERS: &[&str] = &["bfq"];
 
 /// The queue as probed for `model`, then the file's `queue/*` writes: the scheduler first,
 /// because switching elevators resets `nr_requests`, then everything else. `era_elevator` is

@@ -12,7 +12,7 @@ use super::blk_throttle::BlkThrottle;
 use super::blk_wbt::{Wbt, WbtFlags};
 use super::request_list::RequestList;
 use super::sched::{self, Elevator, ElvRq};
-use crate::config::{DeviceConfig, SchedulerKind};
+use crate::config::DeviceConfig;
 use crate::drivers::{self, DevRequest, Device, Op};
 use crate::engine::{Clock, RngStream};
 use crate::metrics::trace::DevT;
@@ -143,10 +143,7 @@ impl BlockQueue {
         let unstable_device = device.unstable_writes();
         let flush_queueable = device.flush_queueable();
         let elv = sched::build(q);
-        let async_depth = match q.scheduler {
-            SchedulerKind::MQ_DEADLINE => elv.async_depth().unwrap_or(q.nr_requests),
-            _ => q.nr_requests,
-        };
+        let async_depth = elv.async_depth().unwrap_or(q.nr_requests);
         BlockQueue {
             name: cfg.name.clone(),
             devt: DevT {
@@ -371,12 +368,7 @@ impl BlockQueue {
             self.pool[id as usize].stage = RqStage::TagWait;
             return false;
         }
-        let r = &self.pool[id as usize];
-        let limit = if r.op == Op::Read {
-            self.nr_requests
-        } else {
-            self.async_depth.min(self.nr_requests)
-        };
+        let limit = self.tag_limit(id);
         if self.tag_waiters.is_empty() && self.tags_used < limit {
             self.tags_used += 1;
             self.insert(now, id);
@@ -429,15 +421,21 @@ impl BlockQueue {
         cleared
     }
 
+    /// The scheduler tags request `id` may take: all of them, or the elevator's async depth
+    /// for the requests it limits (`limit_depth`).
+    fn tag_limit(&self, id: u32) -> u32 {
+        let r = &self.pool[id as usize];
+        if self.elv.depth_limited(r.op, r.sync || r.op == Op::Read) {
+            self.async_depth.min(self.nr_requests)
+        } else {
+            self.nr_requests
+        }
+    }
+
     pub fn put_tag(&mut self, now: Ns, accepted: &mut Vec<u32>) {
         self.tags_used -= 1;
         while let Some(&id) = self.tag_waiters.front() {
-            let r = &self.pool[id as usize];
-            let limit = if r.op == Op::Read {
-                self.nr_requests
-            } else {
-                self.async_depth.min(self.nr_requests)
-            };
+            let limit = self.tag_limit(id);
             if self.tags_used >= limit {
                 break;
             }

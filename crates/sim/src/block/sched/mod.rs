@@ -10,6 +10,7 @@ use crate::Ns;
 pub mod cfq;
 pub mod deadline_2002;
 pub mod deadline_26;
+pub mod kyber;
 pub mod mq_deadline;
 pub mod none;
 mod sorted;
@@ -128,6 +129,12 @@ pub trait Elevator {
     fn async_depth(&self) -> Option<u32> {
         None
     }
+    /// Whether a request of `op` (synchronous or not) counts against [`Elevator::async_depth`]:
+    /// mq-deadline's `dd_limit_depth` spares only synchronous reads, kyber's every
+    /// synchronous request.
+    fn depth_limited(&self, op: Op, _sync: bool) -> bool {
+        op != Op::Read
+    }
     /// The device completed request `id` (schedulers that track requests in the driver).
     fn completed(&mut self, _now: Ns, _id: u32) {}
     /// When the scheduler wants to be run again though nothing else happens (CFQ's idle
@@ -184,6 +191,7 @@ macro_rules! elevators {
 elevators!(
     &none::INFO,
     &mq_deadline::INFO,
+    &kyber::INFO,
     &deadline_26::INFO,
     &deadline_2002::INFO,
     &cfq::INFO_2620,
