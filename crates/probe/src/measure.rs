@@ -257,6 +257,7 @@ fn task_specs(sc: &Scenario, places: &[DevicePlacement]) -> Result<Vec<TaskSpec>
                 start: t.start,
                 stop: t.stop.unwrap_or(sc.duration).min(sc.duration),
                 seed: sc.seed ^ ((out.len() as u64 + 1) << 32),
+                ioprio: t.ioprio,
             });
         }
     }

@@ -55,6 +55,18 @@ pub fn geteuid() -> u32 {
     unsafe { libc::geteuid() }
 }
 
+/// `ioprio_set(IOPRIO_WHO_PROCESS, 0, ioprio)`: the calling thread's I/O priority, as
+/// `ionice` sets it (glibc has no wrapper).
+pub fn ioprio_set_self(ioprio: u32) -> std::io::Result<()> {
+    const IOPRIO_WHO_PROCESS: libc::c_long = 1;
+    // SAFETY: a plain system call with integer arguments.
+    let r = unsafe { libc::syscall(libc::SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0 as libc::c_long, ioprio as libc::c_long) };
+    if r < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 pub fn gettid() -> u32 {
     // SAFETY: no arguments, cannot fail.
     unsafe { libc::gettid() as u32 }

@@ -36,6 +36,8 @@ pub struct TaskSpec {
     pub start: Ns,
     pub stop: Ns,
     pub seed: u64,
+    /// `ionice` of the task: set on dd's process or the job's thread before it does I/O.
+    pub ioprio: wblab_sim::config::IoPrio,
 }
 
 /// What a task did.
@@ -249,10 +251,11 @@ impl Workload {
                 }
                 cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(File::create(&stderr)?);
                 // SAFETY: prctl is async-signal-safe; dd must not outlive us if we are SIGKILLed.
+                let ioprio = slot.spec.ioprio.raw();
                 unsafe {
-                    cmd.pre_exec(|| {
+                    cmd.pre_exec(move || {
                         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
-                        Ok(())
+                        sys::ioprio_set_self(ioprio)
                     });
                 }
                 let child = cmd.spawn()?;
@@ -564,6 +567,7 @@ fn run_thread_job(spec: &TaskSpec, t0: Instant, stop: &AtomicBool) -> ThreadOut 
 }
 
 fn job_loop(spec: &TaskSpec, t0: Instant, stop: &AtomicBool, mid_t: Ns, out: &mut ThreadOut) -> io::Result<()> {
+    sys::ioprio_set_self(spec.ioprio.raw()).map_err(|e| io::Error::other(format!("ionice: {e}")))?;
     let now = || t0.elapsed().as_nanos() as Ns;
     let mark_mid = |out: &mut ThreadOut| {
         if out.mid_bytes.is_none() && now() >= mid_t {

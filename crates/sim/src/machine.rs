@@ -230,7 +230,16 @@ impl Machine {
         let ratelimit_pages = page_writeback::writeback_set_ratelimit(&mut dom, &vm, &cfg.sysctl, cfg.machine.cpus);
         let thresh = dom.dirty_limit;
         let now_j = clock.jiffies(0);
-        let (wbs, flushers, queues) = attach_devices(cfg, thresh, now_j);
+        let (wbs, flushers, mut queues) = attach_devices(cfg, thresh, now_j);
+        // The class each task's own requests carry, by task id, for the elevators.
+        let prio: Vec<_> = cfg
+            .tasks
+            .iter()
+            .flat_map(|tc| std::iter::repeat_n(tc.ioprio.class, tc.count as usize))
+            .collect();
+        for q in &mut queues {
+            q.task_prio = prio.clone();
+        }
         let queues_capacity: Vec<u64> = queues.iter().map(|q| q.capacity_sectors).collect();
         dom.bdi_min_ratio_sum = wbs.iter().map(|w| w.min_ratio_ppm).sum();
 

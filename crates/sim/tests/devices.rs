@@ -58,6 +58,7 @@ fn usb_key_beside_a_disk_does_not_slow_the_disk() {
         file: "/mnt/sdb/ukey{n}".into(),
         start: 0,
         stop: None,
+        ioprio: Default::default(),
         job: dd(None),
     });
     let r = run(&sc);

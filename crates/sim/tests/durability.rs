@@ -59,6 +59,7 @@ fn sync_reaches_every_device() {
         file: "/mnt/sdb/b".into(),
         start: 0,
         stop: None,
+        ioprio: Default::default(),
         job: dd(64 * KIB, 256 * MIB, false),
     });
     sc.tasks.push(wblab_testkit::sim::sync_once("sync", 2 * SEC));

@@ -25,6 +25,7 @@ fn copy_and_commits(model: DeviceModelConfig, fs: Option<MountConfig>, write_cac
         file: "/mnt/sda/wal".into(),
         start: 5 * SEC,
         stop: None,
+        ioprio: Default::default(),
         job: JobConfig::Fsync {
             bytes: 4 * KIB,
             interval: SEC / 10,
@@ -287,6 +288,7 @@ fn a_launch_pays_its_atime_updates_in_the_journal() {
             file: "/mnt/sda/app".into(),
             start: 2 * SEC,
             stop: None,
+            ioprio: Default::default(),
             job: JobConfig::Launch {
                 files: 40,
                 file_sizes: vec![256 * KIB],
@@ -320,6 +322,7 @@ fn ls_writes_each_directory_atime_once_with_relatime_and_on_every_run_with_stric
             file: "/mnt/sda/etc".into(),
             start: SEC,
             stop: None,
+            ioprio: Default::default(),
             job: JobConfig::Ls {
                 dirs: 8,
                 entries: 100,
@@ -353,6 +356,7 @@ fn creating_a_file_journals_its_directory_entry_and_inode_bitmap() {
         file: "/mnt/sda/new".into(),
         start: 0,
         stop: None,
+        ioprio: Default::default(),
         job: JobConfig::Fsync {
             bytes: 4 * KIB,
             interval: SEC / 10,
@@ -396,6 +400,7 @@ fn a_full_journal_makes_handles_wait_for_a_checkpoint() {
             file: "/mnt/sda/srv".into(),
             start: SEC,
             stop: None,
+            ioprio: Default::default(),
             job: JobConfig::Ls {
                 dirs: 2000,
                 entries: 10,
@@ -457,6 +462,7 @@ fn replaced_bytes_on_disk(auto_da_alloc: bool) -> (u64, RunResult) {
         file: "/mnt/sda/config".into(),
         start: SEC,
         stop: None,
+        ioprio: Default::default(),
         job: JobConfig::Replace { bytes: MIB, interval: SEC },
     });
     let r = run(&sc);

@@ -41,6 +41,7 @@ pub fn sync_once(name: &str, start: u64) -> TaskConfig {
         file: "/mnt/sda/none".into(),
         start,
         stop: None,
+        ioprio: Default::default(),
         job: JobConfig::Sync { interval: 3600 * SEC },
     }
 }

@@ -4,11 +4,11 @@ use crate::error::Result;
 use crate::section::{Entry, Section};
 use crate::suggest;
 use crate::units::{format_duration, format_size};
-use wblab_sim::config::{DeviceConfig, JobConfig, TaskConfig};
+use wblab_sim::config::{DeviceConfig, IoPrio, IoPrioClass, JobConfig, TaskConfig};
 use wblab_sim::units::{GIB, KIB, MIB};
 use wblab_sim::Ns;
 
-pub(super) const COMMON_KEYS: &[&str] = &["name", "job", "count", "device", "file", "start", "stop"];
+pub(super) const COMMON_KEYS: &[&str] = &["name", "job", "count", "device", "file", "start", "stop", "ionice"];
 
 /// Each job with the keys it takes besides the common ones.
 pub(super) const JOBS: &[(&str, &[&str])] = &[
@@ -94,6 +94,7 @@ pub(super) fn build(sec: &Section<'_>, devices: &[DeviceConfig], duration: Ns) -
         },
         None => None,
     };
+    let ioprio = sec.value_or("ionice", IoPrio::default(), ionice)?;
     Ok(TaskConfig {
         name,
         count,
@@ -101,8 +102,35 @@ pub(super) fn build(sec: &Section<'_>, devices: &[DeviceConfig], duration: Ns) -
         file,
         start,
         stop,
+        ioprio,
         job: job_config(sec, job)?,
     })
+}
+
+/// `ionice`: `"idle"`, `"be/7"`, `"rt/0"`, `"best-effort"`, … as `ionice -c CLASS -n LEVEL`
+/// names them; a class without a level takes level 4, `"none"` is best effort 4.
+fn ionice(e: &Entry<'_>) -> Result<IoPrio> {
+    let text = e.str()?.trim().to_ascii_lowercase();
+    let (class, level) = match text.split_once('/') {
+        Some((c, l)) => (c.trim().to_string(), Some(l.trim().to_string())),
+        None => (text.clone(), None),
+    };
+    let hint = "e.g. \"idle\", \"be/7\" or \"rt/0\" (ionice -c idle / -c best-effort -n 7 / -c realtime -n 0)";
+    let class = match class.as_str() {
+        "rt" | "realtime" | "1" => IoPrioClass::Rt,
+        "be" | "best-effort" | "2" | "none" | "0" => IoPrioClass::Be,
+        "idle" | "3" => IoPrioClass::Idle,
+        other => return Err(e.problem(format!("unknown I/O scheduling class `{other}`")).hint(hint)),
+    };
+    let level = match level {
+        None => 4,
+        Some(_) if class == IoPrioClass::Idle => return Err(e.problem("the idle class has no level").hint("write ionice = \"idle\"")),
+        Some(l) => match l.parse::<u8>() {
+            Ok(n) if n <= 7 => n,
+            _ => return Err(e.problem(format!("level `{l}` is not 0 to 7")).hint(hint)),
+        },
+    };
+    Ok(IoPrio { class, level })
 }
 
 fn job_keys(job: &str) -> &'static [&'static str] {

@@ -12,7 +12,7 @@ use super::blk_throttle::BlkThrottle;
 use super::blk_wbt::{Wbt, WbtFlags};
 use super::request_list::RequestList;
 use super::sched::{self, Elevator, ElvRq};
-use crate::config::DeviceConfig;
+use crate::config::{DeviceConfig, IoPrioClass};
 use crate::drivers::{self, DevRequest, Device, Op};
 use crate::engine::{Clock, RngStream};
 use crate::metrics::trace::DevT;
@@ -132,6 +132,8 @@ pub struct BlockQueue {
     /// Submitters asleep on a request while holding an ext4 handle (a jbd2 commit in
     /// T_LOCKED waits for them).
     pub handles_blocked: u32,
+    /// The I/O priority class of each task's requests, by task id (kernel threads: BE).
+    pub task_prio: Vec<IoPrioClass>,
 }
 
 impl BlockQueue {
@@ -188,6 +190,7 @@ impl BlockQueue {
             flush_queueable,
             flush: FlushQueue::default(),
             handles_blocked: 0,
+            task_prio: Vec::new(),
         }
     }
 
@@ -396,6 +399,10 @@ impl BlockQueue {
                     Submitter::Flusher(_) => 0,
                     // jbd2 is a process of its own to a per-process scheduler.
                     Submitter::Journal(d) => 0x4000_0000 | d as u32,
+                },
+                prio: match r.submitter {
+                    Submitter::Task(t) => self.task_prio.get(t as usize).copied().unwrap_or_default(),
+                    Submitter::Flusher(_) | Submitter::Journal(_) => IoPrioClass::Be,
                 },
             },
         );

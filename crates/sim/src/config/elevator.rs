@@ -82,6 +82,9 @@ pub struct DeadlineTunables {
     pub async_depth: u32,
     /// deadline-2002 only: the batch cost of a non-contiguous request (a contiguous one costs 1).
     pub seek_cost: u32,
+    /// mq-deadline only (5.14+): ms after which a request of a lower priority class is
+    /// served even while higher classes have requests.
+    pub prio_aging_expire_ms: u64,
 }
 
 impl DeadlineTunables {
@@ -112,6 +115,8 @@ impl Default for DeadlineTunables {
             front_merges: true,
             async_depth: 0,
             seek_cost: 16,
+            // prio_aging_expire = 10 * HZ
+            prio_aging_expire_ms: 10_000,
         }
     }
 }

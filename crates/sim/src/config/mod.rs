@@ -112,6 +112,7 @@ impl Scenario {
             file: format!("/mnt/{}/{name}{{n}}", self.devices[0].name),
             start,
             stop: None,
+            ioprio: Default::default(),
             job,
         });
         self

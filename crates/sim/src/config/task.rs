@@ -17,7 +17,54 @@ pub struct TaskConfig {
     pub start: Ns,
     /// Stop time, ns (None = run to the end of the scenario or of the job).
     pub stop: Option<Ns>,
+    /// `ionice`: the scheduling class of the requests the task submits itself (its reads,
+    /// direct writes and fsync's writeback; buffered writes are written by the flusher).
+    pub ioprio: IoPrio,
     pub job: JobConfig,
+}
+
+/// An I/O priority class, as `ionice -c` sets it (`IOPRIO_CLASS_*`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IoPrioClass {
+    /// Realtime: served before everything else.
+    Rt,
+    /// Best effort: the default (a task that never called ionice, `IOPRIO_CLASS_NONE`, and
+    /// kernel threads such as the flushers are served as best effort).
+    #[default]
+    Be,
+    /// Idle: served when nothing else wants the disk.
+    Idle,
+}
+
+/// A task's I/O priority: class and level (0 highest … 7; only realtime and best effort
+/// have levels).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct IoPrio {
+    pub class: IoPrioClass,
+    pub level: u8,
+}
+
+impl Default for IoPrio {
+    /// What a task gets without ionice at nice 0: best effort, level 4.
+    fn default() -> Self {
+        IoPrio {
+            class: IoPrioClass::Be,
+            level: 4,
+        }
+    }
+}
+
+impl IoPrio {
+    /// The value `ioprio_set(2)` takes: class << 13 | level.
+    pub fn raw(self) -> u32 {
+        let class = match self.class {
+            IoPrioClass::Rt => 1,
+            IoPrioClass::Be => 2,
+            IoPrioClass::Idle => 3,
+        };
+        class << 13 | u32::from(self.level)
+    }
 }
 
 #[derive(Clone, Debug, Serialize)]

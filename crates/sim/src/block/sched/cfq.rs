@@ -733,6 +733,7 @@ mod tests {
             nr_sectors: 1024,
             sync: false,
             owner: 1,
+            prio: Default::default(),
         }
     }
 
@@ -744,6 +745,7 @@ mod tests {
             nr_sectors: 8,
             sync: true,
             owner,
+            prio: Default::default(),
         }
     }
 
@@ -930,7 +932,7 @@ mod tests {
                     Act::Insert { write, sync, owner, sector, nr } => {
                         let op = if write { Op::Write } else { Op::Read };
                         let id = book.add(op, sector, nr);
-                        s.insert(now, ElvRq { id, op, sector, nr_sectors: nr, sync, owner });
+                        s.insert(now, ElvRq { id, op, sector, nr_sectors: nr, sync, owner, prio: Default::default() });
                     }
                     Act::Merge { write, sector, nr } => {
                         let op = if write { Op::Write } else { Op::Read };

@@ -3,7 +3,7 @@
 //! The elevator keeps its own copy of what it needs to know about a queued request
 //! ([`ElvRq`]); the block layer keeps the request's pages. Ids are block-layer request ids.
 
-use crate::config::{Conflict, Knob, QueueConfig, SchedulerKind};
+use crate::config::{Conflict, IoPrioClass, Knob, QueueConfig, SchedulerKind};
 use crate::drivers::Op;
 use crate::Ns;
 
@@ -27,6 +27,8 @@ pub struct ElvRq {
     /// The submitting process, for per-process schedulers (CFQ): a task's id + 1, 0 for a
     /// kernel thread.
     pub owner: u32,
+    /// The submitter's I/O priority class (`IOPRIO_PRIO_CLASS(rq->ioprio)`).
+    pub prio: IoPrioClass,
 }
 
 impl ElvRq {
@@ -45,6 +47,7 @@ pub(crate) fn test_rq(id: u32, op: Op, sector: u64, nr: u64) -> ElvRq {
         nr_sectors: nr,
         sync: op == Op::Read,
         owner: 0,
+        prio: IoPrioClass::Be,
     }
 }
 

@@ -26,6 +26,14 @@
 //!    head; otherwise continue in sector order from `latest_pos`. The batch counter restarts.
 //! 4. The request leaves both structures; `latest_pos[dir]` becomes its start sector.
 //!
+//! I/O priorities (5.14+): each class (`ionice`: realtime, best effort, idle; kernel threads
+//! count as best effort) has its own set of the structures above (`dd_per_prio`); batching,
+//! `starved` and `last_dir` are shared. `dd_dispatch_request` first serves a best-effort or
+//! idle request queued more than `prio_aging_expire` (10 s) ago when two classes or more have
+//! requests queued or in the device (`dd_dispatch_prio_aged_requests`), then the classes in
+//! order, going to a lower one only while the higher one has nothing queued *or in the
+//! device* (`dd_queued` counts inserted minus completed).
+//!
 //! Bio merges (`blk_mq_sched_try_merge` → `elv_merge`), tried in the kernel's order:
 //!
 //! 1. the one-hit cache `last_merge` (set at insert when empty and after every bio merge,
@@ -53,9 +61,8 @@
 //!
 //! # Simplifications
 //!
-//! * **One priority level.** The kernel keeps three `dd_per_prio` sets (RT, BE, IDLE) and
-//!   ages lower priorities after `prio_aging_expire`; the simulator issues every request at
-//!   the default (BE) level, so only one set exists and priority aging never applies.
+//! * Bio merges look for a candidate in every priority set (the kernel's merge checks refuse
+//!   a request of another I/O priority).
 //! * No `dispatch` list: nothing is inserted at the head (no requeues, no flush sequences,
 //!   no passthrough).
 //! * No request-to-request merges (`attempt_back_merge`/`attempt_front_merge` after a bio
@@ -77,7 +84,7 @@ use super::sorted::{dir_of, SortedQueue, NSEC_PER_MSEC, READ, WRITE};
 use super::{Elevator, ElvRq, Merge};
 use super::{ElevatorInfo, SchedulerKind};
 use crate::config::DeadlineTunables;
-use crate::config::{Conflict, Knob, KnobKind, QueueConfig};
+use crate::config::{Conflict, IoPrioClass, Knob, KnobKind, QueueConfig};
 use crate::drivers::Op;
 use crate::knob;
 use crate::Ns;
@@ -128,13 +135,29 @@ pub const ASYNC_DEPTH: Knob<QueueConfig> = knob!(
     iosched.async_depth: u32
 );
 
+pub const PRIO_AGING_EXPIRE: Knob<QueueConfig> = knob!(
+    QueueConfig,
+    "queue/iosched/prio_aging_expire",
+    KnobKind::Millis { max: INT_MAX, scale: 1 },
+    "ms after which a request of a lower I/O priority class is served though higher ones wait",
+    iosched.prio_aging_expire_ms: u64
+);
+
 /// `mq-deadline` in the list of elevators.
 pub static INFO: ElevatorInfo = ElevatorInfo {
     kind: SchedulerKind::MQ_DEADLINE,
     aliases: &["deadline"],
     summary: "sorted batches with read and write FIFO deadlines; reads preferred, writes_starved bounds it",
     kernels: "blk-mq (4.11+); the default of rotational single-queue disks",
-    tunables: &[READ_EXPIRE, WRITE_EXPIRE, FIFO_BATCH, WRITES_STARVED, FRONT_MERGES, ASYNC_DEPTH],
+    tunables: &[
+        READ_EXPIRE,
+        WRITE_EXPIRE,
+        FIFO_BATCH,
+        WRITES_STARVED,
+        FRONT_MERGES,
+        ASYNC_DEPTH,
+        PRIO_AGING_EXPIRE,
+    ],
     defaults: |q| q.iosched = DeadlineTunables::default(),
     check: async_depth_fits,
     build: |q| Box::new(MqDeadline::new(&q.iosched, q.nr_requests, q.front_merges_allowed()).with_nomerges(q.nomerges)),
@@ -153,11 +176,37 @@ fn async_depth_fits(q: &QueueConfig) -> Result<(), Conflict> {
     Ok(())
 }
 
-pub struct MqDeadline {
+/// The requests of one I/O priority class (`struct dd_per_prio`).
+#[derive(Default)]
+struct PerPrio {
     /// Per direction `sort_list` and `fifo_list`, plus the back-merge index.
     q: SortedQueue,
     /// Start sector of the request most recently dispatched in each direction.
     latest_pos: [u64; 2],
+    /// Requests inserted and completed (`stats`): their difference is `dd_queued`, which
+    /// counts the class's requests in the device as well as those waiting here.
+    inserted: u32,
+    completed: u32,
+}
+
+/// Priority sets in dispatch order (`DD_RT_PRIO`, `DD_BE_PRIO`, `DD_IDLE_PRIO`).
+const PRIOS: usize = 3;
+const BE_PRIO: usize = 1;
+
+fn prio_index(class: IoPrioClass) -> usize {
+    match class {
+        IoPrioClass::Rt => 0,
+        IoPrioClass::Be => BE_PRIO,
+        IoPrioClass::Idle => 2,
+    }
+}
+
+pub struct MqDeadline {
+    per_prio: [PerPrio; PRIOS],
+    /// The priority set of each request inserted and not completed, by request id.
+    prio_of: Vec<Option<u8>>,
+    /// `prio_aging_expire` in ns.
+    prio_aging_expire: Ns,
     /// `fifo_expire[]` in ns.
     expire: [Ns; 2],
     fifo_batch: u32,
@@ -178,8 +227,9 @@ impl MqDeadline {
     /// `nomerges == 0`).
     pub fn new(t: &DeadlineTunables, nr_requests: u32, front_merges: bool) -> Self {
         MqDeadline {
-            q: SortedQueue::default(),
-            latest_pos: [0; 2],
+            per_prio: Default::default(),
+            prio_of: Vec::new(),
+            prio_aging_expire: t.prio_aging_expire_ms * NSEC_PER_MSEC,
             expire: [t.read_expire_ms * NSEC_PER_MSEC, t.write_expire_ms * NSEC_PER_MSEC],
             fifo_batch: t.fifo_batch,
             writes_starved: t.writes_starved,
@@ -211,26 +261,102 @@ impl MqDeadline {
         self.starved
     }
 
-    /// First queued request of `dir` at or after `latest_pos` (`deadline_next_request`).
-    fn next_request(&self, dir: usize) -> Option<u32> {
-        self.q.next_from(dir, self.latest_pos[dir], 0)
+    /// First queued request of `dir` in set `p` at or after its `latest_pos`
+    /// (`deadline_next_request`).
+    fn next_request(&self, p: usize, dir: usize) -> Option<u32> {
+        let pp = &self.per_prio[p];
+        pp.q.next_from(dir, pp.latest_pos[dir], 0)
     }
 
-    /// Take `id` off both structures (`deadline_remove_request`).
-    fn remove(&mut self, id: u32) -> ElvRq {
+    /// Take `id` off both structures of set `p` (`deadline_remove_request`).
+    fn remove(&mut self, p: usize, id: u32) -> ElvRq {
         if self.last_merge == Some(id) {
             self.last_merge = None;
         }
-        self.q.remove(id)
+        self.per_prio[p].q.remove(id)
+    }
+
+    /// The set request `id` waits in.
+    fn prio_of(&self, id: u32) -> usize {
+        self.prio_of[id as usize].expect("a queued request") as usize
     }
 
     /// Commit a merge candidate, or refuse it if the result would exceed `max_sectors`.
     fn finish_merge(&mut self, id: u32, side: Merge, nr_sectors: u64, max_sectors: u64) -> Option<(u32, Merge)> {
-        let merged = self.q.try_grow(id, side, nr_sectors, max_sectors);
+        let p = self.prio_of(id);
+        let merged = self.per_prio[p].q.try_grow(id, side, nr_sectors, max_sectors);
         if merged.is_some() {
             self.last_merge = Some(id);
         }
         merged
+    }
+
+    /// `dd_queued`: requests of set `p` inserted and not completed.
+    fn dd_queued(&self, p: usize) -> u32 {
+        self.per_prio[p].inserted - self.per_prio[p].completed
+    }
+
+    /// `__dd_dispatch_request` on set `p`: the next request by the batch, direction and FIFO
+    /// rules, unless it was queued after `latest_start` (then nothing, as the kernel returns
+    /// NULL after choosing).
+    fn dispatch_from(&mut self, p: usize, now: Ns, latest_start: Ns) -> Option<ElvRq> {
+        let id = 'pick: {
+            // Continue the current batch in sector order.
+            if let Some(id) = self.next_request(p, self.last_dir) {
+                if self.batching < self.fifo_batch {
+                    break 'pick id;
+                }
+            }
+            let q = &self.per_prio[p].q;
+            // Choose a direction.
+            let dir = if !q.is_empty(READ) {
+                if !q.is_empty(WRITE) && {
+                    let s = self.starved;
+                    self.starved += 1;
+                    s >= self.writes_starved
+                } {
+                    self.starved = 0;
+                    WRITE
+                } else {
+                    READ
+                }
+            } else if !q.is_empty(WRITE) {
+                self.starved = 0;
+                WRITE
+            } else {
+                return None;
+            };
+            let q = &mut self.per_prio[p].q;
+            let head = q.fifo_head(dir).expect("direction with queued requests has a FIFO head");
+            let expired = now >= q.expires(head);
+            let id = match self.next_request(p, dir) {
+                Some(next) if !expired => next,
+                _ => head,
+            };
+            self.last_dir = dir;
+            self.batching = 0;
+            id
+        };
+        let q = &self.per_prio[p].q;
+        let dir = dir_of(q.rq(id).op);
+        // started_after: the request's start time is its deadline less its direction's expiry.
+        if q.expires(id) - self.expire[dir] > latest_start {
+            return None;
+        }
+        self.batching += 1;
+        let rq = self.remove(p, id);
+        self.per_prio[p].latest_pos[dir] = rq.sector;
+        Some(rq)
+    }
+
+    /// `dd_dispatch_prio_aged_requests`: with requests of two classes or more in play, a
+    /// best-effort or idle request queued more than `prio_aging_expire` ago goes first.
+    fn dispatch_aged(&mut self, now: Ns) -> Option<ElvRq> {
+        if (0..PRIOS).filter(|&p| self.dd_queued(p) > 0).count() < 2 {
+            return None;
+        }
+        let latest_start = now.checked_sub(self.prio_aging_expire)?;
+        (BE_PRIO..PRIOS).find_map(|p| self.dispatch_from(p, now, latest_start))
     }
 }
 
@@ -244,7 +370,7 @@ impl Elevator for MqDeadline {
         let bio_end = sector + nr_sectors;
         // 1. One-hit cache (blk_try_merge on q->last_merge).
         if let Some(id) = self.last_merge {
-            let rq = self.q.rq(id);
+            let rq = self.per_prio[self.prio_of(id)].q.rq(id);
             if rq.op == op {
                 if rq.end() == sector {
                     return self.finish_merge(id, Merge::Back, nr_sectors, max_sectors);
@@ -257,13 +383,13 @@ impl Elevator for MqDeadline {
         if self.one_hit_only {
             return None;
         }
-        // 2. Back merge through the end-sector index.
-        if let Some(id) = self.q.ending_at(dir, sector) {
+        // 2. Back merge through the end-sector index (the kernel's hash spans the classes).
+        if let Some(id) = self.per_prio.iter().find_map(|pp| pp.q.ending_at(dir, sector)) {
             return self.finish_merge(id, Merge::Back, nr_sectors, max_sectors);
         }
         // 3. dd_request_merge: front merge through the sort tree.
         if self.front_merges {
-            if let Some(id) = self.q.starting_at(dir, bio_end) {
+            if let Some(id) = self.per_prio.iter().find_map(|pp| pp.q.starting_at(dir, bio_end)) {
                 return self.finish_merge(id, Merge::Front, nr_sectors, max_sectors);
             }
         }
@@ -271,56 +397,42 @@ impl Elevator for MqDeadline {
     }
 
     fn insert(&mut self, now: Ns, rq: ElvRq) {
-        self.q.insert(rq, now + self.expire[dir_of(rq.op)], true);
+        let p = prio_index(rq.prio);
+        let i = rq.id as usize;
+        if self.prio_of.len() <= i {
+            self.prio_of.resize(i + 1, None);
+        }
+        self.prio_of[i] = Some(p as u8);
+        self.per_prio[p].inserted += 1;
+        self.per_prio[p].q.insert(rq, now + self.expire[dir_of(rq.op)], true);
         if self.last_merge.is_none() {
             self.last_merge = Some(rq.id);
         }
     }
 
+    /// `dd_dispatch_request`: aged lower-class requests first, then the classes in order,
+    /// a lower one only while no higher one has requests queued or in the device.
     fn dispatch(&mut self, now: Ns) -> Option<ElvRq> {
-        let id = 'pick: {
-            // Continue the current batch in sector order.
-            if let Some(id) = self.next_request(self.last_dir) {
-                if self.batching < self.fifo_batch {
-                    break 'pick id;
-                }
+        if let Some(rq) = self.dispatch_aged(now) {
+            return Some(rq);
+        }
+        for p in 0..PRIOS {
+            let rq = self.dispatch_from(p, now, now);
+            if rq.is_some() || self.dd_queued(p) > 0 {
+                return rq;
             }
-            // Choose a direction.
-            let dir = if !self.q.is_empty(READ) {
-                if !self.q.is_empty(WRITE) && {
-                    let s = self.starved;
-                    self.starved += 1;
-                    s >= self.writes_starved
-                } {
-                    self.starved = 0;
-                    WRITE
-                } else {
-                    READ
-                }
-            } else if !self.q.is_empty(WRITE) {
-                self.starved = 0;
-                WRITE
-            } else {
-                return None;
-            };
-            let head = self.q.fifo_head(dir).expect("direction with queued requests has a FIFO head");
-            let expired = now >= self.q.expires(head);
-            let id = match self.next_request(dir) {
-                Some(next) if !expired => next,
-                _ => head,
-            };
-            self.last_dir = dir;
-            self.batching = 0;
-            id
-        };
-        self.batching += 1;
-        let rq = self.remove(id);
-        self.latest_pos[dir_of(rq.op)] = rq.sector;
-        Some(rq)
+        }
+        None
     }
 
     fn queued(&self) -> usize {
-        self.q.len(READ) + self.q.len(WRITE)
+        self.per_prio.iter().map(|pp| pp.q.len(READ) + pp.q.len(WRITE)).sum()
+    }
+
+    fn completed(&mut self, _now: Ns, id: u32) {
+        if let Some(p) = self.prio_of.get_mut(id as usize).and_then(Option::take) {
+            self.per_prio[p as usize].completed += 1;
+        }
     }
 
     fn async_depth(&self) -> Option<u32> {
@@ -347,6 +459,43 @@ mod tests {
             v.push(r.id);
         }
         v
+    }
+
+    fn with_class(id: u32, op: Op, sector: u64, class: IoPrioClass) -> ElvRq {
+        ElvRq {
+            prio: class,
+            ..rq(id, op, sector, 8)
+        }
+    }
+
+    #[test]
+    fn an_idle_request_waits_while_best_effort_ones_are_queued_or_in_the_device() {
+        let mut dd = MqDeadline::new(&tun(), 256, true);
+        dd.insert(0, with_class(1, Op::Write, 1000, IoPrioClass::Idle));
+        dd.insert(0, with_class(2, Op::Read, 5000, IoPrioClass::Be));
+        dd.insert(0, with_class(3, Op::Read, 0, IoPrioClass::Rt));
+        assert_eq!(drain(&mut dd, MS), vec![3], "realtime first; best effort waits for it to complete");
+        dd.completed(2 * MS, 3);
+        assert_eq!(
+            drain(&mut dd, 2 * MS),
+            vec![2],
+            "then best effort; idle waits while it is in the device"
+        );
+        dd.completed(3 * MS, 2);
+        assert_eq!(drain(&mut dd, 3 * MS), vec![1], "idle once nothing else is in play");
+    }
+
+    #[test]
+    fn a_lower_class_request_older_than_prio_aging_expire_goes_first() {
+        let mut dd = MqDeadline::new(&tun(), 256, true);
+        dd.insert(0, with_class(1, Op::Write, 1000, IoPrioClass::Idle));
+        dd.insert(0, with_class(2, Op::Read, 5000, IoPrioClass::Be));
+        dd.insert(9_000 * MS, with_class(3, Op::Read, 9000, IoPrioClass::Be));
+        assert_eq!(dd.dispatch(9_000 * MS).map(|r| r.id), Some(2));
+        assert_eq!(dd.dispatch(9_999 * MS).map(|r| r.id), Some(3));
+        assert!(dd.dispatch(9_999 * MS).is_none(), "best effort is in the device: idle waits");
+        // 10 s after it was queued, the idle write is served though best effort is in play.
+        assert_eq!(dd.dispatch(10_000 * MS).map(|r| r.id), Some(1));
     }
 
     #[test]
