@@ -179,7 +179,7 @@ pub fn task(key: &str, jobs: &[&'static str]) -> Option<Shape> {
         "device" => Shape::DeviceName,
         "file" => Shape::FilePath,
         "start" | "stop" => Shape::Duration(0, 2 * S),
-        "ionice" => words(&["idle", "be/7", "rt/0", "best-effort", "be/9", "idle/3", "turbo"]),
+        "ionice" => words(&["idle", "be/7", "rt/0", "best-effort", "be/2", "rt", "idle", "be/9"]),
         "bs" => Shape::Size(512, 4 * M),
         "size" => Shape::Size(4 * K, 512 * M),
         "blocks" => Shape::Int(1, 1000),
