@@ -263,6 +263,42 @@ fn fsync_on_a_loop_device_costs_what_the_kernel_measured() {
     }
 }
 
+/// kyber on a real 6.18 loop device (validation v12: a read target no read meets, a write
+/// target every write meets): the kernel shrank the write tokens 128 → 32 → 8 → 2 → 1 in all
+/// three measured runs, one `kyber_adjust` per timer; the model must print the same sequence.
+#[test]
+fn kyber_shrinks_the_write_tokens_as_the_kernel_did() {
+    let root = repo_root();
+    let adjusts = |trace: &str| -> Vec<String> {
+        trace
+            .lines()
+            .filter_map(|l| {
+                l.split_once("kyber_adjust: ")
+                    .map(|(_, p)| p.split_once(' ').map_or(p, |(_, rest)| rest).to_string())
+            })
+            .collect()
+    };
+    let out = scratch("v12").join("out");
+    let scenario = root.join("validation/v12-kyber-loop.toml");
+    let o = wblab(&[
+        "run",
+        "--quiet",
+        "--no-report",
+        scenario.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let ours = adjusts(&fs::read_to_string(out.join("trace.txt")).unwrap());
+    for r in ["r1", "r2", "r3"] {
+        let gz = root.join(format!("validation/measured/v12-kyber-loop/{r}/trace.txt.gz"));
+        let text = std::process::Command::new("gzip").arg("-dc").arg(&gz).output().expect("gzip");
+        let real = adjusts(&String::from_utf8_lossy(&text.stdout));
+        assert!(!real.is_empty(), "{r}: no kyber_adjust in the measured trace");
+        assert_eq!(ours, real, "{r}: kyber_adjust domain and depth, model against kernel");
+    }
+}
+
 #[test]
 fn device_prints_the_models_figures() {
     for m in ["hdd", "ssd"] {

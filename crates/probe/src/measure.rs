@@ -40,6 +40,10 @@ pub const WRITEBACK_EVENTS: &[&str] = &[
 pub const BLOCK_EVENTS: &[&str] = &["block:block_rq_issue", "block:block_rq_complete"];
 /// jbd2's commit events, recorded for the devices that carry ext4.
 pub const JBD2_EVENTS: &[&str] = &["jbd2:jbd2_start_commit", "jbd2:jbd2_end_commit", "jbd2:jbd2_run_stats"];
+/// kyber's own events, recorded for the devices that run it (`kyber_throttled` only with the
+/// block events: it fires on every dispatch that finds no token).
+pub const KYBER_EVENTS: &[&str] = &["kyber:kyber_latency", "kyber:kyber_adjust"];
+pub const KYBER_FREQUENT_EVENTS: &[&str] = &["kyber:kyber_throttled"];
 
 const START_MARK: &str = "wblab start";
 
@@ -656,6 +660,21 @@ impl Session<'_> {
             events.extend(JBD2_EVENTS);
             for ev in JBD2_EVENTS {
                 filters.push((ev, ext4.join(" || ")));
+            }
+        }
+        let kyber: Vec<String> = self
+            .places
+            .iter()
+            .zip(&self.sc.devices)
+            .filter(|(p, d)| p.created && d.queue.scheduler == wblab_sim::config::SchedulerKind::KYBER)
+            .filter_map(|(p, _)| p.devnum.as_deref().and_then(kernel_dev_t))
+            .map(|d| format!("dev == {d}"))
+            .collect();
+        if !kyber.is_empty() {
+            let frequent: &[&str] = if self.sc.trace.block { KYBER_FREQUENT_EVENTS } else { &[] };
+            for &ev in KYBER_EVENTS.iter().chain(frequent) {
+                events.push(ev);
+                filters.push((ev, kyber.join(" || ")));
             }
         }
         let trace_tmp = self.scratch.join("trace.raw");

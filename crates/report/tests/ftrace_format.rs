@@ -15,6 +15,7 @@ fn comms() -> Vec<(String, u32)> {
         ("dd", 7959),
         ("awk", 8873),
         ("jbd2/loop0-8", 14383),
+        ("dd", 22379),
     ]
     .iter()
     .map(|(c, p)| (c.to_string(), *p))
@@ -263,6 +264,37 @@ fn cases() -> Vec<(String, &'static str)> {
                 },
             ),
             "    jbd2/loop0-8-14383   [000] ..... 29700.554403: jbd2_end_commit: dev 7,0 transaction 2 sync 0 head 2",
+        ),
+        // kyber on a 6.18 loop device (the timer runs in softirq, in whoever's context).
+        (
+            line(
+                8,
+                1,
+                "41708.370882",
+                TraceEvent::KyberLatency {
+                    dev: dev(7, 0),
+                    domain: "READ",
+                    kind: "I/O",
+                    percentile: 90,
+                    numerator: 1,
+                    denominator: 4,
+                    samples: 721,
+                },
+            ),
+            "              dd-22379   [001] ..s.. 41708.370882: kyber_latency: 7,0 READ I/O p90 1/4 samples=721",
+        ),
+        (
+            line(
+                0,
+                1,
+                "41789.698837",
+                TraceEvent::KyberAdjust {
+                    dev: dev(7, 0),
+                    domain: "WRITE",
+                    depth: 32,
+                },
+            ),
+            "          <idle>-0       [001] ..s1. 41789.698837: kyber_adjust: 7,0 WRITE 32",
         ),
     ]
 }

@@ -281,6 +281,12 @@ fn check_fields(e: &wblab_report::load::trace_parse::ParsedEvent, rec: &TraceRec
                 (*tid as u64, *logging as u64, *blocks_logged as u64)
             );
         }
+        TraceEvent::KyberLatency { samples, .. } => {
+            assert_eq!(e.event, "kyber_latency");
+            assert_eq!(u("samples"), *samples as u64);
+        }
+        TraceEvent::KyberAdjust { .. } => assert_eq!(e.event, "kyber_adjust"),
+        TraceEvent::KyberThrottled { .. } => assert_eq!(e.event, "kyber_throttled"),
     }
 }
 

@@ -5,6 +5,7 @@
 //! blocks (`fs/fs_writeback.rs`, `workload/`), named after the kernel functions they model.
 
 use crate::block::queue::{BlockQueue, Submit, Submitter, FLUSH_ID};
+use crate::block::sched::ElvTrace;
 use crate::config::{JobConfig, Scenario};
 use crate::drivers::Op;
 use crate::engine::time::NSEC_PER_SEC;
@@ -239,6 +240,12 @@ impl Machine {
             .collect();
         for q in &mut queues {
             q.task_prio = prio.clone();
+            // The elevators' own tracepoints (kyber's) go with the writeback events; those
+            // that may fire on every dispatch only with the block events.
+            if cfg.trace.writeback {
+                q.elv.trace_on(cfg.trace.block);
+                q.elv_trace = true;
+            }
         }
         let queues_capacity: Vec<u64> = queues.iter().map(|q| q.capacity_sectors).collect();
         dom.bdi_min_ratio_sum = wbs.iter().map(|w| w.min_ratio_ppm).sum();
@@ -579,6 +586,9 @@ impl Machine {
         let mut issued = std::mem::take(&mut self.scratch_ids);
         issued.clear();
         self.queues[dev as usize].run_queue(now, &mut issued);
+        if self.queues[dev as usize].elv_trace {
+            self.trace_elevator(dev);
+        }
         if self.cfg.trace.block {
             for &id in &issued {
                 let q = &self.queues[dev as usize];
@@ -867,7 +877,51 @@ impl Machine {
             q.elv_timer_at = None;
             q.elv.timer_fired(now);
         }
+        if self.queues[dev as usize].elv_trace {
+            self.trace_elevator(dev);
+        }
         self.kick_queue(dev);
+    }
+
+    /// Record the tracepoints the elevator of `dev` fired (softirq or dispatch context: no
+    /// task of ours, like wbt's).
+    fn trace_elevator(&mut self, dev: u16) {
+        let q = &mut self.queues[dev as usize];
+        let mut events = std::mem::take(&mut q.elv_events);
+        q.elv.take_trace(&mut events);
+        let dev_t = q.devt;
+        for &(t_ns, e) in &events {
+            let name = |d: u8| crate::block::sched::kyber::DOMAIN_NAMES[d as usize];
+            let ev = match e {
+                ElvTrace::KyberLatency {
+                    domain,
+                    io,
+                    percentile,
+                    numerator,
+                    samples,
+                } => TraceEvent::KyberLatency {
+                    dev: dev_t,
+                    domain: name(domain),
+                    kind: if io { "I/O" } else { "total" },
+                    percentile,
+                    numerator,
+                    denominator: 4,
+                    samples,
+                },
+                ElvTrace::KyberAdjust { domain, depth } => TraceEvent::KyberAdjust {
+                    dev: dev_t,
+                    domain: name(domain),
+                    depth,
+                },
+                ElvTrace::KyberThrottled { domain } => TraceEvent::KyberThrottled {
+                    dev: dev_t,
+                    domain: name(domain),
+                },
+            };
+            self.tout.trace.push(TraceRecord { t_ns, who: 0, cpu: 0, ev });
+        }
+        events.clear();
+        self.queues[dev as usize].elv_events = events;
     }
 
     fn on_wbt_timer(&mut self, dev: u16) {

@@ -182,3 +182,38 @@ fn ionice_does_not_reach_buffered_writes_which_the_flusher_submits() {
     );
     assert_eq!(backup_written(&be), backup_written(&idle));
 }
+
+#[test]
+fn kybers_tracepoints_show_the_write_tokens_shrinking() {
+    use wblab_sim::metrics::trace::TraceEvent;
+    let r = readers_and_direct_writers(SchedulerKind::KYBER, Some(100 * MS));
+    let depths: Vec<u32> = r
+        .trace
+        .iter()
+        .filter_map(|rec| match rec.ev {
+            TraceEvent::KyberAdjust {
+                domain: "WRITE", depth, ..
+            } => Some(depth),
+            _ => None,
+        })
+        .collect();
+    assert!(!depths.is_empty(), "kyber_adjust for WRITE");
+    assert!(depths.iter().all(|&d| (1..=128).contains(&d)));
+    assert!(*depths.iter().min().unwrap() < 32, "the write pool shrank: {depths:?}");
+    let read_p90 = r
+        .trace
+        .iter()
+        .filter(|rec| {
+            matches!(
+                rec.ev,
+                TraceEvent::KyberLatency {
+                    domain: "READ",
+                    kind: "I/O",
+                    percentile: 90,
+                    ..
+                }
+            )
+        })
+        .count();
+    assert!(read_p90 >= 10, "kyber_latency READ I/O p90 every 100 ms or so: {read_p90}");
+}

@@ -153,6 +153,9 @@ pub fn event_name(ev: &TraceEvent) -> &'static str {
         },
         TraceEvent::Jbd2EndCommit { .. } => "jbd2_end_commit",
         TraceEvent::Jbd2RunStats { .. } => "jbd2_run_stats",
+        TraceEvent::KyberLatency { .. } => "kyber_latency",
+        TraceEvent::KyberAdjust { .. } => "kyber_adjust",
+        TraceEvent::KyberThrottled { .. } => "kyber_throttled",
     }
 }
 
@@ -319,6 +322,42 @@ pub fn format_payload(ev: &TraceEvent, comms: &[(String, u32)], out: &mut String
             push_u64(out, normal as u64);
             out.push_str(", max=");
             push_u64(out, max as u64);
+        }
+        TraceEvent::KyberLatency {
+            dev,
+            domain,
+            kind,
+            percentile,
+            numerator,
+            denominator,
+            samples,
+        } => {
+            // "%d,%d %s %s p%u %u/%u samples=%u"
+            push_devt(out, dev, ',');
+            out.push(' ');
+            out.push_str(domain);
+            out.push(' ');
+            out.push_str(kind);
+            out.push_str(" p");
+            push_u64(out, percentile as u64);
+            out.push(' ');
+            push_u64(out, numerator as u64);
+            out.push('/');
+            push_u64(out, denominator as u64);
+            out.push_str(" samples=");
+            push_u64(out, samples as u64);
+        }
+        TraceEvent::KyberAdjust { dev, domain, depth } => {
+            push_devt(out, dev, ',');
+            out.push(' ');
+            out.push_str(domain);
+            out.push(' ');
+            push_u64(out, depth as u64);
+        }
+        TraceEvent::KyberThrottled { dev, domain } => {
+            push_devt(out, dev, ',');
+            out.push(' ');
+            out.push_str(domain);
         }
         TraceEvent::Jbd2Commit { dev, tid, sync, .. } => push_jbd2_transaction(out, dev, tid, sync),
         TraceEvent::Jbd2EndCommit { dev, tid, sync, head } => {

@@ -134,6 +134,9 @@ pub struct BlockQueue {
     pub handles_blocked: u32,
     /// The I/O priority class of each task's requests, by task id (kernel threads: BE).
     pub task_prio: Vec<IoPrioClass>,
+    /// The elevator records tracepoints; `elv_events` is the buffer they are moved through.
+    pub elv_trace: bool,
+    pub elv_events: Vec<(Ns, crate::block::sched::ElvTrace)>,
 }
 
 impl BlockQueue {
@@ -191,6 +194,8 @@ impl BlockQueue {
             flush: FlushQueue::default(),
             handles_blocked: 0,
             task_prio: Vec::new(),
+            elv_trace: false,
+            elv_events: Vec::new(),
         }
     }
 

@@ -322,6 +322,21 @@ pub enum TraceEvent {
     },
     /// `jbd2:jbd2_end_commit` (`head`: `j_tail_sequence`).
     Jbd2EndCommit { dev: DevT, tid: u32, sync: bool, head: u32 },
+    /// `kyber:kyber_latency`: a domain's latency percentile, in quarters of its target.
+    KyberLatency {
+        dev: DevT,
+        domain: &'static str,
+        /// `total` or `I/O`.
+        kind: &'static str,
+        percentile: u8,
+        numerator: u8,
+        denominator: u8,
+        samples: u32,
+    },
+    /// `kyber:kyber_adjust`: a domain's token pool resized.
+    KyberAdjust { dev: DevT, domain: &'static str, depth: u32 },
+    /// `kyber:kyber_throttled`: a domain's requests wait for a token.
+    KyberThrottled { dev: DevT, domain: &'static str },
     /// `jbd2:jbd2_run_stats`: the phases of a commit in ms (quantised to jiffies).
     Jbd2RunStats {
         dev: DevT,

@@ -39,7 +39,7 @@
 //! * Times are exact nanoseconds: the timer and the one-second percentile timeout are not
 //!   rounded to jiffies.
 
-use super::{Elevator, ElevatorInfo, ElvRq, Merge};
+use super::{Elevator, ElevatorInfo, ElvRq, ElvTrace, Merge};
 use crate::config::{Knob, KnobKind, KnobValue, QueueConfig, SchedulerKind};
 use crate::drivers::Op;
 use crate::Ns;
@@ -144,7 +144,14 @@ pub struct Kyber {
     async_depth: u32,
     /// Requests in the device, by block-layer request id.
     in_device: Vec<InDevice>,
+    /// Tracepoints on (`kyber_latency`, `kyber_adjust`), and `kyber_throttled` too.
+    trace: bool,
+    trace_throttled: bool,
+    events: Vec<(Ns, ElvTrace)>,
 }
+
+/// `kyber_domain_names`.
+pub const DOMAIN_NAMES: [&str; DOMAINS] = ["READ", "WRITE", "DISCARD", "OTHER"];
 
 fn domain_of(op: Op) -> usize {
     match op {
@@ -173,6 +180,9 @@ impl Kyber {
             timer: None,
             async_depth: nr_requests * ASYNC_PERCENT / 100,
             in_device: Vec::new(),
+            trace: false,
+            trace_throttled: false,
+            events: Vec::new(),
         }
     }
 
@@ -184,7 +194,13 @@ impl Kyber {
     /// `kyber_dispatch_cur_domain`: the head of the current domain, if it can get a token.
     fn dispatch_cur(&mut self, now: Ns) -> Option<ElvRq> {
         let d = self.cur_domain;
-        if self.lists[d].is_empty() || self.in_flight[d] >= self.depth[d] {
+        if self.lists[d].is_empty() {
+            return None;
+        }
+        if self.in_flight[d] >= self.depth[d] {
+            if self.trace_throttled {
+                self.events.push((now, ElvTrace::KyberThrottled { domain: d as u8 }));
+            }
             return None;
         }
         let (rq, queued) = self.lists[d].pop_front().expect("checked");
@@ -237,6 +253,16 @@ impl Kyber {
             bucket += 1;
         }
         *buckets = [0; BUCKETS];
+        if self.trace {
+            let ev = ElvTrace::KyberLatency {
+                domain: d as u8,
+                io: kind == IO,
+                percentile: percentile as u8,
+                numerator: bucket as u8 + 1,
+                samples,
+            };
+            self.events.push((now, ev));
+        }
         bucket as i32
     }
 
@@ -262,9 +288,14 @@ impl Kyber {
                 continue;
             }
             if congested || p99 >= GOOD_BUCKETS as i32 {
-                let depth = (self.depth[d] * (p99 as u32 + 1)) >> LATENCY_SHIFT;
+                let depth = ((self.depth[d] * (p99 as u32 + 1)) >> LATENCY_SHIFT).clamp(1, max_depth);
                 // kyber_resize_domain
-                self.depth[d] = depth.clamp(1, max_depth);
+                if depth != self.depth[d] {
+                    self.depth[d] = depth;
+                    if self.trace {
+                        self.events.push((now, ElvTrace::KyberAdjust { domain: d as u8, depth }));
+                    }
+                }
             }
         }
     }
@@ -355,6 +386,15 @@ impl Elevator for Kyber {
     fn timer_fired(&mut self, now: Ns) {
         self.timer = None;
         self.adjust(now);
+    }
+
+    fn trace_on(&mut self, frequent: bool) {
+        self.trace = true;
+        self.trace_throttled = frequent;
+    }
+
+    fn take_trace(&mut self, out: &mut Vec<(Ns, ElvTrace)>) {
+        out.append(&mut self.events);
     }
 }
 

@@ -106,6 +106,25 @@ pub(crate) mod book {
     }
 }
 
+/// A tracepoint an elevator fired (`kyber:*`), with its time; the machine turns it into a
+/// trace record of the queue's device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ElvTrace {
+    /// `kyber_latency`: the percentile bucket of a domain's histogram (`io`: I/O latency,
+    /// else total), numerator = bucket + 1 over 4 quarters of the target.
+    KyberLatency {
+        domain: u8,
+        io: bool,
+        percentile: u8,
+        numerator: u8,
+        samples: u32,
+    },
+    /// `kyber_adjust`: a domain's token pool resized.
+    KyberAdjust { domain: u8, depth: u32 },
+    /// `kyber_throttled`: a domain had requests but no token.
+    KyberThrottled { domain: u8 },
+}
+
 /// Which side of a queued request a bio merged onto.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Merge {
@@ -149,6 +168,11 @@ pub trait Elevator {
     /// (CFQ's `cfq_idle_slice_timer` expires the slice whether or not the driver has room).
     /// Afterwards `next_timer` must be later than `now` or None.
     fn timer_fired(&mut self, _now: Ns) {}
+    /// Start recording tracepoints: the regular ones, and with `frequent` those that may fire
+    /// on every dispatch.
+    fn trace_on(&mut self, _frequent: bool) {}
+    /// Move the tracepoints recorded since the last call into `out`, oldest first.
+    fn take_trace(&mut self, _out: &mut Vec<(Ns, ElvTrace)>) {}
 }
 
 /// What an elevator declares about itself, so the scenario parser, `wblab kernels`, the
