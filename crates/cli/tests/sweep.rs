@@ -80,3 +80,67 @@ fn write_cache_sweep_prints_fsync_latency() {
     assert!(flushed > 1.2 * trusted, "fsync p50 {flushed} ms with flushes, {trusted} ms without");
     let _ = fs::remove_dir_all(&dir);
 }
+
+/// A sweep of a `vm.*` sysctl (written unquoted, as a nested table) beside a device knob:
+/// each run gets the value in `[sysctl]`, the ratio it replaces goes as writing the sysctl
+/// zeroes it, and a larger dirty limit lets a copy on a disk buffer more.
+#[test]
+fn sweep_of_a_sysctl_writes_it_into_each_run() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("sweep-sysctl");
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("s.toml");
+    fs::write(
+        &file,
+        r#"duration = "10s"
+[sysctl]
+"vm.dirty_ratio" = 20
+[[device]]
+name = "sda"
+model = "hdd"
+[sweep]
+vm.dirty_bytes = ["64MiB", "1GiB"]
+"queue/scheduler" = ["mq-deadline", "kyber"]
+[[task]]
+name = "copy"
+job = "dd"
+"#,
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let o = Command::new(env!("CARGO_BIN_EXE_wblab"))
+        .args(["run", file.to_str().unwrap(), "--out", out.to_str().unwrap(), "--no-report", "-q"])
+        .output()
+        .expect("wblab runs");
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{text}\n{}", String::from_utf8_lossy(&o.stderr));
+    assert!(text.contains("sweep of vm.dirty_bytes × queue/scheduler"), "{text}");
+    let mut written = Vec::new();
+    for (v, bytes) in [("64MiB", 64u64 << 20), ("1GiB", 1 << 30)] {
+        for s in ["mq-deadline", "kyber"] {
+            let p = out.join(format!("vm.dirty_bytes={v},scheduler={s}/summary.json"));
+            let j: serde_json::Value = serde_json::from_str(&fs::read_to_string(&p).unwrap()).unwrap();
+            let sysctl = &j["scenario"]["sysctl"];
+            assert_eq!(sysctl["dirty_bytes"].as_u64(), Some(bytes), "{v}/{s}");
+            assert_eq!(sysctl["dirty_ratio"].as_u64(), Some(0), "{v}/{s}: the ratio is replaced");
+            assert_eq!(j["scenario"]["devices"][0]["queue"]["scheduler"], s);
+            written.push(j["tasks"][0]["bytes_written"].as_u64().unwrap());
+        }
+    }
+    assert!(written[2] > written[0], "a 1 GiB limit buffers more of the copy: {written:?}");
+    // A bad value is reported at its place in the array.
+    fs::write(
+        &file,
+        "[[device]]\nname = \"sda\"\n[sweep]\n\"vm.dirty_bytes\" = [\"64MiB\", \"2KiB\"]\n[[task]]\nname = \"copy\"\njob = \"dd\"\n",
+    )
+    .unwrap();
+    let c = Command::new(env!("CARGO_BIN_EXE_wblab"))
+        .args(["check", file.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&c.stderr);
+    assert!(
+        !c.status.success() && err.contains(":4:30:") && err.contains("vm.dirty_bytes"),
+        "{err}"
+    );
+}

@@ -137,11 +137,18 @@ fn build_one(
     let sysctl = keep(
         p,
         match root.get("sysctl") {
-            Some(e) => e
-                .table(Nesting::Flatten('.'), sysctl::normalize)
-                .and_then(|t| sysctl::build(&t, sysctl_defaults)),
-            None => Ok(sysctl_defaults),
-        },
+            Some(e) => e.table(Nesting::Flatten('.'), sysctl::normalize),
+            None => Ok(Section {
+                at: 0,
+                entries: Vec::new(),
+            }),
+        }
+        .and_then(|mut t| {
+            if let Some((sw, i)) = sweep {
+                sweep::apply_sysctl(sw, i, &mut t);
+            }
+            sysctl::build(&t, sysctl_defaults)
+        }),
     );
     let devices = keep(p, devices(root, &kernel, policy.as_ref(), sweep));
     let task_sections = keep(p, root.get("task").map_or(Ok(Vec::new()), |e| e.tables(Nesting::Keep, same))).unwrap_or_default();

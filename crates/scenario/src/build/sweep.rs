@@ -1,11 +1,12 @@
-//! `[sweep]`: run one scenario once per value of a device knob, e.g.
+//! `[sweep]`: run one scenario once per value of a device knob or a `vm.*` sysctl, e.g.
 //! `"queue/iosched/fifo_batch" = [64, 32, 16, 8]` — Morton's tables of 2002 — or once per
 //! combination of several (`fs`, `mount` and `queue/write_cache` together: every combination,
-//! the first knob varying slowest). Each value is written into every `[[device]]` table
-//! (replacing the file's own setting) and validated there, so a bad value is reported at its
-//! place in the array with the knob's usual hint.
+//! the first knob varying slowest). Each device value is written into every `[[device]]` table
+//! and each sysctl into `[sysctl]` (replacing the file's own setting, and for `vm.dirty_bytes`
+//! and its siblings the ratio they replace, as writing the sysctl does) and validated there,
+//! so a bad value is reported at its place in the array with the knob's usual hint.
 
-use super::{device, queue, Entry, Nesting, Section};
+use super::{device, queue, sysctl, Entry, Nesting, Section};
 use crate::error::{Problem, Result};
 use crate::suggest;
 use toml::de::DeValue;
@@ -89,15 +90,43 @@ impl Sweep<'_> {
     }
 }
 
-/// The knobs a sweep may vary: the queue's (`queue/*`, `queue/iosched/*`) and the file
-/// system (`fs`, `mount`).
+/// The knobs a sweep may vary: the queue's (`queue/*`, `queue/iosched/*`), the file system
+/// (`fs`, `mount`, `journal_size`) and the `vm.*` sysctls.
 fn sweepable() -> Vec<&'static str> {
     queue::KEYS
         .iter()
         .copied()
         .chain(queue::tunable_keys())
         .chain(["fs", "mount", "journal_size"])
+        .chain(sysctl::KEYS.iter().copied().filter(|k| !k.starts_with("vm.bdflush")))
         .collect()
+}
+
+/// A sweep key as written: device keys flatten with `/`, so an unquoted `vm.dirty_bytes`
+/// arrives as `vm/dirty_bytes`.
+fn normalize(key: String) -> String {
+    let key = device::normalize(key);
+    match key.strip_prefix("vm/") {
+        Some(rest) => format!("vm.{}", rest.replace('/', ".")),
+        None => key,
+    }
+}
+
+/// Whether a swept key is a sysctl (written into `[sysctl]`) rather than a device key.
+fn is_sysctl(key: &str) -> bool {
+    key.starts_with("vm.")
+}
+
+/// Writing one of a pair of `vm.dirty_*` sysctls zeroes the other (`dirty_bytes_handler`,
+/// `dirty_ratio_handler`): the file's setting of the other one goes.
+fn displaced(key: &str) -> Option<&'static str> {
+    Some(match key {
+        "vm.dirty_bytes" => "vm.dirty_ratio",
+        "vm.dirty_ratio" => "vm.dirty_bytes",
+        "vm.dirty_background_bytes" => "vm.dirty_background_ratio",
+        "vm.dirty_background_ratio" => "vm.dirty_background_bytes",
+        _ => return None,
+    })
 }
 
 /// The entries of each variant of `variants = [{...}, ...]`, every key sweepable.
@@ -116,7 +145,7 @@ fn variants<'a>(k: &Entry<'a>, items: &'a [toml::Spanned<DeValue<'a>>], keys: &[
             .key(&k.key)
             .hint(example));
         };
-        let sec = Section::from_table(item.span().start, t, Nesting::Flatten('/'), device::normalize)?;
+        let sec = Section::from_table(item.span().start, t, Nesting::Flatten('/'), normalize)?;
         if sec.entries.is_empty() {
             return Err(Problem::new(item.span().start, "an empty variant").key(&k.key).hint(example));
         }
@@ -130,7 +159,7 @@ fn variants<'a>(k: &Entry<'a>, items: &'a [toml::Spanned<DeValue<'a>>], keys: &[
 }
 
 pub(super) fn parse<'a>(e: &Entry<'a>) -> Result<Sweep<'a>> {
-    let sec = e.table(Nesting::Flatten('/'), device::normalize)?;
+    let sec = e.table(Nesting::Flatten('/'), normalize)?;
     let keys = sweepable();
     if sec.entries.is_empty() {
         return Err(e
@@ -172,28 +201,51 @@ pub(super) fn parse<'a>(e: &Entry<'a>) -> Result<Sweep<'a>> {
     Ok(sw)
 }
 
-/// The device tables with run `i` of the sweep written into each.
-pub(super) fn apply<'a>(sweep: &Sweep<'a>, i: usize, sections: &mut [Section<'a>]) -> Result<()> {
-    if sections.is_empty() {
-        let a = &sweep.axes[0];
-        return Err(Problem::new(a.key_at, "a sweep needs a [[device]] table to write its knob into")
-            .key(&a.key)
-            .hint("declare the disk with a [[device]] table"));
-    }
+/// The entries run `i` of the sweep sets, device keys or sysctls (`sysctl`).
+fn run_entries<'a>(sweep: &Sweep<'a>, i: usize, sysctl: bool) -> Vec<Entry<'a>> {
+    let mut out = Vec::new();
     for (a, j) in sweep.axes.iter().zip(sweep.indices(i)) {
-        let set: Vec<Entry<'a>> = match a.variants.get(j) {
-            Some(v) => v.clone(),
-            None => vec![Entry {
+        match a.variants.get(j) {
+            Some(v) => out.extend(v.iter().filter(|e| is_sysctl(&e.key) == sysctl).cloned()),
+            None if is_sysctl(&a.key) == sysctl => out.push(Entry {
                 key: a.key.clone(),
                 key_at: a.key_at,
                 value: a.values[j].0,
                 value_at: a.values[j].1,
-            }],
-        };
-        for s in sections.iter_mut() {
-            s.entries.retain(|e| !set.iter().any(|n| n.key == e.key));
-            s.entries.extend(set.iter().cloned());
+            }),
+            None => {}
         }
     }
+    out
+}
+
+/// Write `set` into `section`, replacing the keys it sets (and those they displace).
+fn write_into<'a>(section: &mut Section<'a>, set: &[Entry<'a>]) {
+    section
+        .entries
+        .retain(|e| !set.iter().any(|n| n.key == e.key || displaced(&n.key) == Some(e.key.as_str())));
+    section.entries.extend(set.iter().cloned());
+}
+
+/// The device tables with run `i` of the sweep written into each.
+pub(super) fn apply<'a>(sweep: &Sweep<'a>, i: usize, sections: &mut [Section<'a>]) -> Result<()> {
+    let set = run_entries(sweep, i, false);
+    if set.is_empty() {
+        return Ok(());
+    }
+    if sections.is_empty() {
+        let e = &set[0];
+        return Err(Problem::new(e.key_at, "a sweep needs a [[device]] table to write its knob into")
+            .key(&e.key)
+            .hint("declare the disk with a [[device]] table"));
+    }
+    for s in sections.iter_mut() {
+        write_into(s, &set);
+    }
     Ok(())
+}
+
+/// The `[sysctl]` table with run `i`'s sysctls written in.
+pub(super) fn apply_sysctl<'a>(sweep: &Sweep<'a>, i: usize, section: &mut Section<'a>) {
+    write_into(section, &run_entries(sweep, i, true));
 }

@@ -237,13 +237,26 @@ impl Generator {
         }
     }
 
-    /// A `[sweep]` of a queue knob or tunable over two or three values.
+    /// A `[sweep]` of a queue knob or tunable, or one time in four of a dirty sysctl, over two
+    /// or three values.
     fn sweep(&self, r: &mut RngStream, o: &mut String) {
-        let knobs: Vec<&str> = self.cat.device.iter().copied().filter(|k| k.starts_with("queue/")).collect();
-        let key = knobs[r.below(knobs.len() as u64) as usize];
-        let shape = shapes::device(key, &self.model_names())
-            .or_else(|| tunable_shape(key))
-            .expect("a queue key has a shape");
+        const SYSCTLS: [&str; 4] = [
+            "vm.dirty_bytes",
+            "vm.dirty_ratio",
+            "vm.dirty_background_bytes",
+            "vm.dirty_expire_centisecs",
+        ];
+        let (key, shape) = if r.below(4) == 0 {
+            let key = SYSCTLS[r.below(SYSCTLS.len() as u64) as usize];
+            (key, shapes::sysctl(key).expect("a sysctl has a shape"))
+        } else {
+            let knobs: Vec<&str> = self.cat.device.iter().copied().filter(|k| k.starts_with("queue/")).collect();
+            let key = knobs[r.below(knobs.len() as u64) as usize];
+            let shape = shapes::device(key, &self.model_names())
+                .or_else(|| tunable_shape(key))
+                .expect("a queue key has a shape");
+            (key, shape)
+        };
         let values: Vec<String> = (0..2 + r.below(2)).map(|_| value(r, &shape, &Ctx { devices: vec![] })).collect();
         writeln!(o, "\n[sweep]\n\"{key}\" = [{}]", values.join(", ")).expect("String");
     }
