@@ -1,13 +1,21 @@
 //! `wblab run FILE` for a file with a `[sweep]` table: the scenario runs once per value of the
 //! swept knob, each into `<out>/<knob>=<value>/`, and one row per value is printed with each
 //! task group's key figure — the layout of Morton's 2002 tables ("fifo_batch (units)  time cat
-//! kernel/*.c (secs)").
+//! kernel/*.c (secs)"). The runs share the machine's cores, one simulation per core (each stays
+//! single-threaded, so every run's results are what it gives alone); the table is in sweep
+//! order whatever order they finish in.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 use std::time::Instant;
 use wblab_sim::config::Scenario;
 use wblab_sim::metrics::{LatencyHist, RunResult};
+
+/// One run of the sweep: its label, directory, results and wall time, or the exit code that
+/// stopped it.
+type RunOutcome = Result<(String, PathBuf, RunResult, f64), ExitCode>;
 
 /// Runs the sweep if the file has one (`None` otherwise: the caller runs it as usual).
 /// `adjust` applies the command line's overrides to each scenario; `write` stores one run.
@@ -17,8 +25,8 @@ pub fn try_run(
     quiet: bool,
     json: bool,
     check: bool,
-    adjust: impl Fn(&mut Scenario),
-    write: impl Fn(&Path, &RunResult, f64) -> bool,
+    adjust: impl Fn(&mut Scenario) + Sync,
+    write: impl Fn(&Path, &RunResult, f64) -> bool + Sync,
 ) -> Option<ExitCode> {
     let (key, runs) = match wblab_scenario::load_sweep(path) {
         Ok(Some(s)) => s,
@@ -31,23 +39,46 @@ pub fn try_run(
     let leaf = short_key(&key);
     let name = runs.first().map(|(_, s)| s.name.clone()).unwrap_or_default();
     let out = out.unwrap_or_else(|| PathBuf::from("results").join(&name));
-    let mut results = Vec::with_capacity(runs.len());
-    for (label, mut sc) in runs {
+    let n = runs.len();
+    let runs: Vec<Mutex<Option<(String, Scenario)>>> = runs.into_iter().map(|r| Mutex::new(Some(r))).collect();
+    let done: Vec<Mutex<Option<RunOutcome>>> = (0..n).map(|_| Mutex::new(None)).collect();
+    let next = AtomicUsize::new(0);
+    let workers = std::thread::available_parallelism().map_or(1, |c| c.get()).min(n).max(1);
+    // Each worker takes the next run in sweep order until none is left.
+    let work = || loop {
+        let i = next.fetch_add(1, Ordering::Relaxed);
+        if i >= n {
+            return;
+        }
+        let (label, mut sc) = runs[i].lock().expect("run").take().expect("each run is taken once");
         adjust(&mut sc);
         let dir = out.join(dir_name(&key, &label));
         if !quiet && !json {
             eprintln!("running {} with {key} = {label} (kernel {})", sc.name, sc.kernel);
         }
         let t0 = Instant::now();
-        let r = match crate::simulate::simulate(&sc, &mut wblab_sim::machine::NoProgress, check) {
-            Ok(r) => r,
-            Err(code) => return Some(code),
-        };
-        let wall = t0.elapsed().as_secs_f64();
-        if !write(&dir, &r, wall) {
-            return Some(ExitCode::from(1));
+        let r = crate::simulate::simulate(&sc, &mut wblab_sim::machine::NoProgress, check).and_then(|r| {
+            let wall = t0.elapsed().as_secs_f64();
+            if write(&dir, &r, wall) {
+                Ok((label, dir, r, wall))
+            } else {
+                Err(ExitCode::from(1))
+            }
+        });
+        *done[i].lock().expect("result") = Some(r);
+    };
+    std::thread::scope(|s| {
+        for _ in 1..workers {
+            s.spawn(work);
         }
-        results.push((label, dir, r, wall));
+        work();
+    });
+    let mut results = Vec::with_capacity(n);
+    for d in done {
+        match d.into_inner().expect("result").expect("every run ran") {
+            Ok(r) => results.push(r),
+            Err(code) => return Some(code),
+        }
     }
     if json {
         let v: Vec<_> = results

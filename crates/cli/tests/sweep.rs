@@ -144,3 +144,39 @@ job = "dd"
         "{err}"
     );
 }
+
+/// The runs of a sweep share the cores: two sweeps of the same file give byte-identical
+/// results, run by run, whichever run finished first.
+#[test]
+fn parallel_sweep_runs_are_deterministic() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("sweep-determinism");
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("s.toml");
+    fs::write(
+        &file,
+        "duration = \"5s\"\n[[device]]\nname = \"sda\"\nmodel = \"hdd\"\n[sweep]\n\"queue/scheduler\" = [\"none\", \"mq-deadline\", \"kyber\"]\n\
+         [[task]]\nname = \"copy\"\njob = \"dd\"\ncount = 3\nfile = \"/mnt/sda/f{n}\"\n[[task]]\nname = \"reader\"\njob = \"randread\"\nfile = \"/mnt/sda/db\"\n",
+    )
+    .unwrap();
+    let run = |name: &str| {
+        let out = dir.join(name);
+        let o = Command::new(env!("CARGO_BIN_EXE_wblab"))
+            .args(["run", file.to_str().unwrap(), "--out", out.to_str().unwrap(), "--no-report", "-q"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        // The table, without the last line (it names the output directory).
+        let text = String::from_utf8_lossy(&o.stdout).to_string();
+        let table: Vec<String> = text.lines().filter(|l| !l.starts_with("results:")).map(String::from).collect();
+        (out, table)
+    };
+    let ((a, ta), (b, tb)) = (run("a"), run("b"));
+    assert_eq!(ta, tb, "the table");
+    for s in ["none", "mq-deadline", "kyber"] {
+        for f in ["trace.txt", "timeseries.csv", "histograms.json"] {
+            let (x, y) = (a.join(format!("scheduler={s}/{f}")), b.join(format!("scheduler={s}/{f}")));
+            assert_eq!(fs::read(&x).unwrap(), fs::read(&y).unwrap(), "{s}/{f}");
+        }
+    }
+}
