@@ -10,6 +10,7 @@ mod progress;
 mod report_cmd;
 mod simulate;
 mod sweep;
+mod sweep_csv;
 
 use clap::{CommandFactory, Parser, Subcommand};
 use std::path::{Path, PathBuf};

@@ -89,8 +89,17 @@ pub fn try_run(
         return Some(ExitCode::SUCCESS);
     }
     let rows: Vec<(String, &RunResult)> = results.iter().map(|(l, _, r, _)| (l.clone(), r)).collect();
+    for (file, text) in [
+        ("sweep.csv", crate::sweep_csv::tasks_csv(&key, &rows)),
+        ("sweep-devices.csv", crate::sweep_csv::devices_csv(&key, &rows)),
+    ] {
+        if let Err(e) = std::fs::write(out.join(file), text) {
+            eprintln!("error: cannot write {}: {e}", out.join(file).display());
+            return Some(ExitCode::from(1));
+        }
+    }
     print!("{}", table(&key, &rows));
-    println!("results: {}/<{leaf}=value>/", out.display());
+    println!("results: {}/<{leaf}=value>/, sweep.csv, sweep-devices.csv", out.display());
     Some(ExitCode::SUCCESS)
 }
 

@@ -128,6 +128,29 @@ job = "dd"
         }
     }
     assert!(written[2] > written[0], "a 1 GiB limit buffers more of the copy: {written:?}");
+    // sweep.csv: one row per point and task group, a column per swept key, units in headers.
+    let csv = fs::read_to_string(out.join("sweep.csv")).unwrap();
+    let lines: Vec<Vec<&str>> = csv.lines().map(|l| l.split(',').collect()).collect();
+    assert_eq!(&lines[0][..4], ["vm.dirty_bytes", "queue/scheduler", "group", "job"]);
+    assert!(lines[0].contains(&"pause_p99_ms") && lines[0].contains(&"op_p99_ms"), "{csv}");
+    assert_eq!(lines.len(), 1 + 4, "{csv}");
+    let bytes_col = lines[0].iter().position(|h| *h == "mb_written").unwrap();
+    for (row, w) in lines[1..].iter().zip(&written) {
+        assert_eq!(row.len(), lines[0].len(), "{csv}");
+        assert_eq!(row[2], "copy");
+        assert_eq!(
+            row[bytes_col],
+            format!("{:.3}", *w as f64 / 1e6),
+            "the CSV carries the run's figure"
+        );
+    }
+    let dev = fs::read_to_string(out.join("sweep-devices.csv")).unwrap();
+    assert_eq!(dev.lines().count(), 1 + 4, "{dev}");
+    assert!(dev
+        .lines()
+        .next()
+        .unwrap()
+        .ends_with("device,model,util_pct,write_mb_s,read_mb_s,request_p50_ms,request_p99_ms"));
     // A bad value is reported at its place in the array.
     fs::write(
         &file,
