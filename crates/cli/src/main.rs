@@ -11,6 +11,7 @@ mod report_cmd;
 mod simulate;
 mod sweep;
 mod sweep_csv;
+mod sweep_objective;
 
 use clap::{CommandFactory, Parser, Subcommand};
 use std::path::{Path, PathBuf};
@@ -57,6 +58,19 @@ enum Cmd {
         /// code 3.
         #[arg(long)]
         check: bool,
+        /// For a sweep: rank the points by this figure, smallest first (`reader.op_p99_ms`;
+        /// names as in sweep.csv, `<group>.<figure>` or `<device>.<figure>`). Two objectives
+        /// (with --maximize) print the Pareto front.
+        #[arg(long, value_name = "FIGURE")]
+        minimize: Vec<String>,
+        /// For a sweep: rank the points by this figure, largest first (`copy.throughput`).
+        #[arg(long, value_name = "FIGURE")]
+        maximize: Vec<String>,
+        /// For a sweep: keep the points meeting a constraint, e.g. "reader.op_p99_ms < 50" or
+        /// "copy.throughput >= 0.95*best" (best: the largest value any point reached for > and
+        /// >=, the smallest for < and <=). Repeatable.
+        #[arg(long = "where", value_name = "CONSTRAINT")]
+        wheres: Vec<String>,
     },
     /// List the device models, or print one's parameters, queue and measured figures.
     Device {
@@ -136,7 +150,17 @@ fn main() -> ExitCode {
             quiet,
             no_report,
             check,
-        } => cmd_run(scenario, out, seed, json, trace_block, quiet, no_report, check),
+            minimize,
+            maximize,
+            wheres,
+        } => {
+            let objectives = sweep_objective::Objectives {
+                minimize,
+                maximize,
+                wheres,
+            };
+            cmd_run(scenario, out, seed, json, trace_block, quiet, no_report, check, objectives)
+        }
         Cmd::Device { model, json } => device_cmd::device(model.as_deref(), json),
         Cmd::Check { scenario, json } => cmd_check(&scenario, json),
         Cmd::Defaults => {
@@ -176,6 +200,7 @@ fn cmd_run(
     quiet: bool,
     no_report: bool,
     check: bool,
+    objectives: sweep_objective::Objectives,
 ) -> ExitCode {
     if let Some(p) = &path {
         let adjust = |sc: &mut wblab_sim::config::Scenario| {
@@ -191,9 +216,21 @@ fn cmd_run(
                 false
             }
         };
-        if let Some(code) = sweep::try_run(p, out.clone(), quiet, json, check, adjust, write) {
+        let flags = sweep::Flags {
+            out: out.clone(),
+            quiet,
+            json,
+            check,
+            objectives: &objectives,
+        };
+        if let Some(code) = sweep::try_run(p, flags, adjust, write) {
             return code;
         }
+    }
+    if !objectives.is_empty() {
+        eprintln!("error: --minimize, --maximize and --where rank the points of a sweep; this file has no [sweep]");
+        eprintln!("  hint: add a [sweep] table, e.g. [sweep] \"vm.dirty_bytes\" = [\"64MiB\", \"256MiB\", \"1GiB\"]");
+        return ExitCode::from(2);
     }
     let mut all = match &path {
         Some(p) => match wblab_scenario::load_all(p) {

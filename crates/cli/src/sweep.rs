@@ -19,20 +19,40 @@ type RunOutcome = Result<(String, PathBuf, RunResult, f64), ExitCode>;
 
 /// Runs the sweep if the file has one (`None` otherwise: the caller runs it as usual).
 /// `adjust` applies the command line's overrides to each scenario; `write` stores one run.
+/// `wblab run`'s options a sweep reads.
+pub struct Flags<'a> {
+    pub out: Option<PathBuf>,
+    pub quiet: bool,
+    pub json: bool,
+    pub check: bool,
+    pub objectives: &'a crate::sweep_objective::Objectives,
+}
+
 pub fn try_run(
     path: &Path,
-    out: Option<PathBuf>,
-    quiet: bool,
-    json: bool,
-    check: bool,
+    flags: Flags<'_>,
     adjust: impl Fn(&mut Scenario) + Sync,
     write: impl Fn(&Path, &RunResult, f64) -> bool + Sync,
 ) -> Option<ExitCode> {
+    let Flags {
+        out,
+        quiet,
+        json,
+        check,
+        objectives,
+    } = flags;
     let (key, runs) = match wblab_scenario::load_sweep(path) {
         Ok(Some(s)) => s,
         Ok(None) => return None,
         Err(e) => {
             eprintln!("{e}");
+            return Some(ExitCode::from(2));
+        }
+    };
+    let plan = match runs.first().map(|(_, sc)| objectives.plan(sc)).transpose() {
+        Ok(p) => p.filter(|_| !objectives.is_empty()),
+        Err(e) => {
+            eprintln!("error: {}: {e}", path.display());
             return Some(ExitCode::from(2));
         }
     };
@@ -100,6 +120,10 @@ pub fn try_run(
     }
     print!("{}", table(&key, &rows));
     println!("results: {}/<{leaf}=value>/, sweep.csv, sweep-devices.csv", out.display());
+    if let Some(plan) = plan {
+        let points: Vec<(String, Vec<(String, f64)>)> = rows.iter().map(|(l, r)| (l.clone(), crate::sweep_csv::named_figures(r))).collect();
+        print!("\n{}", plan.report(&points));
+    }
     Some(ExitCode::SUCCESS)
 }
 

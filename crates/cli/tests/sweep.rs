@@ -203,3 +203,67 @@ fn parallel_sweep_runs_are_deterministic() {
         }
     }
 }
+
+/// `--maximize`/`--where` rank a sweep's points by their own figures; an unknown figure is
+/// refused before anything runs, and a file without a sweep has nothing to rank.
+#[test]
+fn objectives_rank_the_points_that_meet_the_constraints() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("sweep-objectives");
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("s.toml");
+    fs::write(
+        &file,
+        "duration = \"8s\"\n[[device]]\nname = \"sda\"\nmodel = \"hdd\"\n[sweep]\n\"vm.dirty_bytes\" = [\"32MiB\", \"256MiB\", \"1GiB\"]\n\
+         [[task]]\nname = \"copy\"\njob = \"dd\"\n[[task]]\nname = \"reader\"\njob = \"randread\"\nfile = \"/mnt/sda/db\"\nstart = \"1s\"\n",
+    )
+    .unwrap();
+    let wblab = |args: &[&str]| {
+        let mut a = vec!["run", file.to_str().unwrap(), "--no-report", "-q", "--out"];
+        let out = dir.join("out");
+        a.push(out.to_str().unwrap());
+        a.extend_from_slice(args);
+        let o = Command::new(env!("CARGO_BIN_EXE_wblab")).args(&a).output().unwrap();
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stdout).to_string(),
+            String::from_utf8_lossy(&o.stderr).to_string(),
+        )
+    };
+    let (code, text, err) = wblab(&["--maximize", "copy.throughput", "--where", "copy.throughput >= 0.5*best"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(text.contains("maximize copy.throughput_mb_s, best first"), "{text}");
+    // The first ranked point is the one whose summary has the largest throughput.
+    let best = ["32MiB", "256MiB", "1GiB"]
+        .into_iter()
+        .max_by(|a, b| {
+            let mb = |v: &str| -> f64 {
+                let s = fs::read_to_string(dir.join(format!("out/vm.dirty_bytes={v}/summary.json"))).unwrap();
+                let j: serde_json::Value = serde_json::from_str(&s).unwrap();
+                j["tasks"].as_array().unwrap().iter().find(|t| t["name"] == "copy").unwrap()["throughput_mb_s"]
+                    .as_f64()
+                    .unwrap()
+            };
+            mb(a).total_cmp(&mb(b))
+        })
+        .unwrap();
+    let ranked = text.lines().skip_while(|l| !l.starts_with("maximize")).nth(2).unwrap_or_default();
+    assert!(
+        ranked.trim_start().starts_with(best),
+        "best point {best}, ranked first: {ranked}\n{text}"
+    );
+    let (code, _, err) = wblab(&["--minimize", "reader.op_p99"]);
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("unknown figure `reader.op_p99`") && err.contains("did you mean"),
+        "{err}"
+    );
+    let plain = dir.join("plain.toml");
+    fs::write(&plain, "duration = \"1s\"\n[[task]]\nname = \"copy\"\njob = \"dd\"\n").unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_wblab"))
+        .args(["run", plain.to_str().unwrap(), "--no-report", "-q", "--maximize", "copy.throughput"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("has no [sweep]"));
+}
