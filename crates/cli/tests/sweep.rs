@@ -267,3 +267,37 @@ fn objectives_rank_the_points_that_meet_the_constraints() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("has no [sweep]"));
 }
+
+/// A task's key swept by the task's name: each run has that many writers, and a name no task
+/// has is refused at its place.
+#[test]
+fn a_task_key_is_swept_in_the_task_of_that_name() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("sweep-task");
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("s.toml");
+    let text = "duration = \"4s\"\n[[device]]\nname = \"sda\"\nmodel = \"hdd\"\n[sweep]\ntask.copy.count = [1, 4]\n\
+                [[task]]\nname = \"copy\"\njob = \"dd\"\nfile = \"/mnt/sda/f{n}\"\n";
+    fs::write(&file, text).unwrap();
+    let out = dir.join("out");
+    let o = Command::new(env!("CARGO_BIN_EXE_wblab"))
+        .args(["run", file.to_str().unwrap(), "--out", out.to_str().unwrap(), "--no-report", "-q"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for n in [1usize, 4] {
+        let s = fs::read_to_string(out.join(format!("count={n}/summary.json"))).unwrap();
+        let j: serde_json::Value = serde_json::from_str(&s).unwrap();
+        assert_eq!(j["tasks"].as_array().unwrap().len(), n, "count={n}");
+    }
+    fs::write(&file, text.replace("task.copy.count", "task.cp.count")).unwrap();
+    let c = Command::new(env!("CARGO_BIN_EXE_wblab"))
+        .args(["check", file.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&c.stderr);
+    assert!(
+        !c.status.success() && err.contains(":6:") && err.contains("no [[task]] is named `cp`") && err.contains("`copy`"),
+        "{err}"
+    );
+}

@@ -151,7 +151,18 @@ fn build_one(
         }),
     );
     let devices = keep(p, devices(root, &kernel, policy.as_ref(), sweep));
-    let task_sections = keep(p, root.get("task").map_or(Ok(Vec::new()), |e| e.tables(Nesting::Keep, same))).unwrap_or_default();
+    let task_sections = keep(
+        p,
+        root.get("task")
+            .map_or(Ok(Vec::new()), |e| e.tables(Nesting::Keep, same))
+            .and_then(|mut t| {
+                if let Some((sw, i)) = sweep {
+                    sweep::apply_tasks(sw, i, &mut t)?;
+                }
+                Ok(t)
+            }),
+    )
+    .unwrap_or_default();
     // Tasks are checked against the devices; against the longest run if the duration is at
     // fault (only `start` depends on it).
     let tasks = devices

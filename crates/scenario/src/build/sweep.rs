@@ -1,4 +1,5 @@
-//! `[sweep]`: run one scenario once per value of a device knob or a `vm.*` sysctl, e.g.
+//! `[sweep]`: run one scenario once per value of a device knob, a `vm.*` sysctl or a task's key
+//! (`task/<name>/<key>`, written into the `[[task]]` of that name), e.g.
 //! `"queue/iosched/fifo_batch" = [64, 32, 16, 8]` — Morton's tables of 2002 — or once per
 //! combination of several (`fs`, `mount` and `queue/write_cache` together: every combination,
 //! the first knob varying slowest). Each device value is written into every `[[device]]` table
@@ -112,9 +113,34 @@ fn normalize(key: String) -> String {
     }
 }
 
-/// Whether a swept key is a sysctl (written into `[sysctl]`) rather than a device key.
-fn is_sysctl(key: &str) -> bool {
-    key.starts_with("vm.")
+/// Where a swept key is written: every `[[device]]`, `[sysctl]`, or one `[[task]]`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Target {
+    Device,
+    Sysctl,
+    Task,
+}
+
+fn target(key: &str) -> Target {
+    if key.starts_with("vm.") {
+        Target::Sysctl
+    } else if key.starts_with("task/") {
+        Target::Task
+    } else {
+        Target::Device
+    }
+}
+
+/// `task/<name>/<key>`: a key of the task named `<name>`.
+fn task_key(key: &str) -> Option<(&str, &str)> {
+    let rest = key.strip_prefix("task/")?;
+    let (name, k) = rest.split_once('/')?;
+    (!name.is_empty() && !k.is_empty() && !k.contains('/')).then_some((name, k))
+}
+
+/// A key a sweep may vary: a listed device knob or sysctl, or `task/<name>/<key>`.
+fn sweepable_key(key: &str, keys: &[&str]) -> bool {
+    keys.contains(&key) || task_key(key).is_some()
 }
 
 /// Writing one of a pair of `vm.dirty_*` sysctls zeroes the other (`dirty_bytes_handler`,
@@ -149,8 +175,9 @@ fn variants<'a>(k: &Entry<'a>, items: &'a [toml::Spanned<DeValue<'a>>], keys: &[
         if sec.entries.is_empty() {
             return Err(Problem::new(item.span().start, "an empty variant").key(&k.key).hint(example));
         }
-        if let Some(bad) = sec.entries.iter().find(|e| !keys.contains(&e.key.as_str())) {
-            let hint = suggest::did_you_mean(&bad.key, keys).unwrap_or_else(|| format!("sweepable knobs: {}", suggest::list(keys)));
+        if let Some(bad) = sec.entries.iter().find(|e| !sweepable_key(&e.key, keys)) {
+            let hint = suggest::did_you_mean(&bad.key, keys)
+                .unwrap_or_else(|| format!("sweepable knobs: {}, and task/<name>/<key>", suggest::list(keys)));
             return Err(bad.key_problem("is not a knob a sweep can vary").hint(hint));
         }
         out.push(sec.entries);
@@ -168,8 +195,9 @@ pub(super) fn parse<'a>(e: &Entry<'a>) -> Result<Sweep<'a>> {
     }
     let mut axes = Vec::new();
     for k in &sec.entries {
-        if k.key != VARIANTS && !keys.contains(&k.key.as_str()) {
-            let hint = suggest::did_you_mean(&k.key, &keys).unwrap_or_else(|| format!("sweepable knobs: {}", suggest::list(&keys)));
+        if k.key != VARIANTS && !sweepable_key(&k.key, &keys) {
+            let hint = suggest::did_you_mean(&k.key, &keys)
+                .unwrap_or_else(|| format!("sweepable knobs: {}, and task/<name>/<key>", suggest::list(&keys)));
             return Err(k.key_problem("is not a knob a sweep can vary").hint(hint));
         }
         let DeValue::Array(items) = k.value else {
@@ -201,13 +229,13 @@ pub(super) fn parse<'a>(e: &Entry<'a>) -> Result<Sweep<'a>> {
     Ok(sw)
 }
 
-/// The entries run `i` of the sweep sets, device keys or sysctls (`sysctl`).
-fn run_entries<'a>(sweep: &Sweep<'a>, i: usize, sysctl: bool) -> Vec<Entry<'a>> {
+/// The entries run `i` of the sweep sets for `to`.
+fn run_entries<'a>(sweep: &Sweep<'a>, i: usize, to: Target) -> Vec<Entry<'a>> {
     let mut out = Vec::new();
     for (a, j) in sweep.axes.iter().zip(sweep.indices(i)) {
         match a.variants.get(j) {
-            Some(v) => out.extend(v.iter().filter(|e| is_sysctl(&e.key) == sysctl).cloned()),
-            None if is_sysctl(&a.key) == sysctl => out.push(Entry {
+            Some(v) => out.extend(v.iter().filter(|e| target(&e.key) == to).cloned()),
+            None if target(&a.key) == to => out.push(Entry {
                 key: a.key.clone(),
                 key_at: a.key_at,
                 value: a.values[j].0,
@@ -229,7 +257,7 @@ fn write_into<'a>(section: &mut Section<'a>, set: &[Entry<'a>]) {
 
 /// The device tables with run `i` of the sweep written into each.
 pub(super) fn apply<'a>(sweep: &Sweep<'a>, i: usize, sections: &mut [Section<'a>]) -> Result<()> {
-    let set = run_entries(sweep, i, false);
+    let set = run_entries(sweep, i, Target::Device);
     if set.is_empty() {
         return Ok(());
     }
@@ -247,5 +275,29 @@ pub(super) fn apply<'a>(sweep: &Sweep<'a>, i: usize, sections: &mut [Section<'a>
 
 /// The `[sysctl]` table with run `i`'s sysctls written in.
 pub(super) fn apply_sysctl<'a>(sweep: &Sweep<'a>, i: usize, section: &mut Section<'a>) {
-    write_into(section, &run_entries(sweep, i, true));
+    write_into(section, &run_entries(sweep, i, Target::Sysctl));
+}
+
+/// The `[[task]]` tables with run `i`'s `task/<name>/<key>` values written into the task of
+/// that name.
+pub(super) fn apply_tasks<'a>(sweep: &Sweep<'a>, i: usize, sections: &mut [Section<'a>]) -> Result<()> {
+    for e in run_entries(sweep, i, Target::Task) {
+        let (name, key) = task_key(&e.key).expect("a task key");
+        let named = |s: &Section<'_>| s.get("name").and_then(|n| n.str().ok()).is_some_and(|n| n == name);
+        let Some(s) = sections.iter_mut().find(|s| named(s)) else {
+            let names: Vec<String> = sections
+                .iter()
+                .filter_map(|s| s.get("name").and_then(|n| n.str().ok()).map(|n| format!("`{n}`")))
+                .collect();
+            return Err(Problem::new(e.key_at, format!("no [[task]] is named `{name}`"))
+                .key(&e.key)
+                .hint(format!(
+                    "task/<name>/<key> names a task by its name; the tasks are {}",
+                    names.join(", ")
+                )));
+        };
+        let entry = Entry { key: key.to_string(), ..e };
+        write_into(s, std::slice::from_ref(&entry));
+    }
+    Ok(())
 }
