@@ -413,6 +413,10 @@ impl Elevator for MqDeadline {
     /// `dd_dispatch_request`: aged lower-class requests first, then the classes in order,
     /// a lower one only while no higher one has requests queued or in the device.
     fn dispatch(&mut self, now: Ns) -> Option<ElvRq> {
+        // Only best effort in play (no ionice): the rules below come to this.
+        if self.dd_queued(0) == 0 && self.dd_queued(PRIOS - 1) == 0 {
+            return self.dispatch_from(BE_PRIO, now, now);
+        }
         if let Some(rq) = self.dispatch_aged(now) {
             return Some(rq);
         }
