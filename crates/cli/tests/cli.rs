@@ -6,6 +6,19 @@ use common::{repo_root, scratch, wblab};
 use std::fs;
 
 /// A short version of the default experiment, written as a user would.
+/// `wblab run --quiet --no-report SCENARIO --out OUT`, which must succeed.
+fn run_quietly(scenario: &std::path::Path, out: &std::path::Path) {
+    let o = wblab(&[
+        "run",
+        "--quiet",
+        "--no-report",
+        scenario.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
 fn short() -> String {
     wblab_testkit::fixtures::writers_and_a_reader("short", 7)
 }
@@ -128,15 +141,7 @@ fn per_second_utilisation_agrees_with_the_run_total() {
     let sc = dir.join("short.toml");
     fs::write(&sc, short()).unwrap();
     let out = dir.join("r");
-    let o = wblab(&[
-        "run",
-        "--quiet",
-        "--no-report",
-        sc.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    run_quietly(&sc, &out);
     let csv = fs::read_to_string(out.join("timeseries.csv")).unwrap();
     let mut lines = csv.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
@@ -180,15 +185,7 @@ fn hundred_writers_are_as_uneven_as_on_the_real_kernel() {
             let file = dir.join("v5.toml");
             fs::write(&file, text.replace("\"400MiB\"", &format!("\"{limit}\""))).unwrap();
             let out = dir.join("out");
-            let o = wblab(&[
-                "run",
-                "--quiet",
-                "--no-report",
-                file.to_str().unwrap(),
-                "--out",
-                out.to_str().unwrap(),
-            ]);
-            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            run_quietly(&file, &out);
             spread(&serde_json::from_str(&fs::read_to_string(out.join("summary.json")).unwrap()).unwrap())
         })
         .collect();
@@ -242,15 +239,7 @@ fn fsync_on_a_loop_device_costs_what_the_kernel_measured() {
         let real_commit = median(real.iter().map(|f| f.1).collect());
         let out = scratch(name).join("out");
         let scenario = root.join(format!("validation/{name}.toml"));
-        let o = wblab(&[
-            "run",
-            "--quiet",
-            "--no-report",
-            scenario.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ]);
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        run_quietly(&scenario, &out);
         let (p50, commit) = figures(&serde_json::from_str(&fs::read_to_string(out.join("summary.json")).unwrap()).unwrap());
         assert!(
             (p50 / real_p50 - 1.0).abs() <= 0.20,
@@ -280,15 +269,7 @@ fn kyber_shrinks_the_write_tokens_as_the_kernel_did() {
     };
     let out = scratch("v12").join("out");
     let scenario = root.join("validation/v12-kyber-loop.toml");
-    let o = wblab(&[
-        "run",
-        "--quiet",
-        "--no-report",
-        scenario.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    run_quietly(&scenario, &out);
     let ours = adjusts(&fs::read_to_string(out.join("trace.txt")).unwrap());
     for r in ["r1", "r2", "r3"] {
         let gz = root.join(format!("validation/measured/v12-kyber-loop/{r}/trace.txt.gz"));

@@ -114,9 +114,6 @@ pub static INFO: ElevatorInfo = ElevatorInfo {
     },
 };
 
-/// `blk_bio_list_merge` looks at this many requests from the tail of a domain's list.
-const MERGE_SCAN: usize = 8;
-
 /// A dispatched request: its domain and when it was queued and dispatched.
 #[derive(Clone, Copy, Default)]
 struct InDevice {
@@ -307,25 +304,8 @@ impl Elevator for Kyber {
     }
 
     fn try_merge(&mut self, op: Op, sector: u64, nr_sectors: u64, max_sectors: u64) -> Option<(u32, Merge)> {
-        let bio_end = sector + nr_sectors;
-        for (rq, _) in self.lists[domain_of(op)].iter_mut().rev().take(MERGE_SCAN) {
-            let side = if rq.end() == sector {
-                Merge::Back
-            } else if rq.sector == bio_end {
-                Merge::Front
-            } else {
-                continue;
-            };
-            if rq.nr_sectors + nr_sectors > max_sectors {
-                return None;
-            }
-            if side == Merge::Front {
-                rq.sector = sector;
-            }
-            rq.nr_sectors += nr_sectors;
-            return Some((rq.id, side));
-        }
-        None
+        let list = self.lists[domain_of(op)].iter_mut().map(|(rq, _)| rq);
+        super::bio_list_merge(list, op, sector, nr_sectors, max_sectors)
     }
 
     fn insert(&mut self, now: Ns, rq: ElvRq) {

@@ -125,6 +125,44 @@ pub enum ElvTrace {
     KyberThrottled { domain: u8 },
 }
 
+/// `blk_bio_list_merge`: try to merge a bio into one of the last [`BIO_LIST_MERGE_SCAN`]
+/// requests of a software queue list, newest first (`queued`, oldest first). A request of
+/// another operation is skipped; the first contiguous one is final: if the merge would exceed
+/// `max_sectors` the bio is not merged at all.
+pub(crate) fn bio_list_merge<'a>(
+    queued: impl DoubleEndedIterator<Item = &'a mut ElvRq>,
+    op: Op,
+    sector: u64,
+    nr_sectors: u64,
+    max_sectors: u64,
+) -> Option<(u32, Merge)> {
+    let bio_end = sector + nr_sectors;
+    for rq in queued.rev().take(BIO_LIST_MERGE_SCAN) {
+        if rq.op != op {
+            continue;
+        }
+        let side = if rq.end() == sector {
+            Merge::Back
+        } else if rq.sector == bio_end {
+            Merge::Front
+        } else {
+            continue;
+        };
+        if rq.nr_sectors + nr_sectors > max_sectors {
+            return None;
+        }
+        if side == Merge::Front {
+            rq.sector = sector;
+        }
+        rq.nr_sectors += nr_sectors;
+        return Some((rq.id, side));
+    }
+    None
+}
+
+/// `blk_bio_list_merge` looks at this many requests from the tail of a list.
+pub(crate) const BIO_LIST_MERGE_SCAN: usize = 8;
+
 /// Which side of a queued request a bio merged onto.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Merge {

@@ -39,9 +39,6 @@ pub static INFO: ElevatorInfo = ElevatorInfo {
     build: |_| Box::new(NoneSched::new()),
 };
 
-/// `blk_bio_list_merge` looks at this many requests from the tail of the software queue.
-const MERGE_SCAN: usize = 8;
-
 pub struct NoneSched(VecDeque<ElvRq>);
 
 impl NoneSched {
@@ -62,28 +59,7 @@ impl Elevator for NoneSched {
     }
 
     fn try_merge(&mut self, op: Op, sector: u64, nr_sectors: u64, max_sectors: u64) -> Option<(u32, Merge)> {
-        let bio_end = sector + nr_sectors;
-        for rq in self.0.iter_mut().rev().take(MERGE_SCAN) {
-            if rq.op != op {
-                continue;
-            }
-            let side = if rq.end() == sector {
-                Merge::Back
-            } else if rq.sector == bio_end {
-                Merge::Front
-            } else {
-                continue;
-            };
-            if rq.nr_sectors + nr_sectors > max_sectors {
-                return None;
-            }
-            if side == Merge::Front {
-                rq.sector = sector;
-            }
-            rq.nr_sectors += nr_sectors;
-            return Some((rq.id, side));
-        }
-        None
+        super::bio_list_merge(self.0.iter_mut(), op, sector, nr_sectors, max_sectors)
     }
 
     fn insert(&mut self, _now: Ns, rq: ElvRq) {
