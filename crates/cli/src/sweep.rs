@@ -214,8 +214,12 @@ pub fn table(key: &str, rows: &[(String, &RunResult)]) -> String {
     let widths: Vec<usize> = (0..heads.len())
         .map(|c| cells.iter().map(|r| r[c].len()).chain([heads[c].len()]).max().unwrap_or(4))
         .collect();
-    let kernel = &first.scenario.kernel;
-    let mut s = format!("sweep of {key} (kernel {kernel})\n");
+    let swept_kernel = key.split(wblab_scenario::SWEEP_KEY_SEPARATOR).any(|k| k == "kernel");
+    let mut s = if swept_kernel {
+        format!("sweep of {key}\n")
+    } else {
+        format!("sweep of {key} (kernel {})\n", first.scenario.kernel)
+    };
     let line = |vals: &[String]| -> String {
         let mut l = String::new();
         for (c, v) in vals.iter().enumerate() {

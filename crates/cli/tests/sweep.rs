@@ -301,3 +301,39 @@ fn a_task_key_is_swept_in_the_task_of_that_name() {
         "{err}"
     );
 }
+
+/// `kernel` as a sweep axis: each run simulates its release's generation, and a release that
+/// is not modelled is refused at its place in the array.
+#[test]
+fn the_kernel_is_a_sweep_axis() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("sweep-kernel");
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("s.toml");
+    let text = "duration = \"4s\"\n[[device]]\nname = \"sda\"\nmodel = \"hdd\"\n[sweep]\nkernel = [\"2.6.38\", \"6.x\"]\n\
+                [[task]]\nname = \"dd\"\njob = \"dd\"\n";
+    fs::write(&file, text).unwrap();
+    let out = dir.join("out");
+    let o = Command::new(env!("CARGO_BIN_EXE_wblab"))
+        .args(["run", file.to_str().unwrap(), "--out", out.to_str().unwrap(), "--no-report", "-q"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).starts_with("sweep of kernel\n"));
+    for (k, generation) in [("2.6.38", "2.6.38"), ("6.x", "6.x")] {
+        let s = fs::read_to_string(out.join(format!("kernel={k}/summary.json"))).unwrap();
+        let j: serde_json::Value = serde_json::from_str(&s).unwrap();
+        assert_eq!(j["scenario"]["kernel"], k);
+        assert_eq!(j["scenario"]["policy"]["generation"], generation);
+    }
+    fs::write(&file, text.replace("\"6.x\"]", "\"9.9\"]")).unwrap();
+    let c = Command::new(env!("CARGO_BIN_EXE_wblab"))
+        .args(["check", file.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&c.stderr);
+    assert!(
+        !c.status.success() && err.contains(":6:21:") && err.contains("`9.9` is not modelled"),
+        "{err}"
+    );
+}

@@ -71,14 +71,35 @@ pub(crate) fn scenarios(text: &str, file_name: &str) -> std::result::Result<Vec<
     if let Some(s) = &sw {
         for i in 1..s.len() {
             for (kernel, generation) in &kernels {
-                build_one(&root, file_name, kernel.clone(), generation, Some((s, i)))?;
+                let (kernel, generation) = swept_kernel(s, i, kernel, generation)?;
+                build_one(&root, file_name, kernel, generation, Some((s, i)))?;
             }
         }
     }
     kernels
         .into_iter()
-        .map(|(kernel, generation)| build_one(&root, file_name, kernel, generation, sw.as_ref().map(|s| (s, 0))))
+        .map(|(kernel, generation)| match &sw {
+            Some(s) => {
+                let (kernel, generation) = swept_kernel(s, 0, &kernel, generation)?;
+                build_one(&root, file_name, kernel, generation, Some((s, 0)))
+            }
+            None => build_one(&root, file_name, kernel, generation, None),
+        })
         .collect()
+}
+
+/// The kernel of run `i` of a sweep: the swept one if the sweep varies `kernel`, else the
+/// file's.
+fn swept_kernel(
+    sw: &sweep::Sweep<'_>,
+    i: usize,
+    kernel: &str,
+    generation: &'static Generation,
+) -> std::result::Result<(String, &'static Generation), Problems> {
+    match sweep::run_kernel(sw, i) {
+        Some(e) => Ok(kernels(&e).map_err(|p| vec![p])?.swap_remove(0)),
+        None => Ok((kernel.to_string(), generation)),
+    }
 }
 
 /// A file with a `[sweep]`: the knob, and one (value as written, scenario) per value, for the
@@ -91,7 +112,9 @@ pub(crate) fn sweep_scenarios(text: &str, file_name: &str) -> std::result::Resul
     let (kernel, generation) = file_kernels(&root).map_err(|p| vec![p])?.swap_remove(0);
     let mut runs = Vec::with_capacity(sw.len());
     for (i, label) in sw.labels().into_iter().enumerate() {
-        runs.push((label, build_one(&root, file_name, kernel.clone(), generation, Some((&sw, i)))?));
+        // A swept kernel replaces the file's for that run.
+        let (kernel, generation) = swept_kernel(&sw, i, &kernel, generation)?;
+        runs.push((label, build_one(&root, file_name, kernel, generation, Some((&sw, i)))?));
     }
     Ok(Some((sw.key(), runs)))
 }

@@ -1,5 +1,5 @@
-//! `[sweep]`: run one scenario once per value of a device knob, a `vm.*` sysctl or a task's key
-//! (`task/<name>/<key>`, written into the `[[task]]` of that name), e.g.
+//! `[sweep]`: run one scenario once per value of a device knob, a `vm.*` sysctl, a task's key
+//! (`task/<name>/<key>`, written into the `[[task]]` of that name) or the `kernel`, e.g.
 //! `"queue/iosched/fifo_batch" = [64, 32, 16, 8]` — Morton's tables of 2002 — or once per
 //! combination of several (`fs`, `mount` and `queue/write_cache` together: every combination,
 //! the first knob varying slowest). Each device value is written into every `[[device]]` table
@@ -119,10 +119,14 @@ enum Target {
     Device,
     Sysctl,
     Task,
+    /// `kernel`: the release the run simulates.
+    Kernel,
 }
 
 fn target(key: &str) -> Target {
-    if key.starts_with("vm.") {
+    if key == "kernel" {
+        Target::Kernel
+    } else if key.starts_with("vm.") {
         Target::Sysctl
     } else if key.starts_with("task/") {
         Target::Task
@@ -140,7 +144,7 @@ fn task_key(key: &str) -> Option<(&str, &str)> {
 
 /// A key a sweep may vary: a listed device knob or sysctl, or `task/<name>/<key>`.
 fn sweepable_key(key: &str, keys: &[&str]) -> bool {
-    keys.contains(&key) || task_key(key).is_some()
+    keys.contains(&key) || task_key(key).is_some() || key == "kernel"
 }
 
 /// Writing one of a pair of `vm.dirty_*` sysctls zeroes the other (`dirty_bytes_handler`,
@@ -177,7 +181,7 @@ fn variants<'a>(k: &Entry<'a>, items: &'a [toml::Spanned<DeValue<'a>>], keys: &[
         }
         if let Some(bad) = sec.entries.iter().find(|e| !sweepable_key(&e.key, keys)) {
             let hint = suggest::did_you_mean(&bad.key, keys)
-                .unwrap_or_else(|| format!("sweepable knobs: {}, and task/<name>/<key>", suggest::list(keys)));
+                .unwrap_or_else(|| format!("sweepable knobs: {}, task/<name>/<key> and kernel", suggest::list(keys)));
             return Err(bad.key_problem("is not a knob a sweep can vary").hint(hint));
         }
         out.push(sec.entries);
@@ -197,7 +201,7 @@ pub(super) fn parse<'a>(e: &Entry<'a>) -> Result<Sweep<'a>> {
     for k in &sec.entries {
         if k.key != VARIANTS && !sweepable_key(&k.key, &keys) {
             let hint = suggest::did_you_mean(&k.key, &keys)
-                .unwrap_or_else(|| format!("sweepable knobs: {}, and task/<name>/<key>", suggest::list(&keys)));
+                .unwrap_or_else(|| format!("sweepable knobs: {}, task/<name>/<key> and kernel", suggest::list(&keys)));
             return Err(k.key_problem("is not a knob a sweep can vary").hint(hint));
         }
         let DeValue::Array(items) = k.value else {
@@ -271,6 +275,12 @@ pub(super) fn apply<'a>(sweep: &Sweep<'a>, i: usize, sections: &mut [Section<'a>
         write_into(s, &set);
     }
     Ok(())
+}
+
+/// The kernel release run `i` sets, if the sweep varies it: the entry, to resolve and to
+/// report a bad release at.
+pub(super) fn run_kernel<'a>(sweep: &Sweep<'a>, i: usize) -> Option<Entry<'a>> {
+    run_entries(sweep, i, Target::Kernel).pop()
 }
 
 /// The `[sysctl]` table with run `i`'s sysctls written in.
