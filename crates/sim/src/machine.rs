@@ -242,10 +242,7 @@ impl Machine {
             q.task_prio = prio.clone();
             // The elevators' own tracepoints (kyber's) go with the writeback events; those
             // that may fire on every dispatch only with the block events.
-            if cfg.trace.writeback {
-                q.elv.trace_on(cfg.trace.block);
-                q.elv_trace = true;
-            }
+            q.elv_trace = cfg.trace.writeback && q.elv.trace_on(cfg.trace.block);
         }
         let queues_capacity: Vec<u64> = queues.iter().map(|q| q.capacity_sectors).collect();
         dom.bdi_min_ratio_sum = wbs.iter().map(|w| w.min_ratio_ppm).sum();

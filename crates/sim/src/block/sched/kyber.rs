@@ -368,9 +368,10 @@ impl Elevator for Kyber {
         self.adjust(now);
     }
 
-    fn trace_on(&mut self, frequent: bool) {
+    fn trace_on(&mut self, frequent: bool) -> bool {
         self.trace = true;
         self.trace_throttled = frequent;
+        true
     }
 
     fn take_trace(&mut self, out: &mut Vec<(Ns, ElvTrace)>) {

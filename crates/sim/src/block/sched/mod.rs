@@ -207,8 +207,11 @@ pub trait Elevator {
     /// Afterwards `next_timer` must be later than `now` or None.
     fn timer_fired(&mut self, _now: Ns) {}
     /// Start recording tracepoints: the regular ones, and with `frequent` those that may fire
-    /// on every dispatch.
-    fn trace_on(&mut self, _frequent: bool) {}
+    /// on every dispatch. False for an elevator without any, which the machine then never
+    /// asks for them.
+    fn trace_on(&mut self, _frequent: bool) -> bool {
+        false
+    }
     /// Move the tracepoints recorded since the last call into `out`, oldest first.
     fn take_trace(&mut self, _out: &mut Vec<(Ns, ElvTrace)>) {}
 }
