@@ -1,14 +1,37 @@
 //! `wblab run` of a file with a `[sweep]`: one results directory per value and a table.
 
 use std::fs;
-use std::path::PathBuf;
-use std::process::Command;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// An empty scratch directory for one test.
+fn fresh_dir(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn wblab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_wblab")).args(args).output().expect("wblab runs")
+}
+
+/// `wblab run FILE --out OUT --no-report -q`, which must succeed: its stdout.
+fn run_sweep(file: &Path, out: &Path) -> String {
+    let o = wblab(&["run", file.to_str().unwrap(), "--out", out.to_str().unwrap(), "--no-report", "-q"]);
+    let text = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(o.status.success(), "{text}\n{}", String::from_utf8_lossy(&o.stderr));
+    text
+}
+
+/// `wblab check FILE`.
+fn check(file: &Path) -> Output {
+    wblab(&["check", file.to_str().unwrap()])
+}
 
 #[test]
 fn sweep_runs_each_value_and_prints_a_table() {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("sweep");
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).unwrap();
+    let dir = fresh_dir("sweep");
     let file = dir.join("s.toml");
     fs::write(
         &file,
@@ -32,12 +55,7 @@ start = "1s"
     )
     .unwrap();
     let out = dir.join("out");
-    let o = Command::new(env!("CARGO_BIN_EXE_wblab"))
-        .args(["run", file.to_str().unwrap(), "--out", out.to_str().unwrap(), "--no-report", "-q"])
-        .output()
-        .expect("wblab runs");
-    let text = String::from_utf8_lossy(&o.stdout);
-    assert!(o.status.success(), "{text}\n{}", String::from_utf8_lossy(&o.stderr));
+    let text = run_sweep(&file, &out);
     assert!(text.contains("sweep of queue/iosched/fifo_batch (kernel 2.5.38)"), "{text}");
     assert!(text.contains("cat-c time s"), "{text}");
     for v in ["64", "16"] {
@@ -47,10 +65,7 @@ start = "1s"
         assert!(summary.contains("deadline-2002"));
     }
     // `wblab check` accepts the file (every value is checked).
-    let c = Command::new(env!("CARGO_BIN_EXE_wblab"))
-        .args(["check", file.to_str().unwrap()])
-        .output()
-        .unwrap();
+    let c = check(&file);
     assert!(c.status.success(), "{}", String::from_utf8_lossy(&c.stderr));
 }
 
@@ -61,12 +76,7 @@ fn write_cache_sweep_prints_fsync_latency() {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("sweep-write-cache");
     let _ = fs::remove_dir_all(&dir);
     let file = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/fsync-write-cache.toml");
-    let o = Command::new(env!("CARGO_BIN_EXE_wblab"))
-        .args(["run", file.to_str().unwrap(), "--out", dir.to_str().unwrap(), "--no-report", "-q"])
-        .output()
-        .expect("wblab runs");
-    let text = String::from_utf8_lossy(&o.stdout);
-    assert!(o.status.success(), "{text}\n{}", String::from_utf8_lossy(&o.stderr));
+    let text = run_sweep(&file, &dir);
     assert!(text.contains("commit fsync p50/p99 ms"), "{text}");
     let p50 = |label: &str| -> f64 {
         let line = text
@@ -86,9 +96,7 @@ fn write_cache_sweep_prints_fsync_latency() {
 /// zeroes it, and a larger dirty limit lets a copy on a disk buffer more.
 #[test]
 fn sweep_of_a_sysctl_writes_it_into_each_run() {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("sweep-sysctl");
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).unwrap();
+    let dir = fresh_dir("sweep-sysctl");
     let file = dir.join("s.toml");
     fs::write(
         &file,
@@ -108,12 +116,7 @@ job = "dd"
     )
     .unwrap();
     let out = dir.join("out");
-    let o = Command::new(env!("CARGO_BIN_EXE_wblab"))
-        .args(["run", file.to_str().unwrap(), "--out", out.to_str().unwrap(), "--no-report", "-q"])
-        .output()
-        .expect("wblab runs");
-    let text = String::from_utf8_lossy(&o.stdout);
-    assert!(o.status.success(), "{text}\n{}", String::from_utf8_lossy(&o.stderr));
+    let text = run_sweep(&file, &out);
     assert!(text.contains("sweep of vm.dirty_bytes × queue/scheduler"), "{text}");
     let mut written = Vec::new();
     for (v, bytes) in [("64MiB", 64u64 << 20), ("1GiB", 1 << 30)] {
@@ -157,10 +160,7 @@ job = "dd"
         "[[device]]\nname = \"sda\"\n[sweep]\n\"vm.dirty_bytes\" = [\"64MiB\", \"2KiB\"]\n[[task]]\nname = \"copy\"\njob = \"dd\"\n",
     )
     .unwrap();
-    let c = Command::new(env!("CARGO_BIN_EXE_wblab"))
-        .args(["check", file.to_str().unwrap()])
-        .output()
-        .unwrap();
+    let c = check(&file);
     let err = String::from_utf8_lossy(&c.stderr);
     assert!(
         !c.status.success() && err.contains(":4:30:") && err.contains("vm.dirty_bytes"),
@@ -172,9 +172,7 @@ job = "dd"
 /// results, run by run, whichever run finished first.
 #[test]
 fn parallel_sweep_runs_are_deterministic() {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("sweep-determinism");
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).unwrap();
+    let dir = fresh_dir("sweep-determinism");
     let file = dir.join("s.toml");
     fs::write(
         &file,
@@ -184,13 +182,8 @@ fn parallel_sweep_runs_are_deterministic() {
     .unwrap();
     let run = |name: &str| {
         let out = dir.join(name);
-        let o = Command::new(env!("CARGO_BIN_EXE_wblab"))
-            .args(["run", file.to_str().unwrap(), "--out", out.to_str().unwrap(), "--no-report", "-q"])
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         // The table, without the last line (it names the output directory).
-        let text = String::from_utf8_lossy(&o.stdout).to_string();
+        let text = run_sweep(&file, &out);
         let table: Vec<String> = text.lines().filter(|l| !l.starts_with("results:")).map(String::from).collect();
         (out, table)
     };
@@ -208,9 +201,7 @@ fn parallel_sweep_runs_are_deterministic() {
 /// refused before anything runs, and a file without a sweep has nothing to rank.
 #[test]
 fn objectives_rank_the_points_that_meet_the_constraints() {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("sweep-objectives");
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).unwrap();
+    let dir = fresh_dir("sweep-objectives");
     let file = dir.join("s.toml");
     fs::write(
         &file,
@@ -218,19 +209,19 @@ fn objectives_rank_the_points_that_meet_the_constraints() {
          [[task]]\nname = \"copy\"\njob = \"dd\"\n[[task]]\nname = \"reader\"\njob = \"randread\"\nfile = \"/mnt/sda/db\"\nstart = \"1s\"\n",
     )
     .unwrap();
-    let wblab = |args: &[&str]| {
+    let ranked_run = |args: &[&str]| {
         let mut a = vec!["run", file.to_str().unwrap(), "--no-report", "-q", "--out"];
         let out = dir.join("out");
         a.push(out.to_str().unwrap());
         a.extend_from_slice(args);
-        let o = Command::new(env!("CARGO_BIN_EXE_wblab")).args(&a).output().unwrap();
+        let o = wblab(&a);
         (
             o.status.code(),
             String::from_utf8_lossy(&o.stdout).to_string(),
             String::from_utf8_lossy(&o.stderr).to_string(),
         )
     };
-    let (code, text, err) = wblab(&["--maximize", "copy.throughput", "--where", "copy.throughput >= 0.5*best"]);
+    let (code, text, err) = ranked_run(&["--maximize", "copy.throughput", "--where", "copy.throughput >= 0.5*best"]);
     assert_eq!(code, Some(0), "{err}");
     assert!(text.contains("maximize copy.throughput_mb_s, best first"), "{text}");
     // The first ranked point is the one whose summary has the largest throughput.
@@ -252,7 +243,7 @@ fn objectives_rank_the_points_that_meet_the_constraints() {
         ranked.trim_start().starts_with(best),
         "best point {best}, ranked first: {ranked}\n{text}"
     );
-    let (code, _, err) = wblab(&["--minimize", "reader.op_p99"]);
+    let (code, _, err) = ranked_run(&["--minimize", "reader.op_p99"]);
     assert_eq!(code, Some(2));
     assert!(
         err.contains("unknown figure `reader.op_p99`") && err.contains("did you mean"),
@@ -260,10 +251,7 @@ fn objectives_rank_the_points_that_meet_the_constraints() {
     );
     let plain = dir.join("plain.toml");
     fs::write(&plain, "duration = \"1s\"\n[[task]]\nname = \"copy\"\njob = \"dd\"\n").unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_wblab"))
-        .args(["run", plain.to_str().unwrap(), "--no-report", "-q", "--maximize", "copy.throughput"])
-        .output()
-        .unwrap();
+    let o = wblab(&["run", plain.to_str().unwrap(), "--no-report", "-q", "--maximize", "copy.throughput"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("has no [sweep]"));
 }
@@ -272,29 +260,20 @@ fn objectives_rank_the_points_that_meet_the_constraints() {
 /// has is refused at its place.
 #[test]
 fn a_task_key_is_swept_in_the_task_of_that_name() {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("sweep-task");
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).unwrap();
+    let dir = fresh_dir("sweep-task");
     let file = dir.join("s.toml");
     let text = "duration = \"4s\"\n[[device]]\nname = \"sda\"\nmodel = \"hdd\"\n[sweep]\ntask.copy.count = [1, 4]\n\
                 [[task]]\nname = \"copy\"\njob = \"dd\"\nfile = \"/mnt/sda/f{n}\"\n";
     fs::write(&file, text).unwrap();
     let out = dir.join("out");
-    let o = Command::new(env!("CARGO_BIN_EXE_wblab"))
-        .args(["run", file.to_str().unwrap(), "--out", out.to_str().unwrap(), "--no-report", "-q"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    run_sweep(&file, &out);
     for n in [1usize, 4] {
         let s = fs::read_to_string(out.join(format!("count={n}/summary.json"))).unwrap();
         let j: serde_json::Value = serde_json::from_str(&s).unwrap();
         assert_eq!(j["tasks"].as_array().unwrap().len(), n, "count={n}");
     }
     fs::write(&file, text.replace("task.copy.count", "task.cp.count")).unwrap();
-    let c = Command::new(env!("CARGO_BIN_EXE_wblab"))
-        .args(["check", file.to_str().unwrap()])
-        .output()
-        .unwrap();
+    let c = check(&file);
     let err = String::from_utf8_lossy(&c.stderr);
     assert!(
         !c.status.success() && err.contains(":6:") && err.contains("no [[task]] is named `cp`") && err.contains("`copy`"),
@@ -306,20 +285,13 @@ fn a_task_key_is_swept_in_the_task_of_that_name() {
 /// is not modelled is refused at its place in the array.
 #[test]
 fn the_kernel_is_a_sweep_axis() {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("sweep-kernel");
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).unwrap();
+    let dir = fresh_dir("sweep-kernel");
     let file = dir.join("s.toml");
     let text = "duration = \"4s\"\n[[device]]\nname = \"sda\"\nmodel = \"hdd\"\n[sweep]\nkernel = [\"2.6.38\", \"6.x\"]\n\
                 [[task]]\nname = \"dd\"\njob = \"dd\"\n";
     fs::write(&file, text).unwrap();
     let out = dir.join("out");
-    let o = Command::new(env!("CARGO_BIN_EXE_wblab"))
-        .args(["run", file.to_str().unwrap(), "--out", out.to_str().unwrap(), "--no-report", "-q"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert!(String::from_utf8_lossy(&o.stdout).starts_with("sweep of kernel\n"));
+    assert!(run_sweep(&file, &out).starts_with("sweep of kernel\n"));
     for (k, generation) in [("2.6.38", "2.6.38"), ("6.x", "6.x")] {
         let s = fs::read_to_string(out.join(format!("kernel={k}/summary.json"))).unwrap();
         let j: serde_json::Value = serde_json::from_str(&s).unwrap();
@@ -327,10 +299,7 @@ fn the_kernel_is_a_sweep_axis() {
         assert_eq!(j["scenario"]["policy"]["generation"], generation);
     }
     fs::write(&file, text.replace("\"6.x\"]", "\"9.9\"]")).unwrap();
-    let c = Command::new(env!("CARGO_BIN_EXE_wblab"))
-        .args(["check", file.to_str().unwrap()])
-        .output()
-        .unwrap();
+    let c = check(&file);
     let err = String::from_utf8_lossy(&c.stderr);
     assert!(
         !c.status.success() && err.contains(":6:21:") && err.contains("`9.9` is not modelled"),
