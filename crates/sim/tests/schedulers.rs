@@ -6,6 +6,25 @@ use wblab_sim::metrics::RunResult;
 use wblab_sim::units::{GIB, KIB, MIB};
 use wblab_testkit::sim::{run, MS, SEC};
 
+/// A 4 KiB O_DIRECT random reader of a 4 GiB file from 2 s on, best effort.
+fn reader() -> TaskConfig {
+    TaskConfig {
+        name: "reader".into(),
+        count: 1,
+        device: 0,
+        file: "/mnt/sda/db".into(),
+        start: 2 * SEC,
+        stop: None,
+        ioprio: Default::default(),
+        job: JobConfig::Randread {
+            bs: 4 * KIB,
+            file_size: 4 * GIB,
+            direct: true,
+            think: 0,
+        },
+    }
+}
+
 /// An NVMe-like SSD without a write cache, 32 O_DIRECT writers of 1 MiB (a database's or a
 /// backup's I/O: blk-wbt leaves direct writes alone) and, from 2 s on, a 4 KiB O_DIRECT
 /// random reader, under `scheduler` with kyber's write target `write_lat`.
@@ -33,21 +52,7 @@ fn readers_and_direct_writers(scheduler: SchedulerKind, write_lat: Option<u64>) 
             direct: true,
         },
     );
-    sc.tasks.push(TaskConfig {
-        name: "reader".into(),
-        count: 1,
-        device: 0,
-        file: "/mnt/sda/db".into(),
-        start: 2 * SEC,
-        stop: None,
-        ioprio: Default::default(),
-        job: JobConfig::Randread {
-            bs: 4 * KIB,
-            file_size: 4 * GIB,
-            direct: true,
-            think: 0,
-        },
-    });
+    sc.tasks.push(reader());
     run(&sc)
 }
 
@@ -121,21 +126,7 @@ fn backup_and_reader(scheduler: SchedulerKind, class: IoPrioClass, direct: bool)
         },
     );
     sc.tasks[0].ioprio = IoPrio { class, level: 4 };
-    sc.tasks.push(TaskConfig {
-        name: "reader".into(),
-        count: 1,
-        device: 0,
-        file: "/mnt/sda/db".into(),
-        start: 2 * SEC,
-        stop: None,
-        ioprio: Default::default(),
-        job: JobConfig::Randread {
-            bs: 4 * KIB,
-            file_size: 4 * GIB,
-            direct: true,
-            think: 0,
-        },
-    });
+    sc.tasks.push(reader());
     run(&sc)
 }
 
