@@ -2,11 +2,11 @@
 //! the commit timer does, what barriers and the write cache change, and the handles a locked
 //! transaction holds up. The laws (durability among them) run on every simulation here.
 
-use wblab_sim::config::{Atime, DataMode, DeviceModelConfig, FsKind, JobConfig, MountConfig, Scenario, TaskConfig};
+use wblab_sim::config::{Atime, DataMode, DeviceModelConfig, FsKind, JobConfig, MountConfig, Scenario};
 use wblab_sim::generations::Version;
 use wblab_sim::metrics::{JournalResult, RunResult};
 use wblab_sim::units::{GIB, KIB, MIB};
-use wblab_testkit::sim::{dd, hdd, run, ssd, SEC};
+use wblab_testkit::sim::{dd, hdd, run, ssd, task, SEC};
 
 fn mount(fs: FsKind) -> MountConfig {
     MountConfig::defaults(fs, Version(6, 18, 0))
@@ -18,19 +18,15 @@ fn copy_and_commits(model: DeviceModelConfig, fs: Option<MountConfig>, write_cac
     sc.devices[0].fs = fs;
     sc.devices[0].queue.write_cache = write_cache;
     sc.add_task("copy", 1, 0, dd(None));
-    sc.tasks.push(TaskConfig {
-        name: "commit".into(),
-        count: 1,
-        device: 0,
-        file: "/mnt/sda/wal".into(),
-        start: 5 * SEC,
-        stop: None,
-        ioprio: Default::default(),
-        job: JobConfig::Fsync {
+    sc.tasks.push(task(
+        "commit",
+        "/mnt/sda/wal",
+        5 * SEC,
+        JobConfig::Fsync {
             bytes: 4 * KIB,
             interval: SEC / 10,
         },
-    });
+    ));
     sc
 }
 
@@ -281,22 +277,18 @@ fn a_launch_pays_its_atime_updates_in_the_journal() {
         m.atime = atime;
         let mut sc = Scenario::one_device("launch", hdd(), 4 * GIB, 2, 20 * SEC);
         sc.devices[0].fs = Some(m);
-        sc.tasks.push(TaskConfig {
-            name: "app".into(),
-            count: 1,
-            device: 0,
-            file: "/mnt/sda/app".into(),
-            start: 2 * SEC,
-            stop: None,
-            ioprio: Default::default(),
-            job: JobConfig::Launch {
+        sc.tasks.push(task(
+            "app",
+            "/mnt/sda/app",
+            2 * SEC,
+            JobConfig::Launch {
                 files: 40,
                 file_sizes: vec![256 * KIB],
                 bs: 128 * KIB,
                 writes: 0,
                 interval: None,
             },
-        });
+        ));
         run(&sc)
     };
     assert_eq!(journal(&launch(Atime::Noatime)).commits, 0);
@@ -315,20 +307,16 @@ fn ls_writes_each_directory_atime_once_with_relatime_and_on_every_run_with_stric
         m.atime = atime;
         let mut sc = Scenario::one_device("ls", hdd(), 4 * GIB, 2, 20 * SEC);
         sc.devices[0].fs = Some(m);
-        sc.tasks.push(TaskConfig {
-            name: "ls".into(),
-            count: 1,
-            device: 0,
-            file: "/mnt/sda/etc".into(),
-            start: SEC,
-            stop: None,
-            ioprio: Default::default(),
-            job: JobConfig::Ls {
+        sc.tasks.push(task(
+            "ls",
+            "/mnt/sda/etc",
+            SEC,
+            JobConfig::Ls {
                 dirs: 8,
                 entries: 100,
                 interval: Some(2 * SEC),
             },
-        });
+        ));
         let r = run(&sc);
         assert!(group(&r, "ls").op_latency.summary().count >= 8, "ls ran again and again");
         journal(&r).clone()
@@ -349,19 +337,15 @@ fn creating_a_file_journals_its_directory_entry_and_inode_bitmap() {
     // inode and the allocation (a captured 6.18 commit of a new 40 KiB file journalled 7).
     let mut sc = Scenario::one_device("create", ssd(), 4 * GIB, 2, 3 * SEC);
     sc.devices[0].fs = Some(mount(FsKind::Ext4));
-    sc.tasks.push(TaskConfig {
-        name: "commit".into(),
-        count: 1,
-        device: 0,
-        file: "/mnt/sda/new".into(),
-        start: 0,
-        stop: None,
-        ioprio: Default::default(),
-        job: JobConfig::Fsync {
+    sc.tasks.push(task(
+        "commit",
+        "/mnt/sda/new",
+        0,
+        JobConfig::Fsync {
             bytes: 4 * KIB,
             interval: SEC / 10,
         },
-    });
+    ));
     let r = run(&sc);
     let blocks: Vec<u32> = r
         .trace
@@ -393,20 +377,16 @@ fn a_full_journal_makes_handles_wait_for_a_checkpoint() {
         m.journal_size = journal_size;
         let mut sc = Scenario::one_device("full-log", ssd(), 4 * GIB, 2, 20 * SEC);
         sc.devices[0].fs = Some(m);
-        sc.tasks.push(TaskConfig {
-            name: "ls".into(),
-            count: 1,
-            device: 0,
-            file: "/mnt/sda/srv".into(),
-            start: SEC,
-            stop: None,
-            ioprio: Default::default(),
-            job: JobConfig::Ls {
+        sc.tasks.push(task(
+            "ls",
+            "/mnt/sda/srv",
+            SEC,
+            JobConfig::Ls {
                 dirs: 2000,
                 entries: 10,
                 interval: Some(SEC),
             },
-        });
+        ));
         let r = run(&sc);
         let runs = group(&r, "ls").op_latency.summary();
         assert!(runs.count >= 3, "ls ran {} times", runs.count);
@@ -455,16 +435,12 @@ fn replaced_bytes_on_disk(auto_da_alloc: bool) -> (u64, RunResult) {
     m.auto_da_alloc = auto_da_alloc;
     let mut sc = Scenario::one_device("replace", ssd(), 4 * GIB, 2, 20 * SEC);
     sc.devices[0].fs = Some(m);
-    sc.tasks.push(TaskConfig {
-        name: "editor".into(),
-        count: 1,
-        device: 0,
-        file: "/mnt/sda/config".into(),
-        start: SEC,
-        stop: None,
-        ioprio: Default::default(),
-        job: JobConfig::Replace { bytes: MIB, interval: SEC },
-    });
+    sc.tasks.push(task(
+        "editor",
+        "/mnt/sda/config",
+        SEC,
+        JobConfig::Replace { bytes: MIB, interval: SEC },
+    ));
     let r = run(&sc);
     let written: u64 = r.vmstat.iter().map(|v| v.dev_write_bytes[0]).sum();
     let log = r.devices[0].journal.as_ref().map_or(0, |j| j.blocks_logged * 4096);

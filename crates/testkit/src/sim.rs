@@ -32,6 +32,20 @@ pub fn dd_with(bs: u64, size: u64, fsync: bool) -> JobConfig {
     }
 }
 
+/// One task `name` of `job` on the first device, its file `file`, from `start` to the end.
+pub fn task(name: &str, file: &str, start: u64, job: JobConfig) -> TaskConfig {
+    TaskConfig {
+        name: name.into(),
+        count: 1,
+        device: 0,
+        file: file.into(),
+        start,
+        stop: None,
+        ioprio: Default::default(),
+        job,
+    }
+}
+
 /// A task `name` on the first device that calls sync(2) once, `start` into the run.
 pub fn sync_once(name: &str, start: u64) -> TaskConfig {
     TaskConfig {
