@@ -160,23 +160,29 @@ fn key_columns(key: &str, label: &str) -> (String, String) {
     (keys.join(","), values.join(","))
 }
 
-/// `sweep.csv`.
-pub fn tasks_csv(key: &str, rows: &[(String, &RunResult)]) -> String {
+/// One row per point and item (a task group, a device): the swept keys' values, the item's
+/// own columns (`columns`, already CSV fields), then its figures named `names`.
+fn table_csv(
+    key: &str,
+    rows: &[(String, &RunResult)],
+    columns: &str,
+    names: &[&str],
+    items: impl Fn(&RunResult) -> Vec<(String, Vec<f64>)>,
+) -> String {
     let mut out = String::new();
     for (i, (label, r)) in rows.iter().enumerate() {
         let (keys, values) = key_columns(key, label);
         if i == 0 {
-            out.push_str(&keys);
-            out.push_str(",group,job,tasks");
-            for f in GROUP_FIGURES {
+            let _ = write!(out, "{keys},{columns}");
+            for f in names {
                 out.push(',');
                 out.push_str(f);
             }
             out.push('\n');
         }
-        for g in group_figures(r) {
-            let _ = write!(out, "{values},{},{},{}", field(&g.group), g.job, g.tasks);
-            for (f, v) in GROUP_FIGURES.iter().zip(g.values) {
+        for (own, figures) in items(r) {
+            let _ = write!(out, "{values},{own}");
+            for (f, v) in names.iter().zip(figures) {
                 push_value(&mut out, f, v);
             }
             out.push('\n');
@@ -185,27 +191,22 @@ pub fn tasks_csv(key: &str, rows: &[(String, &RunResult)]) -> String {
     out
 }
 
+/// `sweep.csv`.
+pub fn tasks_csv(key: &str, rows: &[(String, &RunResult)]) -> String {
+    table_csv(key, rows, "group,job,tasks", &GROUP_FIGURES, |r| {
+        group_figures(r)
+            .into_iter()
+            .map(|g| (format!("{},{},{}", field(&g.group), g.job, g.tasks), g.values.to_vec()))
+            .collect()
+    })
+}
+
 /// `sweep-devices.csv`.
 pub fn devices_csv(key: &str, rows: &[(String, &RunResult)]) -> String {
-    let mut out = String::new();
-    for (i, (label, r)) in rows.iter().enumerate() {
-        let (keys, values) = key_columns(key, label);
-        if i == 0 {
-            out.push_str(&keys);
-            out.push_str(",device,model");
-            for f in DEVICE_FIGURES {
-                out.push(',');
-                out.push_str(f);
-            }
-            out.push('\n');
-        }
-        for d in device_figures(r) {
-            let _ = write!(out, "{values},{},{}", field(&d.device), d.model);
-            for (f, v) in DEVICE_FIGURES.iter().zip(d.values) {
-                push_value(&mut out, f, v);
-            }
-            out.push('\n');
-        }
-    }
-    out
+    table_csv(key, rows, "device,model", &DEVICE_FIGURES, |r| {
+        device_figures(r)
+            .into_iter()
+            .map(|d| (format!("{},{}", field(&d.device), d.model), d.values.to_vec()))
+            .collect()
+    })
 }
