@@ -138,7 +138,17 @@ enum Cmd {
     },
 }
 
+/// Die quietly of SIGPIPE when the reader of our output goes away (`wblab run | head`), as
+/// command-line tools do, instead of panicking on the failed print: Rust ignores the signal.
+fn restore_sigpipe() {
+    // SAFETY: setting a signal's disposition to the default before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 fn main() -> ExitCode {
+    restore_sigpipe();
     let cli = Cli::parse();
     match cli.cmd {
         Cmd::Run {

@@ -3,6 +3,7 @@
 
 use wblab_report::format_trace_line;
 use wblab_report::load::trace_parse::parse_line;
+use wblab_sim::config::IoPrio;
 use wblab_sim::metrics::trace::{DevT, Rwbs, TraceEvent, TraceRecord, WbReason};
 
 fn comms() -> Vec<(String, u32)> {
@@ -159,6 +160,7 @@ fn cases() -> Vec<(String, &'static str)> {
                     bytes: 61440,
                     sector: 319307624,
                     nr_sector: 120,
+                    ioprio: Some(IoPrio::default()),
                     comm: 4,
                 },
             ),
@@ -179,10 +181,34 @@ fn cases() -> Vec<(String, &'static str)> {
                     },
                     sector: 169879600,
                     nr_sector: 8,
+                    ioprio: Some(IoPrio::default()),
                     error: 0,
                 },
             ),
             "<idle>-0        [001] ..s1.  3222.972006: block_rq_complete: 254,0 W () 169879600 + 8 be,0,4 [0]",
+        ),
+        (
+            // A cache flush carries no I/O priority.
+            line(
+                4,
+                1,
+                "39028.036582",
+                TraceEvent::BlockRqIssue {
+                    dev: dev(7, 64),
+                    rwbs: Rwbs {
+                        flush: true,
+                        write: false,
+                        sync: false,
+                        readahead: false,
+                    },
+                    bytes: 0,
+                    sector: 0,
+                    nr_sector: 0,
+                    ioprio: None,
+                    comm: 4,
+                },
+            ),
+            "kworker/1:1H-54 [001] ..... 39028.036582: block_rq_issue: 7,64 FF 0 () 0 + 0 none,0,0 [kworker/1:1H]",
         ),
         (
             line(
@@ -512,6 +538,9 @@ fn real_lines_parse_by_name() {
     assert_eq!(e.get_i64("error"), Some(0));
 
     let e = parse_line(c[8].1).unwrap();
+    assert_eq!((e.get("rwbs"), e.get("ioprio")), (Some("FF"), Some("none,0,0")));
+
+    let e = parse_line(c[9].1).unwrap();
     assert_eq!(e.get("dev"), Some("254:0"));
     assert_eq!(e.get("msg"), Some("scale up"));
     assert_eq!(e.get_i64("step"), Some(-4));

@@ -232,11 +232,11 @@ impl Machine {
         let thresh = dom.dirty_limit;
         let now_j = clock.jiffies(0);
         let (wbs, flushers, mut queues) = attach_devices(cfg, thresh, now_j);
-        // The class each task's own requests carry, by task id, for the elevators.
+        // The I/O priority each task's own requests carry, by task id, for the elevators.
         let prio: Vec<_> = cfg
             .tasks
             .iter()
-            .flat_map(|tc| std::iter::repeat_n(tc.ioprio.class, tc.count as usize))
+            .flat_map(|tc| std::iter::repeat_n(tc.ioprio, tc.count as usize))
             .collect();
         for q in &mut queues {
             q.task_prio = prio.clone();
@@ -597,6 +597,7 @@ impl Machine {
                         bytes: 0,
                         sector: 0,
                         nr_sector: 0,
+                        ioprio: None,
                         comm,
                     };
                     self.trace_ev(comm, 0, ev);
@@ -615,6 +616,7 @@ impl Machine {
                     bytes: r.bytes() as u32,
                     sector: r.sector,
                     nr_sector: r.nr_sectors as u32,
+                    ioprio: Some(q.submitter_prio(r.submitter)),
                     comm,
                 };
                 self.trace_ev(comm, 0, ev);
@@ -701,6 +703,7 @@ impl Machine {
                 rwbs: FLUSH_RWBS,
                 sector: 0,
                 nr_sector: 0,
+                ioprio: None,
                 error: 0,
             };
             self.trace_ev(0, 0, ev);
@@ -765,6 +768,7 @@ impl Machine {
                 },
                 sector: r.sector,
                 nr_sector: r.nr_sectors as u32,
+                ioprio: Some(q.submitter_prio(r.submitter)),
                 error: 0,
             };
             self.trace_ev(0, 0, ev);

@@ -7,6 +7,7 @@
 
 use crate::num::{push_i64, push_u64, push_u64_padded, push_u64_right};
 use std::io::{self, Write};
+use wblab_sim::config::{IoPrio, IoPrioClass};
 use wblab_sim::metrics::trace::{DevT, Rwbs, TraceEvent, TraceRecord};
 use wblab_sim::metrics::RunResult;
 
@@ -19,9 +20,6 @@ const FLAGS: &str = ".....";
 
 /// `cgroup_ino` of the root cgroup, which every simulated task belongs to.
 const ROOT_CGROUP_INO: u64 = 1;
-
-/// ioprio as the block tracepoints print it (class,hint,level): the default best-effort level 4.
-const IOPRIO: &str = "be,0,4";
 
 /// The header the kernel prints for the `nop` tracer with the default `irq-info` option
 /// (`print_trace_header` / `print_func_help_header_irq`), given entry and CPU counts.
@@ -87,14 +85,29 @@ fn push_dev_rwbs(out: &mut String, dev: DevT, rwbs: Rwbs) {
 
 /// Append ` () sector + nr_sector ioprio [` (the block tracepoints' request range; the caller
 /// closes the bracket).
-fn push_rq_range(out: &mut String, sector: u64, nr_sector: u64) {
+fn push_rq_range(out: &mut String, sector: u64, nr_sector: u64, ioprio: Option<IoPrio>) {
     out.push_str(" () ");
     push_u64(out, sector);
     out.push_str(" + ");
     push_u64(out, nr_sector);
     out.push(' ');
-    out.push_str(IOPRIO);
+    push_ioprio(out, ioprio);
     out.push_str(" [");
+}
+
+/// ioprio as the block tracepoints print it (class,hint,level); a flush has none.
+fn push_ioprio(out: &mut String, ioprio: Option<IoPrio>) {
+    let Some(p) = ioprio else {
+        out.push_str("none,0,0");
+        return;
+    };
+    out.push_str(match p.class {
+        IoPrioClass::Rt => "rt",
+        IoPrioClass::Be => "be",
+        IoPrioClass::Idle => "idle",
+    });
+    out.push_str(",0,");
+    push_u64(out, p.level as u64);
 }
 
 /// Append ` key=value` for an unsigned value.
@@ -279,12 +292,13 @@ pub fn format_payload(ev: &TraceEvent, comms: &[(String, u32)], out: &mut String
             bytes,
             sector,
             nr_sector,
+            ioprio,
             comm,
         } => {
             push_dev_rwbs(out, dev, rwbs);
             out.push(' ');
             push_u64(out, bytes as u64);
-            push_rq_range(out, sector, nr_sector as u64);
+            push_rq_range(out, sector, nr_sector as u64, ioprio);
             out.push_str(lookup(comms, comm).0);
             out.push(']');
         }
@@ -293,10 +307,11 @@ pub fn format_payload(ev: &TraceEvent, comms: &[(String, u32)], out: &mut String
             rwbs,
             sector,
             nr_sector,
+            ioprio,
             error,
         } => {
             push_dev_rwbs(out, dev, rwbs);
-            push_rq_range(out, sector, nr_sector as u64);
+            push_rq_range(out, sector, nr_sector as u64, ioprio);
             push_i64(out, error as i64);
             out.push(']');
         }

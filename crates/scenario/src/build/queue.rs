@@ -54,8 +54,9 @@ const MAX_HW_SECTORS_KB: u32 = 32767;
 /// `INT_MAX`, the bound of mq-deadline's `int` tunables.
 const INT_MAX: u32 = i32::MAX as u32;
 
-/// Names `queue/scheduler` accepts that no modelled elevator has yet.
-const UNMODELLED_SCHEDULERS: &[&str] = &["bfq"];
+/// Real elevator names no modelled elevator stands for (2.6.0–2.6.32's anticipatory
+/// scheduler, `as` on the boot line): refused by name rather than as unknown.
+const UNMODELLED_SCHEDULERS: &[&str] = &["anticipatory", "as"];
 
 /// The queue as probed for `model`, then the file's `queue/*` writes: the scheduler first,
 /// because switching elevators resets `nr_requests`, then everything else. `era_elevator` is

@@ -12,7 +12,7 @@ use super::blk_throttle::BlkThrottle;
 use super::blk_wbt::{Wbt, WbtFlags};
 use super::request_list::RequestList;
 use super::sched::{self, Elevator, ElvRq};
-use crate::config::{DeviceConfig, IoPrioClass};
+use crate::config::{DeviceConfig, IoPrio};
 use crate::drivers::{self, DevRequest, Device, Op};
 use crate::engine::{Clock, RngStream};
 use crate::metrics::trace::DevT;
@@ -78,6 +78,8 @@ pub struct BlockQueue {
     pub nomerges: u32,
     pub nr_requests: u32,
     pub async_depth: u32,
+    /// The elevator sets tag limits by its state (bfq): asked per allocation.
+    pub shallow_depth: bool,
     pub elv: Box<dyn Elevator>,
     /// blk-throttle, on queues with a rule only.
     pub throtl: Option<Box<BlkThrottle>>,
@@ -133,7 +135,7 @@ pub struct BlockQueue {
     /// T_LOCKED waits for them).
     pub handles_blocked: u32,
     /// The I/O priority class of each task's requests, by task id (kernel threads: BE).
-    pub task_prio: Vec<IoPrioClass>,
+    pub task_prio: Vec<IoPrio>,
     /// The elevator records tracepoints; `elv_events` is the buffer they are moved through.
     pub elv_trace: bool,
     pub elv_events: Vec<(Ns, crate::block::sched::ElvTrace)>,
@@ -160,6 +162,7 @@ impl BlockQueue {
             nomerges: q.nomerges,
             nr_requests: q.nr_requests,
             async_depth,
+            shallow_depth: elv.has_shallow_depth(),
             elv,
             throtl: Some(Box::new(BlkThrottle::new(&cfg.throttle, hz, q.rotational))).filter(|t| t.is_active()),
             wbt,
@@ -376,8 +379,10 @@ impl BlockQueue {
             self.pool[id as usize].stage = RqStage::TagWait;
             return false;
         }
+        // As blk_mq_get_tag: a request takes a free tag within its own depth even while
+        // others wait, so a read is not stuck behind writes held by a shallower limit.
         let limit = self.tag_limit(id);
-        if self.tag_waiters.is_empty() && self.tags_used < limit {
+        if self.tags_used < limit {
             self.tags_used += 1;
             self.insert(now, id);
             true
@@ -405,12 +410,18 @@ impl BlockQueue {
                     // jbd2 is a process of its own to a per-process scheduler.
                     Submitter::Journal(d) => 0x4000_0000 | d as u32,
                 },
-                prio: match r.submitter {
-                    Submitter::Task(t) => self.task_prio.get(t as usize).copied().unwrap_or_default(),
-                    Submitter::Flusher(_) | Submitter::Journal(_) => IoPrioClass::Be,
-                },
+                prio: self.submitter_prio(r.submitter),
             },
         );
+    }
+
+    /// The I/O priority a submitter's requests carry: the task's `ionice`; kernel threads
+    /// (flushers, jbd2) are best effort at level 4.
+    pub fn submitter_prio(&self, s: Submitter) -> IoPrio {
+        match s {
+            Submitter::Task(t) => self.task_prio.get(t as usize).copied().unwrap_or_default(),
+            Submitter::Flusher(_) | Submitter::Journal(_) => IoPrio::default(),
+        }
     }
 
     /// A tag was freed: hand tags to waiters in order. Returns the requests now queued.
@@ -437,6 +448,10 @@ impl BlockQueue {
     /// for the requests it limits (`limit_depth`).
     fn tag_limit(&self, id: u32) -> u32 {
         let r = &self.pool[id as usize];
+        if self.shallow_depth {
+            let d = self.elv.shallow_depth(r.op, r.sync || r.op == Op::Read, self.nr_requests);
+            return d.map_or(self.nr_requests, |d| d.min(self.nr_requests));
+        }
         if self.elv.depth_limited(r.op, r.sync || r.op == Op::Read) {
             self.async_depth.min(self.nr_requests)
         } else {
@@ -446,12 +461,16 @@ impl BlockQueue {
 
     pub fn put_tag(&mut self, now: Ns, accepted: &mut Vec<u32>) {
         self.tags_used -= 1;
-        while let Some(&id) = self.tag_waiters.front() {
-            let limit = self.tag_limit(id);
-            if self.tags_used >= limit {
-                break;
+        // Wake waiters in order, each within its own depth: one whose limit is reached
+        // does not hold back those behind it with a deeper one.
+        let mut i = 0;
+        while i < self.tag_waiters.len() && self.tags_used < self.nr_requests {
+            let id = self.tag_waiters[i];
+            if self.tags_used >= self.tag_limit(id) {
+                i += 1;
+                continue;
             }
-            self.tag_waiters.pop_front();
+            self.tag_waiters.remove(i);
             self.tags_used += 1;
             self.insert(now, id);
             accepted.push(id);

@@ -14,6 +14,7 @@ impl SchedulerKind {
     pub const NONE: Self = SchedulerKind("none");
     pub const MQ_DEADLINE: Self = SchedulerKind("mq-deadline");
     pub const KYBER: Self = SchedulerKind("kyber");
+    pub const BFQ: Self = SchedulerKind("bfq");
     /// The 2002 deadline scheduler (2.5.38 + the deadline patch, 2.5.39-2.5.56).
     pub const DEADLINE_2002: Self = SchedulerKind("deadline-2002");
     /// The 2.6 deadline scheduler (rbtree rewrite, 2.5.57 to about 2.6.23).

@@ -292,6 +292,8 @@ pub enum TraceEvent {
         bytes: u32,
         sector: u64,
         nr_sector: u32,
+        /// The request's I/O priority; `None` for a flush (`none,0,0`).
+        ioprio: Option<crate::config::IoPrio>,
         comm: u32,
     },
     /// `block:block_rq_complete`
@@ -300,6 +302,7 @@ pub enum TraceEvent {
         rwbs: Rwbs,
         sector: u64,
         nr_sector: u32,
+        ioprio: Option<crate::config::IoPrio>,
         error: i32,
     },
     /// `wbt:wbt_step`

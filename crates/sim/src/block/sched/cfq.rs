@@ -28,6 +28,7 @@
 //! preemption, the 2.6.22 service tree as a FIFO with front insertion, merges searched across
 //! queues (a bio is merged only into a request of its own direction), exact-ns slices.
 
+use super::merge_index::{grow, MergeIndex};
 use super::mq_deadline::INT_MAX;
 use super::{no_check, ElevatorInfo};
 use super::{ElvRq, Merge};
@@ -145,8 +146,7 @@ pub struct Cfq {
     by_key: BTreeMap<u32, u32>,
     rqs: Vec<Option<RqInfo>>,
     /// Merge indexes over all pending requests: `(dir, end sector, id)`, `(dir, start, id)`.
-    by_end: BTreeSet<(u8, u64, u32)>,
-    by_start: BTreeSet<(u8, u64, u32)>,
+    merges: MergeIndex,
     /// Queues with pending requests waiting for a slice.
     rr: VecDeque<u32>,
     /// 2.6.20: those of them that still have requests in the driver (served last).
@@ -171,8 +171,7 @@ impl Cfq {
             qs: Vec::new(),
             by_key: BTreeMap::new(),
             rqs: Vec::new(),
-            by_end: BTreeSet::new(),
-            by_start: BTreeSet::new(),
+            merges: MergeIndex::default(),
             rr: VecDeque::new(),
             busy_rr: VecDeque::new(),
             active: None,
@@ -467,9 +466,7 @@ impl Cfq {
 
     fn remove_pending(&mut self, id: u32) {
         let mut r = self.info(id);
-        let d = dir(r.rq.op);
-        self.by_end.remove(&(d, r.rq.end(), id));
-        self.by_start.remove(&(d, r.rq.sector, id));
+        self.merges.remove(&r.rq);
         self.qs[r.queue as usize].sorted.remove(&(r.rq.sector, id));
         r.queued = false;
         self.rqs[id as usize] = Some(r);
@@ -565,9 +562,7 @@ impl Cfq {
             arrived: now,
             queued: true,
         });
-        let d = dir(rq.op);
-        self.by_end.insert((d, rq.end(), rq.id));
-        self.by_start.insert((d, rq.sector, rq.id));
+        self.merges.insert(&rq);
         self.pending += 1;
         self.update_stats(q, &rq, now);
         let c = &mut self.qs[q as usize];
@@ -640,13 +635,6 @@ impl Cfq {
     }
 }
 
-fn dir(op: Op) -> u8 {
-    match op {
-        Op::Read => 0,
-        Op::Write | Op::Flush => 1,
-    }
-}
-
 impl super::Elevator for Cfq {
     fn name(&self) -> &'static str {
         match self.v {
@@ -656,28 +644,15 @@ impl super::Elevator for Cfq {
     }
 
     fn try_merge(&mut self, op: Op, sector: u64, nr_sectors: u64, max_sectors: u64) -> Option<(u32, Merge)> {
-        let d = dir(op);
-        let hit = |set: &BTreeSet<(u8, u64, u32)>, s: u64| set.range((d, s, 0)..=(d, s, u32::MAX)).next().map(|&(_, _, id)| id);
-        let (id, side) = if let Some(id) = hit(&self.by_end, sector) {
-            (id, Merge::Back)
-        } else if let Some(id) = hit(&self.by_start, sector + nr_sectors) {
-            (id, Merge::Front)
-        } else {
-            return None;
-        };
+        let (id, side) = self.merges.find(op, sector, nr_sectors)?;
         let mut r = self.info(id);
         if r.rq.nr_sectors + nr_sectors > max_sectors {
             return None;
         }
-        self.by_end.remove(&(d, r.rq.end(), id));
-        self.by_start.remove(&(d, r.rq.sector, id));
+        self.merges.remove(&r.rq);
         self.qs[r.queue as usize].sorted.remove(&(r.rq.sector, id));
-        if side == Merge::Front {
-            r.rq.sector -= nr_sectors;
-        }
-        r.rq.nr_sectors += nr_sectors;
-        self.by_end.insert((d, r.rq.end(), id));
-        self.by_start.insert((d, r.rq.sector, id));
+        grow(&mut r.rq, side, nr_sectors);
+        self.merges.insert(&r.rq);
         self.qs[r.queue as usize].sorted.insert((r.rq.sector, id));
         self.rqs[id as usize] = Some(r);
         Some((id, side))

@@ -3,14 +3,16 @@
 //! The elevator keeps its own copy of what it needs to know about a queued request
 //! ([`ElvRq`]); the block layer keeps the request's pages. Ids are block-layer request ids.
 
-use crate::config::{Conflict, IoPrioClass, Knob, QueueConfig, SchedulerKind};
+use crate::config::{Conflict, IoPrio, Knob, QueueConfig, SchedulerKind};
 use crate::drivers::Op;
 use crate::Ns;
 
+pub mod bfq;
 pub mod cfq;
 pub mod deadline_2002;
 pub mod deadline_26;
 pub mod kyber;
+mod merge_index;
 pub mod mq_deadline;
 pub mod none;
 mod sorted;
@@ -27,8 +29,8 @@ pub struct ElvRq {
     /// The submitting process, for per-process schedulers (CFQ): a task's id + 1, 0 for a
     /// kernel thread.
     pub owner: u32,
-    /// The submitter's I/O priority class (`IOPRIO_PRIO_CLASS(rq->ioprio)`).
-    pub prio: IoPrioClass,
+    /// The submitter's I/O priority (`rq->ioprio`: class and level).
+    pub prio: IoPrio,
 }
 
 impl ElvRq {
@@ -47,7 +49,7 @@ pub(crate) fn test_rq(id: u32, op: Op, sector: u64, nr: u64) -> ElvRq {
         nr_sectors: nr,
         sync: op == Op::Read,
         owner: 0,
-        prio: IoPrioClass::Be,
+        prio: IoPrio::default(),
     }
 }
 
@@ -195,6 +197,17 @@ pub trait Elevator {
     fn depth_limited(&self, op: Op, _sync: bool) -> bool {
         op != Op::Read
     }
+    /// The scheduler-tag limit for a request of `op` (synchronous or not) out of
+    /// `nr_requests` when it changes with the elevator's state (bfq's `bfq_limit_depth`);
+    /// `None` = no limit. Asked only of elevators whose [`Elevator::has_shallow_depth`] is
+    /// true; the others declare a fixed [`Elevator::async_depth`].
+    fn shallow_depth(&self, _op: Op, _sync: bool, _nr_requests: u32) -> Option<u32> {
+        None
+    }
+    /// Whether [`Elevator::shallow_depth`] sets the tag limits.
+    fn has_shallow_depth(&self) -> bool {
+        false
+    }
     /// The device completed request `id` (schedulers that track requests in the driver).
     fn completed(&mut self, _now: Ns, _id: u32) {}
     /// When the scheduler wants to be run again though nothing else happens (CFQ's idle
@@ -260,6 +273,7 @@ elevators!(
     &none::INFO,
     &mq_deadline::INFO,
     &kyber::INFO,
+    &bfq::INFO,
     &deadline_26::INFO,
     &deadline_2002::INFO,
     &cfq::INFO_2620,

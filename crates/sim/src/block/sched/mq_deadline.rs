@@ -397,7 +397,7 @@ impl Elevator for MqDeadline {
     }
 
     fn insert(&mut self, now: Ns, rq: ElvRq) {
-        let p = prio_index(rq.prio);
+        let p = prio_index(rq.prio.class);
         let i = rq.id as usize;
         if self.prio_of.len() <= i {
             self.prio_of.resize(i + 1, None);
@@ -467,7 +467,7 @@ mod tests {
 
     fn with_class(id: u32, op: Op, sector: u64, class: IoPrioClass) -> ElvRq {
         ElvRq {
-            prio: class,
+            prio: crate::config::IoPrio { class, level: 4 },
             ..rq(id, op, sector, 8)
         }
     }
