@@ -111,6 +111,8 @@ pub struct Machine {
     pub allocs: Vec<DevAllocator>,
     pub tasks: Vec<Task>,
     pub cpus: CpuPool,
+    /// The CPU each flusher entity last ran on (where its bios enter blk-mq).
+    pub flusher_cpu: Vec<u16>,
     pub lru: Lru,
     pub policy: Box<dyn DirtyThrottle>,
     /// What the kernel generation adds at run time (congestion waits, pdflush, old LRU).
@@ -266,6 +268,7 @@ impl Machine {
             allocs,
             tasks,
             cpus: CpuPool::new(ncpus, ntasks, nflushers),
+            flusher_cpu: vec![0; nflushers],
             lru: Lru::default(),
             policy,
             era,
@@ -302,6 +305,9 @@ impl Machine {
                 .collect(),
             cfg: cfg.clone(),
         };
+        for (q, d) in m.queues.iter_mut().zip(&cfg.devices) {
+            q.map_queues(d.model.nr_hw_queues(), ncpus);
+        }
         m.setup_era();
         m
     }
@@ -354,6 +360,8 @@ impl Machine {
             task.cpu_user += user;
             task.cpu_sys += s.end - self.q.now() - user;
             task.dirty.cpu = s.cpu as usize;
+        } else if let Who::Flusher(f) = s.who {
+            self.flusher_cpu[f as usize] = s.cpu;
         }
         self.q.schedule(s.end, Event::CpuDone(s.cpu));
     }
@@ -519,11 +527,26 @@ impl Machine {
 
     // ---- block layer glue ----
 
+    /// The CPU a submitter's bios enter blk-mq on: where the task or the flusher last ran;
+    /// a journal thread is taken to run on its device's CPU in turn.
+    fn submitter_cpu(&self, s: Submitter) -> u16 {
+        match s {
+            Submitter::Task(t) => self.tasks[t as usize].dirty.cpu as u16,
+            Submitter::Flusher(f) => self.flusher_cpu.get(f as usize).copied().unwrap_or(0),
+            Submitter::Journal(d) => d % self.cpus.ncpus() as u16,
+        }
+    }
+
     /// Hand request `id` to device `dev`'s queue. Returns true if accepted (the submitter
     /// goes on), false if the submitter must wait.
     pub fn submit_request(&mut self, dev: u16, id: u32) -> bool {
         if self.queues[dev as usize].rq(id).handle_start && !self.journal_handle_for_submit(dev, id) {
             return false;
+        }
+        let q = &self.queues[dev as usize];
+        if q.nr_hw_queues() > 1 {
+            let h = q.hctx_of_cpu(self.submitter_cpu(q.rq(id).submitter));
+            self.queues[dev as usize].rq_mut(id).hctx = h;
         }
         let now = self.now();
         let last = self.wbs[dev as usize].last_bdp_sleep;
@@ -812,8 +835,9 @@ impl Machine {
             }
         }
         self.queues[d].elv.completed(now, id);
+        let hctx = self.queues[d].rq(id).hctx;
         self.queues[d].release(id);
-        self.release_slot(d, op, &mut accepted);
+        self.release_slot(d, op, hctx, &mut accepted);
         self.scratch_ids = admitted;
         for w in accepted {
             self.request_accepted(dev, w);

@@ -208,3 +208,95 @@ fn kybers_tracepoints_show_the_write_tokens_shrinking() {
         .count();
     assert!(read_p90 >= 10, "kyber_latency READ I/O p90 every 100 ms or so: {read_p90}");
 }
+
+/// A 7200 rpm disk under bfq (with or without `low_latency`): a buffered copy from the start
+/// and, at 3 s, an application launch (40 files of 1 MiB, 128 KiB and 16 KiB). Returns the
+/// launch's time.
+fn launch_beside_a_copy(low_latency: bool) -> u64 {
+    let mut sc = Scenario::one_device("bfq-launch", wblab_testkit::sim::hdd(), 8 * GIB, 2, 20 * SEC);
+    sc.devices[0].size = 500 * GIB;
+    let q = &mut sc.devices[0].queue;
+    q.select_elevator(SchedulerKind::BFQ);
+    q.tunables.set("low_latency", u64::from(low_latency));
+    sc.add_task(
+        "copy",
+        1,
+        0,
+        JobConfig::Dd {
+            bs: MIB,
+            size: None,
+            fsync: false,
+            direct: false,
+        },
+    );
+    sc.add_task(
+        "launch",
+        1,
+        3 * SEC,
+        JobConfig::Launch {
+            files: 40,
+            file_sizes: vec![MIB, 128 * KIB, 16 * KIB],
+            bs: 128 * KIB,
+            writes: 0,
+            interval: None,
+        },
+    );
+    let r = run(&sc);
+    let launch = r.tasks.iter().find(|t| t.name == "launch").expect("launch");
+    assert_eq!(launch.op_latency.summary().count, 1, "the launch finished");
+    launch.op_latency.summary().max
+}
+
+#[test]
+fn bfq_weight_raising_starts_an_application_fast_beside_a_copy() {
+    // An application idle for seconds that starts reading is interactive to bfq: its queue
+    // gets 30 times the weight and preempts the copy's, so it starts clearly faster than
+    // when bfq treats it as one more queue.
+    let raised = launch_beside_a_copy(true);
+    let plain = launch_beside_a_copy(false);
+    assert!(
+        raised * 3 < plain * 2,
+        "launch {} ms raised, {} ms without low_latency",
+        raised / MS,
+        plain / MS
+    );
+}
+
+/// An NVMe-like SSD on 2 CPUs with `nr_hw_queues` hardware queues of 4 tags each
+/// (`nr_requests`, the least the kernel allows), and 8 random readers of 4 KiB (O_DIRECT).
+/// Returns the bytes they read.
+fn random_readers_on_hw_queues(nr_hw_queues: u32) -> u64 {
+    let ssd = SsdParams {
+        nr_hw_queues,
+        ..SsdParams::default()
+    };
+    let mut sc = Scenario::one_device("hctx", DeviceModelConfig::Ssd(ssd), 8 * GIB, 2, 2 * SEC);
+    sc.devices[0].queue.nr_requests = 4;
+    sc.devices[0].size = 64 * GIB;
+    for n in 0..8 {
+        let mut r = reader();
+        r.name = format!("reader{n}");
+        r.file = format!("/mnt/sda/db{n}");
+        r.start = 0;
+        sc.tasks.push(r);
+    }
+    run(&sc).tasks.iter().map(|t| t.bytes_read).sum()
+}
+
+#[test]
+fn nr_requests_counts_per_hardware_queue() {
+    // The readers run on both CPUs. With one hardware queue its 4 tags are all the drive
+    // sees at once; with one queue per CPU each has its own 4, the flash units get twice the
+    // reads at a time, and the readers read more.
+    let one = random_readers_on_hw_queues(1);
+    let two = random_readers_on_hw_queues(2);
+    assert!(
+        two as f64 > 1.3 * one as f64,
+        "{} MiB on one queue, {} MiB on two",
+        one / MIB,
+        two / MIB
+    );
+    // Queues beyond the CPUs get none of them: blk-mq maps at most one queue per CPU.
+    let four = random_readers_on_hw_queues(4);
+    assert_eq!(four, two, "four queues on two CPUs behave as two");
+}

@@ -201,6 +201,12 @@ impl Generator {
                 }
             }
             for key in self.cat.device.iter().filter(|k| !matches!(**k, "name" | "model")) {
+                // Mount options only on a device given a file system (else the file is
+                // refused for that alone, too often to leave enough valid ones).
+                let section = &o[o.rfind("[[device]]").unwrap_or(0)..];
+                if *key == "mount" && !section.contains("\nfs = ") {
+                    continue;
+                }
                 if chance(r, rate_of(key, 0.04)) {
                     let shape = shapes::device(key, &models)
                         .or_else(|| tunable_shape(key))

@@ -89,8 +89,14 @@ pub struct BlockQueue {
     pub device: Box<dyn Device>,
     pool: Vec<Request>,
     free: Vec<u32>,
-    tags_used: u32,
-    tag_waiters: VecDeque<u32>,
+    /// Tags in use in each hardware context (`nr_requests` each).
+    tags_used: Vec<u32>,
+    /// Hardware contexts (blk-mq `hctx`): the device's queues, at most one per CPU.
+    nr_hw_queues: u16,
+    /// CPUs, for the CPU → hardware context map.
+    ncpus: u16,
+    /// Requests waiting for a tag, per hardware context, in arrival order.
+    tag_waiters: Vec<VecDeque<u32>>,
     /// Time of the device event already scheduled, if any.
     pub tick_at: Option<Ns>,
     pub wbt_timer_at: Option<Ns>,
@@ -146,7 +152,8 @@ impl BlockQueue {
         let device = drivers::build(cfg, RngStream::new(seed, &format!("device/{}", cfg.name)));
         let q = &cfg.queue;
         // blk_queue_depth(): SCSI-like devices report the device queue depth to wbt.
-        let wbt = Wbt::new(q, device.queue_depth());
+        // wbt scales from one hardware queue's depth (the device's queues are pooled).
+        let wbt = Wbt::new(q, device.queue_depth() / cfg.model.nr_hw_queues().max(1));
         let unstable_device = device.unstable_writes();
         let flush_queueable = device.flush_queueable();
         let elv = sched::build(q);
@@ -169,8 +176,10 @@ impl BlockQueue {
             device,
             pool: Vec::new(),
             free: Vec::new(),
-            tags_used: 0,
-            tag_waiters: VecDeque::new(),
+            tags_used: vec![0],
+            nr_hw_queues: 1,
+            ncpus: 1,
+            tag_waiters: vec![VecDeque::new()],
             tick_at: None,
             wbt_timer_at: None,
             elv_timer_at: None,
@@ -241,6 +250,7 @@ impl BlockQueue {
                     log_sectors: 0,
                     fua: false,
                     ckpt_tid: 0,
+                    hctx: 0,
                 });
                 (self.pool.len() - 1) as u32
             }
@@ -276,6 +286,7 @@ impl BlockQueue {
         r.log_sectors = 0;
         r.fua = false;
         r.ckpt_tid = 0;
+        r.hctx = 0;
         id
     }
 
@@ -382,12 +393,13 @@ impl BlockQueue {
         // As blk_mq_get_tag: a request takes a free tag within its own depth even while
         // others wait, so a read is not stuck behind writes held by a shallower limit.
         let limit = self.tag_limit(id);
-        if self.tags_used < limit {
-            self.tags_used += 1;
+        let h = self.pool[id as usize].hctx as usize;
+        if self.tags_used[h] < limit {
+            self.tags_used[h] += 1;
             self.insert(now, id);
             true
         } else {
-            self.tag_waiters.push_back(id);
+            self.tag_waiters[h].push_back(id);
             self.pool[id as usize].stage = RqStage::TagWait;
             false
         }
@@ -459,22 +471,45 @@ impl BlockQueue {
         }
     }
 
-    pub fn put_tag(&mut self, now: Ns, accepted: &mut Vec<u32>) {
-        self.tags_used -= 1;
+    /// A request of hardware context `hctx` gave back its tag.
+    pub fn put_tag(&mut self, now: Ns, hctx: u16, accepted: &mut Vec<u32>) {
+        let h = hctx as usize;
+        self.tags_used[h] -= 1;
         // Wake waiters in order, each within its own depth: one whose limit is reached
         // does not hold back those behind it with a deeper one.
         let mut i = 0;
-        while i < self.tag_waiters.len() && self.tags_used < self.nr_requests {
-            let id = self.tag_waiters[i];
-            if self.tags_used >= self.tag_limit(id) {
+        while i < self.tag_waiters[h].len() && self.tags_used[h] < self.nr_requests {
+            let id = self.tag_waiters[h][i];
+            if self.tags_used[h] >= self.tag_limit(id) {
                 i += 1;
                 continue;
             }
-            self.tag_waiters.remove(i);
-            self.tags_used += 1;
+            self.tag_waiters[h].remove(i);
+            self.tags_used[h] += 1;
             self.insert(now, id);
             accepted.push(id);
         }
+    }
+
+    /// Map the machine's CPUs onto the device's hardware queues, as `blk_mq_map_queues`
+    /// does: at most one queue per CPU (the NVMe driver asks for no more), each serving a
+    /// contiguous group of CPUs.
+    pub fn map_queues(&mut self, device_queues: u32, ncpus: u32) {
+        let n = device_queues.clamp(1, ncpus.max(1)) as u16;
+        self.nr_hw_queues = n;
+        self.ncpus = ncpus.max(1) as u16;
+        self.tags_used = vec![0; n as usize];
+        self.tag_waiters = vec![VecDeque::new(); n as usize];
+    }
+
+    /// The hardware context a request submitted on `cpu` enters (`blk_mq_map_queue`).
+    pub fn hctx_of_cpu(&self, cpu: u16) -> u16 {
+        ((cpu % self.ncpus) as u32 * self.nr_hw_queues as u32 / self.ncpus as u32) as u16
+    }
+
+    /// Hardware contexts in use.
+    pub fn nr_hw_queues(&self) -> u16 {
+        self.nr_hw_queues
     }
 
     /// Whether fsync() and sync() must end with a cache flush here: a volatile write cache
@@ -593,7 +628,7 @@ impl BlockQueue {
     }
 
     pub fn tags_used(&self) -> u32 {
-        self.tags_used
+        self.tags_used.iter().sum::<u32>()
     }
 
     /// blk-throttle of a queue that has limits (one that throttled or released a request).

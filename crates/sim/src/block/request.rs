@@ -84,6 +84,8 @@ pub struct Request {
     pub fua: bool,
     /// A checkpoint write (metadata home) of this journal transaction; 0: none.
     pub ckpt_tid: u32,
+    /// The hardware context (blk-mq `hctx`) of the CPU it was submitted on; its tag is there.
+    pub hctx: u16,
 }
 
 impl Request {

@@ -70,6 +70,10 @@ pub trait DeviceModel: Clone + Default + std::fmt::Debug + serde::Serialize + Si
     fn default_queue(&self) -> QueueConfig;
     /// Requests the device takes at once (tags).
     fn queue_depth(&self) -> u32;
+    /// Hardware queues (blk-mq hardware contexts), each with its own tags.
+    fn nr_hw_queues(&self) -> u32 {
+        1
+    }
     /// Whether the device has a volatile write cache ("write back" is possible).
     fn has_write_cache(&self) -> bool;
     /// `max_hw_sectors_kb` where the driver sets one below the block layer's cap.
@@ -127,6 +131,7 @@ pub trait ModelDyn {
     fn min_size(&self) -> u64;
     fn default_queue(&self) -> QueueConfig;
     fn queue_depth(&self) -> u32;
+    fn nr_hw_queues(&self) -> u32;
     fn has_write_cache(&self) -> bool;
     fn max_hw_sectors_kb(&self) -> Option<u32>;
     fn has_elevator(&self) -> bool;
@@ -167,6 +172,9 @@ impl<M: DeviceModel> ModelDyn for M {
     }
     fn queue_depth(&self) -> u32 {
         DeviceModel::queue_depth(self)
+    }
+    fn nr_hw_queues(&self) -> u32 {
+        DeviceModel::nr_hw_queues(self)
     }
     fn has_write_cache(&self) -> bool {
         DeviceModel::has_write_cache(self)
@@ -305,6 +313,11 @@ impl super::DeviceModelConfig {
     /// Requests the device takes at once (tags; for an array the members' sum).
     pub fn queue_depth(&self) -> u32 {
         self.model().queue_depth()
+    }
+
+    /// Hardware queues the block layer maps the CPUs onto.
+    pub fn nr_hw_queues(&self) -> u32 {
+        self.model().nr_hw_queues()
     }
 
     /// Whether the device has a volatile write cache ("write back" is possible).

@@ -12,7 +12,8 @@
 //! | `write_latency` | time a write takes to enter the write buffer; with `write_cache = false`, the time a unit takes to program one piece |
 //! | `read_bandwidth` | the transfer token's rate for reads; also the host link rate of buffered writes |
 //! | `write_bandwidth` | the token's rate for unbuffered writes, and the rate the write buffer drains at |
-//! | `queue_depth` | hardware queue depth |
+//! | `queue_depth` | depth of each hardware queue |
+//! | `nr_hw_queues` | hardware queues (NVMe submission queues); blk-mq maps the CPUs onto them, and each has its own tags (`nr_requests`) |
 //! | `write_cache` | writes complete when they are in the write buffer ([`WRITE_BUFFER`] bytes) |
 //!
 //! # Reads (and writes with `write_cache = false`)
@@ -82,8 +83,10 @@ pub struct SsdParams {
     pub read_bandwidth: u64,
     /// Sustained sequential write bandwidth, bytes/s.
     pub write_bandwidth: u64,
-    /// Hardware queue depth.
+    /// Depth of each hardware queue.
     pub queue_depth: u32,
+    /// Hardware queues; the drive takes `queue_depth` commands from each.
+    pub nr_hw_queues: u32,
     pub write_cache: bool,
 }
 
@@ -96,6 +99,7 @@ impl Default for SsdParams {
             read_bandwidth: 3_000 * MIB,
             write_bandwidth: 1_800 * MIB,
             queue_depth: 64,
+            nr_hw_queues: 1,
             write_cache: true,
         }
     }
@@ -124,6 +128,10 @@ impl DeviceModel for SsdParams {
         self.queue_depth
     }
 
+    fn nr_hw_queues(&self) -> u32 {
+        self.nr_hw_queues
+    }
+
     fn has_write_cache(&self) -> bool {
         self.write_cache
     }
@@ -141,13 +149,14 @@ impl DeviceModel for SsdParams {
     }
 }
 
-static SSD_KNOBS: [Knob<SsdParams>; 7] = [
+static SSD_KNOBS: [Knob<SsdParams>; 8] = [
     knob!(SsdParams, "parallelism", KnobKind::Count { min: 1, max: 1024 }, "channels/dies serving requests at once", parallelism: u32),
     knob!(SsdParams, "read_latency", LATENCY, "latency of a 4 KiB read", read_latency: u64),
     knob!(SsdParams, "write_latency", LATENCY, "latency of a 4 KiB program into the write buffer", write_latency: u64),
     knob!(SsdParams, "read_bandwidth", KnobKind::Rate, "sustained sequential reads", read_bandwidth: u64),
     knob!(SsdParams, "write_bandwidth", KnobKind::Rate, "sustained sequential writes", write_bandwidth: u64),
-    knob!(SsdParams, "queue_depth", QUEUE_DEPTH, "hardware queue depth", queue_depth: u32),
+    knob!(SsdParams, "queue_depth", QUEUE_DEPTH, "depth of each hardware queue", queue_depth: u32),
+    knob!(SsdParams, "nr_hw_queues", KnobKind::Count { min: 1, max: 1024 }, "hardware queues (NVMe: one per CPU, up to the drive's limit)", nr_hw_queues: u32),
     knob!(SsdParams, "write_cache", KnobKind::Bool, "volatile write buffer on", write_cache: bool),
 ];
 
@@ -240,8 +249,9 @@ impl Ssd {
 }
 
 impl Device for Ssd {
+    /// The queues' depths pooled: the drive serves all of them through the same units.
     fn queue_depth(&self) -> u32 {
-        self.p.queue_depth.max(1)
+        self.p.queue_depth.max(1) * self.p.nr_hw_queues.max(1)
     }
 
     fn in_flight(&self) -> u32 {

@@ -121,7 +121,7 @@ impl crate::machine::Machine {
 
     /// A request of device `d` completed: give back its request slot (legacy era) or tag.
     /// Requests admitted in its place are pushed to `accepted`.
-    pub(crate) fn release_slot(&mut self, d: usize, op: crate::drivers::Op, accepted: &mut Vec<u32>) {
+    pub(crate) fn release_slot(&mut self, d: usize, op: crate::drivers::Op, hctx: u16, accepted: &mut Vec<u32>) {
         let now = self.now();
         if self.queues[d].legacy.is_some() {
             let cleared = self.queues[d].legacy_freed(now, op, accepted);
@@ -132,7 +132,7 @@ impl crate::machine::Machine {
                 self.write_completed(d as u16);
             }
         } else {
-            self.queues[d].put_tag(now, accepted);
+            self.queues[d].put_tag(now, hctx, accepted);
         }
     }
 

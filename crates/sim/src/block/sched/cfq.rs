@@ -24,9 +24,17 @@
 //! than that or, on a queueing (NCQ) device, seeks far (mean over 64 MiB in 2.6.20, 4 MiB in
 //! 2.6.22, where a seeky queue idles 2 ms only).
 //!
-//! Simplified: one priority level (no RT or idle class, no `ioprio`), no metadata
-//! preemption, the 2.6.22 service tree as a FIFO with front insertion, merges searched across
-//! queues (a bio is merged only into a request of its own direction), exact-ns slices.
+//! `ionice` (the process's I/O priority, taken when its queue is created): the realtime class
+//! is served before best effort, the idle class only when no other queue has requests and
+//! 100 ms after the last other request completed (`CFQ_IDLE_GRACE`); the level sets the slice,
+//! `slice + slice/5 × (4 − level)` (`cfq_prio_slice`: 180 ms at level 0, 40 ms at 7 for a
+//! sync queue); 2.6.22 lets any request preempt an idle-class queue.
+//!
+//! Simplified: best-effort queues of every level are served in turn (2.6.20's per-level
+//! lists and 2.6.22's level offset in the service tree are not modelled: levels set slice
+//! lengths, not the order), no metadata preemption, the 2.6.22 service tree as a FIFO with
+//! front insertion, merges searched across queues (a bio is merged only into a request of
+//! its own direction), exact-ns slices.
 
 use super::merge_index::{grow, MergeIndex};
 use super::mq_deadline::INT_MAX;
@@ -34,6 +42,7 @@ use super::{no_check, ElevatorInfo};
 use super::{ElvRq, Merge};
 pub use crate::config::CfqTunables;
 use crate::config::{DeadlineTunables, Knob, KnobKind, QueueConfig, SchedulerKind};
+use crate::config::{IoPrio, IoPrioClass};
 use crate::drivers::Op;
 use crate::knob;
 use crate::Ns;
@@ -90,6 +99,10 @@ pub enum CfqVersion {
 
 /// `CFQ_MIN_TT`: how long a seeky process's emptied queue still waits (2 ms).
 const CFQ_MIN_TT: Ns = 2_000_000;
+/// `CFQ_IDLE_GRACE` (HZ / 10): the idle class waits this long after other I/O completed.
+const CFQ_IDLE_GRACE: Ns = 100_000_000;
+/// `CFQ_SLICE_SCALE`: each I/O priority level changes the slice by a fifth of the base.
+const CFQ_SLICE_SCALE: i64 = 5;
 
 /// The async queue's key; sync queues are keyed by their process.
 pub const ASYNC_KEY: u32 = 0;
@@ -100,6 +113,9 @@ const SAMPLE_VALID: u64 = 80;
 #[derive(Clone, Debug, Default)]
 struct Cfqq {
     key: u32,
+    /// The process's I/O priority (`ioprio_class`, `ioprio`); the async queue is best effort 4.
+    class: IoPrioClass,
+    level: u8,
     /// Sector-sorted pending requests.
     sorted: BTreeSet<(u64, u32)>,
     /// Arrival order.
@@ -151,6 +167,12 @@ pub struct Cfq {
     rr: VecDeque<u32>,
     /// 2.6.20: those of them that still have requests in the driver (served last).
     busy_rr: VecDeque<u32>,
+    /// Idle-class queues with requests (`idle_rr`), served when nothing else waits.
+    idle_rr: VecDeque<u32>,
+    /// When the last request of a non-idle queue completed (`last_end_request`).
+    last_end_request: Ns,
+    /// The idle class's grace timer (`idle_class_timer`).
+    idle_class_timer: Option<Ns>,
     active: Option<u32>,
     dispatch_slice: u32,
     /// Requests moved to the dispatch list and not yet taken by the driver.
@@ -174,6 +196,9 @@ impl Cfq {
             merges: MergeIndex::default(),
             rr: VecDeque::new(),
             busy_rr: VecDeque::new(),
+            idle_rr: VecDeque::new(),
+            last_end_request: 0,
+            idle_class_timer: None,
             active: None,
             dispatch_slice: 0,
             dispatch_list: VecDeque::new(),
@@ -186,13 +211,17 @@ impl Cfq {
         }
     }
 
-    fn queue_of(&mut self, key: u32) -> u32 {
+    fn queue_of(&mut self, key: u32, prio: IoPrio) -> u32 {
         if let Some(&q) = self.by_key.get(&key) {
             return q;
         }
         let q = self.qs.len() as u32;
+        // The shared async queue is the flushers': best effort 4.
+        let prio = if key == ASYNC_KEY { IoPrio::default() } else { prio };
         self.qs.push(Cfqq {
             key,
+            class: prio.class,
+            level: prio.level,
             new: true,
             // 2.6.20 marks every new queue idle-capable (the async one keeps it: its requests
             // never update it); 2.6.22 never idles on async.
@@ -214,6 +243,13 @@ impl Cfq {
         const PRIO: u32 = 4;
         let base = self.t.slice_async_rq;
         2 * (base + base * (PRIO_LISTS - 1 - PRIO))
+    }
+
+    /// `cfq_prio_slice`: the slice of queue `q`, longer for a better (lower) level.
+    fn prio_slice(&self, q: u32) -> Ns {
+        let c = &self.qs[q as usize];
+        let base = if c.sync() { self.t.slice_sync } else { self.t.slice_async } as i64;
+        (base + base / CFQ_SLICE_SCALE * (4 - i64::from(c.level))).max(1) as Ns
     }
 
     /// `CIC_SEEKY`: a mean seek distance above this many sectors makes a process seeky.
@@ -276,7 +312,20 @@ impl Cfq {
     fn resort(&mut self, q: u32, front: bool) {
         self.rr.retain(|&x| x != q);
         self.busy_rr.retain(|&x| x != q);
+        self.idle_rr.retain(|&x| x != q);
         let c = &self.qs[q as usize];
+        if c.class == IoPrioClass::Idle {
+            self.idle_rr.push_back(q);
+            return;
+        }
+        if c.class == IoPrioClass::Rt {
+            // Ahead of every best-effort queue, behind the realtime ones (2.6.20's `cur_rr`,
+            // 2.6.22's service tree sorts them first).
+            let qs = &self.qs;
+            let at = self.rr.iter().take_while(|&&x| qs[x as usize].class == IoPrioClass::Rt).count();
+            self.rr.insert(at, q);
+            return;
+        }
         let list = if self.v == CfqVersion::V2620 && c.dispatched > 0 {
             &mut self.busy_rr
         } else {
@@ -286,9 +335,12 @@ impl Cfq {
         // queue by the time it is (re)added, so only a preempting queue goes in front.
         let new = self.v == CfqVersion::V2620 && c.new;
         if front || new {
-            // In front, but behind the other never-served queues (2.6.20).
+            // In front, but behind the realtime queues and the other never-served ones.
             let qs = &self.qs;
-            let at = list.iter().take_while(|&&x| qs[x as usize].new).count();
+            let at = list
+                .iter()
+                .take_while(|&&x| qs[x as usize].class == IoPrioClass::Rt || qs[x as usize].new)
+                .count();
             list.insert(at, q);
         } else {
             list.push_back(q);
@@ -299,6 +351,7 @@ impl Cfq {
         self.qs[q as usize].on_rr = false;
         self.rr.retain(|&x| x != q);
         self.busy_rr.retain(|&x| x != q);
+        self.idle_rr.retain(|&x| x != q);
     }
 
     fn slice_used(&self, q: u32, now: Ns) -> bool {
@@ -319,9 +372,22 @@ impl Cfq {
         self.dispatch_slice = 0;
     }
 
-    /// `cfq_set_active_queue`: the first queue of the service list (2.6.20: `busy_rr` last).
-    fn set_active(&mut self) -> Option<u32> {
-        let q = self.rr.pop_front().or_else(|| self.busy_rr.pop_front())?;
+    /// `cfq_set_active_queue`: the first queue of the service list (2.6.20: `busy_rr` after
+    /// it), an idle-class queue only when none has requests and the grace period is over.
+    fn set_active(&mut self, now: Ns) -> Option<u32> {
+        let q = match self.rr.pop_front().or_else(|| self.busy_rr.pop_front()) {
+            Some(q) => q,
+            None => {
+                self.idle_rr.front()?;
+                let ready = self.last_end_request + CFQ_IDLE_GRACE;
+                if now < ready {
+                    self.idle_class_timer = Some(ready);
+                    return None;
+                }
+                self.idle_class_timer = None;
+                self.idle_rr.pop_front()?
+            }
+        };
         self.active = Some(q);
         self.dispatch_slice = 0;
         let c = &mut self.qs[q as usize];
@@ -376,7 +442,7 @@ impl Cfq {
             }
             self.slice_expired(false);
         }
-        self.set_active()
+        self.set_active(now)
     }
 
     /// `__cfq_dispatch_requests`: up to `max` requests of queue `q` to the dispatch list.
@@ -420,11 +486,7 @@ impl Cfq {
             }
         }
         if self.v == CfqVersion::V2620 && self.qs[q as usize].slice_end.is_none() {
-            let slice = if self.qs[q as usize].sync() {
-                self.t.slice_sync
-            } else {
-                self.t.slice_async
-            };
+            let slice = self.prio_slice(q);
             self.qs[q as usize].slice_end = Some(now + slice);
         }
         // An async queue that used its request budget expires at once; in 2.6.20 so does a
@@ -551,7 +613,7 @@ impl Cfq {
     /// Queue a request of process `owner` (`cfq_insert_request`, `cfq_rq_enqueued`).
     pub fn insert_owned(&mut self, now: Ns, rq: ElvRq, owner: u32) {
         let key = if rq.sync { owner.max(1) } else { ASYNC_KEY };
-        let q = self.queue_of(key);
+        let q = self.queue_of(key, rq.prio);
         let idx = rq.id as usize;
         if idx >= self.rqs.len() {
             self.rqs.resize(idx + 1, None);
@@ -580,7 +642,7 @@ impl Cfq {
         if self.active == Some(q) {
             // The idled-for request arrived: dispatch it now.
             self.idle_timer = None;
-        } else if self.should_preempt(&rq) {
+        } else if self.should_preempt(q, &rq) {
             self.slice_expired(true);
             self.rr.retain(|&x| x != q);
             self.busy_rr.retain(|&x| x != q);
@@ -589,13 +651,19 @@ impl Cfq {
     }
 
     /// `cfq_should_preempt`. 2.6.20 first requires the new queue to be waiting for a request,
-    /// which only the active queue can be: no preemption. 2.6.22: a sync request preempts an
-    /// async queue, and any request a queue whose slice is used.
-    fn should_preempt(&self, rq: &ElvRq) -> bool {
+    /// which only the active queue can be: no preemption. 2.6.22: a request of a queue not
+    /// of the idle class preempts an idle-class queue, and a sync request an async queue.
+    fn should_preempt(&self, new: u32, rq: &ElvRq) -> bool {
         let Some(a) = self.active else { return false };
         match self.v {
             CfqVersion::V2620 => false,
-            CfqVersion::V2622 => rq.sync && !self.qs[a as usize].sync(),
+            CfqVersion::V2622 => {
+                let (n, a) = (&self.qs[new as usize], &self.qs[a as usize]);
+                if n.class == IoPrioClass::Idle {
+                    return false;
+                }
+                a.class == IoPrioClass::Idle || (rq.sync && !a.sync())
+            }
         }
     }
 
@@ -614,6 +682,9 @@ impl Cfq {
             self.sync_flight = self.sync_flight.saturating_sub(1);
             c.last_end = Some(now);
         }
+        if c.class != IoPrioClass::Idle {
+            self.last_end_request = now;
+        }
         if self.v == CfqVersion::V2620 && c.on_rr && c.dispatched == 0 {
             // Off busy_rr: its requests in the driver are done.
             if self.busy_rr.contains(&q) {
@@ -623,8 +694,8 @@ impl Cfq {
         if self.active == Some(q) {
             let c = &mut self.qs[q as usize];
             if self.v == CfqVersion::V2622 && c.slice_end.is_none() {
-                let slice = if sync { self.t.slice_sync } else { self.t.slice_async };
-                c.slice_end = Some(now + slice);
+                let slice = self.prio_slice(q);
+                self.qs[q as usize].slice_end = Some(now + slice);
             }
             if self.slice_used(q, now) {
                 self.slice_expired(self.v == CfqVersion::V2622);
@@ -683,12 +754,19 @@ impl super::Elevator for Cfq {
     }
 
     fn next_timer(&self) -> Option<Ns> {
-        self.idle_timer
+        match (self.idle_timer, self.idle_class_timer) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     fn timer_fired(&mut self, now: Ns) {
         if self.idle_timer.is_some_and(|t| t <= now) {
             self.idle_timer_fired(now);
+        }
+        if self.idle_class_timer.is_some_and(|t| t <= now) {
+            // The grace period is over: the next dispatch may serve the idle class.
+            self.idle_class_timer = None;
         }
     }
 }
@@ -810,6 +888,110 @@ mod tests {
         };
         assert_eq!(depth(CfqVersion::V2620), 16);
         assert_eq!(depth(CfqVersion::V2622), 4);
+    }
+
+    fn read_at(id: u32, sector: u64, owner: u32, class: IoPrioClass, level: u8) -> ElvRq {
+        ElvRq {
+            prio: IoPrio { class, level },
+            ..read(id, sector, owner)
+        }
+    }
+
+    /// Two sequential readers kept busy for 2 s, each with its own `ionice`, one request in
+    /// the drive at a time taking 1 ms: the share of reads each got.
+    fn shares(v: CfqVersion, a: IoPrio, b: IoPrio) -> (u32, u32) {
+        let mut s = cfq(v);
+        let mut next = 0u32;
+        let mut pos = [0u64, 1 << 30];
+        let mut t = T0;
+        for (owner, p) in [(1u32, a), (2, b)] {
+            s.insert(t, read_at(next, pos[owner as usize - 1], owner, p.class, p.level));
+            next += 1;
+        }
+        let mut got = (0, 0);
+        while t < T0 + 2_000_000_000 {
+            let Some(r) = s.dispatch(t) else {
+                // Idling for the active queue: its timer decides.
+                t = s.next_timer().expect("a timer while nothing is dispatched");
+                s.timer_fired(t);
+                continue;
+            };
+            t += 1_000_000;
+            s.completed(t, r.id);
+            let (owner, p) = if r.owner == 1 { (1, a) } else { (2, b) };
+            if owner == 1 {
+                got.0 += 1;
+            } else {
+                got.1 += 1;
+            }
+            // The reader's next request follows at once.
+            pos[owner as usize - 1] += 8;
+            s.insert(t, read_at(next, pos[owner as usize - 1], owner, p.class, p.level));
+            next += 1;
+        }
+        got
+    }
+
+    #[test]
+    fn ionice_level_sets_the_slice_length() {
+        // cfq_prio_slice: a sync slice of 100 ms is 180 ms at level 0 and 40 ms at level 7,
+        // so the level-0 reader gets about 4.5 times the reads.
+        for v in [CfqVersion::V2620, CfqVersion::V2622] {
+            let hi = IoPrio {
+                class: IoPrioClass::Be,
+                level: 0,
+            };
+            let lo = IoPrio {
+                class: IoPrioClass::Be,
+                level: 7,
+            };
+            let (a, b) = shares(v, hi, lo);
+            let ratio = a as f64 / b as f64;
+            assert!((3.5..5.5).contains(&ratio), "{v:?}: {a} reads at be/0, {b} at be/7");
+            let (a, b) = shares(v, IoPrio::default(), IoPrio::default());
+            assert!((a as f64 / b as f64 - 1.0).abs() < 0.1, "{v:?}: {a} and {b} at be/4");
+        }
+    }
+
+    #[test]
+    fn realtime_goes_first_and_idle_class_waits_for_a_quiet_disk() {
+        for v in [CfqVersion::V2620, CfqVersion::V2622] {
+            let mut s = cfq(v);
+            s.insert(T0, read_at(1, 0, 1, IoPrioClass::Idle, 7));
+            s.insert(T0, read_at(2, 1000, 2, IoPrioClass::Be, 4));
+            s.insert(T0, read_at(3, 2000, 3, IoPrioClass::Rt, 4));
+            let first = s.dispatch(T0).expect("a request");
+            assert_eq!(first.owner, 3, "{v:?}: the realtime reader first");
+            s.completed(T0 + 1_000_000, first.id);
+            // Its queue idles for more; then the best-effort reader.
+            let mut t = T0 + 1_000_000;
+            let second = loop {
+                if let Some(r) = s.dispatch(t) {
+                    break r;
+                }
+                t = s.next_timer().expect("idle timer");
+                s.timer_fired(t);
+            };
+            assert_eq!(second.owner, 2, "{v:?}");
+            let done = t + 1_000_000;
+            s.completed(done, second.id);
+            // Nothing else has requests, but the idle class waits 100 ms after the last
+            // completion of another class.
+            let mut t = done;
+            let third = loop {
+                if let Some(r) = s.dispatch(t) {
+                    break r;
+                }
+                t = s.next_timer().expect("a timer");
+                s.timer_fired(t);
+            };
+            assert_eq!(third.owner, 1, "{v:?}");
+            assert!(
+                t >= done + CFQ_IDLE_GRACE,
+                "{v:?}: idle class served {} ms after the disk went quiet",
+                (t - done) / 1_000_000
+            );
+        }
     }
 
     #[test]
