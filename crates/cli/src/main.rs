@@ -117,6 +117,8 @@ enum Cmd {
     Report(report_cmd::ReportArgs),
     /// Print a results directory's per-second samples as vmstat does.
     Vmstat(report_cmd::VmstatArgs),
+    /// Print a results directory's per-second device figures as iostat does (-x: extended).
+    Iostat(report_cmd::IostatArgs),
     /// Run a scenario's workload on THIS machine (real processes, fresh loop devices, knobs
     /// applied and restored) and write the same results directory, plus machine.json.
     Measure(probe_cmd::MeasureArgs),
@@ -192,6 +194,7 @@ fn main() -> ExitCode {
         Cmd::Kernels { json } => kernels_cmd::kernels(json),
         Cmd::Report(a) => report_cmd::report(a),
         Cmd::Vmstat(a) => report_cmd::vmstat(a),
+        Cmd::Iostat(a) => report_cmd::iostat(a),
         Cmd::Measure(a) => probe_cmd::measure(a),
         Cmd::Calibrate(a) => probe_cmd::calibrate(a),
         Cmd::Compare { dirs, json } => probe_cmd::compare(&dirs, json),

@@ -41,6 +41,18 @@ pub struct VmstatArgs {
     pub unit: String,
 }
 
+#[derive(Args)]
+pub struct IostatArgs {
+    /// Results directory (simulated or measured).
+    pub dir: PathBuf,
+    /// Extended figures, as `iostat -x`: request sizes, await, aqu-sz, %util.
+    #[arg(short = 'x')]
+    pub extended: bool,
+    /// Only this device.
+    #[arg(long)]
+    pub device: Option<String>,
+}
+
 fn load(dirs: &[PathBuf]) -> Result<Vec<RunDir>, String> {
     dirs.iter().map(|d| RunDir::load(d)).collect()
 }
@@ -173,4 +185,52 @@ pub fn vmstat(a: VmstatArgs) -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// `wblab iostat DIR [-x]`.
+pub fn iostat(a: IostatArgs) -> ExitCode {
+    let path = a.dir.join(wblab_report::IOSTAT_FILE);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: {}: {e}", path.display());
+            if a.dir.join("sweep.csv").exists() || a.dir.join("kernels.csv").exists() {
+                eprintln!("  hint: {} holds several runs: give one of its run directories", a.dir.display());
+            } else if a.dir.join(wblab_report::SUMMARY_FILE).exists() {
+                eprintln!("  hint: the run was written by an older wblab; run it again to get iostat.csv");
+            }
+            return ExitCode::from(2);
+        }
+    };
+    let csv = match wblab_report::load::rundir::Csv::parse(&text) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {}: {e}", path.display());
+            return ExitCode::from(2);
+        }
+    };
+    if let Err(e) = wblab_report::terminal::iostat::check(&csv) {
+        eprintln!(
+            "error: {}: {e}: not an iostat.csv as wblab run or measure writes it",
+            path.display()
+        );
+        return ExitCode::from(2);
+    }
+    if let Some(d) = &a.device {
+        let devices: std::collections::BTreeSet<&str> = csv.rows.iter().map(|r| r[csv.col("device").expect("checked")].as_str()).collect();
+        if !devices.contains(d.as_str()) {
+            let known: Vec<&str> = devices.into_iter().collect();
+            eprintln!(
+                "error: no device `{d}` in {}\n  hint: devices: {}",
+                path.display(),
+                known.join(", ")
+            );
+            return ExitCode::from(2);
+        }
+    }
+    print!(
+        "{}",
+        wblab_report::terminal::iostat::iostat_text(&csv, a.extended, a.device.as_deref())
+    );
+    ExitCode::SUCCESS
 }

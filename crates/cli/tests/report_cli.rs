@@ -239,6 +239,54 @@ fn terminal_report_prints_table_stem_plot_and_log2_histogram() {
     assert_eq!(wblab(&["vmstat", out.to_str().unwrap(), "-S", "x"]).status.code(), Some(2));
 }
 
+/// The device's requests and bytes of each second, as `wblab iostat` prints them, add up to
+/// what the run's summary counts; `-x` adds await, aqu-sz and %util.
+#[test]
+fn iostat_prints_each_second_and_adds_up_to_the_summary() {
+    let dir = scratch("report-iostat");
+    let out = short_run(&dir, &["--no-report"]);
+    let d = out.to_str().unwrap();
+    let t = ok(&wblab(&["iostat", d]));
+    let blocks: Vec<&str> = t.split("\n\n").collect();
+    assert_eq!(blocks.len(), 6, "one block per simulated second: {t}");
+    assert!(blocks[0].starts_with("t = 1 s\nDevice"), "{t}");
+    assert_eq!(
+        blocks[0].lines().nth(1).unwrap().split_whitespace().collect::<Vec<_>>(),
+        ["Device", "tps", "kB_read/s", "kB_wrtn/s"]
+    );
+
+    let x = ok(&wblab(&["iostat", "-x", d]));
+    let header: Vec<&str> = x.lines().nth(1).unwrap().split_whitespace().collect();
+    assert_eq!(
+        header,
+        ["Device", "r/s", "w/s", "rkB/s", "wkB/s", "rareq-sz", "wareq-sz", "r_await", "w_await", "aqu-sz", "%util"]
+    );
+    let rows: Vec<Vec<f64>> = x
+        .lines()
+        .filter(|l| l.starts_with("sda "))
+        .map(|l| l.split_whitespace().skip(1).map(|v| v.parse().unwrap()).collect())
+        .collect();
+    assert_eq!(rows.len(), 6);
+    let summary: serde_json::Value = serde_json::from_str(&fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let dev = &summary["devices"][0];
+    let sum = |i: usize| rows.iter().map(|r| r[i]).sum::<f64>();
+    assert_eq!(sum(0) as u64, dev["requests_read"].as_u64().unwrap(), "reads per second add up");
+    assert_eq!(sum(1) as u64, dev["requests_written"].as_u64().unwrap(), "writes per second add up");
+    let mb_written = dev["bytes_written"].as_f64().unwrap() / 1e6;
+    assert!((sum(3) * 1024.0 / 1e6 / mb_written - 1.0).abs() < 0.01, "kB written add up");
+    // The reader's requests wait behind the writers' in the queue: await is more than
+    // the device's own service time, and the queue holds more than one on average.
+    let busy: Vec<&Vec<f64>> = rows.iter().filter(|r| r[0] > 0.0).collect();
+    assert!(!busy.is_empty(), "the reader read");
+    assert!(busy.iter().all(|r| r[6] > 0.0 && r[8] > 0.0 && r[9] > 0.0), "{x}");
+
+    let o = wblab(&["iostat", dir.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "a directory without iostat.csv");
+    let o = wblab(&["iostat", d, "--device", "sdz"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("devices: sda"));
+}
+
 /// The first Chromium found on PATH.
 fn find_chromium() -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;

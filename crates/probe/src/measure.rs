@@ -1065,6 +1065,9 @@ fn write_results(
     let mut w = io::BufWriter::new(std::fs::File::create(out.join(wblab_report::THROTTLE_FILE))?);
     wblab_report::write_throttle(&mut w, &r)?;
     w.flush()?;
+    let mut w = io::BufWriter::new(std::fs::File::create(out.join(wblab_report::IOSTAT_FILE))?);
+    wblab_report::write_iostat(&mut w, &r)?;
+    w.flush()?;
     let mut w = io::BufWriter::new(std::fs::File::create(out.join(wblab_report::HISTOGRAMS_FILE))?);
     wblab_report::results::histograms::write_histograms(&mut w, &r)?;
     w.flush()?;

@@ -745,7 +745,7 @@ impl Machine {
     fn complete_request(&mut self, dev: u16, id: u32) {
         let now = self.now();
         let d = dev as usize;
-        let (op, tracked, direct, submitter, latency, bytes, direct_bytes, log_bytes) = {
+        let (op, tracked, direct, submitter, latency, bytes, direct_bytes, log_bytes, ticks) = {
             let r = self.queues[d].rq(id);
             (
                 r.op,
@@ -756,6 +756,7 @@ impl Machine {
                 r.bytes(),
                 r.direct_sectors * 512,
                 r.log_sectors * 512,
+                now.saturating_sub(r.start_ns),
             )
         };
         {
@@ -768,11 +769,15 @@ impl Machine {
                     q.log_bytes_written += log_bytes;
                     q.sec_written += bytes;
                     q.requests_written += 1;
+                    q.sec_io.writes += 1;
+                    q.sec_io.write_ticks_ns += ticks;
                 }
                 Op::Read => {
                     q.bytes_read += bytes;
                     q.sec_read += bytes;
                     q.requests_read += 1;
+                    q.sec_io.reads += 1;
+                    q.sec_io.read_ticks_ns += ticks;
                 }
                 // Flushes complete in `flush_completed`, outside the request pool.
                 Op::Flush => {}
@@ -1013,6 +1018,7 @@ impl Machine {
         let mut dw = Vec::with_capacity(self.queues.len());
         let mut dr = Vec::with_capacity(self.queues.len());
         let mut du = Vec::with_capacity(self.queues.len());
+        let mut dio = Vec::with_capacity(self.queues.len());
         let since = self.vmstat.last().map_or(0, |s| s.t_ns);
         for q in &mut self.queues {
             bo += std::mem::take(&mut q.sec_submitted_written) / 1024;
@@ -1021,6 +1027,7 @@ impl Machine {
             dr.push(q.sec_read);
             q.sec_written = 0;
             q.sec_read = 0;
+            dio.push(std::mem::take(&mut q.sec_io));
             // iostat %util over the interval: device time with a request in service.
             let busy = q.device.busy_ns(now);
             du.push(busy.saturating_sub(q.sec_busy_mark) as f64 / now.saturating_sub(since).max(1) as f64);
@@ -1054,6 +1061,7 @@ impl Machine {
             dev_write_bytes: dw,
             dev_read_bytes: dr,
             dev_util: du,
+            dev_io: dio,
         });
         if now + NSEC_PER_SEC <= self.cfg.duration {
             self.q.schedule_in(NSEC_PER_SEC, Event::Sample);

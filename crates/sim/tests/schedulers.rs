@@ -300,3 +300,25 @@ fn nr_requests_counts_per_hardware_queue() {
     let four = random_readers_on_hw_queues(4);
     assert_eq!(four, two, "four queues on two CPUs behave as two");
 }
+
+#[test]
+fn iostat_await_of_reads_is_what_an_o_direct_reader_waits() {
+    // Two measures of the same waits: the per-second diskstats (from a request's tag to its
+    // completion) and the reader's own read() latency, which adds only the submission and
+    // wakeup around it.
+    let r = readers_and_direct_writers(SchedulerKind::MQ_DEADLINE, None);
+    let (reads, ticks) = r
+        .vmstat
+        .iter()
+        .filter_map(|s| s.dev_io.first())
+        .fold((0, 0), |(n, t), io| (n + io.reads, t + io.read_ticks_ns));
+    let reader = r.tasks.iter().find(|t| t.name == "reader").expect("reader").op_latency.summary();
+    assert_eq!(reads, reader.count, "every read() is one request");
+    let r_await = ticks as f64 / reads as f64;
+    assert!(r_await > 1e6, "reads wait behind the writes: {r_await} ns");
+    assert!(
+        (r_await / reader.mean - 1.0).abs() < 0.05,
+        "r_await {r_await:.0} ns, read() mean {:.0} ns",
+        reader.mean
+    );
+}

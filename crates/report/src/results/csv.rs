@@ -118,3 +118,54 @@ pub fn write_throttle<W: Write>(w: &mut W, r: &RunResult) -> io::Result<()> {
     }
     Ok(())
 }
+
+/// Whether the run recorded the devices' completed requests per interval (runs of older
+/// builds did not).
+pub fn has_iostat(r: &RunResult) -> bool {
+    r.vmstat.iter().any(|s| !s.dev_io.is_empty())
+}
+
+/// The header of `iostat.csv`: `iostat -x`'s figures, each column with its unit.
+pub const IOSTAT_HEADER: &str = "t_s,device,r_per_s,w_per_s,rkb_per_s,wkb_per_s,r_await_ms,w_await_ms,aqu_sz,util_pct";
+
+/// Write `iostat.csv`: per interval (a second) and device, what `iostat -x` prints from
+/// `/sys/block/<dev>/stat` differences: requests and KiB per second, the mean time of the
+/// completed requests from their start to their completion (await), the mean number in the
+/// device's queue (aqu-sz: their summed time over the interval) and %util.
+pub fn write_iostat<W: Write>(w: &mut W, r: &RunResult) -> io::Result<()> {
+    let mut line = String::with_capacity(256);
+    line.push_str(IOSTAT_HEADER);
+    line.push('\n');
+    w.write_all(line.as_bytes())?;
+    let mut prev_t = 0;
+    for s in &r.vmstat {
+        let dt = s.t_ns.saturating_sub(prev_t);
+        let secs = if dt == 0 { 1.0 } else { dt as f64 / NS_PER_SEC };
+        prev_t = s.t_ns;
+        for (i, d) in r.devices.iter().enumerate() {
+            let io = s.dev_io.get(i).copied().unwrap_or_default();
+            let per_s = |v: u64| v as f64 / secs;
+            let await_ms = |ticks: u64, n: u64| if n == 0 { 0.0 } else { ticks as f64 / n as f64 / 1e6 };
+            line.clear();
+            push_f64(&mut line, s.t_ns as f64 / NS_PER_SEC);
+            line.push(',');
+            line.push_str(&d.name);
+            for v in [
+                per_s(io.reads),
+                per_s(io.writes),
+                per_s(s.dev_read_bytes.get(i).copied().unwrap_or(0)) / 1024.0,
+                per_s(s.dev_write_bytes.get(i).copied().unwrap_or(0)) / 1024.0,
+                await_ms(io.read_ticks_ns, io.reads),
+                await_ms(io.write_ticks_ns, io.writes),
+                (io.read_ticks_ns + io.write_ticks_ns) as f64 / 1e9 / secs,
+                s.dev_util.get(i).copied().unwrap_or(0.0) * 100.0,
+            ] {
+                line.push(',');
+                push_f64(&mut line, v);
+            }
+            line.push('\n');
+            w.write_all(line.as_bytes())?;
+        }
+    }
+    Ok(())
+}

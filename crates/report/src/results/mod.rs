@@ -1,5 +1,5 @@
 //! Writing a results directory from a run: `summary.json`, `trace.txt` (6.18 ftrace text),
-//! `timeseries.csv`, `throttle.csv` and `histograms.json`.
+//! `timeseries.csv`, `iostat.csv`, `throttle.csv` and `histograms.json`.
 
 pub(crate) mod csv;
 pub(crate) mod ftrace;
@@ -18,6 +18,7 @@ pub const TRACE_FILE: &str = "trace.txt";
 pub const TIMESERIES_FILE: &str = "timeseries.csv";
 pub const THROTTLE_FILE: &str = "throttle.csv";
 pub const HISTOGRAMS_FILE: &str = "histograms.json";
+pub const IOSTAT_FILE: &str = "iostat.csv";
 
 fn write_file(path: &Path, f: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>) -> io::Result<()> {
     let mut w = BufWriter::with_capacity(1 << 20, File::create(path)?);
@@ -47,6 +48,8 @@ pub struct ResultTexts {
     pub timeseries: String,
     pub throttle: String,
     pub histograms: String,
+    /// `iostat.csv`, where the run recorded the devices' requests.
+    pub iostat: Option<String>,
 }
 
 impl ResultTexts {
@@ -61,6 +64,7 @@ impl ResultTexts {
             timeseries: text(&|w| csv::write_timeseries(w, r)),
             throttle: text(&|w| csv::write_throttle(w, r)),
             histograms: text(&|w| histograms::write_histograms(w, r)),
+            iostat: csv::has_iostat(r).then(|| text(&|w| csv::write_iostat(w, r))),
         }
     }
 
@@ -70,6 +74,9 @@ impl ResultTexts {
         std::fs::write(out.join(SUMMARY_FILE), &self.summary)?;
         std::fs::write(out.join(TIMESERIES_FILE), &self.timeseries)?;
         std::fs::write(out.join(THROTTLE_FILE), &self.throttle)?;
+        if let Some(t) = &self.iostat {
+            std::fs::write(out.join(IOSTAT_FILE), t)?;
+        }
         std::fs::write(out.join(HISTOGRAMS_FILE), &self.histograms)
     }
 
@@ -92,6 +99,11 @@ impl ResultTexts {
 /// Write `timeseries.csv` content to any writer.
 pub fn write_timeseries<W: Write>(w: &mut W, r: &RunResult) -> io::Result<()> {
     csv::write_timeseries(w, r)
+}
+
+/// Write `iostat.csv` content to any writer.
+pub fn write_iostat<W: Write>(w: &mut W, r: &RunResult) -> io::Result<()> {
+    csv::write_iostat(w, r)
 }
 
 /// Write `throttle.csv` content to any writer.

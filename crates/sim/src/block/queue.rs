@@ -117,6 +117,8 @@ pub struct BlockQueue {
     /// Bytes completed this second (for vmstat bi/bo).
     pub sec_written: u64,
     pub sec_read: u64,
+    /// Requests completed since the last per-second sample (diskstats, for iostat).
+    pub sec_io: crate::metrics::DevIo,
     /// Write bytes submitted since the last per-second sample (vmstat `bo`, PGPGOUT).
     pub sec_submitted_written: u64,
     /// The device's busy time at the last per-second sample (for per-second %util).
@@ -195,6 +197,7 @@ impl BlockQueue {
             latency: LatencyHist::new(),
             sec_written: 0,
             sec_read: 0,
+            sec_io: Default::default(),
             sec_submitted_written: 0,
             sec_busy_mark: 0,
             unstable: VecDeque::new(),
@@ -251,6 +254,7 @@ impl BlockQueue {
                     fua: false,
                     ckpt_tid: 0,
                     hctx: 0,
+                    start_ns: 0,
                 });
                 (self.pool.len() - 1) as u32
             }
@@ -407,6 +411,8 @@ impl BlockQueue {
 
     fn insert(&mut self, now: Ns, id: u32) {
         self.pool[id as usize].stage = RqStage::Queued;
+        // blk_mq_rq_ctx_init: the request's life for diskstats starts with its tag.
+        self.pool[id as usize].start_ns = now;
         let r = &self.pool[id as usize];
         self.elv.insert(
             now,

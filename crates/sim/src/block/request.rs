@@ -86,6 +86,8 @@ pub struct Request {
     pub ckpt_tid: u32,
     /// The hardware context (blk-mq `hctx`) of the CPU it was submitted on; its tag is there.
     pub hctx: u16,
+    /// When it got its tag (`start_time_ns`): diskstats' ticks run from here.
+    pub start_ns: Ns,
 }
 
 impl Request {

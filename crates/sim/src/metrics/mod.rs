@@ -127,6 +127,19 @@ pub struct JournalResult {
     pub checkpoint_blocks: u64,
 }
 
+/// One device's completed requests over a sample interval, as `/sys/block/<dev>/stat`
+/// counts them: `await` is the ticks over the requests, `aqu-sz` the ticks over the
+/// interval (iostat's formulas).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DevIo {
+    pub reads: u64,
+    pub writes: u64,
+    /// Summed time of the completed reads and writes from their start (a tag and a place
+    /// in the scheduler, `start_time_ns`) to their completion.
+    pub read_ticks_ns: u64,
+    pub write_ticks_ns: u64,
+}
+
 /// One second of `/proc/vmstat`-like state.
 #[derive(Clone, Debug, Default)]
 pub struct VmstatSample {
@@ -150,6 +163,8 @@ pub struct VmstatSample {
     pub dev_read_bytes: Vec<u64>,
     /// Per device: fraction of the interval with a request in service (iostat `%util`).
     pub dev_util: Vec<f64>,
+    /// Per device: requests completed in the interval (empty where not recorded).
+    pub dev_io: Vec<DevIo>,
 }
 
 /// The throttling state of one wb at one bandwidth update.
