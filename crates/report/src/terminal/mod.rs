@@ -40,7 +40,7 @@ pub fn dir_summary(run: &RunDir) -> String {
     run_line(&mut out, &run.name, &run.kernel, run.sim_seconds, run.wall_seconds, run.events);
     if !run.tasks.is_empty() {
         out.push('\n');
-        out.push_str("tasks (pauses: balance_dirty_pages sleeps; op: write/read/fsync latency; times in ms)\n");
+        out.push_str("tasks (pause: balance_dirty_pages sleeps; op: each write/read/fsync call or launch; ms)\n");
         let us = units(&run.tasks);
         let small: Vec<&Unit> = us.iter().filter(|u| !u.folded).collect();
         let big: Vec<&Unit> = us.iter().filter(|u| u.folded).collect();

@@ -196,7 +196,7 @@ impl Quants {
 
 /// Column groups the tables share: bytes and rate, balance_dirty_pages pauses, op latency.
 const IO: [&str; 3] = ["MB wr", "MB rd", "MB/s"];
-const PAUSES: [&str; 4] = ["pauses", "p50", "p99", "max"];
+const PAUSES: [&str; 4] = ["pauses", "pause p50", "pause p99", "pause max"];
 const OPS: [&str; 3] = ["op p50", "op p99", "op max"];
 
 /// Header of the per-task table.
@@ -272,7 +272,7 @@ fn task_tables(r: &RunResult, out: &mut String) {
     let groups = groups(&r.tasks);
     let (big, small): (Vec<_>, Vec<_>) = groups.into_iter().partition(|(_, v)| v.len() >= GROUP_MIN);
 
-    out.push_str("tasks (pauses: balance_dirty_pages sleeps; op: write/read/fsync latency; times in ms)\n");
+    out.push_str("tasks (pause: balance_dirty_pages sleeps; op: each write/read/fsync call or launch; ms)\n");
     if !small.is_empty() {
         let mut t = task_table();
         for task in small.iter().flat_map(|(_, v)| v.iter()) {
