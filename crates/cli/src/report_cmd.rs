@@ -100,6 +100,10 @@ pub fn report(a: ReportArgs) -> ExitCode {
             if a.stem.is_none() {
                 print!("{}", dir_summary(r));
                 println!();
+                if let Some(t) = latency_timeline(&r.dir) {
+                    print!("{t}");
+                    println!();
+                }
             }
             match pick_latency(r, a.stem.as_deref(), a.pauses.then_some(true)) {
                 Ok(Some(p)) => print!("{}", latency_text(&p)),
@@ -233,4 +237,12 @@ pub fn iostat(a: IostatArgs) -> ExitCode {
         wblab_report::terminal::iostat::iostat_text(&csv, a.extended, a.device.as_deref())
     );
     ExitCode::SUCCESS
+}
+
+/// The run's latency.csv as sparklines, if it has one that reads.
+fn latency_timeline(dir: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(dir.join(wblab_report::LATENCY_FILE)).ok()?;
+    let csv = wblab_report::load::rundir::Csv::parse(&text).ok()?;
+    wblab_report::terminal::timeline::check(&csv).ok()?;
+    Some(wblab_report::terminal::timeline::timeline_text(&csv))
 }

@@ -287,6 +287,45 @@ fn iostat_prints_each_second_and_adds_up_to_the_summary() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("devices: sda"));
 }
 
+/// latency.csv: the reader's operations of each second add up to its distribution, the
+/// longest of them is its longest, and `report --terminal` draws them one cell per second.
+#[test]
+fn latency_over_time_adds_up_and_is_drawn_per_second() {
+    let dir = scratch("report-latency");
+    let out = short_run(&dir, &["--no-report"]);
+    let csv = fs::read_to_string(out.join("latency.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(lines.next(), Some("t_s,task,ops,mean_ms,max_ms"));
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert!(
+        rows.iter().all(|r| r[1] == "reader"),
+        "only the reader: the writers' calls are their pauses"
+    );
+    assert_eq!(rows.len(), 6, "a row per second");
+    assert!(rows[0][2] == "0", "the reader starts at 2 s: {rows:?}");
+    let summary: serde_json::Value = serde_json::from_str(&fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let reader = summary["tasks"].as_array().unwrap().iter().find(|t| t["name"] == "reader").unwrap();
+    let ops: u64 = rows.iter().map(|r| r[2].parse::<u64>().unwrap()).sum();
+    assert_eq!(ops, reader["op_latency_ms"]["count"].as_u64().unwrap());
+    let longest = rows.iter().map(|r| r[4].parse::<f64>().unwrap()).fold(0.0, f64::max);
+    let max = reader["op_latency_ms"]["max"].as_f64().unwrap();
+    assert!((longest - max).abs() <= 0.001 + max * 0.001, "{longest} vs {max}");
+
+    let t = ok(&wblab(&["report", out.to_str().unwrap(), "--terminal"]));
+    assert!(t.contains("latency over time"), "{t}");
+    let spark = t.lines().find(|l| l.trim_start().starts_with("1 s |")).expect("a sparkline");
+    let cells: Vec<char> = spark.split('|').nth(1).unwrap().chars().collect();
+    assert_eq!(cells.len(), 6, "{spark}");
+    assert_eq!(cells[0], ' ', "no reads in the first second: {spark}");
+    let busy: Vec<bool> = rows.iter().map(|r| r[2] != "0").collect();
+    assert!(busy.iter().any(|b| *b), "the reader read");
+    assert_eq!(
+        cells.iter().map(|c| *c != ' ').collect::<Vec<_>>(),
+        busy,
+        "a bar where it read: {spark}"
+    );
+}
+
 /// The first Chromium found on PATH.
 fn find_chromium() -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;

@@ -175,6 +175,8 @@ fn run(t0: Instant, devs: Vec<String>, stop: &AtomicBool) -> Vec<VmstatSample> {
                     write_ticks_ns: a.write_ticks_ms.saturating_sub(p.write_ticks_ms) * 1_000_000,
                 })
                 .collect(),
+            // The workload's operations are timed by its own processes (measure.rs).
+            task_ops: Vec::new(),
         });
         prev_t = now;
         prev_disk = disks;

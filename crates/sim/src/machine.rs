@@ -1033,6 +1033,15 @@ impl Machine {
             du.push(busy.saturating_sub(q.sec_busy_mark) as f64 / now.saturating_sub(since).max(1) as f64);
             q.sec_busy_mark = busy;
         }
+        // Latency over time for the tasks whose operations someone waits on; a bulk writer's
+        // write() calls are its pauses, kept in throttle.csv and the trace.
+        let mut task_ops = Vec::new();
+        for (i, t) in self.tasks.iter_mut().enumerate() {
+            let ops = std::mem::take(&mut t.sec_ops);
+            if ops.ops > 0 && !matches!(t.job, JobConfig::Dd { .. } | JobConfig::Tiotest { .. }) {
+                task_ops.push((i as u32, ops));
+            }
+        }
         let blocked = self
             .tasks
             .iter()
@@ -1062,6 +1071,7 @@ impl Machine {
             dev_read_bytes: dr,
             dev_util: du,
             dev_io: dio,
+            task_ops,
         });
         if now + NSEC_PER_SEC <= self.cfg.duration {
             self.q.schedule_in(NSEC_PER_SEC, Event::Sample);

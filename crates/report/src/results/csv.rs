@@ -169,3 +169,65 @@ pub fn write_iostat<W: Write>(w: &mut W, r: &RunResult) -> io::Result<()> {
     }
     Ok(())
 }
+
+/// The header of `latency.csv`.
+pub const LATENCY_HEADER: &str = "t_s,task,ops,mean_ms,max_ms";
+
+/// The task groups (names) with per-second operations, in the run's task order.
+fn latency_groups(r: &RunResult) -> Vec<&str> {
+    let mut names: Vec<&str> = Vec::new();
+    for s in &r.vmstat {
+        for &(i, _) in &s.task_ops {
+            let name = r.tasks.get(i as usize).map_or("?", |t| t.name.as_str());
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+    }
+    let order = |n: &&str| r.tasks.iter().position(|t| t.name == *n).unwrap_or(usize::MAX);
+    names.sort_by_key(order);
+    names
+}
+
+/// Whether the run recorded operations per second (simulated runs with a reader, an fsync
+/// probe, a launch...).
+pub fn has_latency(r: &RunResult) -> bool {
+    r.vmstat.iter().any(|s| !s.task_ops.is_empty())
+}
+
+/// Write `latency.csv`: per second and task group (all instances of a name), the operations
+/// that completed in it, their mean and their longest, so a stall shows at the second it
+/// ended rather than only in the percentiles. Groups that never completed an operation in a
+/// second have a row of zeros there.
+pub fn write_latency<W: Write>(w: &mut W, r: &RunResult) -> io::Result<()> {
+    let groups = latency_groups(r);
+    let mut line = String::with_capacity(128);
+    line.push_str(LATENCY_HEADER);
+    line.push('\n');
+    w.write_all(line.as_bytes())?;
+    for s in &r.vmstat {
+        for g in &groups {
+            let (mut ops, mut sum, mut max) = (0u64, 0u64, 0u64);
+            for &(i, o) in &s.task_ops {
+                if r.tasks.get(i as usize).is_some_and(|t| t.name == *g) {
+                    ops += o.ops;
+                    sum += o.sum_ns;
+                    max = max.max(o.max_ns);
+                }
+            }
+            line.clear();
+            push_f64(&mut line, s.t_ns as f64 / NS_PER_SEC);
+            line.push(',');
+            line.push_str(g);
+            line.push(',');
+            push_u64(&mut line, ops);
+            line.push(',');
+            push_f64(&mut line, if ops == 0 { 0.0 } else { sum as f64 / ops as f64 / 1e6 });
+            line.push(',');
+            push_f64(&mut line, max as f64 / 1e6);
+            line.push('\n');
+            w.write_all(line.as_bytes())?;
+        }
+    }
+    Ok(())
+}

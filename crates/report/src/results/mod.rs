@@ -1,5 +1,5 @@
 //! Writing a results directory from a run: `summary.json`, `trace.txt` (6.18 ftrace text),
-//! `timeseries.csv`, `iostat.csv`, `throttle.csv` and `histograms.json`.
+//! `timeseries.csv`, `iostat.csv`, `latency.csv`, `throttle.csv` and `histograms.json`.
 
 pub(crate) mod csv;
 pub(crate) mod ftrace;
@@ -19,6 +19,7 @@ pub const TIMESERIES_FILE: &str = "timeseries.csv";
 pub const THROTTLE_FILE: &str = "throttle.csv";
 pub const HISTOGRAMS_FILE: &str = "histograms.json";
 pub const IOSTAT_FILE: &str = "iostat.csv";
+pub const LATENCY_FILE: &str = "latency.csv";
 
 fn write_file(path: &Path, f: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>) -> io::Result<()> {
     let mut w = BufWriter::with_capacity(1 << 20, File::create(path)?);
@@ -50,6 +51,8 @@ pub struct ResultTexts {
     pub histograms: String,
     /// `iostat.csv`, where the run recorded the devices' requests.
     pub iostat: Option<String>,
+    /// `latency.csv`, where the run recorded operations per second.
+    pub latency: Option<String>,
 }
 
 impl ResultTexts {
@@ -65,6 +68,7 @@ impl ResultTexts {
             throttle: text(&|w| csv::write_throttle(w, r)),
             histograms: text(&|w| histograms::write_histograms(w, r)),
             iostat: csv::has_iostat(r).then(|| text(&|w| csv::write_iostat(w, r))),
+            latency: csv::has_latency(r).then(|| text(&|w| csv::write_latency(w, r))),
         }
     }
 
@@ -76,6 +80,9 @@ impl ResultTexts {
         std::fs::write(out.join(THROTTLE_FILE), &self.throttle)?;
         if let Some(t) = &self.iostat {
             std::fs::write(out.join(IOSTAT_FILE), t)?;
+        }
+        if let Some(t) = &self.latency {
+            std::fs::write(out.join(LATENCY_FILE), t)?;
         }
         std::fs::write(out.join(HISTOGRAMS_FILE), &self.histograms)
     }

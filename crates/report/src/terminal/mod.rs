@@ -5,6 +5,7 @@ pub mod iostat;
 pub mod log2hist;
 pub mod stem;
 pub(crate) mod table;
+pub mod timeline;
 pub mod tiotest;
 pub mod vmstat;
 

@@ -244,7 +244,7 @@ impl Machine {
         self.durability_end(tid);
         let now = self.now();
         let task = &mut self.tasks[tid as usize];
-        task.op_latency.record(now - task.op_start);
+        task.record_op(now - task.op_start);
         match task.job {
             JobConfig::Fsync { interval, .. } | JobConfig::Sync { interval } => {
                 let next = task.op_start.saturating_add(interval);

@@ -96,6 +96,8 @@ pub struct Task {
     pub ended: Option<Ns>,
     pub pauses: LatencyHist,
     pub op_latency: LatencyHist,
+    /// The operations completed since the last per-second sample.
+    pub sec_ops: crate::metrics::OpSecond,
     pub cpu_sys: Ns,
     pub cpu_user: Ns,
     pub runq_wait: Ns,
@@ -122,6 +124,13 @@ pub struct Task {
 }
 
 impl Task {
+    /// One operation (a read(), write(), fsync(), a launch) took `lat`: its distribution
+    /// and this second's figures.
+    pub fn record_op(&mut self, lat: Ns) {
+        self.op_latency.record(lat);
+        self.sec_ops.record(lat);
+    }
+
     /// Instance `instance` of a task group, before it starts: `file` is its inode, `stop` the
     /// time it is stopped (the run's end at the latest). Its random stream is named after the
     /// group and instance, so adding a task elsewhere does not change this one's draws.
@@ -157,6 +166,7 @@ impl Task {
             ended: None,
             pauses: LatencyHist::new(),
             op_latency: LatencyHist::new(),
+            sec_ops: Default::default(),
             cpu_sys: 0,
             cpu_user: 0,
             runq_wait: 0,

@@ -140,6 +140,22 @@ pub struct DevIo {
     pub write_ticks_ns: u64,
 }
 
+/// One task's operations completed over a sample interval (for latency over time).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OpSecond {
+    pub ops: u64,
+    pub sum_ns: u64,
+    pub max_ns: u64,
+}
+
+impl OpSecond {
+    pub fn record(&mut self, lat: Ns) {
+        self.ops += 1;
+        self.sum_ns += lat;
+        self.max_ns = self.max_ns.max(lat);
+    }
+}
+
 /// One second of `/proc/vmstat`-like state.
 #[derive(Clone, Debug, Default)]
 pub struct VmstatSample {
@@ -165,6 +181,9 @@ pub struct VmstatSample {
     pub dev_util: Vec<f64>,
     /// Per device: requests completed in the interval (empty where not recorded).
     pub dev_io: Vec<DevIo>,
+    /// Operations of the latency-sensitive tasks (not bulk writers) that completed in the
+    /// interval, by task index; tasks without any are left out.
+    pub task_ops: Vec<(u32, OpSecond)>,
 }
 
 /// The throttling state of one wb at one bandwidth update.

@@ -158,7 +158,7 @@ impl Machine {
                     self.task_run(tid);
                     return;
                 }
-                task.op_latency.record(now - task.op_start);
+                task.record_op(now - task.op_start);
                 task.phase = if let JobConfig::Randread { think, .. } = task.job {
                     if think > 0 {
                         task.phase = Phase::Think;
@@ -367,7 +367,7 @@ impl Machine {
             return Some(Phase::Rename);
         }
         let lat = now - task.op_start;
-        task.op_latency.record(lat);
+        task.record_op(lat);
         Some(Phase::NextOp)
     }
 
@@ -638,7 +638,7 @@ impl Machine {
             _ => task.bytes_read += n,
         }
         task.op_left = 0;
-        task.op_latency.record(now - task.op_start);
+        task.record_op(now - task.op_start);
         if let JobConfig::Randread { think, .. } = task.job {
             if think > 0 {
                 task.phase = Phase::Think;
