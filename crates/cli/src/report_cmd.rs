@@ -19,10 +19,13 @@ pub struct ReportArgs {
     /// <parent of the first>/report-<name>-vs-<name>...].
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Print to the terminal instead: the summary table, and a task's latency as an R stem()
-    /// plot and a bcc-style log2 histogram.
+    /// Print to the terminal instead: the summary table, the latency over time, and a task's
+    /// latency as an R stem() plot and a bcc-style log2 histogram.
     #[arg(long)]
     pub terminal: bool,
+    /// Print only the latency over time: per task group, the longest operation of each second.
+    #[arg(long)]
+    pub timeline: bool,
     /// Print only this task's latency as a stem plot and log2 histogram (a task name, `name#N`,
     /// or a group label). --terminal alone shows the first latency-sensitive task.
     #[arg(long, value_name = "TASK")]
@@ -88,6 +91,26 @@ pub fn report(a: ReportArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if a.timeline {
+        let mut status = ExitCode::SUCCESS;
+        for r in &runs {
+            if runs.len() > 1 {
+                println!("== {}", r.dir.display());
+            }
+            match latency_timeline(&r.dir) {
+                Some(t) => print!("{t}"),
+                None => {
+                    eprintln!(
+                        "error: {}: no {} (written by wblab run for readers, fsync probes, launches)",
+                        r.dir.display(),
+                        wblab_report::LATENCY_FILE
+                    );
+                    status = ExitCode::from(2);
+                }
+            }
+        }
+        return status;
+    }
     if a.terminal || a.stem.is_some() {
         let mut status = ExitCode::SUCCESS;
         for (i, r) in runs.iter().enumerate() {

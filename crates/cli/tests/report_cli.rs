@@ -326,6 +326,61 @@ fn latency_over_time_adds_up_and_is_drawn_per_second() {
     );
 }
 
+/// scenarios/expire-bursts.toml: pages written only once 30 s old, in bursts, and a reader
+/// that stalls after each. The timeline must show what the percentiles hide.
+#[test]
+fn expire_bursts_show_in_the_readers_timeline() {
+    let out = scratch("expire-bursts").join("out");
+    let sc = repo_root().join("scenarios/expire-bursts.toml");
+    ok(&wblab(&[
+        "run",
+        "--quiet",
+        "--no-report",
+        sc.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    let rows = |f: &str| -> Vec<Vec<String>> {
+        fs::read_to_string(out.join(f))
+            .unwrap()
+            .lines()
+            .skip(1)
+            .map(|l| l.split(',').map(String::from).collect())
+            .collect()
+    };
+    let writes: Vec<(f64, f64)> = rows("iostat.csv")
+        .iter()
+        .map(|r| (r[0].parse().unwrap(), r[5].parse().unwrap()))
+        .collect();
+    let reads: Vec<(f64, f64)> = rows("latency.csv")
+        .iter()
+        .filter(|r| r[1] == "reader")
+        .map(|r| (r[0].parse().unwrap(), r[4].parse().unwrap()))
+        .collect();
+    // Nothing is written before the first pages are 30 s old.
+    let first = writes.iter().find(|w| w.1 > 0.0).expect("the upload is written").0;
+    assert!((30.0..=36.0).contains(&first), "first write at {first} s");
+    // The reader's typical second, and the stalls far beyond it.
+    let mut maxes: Vec<f64> = reads.iter().map(|r| r.1).collect();
+    maxes.sort_by(f64::total_cmp);
+    let median = maxes[maxes.len() / 2];
+    let stalls: Vec<f64> = reads.iter().filter(|r| r.1 > 10.0 * median).map(|r| r.0).collect();
+    assert!(stalls.len() >= 2, "stalls {stalls:?} over a median second of {median} ms");
+    assert!(stalls.last().unwrap() - stalls[0] >= 30.0, "they recur: {stalls:?}");
+    // Each follows a write burst within two seconds.
+    for s in &stalls {
+        assert!(
+            writes.iter().any(|w| w.1 > 0.0 && w.0 <= *s && *s - w.0 <= 2.0),
+            "stall at {s} s with no burst before it: {writes:?}"
+        );
+    }
+    // And the percentiles do not show it: p99 stays below the worst stall by far.
+    let summary: serde_json::Value = serde_json::from_str(&fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let reader = summary["tasks"].as_array().unwrap().iter().find(|t| t["name"] == "reader").unwrap();
+    let p99 = reader["op_latency_ms"]["p99"].as_f64().unwrap();
+    assert!(p99 * 5.0 < *maxes.last().unwrap(), "p99 {p99} ms, worst second {:?}", maxes.last());
+}
+
 /// The first Chromium found on PATH.
 fn find_chromium() -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;

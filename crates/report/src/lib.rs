@@ -26,7 +26,7 @@ pub use results::csv::IOSTAT_HEADER;
 pub use results::ftrace::{event_name, format_payload, format_trace_line, write_header as write_trace_header, write_trace};
 pub use results::summary::{summary_json, summary_text};
 pub use results::{
-    write_iostat, write_results_dir, write_throttle, write_timeseries, write_trace_file, ResultTexts, HISTOGRAMS_FILE, IOSTAT_FILE,
-    LATENCY_FILE, SUMMARY_FILE, THROTTLE_FILE, TIMESERIES_FILE, TRACE_FILE,
+    write_iostat, write_latency, write_results_dir, write_throttle, write_timeseries, write_trace_file, ResultTexts, HISTOGRAMS_FILE,
+    IOSTAT_FILE, LATENCY_FILE, SUMMARY_FILE, THROTTLE_FILE, TIMESERIES_FILE, TRACE_FILE,
 };
 pub use terminal::table::terminal_summary;

@@ -1038,7 +1038,7 @@ impl Machine {
         let mut task_ops = Vec::new();
         for (i, t) in self.tasks.iter_mut().enumerate() {
             let ops = std::mem::take(&mut t.sec_ops);
-            if ops.ops > 0 && !matches!(t.job, JobConfig::Dd { .. } | JobConfig::Tiotest { .. }) {
+            if ops.ops > 0 && !matches!(t.job, JobConfig::Dd { .. } | JobConfig::Netwrite { .. } | JobConfig::Tiotest { .. }) {
                 task_ops.push((i as u32, ops));
             }
         }

@@ -24,6 +24,7 @@ pub const GENERATORS: &[&str] = &[
     "include PATH [NAME]",
     "run SCENARIO",
     "stem SCENARIO TASK",
+    "timeline SCENARIO",
     "outcome SCENARIO",
 ];
 
@@ -55,6 +56,10 @@ pub fn generate(name: &str, args: &[String], cli: &clap::Command) -> Result<Stri
         "stem" => match args {
             [scenario, task] => stem(scenario, task),
             _ => Err("`stem` takes a scenario file and a task name".to_string()),
+        },
+        "timeline" => match args {
+            [scenario] => timeline(scenario),
+            _ => Err("`timeline` takes a scenario file".to_string()),
         },
         "include" => match args {
             [path] => include(path, None),
@@ -325,6 +330,19 @@ fn stem(path: &str, task: &str) -> Result<String, String> {
         "```\n$ wblab report results/{} --stem {task}\n{}```\n",
         r.scenario.name,
         wblab_report::terminal::latency_text(&pick)
+    ))
+}
+
+/// What `wblab report DIR --timeline` prints for a run of the scenario.
+fn timeline(path: &str) -> Result<String, String> {
+    let r = simulate(path)?;
+    let mut text = Vec::new();
+    wblab_report::write_latency(&mut text, &r).map_err(|e| e.to_string())?;
+    let csv = wblab_report::load::rundir::Csv::parse(&String::from_utf8_lossy(&text))?;
+    Ok(format!(
+        "```\n$ wblab report results/{} --timeline\n{}```\n",
+        r.scenario.name,
+        wblab_report::terminal::timeline::timeline_text(&csv)
     ))
 }
 

@@ -113,6 +113,11 @@ pub fn write_iostat<W: Write>(w: &mut W, r: &RunResult) -> io::Result<()> {
     csv::write_iostat(w, r)
 }
 
+/// Write `latency.csv` content to any writer.
+pub fn write_latency<W: Write>(w: &mut W, r: &RunResult) -> io::Result<()> {
+    csv::write_latency(w, r)
+}
+
 /// Write `throttle.csv` content to any writer.
 pub fn write_throttle<W: Write>(w: &mut W, r: &RunResult) -> io::Result<()> {
     csv::write_throttle(w, r)
