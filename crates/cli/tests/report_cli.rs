@@ -47,7 +47,7 @@ file_size = "128MiB"
 start = "2s"
 "#;
 
-const FIGURES: [&str; 11] = [
+const FIGURES: [&str; 12] = [
     "balance_dirty_pages-pause",
     "balance_dirty_pages-task-bw",
     "global_dirty_state",
@@ -57,6 +57,7 @@ const FIGURES: [&str; 11] = [
     "iostat-bw",
     "iostat-util",
     "request-latency",
+    "latency-timeline",
     "latency-cdf",
     "pause-cdf",
 ];

@@ -127,6 +127,7 @@ fn every_figure_has_its_series_labelled_axes_and_values_in_range() {
         "iostat-bw",
         "iostat-util",
         "request-latency",
+        "latency-timeline",
         "latency-cdf",
         "pause-cdf",
     ];
@@ -263,6 +264,19 @@ fn every_figure_has_its_series_labelled_axes_and_values_in_range() {
     assert!((sum - 100.0).abs() < 1e-6, "{sum}");
     assert!(c.x.log);
 
+    // Latency over time: a series per latency-sensitive group, whose highest point is the
+    // group's longest operation.
+    let c = &f["latency-timeline"].chart;
+    let names: Vec<&str> = c.series.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["reader", "probe"]);
+    for s in &c.series {
+        let longest = ys(s).fold(0.0, f64::max);
+        let t = r.tasks.iter().find(|t| t.name == s.name).unwrap();
+        let max_ms = t.op_latency.summary().max as f64 / 1e6;
+        assert!((longest - max_ms).abs() <= 0.001 + max_ms * 1e-3, "{}: {longest} vs {max_ms}", s.name);
+    }
+    assert!(c.y.log);
+
     // 10. CDFs of the latency-sensitive tasks (reader, probe), not the writers.
     let c = &f["latency-cdf"].chart;
     let names: Vec<&str> = c.series.iter().map(|s| s.name.as_str()).collect();
@@ -341,7 +355,7 @@ fn report_html_is_self_contained_and_embeds_every_figure() {
     let out = dir_of("single");
     let files = write_report(std::slice::from_ref(&run), &out).unwrap();
     assert_eq!(files.html, out.join(REPORT_FILE));
-    assert_eq!(files.svgs.len(), 11);
+    assert_eq!(files.svgs.len(), 12);
     let html = std::fs::read_to_string(&files.html).unwrap();
     assert!(html.starts_with("<!DOCTYPE html>"));
     for bad in ["<script", "<link", "src=", "@import", "url(http", "href=\"http"] {

@@ -177,6 +177,68 @@ pub(super) fn cdf_figure(runs: &[Run], pause: bool) -> Figure {
     }
 }
 
+/// Latency over time: per latency-sensitive task group, the longest operation of each second
+/// (latency.csv), on a log scale, so a periodic stall lines up with the dirty and device
+/// graphs above it. `None` when no run recorded operations per second.
+pub(super) fn latency_timeline_figure(runs: &[Run]) -> Option<Figure> {
+    if runs.iter().all(|r| r.data.latency.is_none()) {
+        return None;
+    }
+    let mut c = time_chart(
+        runs,
+        "latency-timeline",
+        "Latency over time",
+        Axis::log("longest operation of the second (ms, log scale)"),
+        "latency.csv: per task group and second, the longest read(), fsync() or launch that ended in it",
+    );
+    let mut legend = Vec::new();
+    let mut k = 0;
+    for (ri, r) in runs.iter().enumerate() {
+        let Some(l) = r.data.latency.as_ref() else {
+            c.notes.push(format!("{}: no latency.csv", r.label));
+            continue;
+        };
+        let (Some(t), Some(task), Some(ops), Some(max)) = (l.col("t_s"), l.col("task"), l.col("ops"), l.col("max_ms")) else {
+            c.notes.push(format!("{}: latency.csv lacks its columns", r.label));
+            continue;
+        };
+        let mut groups: Vec<&str> = Vec::new();
+        for row in &l.rows {
+            if !groups.contains(&row[task].as_str()) {
+                groups.push(&row[task]);
+            }
+        }
+        for g in groups {
+            let num = |s: &str| s.parse::<f64>().unwrap_or(0.0);
+            let pts: Vec<(f64, f64)> = l
+                .rows
+                .iter()
+                .filter(|row| row[task] == g && num(&row[ops]) > 0.0)
+                .map(|row| (num(&row[t]), num(&row[max]).max(1e-3)))
+                .collect();
+            if pts.is_empty() {
+                continue;
+            }
+            let col = if multi(runs) { color(ri) } else { color(k) };
+            let marker = [Marker::Circle, Marker::Cross, Marker::Square, Marker::Triangle][k % 4];
+            k += 1;
+            let name = if multi(runs) { format!("{}: {g}", r.label) } else { g.to_string() };
+            let st = Style::points(col, marker, 2.5);
+            c.push(&name, st.clone(), pts);
+            legend.push(LegendEntry { label: name, style: st });
+        }
+    }
+    c.legend = legend;
+    Some(Figure {
+        file: "latency-timeline".into(),
+        title: "Latency over time".into(),
+        caption: "The longest operation of each latency-sensitive task group in each second (a point per second with \
+                  operations). A stall shows where it happened, which the CDF below cannot say."
+            .into(),
+        chart: c,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -192,6 +192,9 @@ pub struct RunDir {
     pub devices: Vec<DeviceInfo>,
     pub timeseries: Option<Csv>,
     pub throttle: Option<Csv>,
+    /// latency.csv: the latency-sensitive tasks' operations per second (runs without any
+    /// have none, and that is not a warning).
+    pub latency: Option<Csv>,
     pub trace: TraceData,
     pub hists: Option<Histograms>,
     /// Files that were missing or unreadable (the report says so instead of failing).
@@ -255,6 +258,8 @@ pub struct Parts {
     pub timeseries: Result<String, String>,
     pub throttle: Result<String, String>,
     pub histograms: Result<String, String>,
+    /// `None`: the run has no latency.csv.
+    pub latency: Option<String>,
     pub trace: Result<TraceData, String>,
 }
 
@@ -277,6 +282,7 @@ impl RunDir {
                 timeseries: read(crate::TIMESERIES_FILE),
                 throttle: read(crate::THROTTLE_FILE),
                 histograms: read(crate::HISTOGRAMS_FILE),
+                latency: read(crate::LATENCY_FILE).ok(),
                 trace,
             },
         ))
@@ -340,6 +346,13 @@ impl RunDir {
         let mut warnings = Vec::new();
         let timeseries = read_part(crate::TIMESERIES_FILE, parts.timeseries, &mut warnings, Csv::parse);
         let throttle = read_part(crate::THROTTLE_FILE, parts.throttle, &mut warnings, Csv::parse);
+        let latency = parts.latency.and_then(|t| match Csv::parse(&t) {
+            Ok(c) => Some(c),
+            Err(e) => {
+                warnings.push(format!("{}: {e}", crate::LATENCY_FILE));
+                None
+            }
+        });
         let hists = read_part(crate::HISTOGRAMS_FILE, parts.histograms, &mut warnings, |t| {
             parse_histograms(t).map_err(|e| e.trim_start_matches("histograms.json: ").to_string())
         });
@@ -359,6 +372,7 @@ impl RunDir {
             summary,
             tasks,
             devices,
+            latency,
             timeseries,
             throttle,
             trace,

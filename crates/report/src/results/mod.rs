@@ -97,6 +97,7 @@ impl ResultTexts {
                 timeseries: Ok(self.timeseries),
                 throttle: Ok(self.throttle),
                 histograms: Ok(self.histograms),
+                latency: self.latency,
                 trace: Ok(trace),
             },
         ))
