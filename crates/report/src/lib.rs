@@ -20,6 +20,7 @@ pub mod par;
 pub mod plot;
 pub mod results;
 pub mod terminal;
+pub mod verdict;
 
 pub use html::report::REPORT_FILE;
 pub use results::csv::IOSTAT_HEADER;

@@ -273,7 +273,11 @@ fn every_figure_has_its_series_labelled_axes_and_values_in_range() {
         let longest = ys(s).fold(0.0, f64::max);
         let t = r.tasks.iter().find(|t| t.name == s.name).unwrap();
         let max_ms = t.op_latency.summary().max as f64 / 1e6;
-        assert!((longest - max_ms).abs() <= 0.001 + max_ms * 1e-3, "{}: {longest} vs {max_ms}", s.name);
+        assert!(
+            (longest - max_ms).abs() <= 0.001 + max_ms * 1e-3,
+            "{}: {longest} vs {max_ms}",
+            s.name
+        );
     }
     assert!(c.y.log);
 

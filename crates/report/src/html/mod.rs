@@ -285,6 +285,39 @@ pub fn report_html(runs: &[Run], figs: &[Figure], svgs: &[String], show_dirs: bo
     }
     o.push_str("</div>\n</header>\n");
 
+    // The verdict: each finding links to the figure that shows it.
+    let verdicts: Vec<(&Run, Vec<crate::verdict::Finding>)> = runs
+        .iter()
+        .map(|r| (r, crate::verdict::verdict(&crate::verdict::Input::from_dir(r.data))))
+        .filter(|(_, v)| !v.is_empty())
+        .collect();
+    if !verdicts.is_empty() {
+        o.push_str("<section class=\"card\" id=\"verdict\"><h2>Verdict</h2>\n");
+        for (r, v) in &verdicts {
+            if runs.len() > 1 {
+                writeln!(o, "<h3>{}</h3>", esc(&r.label)).expect("String");
+            }
+            o.push_str("<ul>\n");
+            for f in v {
+                let linked = figs.iter().any(|x| x.file == f.figure);
+                if linked {
+                    writeln!(
+                        o,
+                        "<li data-rule=\"{}\">{} <a href=\"#{}\">(graph)</a></li>",
+                        f.rule,
+                        esc(&f.text),
+                        f.figure
+                    )
+                    .expect("String");
+                } else {
+                    writeln!(o, "<li data-rule=\"{}\">{}</li>", f.rule, esc(&f.text)).expect("String");
+                }
+            }
+            o.push_str("</ul>\n");
+        }
+        o.push_str("</section>\n");
+    }
+
     // Contents.
     o.push_str("<nav class=\"card\"><h2>Contents</h2><ol>\n<li><a href=\"#summary\">Summary tables</a></li>\n");
     for f in figs {

@@ -119,6 +119,11 @@ pub fn dir_summary(run: &RunDir) -> String {
             .expect("String");
         }
     }
+    let v = crate::verdict::verdict(&crate::verdict::Input::from_dir(run));
+    if !v.is_empty() {
+        out.push('\n');
+        out.push_str(&crate::verdict::verdict_text(&v));
+    }
     out
 }
 

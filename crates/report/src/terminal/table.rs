@@ -390,6 +390,11 @@ pub fn terminal_summary(r: &RunResult, wall_seconds: f64) -> String {
         out.push('\n');
         dirty_line(r, &mut out);
     }
+    let v = crate::verdict::verdict(&crate::verdict::Input::from_result(r));
+    if !v.is_empty() {
+        out.push('\n');
+        out.push_str(&crate::verdict::verdict_text(&v));
+    }
     if r.trace_dropped > 0 {
         out.push_str(&format!(
             "note: trace.txt stops at {} records; {} later ones were counted, not kept (shorten the run or turn [trace] writeback off)\n",

@@ -1,0 +1,245 @@
+//! The verdict: the few sentences an expert would write after looking at a run's graphs,
+//! derived by rules from the run's own figures. Each rule states its evidence (the numbers it
+//! fired on) and names the figure that shows it; a rule that lacks its evidence says nothing.
+//!
+//! The rules, in the order they are reported:
+//! * **throttled**: a task group slept in balance_dirty_pages (how often, how long, what share
+//!   of its time);
+//! * **stalled**: a latency-sensitive group's longest operation of some second is at least
+//!   [`STALL_FACTOR`] times its typical second's and at least [`STALL_MIN_MS`];
+//! * **device-bound**: a device had a request inside it [`BUSY_UTIL`] of the run or more.
+
+use crate::load::rundir::{Csv, RunDir};
+use wblab_sim::metrics::RunResult;
+
+/// A stall is this many times the typical second's longest operation...
+pub const STALL_FACTOR: f64 = 10.0;
+/// ...and at least this long, ms (a 0.1 ms read turning 1 ms is not worth a sentence).
+pub const STALL_MIN_MS: f64 = 50.0;
+/// Utilisation from which a device set the run's pace.
+pub const BUSY_UTIL: f64 = 0.9;
+/// Seconds with operations a group needs before its typical second means anything.
+const STALL_MIN_SECONDS: usize = 10;
+
+/// One sentence and the figure (its file name without `.svg`) that shows it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Finding {
+    pub rule: &'static str,
+    pub text: String,
+    pub figure: &'static str,
+}
+
+/// A task group's balance_dirty_pages sleeps.
+struct Group {
+    label: String,
+    tasks: usize,
+    pauses: u64,
+    p50_ms: f64,
+    max_ms: f64,
+    total_ms: f64,
+}
+
+/// What the rules read, from a run in memory or a results directory.
+pub struct Input {
+    sim_seconds: f64,
+    groups: Vec<Group>,
+    devices: Vec<(String, f64)>,
+    latency: Option<Csv>,
+}
+
+fn label(name: &str, n: usize) -> String {
+    if n > 1 {
+        format!("{name} ×{n}")
+    } else {
+        name.to_string()
+    }
+}
+
+impl Input {
+    /// From a results directory (measured or simulated).
+    pub fn from_dir(d: &RunDir) -> Input {
+        let mut groups: Vec<Group> = Vec::new();
+        let mut names: Vec<&str> = Vec::new();
+        for t in &d.tasks {
+            if !names.contains(&t.name.as_str()) {
+                names.push(&t.name);
+            }
+        }
+        for n in names {
+            let ts: Vec<_> = d.tasks.iter().filter(|t| t.name == n).collect();
+            let pauses: u64 = ts.iter().map(|t| t.pauses.count).sum();
+            let mut p50s: Vec<f64> = ts.iter().filter(|t| t.pauses.count > 0).map(|t| t.pauses.p50).collect();
+            p50s.sort_by(f64::total_cmp);
+            groups.push(Group {
+                label: label(n, ts.len()),
+                tasks: ts.len(),
+                pauses,
+                p50_ms: p50s.get(p50s.len() / 2).copied().unwrap_or(0.0),
+                max_ms: ts.iter().map(|t| t.pauses.max).fold(0.0, f64::max),
+                total_ms: ts.iter().map(|t| t.pauses.mean_or_total).sum(),
+            });
+        }
+        Input {
+            sim_seconds: d.sim_seconds,
+            groups,
+            devices: d.devices.iter().map(|x| (x.name.clone(), x.util)).collect(),
+            latency: d.latency.clone(),
+        }
+    }
+
+    /// From a run in memory (what `wblab run` prints).
+    pub fn from_result(r: &RunResult) -> Input {
+        let mut names: Vec<&str> = Vec::new();
+        for t in &r.tasks {
+            if !names.contains(&t.name.as_str()) {
+                names.push(&t.name);
+            }
+        }
+        let groups = names
+            .into_iter()
+            .map(|n| {
+                let mut h = wblab_sim::metrics::LatencyHist::new();
+                let ts: Vec<_> = r.tasks.iter().filter(|t| t.name == n).collect();
+                for t in &ts {
+                    h.add(&t.pauses);
+                }
+                let s = h.summary();
+                Group {
+                    label: label(n, ts.len()),
+                    tasks: ts.len(),
+                    pauses: s.count,
+                    p50_ms: s.p50 as f64 / 1e6,
+                    max_ms: s.max as f64 / 1e6,
+                    total_ms: s.total as f64 / 1e6,
+                }
+            })
+            .collect();
+        let latency = crate::results::csv::has_latency(r).then(|| {
+            let mut v = Vec::new();
+            crate::results::csv::write_latency(&mut v, r).expect("writing to memory cannot fail");
+            Csv::parse(&String::from_utf8_lossy(&v)).expect("latency.csv as written")
+        });
+        Input {
+            sim_seconds: r.sim_ns as f64 / 1e9,
+            groups,
+            devices: r.devices.iter().map(|d| (d.name.clone(), d.util)).collect(),
+            latency,
+        }
+    }
+}
+
+/// The findings of every rule, in order.
+pub fn verdict(i: &Input) -> Vec<Finding> {
+    let mut out = Vec::new();
+    throttled(i, &mut out);
+    stalled(i, &mut out);
+    device_bound(i, &mut out);
+    out
+}
+
+fn throttled(i: &Input, out: &mut Vec<Finding>) {
+    for g in i.groups.iter().filter(|g| g.pauses > 0) {
+        let share = if i.sim_seconds > 0.0 {
+            g.total_ms / (i.sim_seconds * 1e3 * g.tasks as f64) * 100.0
+        } else {
+            0.0
+        };
+        out.push(Finding {
+            rule: "throttled",
+            text: format!(
+                "{} was throttled by balance_dirty_pages: {} pauses, median {:.0} ms, longest {:.0} ms; asleep {:.0} % of its time.",
+                g.label, g.pauses, g.p50_ms, g.max_ms, share
+            ),
+            figure: "balance_dirty_pages-pause",
+        });
+    }
+}
+
+fn stalled(i: &Input, out: &mut Vec<Finding>) {
+    let Some(l) = &i.latency else { return };
+    let (Some(t), Some(task), Some(ops), Some(max)) = (l.col("t_s"), l.col("task"), l.col("ops"), l.col("max_ms")) else {
+        return;
+    };
+    let num = |s: &str| s.parse::<f64>().unwrap_or(0.0);
+    let mut groups: Vec<&str> = Vec::new();
+    for r in &l.rows {
+        if !groups.contains(&r[task].as_str()) {
+            groups.push(&r[task]);
+        }
+    }
+    for g in groups {
+        let secs: Vec<(f64, f64)> = l
+            .rows
+            .iter()
+            .filter(|r| r[task] == g && num(&r[ops]) > 0.0)
+            .map(|r| (num(&r[t]), num(&r[max])))
+            .collect();
+        if secs.len() < STALL_MIN_SECONDS {
+            continue;
+        }
+        let mut m: Vec<f64> = secs.iter().map(|s| s.1).collect();
+        m.sort_by(f64::total_cmp);
+        let typical = m[m.len() / 2];
+        let threshold = (typical * STALL_FACTOR).max(STALL_MIN_MS);
+        let stalls: Vec<&(f64, f64)> = secs.iter().filter(|s| s.1 >= threshold).collect();
+        let Some(worst) = stalls.iter().max_by(|a, b| a.1.total_cmp(&b.1)) else {
+            continue;
+        };
+        let when: Vec<String> = stalls.iter().take(6).map(|s| format!("{:.0}", s.0)).collect();
+        let more = if stalls.len() > 6 { ", ..." } else { "" };
+        out.push(Finding {
+            rule: "stalled",
+            text: format!(
+                "{g} stalled: its longest operation took {:.0} ms (ending at {:.0} s), {:.0} times a typical second's longest ({:.1} ms); {} such second{} (at {}{more} s).",
+                worst.1,
+                worst.0,
+                worst.1 / typical.max(1e-6),
+                typical,
+                stalls.len(),
+                if stalls.len() == 1 { "" } else { "s" },
+                when.join(", ")
+            ),
+            figure: "latency-timeline",
+        });
+    }
+}
+
+fn device_bound(i: &Input, out: &mut Vec<Finding>) {
+    for (name, util) in i.devices.iter().filter(|(_, u)| *u >= BUSY_UTIL) {
+        out.push(Finding {
+            rule: "device-bound",
+            text: format!(
+                "{name} had a request in service {:.0} % of the run: the device set the pace.",
+                util * 100.0
+            ),
+            figure: "iostat-util",
+        });
+    }
+}
+
+/// Terminal width the findings are wrapped to.
+const WIDTH: usize = 96;
+
+/// The findings as terminal lines, wrapped (none: nothing).
+pub fn verdict_text(f: &[Finding]) -> String {
+    let mut out = String::new();
+    if f.is_empty() {
+        return out;
+    }
+    out.push_str("verdict:\n");
+    for x in f {
+        let mut line = String::from("-");
+        for w in x.text.split(' ') {
+            if line.chars().count() + 1 + w.chars().count() > WIDTH {
+                out.push_str(&line);
+                out.push('\n');
+                line = String::from(" ");
+            }
+            line.push(' ');
+            line.push_str(w);
+        }
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}

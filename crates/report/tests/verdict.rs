@@ -1,0 +1,110 @@
+//! The verdict's rules on runs built to trigger each one, and on runs where each must stay
+//! silent: a rule never fires without its evidence.
+
+use std::path::Path;
+use wblab_report::verdict::{verdict, Finding, Input, BUSY_UTIL, STALL_FACTOR};
+use wblab_sim::metrics::RunResult;
+
+fn sim(text: &str) -> RunResult {
+    let sc = wblab_scenario::parse(text, "verdict.toml").expect("test scenario parses");
+    wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress).unwrap_or_else(|v| panic!("{v}"))
+}
+
+fn rules(f: &[Finding]) -> Vec<&'static str> {
+    f.iter().map(|x| x.rule).collect()
+}
+
+/// Two writers on a disk with little memory, beside nothing else.
+const WRITERS: &str = r#"
+name = "writers"
+duration = "10s"
+seed = 3
+[machine]
+memory = "2GiB"
+[[device]]
+name = "sda"
+[[task]]
+name = "dd"
+job = "dd"
+count = 2
+"#;
+
+/// A slow random reader on a fast SSD: nothing throttled, nothing busy, nothing stalled.
+const QUIET_READER: &str = r#"
+name = "quiet"
+duration = "20s"
+seed = 3
+[machine]
+memory = "2GiB"
+[[device]]
+name = "nvme0n1"
+model = "ssd"
+[[task]]
+name = "reader"
+job = "randread"
+file_size = "1GiB"
+think = "5ms"
+"#;
+
+#[test]
+fn writers_on_a_disk_are_throttled_and_the_disk_sets_the_pace() {
+    let r = sim(WRITERS);
+    let f = verdict(&Input::from_result(&r));
+    assert_eq!(rules(&f), ["throttled", "device-bound"], "{f:?}");
+    let pauses: u64 = r.tasks.iter().map(|t| t.pauses.count()).sum();
+    assert!(
+        f[0].text
+            .starts_with(&format!("dd ×2 was throttled by balance_dirty_pages: {pauses} pauses")),
+        "{}",
+        f[0].text
+    );
+    assert!(r.devices[0].util >= BUSY_UTIL);
+    assert_eq!(f[1].figure, "iostat-util");
+}
+
+#[test]
+fn a_quiet_reader_gets_no_verdict() {
+    let r = sim(QUIET_READER);
+    assert!(r.devices[0].util < BUSY_UTIL, "util {}", r.devices[0].util);
+    assert!(r.tasks.iter().all(|t| t.pauses.count() == 0));
+    assert_eq!(verdict(&Input::from_result(&r)), vec![]);
+}
+
+#[test]
+fn a_reader_behind_writeback_bursts_stalls_and_a_steady_one_does_not() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let sc = wblab_scenario::load(&root.join("scenarios/expire-bursts.toml")).expect("ready scenario");
+    let r = wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress).unwrap();
+    let f = verdict(&Input::from_result(&r));
+    let stall = f.iter().find(|x| x.rule == "stalled").expect("the bursts stall the reader");
+    assert!(stall.text.starts_with("reader stalled"), "{}", stall.text);
+    assert_eq!(stall.figure, "latency-timeline");
+    // Its worst operation is the reader's longest, and far beyond its p50.
+    let reader = r.tasks.iter().find(|t| t.name == "reader").unwrap().op_latency.summary();
+    let worst_ms = (reader.max as f64 / 1e6).round();
+    assert!(
+        stall.text.contains(&format!("took {worst_ms:.0} ms")),
+        "{} vs {worst_ms}",
+        stall.text
+    );
+    assert!(reader.max as f64 >= STALL_FACTOR * reader.p50 as f64);
+
+    // The same reader beside steady writers waits every time alike: no stall.
+    let steady = wblab_scenario::load(&root.join("scenarios/randread-latency.toml")).unwrap();
+    let r = wblab_sim::run(&steady, &mut wblab_sim::machine::NoProgress).unwrap();
+    assert!(!rules(&verdict(&Input::from_result(&r))).contains(&"stalled"));
+}
+
+/// The verdict of a results directory is the verdict of the run that wrote it.
+#[test]
+fn a_results_directory_gives_the_same_verdict() {
+    let r = sim(WRITERS);
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("verdict-dir");
+    let _ = std::fs::remove_dir_all(&dir);
+    wblab_report::write_results_dir(&dir, &r, 0.0).unwrap();
+    let d = wblab_report::load::rundir::RunDir::load(&dir).unwrap();
+    let a = verdict(&Input::from_result(&r));
+    let b = verdict(&Input::from_dir(&d));
+    assert_eq!(rules(&a), rules(&b));
+    assert_eq!(a[1], b[1], "device-bound reads the same util");
+}
