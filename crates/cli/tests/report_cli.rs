@@ -194,6 +194,39 @@ fn report_of_several_directories_overlays_them() {
         html.contains("short · 6.x · seed 7") && html.contains("short · 6.x · seed 8"),
         "run labels"
     );
+    // The differences: every figure `wblab compare` prints, each run against the first,
+    // with the absolute change matching the two values.
+    let json: serde_json::Value =
+        serde_json::from_slice(&wblab(&["compare", "--json", a.to_str().unwrap(), b.to_str().unwrap()]).stdout).unwrap();
+    let figures = json["figures"].as_array().unwrap();
+    let section = html
+        .split("id=\"differences\"")
+        .nth(1)
+        .expect("a Differences section")
+        .split("</section>")
+        .next()
+        .unwrap();
+    assert_eq!(section.matches("<tr><td>").count(), figures.len(), "a row per figure");
+    let pauses = figures
+        .iter()
+        .find(|f| f["name"] == "dd (×2): pauses")
+        .expect("the writers' pauses");
+    let (va, vb) = (pauses["values"][0].as_f64().unwrap(), pauses["values"][1].as_f64().unwrap());
+    let row = section
+        .split("<tr><td>dd (×2): pauses</td>")
+        .nth(1)
+        .unwrap()
+        .split("</tr>")
+        .next()
+        .unwrap();
+    let cells: Vec<&str> = row
+        .split("<td class=\"num\">")
+        .skip(1)
+        .map(|c| c.split('<').next().unwrap())
+        .collect();
+    let change: f64 = cells[2].trim_start_matches('+').parse().unwrap();
+    assert_eq!(change, vb - va, "{row}");
+    assert!(html.contains("<a href=\"#differences\">Differences</a>"));
     // Default output directory: next to the first run.
     let stdout = ok(&wblab(&["report", a.to_str().unwrap(), b.to_str().unwrap()]));
     assert!(stdout.contains("report-short-vs-short-seed8"), "{stdout}");

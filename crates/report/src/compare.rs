@@ -531,7 +531,7 @@ pub fn compare(runs: &[RunData]) -> Comparison {
     }
 }
 
-fn num(v: f64) -> String {
+pub fn num(v: f64) -> String {
     let a = v.abs();
     if a == 0.0 {
         "0".into()
@@ -546,7 +546,7 @@ fn num(v: f64) -> String {
     }
 }
 
-fn pct(e: f64) -> String {
+pub fn pct(e: f64) -> String {
     format!("{:+.1}%", e * 100.0)
 }
 

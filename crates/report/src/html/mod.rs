@@ -234,7 +234,7 @@ fn summary_tables(o: &mut String, r: &Run) {
 ///
 /// `svgs` holds each figure's chart rendered without its title (`Chart::to_svg_untitled`),
 /// rendered by the caller so it can spread the work over cores.
-pub fn report_html(runs: &[Run], figs: &[Figure], svgs: &[String], show_dirs: bool) -> String {
+pub fn report_html(runs: &[Run], figs: &[Figure], svgs: &[String], show_dirs: bool, diff: Option<&crate::compare::Comparison>) -> String {
     let mut o = String::with_capacity(256 * 1024);
     let names: Vec<&str> = runs.iter().map(|r| r.label.as_str()).collect();
     let title = format!("wblab report: {}", names.join(" vs "));
@@ -320,6 +320,9 @@ pub fn report_html(runs: &[Run], figs: &[Figure], svgs: &[String], show_dirs: bo
 
     // Contents.
     o.push_str("<nav class=\"card\"><h2>Contents</h2><ol>\n<li><a href=\"#summary\">Summary tables</a></li>\n");
+    if diff.is_some() {
+        o.push_str("<li><a href=\"#differences\">Differences</a></li>\n");
+    }
     for f in figs {
         writeln!(o, "<li><a href=\"#{}\">{}</a></li>", esc(&f.file), esc(&f.title)).expect("String");
     }
@@ -355,6 +358,10 @@ pub fn report_html(runs: &[Run], figs: &[Figure], svgs: &[String], show_dirs: bo
     }
     o.push_str("</section>\n");
 
+    if let Some(c) = diff {
+        differences(&mut o, runs, c);
+    }
+
     // Figures.
     for (f, svg) in figs.iter().zip(svgs) {
         writeln!(
@@ -375,4 +382,54 @@ pub fn report_html(runs: &[Run], figs: &[Figure], svgs: &[String], show_dirs: bo
     )
     .expect("String");
     o
+}
+
+/// Several runs: every figure `wblab compare` reads, side by side, with the change of each
+/// run against the first, absolute and relative.
+fn differences(o: &mut String, runs: &[Run], c: &crate::compare::Comparison) {
+    use crate::compare::{num, pct};
+    o.push_str("<section class=\"card\" id=\"differences\"><h2>Differences</h2>\n");
+    writeln!(
+        o,
+        "<p>Each run against the first ({}): its value, the change and the relative change. The same figures as <code>wblab compare</code>.</p>",
+        esc(&runs[0].label)
+    )
+    .expect("String");
+    o.push_str("<div class=\"scroll\"><table class=\"diff\">\n<tr><th>figure</th><th>unit</th>");
+    for (i, r) in runs.iter().enumerate() {
+        write!(o, "<th>{}</th>", esc(&r.label)).expect("String");
+        if i > 0 {
+            o.push_str("<th>change</th><th>%</th>");
+        }
+    }
+    o.push_str("</tr>\n");
+    for f in &c.figures {
+        write!(o, "<tr><td>{}</td><td>{}</td>", esc(&f.name), esc(f.unit)).expect("String");
+        let first = f.values.first().copied().flatten();
+        for (i, v) in f.values.iter().enumerate() {
+            write!(o, "<td class=\"num\">{}</td>", v.map_or("-".into(), num)).expect("String");
+            if i > 0 {
+                let delta = match (first, *v) {
+                    (Some(a), Some(b)) => {
+                        let d = b - a;
+                        if d > 0.0 {
+                            format!("+{}", num(d))
+                        } else {
+                            num(d)
+                        }
+                    }
+                    _ => "-".into(),
+                };
+                write!(
+                    o,
+                    "<td class=\"num\">{}</td><td class=\"num\">{}</td>",
+                    delta,
+                    f.rel_err[i].map_or("-".into(), pct)
+                )
+                .expect("String");
+            }
+        }
+        o.push_str("</tr>\n");
+    }
+    o.push_str("</table></div>\n</section>\n");
 }

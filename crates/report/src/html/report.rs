@@ -62,7 +62,16 @@ pub fn write_report(runs: &[RunDir], out: &Path) -> std::io::Result<ReportFiles>
         svgs.push(p);
     }
     let html = out.join(REPORT_FILE);
-    std::fs::write(&html, report_html(&rs, &figs, &inline, runs.len() > 1))?;
+    let diff = (runs.len() > 1)
+        .then(|| {
+            runs.iter()
+                .map(|r| crate::compare::load(&r.dir))
+                .collect::<std::io::Result<Vec<_>>>()
+                .ok()
+        })
+        .flatten()
+        .map(|d| crate::compare::compare(&d));
+    std::fs::write(&html, report_html(&rs, &figs, &inline, runs.len() > 1, diff.as_ref()))?;
     Ok(ReportFiles { html, svgs })
 }
 
