@@ -7,6 +7,9 @@
 //!   of its time);
 //! * **stalled**: a latency-sensitive group's longest operation of some second is at least
 //!   [`STALL_FACTOR`] times its typical second's and at least [`STALL_MIN_MS`];
+//! * **governed**: where the dirty pages of a device's writeback sat against the limits of
+//!   `balance_dirty_pages` (below the free-run point, in its control area around the setpoint,
+//!   at the hard limit), when they left free run at all;
 //! * **device-bound**: a device had a request inside it [`BUSY_UTIL`] of the run or more.
 
 use crate::load::rundir::{Csv, RunDir};
@@ -45,6 +48,7 @@ pub struct Input {
     groups: Vec<Group>,
     devices: Vec<(String, f64)>,
     latency: Option<Csv>,
+    throttle: Option<Csv>,
 }
 
 fn label(name: &str, n: usize) -> String {
@@ -84,6 +88,7 @@ impl Input {
             groups,
             devices: d.devices.iter().map(|x| (x.name.clone(), x.util)).collect(),
             latency: d.latency.clone(),
+            throttle: d.throttle.clone(),
         }
     }
 
@@ -119,11 +124,17 @@ impl Input {
             crate::results::csv::write_latency(&mut v, r).expect("writing to memory cannot fail");
             Csv::parse(&String::from_utf8_lossy(&v)).expect("latency.csv as written")
         });
+        let throttle = (!r.throttle.is_empty()).then(|| {
+            let mut v = Vec::new();
+            crate::results::csv::write_throttle(&mut v, r).expect("writing to memory cannot fail");
+            Csv::parse(&String::from_utf8_lossy(&v)).expect("throttle.csv as written")
+        });
         Input {
             sim_seconds: r.sim_ns as f64 / 1e9,
             groups,
             devices: r.devices.iter().map(|d| (d.name.clone(), d.util)).collect(),
             latency,
+            throttle,
         }
     }
 }
@@ -133,6 +144,7 @@ pub fn verdict(i: &Input) -> Vec<Finding> {
     let mut out = Vec::new();
     throttled(i, &mut out);
     stalled(i, &mut out);
+    governed(i, &mut out);
     device_bound(i, &mut out);
     out
 }
@@ -200,6 +212,94 @@ fn stalled(i: &Input, out: &mut Vec<Finding>) {
                 when.join(", ")
             ),
             figure: "latency-timeline",
+        });
+    }
+}
+
+/// Throttle samples a device needs before its shares mean anything (2 s at 200 ms).
+const GOVERNED_MIN_SAMPLES: usize = 10;
+
+fn governed(i: &Input, out: &mut Vec<Finding>) {
+    let Some(th) = &i.throttle else { return };
+    let (Some(dev), Some(dirty), Some(freerun), Some(setpoint), Some(limit)) = (
+        th.col("device"),
+        th.col("dirty"),
+        th.col("freerun"),
+        th.col("setpoint"),
+        th.col("limit"),
+    ) else {
+        return;
+    };
+    let num = |s: &str| s.parse::<f64>().ok();
+    let mut devices: Vec<&str> = Vec::new();
+    for r in &th.rows {
+        if !devices.contains(&r[dev].as_str()) {
+            devices.push(&r[dev]);
+        }
+    }
+    for d in devices {
+        // Samples with all four quantities (kernels before 3.2 have no freerun or setpoint).
+        let s: Vec<(f64, f64, f64, f64)> = th
+            .rows
+            .iter()
+            .filter(|r| r[dev] == d)
+            .filter_map(|r| Some((num(&r[dirty])?, num(&r[freerun])?, num(&r[setpoint])?, num(&r[limit])?)))
+            .collect();
+        if s.len() < GOVERNED_MIN_SAMPLES {
+            continue;
+        }
+        let n = s.len() as f64;
+        let free = s.iter().filter(|x| x.0 < x.1).count() as f64 / n;
+        let hard = s.iter().filter(|x| x.0 >= x.3).count() as f64 / n;
+        if free == 1.0 {
+            // Writers that slept while the global level never left free run were held by the
+            // device's own share: strictlimit, or a small max_ratio/max_bytes.
+            let (Some(wbd), Some(wbt)) = (th.col("wb_dirty"), th.col("wb_thresh")) else {
+                continue;
+            };
+            let throttled: Vec<&Group> = i.groups.iter().filter(|g| g.pauses > 0).collect();
+            let over = th
+                .rows
+                .iter()
+                .filter(|r| r[dev] == d)
+                .filter(|r| num(&r[wbt]).is_some_and(|t| num(&r[wbd]).is_some_and(|x| t > 0.0 && x >= t / 2.0)))
+                .count();
+            if throttled.is_empty() || over == 0 {
+                continue;
+            }
+            let mut thresh: Vec<f64> = th.rows.iter().filter(|r| r[dev] == d).filter_map(|r| num(&r[wbt])).collect();
+            thresh.sort_by(f64::total_cmp);
+            let wb_mib = thresh[thresh.len() / 2] * 4096.0 / (1024.0 * 1024.0);
+            out.push(Finding {
+                rule: "governed",
+                text: format!(
+                    "On {d}, the dirty pages never left free run, yet {} slept: the device's own share governed (its dirty pages against a wb_thresh of {wb_mib:.1} MiB, as with strictlimit or a small max_ratio).",
+                    throttled.iter().map(|g| g.label.as_str()).collect::<Vec<_>>().join(", ")
+                ),
+                figure: "bdi_dirty_state",
+            });
+            continue;
+        }
+        let paced = 1.0 - free - hard;
+        let mut setpoints: Vec<f64> = s.iter().map(|x| x.2).collect();
+        setpoints.sort_by(f64::total_cmp);
+        let setpoint_mib = setpoints[setpoints.len() / 2] * 4096.0 / (1024.0 * 1024.0);
+        let what = if hard >= 0.5 {
+            "the writers were held at the hard limit"
+        } else if paced >= free {
+            "balance_dirty_pages paced the writers around its setpoint"
+        } else {
+            "the writers mostly ran free"
+        };
+        out.push(Finding {
+            rule: "governed",
+            text: format!(
+                "On {d}, the dirty pages were below the free-run point {:.0} % of the time, in balance_dirty_pages' control area {:.0} % (setpoint {setpoint_mib:.0} MiB) and at the hard limit {:.0} %: {what}.",
+                free * 100.0,
+                paced * 100.0,
+                hard * 100.0
+            ),
+            figure: "global_dirty_state",
         });
     }
 }

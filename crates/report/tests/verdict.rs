@@ -50,7 +50,7 @@ think = "5ms"
 fn writers_on_a_disk_are_throttled_and_the_disk_sets_the_pace() {
     let r = sim(WRITERS);
     let f = verdict(&Input::from_result(&r));
-    assert_eq!(rules(&f), ["throttled", "device-bound"], "{f:?}");
+    assert_eq!(rules(&f), ["throttled", "governed", "device-bound"], "{f:?}");
     let pauses: u64 = r.tasks.iter().map(|t| t.pauses.count()).sum();
     assert!(
         f[0].text
@@ -59,7 +59,25 @@ fn writers_on_a_disk_are_throttled_and_the_disk_sets_the_pace() {
         f[0].text
     );
     assert!(r.devices[0].util >= BUSY_UTIL);
-    assert_eq!(f[1].figure, "iostat-util");
+    assert_eq!(f[2].figure, "iostat-util");
+    // The global level left free run and was paced, never held at the hard limit.
+    assert!(
+        f[1].text.contains("balance_dirty_pages paced the writers") && f[1].text.contains("hard limit 0 %"),
+        "{}",
+        f[1].text
+    );
+    assert_eq!(f[1].figure, "global_dirty_state");
+}
+
+#[test]
+fn strictlimit_writers_are_governed_by_their_devices_share() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let sc = wblab_scenario::load(&root.join("scenarios/strictlimit.toml")).expect("ready scenario");
+    let r = wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress).unwrap();
+    let f = verdict(&Input::from_result(&r));
+    let g = f.iter().find(|x| x.rule == "governed").expect("a governed finding");
+    assert!(g.text.contains("never left free run") && g.text.contains("own share"), "{}", g.text);
+    assert_eq!(g.figure, "bdi_dirty_state");
 }
 
 #[test]
@@ -106,5 +124,5 @@ fn a_results_directory_gives_the_same_verdict() {
     let a = verdict(&Input::from_result(&r));
     let b = verdict(&Input::from_dir(&d));
     assert_eq!(rules(&a), rules(&b));
-    assert_eq!(a[1], b[1], "device-bound reads the same util");
+    assert_eq!(a[1..], b[1..], "governed and device-bound read the same files");
 }
