@@ -134,6 +134,8 @@ fn measure_writes_a_complete_results_dir_and_restores_every_knob() {
         "throttle.csv",
         "histograms.json",
         "machine.json",
+        "iostat.csv",
+        "latency.csv",
     ] {
         let p = out.join(f);
         assert!(p.is_file() && std::fs::metadata(&p).unwrap().len() > 0, "{f} missing or empty");
@@ -160,6 +162,27 @@ fn measure_writes_a_complete_results_dir_and_restores_every_knob() {
     );
     assert!(dd["pauses"]["count"].as_u64().unwrap() > 0);
     assert!(s["tasks"][1]["op_latency_ms"]["count"].as_u64().unwrap() > 10);
+    // The reader's operations per second add up to its distribution, as in a simulated run;
+    // the device's per-second writes to what the kernel counted.
+    let lat = std::fs::read_to_string(out.join("latency.csv")).unwrap();
+    let per_second: u64 = lat
+        .lines()
+        .skip(1)
+        .filter(|l| l.split(',').nth(1) == Some("reader"))
+        .map(|l| l.split(',').nth(2).unwrap().parse::<u64>().unwrap())
+        .sum();
+    let counted = s["tasks"][1]["op_latency_ms"]["count"].as_u64().unwrap();
+    assert!(
+        per_second <= counted && per_second * 10 >= counted * 9,
+        "{per_second} of {counted} reads in whole seconds"
+    );
+    let io = std::fs::read_to_string(out.join("iostat.csv")).unwrap();
+    let writes: f64 = io
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(3).unwrap().parse::<f64>().unwrap())
+        .sum();
+    assert!(writes > 0.0, "{io}");
     // Request latency of the loop device from block_rq_issue/complete.
     assert!(
         s["devices"][0]["request_latency_ms"]["count"].as_u64().unwrap() > 0,

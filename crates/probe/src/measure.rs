@@ -1054,7 +1054,7 @@ fn write_results(
         trace_streamed: 0,
         trace_dropped: 0,
         comms: Vec::new(),
-        vmstat: c.vmstat.clone(),
+        vmstat: with_task_ops(&c.vmstat, &c.outcomes),
         throttle: digest.map(|d| d.throttle).unwrap_or_default(),
         tiotest: Vec::new(),
     };
@@ -1068,10 +1068,39 @@ fn write_results(
     let mut w = io::BufWriter::new(std::fs::File::create(out.join(wblab_report::IOSTAT_FILE))?);
     wblab_report::write_iostat(&mut w, &r)?;
     w.flush()?;
+    if r.vmstat.iter().any(|s| !s.task_ops.is_empty()) {
+        let mut w = io::BufWriter::new(std::fs::File::create(out.join(wblab_report::LATENCY_FILE))?);
+        wblab_report::write_latency(&mut w, &r)?;
+        w.flush()?;
+    }
     let mut w = io::BufWriter::new(std::fs::File::create(out.join(wblab_report::HISTOGRAMS_FILE))?);
     wblab_report::results::histograms::write_histograms(&mut w, &r)?;
     w.flush()?;
     Ok((r, lines))
+}
+
+/// The samples with each latency-sensitive task's operations of the second before them (the
+/// sampler and the jobs count seconds from the same t0; bulk writers left out, as the model
+/// does).
+fn with_task_ops(
+    samples: &[wblab_sim::metrics::VmstatSample],
+    outcomes: &[crate::workload::TaskOutcome],
+) -> Vec<wblab_sim::metrics::VmstatSample> {
+    let mut v = samples.to_vec();
+    for (k, s) in v.iter_mut().enumerate() {
+        s.task_ops = outcomes
+            .iter()
+            .enumerate()
+            .filter(|(_, o)| {
+                !matches!(
+                    o.spec.job,
+                    wblab_sim::config::JobConfig::Dd { .. } | wblab_sim::config::JobConfig::Netwrite { .. }
+                )
+            })
+            .filter_map(|(i, o)| o.op_seconds.get(k).filter(|x| x.ops > 0).map(|x| (i as u32, *x)))
+            .collect();
+    }
+    v
 }
 
 #[cfg(test)]

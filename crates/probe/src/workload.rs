@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use wblab_sim::config::JobConfig;
-use wblab_sim::metrics::LatencyHist;
+use wblab_sim::metrics::{LatencyHist, OpSecond};
 use wblab_sim::Ns;
 
 /// One instance of a scenario task, with its real file.
@@ -52,6 +52,8 @@ pub struct TaskOutcome {
     pub bytes_read: u64,
     pub mid_bytes: Option<(Ns, u64)>,
     pub op_latency: LatencyHist,
+    /// Its operations that ended in each second since t0 (threads' jobs; empty for dd).
+    pub op_seconds: Vec<OpSecond>,
     pub cpu_user_ns: u64,
     pub cpu_sys_ns: u64,
     pub note: Option<String>,
@@ -69,6 +71,7 @@ impl TaskOutcome {
             bytes_read: 0,
             mid_bytes: None,
             op_latency: LatencyHist::new(),
+            op_seconds: Vec::new(),
             cpu_user_ns: 0,
             cpu_sys_ns: 0,
             note: Some(note),
@@ -180,9 +183,23 @@ struct ThreadOut {
     bytes_read: u64,
     mid_bytes: Option<(Ns, u64)>,
     lat: LatencyHist,
+    /// The operations that ended in each second since t0 (latency over time).
+    secs: Vec<OpSecond>,
     cpu_user_ns: u64,
     cpu_sys_ns: u64,
     error: Option<String>,
+}
+
+impl ThreadOut {
+    /// One operation took `lat` and ended now.
+    fn record_op(&mut self, t0: Instant, lat: Ns) {
+        self.lat.record(lat);
+        let s = t0.elapsed().as_secs() as usize;
+        if self.secs.len() <= s {
+            self.secs.resize(s + 1, OpSecond::default());
+        }
+        self.secs[s].record(lat);
+    }
 }
 
 impl Workload {
@@ -321,6 +338,7 @@ impl Workload {
                         bytes_read: 0,
                         mid_bytes,
                         op_latency: LatencyHist::new(),
+                        op_seconds: Vec::new(),
                         cpu_user_ns: ex.utime_ns,
                         cpu_sys_ns: ex.stime_ns,
                         note,
@@ -357,6 +375,7 @@ impl Workload {
                         bytes_read: 0,
                         mid_bytes: None,
                         lat: LatencyHist::new(),
+                        secs: Vec::new(),
                         cpu_user_ns: 0,
                         cpu_sys_ns: 0,
                         error: Some("the job thread panicked".into()),
@@ -370,6 +389,7 @@ impl Workload {
                         bytes_read: out.bytes_read,
                         mid_bytes: out.mid_bytes,
                         op_latency: out.lat,
+                        op_seconds: out.secs,
                         cpu_user_ns: out.cpu_user_ns,
                         cpu_sys_ns: out.cpu_sys_ns,
                         note: out.error,
@@ -530,7 +550,7 @@ fn every(
     while !stop.load(Ordering::SeqCst) {
         let t = Instant::now();
         op(out)?;
-        out.lat.record(t.elapsed().as_nanos() as u64);
+        out.record_op(t0, t.elapsed().as_nanos() as u64);
         next += interval;
         if !sleep_until(t0, next.max(now()), stop) {
             break;
@@ -551,6 +571,7 @@ fn run_thread_job(spec: &TaskSpec, t0: Instant, stop: &AtomicBool) -> ThreadOut 
         bytes_read: 0,
         mid_bytes: None,
         lat: LatencyHist::new(),
+        secs: Vec::new(),
         cpu_user_ns: 0,
         cpu_sys_ns: 0,
         error: None,
@@ -581,7 +602,7 @@ fn job_loop(spec: &TaskSpec, t0: Instant, stop: &AtomicBool, mid_t: Ns, out: &mu
             while !stop.load(Ordering::SeqCst) {
                 let t = Instant::now();
                 let n = f.read(&mut buf)?;
-                out.lat.record(t.elapsed().as_nanos() as u64);
+                out.record_op(t0, t.elapsed().as_nanos() as u64);
                 if n == 0 {
                     break;
                 }
@@ -608,7 +629,7 @@ fn job_loop(spec: &TaskSpec, t0: Instant, stop: &AtomicBool, mid_t: Ns, out: &mu
                 let off = (rng.next() % blocks) * bs;
                 let t = Instant::now();
                 let n = f.read_at(buf.as_mut_slice(), off)?;
-                out.lat.record(t.elapsed().as_nanos() as u64);
+                out.record_op(t0, t.elapsed().as_nanos() as u64);
                 out.bytes_read += n as u64;
                 mark_mid(out);
                 if *think > 0 && !sleep_until(t0, now() + think, stop) {
