@@ -44,10 +44,15 @@ impl MergeIndex {
     }
 }
 
-/// Grow a request by a bio merged at `side`.
-pub fn grow(rq: &mut ElvRq, side: Merge, nr_sectors: u64) {
+/// Grow queued request `rq` by a bio of `nr_sectors` merged at `side`, keeping `index` and
+/// its queue's sector-sorted set (`sorted`, keyed (start, id)) in step.
+pub fn grow(index: &mut MergeIndex, sorted: &mut BTreeSet<(u64, u32)>, rq: &mut ElvRq, side: Merge, nr_sectors: u64) {
+    index.remove(rq);
+    sorted.remove(&(rq.sector, rq.id));
     if side == Merge::Front {
         rq.sector -= nr_sectors;
     }
     rq.nr_sectors += nr_sectors;
+    index.insert(rq);
+    sorted.insert((rq.sector, rq.id));
 }

@@ -1284,11 +1284,7 @@ impl Elevator for Bfq {
         if r.rq.nr_sectors + nr_sectors > max_sectors {
             return None;
         }
-        self.merges.remove(&r.rq);
-        self.qs[r.queue as usize].sorted.remove(&(r.rq.sector, id));
-        grow(&mut r.rq, side, nr_sectors);
-        self.merges.insert(&r.rq);
-        self.qs[r.queue as usize].sorted.insert((r.rq.sector, id));
+        grow(&mut self.merges, &mut self.qs[r.queue as usize].sorted, &mut r.rq, side, nr_sectors);
         self.rqs[id as usize] = Some(r);
         Some((id, side))
     }
