@@ -10,6 +10,8 @@
 //! * **governed**: where the dirty pages of a device's writeback sat against the limits of
 //!   `balance_dirty_pages` (below the free-run point, in its control area around the setpoint,
 //!   at the hard limit), when they left free run at all;
+//! * **slow fsync**: a commit probe's median fsync() took [`SLOW_FSYNC_MS`] or more, and what
+//!   it waited on: the journal's commits where the device has one, else the device's queue;
 //! * **device-bound**: a device had a request inside it [`BUSY_UTIL`] of the run or more.
 
 use crate::load::rundir::{Csv, RunDir};
@@ -21,6 +23,8 @@ pub const STALL_FACTOR: f64 = 10.0;
 pub const STALL_MIN_MS: f64 = 50.0;
 /// Utilisation from which a device set the run's pace.
 pub const BUSY_UTIL: f64 = 0.9;
+/// A commit probe's median fsync() from which it is worth a sentence, ms.
+pub const SLOW_FSYNC_MS: f64 = 50.0;
 /// Seconds with operations a group needs before its typical second means anything.
 const STALL_MIN_SECONDS: usize = 10;
 
@@ -32,7 +36,7 @@ pub struct Finding {
     pub figure: &'static str,
 }
 
-/// A task group's balance_dirty_pages sleeps.
+/// A task group's balance_dirty_pages sleeps, and its operations.
 struct Group {
     label: String,
     tasks: usize,
@@ -40,13 +44,25 @@ struct Group {
     p50_ms: f64,
     max_ms: f64,
     total_ms: f64,
+    job: String,
+    device: String,
+    op_p50_ms: f64,
+    op_max_ms: f64,
+}
+
+/// A device as the rules see it; `journal` = (commit mean, logging mean, ordered-data mean), ms.
+struct Device {
+    name: String,
+    util: f64,
+    request_p50_ms: f64,
+    journal: Option<(f64, f64, f64)>,
 }
 
 /// What the rules read, from a run in memory or a results directory.
 pub struct Input {
     sim_seconds: f64,
     groups: Vec<Group>,
-    devices: Vec<(String, f64)>,
+    devices: Vec<Device>,
     latency: Option<Csv>,
     throttle: Option<Csv>,
 }
@@ -81,12 +97,35 @@ impl Input {
                 p50_ms: p50s.get(p50s.len() / 2).copied().unwrap_or(0.0),
                 max_ms: ts.iter().map(|t| t.pauses.max).fold(0.0, f64::max),
                 total_ms: ts.iter().map(|t| t.pauses.mean_or_total).sum(),
+                job: ts[0].job.clone(),
+                device: ts[0].device.clone(),
+                op_p50_ms: ts[0].op.p50,
+                op_max_ms: ts.iter().map(|t| t.op.max).fold(0.0, f64::max),
             });
         }
         Input {
             sim_seconds: d.sim_seconds,
             groups,
-            devices: d.devices.iter().map(|x| (x.name.clone(), x.util)).collect(),
+            devices: d
+                .devices
+                .iter()
+                .enumerate()
+                .map(|(k, x)| {
+                    let j = &d.summary["devices"][k]["journal"];
+                    let f = |key: &str| j.get(key).and_then(serde_json::Value::as_f64);
+                    Device {
+                        name: x.name.clone(),
+                        util: x.util,
+                        request_p50_ms: x.latency.p50,
+                        journal: match (f("commits"), f("commit_mean_ms")) {
+                            (Some(c), Some(m)) if c > 0.0 => {
+                                Some((m, f("logging_mean_ms").unwrap_or(0.0), f("flushing_mean_ms").unwrap_or(0.0)))
+                            }
+                            _ => None,
+                        },
+                    }
+                })
+                .collect(),
             latency: d.latency.clone(),
             throttle: d.throttle.clone(),
         }
@@ -109,6 +148,7 @@ impl Input {
                     h.add(&t.pauses);
                 }
                 let s = h.summary();
+                let op = ts[0].op_latency.summary();
                 Group {
                     label: label(n, ts.len()),
                     tasks: ts.len(),
@@ -116,6 +156,10 @@ impl Input {
                     p50_ms: s.p50 as f64 / 1e6,
                     max_ms: s.max as f64 / 1e6,
                     total_ms: s.total as f64 / 1e6,
+                    job: ts[0].job.to_string(),
+                    device: ts[0].device.clone(),
+                    op_p50_ms: op.p50 as f64 / 1e6,
+                    op_max_ms: ts.iter().map(|t| t.op_latency.summary().max as f64 / 1e6).fold(0.0, f64::max),
                 }
             })
             .collect();
@@ -132,7 +176,22 @@ impl Input {
         Input {
             sim_seconds: r.sim_ns as f64 / 1e9,
             groups,
-            devices: r.devices.iter().map(|d| (d.name.clone(), d.util)).collect(),
+            devices: r
+                .devices
+                .iter()
+                .map(|d| Device {
+                    name: d.name.clone(),
+                    util: d.util,
+                    request_p50_ms: d.request_latency.summary().p50 as f64 / 1e6,
+                    journal: d.journal.as_ref().filter(|j| j.commits > 0).map(|j| {
+                        (
+                            j.commit_mean_ns as f64 / 1e6,
+                            j.logging_mean_ns as f64 / 1e6,
+                            j.flushing_mean_ns as f64 / 1e6,
+                        )
+                    }),
+                })
+                .collect(),
             latency,
             throttle,
         }
@@ -145,6 +204,7 @@ pub fn verdict(i: &Input) -> Vec<Finding> {
     throttled(i, &mut out);
     stalled(i, &mut out);
     governed(i, &mut out);
+    slow_fsync(i, &mut out);
     device_bound(i, &mut out);
     out
 }
@@ -304,13 +364,45 @@ fn governed(i: &Input, out: &mut Vec<Finding>) {
     }
 }
 
+fn slow_fsync(i: &Input, out: &mut Vec<Finding>) {
+    for g in i.groups.iter().filter(|g| g.job == "fsync" && g.op_p50_ms >= SLOW_FSYNC_MS) {
+        let Some(d) = i.devices.iter().find(|d| d.name == g.device) else {
+            continue;
+        };
+        // The journal is the answer only where its commits make up most of the wait; else the
+        // time goes to the probe's own data, written behind the others' writeback.
+        let why = match d.journal {
+            Some((commit, logging, ordered)) if commit >= g.op_p50_ms / 2.0 => format!(
+                "it waits for the journal's commits, which took {commit:.0} ms on average ({ordered:.0} ms writing ordered data, {logging:.0} ms logging)"
+            ),
+            Some((commit, _, _)) => format!(
+                "the journal's commits took only {commit:.0} ms on average, so it waits for its own data, written behind the others' writeback ({}'s requests took {:.0} ms at the median)",
+                d.name, d.request_p50_ms
+            ),
+            None => format!(
+                "it waits for its own data, written behind the others' writeback ({}'s requests took {:.0} ms at the median)",
+                d.name, d.request_p50_ms
+            ),
+        };
+        out.push(Finding {
+            rule: "slow-fsync",
+            text: format!(
+                "{}'s fsync() took {:.0} ms at the median, {:.0} ms at worst: {why}.",
+                g.label, g.op_p50_ms, g.op_max_ms
+            ),
+            figure: "latency-cdf",
+        });
+    }
+}
+
 fn device_bound(i: &Input, out: &mut Vec<Finding>) {
-    for (name, util) in i.devices.iter().filter(|(_, u)| *u >= BUSY_UTIL) {
+    for d in i.devices.iter().filter(|d| d.util >= BUSY_UTIL) {
         out.push(Finding {
             rule: "device-bound",
             text: format!(
-                "{name} had a request in service {:.0} % of the run: the device set the pace.",
-                util * 100.0
+                "{} had a request in service {:.0} % of the run: the device set the pace.",
+                d.name,
+                d.util * 100.0
             ),
             figure: "iostat-util",
         });

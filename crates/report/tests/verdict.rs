@@ -126,3 +126,64 @@ fn a_results_directory_gives_the_same_verdict() {
     assert_eq!(rules(&a), rules(&b));
     assert_eq!(a[1..], b[1..], "governed and device-bound read the same files");
 }
+
+/// A commit probe beside a copy on a disk, on `fs` mounted with `mount`.
+fn probe_beside_a_copy(fs: &str, mount: &str) -> String {
+    format!(
+        r#"
+name = "probe"
+duration = "20s"
+seed = 1
+[machine]
+memory = "4GiB"
+[[device]]
+name = "sda"
+model = "hdd"
+fs = "{fs}"
+mount = "{mount}"
+[[task]]
+name = "copy"
+job = "dd"
+file = "/mnt/sda/big"
+[[task]]
+name = "commit"
+job = "fsync"
+file = "/mnt/sda/wal"
+interval = "100ms"
+start = "5s"
+"#
+    )
+}
+
+#[test]
+fn a_slow_fsync_is_put_on_the_journal_only_when_its_commits_make_the_wait() {
+    // ext3's ordered mode writes the copy's data inside every commit: the commits are the wait.
+    let r = sim(&probe_beside_a_copy("ext3", "data=ordered,barrier=1"));
+    let f = verdict(&Input::from_result(&r));
+    let slow = f.iter().find(|x| x.rule == "slow-fsync").expect("a slow fsync");
+    let j = r.devices[0].journal.as_ref().unwrap();
+    let p50 = r.tasks.iter().find(|t| t.name == "commit").unwrap().op_latency.summary().p50;
+    assert!(j.commit_mean_ns * 2 >= p50, "commits {} ns, fsync p50 {p50} ns", j.commit_mean_ns);
+    assert!(slow.text.contains("waits for the journal's commits"), "{}", slow.text);
+    assert_eq!(slow.figure, "latency-cdf");
+
+    // Behind a 32 MiB/s throttle the probe's own data waits; the commits are a small part.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let sc = wblab_scenario::load(&root.join("validation/v6-fsync-ext4.toml")).unwrap();
+    let r = wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress).unwrap();
+    let f = verdict(&Input::from_result(&r));
+    let slow = f.iter().find(|x| x.rule == "slow-fsync").expect("a slow fsync");
+    assert!(slow.text.contains("so it waits for its own data"), "{}", slow.text);
+}
+
+#[test]
+fn a_fast_fsync_gets_no_sentence() {
+    let text = probe_beside_a_copy("ext4", "data=ordered")
+        .replace("model = \"hdd\"", "model = \"ssd\"")
+        .replace("[[task]]\nname = \"copy\"\njob = \"dd\"\nfile = \"/mnt/sda/big\"\n", "");
+    assert!(!text.contains("copy") && text.contains("ssd"), "the probe alone on an SSD: {text}");
+    let r = sim(&text);
+    let p50 = r.tasks.iter().find(|t| t.name == "commit").unwrap().op_latency.summary().p50 as f64 / 1e6;
+    assert!(p50 < wblab_report::verdict::SLOW_FSYNC_MS, "{p50} ms");
+    assert!(!rules(&verdict(&Input::from_result(&r))).contains(&"slow-fsync"));
+}
