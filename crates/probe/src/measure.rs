@@ -1068,7 +1068,7 @@ fn write_results(
     let mut w = io::BufWriter::new(std::fs::File::create(out.join(wblab_report::IOSTAT_FILE))?);
     wblab_report::write_iostat(&mut w, &r)?;
     w.flush()?;
-    if r.vmstat.iter().any(|s| !s.task_ops.is_empty()) {
+    if wblab_report::has_latency(&r) {
         let mut w = io::BufWriter::new(std::fs::File::create(out.join(wblab_report::LATENCY_FILE))?);
         wblab_report::write_latency(&mut w, &r)?;
         w.flush()?;

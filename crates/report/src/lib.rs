@@ -25,6 +25,7 @@ pub mod verdict;
 pub use html::report::REPORT_FILE;
 pub use results::csv::IOSTAT_HEADER;
 pub use results::ftrace::{event_name, format_payload, format_trace_line, write_header as write_trace_header, write_trace};
+pub use results::has_latency;
 pub use results::summary::{summary_json, summary_text};
 pub use results::{
     write_iostat, write_latency, write_results_dir, write_throttle, write_timeseries, write_trace_file, ResultTexts, HISTOGRAMS_FILE,

@@ -233,13 +233,7 @@ fn stalled(i: &Input, out: &mut Vec<Finding>) {
         return;
     };
     let num = |s: &str| s.parse::<f64>().unwrap_or(0.0);
-    let mut groups: Vec<&str> = Vec::new();
-    for r in &l.rows {
-        if !groups.contains(&r[task].as_str()) {
-            groups.push(&r[task]);
-        }
-    }
-    for g in groups {
+    for g in l.distinct(task) {
         let secs: Vec<(f64, f64)> = l
             .rows
             .iter()
@@ -291,13 +285,7 @@ fn governed(i: &Input, out: &mut Vec<Finding>) {
         return;
     };
     let num = |s: &str| s.parse::<f64>().ok();
-    let mut devices: Vec<&str> = Vec::new();
-    for r in &th.rows {
-        if !devices.contains(&r[dev].as_str()) {
-            devices.push(&r[dev]);
-        }
-    }
-    for d in devices {
+    for d in th.distinct(dev) {
         // Samples with all four quantities (kernels before 3.2 have no freerun or setpoint).
         let s: Vec<(f64, f64, f64, f64)> = th
             .rows

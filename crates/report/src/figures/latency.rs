@@ -202,13 +202,7 @@ pub(super) fn latency_timeline_figure(runs: &[Run]) -> Option<Figure> {
             c.notes.push(format!("{}: latency.csv lacks its columns", r.label));
             continue;
         };
-        let mut groups: Vec<&str> = Vec::new();
-        for row in &l.rows {
-            if !groups.contains(&row[task].as_str()) {
-                groups.push(&row[task]);
-            }
-        }
-        for g in groups {
+        for g in l.distinct(task) {
             let num = |s: &str| s.parse::<f64>().unwrap_or(0.0);
             let pts: Vec<(f64, f64)> = l
                 .rows

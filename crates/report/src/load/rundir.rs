@@ -44,6 +44,18 @@ impl Csv {
         self.header.iter().position(|h| h == name)
     }
 
+    /// The values of column `c`, each once, in the order they first appear (the devices of
+    /// throttle.csv, the task groups of latency.csv).
+    pub fn distinct(&self, c: usize) -> Vec<&str> {
+        let mut v: Vec<&str> = Vec::new();
+        for r in &self.rows {
+            if !v.contains(&r[c].as_str()) {
+                v.push(&r[c]);
+            }
+        }
+        v
+    }
+
     /// The column as numbers (unparsable cells are NaN); `None` if there is no such column.
     pub fn f64s(&self, name: &str) -> Option<Vec<f64>> {
         let c = self.col(name)?;

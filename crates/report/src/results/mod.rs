@@ -7,6 +7,8 @@ pub mod histograms;
 pub(crate) mod summary;
 pub mod trace_stream;
 
+pub use csv::has_latency;
+
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;

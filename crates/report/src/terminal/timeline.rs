@@ -38,12 +38,7 @@ fn bar(ops: f64, v: f64, max: f64) -> char {
 pub fn timeline_text(csv: &Csv) -> String {
     let col = |n: &str| csv.col(n).expect("checked columns");
     let (t, task, ops, max) = (col("t_s"), col("task"), col("ops"), col("max_ms"));
-    let mut groups: Vec<&str> = Vec::new();
-    for r in &csv.rows {
-        if !groups.contains(&r[task].as_str()) {
-            groups.push(&r[task]);
-        }
-    }
+    let groups = csv.distinct(task);
     let num = |s: &str| s.parse::<f64>().unwrap_or(0.0);
     let mut out = String::new();
     out.push_str("latency over time: the longest operation of each second (one cell per second; blank: none)\n");

@@ -13,13 +13,8 @@ fn bfq(hdd: bool) -> Bfq {
 
 fn rq(id: u32, op: Op, sector: u64, nr: u64, owner: u32) -> ElvRq {
     ElvRq {
-        id,
-        op,
-        sector,
-        nr_sectors: nr,
-        sync: op == Op::Read,
         owner,
-        prio: IoPrio::default(),
+        ..crate::block::sched::test_rq(id, op, sector, nr)
     }
 }
 
