@@ -1057,6 +1057,7 @@ fn write_results(
         vmstat: with_task_ops(&c.vmstat, &c.outcomes),
         throttle: digest.map(|d| d.throttle).unwrap_or_default(),
         tiotest: Vec::new(),
+        cgroups: Vec::new(),
     };
     std::fs::write(out.join(wblab_report::SUMMARY_FILE), wblab_report::summary_text(&r, wall))?;
     let mut w = io::BufWriter::new(std::fs::File::create(out.join(wblab_report::TIMESERIES_FILE))?);

@@ -676,3 +676,46 @@ variants = [{ fs = "ext4", mount = "data=writeback" }, { fs = "xfs" }]
     // The first variant's mount options do not leak into the second's run.
     assert_eq!(runs[2].1.devices[0].fs.as_ref().unwrap().options, "");
 }
+
+#[test]
+fn cgroup_tree_and_task_placement() {
+    use wblab_sim::config::CgroupVersion;
+    let sc = ok(r#"
+[[device]]
+name = "sda"
+[[cgroup]]
+path = "/pods"
+memory.max = "2GiB"
+[[cgroup]]
+path = "/pods/web"
+"memory.high" = "1000MiB"
+memory.max = "max"
+[[task]]
+name = "w"
+job = "dd"
+cgroup = "/pods/web"
+[[task]]
+name = "root"
+job = "dd"
+cgroup = "/"
+"#);
+    let t = &sc.cgroups;
+    assert_eq!(t.version, CgroupVersion::V2);
+    assert_eq!(t.groups.len(), 2);
+    assert_eq!((t.groups[0].parent, t.groups[0].memory_max), (None, Some(2 * GIB)));
+    assert_eq!(
+        (t.groups[1].parent, t.groups[1].memory_max, t.groups[1].memory_high),
+        (Some(0), None, Some(1000 * MIB))
+    );
+    assert_eq!(sc.tasks[0].cgroup, Some(1));
+    assert_eq!(sc.tasks[1].cgroup, None);
+    assert!(t.is_within(1, 0) && !t.is_within(0, 1));
+
+    let v1 = ok("[[device]]\nname = \"sda\"\n[[cgroup]]\npath = \"/a\"\nmemory.limit_in_bytes = 300000000\n");
+    assert_eq!(v1.cgroups.version, CgroupVersion::V1);
+    // Rounded down to whole pages, as page_counter_memparse does.
+    assert_eq!(v1.cgroups.groups[0].memory_max, Some(300_000_000 / 4096 * 4096));
+    // A scenario without cgroups echoes none.
+    let plain = ok("[[device]]\nname = \"sda\"\n");
+    assert!(serde_json::to_string(&plain).unwrap().find("cgroup").is_none());
+}

@@ -139,6 +139,8 @@ pub struct Machine {
     pub laws: crate::laws::Laws,
     /// Each device's journal, if its file system has one (`fs::jbd2`).
     pub journals: Vec<Option<crate::fs::jbd2::Journal>>,
+    /// The memory cgroups, in the scenario's order (`mm::memcontrol`).
+    pub memcgs: Vec<crate::mm::memcontrol::MemCgroup>,
 }
 
 /// Index of the first flusher in `RunResult::comms` (after "<idle>" and the tasks).
@@ -183,11 +185,76 @@ fn attach_devices(cfg: &Scenario, thresh: u64, now_j: u64) -> (Vec<WbState>, Vec
             major: d.major,
             minor: d.minor,
         };
-        wbs.push(WbState::new(dev_t, &d.bdi, thresh, now_j));
+        let mut wb = WbState::new(dev_t, &d.bdi, thresh, now_j);
+        wb.dev = wbs.len() as u16;
+        wbs.push(wb);
         flushers.push(Wb::new(now_j));
         queues.push(BlockQueue::new(d, cfg.seed, cfg.hz));
     }
     (wbs, flushers, queues)
+}
+
+/// The memory cgroups, with each task and its file placed in its group. On a cgroup v2
+/// machine a group's files are written through a wb of their own per device
+/// (`cgwb_create`), with its own lists, flusher work and bandwidth estimates, appended after
+/// the devices' root wbs; not on NFS nor ext3/ext4 with data=journal, which do not support
+/// cgroup writeback (`SB_I_CGROUPWB`), nor on v1.
+fn attach_cgroups(
+    cfg: &Scenario,
+    (wbs, flushers): (&mut Vec<WbState>, &mut Vec<Wb>),
+    inodes: &mut [Inode],
+    tasks: &[Task],
+    thresh: u64,
+    now_j: u64,
+) -> Vec<crate::mm::memcontrol::MemCgroup> {
+    use crate::mm::memcontrol::{MemCgroup, FIRST_CGROUP_INO};
+    let min_ratio_sum = wbs.iter().map(|w| w.min_ratio_ppm).sum();
+    let mut memcgs: Vec<MemCgroup> = cfg
+        .cgroups
+        .groups
+        .iter()
+        .enumerate()
+        .map(|(i, g)| MemCgroup {
+            parent: g.parent.map(|p| p as u16),
+            max: g.memory_max.map_or(u64::MAX, |b| b / PAGE_SIZE),
+            high: g.memory_high.map_or(u64::MAX, |b| b / PAGE_SIZE),
+            domain: WbDomain {
+                bdi_min_ratio_sum: min_ratio_sum,
+                ..Default::default()
+            },
+            cgroup_ino: FIRST_CGROUP_INO + i as u64,
+            ..Default::default()
+        })
+        .collect();
+    let v2 = cfg.cgroups.version == crate::config::CgroupVersion::V2;
+    for (tid, t) in tasks.iter().enumerate() {
+        let Some(cg) = t.memcg else { continue };
+        let g = &mut memcgs[cg as usize];
+        g.tasks.push(tid as u32);
+        g.inodes.push(t.file);
+        let inode = &mut inodes[t.file as usize];
+        inode.memcg = Some(cg);
+        let d = &cfg.devices[inode.dev as usize];
+        let cgroup_wb = !matches!(d.model, crate::config::DeviceModelConfig::Nfs(_))
+            && !d.fs.as_ref().is_some_and(|m| m.data == crate::config::DataMode::Journal);
+        if !v2 || !cgroup_wb {
+            continue;
+        }
+        inode.wb = match wbs.iter().position(|w| w.dev == inode.dev && w.memcg == Some(cg)) {
+            Some(w) => w as u16,
+            None => {
+                let mut wb = WbState::new(wbs[inode.dev as usize].name, &d.bdi, thresh, now_j);
+                wb.dev = inode.dev;
+                wb.memcg = Some(cg);
+                wb.cgroup_ino = g.cgroup_ino;
+                g.has_wb = true;
+                wbs.push(wb);
+                flushers.push(Wb::new(now_j));
+                (wbs.len() - 1) as u16
+            }
+        };
+    }
+    memcgs
 }
 
 /// Every task instance with its file. Readers' pre-existing files are laid out contiguously
@@ -233,7 +300,7 @@ impl Machine {
         let ratelimit_pages = page_writeback::writeback_set_ratelimit(&mut dom, &vm, &cfg.sysctl, cfg.machine.cpus);
         let thresh = dom.dirty_limit;
         let now_j = clock.jiffies(0);
-        let (wbs, flushers, mut queues) = attach_devices(cfg, thresh, now_j);
+        let (mut wbs, mut flushers, mut queues) = attach_devices(cfg, thresh, now_j);
         // The I/O priority each task's own requests carry, by task id, for the elevators.
         let prio: Vec<_> = cfg
             .tasks
@@ -250,12 +317,13 @@ impl Machine {
         dom.bdi_min_ratio_sum = wbs.iter().map(|w| w.min_ratio_ppm).sum();
 
         let mut allocs: Vec<DevAllocator> = queues.iter().map(|q| DevAllocator::new(q.capacity_sectors)).collect();
-        let (inodes, tasks) = spawn_tasks(cfg, &mut allocs);
+        let (mut inodes, tasks) = spawn_tasks(cfg, &mut allocs);
+        let memcgs = attach_cgroups(cfg, (&mut wbs, &mut flushers), &mut inodes, &tasks, thresh, now_j);
         let ncpus = cfg.machine.cpus.max(1);
         let ntasks = tasks.len();
         let policy = crate::generations::runtime::build_policy(cfg, &vm);
         let era = crate::generations::runtime::EraState::new(cfg, ntasks);
-        let nflushers = cfg.devices.len() + era.extra_flushers();
+        let nflushers = wbs.len() + era.extra_flushers();
         let mut m = Machine {
             clock,
             q: EventQueue::new(),
@@ -303,6 +371,7 @@ impl Machine {
                         .map(|m| crate::fs::jbd2::Journal::new(m, cap))
                 })
                 .collect(),
+            memcgs,
             cfg: cfg.clone(),
         };
         for (q, d) in m.queues.iter_mut().zip(&cfg.devices) {
@@ -399,6 +468,7 @@ impl Machine {
             idx += run;
         }
         self.vm.nr_alloc_pending -= n;
+        self.tasks[tid as usize].alloc_pending -= n;
         self.vm.nr_file += absent;
         self.vm.nr_free += n - absent;
         self.inodes[file as usize].nr_dirtied += newly;
@@ -431,9 +501,14 @@ impl Machine {
         self.vm.nr_written += moved;
         self.wbs[wb].writeback -= moved;
         self.wbs[wb].writeout_add(&mut self.dom, moved);
+        if let Some(cg) = self.wbs[wb].memcg {
+            let w = &mut self.wbs[wb];
+            w.memcg_completions
+                .add_max(&mut self.memcgs[cg as usize].domain.completions, w.max_prop_frac, moved);
+        }
         self.policy.writeout(wb, moved);
         match self.era.inactive.as_mut() {
-            None => self.lru.add(file, start, n),
+            None => self.lru_add_clean(file, start, n),
             Some(l) => {
                 l.rotate_reclaimable(file, start, n);
                 if let Some(z) = self.era.zones.as_mut() {
@@ -496,6 +571,9 @@ impl Machine {
         if self.era.inactive.is_some() {
             return self.alloc_pages_pageout(tid, n);
         }
+        if !self.try_charge_memcg(tid, n) {
+            return false;
+        }
         // kswapd, folded in: keep free memory above the low watermark by evicting clean pages.
         if self.vm.nr_free < n + self.vm.wmark_low {
             let want = n + self.vm.wmark_high - self.vm.nr_free.min(n + self.vm.wmark_high);
@@ -506,22 +584,30 @@ impl Machine {
         if self.vm.nr_free >= n + self.vm.wmark_min {
             self.vm.nr_free -= n;
             self.vm.nr_alloc_pending += n;
+            self.tasks[tid as usize].alloc_pending += n;
             return true;
         }
         // Nothing clean left: wake the flushers (start-all, reason vmscan) and throttle.
         self.wakeup_flusher_threads(crate::metrics::trace::WbReason::Vmscan);
+        self.reclaim_throttle(tid);
+        false
+    }
+
+    /// `reclaim_throttle(VMSCAN_THROTTLE_WRITEBACK)`: sleep up to HZ/10, woken early once
+    /// enough pages finished writeback (`acct_reclaim_writeback`).
+    pub(crate) fn reclaim_throttle(&mut self, tid: u32) {
         if self.reclaim_waiters.is_empty() {
             self.reclaim_written = 0;
         }
         self.reclaim_waiters.push(tid);
         let timeout = self.clock.tick_ns() * (self.clock.hz / 10).max(1);
         self.sleep_task(tid, timeout);
-        false
     }
 
-    /// Insert `n` pages allocated by `alloc_pages` into the page cache.
-    pub fn map_pages(&mut self, n: u64) {
+    /// Insert `n` pages that task `tid` allocated by `alloc_pages` into the page cache.
+    pub fn map_pages(&mut self, tid: u32, n: u64) {
         self.vm.nr_alloc_pending -= n;
+        self.tasks[tid as usize].alloc_pending -= n;
         self.vm.nr_file += n;
     }
 
@@ -997,7 +1083,8 @@ impl Machine {
     }
 
     fn on_fprop_period(&mut self) {
-        if self.dom.completions.new_period(1) {
+        let memcgs_aging = self.memcg_domains_new_period();
+        if self.dom.completions.new_period(1) || memcgs_aging {
             self.q.schedule_in(3 * NSEC_PER_SEC, Event::FpropPeriod);
         } else {
             self.fprop_armed = false;
@@ -1073,6 +1160,11 @@ impl Machine {
             dev_io: dio,
             task_ops,
         });
+        if !self.memcgs.is_empty() {
+            dtc.avail = self.vm.dirtyable();
+            dtc.dirty = self.vm.nr_dirty + self.vm.nr_writeback;
+            self.sample_memcgs(now, &dtc);
+        }
         if now + NSEC_PER_SEC <= self.cfg.duration {
             self.q.schedule_in(NSEC_PER_SEC, Event::Sample);
         }
@@ -1080,7 +1172,8 @@ impl Machine {
 
     fn on_throttle_sample(&mut self) {
         let now = self.now();
-        for d in 0..self.wbs.len() {
+        // The devices' root wbs (a cgroup's wb is sampled with its group).
+        for d in 0..self.queues.len() {
             let mut s = page_writeback::throttle_sample(&self.vm, &self.cfg.sysctl, &self.dom, &mut self.wbs[d], d as u16, now);
             s.dirty_rate = 0;
             if let Some(l) = self.policy.era_limits(&self.vm, &self.cfg.sysctl, &self.dom, &self.wbs[d], d) {
@@ -1341,8 +1434,22 @@ impl Machine {
                 }),
             })
             .collect();
+        let cgroups = self
+            .memcgs
+            .iter_mut()
+            .zip(&self.cfg.cgroups.groups)
+            .map(|(m, g)| crate::metrics::CgroupResult {
+                path: g.path.clone(),
+                cgroup_ino: m.cgroup_ino,
+                memory_max: g.memory_max,
+                memory_high: g.memory_high,
+                events: m.stats,
+                samples: std::mem::take(&mut m.samples),
+            })
+            .collect();
         RunResult {
             sim_ns: dur,
+            cgroups,
             events: self.q.events(),
             tasks,
             devices,

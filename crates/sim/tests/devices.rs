@@ -59,6 +59,7 @@ fn usb_key_beside_a_disk_does_not_slow_the_disk() {
         start: 0,
         stop: None,
         ioprio: Default::default(),
+        cgroup: None,
         job: dd(None),
     });
     let r = run(&sc);

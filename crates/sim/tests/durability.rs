@@ -60,6 +60,7 @@ fn sync_reaches_every_device() {
         start: 0,
         stop: None,
         ioprio: Default::default(),
+        cgroup: None,
         job: dd(64 * KIB, 256 * MIB, false),
     });
     sc.tasks.push(wblab_testkit::sim::sync_once("sync", 2 * SEC));

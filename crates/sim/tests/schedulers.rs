@@ -16,6 +16,7 @@ fn reader() -> TaskConfig {
         start: 2 * SEC,
         stop: None,
         ioprio: Default::default(),
+        cgroup: None,
         job: JobConfig::Randread {
             bs: 4 * KIB,
             file_size: 4 * GIB,

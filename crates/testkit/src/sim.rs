@@ -42,6 +42,7 @@ pub fn task(name: &str, file: &str, start: u64, job: JobConfig) -> TaskConfig {
         start,
         stop: None,
         ioprio: Default::default(),
+        cgroup: None,
         job,
     }
 }
@@ -56,6 +57,7 @@ pub fn sync_once(name: &str, start: u64) -> TaskConfig {
         start,
         stop: None,
         ioprio: Default::default(),
+        cgroup: None,
         job: JobConfig::Sync { interval: 3600 * SEC },
     }
 }

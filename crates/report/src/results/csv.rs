@@ -231,3 +231,34 @@ pub fn write_latency<W: Write>(w: &mut W, r: &RunResult) -> io::Result<()> {
     }
     Ok(())
 }
+
+/// The header of `cgroups.csv`; sizes in bytes, as memory.current and memory.stat give them.
+pub const CGROUPS_HEADER: &str =
+    "t_s,cgroup,memory_current_bytes,file_bytes,file_dirty_bytes,file_writeback_bytes,dirty_thresh_bytes,dirty_background_thresh_bytes";
+
+/// Write `cgroups.csv`: per second and memory cgroup, its usage, its page cache, dirty and
+/// writeback pages, and its dirty domain's thresholds (0 where it has none: cgroup v1, or a
+/// group without a wb of its own).
+pub fn write_cgroups<W: Write>(w: &mut W, r: &RunResult) -> io::Result<()> {
+    let mut line = String::with_capacity(160);
+    line.push_str(CGROUPS_HEADER);
+    line.push('\n');
+    w.write_all(line.as_bytes())?;
+    let n = r.cgroups.iter().map(|g| g.samples.len()).max().unwrap_or(0);
+    for i in 0..n {
+        for g in &r.cgroups {
+            let Some(s) = g.samples.get(i) else { continue };
+            line.clear();
+            push_f64(&mut line, s.t_ns as f64 / NS_PER_SEC);
+            line.push(',');
+            line.push_str(&g.path);
+            for pages in [s.usage, s.file, s.dirty, s.writeback, s.dirty_thresh, s.dirty_background_thresh] {
+                line.push(',');
+                push_u64(&mut line, pages * wblab_sim::units::PAGE_SIZE);
+            }
+            line.push('\n');
+            w.write_all(line.as_bytes())?;
+        }
+    }
+    Ok(())
+}

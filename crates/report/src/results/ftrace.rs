@@ -186,6 +186,7 @@ pub fn format_payload(ev: &TraceEvent, comms: &[(String, u32)], out: &mut String
             task_ratelimit,
             dirtied,
             dirtied_pause,
+            cgroup_ino,
             paused,
             pause,
             period,
@@ -211,7 +212,7 @@ pub fn format_payload(ev: &TraceEvent, comms: &[(String, u32)], out: &mut String
             kvi(out, "pause", pause);
             kv(out, "period", period);
             kvi(out, "think", think);
-            kv(out, "cgroup_ino", ROOT_CGROUP_INO);
+            kv(out, "cgroup_ino", cgroup_ino as u64);
         }
         TraceEvent::BdiDirtyRatelimit {
             bdi,
@@ -221,6 +222,7 @@ pub fn format_payload(ev: &TraceEvent, comms: &[(String, u32)], out: &mut String
             dirty_ratelimit,
             task_ratelimit,
             balanced_dirty_ratelimit,
+            cgroup_ino,
         } => {
             push_bdi(out, bdi);
             out.push(':');
@@ -233,7 +235,7 @@ pub fn format_payload(ev: &TraceEvent, comms: &[(String, u32)], out: &mut String
                     ("dirty_ratelimit", dirty_ratelimit),
                     ("task_ratelimit", task_ratelimit),
                     ("balanced_dirty_ratelimit", balanced_dirty_ratelimit),
-                    ("cgroup_ino", ROOT_CGROUP_INO),
+                    ("cgroup_ino", cgroup_ino as u64),
                 ],
             );
         }

@@ -1,5 +1,6 @@
 //! Writing a results directory from a run: `summary.json`, `trace.txt` (6.18 ftrace text),
-//! `timeseries.csv`, `iostat.csv`, `latency.csv`, `throttle.csv` and `histograms.json`.
+//! `timeseries.csv`, `iostat.csv`, `latency.csv`, `cgroups.csv`, `throttle.csv` and
+//! `histograms.json`.
 
 pub(crate) mod csv;
 pub(crate) mod ftrace;
@@ -22,6 +23,7 @@ pub const THROTTLE_FILE: &str = "throttle.csv";
 pub const HISTOGRAMS_FILE: &str = "histograms.json";
 pub const IOSTAT_FILE: &str = "iostat.csv";
 pub const LATENCY_FILE: &str = "latency.csv";
+pub const CGROUPS_FILE: &str = "cgroups.csv";
 
 fn write_file(path: &Path, f: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>) -> io::Result<()> {
     let mut w = BufWriter::with_capacity(1 << 20, File::create(path)?);
@@ -55,6 +57,8 @@ pub struct ResultTexts {
     pub iostat: Option<String>,
     /// `latency.csv`, where the run recorded operations per second.
     pub latency: Option<String>,
+    /// `cgroups.csv`, where the scenario has memory cgroups.
+    pub cgroups: Option<String>,
 }
 
 impl ResultTexts {
@@ -71,6 +75,7 @@ impl ResultTexts {
             histograms: text(&|w| histograms::write_histograms(w, r)),
             iostat: csv::has_iostat(r).then(|| text(&|w| csv::write_iostat(w, r))),
             latency: csv::has_latency(r).then(|| text(&|w| csv::write_latency(w, r))),
+            cgroups: (!r.cgroups.is_empty()).then(|| text(&|w| csv::write_cgroups(w, r))),
         }
     }
 
@@ -85,6 +90,9 @@ impl ResultTexts {
         }
         if let Some(t) = &self.latency {
             std::fs::write(out.join(LATENCY_FILE), t)?;
+        }
+        if let Some(t) = &self.cgroups {
+            std::fs::write(out.join(CGROUPS_FILE), t)?;
         }
         std::fs::write(out.join(HISTOGRAMS_FILE), &self.histograms)
     }

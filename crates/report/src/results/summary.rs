@@ -22,6 +22,44 @@ struct Summary<'a> {
     scenario: &'a Scenario,
     tasks: Vec<TaskSummary<'a>>,
     devices: Vec<DeviceSummary<'a>>,
+    /// The memory cgroups (absent without any).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    cgroups: Vec<CgroupSummary<'a>>,
+}
+
+/// A memory cgroup's peaks and events (its seconds are in cgroups.csv).
+#[derive(Serialize)]
+struct CgroupSummary<'a> {
+    path: &'a str,
+    cgroup_ino: u64,
+    peak_memory_current_bytes: u64,
+    peak_dirty_writeback_bytes: u64,
+    /// memory.events `max` and `high`: charges that met each limit.
+    max_events: u64,
+    high_events: u64,
+    reclaimed_bytes: u64,
+    reclaim_throttled: u64,
+    writeback_waits: u64,
+    high_delays: u64,
+    high_delay_ms: f64,
+}
+
+fn cgroup(g: &wblab_sim::metrics::CgroupResult) -> CgroupSummary<'_> {
+    let page = wblab_sim::units::PAGE_SIZE;
+    let peak = |f: fn(&wblab_sim::metrics::MemcgSample) -> u64| g.samples.iter().map(f).max().unwrap_or(0) * page;
+    CgroupSummary {
+        path: &g.path,
+        cgroup_ino: g.cgroup_ino,
+        peak_memory_current_bytes: peak(|s| s.usage),
+        peak_dirty_writeback_bytes: peak(|s| s.dirty + s.writeback),
+        max_events: g.events.max_events,
+        high_events: g.events.high_events,
+        reclaimed_bytes: g.events.reclaimed * page,
+        reclaim_throttled: g.events.throttled,
+        writeback_waits: g.events.writeback_waits,
+        high_delays: g.events.high_delays,
+        high_delay_ms: round3(g.events.high_delay_ns as f64 / 1e6),
+    }
 }
 
 #[derive(Serialize)]
@@ -190,6 +228,7 @@ fn build(r: &RunResult, wall_seconds: f64) -> Summary<'_> {
         scenario: &r.scenario,
         tasks: r.tasks.iter().map(task).collect(),
         devices: r.devices.iter().map(device).collect(),
+        cgroups: r.cgroups.iter().map(cgroup).collect(),
     }
 }
 

@@ -355,6 +355,44 @@ fn device_table(r: &RunResult, out: &mut String) {
     }
 }
 
+/// The memory cgroups: their limits, their largest usage and dirty level against their own
+/// dirty threshold, and what their limits cost (memory.events, reclaim, waits).
+fn cgroup_table(r: &RunResult, out: &mut String) {
+    let mib = |pages: u64| format!("{}", (pages * wblab_sim::units::PAGE_SIZE) >> 20);
+    let limit = |b: Option<u64>| b.map_or("max".to_string(), |b| format!("{}", b >> 20));
+    let mut t = Table::labelled(&[
+        "cgroup",
+        "max MiB",
+        "high MiB",
+        "peak MiB",
+        "peak dirty MiB",
+        "dirty thresh MiB",
+        "reclaimed MiB",
+        "max events",
+        "throttled",
+        "wb waits",
+        "high delay s",
+    ]);
+    for g in &r.cgroups {
+        let peak = |f: fn(&wblab_sim::metrics::MemcgSample) -> u64| g.samples.iter().map(f).max().unwrap_or(0);
+        let thresh = g.samples.last().map_or(0, |s| s.dirty_thresh);
+        t.row(vec![
+            g.path.clone(),
+            limit(g.memory_max),
+            limit(g.memory_high),
+            mib(peak(|s| s.usage)),
+            mib(peak(|s| s.dirty + s.writeback)),
+            if thresh == 0 { "-".to_string() } else { mib(thresh) },
+            mib(g.events.reclaimed),
+            g.events.max_events.to_string(),
+            g.events.throttled.to_string(),
+            g.events.writeback_waits.to_string(),
+            format!("{:.2}", g.events.high_delay_ns as f64 / 1e9),
+        ]);
+    }
+    t.render(out);
+}
+
 fn dirty_line(r: &RunResult, out: &mut String) {
     if let Some(s) = r.vmstat.last() {
         writeln!(
@@ -385,6 +423,10 @@ pub fn terminal_summary(r: &RunResult, wall_seconds: f64) -> String {
     if !r.devices.is_empty() {
         out.push('\n');
         device_table(r, &mut out);
+    }
+    if !r.cgroups.is_empty() {
+        out.push('\n');
+        cgroup_table(r, &mut out);
     }
     if !r.vmstat.is_empty() {
         out.push('\n');

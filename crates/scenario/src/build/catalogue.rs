@@ -3,7 +3,7 @@
 //! key the parser learns appears here with no edit — and the scenario fuzzer, which must know
 //! how to write every key, fails its coverage test until it learns the new one too.
 
-use super::{bdi, device, machine, model, policy, queue, sysctl, task, throttle, TOP_KEYS, TRACE_KEYS};
+use super::{bdi, cgroup, device, machine, model, policy, queue, sysctl, task, throttle, TOP_KEYS, TRACE_KEYS};
 
 /// The accepted keys, section by section.
 #[derive(Clone, Debug)]
@@ -23,10 +23,12 @@ pub struct Catalogue {
     pub task: Vec<&'static str>,
     /// Each job with its own keys.
     pub jobs: Vec<(&'static str, Vec<&'static str>)>,
+    /// Files of a `[[cgroup]]` (with its `path`).
+    pub cgroup: Vec<&'static str>,
 }
 
 /// Sections the top level holds as tables rather than values.
-const SECTIONS: &[&str] = &["machine", "sysctl", "device", "task", "trace", "policy", "sweep"];
+const SECTIONS: &[&str] = &["machine", "sysctl", "device", "task", "trace", "policy", "sweep", "cgroup"];
 
 /// The keys of the scenario format as this build's parser accepts them.
 pub fn catalogue() -> Catalogue {
@@ -48,6 +50,7 @@ pub fn catalogue() -> Catalogue {
         models: model::kinds().into_iter().map(|k| (k, model::keys(k))).collect(),
         task: task::COMMON_KEYS.to_vec(),
         jobs: task::JOBS.iter().map(|(j, keys)| (*j, keys.to_vec())).collect(),
+        cgroup: cgroup::KEYS.to_vec(),
     }
 }
 

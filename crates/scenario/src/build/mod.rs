@@ -4,6 +4,7 @@
 
 mod bdi;
 pub(crate) mod catalogue;
+mod cgroup;
 mod device;
 mod machine;
 mod model;
@@ -25,7 +26,7 @@ use wblab_sim::config::{JobConfig, Scenario, TaskConfig, TraceConfig};
 use wblab_sim::generations::{self, Generation};
 
 pub(super) const TOP_KEYS: &[&str] = &[
-    "name", "kernel", "duration", "seed", "hz", "machine", "sysctl", "device", "task", "trace", "policy", "sweep",
+    "name", "kernel", "duration", "seed", "hz", "machine", "sysctl", "device", "task", "trace", "policy", "sweep", "cgroup",
 ];
 pub(super) const TRACE_KEYS: &[&str] = &["writeback", "block"];
 /// CONFIG_HZ choices the kernel's Kconfig offers.
@@ -186,17 +187,19 @@ fn build_one(
             }),
     )
     .unwrap_or_default();
-    // Tasks are checked against the devices; against the longest run if the duration is at
-    // fault (only `start` depends on it).
-    let tasks = devices
-        .as_ref()
-        .and_then(|d| tasks(p, &task_sections, d, duration.unwrap_or(crate::limits::MAX_DURATION)));
+    let cgroups = keep(p, cgroups(root, policy.as_ref()));
+    // Tasks are checked against the devices and cgroups; against the longest run if the
+    // duration is at fault (only `start` depends on it).
+    let tasks = match (&devices, &cgroups) {
+        (Some(d), Some(cg)) => tasks(p, &task_sections, d, cg, duration.unwrap_or(crate::limits::MAX_DURATION)),
+        _ => None,
+    };
     let trace = keep(
         p,
         root.get("trace")
             .map_or(Ok(TraceConfig::default()), |e| trace(&e.table(Nesting::Keep, same)?)),
     );
-    match (name, policy, duration, seed, hz, machine, sysctl, devices, tasks, trace) {
+    match (name, policy, duration, seed, hz, machine, sysctl, devices, tasks, trace, cgroups) {
         (
             Some(name),
             Some(policy),
@@ -208,6 +211,7 @@ fn build_one(
             Some(devices),
             Some(tasks),
             Some(trace),
+            Some(cgroups),
         ) if problems.is_empty() => Ok(Scenario {
             name,
             kernel,
@@ -220,6 +224,7 @@ fn build_one(
             devices,
             tasks,
             trace,
+            cgroups,
         }),
         _ => Err(problems),
     }
@@ -283,17 +288,43 @@ fn devices(
     Ok(devices)
 }
 
+/// The `[[cgroup]]` tree. Memory cgroups are modelled on the 6.x kernel only: their reclaim,
+/// cgroup writeback and memcg dirty domain are built on that generation's pieces.
+fn cgroups(root: &Section<'_>, policy: Option<&wblab_sim::config::PolicyConfig>) -> Result<wblab_sim::config::CgroupTree> {
+    let Some(e) = root.get("cgroup") else {
+        return Ok(Default::default());
+    };
+    let sections = e.tables(Nesting::Flatten('.'), cgroup::normalize)?;
+    let tree = cgroup::build(e.key_at, &sections)?;
+    use wblab_sim::config::{FlusherKind, ReclaimKind, ThrottleKind};
+    if let Some(pol) = policy {
+        let modern = pol.throttle == ThrottleKind::Modern && pol.reclaim == ReclaimKind::Modern && pol.flusher == FlusherKind::Modern;
+        if !tree.is_empty() && !modern {
+            let message = if pol.generation == "6.x" {
+                "cgroups need the 6.x throttle, flusher and reclaim policies, which [policy] replaces".to_string()
+            } else {
+                format!("cgroups are modelled on the 6.x kernel only, not on {}", pol.generation)
+            };
+            return Err(e
+                .key_problem(message)
+                .hint("use kernel = \"6.x\" (or a 4.2+ release) with its own policies, or drop the [[cgroup]] tables"));
+        }
+    }
+    Ok(tree)
+}
+
 /// Every task, each checked on its own; then the checks across tasks.
 fn tasks(
     p: &mut Problems,
     sections: &[Section<'_>],
     devices: &[wblab_sim::config::DeviceConfig],
+    cgroups: &wblab_sim::config::CgroupTree,
     duration: u64,
 ) -> Option<Vec<TaskConfig>> {
     let before = p.len();
     let mut tasks = Vec::with_capacity(sections.len());
     for (i, sec) in sections.iter().enumerate() {
-        let Some(t) = keep(p, task::build(sec, devices, duration)) else {
+        let Some(t) = keep(p, task::build(sec, devices, cgroups, duration)) else {
             continue;
         };
         if let Some(prev) = tasks.iter().position(|q: &TaskConfig| q.name == t.name) {

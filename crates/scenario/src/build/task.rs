@@ -4,11 +4,11 @@ use crate::error::Result;
 use crate::section::{Entry, Section};
 use crate::suggest;
 use crate::units::{format_duration, format_size};
-use wblab_sim::config::{DeviceConfig, IoPrio, IoPrioClass, JobConfig, TaskConfig};
+use wblab_sim::config::{CgroupTree, DeviceConfig, IoPrio, IoPrioClass, JobConfig, TaskConfig};
 use wblab_sim::units::{GIB, KIB, MIB};
 use wblab_sim::Ns;
 
-pub(super) const COMMON_KEYS: &[&str] = &["name", "job", "count", "device", "file", "start", "stop", "ionice"];
+pub(super) const COMMON_KEYS: &[&str] = &["name", "job", "count", "device", "file", "start", "stop", "ionice", "cgroup"];
 
 /// Each job with the keys it takes besides the common ones.
 pub(super) const JOBS: &[(&str, &[&str])] = &[
@@ -38,7 +38,7 @@ const DIRECT_ALIGN: u64 = 512;
 /// One `[[task]]` alone may hold every instance the scenario may have.
 const MAX_INSTANCES: u32 = crate::limits::MAX_TASKS as u32;
 
-pub(super) fn build(sec: &Section<'_>, devices: &[DeviceConfig], duration: Ns) -> Result<TaskConfig> {
+pub(super) fn build(sec: &Section<'_>, devices: &[DeviceConfig], cgroups: &CgroupTree, duration: Ns) -> Result<TaskConfig> {
     let name = match sec.get("name") {
         Some(e) => task_name(e)?,
         None => {
@@ -95,6 +95,7 @@ pub(super) fn build(sec: &Section<'_>, devices: &[DeviceConfig], duration: Ns) -
         None => None,
     };
     let ioprio = sec.value_or("ionice", IoPrio::default(), ionice)?;
+    let cgroup = sec.get("cgroup").map(|e| cgroup(e, cgroups)).transpose()?.flatten();
     Ok(TaskConfig {
         name,
         count,
@@ -103,8 +104,29 @@ pub(super) fn build(sec: &Section<'_>, devices: &[DeviceConfig], duration: Ns) -
         start,
         stop,
         ioprio,
+        cgroup,
         job: job_config(sec, job)?,
     })
+}
+
+/// `cgroup`: the path of a declared `[[cgroup]]`, or `"/"` for the root.
+fn cgroup(e: &Entry<'_>, cgroups: &CgroupTree) -> Result<Option<usize>> {
+    let path = e.str()?.trim();
+    if path == "/" {
+        return Ok(None);
+    }
+    match cgroups.find(path) {
+        Some(i) => Ok(Some(i)),
+        None if cgroups.is_empty() => Err(e
+            .problem(format!("no cgroup `{path}` is declared"))
+            .hint(format!("declare it: [[cgroup]] path = \"{path}\"; or write \"/\" for the root"))),
+        None => {
+            let known: Vec<&str> = cgroups.groups.iter().map(|g| g.path.as_str()).collect();
+            Err(e
+                .problem(format!("no cgroup `{path}` is declared"))
+                .hint(suggest::did_you_mean(path, &known).unwrap_or_else(|| format!("declared: {}", suggest::list(&known)))))
+        }
+    }
 }
 
 /// `ionice`: `"idle"`, `"be/7"`, `"rt/0"`, `"best-effort"`, … as `ionice -c CLASS -n LEVEL`

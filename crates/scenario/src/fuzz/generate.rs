@@ -95,8 +95,10 @@ pub struct Generator {
 }
 
 /// What the task keys of one file may refer to.
+#[derive(Default)]
 struct Ctx {
     devices: Vec<String>,
+    cgroups: Vec<String>,
 }
 
 impl Generator {
@@ -130,7 +132,7 @@ impl Generator {
         for key in &self.cat.top {
             let p = if *key == "duration" { 0.97 } else { 0.4 };
             if chance(r, p) {
-                let v = value(r, &shapes::top(key).expect("every top key has a shape"), &Ctx { devices: vec![] });
+                let v = value(r, &shapes::top(key).expect("every top key has a shape"), &Ctx::default());
                 kv(&mut o, key, &v);
             }
         }
@@ -138,7 +140,8 @@ impl Generator {
         self.section(r, &mut o, "sysctl", &self.cat.sysctl, 0.1, shapes::sysctl);
         self.section(r, &mut o, "policy", &self.cat.policy, 0.03, shapes::policy);
         self.section(r, &mut o, "trace", &self.cat.trace, 0.2, shapes::trace);
-        let ctx = self.devices(r, &mut o);
+        let mut ctx = self.devices(r, &mut o);
+        ctx.cgroups = self.cgroups(r, &mut o);
         self.tasks(r, &mut o, &ctx);
         if chance(r, 0.03) {
             self.sweep(r, &mut o);
@@ -153,7 +156,7 @@ impl Generator {
         }
         writeln!(o, "\n[{name}]").expect("String");
         for key in picked {
-            let v = value(r, &shape(key).expect("every key has a shape"), &Ctx { devices: vec![] });
+            let v = value(r, &shape(key).expect("every key has a shape"), &Ctx::default());
             kv(o, key, &v);
         }
     }
@@ -182,7 +185,7 @@ impl Generator {
                 kv(o, "name", &format!("\"{name}\""));
                 names.push(name);
             }
-            let ctx = Ctx { devices: vec![] };
+            let ctx = Ctx::default();
             for key in own {
                 if !chance(r, rate_of(key, 0.08)) {
                     continue;
@@ -218,7 +221,43 @@ impl Generator {
         if n == 0 {
             names.push("sda".to_string());
         }
-        Ctx { devices: names }
+        Ctx {
+            devices: names,
+            cgroups: Vec::new(),
+        }
+    }
+
+    /// One time in eight, a cgroup or two (the second one time in two below the first), with
+    /// memory limits of one hierarchy version or, rarely, both. Rarely with a kernel older
+    /// than cgroup writeback (refused), so that most such files stay valid.
+    fn cgroups(&self, r: &mut RngStream, o: &mut String) -> Vec<String> {
+        // An older kernel or a [policy] that replaces 6.x's pieces refuses cgroups.
+        let old_kernel = o.contains("\n[policy]")
+            || o.lines()
+                .any(|l| l.starts_with("kernel = ") && !["\"6.", "\"5.", "\"4."].iter().any(|k| l.contains(k)));
+        if !chance(r, 0.125) || (old_kernel && !chance(r, 0.1)) {
+            return Vec::new();
+        }
+        let v1 = chance(r, 0.3);
+        let mut paths = Vec::new();
+        for i in 0..=r.below(2) {
+            let path = if i == 1 && chance(r, 0.5) {
+                "/g0/inner".to_string()
+            } else {
+                format!("/g{i}")
+            };
+            o.push_str("\n[[cgroup]]\n");
+            kv(o, "path", &format!("\"{path}\""));
+            for key in self.cat.cgroup.iter().filter(|k| **k != "path") {
+                let own_version = (*key == "memory.limit_in_bytes") == v1;
+                if chance(r, if own_version { 0.5 } else { 0.01 }) {
+                    let v = value(r, &shapes::cgroup(key).expect("every cgroup key has a shape"), &Ctx::default());
+                    kv(o, key, &v);
+                }
+            }
+            paths.push(path);
+        }
+        paths
     }
 
     fn tasks(&self, r: &mut RngStream, o: &mut String, ctx: &Ctx) {
@@ -229,7 +268,13 @@ impl Generator {
             kv(o, "name", &format!("\"t{i}\""));
             kv(o, "job", &format!("\"{job}\""));
             for key in self.cat.task.iter().filter(|k| !matches!(**k, "name" | "job")) {
-                let p = if *key == "count" { 0.4 } else { 0.2 };
+                let p = match *key {
+                    "count" => 0.4,
+                    // Tasks go into the file's cgroups often, name one rarely otherwise.
+                    "cgroup" if ctx.cgroups.is_empty() => 0.03,
+                    "cgroup" => 0.6,
+                    _ => 0.2,
+                };
                 if chance(r, p) {
                     let v = value(r, &shapes::task(key, &jobs).expect("every task key has a shape"), ctx);
                     kv(o, key, &v);
@@ -267,7 +312,7 @@ impl Generator {
                 .expect("a queue key has a shape");
             (key, shape)
         };
-        let values: Vec<String> = (0..2 + r.below(2)).map(|_| value(r, &shape, &Ctx { devices: vec![] })).collect();
+        let values: Vec<String> = (0..2 + r.below(2)).map(|_| value(r, &shape, &Ctx::default())).collect();
         writeln!(o, "\n[sweep]\n\"{key}\" = [{}]", values.join(", ")).expect("String");
     }
 }
@@ -343,6 +388,9 @@ fn value(r: &mut RngStream, shape: &Shape, ctx: &Ctx) -> String {
             let v: Vec<String> = (0..1 + r.below(4)).map(|_| size(number(r, 4096, 16 << 20, edge))).collect();
             format!("[{}]", v.join(", "))
         }
+        Shape::CgroupPath if edge => format!("\"{}\"", pick(r, &["/nosuch", "rel", "/", "//x"])),
+        Shape::CgroupPath if ctx.cgroups.is_empty() => "\"/\"".to_string(),
+        Shape::CgroupPath => format!("\"{}\"", pick_owned(r, &ctx.cgroups)),
         Shape::DeviceName if edge => "\"sdz\"".to_string(),
         Shape::DeviceName => format!("\"{}\"", pick_owned(r, &ctx.devices)),
         Shape::FilePath => {

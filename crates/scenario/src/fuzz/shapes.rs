@@ -27,6 +27,8 @@ pub enum Shape {
     Raw(&'static [&'static str]),
     /// A free-form name.
     Name,
+    /// A declared cgroup's path (or `/`).
+    CgroupPath,
     /// `kernel`: a release or an array of releases.
     Kernels,
     /// `vm.bdflush`: an array of up to 9 integers.
@@ -179,6 +181,7 @@ pub fn task(key: &str, jobs: &[&'static str]) -> Option<Shape> {
         "device" => Shape::DeviceName,
         "file" => Shape::FilePath,
         "start" | "stop" => Shape::Duration(0, 2 * S),
+        "cgroup" => Shape::CgroupPath,
         "ionice" => words(&["idle", "be/7", "rt/0", "best-effort", "be/2", "rt", "idle", "be/9"]),
         "bs" => Shape::Size(512, 4 * M),
         "size" => Shape::Size(4 * K, 512 * M),
@@ -201,6 +204,15 @@ pub fn task(key: &str, jobs: &[&'static str]) -> Option<Shape> {
         "random_ops" => Shape::Int(0, 2000),
         "random_readahead" => Shape::Size(0, 128 * K),
         "user_cost" => Shape::Duration(0, 10 * US),
+        _ => return None,
+    })
+}
+
+/// Shapes of the files of a `[[cgroup]]` (its `path` is written by the generator).
+pub fn cgroup(key: &str) -> Option<Shape> {
+    Some(match key {
+        "path" => Shape::CgroupPath,
+        "memory.max" | "memory.high" | "memory.limit_in_bytes" => Shape::Size(16 * M, 8 * G),
         _ => return None,
     })
 }

@@ -8,6 +8,7 @@
 use crate::Ns;
 use serde::Serialize;
 
+mod cgroup;
 mod device;
 mod elevator;
 mod knob;
@@ -19,6 +20,7 @@ mod queue;
 mod sysctl;
 mod task;
 
+pub use cgroup::*;
 pub use device::*;
 pub use elevator::*;
 pub use knob::*;
@@ -48,6 +50,9 @@ pub struct Scenario {
     pub devices: Vec<DeviceConfig>,
     pub tasks: Vec<TaskConfig>,
     pub trace: TraceConfig,
+    /// Memory cgroups and where tasks run; empty: every task in the root cgroup.
+    #[serde(skip_serializing_if = "CgroupTree::is_empty")]
+    pub cgroups: CgroupTree,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -100,6 +105,7 @@ impl Scenario {
             }],
             tasks: Vec::new(),
             trace: TraceConfig::default(),
+            cgroups: CgroupTree::default(),
         }
     }
 
@@ -113,6 +119,7 @@ impl Scenario {
             start,
             stop: None,
             ioprio: Default::default(),
+            cgroup: None,
             job,
         });
         self

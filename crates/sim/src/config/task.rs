@@ -20,6 +20,9 @@ pub struct TaskConfig {
     /// `ionice`: the scheduling class of the requests the task submits itself (its reads,
     /// direct writes and fsync's writeback; buffered writes are written by the flusher).
     pub ioprio: IoPrio,
+    /// Index into `Scenario::cgroups` of the cgroup the task runs in; `None` = the root.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cgroup: Option<usize>,
     pub job: JobConfig,
 }
 

@@ -50,7 +50,8 @@ impl Machine {
             FlusherKind::Pdflush if reason != WbReason::Sync => self.wakeup_pdflush(0),
             FlusherKind::Bdflush(_) | FlusherKind::Pdflush => {}
             FlusherKind::PerBdi | FlusherKind::Modern => {
-                for wb in 0..self.queues.len() {
+                // Every wb of every bdi, the cgroups' included (`__wakeup_flusher_threads_bdi`).
+                for wb in 0..self.wbs.len() {
                     if self.flushers[wb].has_dirty_io() && self.flushers[wb].start_all.is_none() {
                         self.flushers[wb].start_all = Some(reason);
                         self.wb_wakeup(wb as u16);

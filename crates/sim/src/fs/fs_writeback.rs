@@ -225,7 +225,7 @@ impl Machine {
                 return;
             }
             while let Some(&id) = self.flushers[w].pending.front() {
-                if self.submit_request(wb, id) {
+                if self.submit_request(self.wbs[w].dev, id) {
                     self.flushers[w].pending.pop_front();
                 } else {
                     self.flushers[w].blocked = true;
@@ -250,11 +250,13 @@ impl Machine {
     fn over_bground_thresh(&mut self, wb: u16) -> bool {
         let w = wb as usize;
         if self.cfg.policy.flusher == crate::config::FlusherKind::Modern {
-            return pw::wb_over_bg_thresh(&self.vm, &self.cfg.sysctl, &self.dom, &mut self.wbs[w], &mut self.tout);
+            let stats = self.wbs[w].memcg.map(|cg| (cg, self.mem_cgroup_wb_stats(cg)));
+            let memcg = stats.as_ref().map(|(cg, s)| (&self.memcgs[*cg as usize].domain, s));
+            return pw::wb_over_bg_thresh(&self.vm, &self.cfg.sysctl, &self.dom, &mut self.wbs[w], memcg, &mut self.tout);
         }
         let mut vm = self.vm;
         vm.nr_dirty += self.nr_unstable();
-        pw::wb_over_bg_thresh(&vm, &self.cfg.sysctl, &self.dom, &mut self.wbs[w], &mut self.tout)
+        pw::wb_over_bg_thresh(&vm, &self.cfg.sysctl, &self.dom, &mut self.wbs[w], None, &mut self.tout)
     }
 
     /// Pages of NFS writes awaiting a COMMIT, all mounts.
@@ -590,11 +592,12 @@ impl Machine {
     /// Returns (pages, next writeback_index).
     pub fn write_dirty_range(&mut self, ino: u32, from: u64, max: u64, sub: Submitter, sync: bool, background: bool) -> (u64, u64) {
         let wbi = self.inodes[ino as usize].wb as usize;
-        let max_pages = (self.queues[wbi].max_sectors / 8).max(1);
-        let journalled = self.journals[wbi].is_some();
-        let locks_handles = self.journals[wbi].as_ref().is_some_and(|j| j.p.locks_handles);
+        let dev = self.inodes[ino as usize].dev as usize;
+        let max_pages = (self.queues[dev].max_sectors / 8).max(1);
+        let journalled = self.journals[dev].is_some();
+        let locks_handles = self.journals[dev].as_ref().is_some_and(|j| j.p.locks_handles);
         let per_page_handles =
-            locks_handles && self.journals[wbi].as_ref().is_some_and(|j| j.p.handle_per_write) && !matches!(sub, Submitter::Journal(_));
+            locks_handles && self.journals[dev].as_ref().is_some_and(|j| j.p.handle_per_write) && !matches!(sub, Submitter::Journal(_));
         let mut idx = from;
         let mut written = 0;
         while written < max {
@@ -616,11 +619,11 @@ impl Machine {
                 let len = (s + n - p).min(max_pages - (p % max_pages)).min(max_pages);
                 let new_blocks = journalled && self.inodes[ino as usize].blocks.lookup(p).is_none();
                 // Delayed allocation: blocks are assigned now, as ext4_map_blocks does.
-                let (sector, len) = self.inodes[ino as usize].blocks.map(p, len, &mut self.allocs[wbi]);
+                let (sector, len) = self.inodes[ino as usize].blocks.map(p, len, &mut self.allocs[dev]);
                 if new_blocks {
-                    self.journal_alloc(ino, wbi as u16, sector);
+                    self.journal_alloc(ino, dev as u16, sector);
                 }
-                let id = self.queues[wbi].alloc(
+                let id = self.queues[dev].alloc(
                     Op::Write,
                     sector,
                     len * 8,
@@ -636,11 +639,11 @@ impl Machine {
                     false,
                 );
                 if new_blocks {
-                    self.queues[wbi].rq_mut(id).new_blocks = true;
+                    self.queues[dev].rq_mut(id).new_blocks = true;
                 }
                 if per_page_handles {
                     // ext3's writepage: a handle around each page's submission.
-                    let r = self.queues[wbi].rq_mut(id);
+                    let r = self.queues[dev].rq_mut(id);
                     r.handle_start = true;
                     r.in_handle = true;
                 } else if new_blocks && locks_handles {
@@ -648,13 +651,13 @@ impl Machine {
                     // but the last are submitted.
                     let end = p + len;
                     let last_of_extent = end == s + n || (end - s) % EXTENT_PAGES_PER_HANDLE == 0;
-                    let r = self.queues[wbi].rq_mut(id);
+                    let r = self.queues[dev].rq_mut(id);
                     r.handle_start = (p - s) % EXTENT_PAGES_PER_HANDLE == 0;
                     r.in_handle = !last_of_extent;
                 }
                 match sub {
                     Submitter::Flusher(f) => self.flushers[f as usize].pending.push_back(id),
-                    Submitter::Task(t) => self.tasks[t as usize].pending.push_back((wbi as u16, id)),
+                    Submitter::Task(t) => self.tasks[t as usize].pending.push_back((dev as u16, id)),
                     Submitter::Journal(d) => self.journals[d as usize].as_mut().expect("journal").pending.push_back(id),
                 }
                 p += len;

@@ -16,8 +16,14 @@ pub enum OnList {
 
 pub struct Inode {
     pub mapping: AddressSpace,
-    /// The wb (device) that holds the file.
+    /// The wb whose lists the inode is on: its device's root wb, or with cgroup writeback the
+    /// wb of the memory cgroup that first dirtied it (`inode_attach_wb`).
     pub wb: u16,
+    /// The device that holds the file.
+    pub dev: u16,
+    /// The memory cgroup its pages are charged to (`None`: the root). The model charges a
+    /// file's pages to one group, its owner's.
+    pub memcg: Option<u16>,
     /// Where the file's pages are on the device (filled by delayed allocation at writeback).
     pub blocks: BlockMap,
     /// Size of the pre-existing data, pages (readers' files).
@@ -49,10 +55,13 @@ pub struct Inode {
 }
 
 impl Inode {
-    pub fn new(wb: u16, blocks: BlockMap, size_pages: u64) -> Self {
+    /// A file on device `dev`, on the device's root wb, charged to the root cgroup.
+    pub fn new(dev: u16, blocks: BlockMap, size_pages: u64) -> Self {
         Inode {
             mapping: AddressSpace::new(),
-            wb,
+            wb: dev,
+            dev,
+            memcg: None,
             blocks,
             size_pages,
             dirty: false,
@@ -77,6 +86,6 @@ impl Mappings for Vec<Inode> {
     }
 
     fn device(&self, file: u32) -> u16 {
-        self[file as usize].wb
+        self[file as usize].dev
     }
 }

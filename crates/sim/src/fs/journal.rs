@@ -184,7 +184,7 @@ impl Machine {
     /// waits for a locked transaction (it retries when woken).
     fn inode_time_update(&mut self, tid: u32, which: TimeStamp) -> bool {
         let ino = self.tasks[tid as usize].file;
-        let dev = self.inodes[ino as usize].wb;
+        let dev = self.inodes[ino as usize].dev;
         let Some(j) = self.journal(dev) else { return true };
         let jif = self.jiffies();
         let inode = &self.inodes[ino as usize];
@@ -228,7 +228,7 @@ impl Machine {
     /// renamed inode, and the replaced inode freed in the inode bitmap. False when the task
     /// now waits for the journal (it retries when woken).
     pub(crate) fn journal_rename(&mut self, tid: u32, ino: u32) -> bool {
-        let dev = self.inodes[ino as usize].wb;
+        let dev = self.inodes[ino as usize].dev;
         if self.journal(dev).is_none() {
             return true;
         }
@@ -245,7 +245,7 @@ impl Machine {
         let Some(m) = self.tasks[tid as usize].meta.as_ref() else {
             return false;
         };
-        let dev = self.inodes[m.tree.file as usize].wb;
+        let dev = self.inodes[m.tree.file as usize].dev;
         m.pos == 1 && m.dir >= m.atime_dirs && self.journal(dev).is_some_and(|j| j.p.atime != Atime::Noatime)
     }
 
@@ -254,7 +254,7 @@ impl Machine {
     pub(crate) fn dir_accessed(&mut self, tid: u32) -> bool {
         let m = self.tasks[tid as usize].meta.as_ref().expect("metadata job");
         let (tree_file, dir, page) = (m.tree.file, m.dir, m.tree.inode_page(m.dir, 0));
-        let dev = self.inodes[tree_file as usize].wb;
+        let dev = self.inodes[tree_file as usize].dev;
         if !self.start_handle(tid, dev) || self.wait_on_shadow(tid, dev, jbd2::tree_inode_block(tree_file, page)) {
             return false;
         }

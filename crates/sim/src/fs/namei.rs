@@ -16,7 +16,7 @@ impl Machine {
         if !self.journal_rename(tid, ino) {
             return None;
         }
-        let dev = self.inodes[ino as usize].wb;
+        let dev = self.inodes[ino as usize].dev;
         if self.journal(dev).is_some_and(|j| j.p.auto_da_alloc) {
             self.do_writepages(ino, 0, u64::MAX, Submitter::Task(tid), false, false);
         }

@@ -43,7 +43,7 @@ impl Machine {
     pub(crate) fn vfs_fsync(&mut self, tid: u32) -> Option<Phase> {
         let t = tid as usize;
         let ino = self.tasks[t].file;
-        let dev = self.inodes[ino as usize].wb;
+        let dev = self.inodes[ino as usize].dev;
         self.tasks[t].op_start = self.now();
         self.durability_begin(tid, Some(ino));
         self.do_writepages(ino, 0, u64::MAX, Submitter::Task(tid), true, false);
@@ -80,15 +80,25 @@ impl Machine {
             reason: WbReason::Sync,
             waiter: Some(tid),
         };
-        self.tasks[tid as usize].sync = Some(SyncWait::Work { dev, done: false });
-        self.wb_queue_work(dev, work);
+        // `bdi_split_work_to_wbs`: one work per wb of the bdi (its root wb, then its cgroups').
+        let wbs: Vec<u16> = (0..self.wbs.len() as u16).filter(|&w| self.wbs[w as usize].dev == dev).collect();
+        self.tasks[tid as usize].sync = Some(SyncWait::Work {
+            dev,
+            left: wbs.len() as u16,
+        });
+        for w in wbs {
+            self.wb_queue_work(w, work);
+        }
     }
 
-    /// The flusher finished the sync work `tid` waits for (`complete(work->done)`).
+    /// A flusher finished a sync work `tid` waits for (`complete(work->done)`); the task goes
+    /// on when every wb of the device has.
     pub(crate) fn sync_work_done(&mut self, tid: u32) {
-        if let Some(SyncWait::Work { done, .. }) = self.tasks[tid as usize].sync.as_mut() {
-            *done = true;
-            self.wake_task(tid);
+        if let Some(SyncWait::Work { left, .. }) = self.tasks[tid as usize].sync.as_mut() {
+            *left -= 1;
+            if *left == 0 {
+                self.wake_task(tid);
+            }
         }
     }
 
@@ -118,8 +128,8 @@ impl Machine {
                 Some(SyncWait::Commit { .. }) => return None,
                 Some(SyncWait::Flush { left: 0 }) => return self.sync_done(tid),
                 Some(SyncWait::Flush { .. }) => return None,
-                Some(SyncWait::Work { done: false, .. }) => return None,
-                Some(SyncWait::Work { dev, done: true }) => {
+                Some(SyncWait::Work { left: 1.., .. }) => return None,
+                Some(SyncWait::Work { dev, left: 0 }) => {
                     if !self.sync_walk_inode(tid, dev, 0) {
                         return None;
                     }
@@ -158,7 +168,7 @@ impl Machine {
         let t = tid as usize;
         match self.tasks[t].job {
             JobConfig::Sync { .. } => None,
-            _ => Some(self.inodes[self.tasks[t].file as usize].wb),
+            _ => Some(self.inodes[self.tasks[t].file as usize].dev),
         }
     }
 
@@ -235,7 +245,7 @@ impl Machine {
     /// `wait_sb_inodes` walk skips inodes without pages).
     fn next_inode_with_pages(&self, dev: u16, from: u32) -> Option<u32> {
         (from as usize..self.inodes.len())
-            .find(|&i| self.inodes[i].wb == dev && self.inodes[i].mapping.nr_pages > 0)
+            .find(|&i| self.inodes[i].dev == dev && self.inodes[i].mapping.nr_pages > 0)
             .map(|i| i as u32)
     }
 

@@ -58,6 +58,12 @@ pub struct Task {
     pub job: JobConfig,
     pub file: u32,
     pub dev: u16,
+    /// The memory cgroup the task runs in (`None`: the root).
+    pub memcg: Option<u16>,
+    /// Pages allocated for the page cache and not yet inserted (charged to `memcg`).
+    pub alloc_pending: u64,
+    /// The current allocation already slept its memory.high penalty.
+    pub high_delayed: bool,
     pub start: Ns,
     pub stop: Ns,
     pub phase: Phase,
@@ -142,6 +148,9 @@ impl Task {
             job: tc.job.clone(),
             file,
             dev: tc.device as u16,
+            memcg: tc.cgroup.map(|c| c as u16),
+            alloc_pending: 0,
+            high_delayed: false,
             start: tc.start,
             stop,
             phase: Phase::Idle,

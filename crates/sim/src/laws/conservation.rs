@@ -7,6 +7,8 @@
 //!   counts add up to the device's and the machine's.
 //! - Per device: bytes the device completed as writes = (pages whose writeback completed +
 //!   NFS pages awaiting a COMMIT) × page size + O_DIRECT bytes + journal log bytes.
+//! - Per memory cgroup: its usage (page cache of its files and its descendants', and their
+//!   tasks' allocations in progress) stays within its memory.max.
 //! - Dirty pages stay under the dirty limit plus the overshoot the throttling allows: each
 //!   writer may dirty one ratelimit period or one write chunk past the limit before it is
 //!   checked, and the limit itself may be the era's own.
@@ -74,26 +76,41 @@ impl Machine {
                 ),
             );
         }
-        for (d, w) in self.wbs.iter().enumerate() {
-            let q = &self.queues[d];
-            let (fd, fw, fdirtied, fwritten) = per_dev[d];
+        for (i, w) in self.wbs.iter().enumerate() {
+            let (fd, fw, fdirtied, fwritten) = per_dev[i];
             if (w.reclaimable, w.writeback, w.dirtied, w.written) != (fd, fw, fdirtied, fwritten) {
+                let cgroup = w.memcg.map_or(String::new(), |cg| {
+                    format!(" (cgroup {})", self.cfg.cgroups.groups[cg as usize].path)
+                });
                 return c(
-                    &format!("device {}", q.name),
+                    &format!("device {}{cgroup}", self.queues[w.dev as usize].name),
                     format!(
                         "wb dirty/writeback/dirtied/written {}/{}/{}/{} != its files' {fd}/{fw}/{fdirtied}/{fwritten}",
                         w.reclaimable, w.writeback, w.dirtied, w.written
                     ),
                 );
             }
-            let expect = (w.written + q.unstable_pages) * PAGE_SIZE + q.direct_bytes_written + q.log_bytes_written;
+        }
+        for (d, q) in self.queues.iter().enumerate() {
+            // Every wb of the device wrote through its queue.
+            let written: u64 = self.wbs.iter().filter(|w| w.dev as usize == d).map(|w| w.written).sum();
+            let expect = (written + q.unstable_pages) * PAGE_SIZE + q.direct_bytes_written + q.log_bytes_written;
             if q.bytes_written != expect {
                 return c(
                     &format!("device {}", q.name),
                     format!(
                         "wrote {} bytes, but written pages {} + unstable {} (× {PAGE_SIZE}) + O_DIRECT {} + journal {} = {expect}",
-                        q.bytes_written, w.written, q.unstable_pages, q.direct_bytes_written, q.log_bytes_written
+                        q.bytes_written, written, q.unstable_pages, q.direct_bytes_written, q.log_bytes_written
                     ),
+                );
+            }
+        }
+        for (cg, g) in self.memcgs.iter().enumerate() {
+            let usage = self.memcg_usage(cg as u16).usage;
+            if usage > g.max {
+                return c(
+                    &format!("cgroup {}", self.cfg.cgroups.groups[cg].path),
+                    format!("usage {usage} pages is over memory.max {} pages", g.max),
                 );
             }
         }

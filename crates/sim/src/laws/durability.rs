@@ -116,7 +116,7 @@ impl Machine {
                     broken = Some((ino, idx, len, st));
                     break;
                 }
-                let dev = self.inodes[ino as usize].wb;
+                let dev = self.inodes[ino as usize].dev;
                 if !redirtied && self.fs_flushes(dev) {
                     owes_flush.get_or_insert(dev);
                 }

@@ -53,9 +53,10 @@ impl Machine {
         if q.unstable_pages > 0 || q.live_requests().next().is_some() {
             return true;
         }
+        // The device's wbs (its root wb and its cgroups'), or the era's shared threads.
         (0..self.flushers.len() as u16).any(|w| {
-            let per_device = (w as usize) < self.queues.len();
-            (!per_device || w as usize == d) && self.flusher_working(w)
+            let of = self.wbs.get(w as usize).map(|wb| wb.dev as usize);
+            of.is_none_or(|dev| dev == d) && self.flusher_working(w)
         })
     }
 
@@ -87,7 +88,7 @@ impl Machine {
             for (ino, &dirtied_then) in old.iter().enumerate() {
                 let i = &self.inodes[ino];
                 let cleaned = i.nr_written + i.mapping.nr_writeback;
-                if dirtied_then > cleaned && !self.writeback_busy(i.wb as usize) {
+                if dirtied_then > cleaned && !self.writeback_busy(i.dev as usize) {
                     found = Some(self.violation(
                         Law::Expiry,
                         self.inode_label(ino as u32),

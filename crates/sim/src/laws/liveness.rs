@@ -110,7 +110,8 @@ impl Machine {
                 ),
             ));
         }
-        let wb = self.wbs[d].writeback;
+        // Over every wb of the device: its root wb and its cgroups'.
+        let wb: u64 = self.wbs.iter().filter(|w| w.dev as usize == d).map(|w| w.writeback).sum();
         if wb_pages + q.unstable_pages != wb {
             return Some(self.violation(
                 Law::Liveness,
@@ -230,8 +231,9 @@ impl Machine {
         if t.phase == Phase::WaitDirect && t.inflight > 0 {
             return None;
         }
-        if let Some(SyncWait::Work { dev, done: false }) = t.sync {
-            if self.flusher_has_waiter(dev, tid) {
+        if let Some(SyncWait::Work { dev, left: 1.. }) = t.sync {
+            let wbs = (0..self.wbs.len() as u16).filter(|&w| self.wbs[w as usize].dev == dev);
+            if wbs.into_iter().any(|w| self.flusher_has_waiter(w, tid)) {
                 return None;
             }
         }

@@ -232,7 +232,7 @@ impl Machine {
         if let Some(dev) = crate::fs::jbd2::bdev_of(ino) {
             return format!("the metadata buffers of {}", self.queues[dev as usize].name);
         }
-        let dev = &self.queues[self.inodes[ino as usize].wb as usize].name;
+        let dev = &self.queues[self.inodes[ino as usize].dev as usize].name;
         match self.tasks.iter().find(|t| t.file == ino) {
             Some(t) => format!("inode {ino} ({}#{}'s file) on {dev}", t.name, t.instance),
             None => format!("inode {ino} (metadata) on {dev}"),

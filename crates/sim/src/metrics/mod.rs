@@ -37,6 +37,36 @@ pub struct RunResult {
     pub throttle: Vec<ThrottleSample>,
     /// tiotest's per-phase table (empty without tiotest tasks).
     pub tiotest: Vec<tiotest::TiotestPhase>,
+    /// Each memory cgroup, in the scenario's order (empty without cgroups).
+    pub cgroups: Vec<CgroupResult>,
+}
+
+/// One memory cgroup over the run.
+#[derive(Clone, Debug)]
+pub struct CgroupResult {
+    pub path: String,
+    /// The `cgroup_ino` the trace prints for it.
+    pub cgroup_ino: u64,
+    /// memory.max (v1 memory.limit_in_bytes) and memory.high, bytes.
+    pub memory_max: Option<u64>,
+    pub memory_high: Option<u64>,
+    pub events: crate::mm::memcontrol::MemcgEvents,
+    /// One sample per simulated second, as the vmstat samples.
+    pub samples: Vec<MemcgSample>,
+}
+
+/// A memory cgroup's pages at one instant (`memory.current`, `memory.stat`'s `file`,
+/// `file_dirty`, `file_writeback`) and its dirty domain's thresholds (0 on cgroup v1 or
+/// where the group has no wb of its own).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MemcgSample {
+    pub t_ns: Ns,
+    pub usage: u64,
+    pub file: u64,
+    pub dirty: u64,
+    pub writeback: u64,
+    pub dirty_thresh: u64,
+    pub dirty_background_thresh: u64,
 }
 
 #[derive(Clone, Debug)]

@@ -250,6 +250,8 @@ pub enum TraceEvent {
         task_ratelimit: u64,
         dirtied: u32,
         dirtied_pause: u32,
+        /// The wb's memory cgroup (1: the root).
+        cgroup_ino: u32,
         paused: u64,
         pause: i64,
         period: u64,
@@ -264,6 +266,7 @@ pub enum TraceEvent {
         dirty_ratelimit: u64,
         task_ratelimit: u64,
         balanced_dirty_ratelimit: u64,
+        cgroup_ino: u32,
     },
     /// `writeback:global_dirty_state`
     GlobalDirtyState {

@@ -5,10 +5,17 @@
 //! truncating, as in the kernel, so traces match the real ones digit for digit where the
 //! inputs match.
 //!
+//! With cgroup writeback (a task in a memory cgroup of a cgroup v2 machine) the task's wb is
+//! its group's, and `balance_dirty_pages` weighs a second domain, the group's (`mdtc`): its
+//! thresholds come from the group's file pages and headroom (`mdtc_calc_avail`), and the
+//! task is throttled by whichever domain gives the lower `pos_ratio`.
+//!
 //! Simplifications (see docs/model-scope.md): counters are exact (no per-CPU
-//! drift, so `wb_stat()` and `wb_stat_sum()` agree); there is one global domain (no memcg
-//! domain, no cgroup writeback); tasks are never RT; the exited-task leak counter
-//! (`dirty_throttle_leaks`) and `BDP_ASYNC` are not modelled.
+//! drift, so `wb_stat()` and `wb_stat_sum()` agree); tasks are never RT; the exited-task
+//! leak counter (`dirty_throttle_leaks`) and `BDP_ASYNC` are not modelled; a cgroup wb
+//! takes its bdi's min and max ratios whole (`wb_min_max_ratio` scales them by the wb's
+//! share of the bdi's bandwidth when there are several); there is no foreign-inode
+//! flushing (`mem_cgroup_flush_foreign`), as each file has one owner.
 
 use super::flex_proportions::{FpropGlobal, FpropLocal, FPROP_FRAC_BASE};
 use super::vmstat::VmStat;
@@ -41,7 +48,7 @@ pub fn max_pause_jiffies(hz: u64) -> u64 {
     (hz / 5).max(1)
 }
 
-/// `struct wb_domain` (only the global one exists in the model).
+/// `struct wb_domain`: the global one, and one per memory cgroup (`memcg->cgwb_domain`).
 #[derive(Clone, Debug, Default)]
 pub struct WbDomain {
     /// The smoothed hard limit (`dom->dirty_limit`), pages.
@@ -87,6 +94,15 @@ pub struct WbState {
     /// `bdi->max_prop_frac`, in 1/1024.
     pub max_prop_frac: u64,
     pub strict_limit: bool,
+    /// The device (bdi) the wb writes to.
+    pub dev: u16,
+    /// cgroup writeback: the memory cgroup whose wb this is (`wb->memcg_css`); `None` for a
+    /// bdi's root wb.
+    pub memcg: Option<u16>,
+    /// This wb's completions in its group's dirty domain (`wb->memcg_completions`).
+    pub memcg_completions: FpropLocal,
+    /// The trace's `cgroup_ino` of the wb's memory cgroup (1: the root).
+    pub cgroup_ino: u64,
 }
 
 impl WbState {
@@ -117,6 +133,10 @@ impl WbState {
             max_ratio_ppm,
             max_prop_frac: FPROP_FRAC_BASE * max_ratio_ppm / RATIO_PPM,
             strict_limit: bdi.strict_limit,
+            dev: 0,
+            memcg: None,
+            memcg_completions: FpropLocal::default(),
+            cgroup_ino: 1,
         }
     }
 
@@ -124,6 +144,15 @@ impl WbState {
     pub fn writeout_add(&mut self, dom: &mut WbDomain, n: u64) {
         self.written += n;
         self.completions.add_max(&mut dom.completions, self.max_prop_frac, n);
+    }
+
+    /// The wb's completions in the domain a control is for (`dtc->wb_completions`).
+    fn completions_for(&mut self, memcg_domain: bool) -> &mut FpropLocal {
+        if memcg_domain {
+            &mut self.memcg_completions
+        } else {
+            &mut self.completions
+        }
     }
 }
 
@@ -188,23 +217,43 @@ pub struct DirtyThrottleControl {
     pub pos_ratio: u64,
     pub freerun: bool,
     pub dirty_exceeded: bool,
+    /// A memory cgroup's domain (`mdtc`) rather than the global one.
+    pub memcg: bool,
 }
 
 /// `domain_dirty_limits` for the global domain: thresh and bg_thresh from the sysctls and
 /// `dtc.avail`. The kernel recomputes these on every call; so does the model.
 pub fn domain_dirty_limits(dtc: &mut DirtyThrottleControl, vm: &VmSysctl) {
+    domain_dirty_limits_in(dtc, vm, None)
+}
+
+/// `domain_dirty_limits` for any domain. A memory cgroup's (`global_avail` given) cannot use
+/// the byte settings as they are: they become ratios of the global dirtyable memory, in
+/// 1/PAGE_SIZE units, applied to the group's own `avail`.
+pub fn domain_dirty_limits_in(dtc: &mut DirtyThrottleControl, vm: &VmSysctl, global_avail: Option<u64>) {
     let avail = dtc.avail;
-    let ratio = vm.dirty_ratio as u64 * PAGE_SIZE / 100;
-    let bg_ratio = vm.dirty_background_ratio as u64 * PAGE_SIZE / 100;
-    let mut thresh = if vm.dirty_bytes > 0 {
-        vm.dirty_bytes.div_ceil(PAGE_SIZE)
+    let mut ratio = vm.dirty_ratio as u64 * PAGE_SIZE / 100;
+    let mut bg_ratio = vm.dirty_background_ratio as u64 * PAGE_SIZE / 100;
+    let (mut bytes, mut bg_bytes) = (vm.dirty_bytes, vm.dirty_background_bytes);
+    if let Some(global) = global_avail {
+        let global = global.max(1);
+        if bytes > 0 {
+            ratio = bytes.div_ceil(global).min(PAGE_SIZE);
+        }
+        if bg_bytes > 0 {
+            bg_ratio = bg_bytes.div_ceil(global).min(PAGE_SIZE);
+        }
+        (bytes, bg_bytes) = (0, 0);
+    }
+    let mut thresh = if bytes > 0 {
+        bytes.div_ceil(PAGE_SIZE)
     } else {
-        ratio * avail / PAGE_SIZE
+        div128(ratio as u128 * avail as u128, PAGE_SIZE as u128) as u64
     };
-    let mut bg_thresh = if vm.dirty_background_bytes > 0 {
-        vm.dirty_background_bytes.div_ceil(PAGE_SIZE)
+    let mut bg_thresh = if bg_bytes > 0 {
+        bg_bytes.div_ceil(PAGE_SIZE)
     } else {
-        bg_ratio * avail / PAGE_SIZE
+        div128(bg_ratio as u128 * avail as u128, PAGE_SIZE as u128) as u64
     };
     thresh = thresh.min(u32::MAX as u64);
     if bg_thresh >= thresh {
@@ -234,7 +283,7 @@ pub fn wb_stat_error(ncpus: u32) -> u64 {
 /// completions, plus min_ratio, bumped for idle devices by (thresh − dirty)/8 (/100 under
 /// strictlimit), then capped at max_ratio.
 pub fn __wb_calc_thresh(dtc: &DirtyThrottleControl, dom: &WbDomain, wb: &mut WbState, thresh: u64) -> u64 {
-    let (num, den) = wb.completions.fraction(&dom.completions);
+    let (num, den) = wb.completions_for(dtc.memcg).fraction(&dom.completions);
     let share = div128(
         div128(
             thresh as u128 * (RATIO_PPM - dom.bdi_min_ratio_sum.min(RATIO_PPM)) as u128,
@@ -529,6 +578,8 @@ pub struct ThrottleCx<'a> {
     /// The task calling, and the index of its wb.
     pub tid: u32,
     pub wb_index: usize,
+    /// The wb's memory cgroup domain, with cgroup writeback.
+    pub memcg: Option<MemcgCx<'a>>,
 }
 
 /// Side effects for the machine to carry out, and the run's trace, which the throttling code
@@ -693,11 +744,21 @@ pub fn global_dtc(cx_vm: &VmStat, sysctl: &VmSysctl, dom: &WbDomain, out: &mut T
     dtc
 }
 
+/// A memory cgroup's dirty domain as `balance_dirty_pages` sees it: the domain, and the
+/// group's page counts (`mem_cgroup_wb_stats`).
+pub struct MemcgCx<'a> {
+    pub dom: &'a mut WbDomain,
+    pub stats: super::memcontrol::MemcgWbStats,
+}
+
 /// `__wb_update_bandwidth`: refresh the rate estimates of a wb. With `update_ratelimit`
-/// (only from a throttled task) also the domain's dirty_limit and the wb's dirty_ratelimit.
+/// (only from a throttled task) also each domain's dirty_limit and the wb's dirty_ratelimit,
+/// once per domain: the global one, then the memory cgroup's (`mdtc`) if there is one.
+#[allow(clippy::too_many_arguments)]
 pub fn __wb_update_bandwidth(
     gdtc: &mut DirtyThrottleControl,
     dom: &mut WbDomain,
+    mdtc: Option<(&mut DirtyThrottleControl, &mut WbDomain)>,
     wb: &mut WbState,
     now: u64,
     hz: u64,
@@ -708,20 +769,27 @@ pub fn __wb_update_bandwidth(
     let dirtied = wb.dirtied;
     let written = wb.written;
     if update_ratelimit {
-        domain_update_dirty_limit(dom, gdtc, now, hz);
         let old_bw = wb.write_bandwidth;
         let old_avg = wb.avg_write_bandwidth;
-        let u = wb_update_dirty_ratelimit(gdtc, dom, wb, dirtied, elapsed, hz);
-        if out.trace_enabled {
-            out.emit(TraceEvent::BdiDirtyRatelimit {
-                bdi: wb.name,
-                write_bw: pages_to_kbps(old_bw),
-                avg_write_bw: pages_to_kbps(old_avg),
-                dirty_rate: pages_to_kbps(u.dirty_rate),
-                dirty_ratelimit: pages_to_kbps(wb.dirty_ratelimit),
-                task_ratelimit: pages_to_kbps(u.task_ratelimit),
-                balanced_dirty_ratelimit: pages_to_kbps(wb.balanced_dirty_ratelimit),
-            });
+        let mut update = |dtc: &mut DirtyThrottleControl, dom: &mut WbDomain, wb: &mut WbState| {
+            domain_update_dirty_limit(dom, dtc, now, hz);
+            let u = wb_update_dirty_ratelimit(dtc, dom, wb, dirtied, elapsed, hz);
+            if out.trace_enabled {
+                out.emit(TraceEvent::BdiDirtyRatelimit {
+                    bdi: wb.name,
+                    write_bw: pages_to_kbps(old_bw),
+                    avg_write_bw: pages_to_kbps(old_avg),
+                    dirty_rate: pages_to_kbps(u.dirty_rate),
+                    dirty_ratelimit: pages_to_kbps(wb.dirty_ratelimit),
+                    task_ratelimit: pages_to_kbps(u.task_ratelimit),
+                    balanced_dirty_ratelimit: pages_to_kbps(wb.balanced_dirty_ratelimit),
+                    cgroup_ino: wb.cgroup_ino as u32,
+                });
+            }
+        };
+        update(gdtc, dom, wb);
+        if let Some((mdtc, mdom)) = mdtc {
+            update(mdtc, mdom, wb);
         }
     }
     wb_update_write_bandwidth(wb, elapsed, written, hz);
@@ -735,7 +803,7 @@ pub fn __wb_update_bandwidth(
 pub fn wb_update_bandwidth(dom: &mut WbDomain, wb: &mut WbState, now: u64, hz: u64) {
     let mut dtc = DirtyThrottleControl::default();
     let mut out = ThrottleOut::default();
-    __wb_update_bandwidth(&mut dtc, dom, wb, now, hz, false, &mut out);
+    __wb_update_bandwidth(&mut dtc, dom, None, wb, now, hz, false, &mut out);
 }
 
 /// `wb_bandwidth_estimate_start`: after more than a second of idleness, restart the
@@ -745,6 +813,41 @@ pub fn wb_bandwidth_estimate_start(wb: &mut WbState, now: u64, hz: u64) {
         wb.dirtied_stamp = wb.dirtied;
         wb.written_stamp = wb.written;
         wb.bw_time_stamp = now;
+    }
+}
+
+/// A memory cgroup's dirty control for the instant (`balance_domain_limits` for an `mdtc`):
+/// avail from the group's pages and headroom against the global control's, its thresholds,
+/// and whether it is under its freerun ceiling.
+pub fn memcg_dtc(m: &super::memcontrol::MemcgWbStats, gdtc: &DirtyThrottleControl, sysctl: &VmSysctl) -> DirtyThrottleControl {
+    let mut mdtc = DirtyThrottleControl {
+        dirty: m.dirty + m.writeback,
+        memcg: true,
+        ..Default::default()
+    };
+    mdtc.avail = super::memcontrol::mdtc_calc_avail(m.filepages, m.headroom, mdtc.dirty, gdtc.avail, gdtc.dirty);
+    domain_dirty_limits_in(&mut mdtc, sysctl, Some(gdtc.avail));
+    mdtc
+}
+
+/// `balance_wb_limits` for one domain: the wb's share of it (already known under
+/// strictlimit, where it decided freerun), whether the wb exceeds it, and the position ratio.
+/// (Only a `PF_LOCAL_THROTTLE` task, which the model has none of, may run free here.)
+fn balance_wb_limits(dtc: &mut DirtyThrottleControl, dom: &WbDomain, wb: &mut WbState, strict: bool) {
+    dtc.freerun = false;
+    if !strict {
+        wb_dirty_limits(dtc, dom, wb);
+    }
+    dtc.dirty_exceeded = dtc.wb_dirty > dtc.wb_thresh && (dtc.dirty > dtc.thresh || strict);
+    wb_position_ratio(dtc, dom, wb);
+}
+
+/// `domain_poll_intv`: pages until the next check when the domain runs free.
+fn domain_poll_intv(dtc: &DirtyThrottleControl, strict: bool) -> u64 {
+    if strict {
+        dirty_poll_interval(dtc.wb_dirty, dtc.wb_thresh)
+    } else {
+        dirty_poll_interval(dtc.dirty, dtc.thresh)
     }
 }
 
@@ -759,43 +862,53 @@ pub fn balance_dirty_pages(cx: &mut ThrottleCx, task: &mut TaskDirty) -> Throttl
 
     let nr_dirty = cx.vm.nr_dirty;
     let mut gdtc = global_dtc(cx.vm, cx.sysctl, cx.dom, cx.out);
+    let mut mdtc = cx.memcg.as_ref().map(|m| memcg_dtc(&m.stats, &gdtc, cx.sysctl));
     if strict {
         wb_dirty_limits(&mut gdtc, cx.dom, cx.wb);
         gdtc.freerun = gdtc.wb_dirty <= dirty_freerun_ceiling(gdtc.wb_thresh, gdtc.wb_bg_thresh);
+        if let (Some(m), Some(mc)) = (mdtc.as_mut(), cx.memcg.as_ref()) {
+            wb_dirty_limits(m, mc.dom, cx.wb);
+            m.freerun = m.wb_dirty <= dirty_freerun_ceiling(m.wb_thresh, m.wb_bg_thresh);
+        }
     } else {
         gdtc.freerun = gdtc.dirty <= dirty_freerun_ceiling(gdtc.thresh, gdtc.bg_thresh);
+        if let Some(m) = mdtc.as_mut() {
+            m.freerun = m.dirty <= dirty_freerun_ceiling(m.thresh, m.bg_thresh);
+        }
     }
     if nr_dirty > gdtc.bg_thresh && !cx.writeback_in_progress {
         cx.out.kick_background = true;
     }
-    if gdtc.freerun {
+    if gdtc.freerun && mdtc.is_none_or(|m| m.freerun) {
         task.dirty_paused_when = now;
         task.nr_dirtied = 0;
-        task.nr_dirtied_pause = if strict {
-            dirty_poll_interval(gdtc.wb_dirty, gdtc.wb_thresh)
-        } else {
-            dirty_poll_interval(gdtc.dirty, gdtc.thresh)
-        };
+        task.nr_dirtied_pause = domain_poll_intv(&gdtc, strict).min(mdtc.map_or(u64::MAX, |m| domain_poll_intv(&m, strict)));
         return Throttle::Proceed;
     }
     // Throttled region.
     if !cx.writeback_in_progress {
         cx.out.kick_background = true;
     }
-    if !strict {
-        wb_dirty_limits(&mut gdtc, cx.dom, cx.wb);
+    balance_wb_limits(&mut gdtc, cx.dom, cx.wb, strict);
+    let mut use_memcg = false;
+    if let (Some(m), Some(mc)) = (mdtc.as_mut(), cx.memcg.as_ref()) {
+        balance_wb_limits(m, mc.dom, cx.wb, strict);
+        use_memcg = m.pos_ratio < gdtc.pos_ratio;
     }
-    gdtc.dirty_exceeded = gdtc.wb_dirty > gdtc.wb_thresh && (gdtc.dirty > gdtc.thresh || strict);
-    wb_position_ratio(&mut gdtc, cx.dom, cx.wb);
-    cx.wb.dirty_exceeded = gdtc.dirty_exceeded;
+    cx.wb.dirty_exceeded = gdtc.dirty_exceeded || mdtc.is_some_and(|m| m.dirty_exceeded);
 
     if jiffies > cx.wb.bw_time_stamp + max_pause_jiffies(hz) {
-        __wb_update_bandwidth(&mut gdtc, cx.dom, cx.wb, jiffies, hz, true, cx.out);
+        let mdtc_dom = match (mdtc.as_mut(), cx.memcg.as_mut()) {
+            (Some(m), Some(mc)) => Some((m, &mut *mc.dom)),
+            _ => None,
+        };
+        __wb_update_bandwidth(&mut gdtc, cx.dom, mdtc_dom, cx.wb, jiffies, hz, true, cx.out);
     }
+    let sdtc = if use_memcg { mdtc.expect("memcg") } else { gdtc };
 
     let dirty_ratelimit = cx.wb.dirty_ratelimit;
-    let task_ratelimit = ((dirty_ratelimit as u128 * gdtc.pos_ratio as u128) >> RATELIMIT_CALC_SHIFT) as u64;
-    let max_pause = wb_max_pause(cx.wb, gdtc.wb_dirty, hz);
+    let task_ratelimit = ((dirty_ratelimit as u128 * sdtc.pos_ratio as u128) >> RATELIMIT_CALC_SHIFT) as u64;
+    let max_pause = wb_max_pause(cx.wb, sdtc.wb_dirty, hz);
     let (min_pause, nr_dirtied_pause) = wb_min_pause(cx.wb, max_pause, task_ratelimit, dirty_ratelimit, hz);
 
     let (period, pause): (i64, i64);
@@ -809,7 +922,7 @@ pub fn balance_dirty_pages(cx: &mut ThrottleCx, task: &mut TaskDirty) -> Throttl
             trace_bdp(
                 cx,
                 task,
-                &gdtc,
+                &sdtc,
                 dirty_ratelimit,
                 task_ratelimit,
                 pages_dirtied,
@@ -841,7 +954,7 @@ pub fn balance_dirty_pages(cx: &mut ThrottleCx, task: &mut TaskDirty) -> Throttl
     trace_bdp(
         cx,
         task,
-        &gdtc,
+        &sdtc,
         dirty_ratelimit,
         task_ratelimit,
         pages_dirtied,
@@ -854,8 +967,8 @@ pub fn balance_dirty_pages(cx: &mut ThrottleCx, task: &mut TaskDirty) -> Throttl
     task.nr_dirtied = 0;
     task.nr_dirtied_pause = nr_dirtied_pause;
     // After a rate-limited sleep the call returns; in the hard-limit state it loops until
-    // the wb is nearly clean or the global level drops.
-    task.bdp_again = task_ratelimit == 0 && gdtc.wb_dirty > wb_stat_error(cx.ncpus);
+    // the wb is nearly clean or the level drops.
+    task.bdp_again = task_ratelimit == 0 && sdtc.wb_dirty > wb_stat_error(cx.ncpus);
     Throttle::Sleep(pause as u64)
 }
 
@@ -893,6 +1006,7 @@ fn trace_bdp(
         task_ratelimit: pages_to_kbps(task_ratelimit),
         dirtied: dirtied as u32,
         dirtied_pause: task.nr_dirtied_pause as u32,
+        cgroup_ino: cx.wb.cgroup_ino as u32,
         paused: c.jiffies_to_msecs(jiffies as i64 - task.bdp_start as i64) as u64,
         pause: c.jiffies_to_msecs(pause),
         period: c.jiffies_to_msecs(period) as u64,
@@ -901,15 +1015,38 @@ fn trace_bdp(
 }
 
 /// `wb_over_bg_thresh`: should background writeback of this wb go on? Uses dirty pages
-/// only (not writeback), globally and for the wb's share of bg_thresh.
-pub fn wb_over_bg_thresh(vm: &VmStat, sysctl: &VmSysctl, dom: &WbDomain, wb: &mut WbState, out: &mut ThrottleOut) -> bool {
+/// only (not writeback), globally and for the wb's share of bg_thresh; for a cgroup wb the
+/// same against its group's domain (`memcg`: the domain and the group's page counts).
+pub fn wb_over_bg_thresh(
+    vm: &VmStat,
+    sysctl: &VmSysctl,
+    dom: &WbDomain,
+    wb: &mut WbState,
+    memcg: Option<(&WbDomain, &super::memcontrol::MemcgWbStats)>,
+    out: &mut ThrottleOut,
+) -> bool {
     let mut dtc = global_dtc(vm, sysctl, dom, out);
     dtc.dirty = vm.nr_dirty;
     if dtc.dirty > dtc.bg_thresh {
         return true;
     }
     let wb_bg_thresh = __wb_calc_thresh(&dtc, dom, wb, dtc.bg_thresh);
-    wb.reclaimable > wb_bg_thresh
+    if wb.reclaimable > wb_bg_thresh {
+        return true;
+    }
+    if let Some((mdom, stats)) = memcg {
+        let no_writeback = super::memcontrol::MemcgWbStats { writeback: 0, ..*stats };
+        let mut mdtc = memcg_dtc(&no_writeback, &dtc, sysctl);
+        mdtc.dirty = stats.dirty;
+        if mdtc.dirty > mdtc.bg_thresh {
+            return true;
+        }
+        mdtc.memcg = true;
+        if wb.reclaimable > __wb_calc_thresh(&mdtc, mdom, wb, mdtc.bg_thresh) {
+            return true;
+        }
+    }
+    false
 }
 
 /// `writeback_chunk_size` for WB_SYNC_NONE work: about half a second of bandwidth, at
@@ -1217,6 +1354,35 @@ mod tests {
                 out: &mut self.out,
                 tid: 0,
                 wb_index: 0,
+                memcg: None,
+            };
+            f(&mut cx)
+        }
+
+        /// As `at`, for a task of a memory cgroup whose domain is `mdom` and whose pages are
+        /// `stats`.
+        fn at_memcg<R>(
+            &mut self,
+            j: u64,
+            mdom: &mut WbDomain,
+            stats: crate::mm::memcontrol::MemcgWbStats,
+            f: impl FnOnce(&mut ThrottleCx) -> R,
+        ) -> R {
+            let mut cx = ThrottleCx {
+                clock: Clock::new(250),
+                now: (j - 1) * 4_000_000,
+                vm: &self.vm,
+                sysctl: &self.sysctl,
+                dom: &mut self.dom,
+                wb: &mut self.wb,
+                ncpus: 2,
+                bdp_ratelimits: &mut self.bdp,
+                ratelimit_pages: 16,
+                writeback_in_progress: false,
+                out: &mut self.out,
+                tid: 0,
+                wb_index: 0,
+                memcg: Some(MemcgCx { dom: mdom, stats }),
             };
             f(&mut cx)
         }
@@ -1561,5 +1727,78 @@ mod tests {
             unreachable!()
         };
         assert_eq!((task_ratelimit, pause, period), (564_600 * 4, 0, 0));
+    }
+
+    /// A memory cgroup's thresholds from the byte sysctls: converted to ratios of the global
+    /// dirtyable memory (1/4096 units, rounded up) and applied to the group's own avail.
+    #[test]
+    fn memcg_domain_limits_turn_byte_settings_into_ratios() {
+        let vm = VmSysctl {
+            dirty_bytes: 256 << 20,
+            ..Default::default()
+        };
+        let mut m = DirtyThrottleControl {
+            avail: 100_000,
+            ..Default::default()
+        };
+        domain_dirty_limits_in(&mut m, &vm, Some(1_000_000));
+        // ratio = ⌈268,435,456 / 1,000,000⌉ = 269 → 269·100,000/4096 = 6,567; the background
+        // ratio stays 10 % (409) → 9,985 ≥ thresh → halved to 3,283.
+        assert_eq!((m.thresh, m.bg_thresh), (6_567, 3_283));
+        // The global domain takes the bytes as they are.
+        let mut g = DirtyThrottleControl {
+            avail: 1_000_000,
+            ..Default::default()
+        };
+        domain_dirty_limits(&mut g, &vm);
+        assert_eq!(g.thresh, 65_536);
+    }
+
+    /// The global domain runs free (30,000 dirty of a 300,000 freerun ceiling) but the
+    /// group's is over its limit: the task sleeps the longest pause, and the trace shows the
+    /// group's domain and cgroup.
+    #[test]
+    fn a_memcg_domain_over_its_limit_throttles_while_the_global_one_runs_free() {
+        let mut r = Rig::new(30_000, 0);
+        r.vm.nr_file = 2_000_000;
+        let mut task = TaskDirty {
+            bdp_pages: 32,
+            ..Default::default()
+        };
+        assert_eq!(r.at(1_000, |cx| balance_dirty_pages(cx, &mut task)), Throttle::Proceed);
+
+        r.wb.cgroup_ino = 1_000;
+        r.wb.memcg_completions.events = 1_000;
+        let mut mdom = WbDomain::default();
+        mdom.completions.events = 1_000;
+        // Full group: 120,000 file pages, no headroom, 30,000 dirty.
+        let stats = crate::mm::memcontrol::MemcgWbStats {
+            filepages: 120_000,
+            headroom: 0,
+            dirty: 30_000,
+            writeback: 0,
+        };
+        let mut task = TaskDirty {
+            bdp_pages: 32,
+            ..Default::default()
+        };
+        let t = r.at_memcg(1_000, &mut mdom, stats, |cx| balance_dirty_pages(cx, &mut task));
+        // Global avail 2,000,001: ratio ⌈1,638,400,000/2,000,001⌉ = 820, background 410.
+        // Group avail = 120,000 + min(0, …) → thresh 820·120,000/4096 = 24,023; 30,000 dirty
+        // is past it (limit = thresh on a new domain): pos_ratio 0, the hard limit.
+        assert_eq!(t, Throttle::Sleep(wb_max_pause(&r.wb, 30_000, 250)));
+        assert!(task.bdp_again, "at the hard limit the call loops");
+        assert!(r.wb.dirty_exceeded);
+        let TraceEvent::BalanceDirtyPages {
+            limit,
+            dirty,
+            task_ratelimit,
+            cgroup_ino,
+            ..
+        } = r.bdp_traces()[0]
+        else {
+            unreachable!()
+        };
+        assert_eq!((limit, dirty, task_ratelimit, cgroup_ino), (24_023, 30_000, 0, 1_000));
     }
 }

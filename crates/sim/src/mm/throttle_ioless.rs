@@ -184,6 +184,7 @@ impl IoLessThrottle {
                     dirty_ratelimit: pages_to_kbps(wb.dirty_ratelimit),
                     task_ratelimit: pages_to_kbps(task_rl),
                     balanced_dirty_ratelimit: pages_to_kbps(wb.balanced_dirty_ratelimit),
+                    cgroup_ino: 1,
                 });
             }
             wb_update_write_bandwidth(wb, elapsed, written, hz);
@@ -301,6 +302,7 @@ impl IoLessThrottle {
             task_ratelimit: pages_to_kbps(task_ratelimit),
             dirtied: task.bdp_pages as u32,
             dirtied_pause: task.nr_dirtied_pause as u32,
+            cgroup_ino: 1,
             paused: c.jiffies_to_msecs(jiffies as i64 - task.bdp_start as i64) as u64,
             pause: c.jiffies_to_msecs(pause as i64),
             period: c.jiffies_to_msecs(period as i64) as u64,

@@ -143,7 +143,7 @@ impl Machine {
         // pages of any device; in the model the device's own flusher entity carries them.)
         let _ = writer;
         for run in &r.pageout {
-            let dev = self.inodes[run.file as usize].wb;
+            let dev = self.inodes[run.file as usize].dev;
             let before = self.flushers[dev as usize].pending.len();
             self.write_dirty_range(run.file, run.start, run.len, Submitter::Flusher(dev), false, false);
             let mut ids = Vec::new();
@@ -223,6 +223,7 @@ impl Machine {
     fn zone_take(&mut self, tid: u32, n: u64, high: bool, buffer_cache: bool) {
         self.vm.nr_free -= n;
         self.vm.nr_alloc_pending += n;
+        self.tasks[tid as usize].alloc_pending += n;
         self.tasks[tid as usize].reclaim_prio = DEF_PRIORITY;
         let outstanding = self.vm.nr_alloc_pending - n;
         if let Some(z) = self.era.zones.as_mut() {
@@ -279,6 +280,7 @@ impl Machine {
             if self.vm.nr_free >= n + self.vm.wmark_min {
                 self.vm.nr_free -= n;
                 self.vm.nr_alloc_pending += n;
+                self.tasks[tid as usize].alloc_pending += n;
                 self.tasks[tid as usize].reclaim_prio = DEF_PRIORITY;
                 return true;
             }
@@ -315,6 +317,7 @@ impl Machine {
             } else if self.vm.nr_free >= n + self.vm.wmark_min {
                 self.vm.nr_free -= n;
                 self.vm.nr_alloc_pending += n;
+                self.tasks[tid as usize].alloc_pending += n;
                 self.tasks[tid as usize].reclaim_prio = DEF_PRIORITY;
                 true
             } else {

@@ -93,7 +93,7 @@ impl Machine {
         // strictatime: every getdents writes the directory's atime again, run after run.
         let strict = {
             let tree = self.tasks[tid as usize].meta.as_ref().expect("metadata job").tree.file;
-            let dev = self.inodes[tree as usize].wb;
+            let dev = self.inodes[tree as usize].dev;
             self.journal(dev).is_some_and(|j| j.p.atime == crate::config::Atime::Strictatime)
         };
         let m = self.tasks[tid as usize].meta.as_mut().expect("metadata job");
@@ -205,9 +205,9 @@ impl Machine {
             return None;
         }
         self.inodes[file as usize].mapping.set_range(page, 1, Some(PageState::Reading));
-        self.map_pages(1);
+        self.map_pages(tid, 1);
         self.page_inserted(file, page, 1);
-        let dev = self.inodes[file as usize].wb as usize;
+        let dev = self.inodes[file as usize].dev as usize;
         let (sector, _) = self.inodes[file as usize].blocks.map(page, 1, &mut self.allocs[dev]);
         let seg = Seg {
             file,

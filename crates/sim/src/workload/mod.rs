@@ -16,7 +16,7 @@ use crate::kernel::task::Phase;
 use crate::kernel::waitqueue::{WaitSite, PG_LOCKED};
 use crate::machine::Machine;
 use crate::mm::page_cache::PageState;
-use crate::mm::page_writeback::{Throttle, ThrottleCx};
+use crate::mm::page_writeback::{MemcgCx, Throttle, ThrottleCx};
 use crate::units::PAGE_SIZE;
 use crate::Ns;
 
@@ -267,12 +267,19 @@ impl Machine {
 
     fn throttle_cx_call(&mut self, tid: u32, resume: bool) -> Throttle {
         let t = tid as usize;
-        let wb = self.tasks[t].dev as usize;
+        // The wb of the file being written (`inode_to_wb`): its device's, or its cgroup's.
+        let wb = self.inodes[self.tasks[t].file as usize].wb as usize;
+        let dev = self.tasks[t].dev as usize;
         let now = self.now();
         let running = self.writeback_in_progress(wb);
         let mut dirty = self.tasks[t].dirty;
         self.stamp_tout(1 + tid, dirty.cpu as u16);
+        let memcg_stats = self.wbs[wb].memcg.map(|cg| (cg, self.mem_cgroup_wb_stats(cg)));
         let r = {
+            let memcg = memcg_stats.map(|(cg, stats)| MemcgCx {
+                dom: &mut self.memcgs[cg as usize].domain,
+                stats,
+            });
             let mut cx = ThrottleCx {
                 clock: self.clock,
                 now,
@@ -287,6 +294,7 @@ impl Machine {
                 out: &mut self.tout,
                 tid,
                 wb_index: wb,
+                memcg,
             };
             if resume {
                 self.policy.resume(&mut cx, &mut dirty)
@@ -295,6 +303,10 @@ impl Machine {
             }
         };
         self.tasks[t].dirty = dirty;
+        if wb != dev {
+            // blk-wbt reads the bdi's last sleep (`bdi->last_bdp_sleep`), whichever wb slept.
+            self.wbs[dev].last_bdp_sleep = self.wbs[dev].last_bdp_sleep.max(self.wbs[wb].last_bdp_sleep);
+        }
         if std::mem::take(&mut self.tout.kick_background) {
             self.wb_start_background_writeback(wb as u16);
         }
@@ -376,7 +388,7 @@ impl Machine {
     fn set_chunk(&mut self, tid: u32) {
         let t = tid as usize;
         let limit = {
-            let wb = &self.wbs[self.tasks[t].dev as usize];
+            let wb = &self.wbs[self.inodes[self.tasks[t].file as usize].wb as usize];
             self.policy.chunk_limit(wb, &self.bdp_ratelimits, &self.tasks[t].dirty)
         };
         let task = &mut self.tasks[t];
@@ -458,7 +470,7 @@ impl Machine {
             let (sector, contig) = self.inodes[ino as usize].blocks.map(idx, run.min(max_pages), &mut self.allocs[dev]);
             let run = contig;
             // Readahead allocations give up rather than wait (__GFP_NORETRY).
-            if !self.alloc_pages_noretry(run) {
+            if !self.alloc_pages_noretry(tid, run) {
                 break;
             }
             self.inodes[ino as usize].mapping.set_range(idx, run, Some(PageState::Reading));
@@ -474,9 +486,12 @@ impl Machine {
         }
     }
 
-    fn alloc_pages_noretry(&mut self, n: u64) -> bool {
+    fn alloc_pages_noretry(&mut self, tid: u32, n: u64) -> bool {
         if self.era.inactive.is_some() {
             return self.alloc_pages_noretry_pageout(n);
+        }
+        if !self.try_charge_memcg_noretry(tid, n) {
+            return false;
         }
         if self.vm.nr_free < n + self.vm.wmark_low {
             let want = n + self.vm.wmark_high - self.vm.nr_free.min(n + self.vm.wmark_high);
@@ -553,7 +568,7 @@ impl Machine {
                             return None;
                         }
                         self.inodes[ino as usize].mapping.set_range(idx, 1, Some(PageState::Reading));
-                        self.map_pages(1);
+                        self.map_pages(tid, 1);
                         self.page_inserted(ino, idx, 1);
                         let dev = self.tasks[t].dev as usize;
                         let (sector, _) = self.inodes[ino as usize].blocks.map(idx, 1, &mut self.allocs[dev]);
@@ -583,7 +598,7 @@ impl Machine {
             .mapping
             .transition(start, n, PageState::Reading, Some(PageState::Clean));
         if self.era.inactive.is_none() {
-            self.lru.add(file, start, n);
+            self.lru_add_clean(file, start, n);
         }
         self.wake_pages(file, start, n);
         let waiters = std::mem::take(&mut self.inodes[file as usize].read_waiters);

@@ -36,9 +36,9 @@ pub struct TiotestState {
 /// Where a task is in an fsync() or sync() call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SyncWait {
-    /// sync(): the WB_SYNC_ALL work queued on device `dev`'s flusher; `done` once the flusher
-    /// completed it (`wb_wait_for_completion`).
-    Work { dev: u16, done: bool },
+    /// sync(): the WB_SYNC_ALL works queued on the wbs of device `dev`; `left` of them not yet
+    /// completed (`wb_wait_for_completion`).
+    Work { dev: u16, left: u16 },
     /// `filemap_fdatawait` of `ino`, walking its pages in [`index`, `end`) (`end`: the file's
     /// end when its walk began, so that a writer appending to it cannot keep the walk going).
     /// With `all` (sync's `wait_sb_inodes`) the walk goes on with the device's later inodes,

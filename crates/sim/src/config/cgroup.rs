@@ -1,0 +1,59 @@
+//! The cgroup tree of a scenario: memory cgroups with their limits, and which tasks run in
+//! which group. Paths and file names are the kernel's (`/sys/fs/cgroup/<path>/memory.max`).
+
+use serde::Serialize;
+
+/// Which cgroup hierarchy the machine mounts. The version decides how the memory
+/// controller meets writeback: v2 has cgroup writeback (a `bdi_writeback` and a dirty
+/// domain per memory cgroup); v1 has neither, and its reclaim waits on pages under writeback.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CgroupVersion {
+    V1,
+    #[default]
+    V2,
+}
+
+/// One cgroup below the root.
+#[derive(Clone, Debug, Serialize)]
+pub struct CgroupConfig {
+    /// Absolute path below the hierarchy's root, e.g. `/pods/web`.
+    pub path: String,
+    /// Index of the parent in [`CgroupTree::groups`]; `None` for a child of the root.
+    #[serde(skip)]
+    pub parent: Option<usize>,
+    /// `memory.max` (v1: `memory.limit_in_bytes`), bytes; `None` = max.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_max: Option<u64>,
+    /// `memory.high` (v2 only), bytes; `None` = max.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_high: Option<u64>,
+}
+
+/// The scenario's cgroups, parents before children.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct CgroupTree {
+    pub version: CgroupVersion,
+    pub groups: Vec<CgroupConfig>,
+}
+
+impl CgroupTree {
+    pub fn is_empty(&self) -> bool {
+        self.groups.is_empty()
+    }
+
+    /// Index of the group at `path`.
+    pub fn find(&self, path: &str) -> Option<usize> {
+        self.groups.iter().position(|g| g.path == path)
+    }
+
+    /// `cg` and its ancestors, innermost first.
+    pub fn ancestry(&self, cg: usize) -> impl Iterator<Item = usize> + '_ {
+        std::iter::successors(Some(cg), move |&c| self.groups[c].parent)
+    }
+
+    /// Whether `cg` is `ancestor` or below it.
+    pub fn is_within(&self, cg: usize, ancestor: usize) -> bool {
+        self.ancestry(cg).any(|c| c == ancestor)
+    }
+}

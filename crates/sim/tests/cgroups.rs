@@ -1,0 +1,183 @@
+//! Memory cgroups as users meet them: a writer in a small group is held to its group's own
+//! dirty limit (cgroup v2) while a writer outside is not; on cgroup v1 the same group fills
+//! with dirty pages and its reclaim waits on writeback; limits hold; readers and sync work
+//! inside groups. Every run is checked by the laws.
+
+use wblab_sim::config::{CgroupConfig, CgroupTree, CgroupVersion, JobConfig, Scenario};
+use wblab_sim::metrics::{CgroupResult, RunResult};
+use wblab_sim::units::{GIB, MIB, PAGE_SIZE};
+use wblab_testkit::sim::*;
+
+/// A machine of `memory` with one device, a group `/pod` of `limit` (memory.max on v2,
+/// memory.limit_in_bytes on v1) holding a dd, and a dd outside it.
+fn pod_and_host(model: wblab_sim::config::DeviceModelConfig, memory: u64, limit: u64, version: CgroupVersion, secs: u64) -> Scenario {
+    let mut sc = Scenario::one_device("pod", model, memory, 2, secs * SEC);
+    sc.cgroups = CgroupTree {
+        version,
+        groups: vec![CgroupConfig {
+            path: "/pod".into(),
+            parent: None,
+            memory_max: Some(limit),
+            memory_high: None,
+        }],
+    };
+    let mut pod = task("pod-dd", "/mnt/sda/pod", 0, dd(None));
+    pod.cgroup = Some(0);
+    sc.tasks.push(pod);
+    sc.tasks.push(task("host-dd", "/mnt/sda/host", 0, dd(None)));
+    sc
+}
+
+fn group<'a>(r: &'a RunResult, path: &str) -> &'a CgroupResult {
+    r.cgroups.iter().find(|g| g.path == path).expect("group")
+}
+
+/// Pages dirty or under writeback in the group at each second after the first.
+fn group_dirty(g: &CgroupResult) -> impl Iterator<Item = u64> + '_ {
+    g.samples.iter().skip(1).map(|s| s.dirty + s.writeback)
+}
+
+#[test]
+fn a_writer_in_a_small_memcg_is_throttled_at_its_groups_limit() {
+    let limit = GIB;
+    let sc = pod_and_host(ssd(), 16 * GIB, limit, CgroupVersion::V2, 20);
+    let r = run(&sc);
+    let pod = group(&r, "/pod");
+    // A full group's dirty domain has avail = its usage plus its headroom = memory.max, so its
+    // threshold is vm.dirty_ratio of memory.max.
+    let want = sc.sysctl.dirty_ratio as u64 * (limit / PAGE_SIZE) / 100;
+    let thresh = pod.samples.last().unwrap().dirty_thresh;
+    assert!(near(thresh as f64, want as f64, 0.02), "group thresh {thresh} pages, want {want}");
+    let peak = group_dirty(pod).max().unwrap();
+    assert!(
+        peak <= thresh + thresh / 10,
+        "the pod's dirty+writeback reached {peak} pages over its thresh {thresh}"
+    );
+    assert!(peak >= thresh * 7 / 10, "the pod never came near its limit: {peak} of {thresh}");
+    // The writer outside dirties against the global limit, many times the pod's.
+    let host_peak = r
+        .vmstat
+        .iter()
+        .zip(&pod.samples)
+        .map(|(v, p)| v.nr_dirty + v.nr_writeback - p.dirty - p.writeback)
+        .max()
+        .unwrap();
+    assert!(host_peak > 4 * thresh, "outside the pod dirty peaked at {host_peak} pages only");
+    // Its limit held and its own reclaim made the room.
+    assert!(pod.samples.iter().all(|s| s.usage <= limit / PAGE_SIZE));
+    assert!(pod.events.reclaimed > 0 && pod.events.max_events > 0);
+    // Both writers made progress; the pod's pauses come from its own domain.
+    assert!(r.tasks.iter().all(|t| t.bytes_written > GIB));
+}
+
+#[test]
+fn on_cgroup_v1_a_small_memcg_fills_with_dirty_pages_and_its_reclaim_waits_on_writeback() {
+    let limit = 256 * MIB;
+    let v1 = run(&pod_and_host(hdd(), 4 * GIB, limit, CgroupVersion::V1, 20));
+    let v2 = run(&pod_and_host(hdd(), 4 * GIB, limit, CgroupVersion::V2, 20));
+    let (g1, g2) = (group(&v1, "/pod"), group(&v2, "/pod"));
+    let pages = limit / PAGE_SIZE;
+    // v1 has no dirty domain per group: dirty pages fill it until reclaim meets them.
+    assert!(group_dirty(g1).max().unwrap() > pages / 2, "v1 peak {:?}", group_dirty(g1).max());
+    assert!(g1.events.writeback_waits > 0, "v1 reclaim never waited on writeback");
+    assert!(g1.samples.iter().all(|s| s.dirty_thresh == 0));
+    // v2 keeps them near vm.dirty_ratio of the group and never waits on a page.
+    let t2 = g2.samples.last().unwrap().dirty_thresh;
+    assert!(
+        group_dirty(g2).max().unwrap() <= t2 + t2 / 5,
+        "v2 peak {:?} over {t2}",
+        group_dirty(g2).max()
+    );
+    assert_eq!(g2.events.writeback_waits, 0);
+    for r in [&v1, &v2] {
+        assert!(group(r, "/pod").samples.iter().all(|s| s.usage <= pages));
+        assert!(r.tasks.iter().all(|t| t.bytes_written > 50 * MIB), "a writer starved");
+    }
+}
+
+#[test]
+fn memory_high_holds_a_group_near_its_high_limit_by_reclaim() {
+    let high = 512 * MIB;
+    let mut sc = pod_and_host(ssd(), 8 * GIB, GIB, CgroupVersion::V2, 10);
+    sc.cgroups.groups[0].memory_max = None;
+    sc.cgroups.groups[0].memory_high = Some(high);
+    let r = run(&sc);
+    let pod = group(&r, "/pod");
+    let peak = pod.samples.iter().map(|s| s.usage).max().unwrap();
+    // One allocation (a 2 MiB folio at most) may cross it; reclaim brings it back.
+    assert!(peak * PAGE_SIZE <= high + 2 * MIB, "usage peaked at {} MiB", peak * PAGE_SIZE / MIB);
+    assert!(peak * PAGE_SIZE >= high - 64 * MIB);
+    assert!(pod.events.high_events > 0 && pod.events.reclaimed > 0);
+    // Its dirty domain is sized from memory.high (the headroom's ceiling).
+    let t = pod.samples.last().unwrap().dirty_thresh;
+    assert!(near(t as f64, (sc.sysctl.dirty_ratio as u64 * high / PAGE_SIZE / 100) as f64, 0.02));
+}
+
+#[test]
+fn a_reader_in_a_small_memcg_recycles_its_own_cache() {
+    let limit = 128 * MIB;
+    let mut sc = Scenario::one_device("reader", ssd(), 8 * GIB, 2, 10 * SEC);
+    sc.cgroups.groups.push(CgroupConfig {
+        path: "/reader".into(),
+        parent: None,
+        memory_max: Some(limit),
+        memory_high: None,
+    });
+    let mut cat = task(
+        "cat",
+        "/mnt/sda/big",
+        0,
+        JobConfig::Cat {
+            bs: 128 * 1024,
+            file_size: 2 * GIB,
+        },
+    );
+    cat.cgroup = Some(0);
+    sc.tasks.push(cat);
+    sc.tasks.push(task(
+        "free",
+        "/mnt/sda/other",
+        0,
+        JobConfig::Cat {
+            bs: 128 * 1024,
+            file_size: 2 * GIB,
+        },
+    ));
+    let r = run(&sc);
+    let g = group(&r, "/reader");
+    assert!(g.samples.iter().all(|s| s.usage <= limit / PAGE_SIZE));
+    assert!(
+        g.events.reclaimed * PAGE_SIZE > GIB,
+        "reclaimed only {} MiB",
+        g.events.reclaimed * PAGE_SIZE / MIB
+    );
+    // The reader inside read its whole file; the one outside kept its cache.
+    assert_eq!(r.tasks[0].bytes_read, 2 * GIB);
+    assert!(r.vmstat.last().unwrap().nr_file * PAGE_SIZE > GIB + limit);
+}
+
+#[test]
+fn sync_and_fsync_write_back_a_groups_files_through_its_wb() {
+    let mut sc = pod_and_host(hdd(), 4 * GIB, 512 * MIB, CgroupVersion::V2, 14);
+    // sync(2) under writers that never stop may take longer than the run: they stop at 6 s.
+    for t in &mut sc.tasks {
+        t.stop = Some(6 * SEC);
+    }
+    sc.tasks.push(sync_once("sync", 4 * SEC));
+    let mut fsync = task(
+        "fsync",
+        "/mnt/sda/log",
+        0,
+        JobConfig::Fsync {
+            bytes: 4096,
+            interval: SEC,
+        },
+    );
+    fsync.cgroup = Some(0);
+    sc.tasks.push(fsync);
+    // The durability law checks every page each call had to make durable.
+    let r = run(&sc);
+    let calls = |name: &str| r.tasks.iter().find(|t| t.name == name).unwrap().op_latency.count();
+    assert_eq!(calls("sync"), 1);
+    assert!(calls("fsync") >= 5);
+}
