@@ -211,6 +211,24 @@ pub fn table(key: &str, rows: &[(String, &RunResult)]) -> String {
         }
         heads.push(head);
     }
+    // With memory cgroups: how far the node's and each group's dirty pages went.
+    if !first.cgroups.is_empty() {
+        let mib = |pages: u64| format!("{}", (pages * wblab_sim::units::PAGE_SIZE) >> 20);
+        heads.push("node dirty peak MiB".to_string());
+        for (i, (_, r)) in rows.iter().enumerate() {
+            cells[i].push(mib(r.vmstat.iter().map(|v| v.nr_dirty + v.nr_writeback).max().unwrap_or(0)));
+        }
+        for (k, g) in first.cgroups.iter().enumerate() {
+            heads.push(format!("{} dirty peak MiB", g.path));
+            for (i, (_, r)) in rows.iter().enumerate() {
+                let peak = r
+                    .cgroups
+                    .get(k)
+                    .map_or(0, |g| g.samples.iter().map(|s| s.dirty + s.writeback).max().unwrap_or(0));
+                cells[i].push(mib(peak));
+            }
+        }
+    }
     let widths: Vec<usize> = (0..heads.len())
         .map(|c| cells.iter().map(|r| r[c].len()).chain([heads[c].len()]).max().unwrap_or(4))
         .collect();

@@ -719,3 +719,24 @@ cgroup = "/"
     let plain = ok("[[device]]\nname = \"sda\"\n");
     assert!(serde_json::to_string(&plain).unwrap().find("cgroup").is_none());
 }
+
+#[test]
+fn io_max_lines_name_devices_by_name_or_number() {
+    let sc = ok(r#"
+[[device]]
+name = "sda"
+[[device]]
+name = "sdb"
+[[cgroup]]
+path = "/copy"
+io.max = ["sdb wbps=10MiB riops=max", "8:0 rbps=1048576 wiops=200"]
+"#);
+    let io = &sc.cgroups.groups[0].io_max;
+    assert_eq!(io.len(), 2);
+    let (sdb, sda) = (&io[0], &io[1]);
+    assert_eq!((sdb.0, sdb.1.write_bps, sdb.1.read_iops), (1, Some(10 * MIB), None));
+    assert_eq!((sda.0, sda.1.read_bps, sda.1.write_iops), (0, Some(MIB), Some(200)));
+    let v1 = ok("[[device]]\nname = \"sda\"\n[[cgroup]]\npath = \"/a\"\nblkio.throttle.write_bps_device = \"8:0 1048576\"\n");
+    assert_eq!(v1.cgroups.version, wblab_sim::config::CgroupVersion::V1);
+    assert_eq!(v1.cgroups.groups[0].io_max[0].1.write_bps, Some(MIB));
+}

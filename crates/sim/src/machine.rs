@@ -257,6 +257,31 @@ fn attach_cgroups(
     memcgs
 }
 
+impl Machine {
+    /// The cgroups' `io.max` rules: a throttle group per rule on each device's queue, and
+    /// which group each cgroup's bios fall in.
+    fn attach_io_max(&mut self) {
+        let tree = &self.cfg.cgroups;
+        for (d, dc) in self.cfg.devices.iter().enumerate() {
+            let owners: Vec<usize> = (0..tree.groups.len())
+                .filter(|&c| tree.groups[c].io_max.iter().any(|(dev, t)| *dev == d && t.is_limited()))
+                .collect();
+            if owners.is_empty() {
+                continue;
+            }
+            let cfgs: Vec<_> = owners
+                .iter()
+                .map(|&c| tree.groups[c].io_max.iter().find(|(dev, _)| *dev == d).expect("owner").1.clone())
+                .collect();
+            let rules: Vec<Option<usize>> = (0..tree.groups.len())
+                .map(|c| tree.io_max_group(c, d).and_then(|o| owners.iter().position(|&x| x == o)))
+                .collect();
+            let rotational = dc.queue.rotational;
+            self.queues[d].set_cgroup_throttle(&dc.throttle, &rules, &cfgs, self.cfg.hz, rotational);
+        }
+    }
+}
+
 /// Every task instance with its file. Readers' pre-existing files are laid out contiguously
 /// from the start of their device, in declaration order; written files get blocks at
 /// writeback (delalloc).
@@ -377,6 +402,7 @@ impl Machine {
         for (q, d) in m.queues.iter_mut().zip(&cfg.devices) {
             q.map_queues(d.model.nr_hw_queues(), ncpus);
         }
+        m.attach_io_max();
         m.setup_era();
         m
     }
@@ -642,7 +668,8 @@ impl Machine {
         if q.rq(id).op == Op::Write {
             q.sec_submitted_written += q.rq(id).bytes();
         }
-        let r = self.queues[dev as usize].submit(now, id, last);
+        let blkcg = self.bio_blkcg(id, dev);
+        let r = self.queues[dev as usize].submit(now, id, last, blkcg);
         if r == Submit::Blocked && self.queues[dev as usize].rq(id).in_handle {
             let q = &mut self.queues[dev as usize];
             q.rq_mut(id).handle_wait = true;
@@ -650,6 +677,25 @@ impl Machine {
         }
         self.kick_queue(dev);
         r != Submit::Blocked
+    }
+
+    /// The cgroup a request is charged to (`bio_associate_blkg`): a flusher's, its wb's
+    /// group; a task's write of page-cache pages (fsync), the file's wb's group
+    /// (`wbc_init_bio`); a task's own reads and O_DIRECT I/O, the task's group; the journal's,
+    /// the root.
+    fn bio_blkcg(&self, id: u32, dev: u16) -> Option<u16> {
+        if self.memcgs.is_empty() {
+            return None;
+        }
+        let r = self.queues[dev as usize].rq(id);
+        match r.submitter {
+            Submitter::Flusher(w) => self.wbs.get(w as usize).and_then(|wb| wb.memcg),
+            Submitter::Task(t) => match r.segs.first() {
+                Some(s) if r.op == Op::Write && !r.direct => self.wbs[self.inodes[s.file as usize].wb as usize].memcg,
+                _ => self.tasks[t as usize].memcg,
+            },
+            Submitter::Journal(_) => None,
+        }
     }
 
     /// blk-throttle's dispatch work (`blk_throtl_dispatch_work_fn`): submit the released bios

@@ -5,15 +5,31 @@
 use crate::error::{Problem, Result};
 use crate::section::{Entry, Section};
 use crate::units::SIZE_SYNTAX;
-use wblab_sim::config::{CgroupConfig, CgroupTree, CgroupVersion};
+use wblab_sim::config::{BlkThrottleConfig, CgroupConfig, CgroupTree, CgroupVersion, DeviceConfig};
 use wblab_sim::units::PAGE_SIZE;
 
 /// Keys of a `[[cgroup]]` that wblab models.
-pub(super) const KEYS: &[&str] = &["path", "memory.max", "memory.high", "memory.limit_in_bytes"];
+pub(super) const KEYS: &[&str] = &[
+    "path",
+    "memory.max",
+    "memory.high",
+    "io.max",
+    "memory.limit_in_bytes",
+    "blkio.throttle.read_bps_device",
+    "blkio.throttle.write_bps_device",
+    "blkio.throttle.read_iops_device",
+    "blkio.throttle.write_iops_device",
+];
 /// Files of cgroup v1 only.
-const V1_KEYS: &[&str] = &["memory.limit_in_bytes"];
+const V1_KEYS: &[&str] = &[
+    "memory.limit_in_bytes",
+    "blkio.throttle.read_bps_device",
+    "blkio.throttle.write_bps_device",
+    "blkio.throttle.read_iops_device",
+    "blkio.throttle.write_iops_device",
+];
 /// Files of cgroup v2 only.
-const V2_KEYS: &[&str] = &["memory.max", "memory.high"];
+const V2_KEYS: &[&str] = &["memory.max", "memory.high", "io.max"];
 /// Real cgroup files wblab does not model yet: named as such rather than as unknown.
 const NOT_MODELLED: &[&str] = &[
     "memory.low",
@@ -21,17 +37,12 @@ const NOT_MODELLED: &[&str] = &[
     "memory.swap.max",
     "memory.soft_limit_in_bytes",
     "memory.oom.group",
-    "io.max",
     "io.weight",
     "io.bfq.weight",
     "io.latency",
     "io.cost.qos",
     "io.cost.model",
     "blkio.weight",
-    "blkio.throttle.read_bps_device",
-    "blkio.throttle.write_bps_device",
-    "blkio.throttle.read_iops_device",
-    "blkio.throttle.write_iops_device",
 ];
 /// The most groups a scenario may declare.
 const MAX_GROUPS: usize = 256;
@@ -42,7 +53,7 @@ pub(super) fn normalize(key: String) -> String {
 }
 
 /// The tree from the `[[cgroup]]` sections, in file order (a parent before its children).
-pub(super) fn build(root_at: usize, sections: &[Section<'_>]) -> Result<CgroupTree> {
+pub(super) fn build(root_at: usize, sections: &[Section<'_>], devices: &[DeviceConfig]) -> Result<CgroupTree> {
     let mut tree = CgroupTree::default();
     let mut version_from: Option<(&Entry<'_>, CgroupVersion)> = None;
     if sections.len() > MAX_GROUPS {
@@ -79,7 +90,7 @@ pub(super) fn build(root_at: usize, sections: &[Section<'_>]) -> Result<CgroupTr
                 _ => {}
             }
         }
-        let g = group(sec, &tree)?;
+        let g = group(sec, &tree, devices)?;
         tree.groups.push(g);
     }
     tree.version = version_from.map_or(CgroupVersion::V2, |(_, v)| v);
@@ -93,7 +104,7 @@ fn name(v: CgroupVersion) -> &'static str {
     }
 }
 
-fn group(sec: &Section<'_>, tree: &CgroupTree) -> Result<CgroupConfig> {
+fn group(sec: &Section<'_>, tree: &CgroupTree, devices: &[DeviceConfig]) -> Result<CgroupConfig> {
     let Some(e) = sec.get("path") else {
         return Err(sec
             .missing("path", "this [[cgroup]] has no path")
@@ -128,11 +139,151 @@ fn group(sec: &Section<'_>, tree: &CgroupTree) -> Result<CgroupConfig> {
         parent,
         memory_max: None,
         memory_high: None,
+        io_max: Vec::new(),
     };
     sec.read("memory.max", &mut g.memory_max, limit)?;
     sec.read("memory.limit_in_bytes", &mut g.memory_max, limit)?;
     sec.read("memory.high", &mut g.memory_high, limit)?;
+    if let Some(e) = sec.get("io.max") {
+        for line in lines(e)? {
+            io_max_line(e, line, devices, &mut g.io_max)?;
+        }
+    }
+    for (key, field) in [
+        ("blkio.throttle.read_bps_device", "rbps"),
+        ("blkio.throttle.write_bps_device", "wbps"),
+        ("blkio.throttle.read_iops_device", "riops"),
+        ("blkio.throttle.write_iops_device", "wiops"),
+    ] {
+        if let Some(e) = sec.get(key) {
+            for line in lines(e)? {
+                let (dev, value) = line.trim().split_once(char::is_whitespace).ok_or_else(|| {
+                    e.problem(format!("`{line}` is not `DEVICE VALUE`"))
+                        .hint("e.g. \"8:16 10485760\" or \"sdb 10485760\": the device, then the limit (0: none)")
+                })?;
+                let d = device_of(e, dev, devices)?;
+                io_max_set(e, &mut g.io_max, d, field, value.trim(), true)?;
+            }
+        }
+    }
     Ok(g)
+}
+
+/// A file's lines: one string, or an array of strings (one per device).
+fn lines<'a>(e: &'a Entry<'_>) -> Result<Vec<&'a str>> {
+    match e.value {
+        toml::de::DeValue::Array(items) => items
+            .iter()
+            .map(|v| match v.get_ref() {
+                toml::de::DeValue::String(s) => Ok(s.as_ref()),
+                _ => Err(e
+                    .problem("expected strings, one per device")
+                    .hint("e.g. [\"sda wbps=10MiB\", \"sdb riops=100\"]")),
+            })
+            .collect(),
+        _ => Ok(vec![e.str()?]),
+    }
+}
+
+/// A device as the cgroup files name it: `MAJ:MIN` or, here, its name.
+fn device_of(e: &Entry<'_>, text: &str, devices: &[DeviceConfig]) -> Result<usize> {
+    let text = text.trim();
+    let found = match text.split_once(':') {
+        Some((maj, min)) => match (maj.parse::<u32>(), min.parse::<u32>()) {
+            (Ok(maj), Ok(min)) => devices.iter().position(|d| d.major == maj && d.minor == min),
+            _ => None,
+        },
+        None => devices.iter().position(|d| d.name == text),
+    };
+    found.ok_or_else(|| {
+        let known: Vec<String> = devices.iter().map(|d| format!("{} ({}:{})", d.name, d.major, d.minor)).collect();
+        e.problem(format!("no device `{text}`"))
+            .hint(format!("devices: {}", known.join(", ")))
+    })
+}
+
+/// One line of `io.max`: `DEVICE key=value...` with keys rbps, wbps, riops, wiops and
+/// values a number, a size/rate with a unit, or `max`.
+fn io_max_line(e: &Entry<'_>, line: &str, devices: &[DeviceConfig], out: &mut Vec<(usize, BlkThrottleConfig)>) -> Result<()> {
+    let mut words = line.split_whitespace();
+    let hint = "e.g. \"sdb wbps=10MiB riops=max\" or \"8:16 rbps=1048576\": the device, then rbps, wbps, riops, wiops";
+    let Some(dev) = words.next() else {
+        return Err(e.problem("an empty io.max line").hint(hint));
+    };
+    let d = device_of(e, dev, devices)?;
+    let mut any = false;
+    for w in words {
+        let (k, v) = w
+            .split_once('=')
+            .ok_or_else(|| e.problem(format!("`{w}` is not key=value")).hint(hint))?;
+        io_max_set(e, out, d, k, v, false)?;
+        any = true;
+    }
+    if !any {
+        return Err(e.problem(format!("`{line}` sets no limit")).hint(hint));
+    }
+    Ok(())
+}
+
+/// Set limit `key` (rbps, wbps, riops, wiops) of device `d`. `zero_is_none`: v1 files take 0
+/// for no limit; io.max refuses 0 as the kernel does (`max` lifts a limit).
+fn io_max_set(
+    e: &Entry<'_>,
+    out: &mut Vec<(usize, BlkThrottleConfig)>,
+    d: usize,
+    key: &str,
+    value: &str,
+    zero_is_none: bool,
+) -> Result<()> {
+    let slot = match out.iter().position(|(dev, _)| *dev == d) {
+        Some(i) => i,
+        None => {
+            out.push((d, BlkThrottleConfig::default()));
+            out.len() - 1
+        }
+    };
+    let t = &mut out[slot].1;
+    let field = match key {
+        "rbps" => &mut t.read_bps,
+        "wbps" => &mut t.write_bps,
+        "riops" => &mut t.read_iops,
+        "wiops" => &mut t.write_iops,
+        other => {
+            return Err(e
+                .problem(format!("unknown io.max key `{other}`"))
+                .hint("keys: rbps, wbps (bytes/s), riops, wiops (I/Os per second)"))
+        }
+    };
+    let iops = key.ends_with("iops");
+    let parsed = if value == "max" {
+        None
+    } else {
+        let n = if iops {
+            value.parse::<u64>().ok()
+        } else {
+            value
+                .parse::<u64>()
+                .ok()
+                .or_else(|| crate::units::parse_rate(value).ok())
+                .or_else(|| crate::units::parse_size(value).ok())
+        };
+        match n {
+            Some(0) if zero_is_none => None,
+            Some(0) => return Err(e.problem(format!("{key}=0")).hint("the kernel refuses 0; write max for no limit")),
+            Some(n) if iops && n >= u64::from(u32::MAX) => None,
+            Some(n) => Some(n),
+            None => {
+                let unit = if iops {
+                    "an integer"
+                } else {
+                    "bytes per second, e.g. 10485760 or \"10MiB\""
+                };
+                return Err(e.problem(format!("`{value}` is not a {key} value")).hint(format!("{unit}, or max")));
+            }
+        }
+    };
+    *field = parsed;
+    Ok(())
 }
 
 /// The smallest memory limit accepted: below it a writer's allocation (up to a 2 MiB folio)

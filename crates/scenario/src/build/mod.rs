@@ -187,7 +187,7 @@ fn build_one(
             }),
     )
     .unwrap_or_default();
-    let cgroups = keep(p, cgroups(root, policy.as_ref()));
+    let cgroups = devices.as_ref().and_then(|d| keep(p, cgroups(root, policy.as_ref(), d)));
     // Tasks are checked against the devices and cgroups; against the longest run if the
     // duration is at fault (only `start` depends on it).
     let tasks = match (&devices, &cgroups) {
@@ -290,12 +290,16 @@ fn devices(
 
 /// The `[[cgroup]]` tree. Memory cgroups are modelled on the 6.x kernel only: their reclaim,
 /// cgroup writeback and memcg dirty domain are built on that generation's pieces.
-fn cgroups(root: &Section<'_>, policy: Option<&wblab_sim::config::PolicyConfig>) -> Result<wblab_sim::config::CgroupTree> {
+fn cgroups(
+    root: &Section<'_>,
+    policy: Option<&wblab_sim::config::PolicyConfig>,
+    devices: &[wblab_sim::config::DeviceConfig],
+) -> Result<wblab_sim::config::CgroupTree> {
     let Some(e) = root.get("cgroup") else {
         return Ok(Default::default());
     };
     let sections = e.tables(Nesting::Flatten('.'), cgroup::normalize)?;
-    let tree = cgroup::build(e.key_at, &sections)?;
+    let tree = cgroup::build(e.key_at, &sections, devices)?;
     use wblab_sim::config::{FlusherKind, ReclaimKind, ThrottleKind};
     if let Some(pol) = policy {
         let modern = pol.throttle == ThrottleKind::Modern && pol.reclaim == ReclaimKind::Modern && pol.flusher == FlusherKind::Modern;

@@ -141,7 +141,7 @@ impl Generator {
         self.section(r, &mut o, "policy", &self.cat.policy, 0.03, shapes::policy);
         self.section(r, &mut o, "trace", &self.cat.trace, 0.2, shapes::trace);
         let mut ctx = self.devices(r, &mut o);
-        ctx.cgroups = self.cgroups(r, &mut o);
+        ctx.cgroups = self.cgroups(r, &mut o, &ctx);
         self.tasks(r, &mut o, &ctx);
         if chance(r, 0.03) {
             self.sweep(r, &mut o);
@@ -230,7 +230,7 @@ impl Generator {
     /// One time in eight, a cgroup or two (the second one time in two below the first), with
     /// memory limits of one hierarchy version or, rarely, both. Rarely with a kernel older
     /// than cgroup writeback (refused), so that most such files stay valid.
-    fn cgroups(&self, r: &mut RngStream, o: &mut String) -> Vec<String> {
+    fn cgroups(&self, r: &mut RngStream, o: &mut String, ctx: &Ctx) -> Vec<String> {
         // An older kernel or a [policy] that replaces 6.x's pieces refuses cgroups.
         let old_kernel = o.contains("\n[policy]")
             || o.lines()
@@ -249,9 +249,10 @@ impl Generator {
             o.push_str("\n[[cgroup]]\n");
             kv(o, "path", &format!("\"{path}\""));
             for key in self.cat.cgroup.iter().filter(|k| **k != "path") {
-                let own_version = (*key == "memory.limit_in_bytes") == v1;
+                let v1_key = *key == "memory.limit_in_bytes" || key.starts_with("blkio.");
+                let own_version = v1_key == v1;
                 if chance(r, if own_version { 0.5 } else { 0.01 }) {
-                    let v = value(r, &shapes::cgroup(key).expect("every cgroup key has a shape"), &Ctx::default());
+                    let v = value(r, &shapes::cgroup(key).expect("every cgroup key has a shape"), ctx);
                     kv(o, key, &v);
                 }
             }
@@ -388,6 +389,8 @@ fn value(r: &mut RngStream, shape: &Shape, ctx: &Ctx) -> String {
             let v: Vec<String> = (0..1 + r.below(4)).map(|_| size(number(r, 4096, 16 << 20, edge))).collect();
             format!("[{}]", v.join(", "))
         }
+        Shape::DeviceLimits(_) if edge => "\"nosuchdev 1\"".to_string(),
+        Shape::DeviceLimits(settings) => format!("\"{} {}\"", pick_owned(r, &ctx.devices), pick(r, settings)),
         Shape::CgroupPath if edge => format!("\"{}\"", pick(r, &["/nosuch", "rel", "/", "//x"])),
         Shape::CgroupPath if ctx.cgroups.is_empty() => "\"/\"".to_string(),
         Shape::CgroupPath => format!("\"{}\"", pick_owned(r, &ctx.cgroups)),

@@ -29,6 +29,8 @@ pub enum Shape {
     Name,
     /// A declared cgroup's path (or `/`).
     CgroupPath,
+    /// A cgroup file's line: one of the file's devices, then one of these settings.
+    DeviceLimits(&'static [&'static str]),
     /// `kernel`: a release or an array of releases.
     Kernels,
     /// `vm.bdflush`: an array of up to 9 integers.
@@ -213,6 +215,9 @@ pub fn cgroup(key: &str) -> Option<Shape> {
     Some(match key {
         "path" => Shape::CgroupPath,
         "memory.max" | "memory.high" | "memory.limit_in_bytes" => Shape::Size(16 * M, 8 * G),
+        "io.max" => Shape::DeviceLimits(&["wbps=10MiB", "rbps=1048576 riops=100", "wiops=50 wbps=max", "wbps=0"]),
+        "blkio.throttle.read_bps_device" | "blkio.throttle.write_bps_device" => Shape::DeviceLimits(&["10485760", "1048576", "0"]),
+        "blkio.throttle.read_iops_device" | "blkio.throttle.write_iops_device" => Shape::DeviceLimits(&["100", "20"]),
         _ => return None,
     })
 }

@@ -11,7 +11,7 @@
 //! until the bio is released and completes, which is why a throttled device carries 120-180 MiB
 //! of writeback (see docs/validation.md). Reads and O_DIRECT I/O are throttled the same way.
 //!
-//! # The algorithm (one throtl group: the root cgroup's, as a v1 `blkio.throttle.*` rule makes)
+//! # The algorithm (per throtl group; the root cgroup's is the one a v1 `blkio.throttle.*` rule makes)
 //!
 //! Per direction the group has a limit in bytes/s and in IOs/s (either may be unlimited), the
 //! bytes and IOs charged in the current *slice*, and the slice's start and end in jiffies.
@@ -46,9 +46,10 @@
 //!
 //! # Simplifications
 //!
-//! - One throtl group per device (the root cgroup): no cgroup hierarchy, no per-cgroup
-//!   round-robin between qnodes, no v2 root exemption (a v2 `io.max` on a child cgroup that holds
-//!   every task behaves the same).
+//! - Groups per device: the root cgroup's and one per cgroup with `io.max` rules here, served
+//!   in `disptime` order. Flat: a bio meets the rules of one group (the nearest with rules),
+//!   not each level's on its way up the tree; no per-cgroup round-robin between qnodes, no v2
+//!   root exemption (the root's rules are the device's `throttle/*` keys).
 //! - One bio is one request of the model (at most `max_sectors_kb`): bios are never split after
 //!   throttling, so the split-bio IOPS re-charging (`BIO_BPS_THROTTLED`) never happens.
 //! - Limits are fixed for the run: no carryover from configuration changes
@@ -149,7 +150,38 @@ impl Dir {
     }
 }
 
-/// The blk-throttle state of one request queue (`throtl_data` with its root `throtl_grp`).
+/// One throttle group (`struct throtl_grp`): a cgroup's limits on this queue.
+#[derive(Debug)]
+struct ThrotlGrp {
+    dirs: [Dir; 2],
+    /// On the service queue's pending tree (`THROTL_TG_PENDING`).
+    pending: bool,
+    /// When the group may dispatch next, jiffies.
+    disptime: u64,
+}
+
+impl ThrotlGrp {
+    fn new(cfg: &BlkThrottleConfig) -> Self {
+        // An iops limit of UINT_MAX or more is the kernel's "max".
+        let iops = |v: Option<u64>| v.filter(|&v| v > 0 && v < u64::from(u32::MAX)).map(|v| v as u32);
+        let bps = |v: Option<u64>| v.filter(|&v| v > 0 && v < u64::MAX);
+        ThrotlGrp {
+            dirs: [
+                Dir::new(bps(cfg.read_bps), iops(cfg.read_iops)),
+                Dir::new(bps(cfg.write_bps), iops(cfg.write_iops)),
+            ],
+            pending: false,
+            disptime: 0,
+        }
+    }
+
+    fn has_rules(&self) -> bool {
+        self.dirs.iter().any(|d| d.bps.is_some() || d.iops.is_some())
+    }
+}
+
+/// The blk-throttle state of one request queue (`throtl_data`): the root cgroup's group
+/// (the device's `throttle/*` rules) and one group per cgroup with rules of its own here.
 #[derive(Debug)]
 pub struct BlkThrottle {
     hz: u64,
@@ -157,11 +189,8 @@ pub struct BlkThrottle {
     active: bool,
     /// `td->throtl_slice`, jiffies.
     slice: u64,
-    dirs: [Dir; 2],
-    /// On the service queue's pending tree (`THROTL_TG_PENDING`).
-    pending: bool,
-    /// When the group may dispatch next, jiffies.
-    disptime: u64,
+    /// Group 0 is the root's.
+    groups: Vec<ThrotlGrp>,
     /// Jiffy at which `pending_timer` fires, if armed.
     timer: Option<u64>,
     /// Released bios of the current timer run, per direction (`td->service_queue.queued[]`).
@@ -178,21 +207,14 @@ pub struct BlkThrottle {
 }
 
 impl BlkThrottle {
-    pub fn new(cfg: &BlkThrottleConfig, hz: u64, rotational: bool) -> Self {
-        // An iops limit of UINT_MAX or more is the kernel's "max".
-        let iops = |v: Option<u64>| v.filter(|&v| v > 0 && v < u64::from(u32::MAX)).map(|v| v as u32);
-        let bps = |v: Option<u64>| v.filter(|&v| v > 0 && v < u64::MAX);
-        let dirs = [
-            Dir::new(bps(cfg.read_bps), iops(cfg.read_iops)),
-            Dir::new(bps(cfg.write_bps), iops(cfg.write_iops)),
-        ];
+    /// The root group's rules `cfg` and, after it, one group per entry of `cgroups`.
+    pub fn new(cfg: &BlkThrottleConfig, cgroups: &[BlkThrottleConfig], hz: u64, rotational: bool) -> Self {
+        let groups: Vec<ThrotlGrp> = std::iter::once(cfg).chain(cgroups).map(ThrotlGrp::new).collect();
         BlkThrottle {
             hz: hz.max(1),
-            active: dirs.iter().any(|d| d.bps.is_some() || d.iops.is_some()),
+            active: groups.iter().any(ThrotlGrp::has_rules),
             slice: throtl_slice(hz, rotational),
-            dirs,
-            pending: false,
-            disptime: 0,
+            groups,
             timer: None,
             released: [Vec::new(), Vec::new()],
             issue: VecDeque::new(),
@@ -216,7 +238,7 @@ impl BlkThrottle {
 
     /// Bios of `op` waiting in the throttle.
     pub fn queued(&self, op: Op) -> usize {
-        self.dirs[dir(op)].queued()
+        self.groups.iter().map(|g| g.dirs[dir(op)].queued()).sum()
     }
 
     /// Jiffy at which the pending timer fires, if armed.
@@ -227,10 +249,11 @@ impl BlkThrottle {
     /// `blk_throtl_bio` for a new bio at jiffy `j`: true if it was queued (the caller goes on
     /// and the bio is submitted later by the dispatch work), false if it may go on to the
     /// request queue now.
-    pub fn bio(&mut self, j: u64, id: u32, op: Op, bytes: u64) -> bool {
+    /// `g` is the bio's group (0: the root cgroup's).
+    pub fn bio(&mut self, j: u64, id: u32, op: Op, bytes: u64, g: usize) -> bool {
         let rw = dir(op);
         // blk_should_throtl: a direction without rules is not looked at.
-        if self.dirs[rw].bps.is_none() && self.dirs[rw].iops.is_none() {
+        if self.groups[g].dirs[rw].bps.is_none() && self.groups[g].dirs[rw].iops.is_none() {
             return false;
         }
         let mut bio = Bio {
@@ -238,23 +261,23 @@ impl BlkThrottle {
             bytes,
             bps_charged: false,
         };
-        if self.within_limit(j, rw, &mut bio) {
-            self.charge_iops(rw);
-            self.trim_slice(j, rw);
+        if self.within_limit(g, j, rw, &mut bio) {
+            self.charge_iops(g, rw);
+            self.trim_slice(g, j, rw);
             self.nr_direct[rw] += 1;
             return false;
         }
         self.nr_throttled[rw] += 1;
-        let was_empty = self.dirs[rw].queued() == 0;
-        let d = &mut self.dirs[rw];
+        let was_empty = self.groups[g].dirs[rw].queued() == 0;
+        let d = &mut self.groups[g].dirs[rw];
         if bio.bps_charged {
             d.q_iops.push_back(bio);
         } else {
             d.q_bps.push_back(bio);
         }
-        self.pending = true;
+        self.groups[g].pending = true;
         if was_empty {
-            self.update_disptime(j);
+            self.update_disptime(g, j);
             self.schedule_next_dispatch(j, true);
         }
         true
@@ -311,68 +334,68 @@ impl BlkThrottle {
     // ---- kernel functions, one direction `rw` ----
 
     /// `tg_within_limit` for a bio not yet queued (it may get its bytes charged).
-    fn within_limit(&mut self, j: u64, rw: usize, bio: &mut Bio) -> bool {
-        if self.dirs[rw].queued() > 0 {
+    fn within_limit(&mut self, g: usize, j: u64, rw: usize, bio: &mut Bio) -> bool {
+        if self.groups[g].dirs[rw].queued() > 0 {
             // FIFO: queue behind the others; charge the bytes now if the bps queue is empty
             // and they fit, so the bio only waits for IO budget.
-            if self.dirs[rw].q_bps.is_empty() && self.dispatch_bps_time(j, rw, bio.bytes, bio.bps_charged) == 0 {
-                self.charge_bps(rw, bio);
+            if self.groups[g].dirs[rw].q_bps.is_empty() && self.dispatch_bps_time(g, j, rw, bio.bytes, bio.bps_charged) == 0 {
+                self.charge_bps(g, rw, bio);
             }
             return false;
         }
-        self.dispatch_time(j, rw, bio) == 0
+        self.dispatch_time(g, j, rw, bio) == 0
     }
 
     /// `tg_dispatch_time`: jiffies `bio` (the head of `rw`, or a new bio with nothing queued)
     /// must wait; charges its bytes when they fit.
-    fn dispatch_time(&mut self, j: u64, rw: usize, bio: &mut Bio) -> u64 {
-        let wait = self.dispatch_bps_time(j, rw, bio.bytes, bio.bps_charged);
+    fn dispatch_time(&mut self, g: usize, j: u64, rw: usize, bio: &mut Bio) -> u64 {
+        let wait = self.dispatch_bps_time(g, j, rw, bio.bytes, bio.bps_charged);
         if wait != 0 {
             return wait;
         }
-        self.charge_bps(rw, bio);
-        self.dispatch_iops_time(j, rw)
+        self.charge_bps(g, rw, bio);
+        self.dispatch_iops_time(g, j, rw)
     }
 
     /// `tg_dispatch_time` for the head of the `rw` queue.
-    fn head_dispatch_time(&mut self, j: u64, rw: usize) -> Option<u64> {
-        let mut bio = *self.dirs[rw].head()?;
-        let wait = self.dispatch_time(j, rw, &mut bio);
-        if let Some(h) = self.dirs[rw].head() {
+    fn head_dispatch_time(&mut self, g: usize, j: u64, rw: usize) -> Option<u64> {
+        let mut bio = *self.groups[g].dirs[rw].head()?;
+        let wait = self.dispatch_time(g, j, rw, &mut bio);
+        if let Some(h) = self.groups[g].dirs[rw].head() {
             h.bps_charged = bio.bps_charged;
         }
         Some(wait)
     }
 
-    fn charge_bps(&mut self, rw: usize, bio: &mut Bio) {
+    fn charge_bps(&mut self, g: usize, rw: usize, bio: &mut Bio) {
         if !bio.bps_charged {
             bio.bps_charged = true;
-            self.dirs[rw].bytes_disp += bio.bytes as i64;
+            self.groups[g].dirs[rw].bytes_disp += bio.bytes as i64;
         }
     }
 
-    fn charge_iops(&mut self, rw: usize) {
-        self.dirs[rw].io_disp += 1;
+    fn charge_iops(&mut self, g: usize, rw: usize) {
+        self.groups[g].dirs[rw].io_disp += 1;
     }
 
     /// `tg_dispatch_bps_time`.
-    fn dispatch_bps_time(&mut self, j: u64, rw: usize, bytes: u64, charged: bool) -> u64 {
-        let Some(bps) = self.dirs[rw].bps else { return 0 };
+    fn dispatch_bps_time(&mut self, g: usize, j: u64, rw: usize, bytes: u64, charged: bool) -> u64 {
+        let Some(bps) = self.groups[g].dirs[rw].bps else { return 0 };
         if charged {
             return 0;
         }
-        self.update_slice(j, rw);
-        let wait = self.within_bps_limit(j, rw, bytes, bps);
-        self.extend_slice(rw, j + wait);
+        self.update_slice(g, j, rw);
+        let wait = self.within_bps_limit(g, j, rw, bytes, bps);
+        self.extend_slice(g, rw, j + wait);
         wait
     }
 
     /// `tg_dispatch_iops_time`.
-    fn dispatch_iops_time(&mut self, j: u64, rw: usize) -> u64 {
-        let Some(iops) = self.dirs[rw].iops else { return 0 };
-        self.update_slice(j, rw);
-        let wait = self.within_iops_limit(j, rw, iops);
-        self.extend_slice(rw, j + wait);
+    fn dispatch_iops_time(&mut self, g: usize, j: u64, rw: usize) -> u64 {
+        let Some(iops) = self.groups[g].dirs[rw].iops else { return 0 };
+        self.update_slice(g, j, rw);
+        let wait = self.within_iops_limit(g, j, rw, iops);
+        self.extend_slice(g, rw, j + wait);
         wait
     }
 
@@ -389,8 +412,8 @@ impl BlkThrottle {
     }
 
     /// `tg_within_bps_limit`: jiffies to wait before `bytes` fit the byte budget.
-    fn within_bps_limit(&self, j: u64, rw: usize, bytes: u64, bps: u64) -> u64 {
-        let d = &self.dirs[rw];
+    fn within_bps_limit(&self, g: usize, j: u64, rw: usize, bytes: u64, bps: u64) -> u64 {
+        let d = &self.groups[g].dirs[rw];
         let elapsed = j - d.slice_start;
         let rnd = roundup(if elapsed == 0 { self.slice } else { elapsed }, self.slice);
         let Some(allowed) = self.bytes_allowed(bps, rnd) else { return 0 };
@@ -404,8 +427,8 @@ impl BlkThrottle {
     }
 
     /// `tg_within_iops_limit`: jiffies to wait before one more IO fits the IO budget.
-    fn within_iops_limit(&self, j: u64, rw: usize, iops: u32) -> u64 {
-        let d = &self.dirs[rw];
+    fn within_iops_limit(&self, g: usize, j: u64, rw: usize, iops: u32) -> u64 {
+        let d = &self.groups[g].dirs[rw];
         let elapsed = j - d.slice_start;
         let rnd = roundup(elapsed + 1, self.slice);
         let allowed = self.io_allowed(iops, rnd);
@@ -416,15 +439,15 @@ impl BlkThrottle {
     }
 
     /// `throtl_slice_used`.
-    fn slice_used(&self, j: u64, rw: usize) -> bool {
-        let d = &self.dirs[rw];
+    fn slice_used(&self, g: usize, j: u64, rw: usize) -> bool {
+        let d = &self.groups[g].dirs[rw];
         !(d.slice_start <= j && j <= d.slice_end)
     }
 
     /// `throtl_start_new_slice`.
-    fn start_new_slice(&mut self, j: u64, rw: usize, clear: bool) {
+    fn start_new_slice(&mut self, g: usize, j: u64, rw: usize, clear: bool) {
         let slice = self.slice;
-        let d = &mut self.dirs[rw];
+        let d = &mut self.groups[g].dirs[rw];
         if clear {
             d.bytes_disp = 0;
             d.io_disp = 0;
@@ -434,40 +457,40 @@ impl BlkThrottle {
     }
 
     /// `throtl_extend_slice`: the slice ends no earlier than `end`, rounded up to a slice.
-    fn extend_slice(&mut self, rw: usize, end: u64) {
+    fn extend_slice(&mut self, g: usize, rw: usize, end: u64) {
         let slice = self.slice;
-        let d = &mut self.dirs[rw];
+        let d = &mut self.groups[g].dirs[rw];
         if d.slice_end < end {
             d.slice_end = roundup(end, slice);
         }
     }
 
     /// `tg_update_slice`.
-    fn update_slice(&mut self, j: u64, rw: usize) {
-        if self.slice_used(j, rw) && self.dirs[rw].queued() == 0 {
-            self.start_new_slice(j, rw, true);
+    fn update_slice(&mut self, g: usize, j: u64, rw: usize) {
+        if self.slice_used(g, j, rw) && self.groups[g].dirs[rw].queued() == 0 {
+            self.start_new_slice(g, j, rw, true);
         } else {
-            self.extend_slice(rw, j + self.slice);
+            self.extend_slice(g, rw, j + self.slice);
         }
     }
 
     /// `throtl_trim_slice`: drop the budget of whole slices used, keeping two.
-    fn trim_slice(&mut self, j: u64, rw: usize) {
-        if self.slice_used(j, rw) {
+    fn trim_slice(&mut self, g: usize, j: u64, rw: usize) {
+        if self.slice_used(g, j, rw) {
             return;
         }
         let slice = self.slice;
-        self.dirs[rw].slice_end = roundup(j + slice, slice);
-        let elapsed = rounddown(j - self.dirs[rw].slice_start, slice);
+        self.groups[g].dirs[rw].slice_end = roundup(j + slice, slice);
+        let elapsed = rounddown(j - self.groups[g].dirs[rw].slice_start, slice);
         if elapsed < 2 * slice {
             return;
         }
         let elapsed = elapsed - slice;
-        let bytes_trim = match self.dirs[rw].bps {
+        let bytes_trim = match self.groups[g].dirs[rw].bps {
             Some(bps) => {
-                let d_disp = self.dirs[rw].bytes_disp;
+                let d_disp = self.groups[g].dirs[rw].bytes_disp;
                 let trim = self.bytes_allowed(bps, elapsed).unwrap_or(-1);
-                let d = &mut self.dirs[rw];
+                let d = &mut self.groups[g].dirs[rw];
                 if trim <= 0 || d_disp < trim {
                     d.bytes_disp = 0;
                     d_disp
@@ -478,10 +501,10 @@ impl BlkThrottle {
             }
             None => 0,
         };
-        let io_trim = match self.dirs[rw].iops {
+        let io_trim = match self.groups[g].dirs[rw].iops {
             Some(iops) => {
                 let trim = self.io_allowed(iops, elapsed);
-                let d = &mut self.dirs[rw];
+                let d = &mut self.groups[g].dirs[rw];
                 if trim <= 0 || d.io_disp < trim {
                     let t = d.io_disp;
                     d.io_disp = 0;
@@ -496,41 +519,51 @@ impl BlkThrottle {
         if bytes_trim == 0 && io_trim == 0 {
             return;
         }
-        self.dirs[rw].slice_start += elapsed;
+        self.groups[g].dirs[rw].slice_start += elapsed;
     }
 
     /// `tg_update_disptime`.
-    fn update_disptime(&mut self, j: u64) {
-        let r = self.head_dispatch_time(j, READ).unwrap_or(u64::MAX);
-        let w = self.head_dispatch_time(j, WRITE).unwrap_or(u64::MAX);
-        self.disptime = j.saturating_add(r.min(w));
+    fn update_disptime(&mut self, g: usize, j: u64) {
+        let r = self.head_dispatch_time(g, j, READ).unwrap_or(u64::MAX);
+        let w = self.head_dispatch_time(g, j, WRITE).unwrap_or(u64::MAX);
+        self.groups[g].disptime = j.saturating_add(r.min(w));
+    }
+
+    /// The pending group that may dispatch first (`throtl_rb_first`): the earliest
+    /// `disptime`, the lower index (the older group) on a tie.
+    fn first_pending(&self) -> Option<usize> {
+        (0..self.groups.len())
+            .filter(|&g| self.groups[g].pending)
+            .min_by_key(|&g| self.groups[g].disptime)
     }
 
     /// `throtl_schedule_next_dispatch`: true if the timer is armed or nothing is pending,
     /// false if the dispatch window is open (dispatch again now).
     fn schedule_next_dispatch(&mut self, j: u64, force: bool) -> bool {
-        if !self.pending {
+        let Some(first) = self.first_pending() else {
             return true;
-        }
-        if force || self.disptime > j {
+        };
+        let disptime = self.groups[first].disptime;
+        if force || disptime > j {
             // throtl_schedule_pending_timer: never more than 8 slices ahead; a timer already
             // due fires on the next tick.
-            let expires = self.disptime.min(j + 8 * self.slice);
+            let expires = disptime.min(j + 8 * self.slice);
             self.timer = Some(expires.max(j + 1));
             return true;
         }
         false
     }
 
-    /// `throtl_select_dispatch` for the single group.
+    /// `throtl_select_dispatch`: serve the pending groups in `disptime` order, each up to
+    /// its quantum, until one must wait or the round's quantum is spent.
     fn select_dispatch(&mut self, j: u64) {
         let mut nr_disp = 0;
-        while self.pending && j >= self.disptime {
-            nr_disp += self.dispatch_tg(j);
-            if self.dirs[READ].queued() + self.dirs[WRITE].queued() > 0 {
-                self.update_disptime(j);
+        while let Some(g) = self.first_pending().filter(|&g| j >= self.groups[g].disptime) {
+            nr_disp += self.dispatch_tg(g, j);
+            if self.groups[g].dirs[READ].queued() + self.groups[g].dirs[WRITE].queued() > 0 {
+                self.update_disptime(g, j);
             } else {
-                self.pending = false;
+                self.groups[g].pending = false;
             }
             if nr_disp >= THROTL_QUANTUM {
                 break;
@@ -539,14 +572,14 @@ impl BlkThrottle {
     }
 
     /// `throtl_dispatch_tg`: up to 6 reads and 2 writes whose budget allows them now.
-    fn dispatch_tg(&mut self, j: u64) -> u32 {
+    fn dispatch_tg(&mut self, g: usize, j: u64) -> u32 {
         let max_reads = THROTL_GRP_QUANTUM * 3 / 4;
         let max_writes = THROTL_GRP_QUANTUM - max_reads;
         let mut n = 0;
         for (rw, max) in [(READ, max_reads), (WRITE, max_writes)] {
             let mut done = 0;
-            while self.head_dispatch_time(j, rw) == Some(0) {
-                self.dispatch_one(j, rw);
+            while self.head_dispatch_time(g, j, rw) == Some(0) {
+                self.dispatch_one(g, j, rw);
                 done += 1;
                 if done >= max {
                     break;
@@ -558,11 +591,11 @@ impl BlkThrottle {
     }
 
     /// `tg_dispatch_one_bio` into the top-level service queue.
-    fn dispatch_one(&mut self, j: u64, rw: usize) {
-        let Some(bio) = self.dirs[rw].pop() else { return };
-        self.charge_iops(rw);
+    fn dispatch_one(&mut self, g: usize, j: u64, rw: usize) {
+        let Some(bio) = self.groups[g].dirs[rw].pop() else { return };
+        self.charge_iops(g, rw);
         self.released[rw].push(bio.id);
-        self.trim_slice(j, rw);
+        self.trim_slice(g, j, rw);
     }
 }
 
@@ -598,7 +631,7 @@ mod tests {
             }
             for (id, op, bytes) in submit(j) {
                 ops.insert(id, op);
-                if !t.bio(j, id, op, bytes) {
+                if !t.bio(j, id, op, bytes, 0) {
                     out.push((j, id, op));
                 }
             }
@@ -633,7 +666,7 @@ mod tests {
     #[test]
     fn a_write_stream_is_dispatched_at_write_bps() {
         for (bps, rotational) in [(8 * MIB, true), (32 * MIB, true), (32 * MIB, false), (100 * MIB, true)] {
-            let mut t = BlkThrottle::new(&limits(None, Some(bps), None, None), HZ, rotational);
+            let mut t = BlkThrottle::new(&limits(None, Some(bps), None, None), &[], HZ, rotational);
             // 60 s, 250 MiB/s offered.
             let out = drive(&mut t, 60 * HZ, backlog(1, MIB));
             let r = rate(&out, Op::Write, MIB, 10 * HZ, 60 * HZ);
@@ -645,7 +678,7 @@ mod tests {
     #[test]
     fn small_bios_are_paced_too() {
         let bps = 8 * MIB;
-        let mut t = BlkThrottle::new(&limits(None, Some(bps), None, None), HZ, true);
+        let mut t = BlkThrottle::new(&limits(None, Some(bps), None, None), &[], HZ, true);
         // 16 MiB/s offered.
         let out = drive(&mut t, 30 * HZ, backlog(16, 4096));
         let r = rate(&out, Op::Write, 4096, 5 * HZ, 30 * HZ);
@@ -655,7 +688,7 @@ mod tests {
     #[test]
     fn an_iops_limit_paces_ios() {
         for iops in [50u64, 200, 1000] {
-            let mut t = BlkThrottle::new(&limits(None, None, None, Some(iops)), HZ, true);
+            let mut t = BlkThrottle::new(&limits(None, None, None, Some(iops)), &[], HZ, true);
             // 2500 IOPS offered.
             let out = drive(&mut t, 40 * HZ, backlog(10, 4096));
             let n = out.iter().filter(|&&(j, _, _)| (10 * HZ..40 * HZ).contains(&j)).count() as f64 / 30.0;
@@ -665,7 +698,7 @@ mod tests {
 
     #[test]
     fn read_and_write_limits_are_independent() {
-        let mut t = BlkThrottle::new(&limits(Some(4 * MIB), Some(16 * MIB), None, None), HZ, true);
+        let mut t = BlkThrottle::new(&limits(Some(4 * MIB), Some(16 * MIB), None, None), &[], HZ, true);
         let mut next = 0u32;
         let out = drive(&mut t, 40 * HZ, |j| {
             let n = if j == 1 { 200 } else { 1 };
@@ -683,9 +716,9 @@ mod tests {
         assert!((r - 4.0).abs() / 4.0 < 0.03, "reads {r:.2} MiB/s");
 
         // A write-only rule does not touch reads at all.
-        let mut t = BlkThrottle::new(&limits(None, Some(MIB), None, None), HZ, true);
+        let mut t = BlkThrottle::new(&limits(None, Some(MIB), None, None), &[], HZ, true);
         for id in 0..1000 {
-            assert!(!t.bio(1, id, Op::Read, MIB), "read {id} throttled by a write rule");
+            assert!(!t.bio(1, id, Op::Read, MIB, 0), "read {id} throttled by a write rule");
         }
         assert_eq!(t.queued(Op::Read), 0);
     }
@@ -693,7 +726,7 @@ mod tests {
     #[test]
     fn after_idle_a_burst_gets_one_slice_of_budget() {
         let bps = 8 * MIB;
-        let mut t = BlkThrottle::new(&limits(None, Some(bps), None, None), HZ, true);
+        let mut t = BlkThrottle::new(&limits(None, Some(bps), None, None), &[], HZ, true);
         let slice = t.slice();
         // Some traffic, then 10 s of silence, then 64 bios of 64 KiB at once.
         let mut next = 0u32;
@@ -731,7 +764,7 @@ mod tests {
 
     #[test]
     fn a_fifo_per_direction() {
-        let mut t = BlkThrottle::new(&limits(None, Some(MIB), None, None), HZ, true);
+        let mut t = BlkThrottle::new(&limits(None, Some(MIB), None, None), &[], HZ, true);
         let mut next = 0u32;
         let out = drive(&mut t, 20 * HZ, |_| {
             next += 1;
@@ -750,5 +783,59 @@ mod tests {
         assert_eq!(throtl_slice(250, false), 5);
         assert_eq!(throtl_slice(1000, true), 100);
         assert_eq!(throtl_slice(100, false), 2);
+    }
+
+    /// Two cgroups' groups on one queue: each keeps its own budget, an unlimited one passes
+    /// untouched, and the root's rules do not apply to them.
+    #[test]
+    fn each_cgroup_group_keeps_its_own_budget() {
+        let slow = limits(None, Some(MIB), None, None);
+        let fast = limits(None, Some(4 * MIB), None, None);
+        let mut t = BlkThrottle::new(
+            &limits(None, Some(64 * 1024), None, None),
+            &[slow, fast, BlkThrottleConfig::default()],
+            HZ,
+            true,
+        );
+        // The unlimited group's write goes straight through, whatever the root's rule.
+        assert!(!t.bio(1, 1_000_000, Op::Write, MIB, 3));
+        // Keep two 256 KiB writes queued in groups 1 and 2 for 10 s; count what each releases.
+        let mut released = [0u64; 3];
+        let mut queued = [0usize; 3];
+        let mut next_id = 0u32;
+        let mut group_of = std::collections::HashMap::new();
+        for j in 1..=10 * HZ {
+            for g in [1usize, 2] {
+                while queued[g] < 2 {
+                    next_id += 1;
+                    group_of.insert(next_id, g);
+                    if t.bio(j, next_id, Op::Write, 256 * 1024, g) {
+                        queued[g] += 1;
+                    } else {
+                        released[g] += 256 * 1024;
+                    }
+                }
+            }
+            if t.timer().is_some_and(|at| at <= j) {
+                t.timer_fn(j);
+                while let Some(id) = t.next_to_issue() {
+                    let g = group_of[&id];
+                    queued[g] -= 1;
+                    released[g] += 256 * 1024;
+                    t.issued();
+                }
+            }
+        }
+        let mb = |b: u64| b as f64 / MIB as f64;
+        assert!(
+            (mb(released[1]) - 10.0).abs() <= 1.0,
+            "1 MiB/s group released {} MiB in 10 s",
+            mb(released[1])
+        );
+        assert!(
+            (mb(released[2]) - 40.0).abs() <= 1.5,
+            "4 MiB/s group released {} MiB in 10 s",
+            mb(released[2])
+        );
     }
 }

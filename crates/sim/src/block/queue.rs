@@ -83,6 +83,9 @@ pub struct BlockQueue {
     pub elv: Box<dyn Elevator>,
     /// blk-throttle, on queues with a rule only.
     pub throtl: Option<Box<BlkThrottle>>,
+    /// The throttle group of each cgroup's bios (0: the root's), where cgroups have `io.max`
+    /// rules on this device.
+    pub throtl_group_of: Vec<u16>,
     /// Legacy-era request allocation (pre-blk-mq generations): replaces the tags.
     pub legacy: Option<RequestList>,
     pub wbt: Wbt,
@@ -173,7 +176,8 @@ impl BlockQueue {
             async_depth,
             shallow_depth: elv.has_shallow_depth(),
             elv,
-            throtl: Some(Box::new(BlkThrottle::new(&cfg.throttle, hz, q.rotational))).filter(|t| t.is_active()),
+            throtl: Some(Box::new(BlkThrottle::new(&cfg.throttle, &[], hz, q.rotational))).filter(|t| t.is_active()),
+            throtl_group_of: Vec::new(),
             wbt,
             device,
             pool: Vec::new(),
@@ -319,7 +323,8 @@ impl BlockQueue {
     /// `submit_bio_noacct` for a new request: blk-throttle, then `blk_mq_submit_bio`.
     /// `Throttled` means blk-throttle holds it (the submitter goes on); `Blocked` means it waits
     /// in wbt or for a tag and the submitter sleeps.
-    pub fn submit(&mut self, now: Ns, id: u32, last_bdp_sleep: Option<Ns>) -> Submit {
+    /// `blkcg` is the cgroup the bio is charged to (`None`: the root).
+    pub fn submit(&mut self, now: Ns, id: u32, last_bdp_sleep: Option<Ns>, blkcg: Option<u16>) -> Submit {
         // Journal log writes (REQ_META) pass blk-throttle: measured on 6.18, jbd2's log bios
         // reach the queue within microseconds while seconds of data wait in the throttle's
         // FIFO (docs/validation.md, v6).
@@ -327,7 +332,8 @@ impl BlockQueue {
             let j = self.clock.jiffies(now);
             let r = &self.pool[id as usize];
             let (op, bytes) = (r.op, r.bytes());
-            if self.throtl.as_mut().is_some_and(|t| t.bio(j, id, op, bytes)) {
+            let g = blkcg.and_then(|c| self.throtl_group_of.get(c as usize)).map_or(0, |&g| g as usize);
+            if self.throtl.as_mut().is_some_and(|t| t.bio(j, id, op, bytes, g)) {
                 self.pool[id as usize].throttled = true;
                 self.pool[id as usize].stage = RqStage::Throttled;
                 return Submit::Throttled;
@@ -638,6 +644,22 @@ impl BlockQueue {
     }
 
     /// blk-throttle of a queue that has limits (one that throttled or released a request).
+    /// Give the cgroups' `io.max` rules for this device their throttle groups, beside the
+    /// root's (`rules[c]`: the rules governing cgroup `c`'s bios here, by the group that set
+    /// them).
+    pub fn set_cgroup_throttle(
+        &mut self,
+        root: &crate::config::BlkThrottleConfig,
+        rules: &[Option<usize>],
+        cfgs: &[crate::config::BlkThrottleConfig],
+        hz: u64,
+        rotational: bool,
+    ) {
+        let t = BlkThrottle::new(root, cfgs, hz, rotational);
+        self.throtl = Some(Box::new(t)).filter(|t| t.is_active());
+        self.throtl_group_of = rules.iter().map(|r| r.map_or(0, |i| i as u16 + 1)).collect();
+    }
+
     pub fn throtl_mut(&mut self) -> &mut BlkThrottle {
         self.throtl.as_deref_mut().expect("the queue has blk-throttle limits")
     }

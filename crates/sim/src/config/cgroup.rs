@@ -28,6 +28,10 @@ pub struct CgroupConfig {
     /// `memory.high` (v2 only), bytes; `None` = max.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub memory_high: Option<u64>,
+    /// `io.max` (v1: `blkio.throttle.*_device`): blk-throttle limits per device (index into
+    /// `Scenario::devices`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub io_max: Vec<(usize, crate::config::BlkThrottleConfig)>,
 }
 
 /// The scenario's cgroups, parents before children.
@@ -50,6 +54,13 @@ impl CgroupTree {
     /// `cg` and its ancestors, innermost first.
     pub fn ancestry(&self, cg: usize) -> impl Iterator<Item = usize> + '_ {
         std::iter::successors(Some(cg), move |&c| self.groups[c].parent)
+    }
+
+    /// The group whose `io.max` rules for device `dev` govern a bio of group `cg`: the
+    /// nearest of `cg` and its ancestors with rules there (the model applies one level's).
+    pub fn io_max_group(&self, cg: usize, dev: usize) -> Option<usize> {
+        self.ancestry(cg)
+            .find(|&c| self.groups[c].io_max.iter().any(|(d, t)| *d == dev && t.is_limited()))
     }
 
     /// Whether `cg` is `ancestor` or below it.
