@@ -342,6 +342,54 @@ fn bfq_divides_the_device_by_ionice_level_as_the_kernel_did() {
     }
 }
 
+/// A cgroup v1 memory limit on a real 6.18 (validation v15): a `dd` in a 256 MiB group beside
+/// one outside. The kernel has no per-group dirty limit on v1: the group fills with dirty and
+/// writeback pages and its writer runs at the device's pace. The model must fill the group as
+/// the kernel did and give its writer the measured rate within 25 %.
+#[test]
+fn a_v1_memory_cgroup_fills_with_dirty_pages_as_the_kernels_did() {
+    let root = repo_root();
+    let name = "v15-memcg-v1-loop";
+    let peak_dirty = |dir: &std::path::Path| -> f64 {
+        let csv = fs::read_to_string(dir.join("cgroups.csv")).unwrap();
+        csv.lines()
+            .skip(1)
+            .map(|l| {
+                let v: Vec<f64> = l.split(',').skip(4).take(2).map(|x| x.parse().unwrap()).collect();
+                v[0] + v[1]
+            })
+            .fold(0.0, f64::max)
+    };
+    let pod_mb_s = |dir: &std::path::Path| -> f64 {
+        let s: serde_json::Value = serde_json::from_str(&fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
+        s["tasks"].as_array().unwrap().iter().find(|t| t["name"] == "pod-dd").unwrap()["throughput_mb_s"]
+            .as_f64()
+            .unwrap()
+    };
+    let out = scratch(name).join("out");
+    run_quietly(&root.join(format!("validation/{name}.toml")), &out);
+    let limit = 256.0 * 1048576.0;
+    let real: Vec<std::path::PathBuf> = ["r1", "r2", "r3"]
+        .iter()
+        .map(|r| root.join(format!("validation/measured/{name}/{r}")))
+        .collect();
+    for dir in real.iter().chain([&out]) {
+        assert!(
+            peak_dirty(dir) > 0.9 * limit,
+            "{}: the group's dirty peak {}",
+            dir.display(),
+            peak_dirty(dir)
+        );
+    }
+    let mut rates: Vec<f64> = real.iter().map(|d| pod_mb_s(d)).collect();
+    rates.sort_by(f64::total_cmp);
+    let ours = pod_mb_s(&out);
+    assert!(
+        (ours / rates[1] - 1.0).abs() < 0.25,
+        "the group's dd: {ours:.1} MB/s in the model, {rates:?} measured"
+    );
+}
+
 #[test]
 fn device_prints_the_models_figures() {
     for m in ["hdd", "ssd"] {

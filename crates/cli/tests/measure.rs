@@ -21,11 +21,14 @@ fn wblab() -> Command {
 
 fn can_run() -> bool {
     let root = wblab_probe::sys::geteuid() == 0;
-    let ok = root && Path::new("/dev/loop-control").exists() && wblab_probe::cgroup::blkio_root().is_some();
+    let ok = root
+        && Path::new("/dev/loop-control").exists()
+        && wblab_probe::cgroup::blkio_root().is_some()
+        && wblab_probe::memcg::memory_root().is_some();
     if !ok {
         eprintln!(
-            "\n*** SKIPPED: `wblab measure` real-kernel tests need root, /dev/loop-control and a cgroup v1 \
-             blkio hierarchy (root: {root}) ***\n"
+            "\n*** SKIPPED: `wblab measure` real-kernel tests need root, /dev/loop-control and cgroup v1 \
+             blkio and memory hierarchies (root: {root}) ***\n"
         );
     }
     ok
@@ -76,6 +79,10 @@ job = "dd"
 file = "/mnt/key/zero"
 bs = "1MiB"
 
+[[cgroup]]
+path = "/reader"
+memory.limit_in_bytes = "64MiB"
+
 [[task]]
 name = "reader"
 job = "randread"
@@ -83,6 +90,7 @@ file = "/mnt/key/data"
 file_size = "16MiB"
 think = "1ms"
 start = "1s"
+cgroup = "/reader"
 "#
         ),
     )
@@ -136,6 +144,7 @@ fn measure_writes_a_complete_results_dir_and_restores_every_knob() {
         "machine.json",
         "iostat.csv",
         "latency.csv",
+        "cgroups.csv",
     ] {
         let p = out.join(f);
         assert!(p.is_file() && std::fs::metadata(&p).unwrap().len() > 0, "{f} missing or empty");
@@ -175,6 +184,20 @@ fn measure_writes_a_complete_results_dir_and_restores_every_knob() {
     assert!(
         per_second <= counted && per_second * 10 >= counted * 9,
         "{per_second} of {counted} reads in whole seconds"
+    );
+    // The reader's memory cgroup was made, sampled each second within its limit, and removed
+    // (assert_clean compares the wblab cgroups left with none).
+    let cg = std::fs::read_to_string(out.join("cgroups.csv")).unwrap();
+    let usage: Vec<u64> = cg
+        .lines()
+        .skip(1)
+        .filter(|l| l.split(',').nth(1) == Some("/reader"))
+        .map(|l| l.split(',').nth(2).unwrap().parse().unwrap())
+        .collect();
+    assert!(usage.len() >= 3 && usage.iter().all(|&u| u <= 64 << 20), "{cg}");
+    assert!(
+        usage.iter().any(|&u| u > 0),
+        "the reader's cache was not charged to its group: {cg}"
     );
     let io = std::fs::read_to_string(out.join("iostat.csv")).unwrap();
     let writes: f64 = io

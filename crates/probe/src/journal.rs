@@ -67,6 +67,8 @@ pub enum Entry {
     Throttle { file: PathBuf, dev: String },
     /// A tracefs instance directory we created.
     TraceInstance { path: PathBuf },
+    /// A memory cgroup directory we are about to make / made.
+    Cgroup { path: PathBuf },
     /// The run is fully torn down (only written just before the journal is deleted).
     Done,
 }
@@ -282,6 +284,7 @@ pub fn describe(e: &Entry) -> String {
         Entry::Mount { path } => format!("unmount {}", path.display()),
         Entry::Throttle { dev, file } => format!("lift throttle {dev} in {}", file.display()),
         Entry::TraceInstance { path } => format!("remove trace instance {}", path.display()),
+        Entry::Cgroup { path } => format!("remove cgroup {}", path.display()),
         Entry::Done => "done".to_string(),
     }
 }
@@ -342,6 +345,7 @@ pub fn undo(e: &Entry) -> Result<(), String> {
         Entry::LoopBinding { index, backing } => loopdev::detach(*index, backing).map_err(ctx(format!("detach /dev/loop{index}"))),
         Entry::LoopDevice { index } => loopdev::remove(*index).map_err(ctx(format!("remove loop{index}"))),
         Entry::Scratch { path } => remove_scratch(path),
+        Entry::Cgroup { path } => crate::memcg::remove(path).map_err(ctx(format!("cgroup {}", path.display()))),
     }
 }
 

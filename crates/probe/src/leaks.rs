@@ -49,6 +49,7 @@ pub fn snapshot() -> Snapshot {
             }
         }
     }
+    v.insert("wblab memory cgroups".into(), crate::memcg::left_behind().join(" "));
     bdi_knobs(&mut v);
     let mut mounts: Vec<String> = sys::mounts().into_iter().map(|(s, m, t, _)| format!("{s} {m} {t}")).collect();
     mounts.sort();

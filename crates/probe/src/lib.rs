@@ -19,6 +19,7 @@ pub mod knobs;
 pub mod leaks;
 pub mod loopdev;
 pub mod measure;
+pub mod memcg;
 pub mod mount;
 pub mod sys;
 pub mod tracefs;

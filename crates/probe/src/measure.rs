@@ -216,6 +216,9 @@ pub fn check_scenario(sc: &Scenario) -> Result<(), MeasureError> {
             why.push(format!("task `{}`: {e}", t.name));
         }
     }
+    if let Err(e) = crate::memcg::check(&sc.cgroups) {
+        why.push(e);
+    }
     let instances: u32 = sc.tasks.iter().map(|t| t.count).sum();
     if instances > 256 {
         why.push(format!("{instances} task instances: the harness runs at most 256 real processes"));
@@ -262,6 +265,7 @@ fn task_specs(sc: &Scenario, places: &[DevicePlacement]) -> Result<Vec<TaskSpec>
                 stop: t.stop.unwrap_or(sc.duration).min(sc.duration),
                 seed: sc.seed ^ ((out.len() as u64 + 1) << 32),
                 ioprio: t.ioprio,
+                cgroup_tasks: None,
             });
         }
     }
@@ -290,6 +294,8 @@ struct Collected {
     trace_stats: Option<TraceStats>,
     other_cpu_fraction: f64,
     interrupted: Option<i32>,
+    /// The scenario's memory cgroups, sampled each second.
+    cgroups: Vec<wblab_sim::metrics::CgroupResult>,
 }
 
 /// Run a scenario for real. The journal (and so every change) is torn down before this
@@ -322,6 +328,7 @@ pub fn measure(sc: &Scenario, opts: &MeasureOptions) -> Result<MeasureReport, Me
         sysctl: Vec::new(),
         tracer: TracerInfo::default(),
         scratch: PathBuf::new(),
+        memcg_dirs: Vec::new(),
     };
     let inner = session.run();
     // Results are built from data in memory and the trace in the scratch dir: write them
@@ -441,6 +448,8 @@ struct Session<'a> {
     sysctl: Vec<KnobRecord>,
     tracer: TracerInfo,
     scratch: PathBuf,
+    /// The directory of each of the scenario's memory cgroups (v1).
+    memcg_dirs: Vec<PathBuf>,
 }
 
 impl Session<'_> {
@@ -469,9 +478,28 @@ impl Session<'_> {
             }
         }
         self.apply_sysctl_and_throttle()?;
+        let specs = self.make_cgroups(specs)?;
         check_aborted()?;
         let tracer = self.start_tracing();
         self.run_workload(specs, tracer)
+    }
+
+    /// The scenario's memory cgroups (root only), and each task placed in its group.
+    fn make_cgroups(&mut self, mut specs: Vec<workload::TaskSpec>) -> Result<Vec<workload::TaskSpec>, MeasureError> {
+        if self.sc.cgroups.is_empty() {
+            return Ok(specs);
+        }
+        if !self.root {
+            self.warnings
+                .push("memory cgroups need root: every task ran in the harness's own cgroup".to_string());
+            return Ok(specs);
+        }
+        self.memcg_dirs = crate::memcg::create(&mut self.j, &self.sc.cgroups).map_err(failed)?;
+        for s in &mut specs {
+            let cg = self.sc.tasks.iter().find(|t| t.name == s.name).and_then(|t| t.cgroup);
+            s.cgroup_tasks = cg.map(|c| crate::memcg::tasks_file(&self.memcg_dirs[c]));
+        }
+        Ok(specs)
     }
 
     fn make_scratch(&mut self) -> Result<(), MeasureError> {
@@ -720,7 +748,8 @@ impl Session<'_> {
         }
         let sampler = Sampler::start(t0, devs.clone());
         let mut wl = Workload::new(specs, t0, &self.scratch);
-        let interrupted = self.drive(&mut wl, t0)?;
+        let mut cg_samples = vec![Vec::new(); self.memcg_dirs.len()];
+        let interrupted = self.drive(&mut wl, t0, &mut cg_samples)?;
         let elapsed_ns = (t0.elapsed().as_nanos() as Ns).min(if interrupted.is_some() { Ns::MAX } else { sc.duration.max(1) });
         let elapsed_ns = elapsed_ns.max(1);
         // Stop the jobs. A job blocked behind a throttle rule gets the rule lifted after 2 s.
@@ -754,13 +783,34 @@ impl Session<'_> {
             trace_stats,
             other_cpu_fraction: ((busy_s - ours_s) / total_s).clamp(0.0, 1.0),
             interrupted,
+            cgroups: sc
+                .cgroups
+                .groups
+                .iter()
+                .zip(cg_samples)
+                .enumerate()
+                .map(|(i, (g, samples))| wblab_sim::metrics::CgroupResult {
+                    path: g.path.clone(),
+                    cgroup_ino: wblab_sim::mm::memcontrol::FIRST_CGROUP_INO + i as u64,
+                    memory_max: g.memory_max,
+                    memory_high: g.memory_high,
+                    events: Default::default(),
+                    samples,
+                })
+                .collect(),
         })
     }
 
     /// Tick the jobs until the run's end: Some(signal) if one interrupted it.
-    fn drive(&mut self, wl: &mut Workload, t0: Instant) -> Result<Option<i32>, MeasureError> {
+    fn drive(
+        &mut self,
+        wl: &mut Workload,
+        t0: Instant,
+        cg_samples: &mut [Vec<wblab_sim::metrics::MemcgSample>],
+    ) -> Result<Option<i32>, MeasureError> {
         let step = Duration::from_millis(5);
         let mut next_space_check = 0;
+        let mut next_cg_sample = 1_000_000_000;
         loop {
             if let Some(s) = guard::aborted() {
                 return Ok(Some(s));
@@ -780,6 +830,16 @@ impl Session<'_> {
                             human(free)
                         ));
                         return Ok(None);
+                    }
+                }
+            }
+            if now >= next_cg_sample {
+                // Each second, as the simulator samples its groups.
+                let t = next_cg_sample;
+                next_cg_sample += 1_000_000_000;
+                for (dir, out) in self.memcg_dirs.iter().zip(cg_samples.iter_mut()) {
+                    if let Some(s) = crate::memcg::sample(dir, t) {
+                        out.push(s);
                     }
                 }
             }
@@ -1057,7 +1117,7 @@ fn write_results(
         vmstat: with_task_ops(&c.vmstat, &c.outcomes),
         throttle: digest.map(|d| d.throttle).unwrap_or_default(),
         tiotest: Vec::new(),
-        cgroups: Vec::new(),
+        cgroups: c.cgroups.clone(),
     };
     std::fs::write(out.join(wblab_report::SUMMARY_FILE), wblab_report::summary_text(&r, wall))?;
     let mut w = io::BufWriter::new(std::fs::File::create(out.join(wblab_report::TIMESERIES_FILE))?);
@@ -1072,6 +1132,11 @@ fn write_results(
     if wblab_report::has_latency(&r) {
         let mut w = io::BufWriter::new(std::fs::File::create(out.join(wblab_report::LATENCY_FILE))?);
         wblab_report::write_latency(&mut w, &r)?;
+        w.flush()?;
+    }
+    if !r.cgroups.is_empty() {
+        let mut w = io::BufWriter::new(std::fs::File::create(out.join(wblab_report::results::CGROUPS_FILE))?);
+        wblab_report::results::write_cgroups(&mut w, &r)?;
         w.flush()?;
     }
     let mut w = io::BufWriter::new(std::fs::File::create(out.join(wblab_report::HISTOGRAMS_FILE))?);

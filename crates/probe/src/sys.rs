@@ -259,6 +259,36 @@ pub fn mounts_under(dir: &Path) -> Vec<String> {
         .collect()
 }
 
+/// Write this process's pid to the cgroup file `file` (`tasks` or `cgroup.procs`) with no
+/// allocation: safe between fork and exec.
+pub fn join_cgroup_raw(file: &std::ffi::CStr) -> io::Result<()> {
+    // SAFETY: open/write/close on a NUL-terminated path and a stack buffer.
+    unsafe {
+        let fd = libc::open(file.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let mut buf = [0u8; 20];
+        let mut n = libc::getpid() as u64;
+        let mut i = buf.len();
+        loop {
+            i -= 1;
+            buf[i] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        let len = buf.len() - i;
+        let r = libc::write(fd, buf[i..].as_ptr().cast(), len);
+        libc::close(fd);
+        if r != len as isize {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -129,6 +129,11 @@ pub fn write_latency<W: Write>(w: &mut W, r: &RunResult) -> io::Result<()> {
     csv::write_latency(w, r)
 }
 
+/// Write `cgroups.csv` content to any writer.
+pub fn write_cgroups<W: Write>(w: &mut W, r: &RunResult) -> io::Result<()> {
+    csv::write_cgroups(w, r)
+}
+
 /// Write `throttle.csv` content to any writer.
 pub fn write_throttle<W: Write>(w: &mut W, r: &RunResult) -> io::Result<()> {
     csv::write_throttle(w, r)
