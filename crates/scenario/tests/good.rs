@@ -740,3 +740,51 @@ io.max = ["sdb wbps=10MiB riops=max", "8:0 rbps=1048576 wiops=200"]
     assert_eq!(v1.cgroups.version, wblab_sim::config::CgroupVersion::V1);
     assert_eq!(v1.cgroups.groups[0].io_max[0].1.write_bps, Some(MIB));
 }
+
+#[test]
+fn io_latency_targets_and_cgroup_sweeps() {
+    let sc = ok(r#"
+[[device]]
+name = "sda"
+[[cgroup]]
+path = "/db"
+io.latency = "8:0 target=10000"
+"#);
+    assert_eq!(sc.cgroups.groups[0].io_latency, vec![(0, 10 * 1_000_000)]);
+    let text = r#"
+[[device]]
+name = "sda"
+[[cgroup]]
+path = "/pods/db"
+[[cgroup]]
+path = "/pods/db/x"
+"#;
+    // Parents must come first: this one is refused, the next (with /pods) sweeps a file.
+    assert!(parse(text, "t.toml").is_err());
+    let text = r#"
+[[device]]
+name = "sda"
+[[cgroup]]
+path = "/pods"
+[[cgroup]]
+path = "/pods/db"
+io.latency = "sda target=50ms"
+[sweep]
+"cgroup/pods/db/io.latency" = ["sda target=20ms", "sda target=max"]
+[[task]]
+name = "w"
+job = "dd"
+cgroup = "/pods/db"
+"#;
+    let dir = std::env::temp_dir().join(format!("wblab-good-sweep-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("t.toml");
+    std::fs::write(&file, text).unwrap();
+    let runs = wblab_scenario::load_sweep(&file).unwrap().unwrap().1;
+    assert_eq!(runs[0].1.cgroups.groups[1].io_latency, vec![(0, 20 * 1_000_000)]);
+    assert!(runs[1].1.cgroups.groups[1].io_latency.is_empty());
+    std::fs::write(&file, text.replace("cgroup/pods/db/io.latency", "cgroup/pods/dbb/io.latency")).unwrap();
+    let e = wblab_scenario::load_sweep(&file).unwrap_err();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(e.to_string().contains("no [[cgroup]] has the path `/pods/dbb`"), "{e}");
+}

@@ -56,6 +56,8 @@ pub enum Event {
     TaskMid(u32),
     /// The commit timer of a device's journal.
     JournalTimer(u16),
+    /// blk-iolatency's 1 s timer of a device.
+    IolatTimer(u16),
 }
 
 /// The `rwbs` of a cache flush request.
@@ -258,6 +260,44 @@ fn attach_cgroups(
 }
 
 impl Machine {
+    /// blk-iolatency on each device where a cgroup has an `io.latency` target, with its 1 s
+    /// timer.
+    fn attach_io_latency(&mut self) {
+        let tree = &self.cfg.cgroups;
+        for (d, dc) in self.cfg.devices.iter().enumerate() {
+            let targets: Vec<crate::Ns> = tree
+                .groups
+                .iter()
+                .map(|g| g.io_latency.iter().find(|(dev, _)| *dev == d).map_or(0, |&(_, t)| t))
+                .collect();
+            if targets.iter().all(|&t| t == 0) {
+                continue;
+            }
+            let parents: Vec<Option<usize>> = tree.groups.iter().map(|g| g.parent).collect();
+            let q = &mut self.queues[d];
+            q.iolat = Some(Box::new(crate::block::blk_iolatency::IoLatency::new(
+                &parents,
+                &targets,
+                dc.queue.rotational,
+                q.nr_requests,
+            )));
+            let at = crate::block::blk_iolatency::TIMER_NS;
+            q.iolat_timer_at = Some(at);
+            self.q.schedule(at, Event::IolatTimer(d as u16));
+        }
+    }
+
+    fn on_iolat_timer(&mut self, dev: u16) {
+        let now = self.now();
+        let q = &mut self.queues[dev as usize];
+        if let Some(l) = q.iolat.as_mut() {
+            l.timer(now);
+            let at = now + crate::block::blk_iolatency::TIMER_NS;
+            q.iolat_timer_at = Some(at);
+            self.q.schedule(at, Event::IolatTimer(dev));
+        }
+    }
+
     /// The cgroups' `io.max` rules: a throttle group per rule on each device's queue, and
     /// which group each cgroup's bios fall in.
     fn attach_io_max(&mut self) {
@@ -403,6 +443,7 @@ impl Machine {
             q.map_queues(d.model.nr_hw_queues(), ncpus);
         }
         m.attach_io_max();
+        m.attach_io_latency();
         m.setup_era();
         m
     }
@@ -955,6 +996,30 @@ impl Machine {
         let mut admitted = std::mem::take(&mut self.scratch_ids);
         admitted.clear();
         let last = self.wbs[d].last_bdp_sleep;
+        // blk-iolatency: release the request's slots; a woken waiter goes on up its levels,
+        // then through wbt and the tag allocator like a new submission.
+        let mut after_iolat = Vec::new();
+        {
+            let q = &mut self.queues[d];
+            let (cg, submit_ns, held) = {
+                let r = q.rq(id);
+                (r.iolat_cg, r.submit_ns, r.iolat_in)
+            };
+            if let (Some(l), Some(cg), true) = (q.iolat.as_mut(), cg, held) {
+                let mut woken = Vec::new();
+                l.done(now, submit_ns, cg as usize, &mut woken);
+                for (w, level) in woken {
+                    let wcg = q.rq(w).iolat_cg.expect("a waiter has a cgroup") as usize;
+                    if q.iolat.as_mut().expect("iolat").throttle(w, wcg, level).is_ok() {
+                        q.rq_mut(w).iolat_in = true;
+                        match q.rq_qos_after_iolatency(now, w, last) {
+                            Submit::Accepted => after_iolat.push(w),
+                            Submit::Blocked | Submit::Throttled => {}
+                        }
+                    }
+                }
+            }
+        }
         match op {
             Op::Write if tracked => {
                 let q = &mut self.queues[d];
@@ -965,7 +1030,7 @@ impl Machine {
             Op::Read => self.queues[d].wbt.read_completed(now, id, latency),
         }
         // Waiters admitted by wbt now need a tag.
-        let mut accepted = Vec::new();
+        let mut accepted = after_iolat;
         for &w in &admitted {
             if self.queues[d].get_tag(now, w) {
                 accepted.push(w);
@@ -1292,6 +1357,7 @@ impl Machine {
             Event::CpuDone(c) => self.on_cpu_done(c),
             Event::Device(d) => self.on_device(d),
             Event::WbtTimer(d) => self.on_wbt_timer(d),
+            Event::IolatTimer(d) => self.on_iolat_timer(d),
             Event::ElvTimer(d) => self.on_elv_timer(d),
             Event::ThrotlTimer(d) => self.on_throtl_timer(d),
             Event::Flusher(w) => self.flusher_wakeup_fired(w),

@@ -14,6 +14,7 @@ pub(super) const KEYS: &[&str] = &[
     "memory.max",
     "memory.high",
     "io.max",
+    "io.latency",
     "memory.limit_in_bytes",
     "blkio.throttle.read_bps_device",
     "blkio.throttle.write_bps_device",
@@ -29,7 +30,7 @@ const V1_KEYS: &[&str] = &[
     "blkio.throttle.write_iops_device",
 ];
 /// Files of cgroup v2 only.
-const V2_KEYS: &[&str] = &["memory.max", "memory.high", "io.max"];
+const V2_KEYS: &[&str] = &["memory.max", "memory.high", "io.max", "io.latency"];
 /// Real cgroup files wblab does not model yet: named as such rather than as unknown.
 const NOT_MODELLED: &[&str] = &[
     "memory.low",
@@ -39,7 +40,6 @@ const NOT_MODELLED: &[&str] = &[
     "memory.oom.group",
     "io.weight",
     "io.bfq.weight",
-    "io.latency",
     "io.cost.qos",
     "io.cost.model",
     "blkio.weight",
@@ -140,6 +140,7 @@ fn group(sec: &Section<'_>, tree: &CgroupTree, devices: &[DeviceConfig]) -> Resu
         memory_max: None,
         memory_high: None,
         io_max: Vec::new(),
+        io_latency: Vec::new(),
     };
     sec.read("memory.max", &mut g.memory_max, limit)?;
     sec.read("memory.limit_in_bytes", &mut g.memory_max, limit)?;
@@ -147,6 +148,33 @@ fn group(sec: &Section<'_>, tree: &CgroupTree, devices: &[DeviceConfig]) -> Resu
     if let Some(e) = sec.get("io.max") {
         for line in lines(e)? {
             io_max_line(e, line, devices, &mut g.io_max)?;
+        }
+    }
+    if let Some(e) = sec.get("io.latency") {
+        for line in lines(e)? {
+            let hint = "e.g. \"sdb target=10000\" (µs, as the kernel takes it) or \"sdb target=10ms\"";
+            let (dev, rest) = line
+                .trim()
+                .split_once(char::is_whitespace)
+                .ok_or_else(|| e.problem(format!("`{line}` is not `DEVICE target=...`")).hint(hint))?;
+            let d = device_of(e, dev, devices)?;
+            let v = rest
+                .trim()
+                .strip_prefix("target=")
+                .ok_or_else(|| e.problem(format!("`{rest}` is not target=...")).hint(hint))?;
+            // `target=max` lifts the target, as the kernel takes it.
+            let ns = match v.parse::<u64>() {
+                _ if v == "max" => 0,
+                Ok(us) => us.saturating_mul(1000),
+                Err(_) => crate::units::parse_duration(v).map_err(|_| e.problem(format!("`{v}` is not a latency target")).hint(hint))?,
+            };
+            if ns == 0 && v != "max" {
+                return Err(e.problem("target=0").hint("a target of at least 1 µs; target=max for none"));
+            }
+            g.io_latency.retain(|(x, _)| *x != d);
+            if ns > 0 {
+                g.io_latency.push((d, ns));
+            }
         }
     }
     for (key, field) in [

@@ -187,7 +187,7 @@ fn build_one(
             }),
     )
     .unwrap_or_default();
-    let cgroups = devices.as_ref().and_then(|d| keep(p, cgroups(root, policy.as_ref(), d)));
+    let cgroups = devices.as_ref().and_then(|d| keep(p, cgroups(root, policy.as_ref(), d, sweep)));
     // Tasks are checked against the devices and cgroups; against the longest run if the
     // duration is at fault (only `start` depends on it).
     let tasks = match (&devices, &cgroups) {
@@ -294,11 +294,15 @@ fn cgroups(
     root: &Section<'_>,
     policy: Option<&wblab_sim::config::PolicyConfig>,
     devices: &[wblab_sim::config::DeviceConfig],
+    sweep: Option<(&sweep::Sweep<'_>, usize)>,
 ) -> Result<wblab_sim::config::CgroupTree> {
     let Some(e) = root.get("cgroup") else {
         return Ok(Default::default());
     };
-    let sections = e.tables(Nesting::Flatten('.'), cgroup::normalize)?;
+    let mut sections = e.tables(Nesting::Flatten('.'), cgroup::normalize)?;
+    if let Some((sw, i)) = sweep {
+        sweep::apply_cgroups(sw, i, &mut sections)?;
+    }
     let tree = cgroup::build(e.key_at, &sections, devices)?;
     use wblab_sim::config::{FlusherKind, ReclaimKind, ThrottleKind};
     if let Some(pol) = policy {

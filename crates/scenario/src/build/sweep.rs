@@ -1,5 +1,6 @@
 //! `[sweep]`: run one scenario once per value of a device knob, a `vm.*` sysctl, a task's key
-//! (`task/<name>/<key>`, written into the `[[task]]` of that name) or the `kernel`, e.g.
+//! (`task/<name>/<key>`, written into the `[[task]]` of that name), a cgroup's file
+//! (`cgroup/<path>/<file>`, e.g. `cgroup/pods/web/memory.max`) or the `kernel`, e.g.
 //! `"queue/iosched/fifo_batch" = [64, 32, 16, 8]` — Morton's tables of 2002 — or once per
 //! combination of several (`fs`, `mount` and `queue/write_cache` together: every combination,
 //! the first knob varying slowest). Each device value is written into every `[[device]]` table
@@ -119,6 +120,8 @@ enum Target {
     Device,
     Sysctl,
     Task,
+    /// A `[[cgroup]]`'s file.
+    Cgroup,
     /// `kernel`: the release the run simulates.
     Kernel,
 }
@@ -130,6 +133,8 @@ fn target(key: &str) -> Target {
         Target::Sysctl
     } else if key.starts_with("task/") {
         Target::Task
+    } else if key.starts_with("cgroup/") {
+        Target::Cgroup
     } else {
         Target::Device
     }
@@ -142,9 +147,18 @@ fn task_key(key: &str) -> Option<(&str, &str)> {
     (!name.is_empty() && !k.is_empty() && !k.contains('/')).then_some((name, k))
 }
 
-/// A key a sweep may vary: a listed device knob or sysctl, or `task/<name>/<key>`.
+/// `cgroup/<path>/<file>`: the file (`memory.max`, `io.latency`, ...) of the `[[cgroup]]` at
+/// `/<path>`.
+fn cgroup_key(key: &str) -> Option<(String, &str)> {
+    let rest = key.strip_prefix("cgroup/")?;
+    let (path, file) = rest.rsplit_once('/')?;
+    (!path.is_empty() && file.contains('.')).then(|| (format!("/{path}"), file))
+}
+
+/// A key a sweep may vary: a listed device knob or sysctl, `task/<name>/<key>`,
+/// `cgroup/<path>/<file>` or `kernel`.
 fn sweepable_key(key: &str, keys: &[&str]) -> bool {
-    keys.contains(&key) || task_key(key).is_some() || key == "kernel"
+    keys.contains(&key) || task_key(key).is_some() || cgroup_key(key).is_some() || key == "kernel"
 }
 
 /// Writing one of a pair of `vm.dirty_*` sysctls zeroes the other (`dirty_bytes_handler`,
@@ -180,8 +194,12 @@ fn variants<'a>(k: &Entry<'a>, items: &'a [toml::Spanned<DeValue<'a>>], keys: &[
             return Err(Problem::new(item.span().start, "an empty variant").key(&k.key).hint(example));
         }
         if let Some(bad) = sec.entries.iter().find(|e| !sweepable_key(&e.key, keys)) {
-            let hint = suggest::did_you_mean(&bad.key, keys)
-                .unwrap_or_else(|| format!("sweepable knobs: {}, task/<name>/<key> and kernel", suggest::list(keys)));
+            let hint = suggest::did_you_mean(&bad.key, keys).unwrap_or_else(|| {
+                format!(
+                    "sweepable knobs: {}, task/<name>/<key>, cgroup/<path>/<file> and kernel",
+                    suggest::list(keys)
+                )
+            });
             return Err(bad.key_problem("is not a knob a sweep can vary").hint(hint));
         }
         out.push(sec.entries);
@@ -200,8 +218,12 @@ pub(super) fn parse<'a>(e: &Entry<'a>) -> Result<Sweep<'a>> {
     let mut axes = Vec::new();
     for k in &sec.entries {
         if k.key != VARIANTS && !sweepable_key(&k.key, &keys) {
-            let hint = suggest::did_you_mean(&k.key, &keys)
-                .unwrap_or_else(|| format!("sweepable knobs: {}, task/<name>/<key> and kernel", suggest::list(&keys)));
+            let hint = suggest::did_you_mean(&k.key, &keys).unwrap_or_else(|| {
+                format!(
+                    "sweepable knobs: {}, task/<name>/<key>, cgroup/<path>/<file> and kernel",
+                    suggest::list(&keys)
+                )
+            });
             return Err(k.key_problem("is not a knob a sweep can vary").hint(hint));
         }
         let DeValue::Array(items) = k.value else {
@@ -249,6 +271,33 @@ fn run_entries<'a>(sweep: &Sweep<'a>, i: usize, to: Target) -> Vec<Entry<'a>> {
         }
     }
     out
+}
+
+/// The `[[cgroup]]` tables with run `i`'s `cgroup/<path>/<file>` values written into the
+/// group of that path.
+pub(super) fn apply_cgroups<'a>(sweep: &Sweep<'a>, i: usize, sections: &mut [Section<'a>]) -> Result<()> {
+    for e in run_entries(sweep, i, Target::Cgroup) {
+        let (path, file) = cgroup_key(&e.key).expect("a cgroup key");
+        let at_path = |s: &Section<'_>| s.get("path").and_then(|n| n.str().ok()).is_some_and(|n| n == path);
+        let Some(s) = sections.iter_mut().find(|s| at_path(s)) else {
+            let paths: Vec<String> = sections
+                .iter()
+                .filter_map(|s| s.get("path").and_then(|n| n.str().ok()).map(|n| format!("`{n}`")))
+                .collect();
+            return Err(Problem::new(e.key_at, format!("no [[cgroup]] has the path `{path}`"))
+                .key(&e.key)
+                .hint(format!(
+                    "cgroup/<path>/<file> names a group by its path without the first /; the groups are {}",
+                    paths.join(", ")
+                )));
+        };
+        let entry = Entry {
+            key: file.to_string(),
+            ..e
+        };
+        write_into(s, std::slice::from_ref(&entry));
+    }
+    Ok(())
 }
 
 /// Write `set` into `section`, replacing the keys it sets (and those they displace).

@@ -86,6 +86,10 @@ pub struct BlockQueue {
     /// The throttle group of each cgroup's bios (0: the root's), where cgroups have `io.max`
     /// rules on this device.
     pub throtl_group_of: Vec<u16>,
+    /// blk-iolatency, where a cgroup has an `io.latency` target on this device.
+    pub iolat: Option<Box<crate::block::blk_iolatency::IoLatency>>,
+    /// When its 1 s timer fires next.
+    pub iolat_timer_at: Option<Ns>,
     /// Legacy-era request allocation (pre-blk-mq generations): replaces the tags.
     pub legacy: Option<RequestList>,
     pub wbt: Wbt,
@@ -178,6 +182,8 @@ impl BlockQueue {
             elv,
             throtl: Some(Box::new(BlkThrottle::new(&cfg.throttle, &[], hz, q.rotational))).filter(|t| t.is_active()),
             throtl_group_of: Vec::new(),
+            iolat: None,
+            iolat_timer_at: None,
             wbt,
             device,
             pool: Vec::new(),
@@ -259,6 +265,9 @@ impl BlockQueue {
                     ckpt_tid: 0,
                     hctx: 0,
                     start_ns: 0,
+                    iolat_cg: None,
+                    submit_ns: 0,
+                    iolat_in: false,
                 });
                 (self.pool.len() - 1) as u32
             }
@@ -295,6 +304,9 @@ impl BlockQueue {
         r.fua = false;
         r.ckpt_tid = 0;
         r.hctx = 0;
+        r.iolat_cg = None;
+        r.submit_ns = 0;
+        r.iolat_in = false;
         id
     }
 
@@ -325,6 +337,11 @@ impl BlockQueue {
     /// in wbt or for a tag and the submitter sleeps.
     /// `blkcg` is the cgroup the bio is charged to (`None`: the root).
     pub fn submit(&mut self, now: Ns, id: u32, last_bdp_sleep: Option<Ns>, blkcg: Option<u16>) -> Submit {
+        if self.iolat.is_some() {
+            let r = &mut self.pool[id as usize];
+            r.iolat_cg = blkcg;
+            r.submit_ns = now;
+        }
         // Journal log writes (REQ_META) pass blk-throttle: measured on 6.18, jbd2's log bios
         // reach the queue within microseconds while seconds of data wait in the throttle's
         // FIFO (docs/validation.md, v6).
@@ -345,9 +362,9 @@ impl BlockQueue {
     /// `blk_mq_submit_bio`: merge, wbt, tag. `Blocked` means the request waits in wbt or for a
     /// tag and whoever submits it sleeps.
     pub fn blk_mq_submit_bio(&mut self, now: Ns, id: u32, last_bdp_sleep: Option<Ns>) -> Submit {
-        let (op, sector, nr, tracked, sync, background) = {
+        let (op, sector, nr) = {
             let r = &self.pool[id as usize];
-            (r.op, r.sector, r.nr_sectors, r.wbt_tracked, r.sync, r.background)
+            (r.op, r.sector, r.nr_sectors)
         };
         let r = &self.pool[id as usize];
         // A checkpoint write keeps its own completion (its transaction counts them).
@@ -366,6 +383,24 @@ impl BlockQueue {
                 return Submit::Accepted;
             }
         }
+        // rq-qos: blk-iolatency first (registered after wbt, so earlier in the list).
+        if let (Some(l), Some(cg)) = (self.iolat.as_mut(), self.pool[id as usize].iolat_cg) {
+            if l.throttle(id, cg as usize, 0).is_err() {
+                self.pool[id as usize].stage = RqStage::IolatWait;
+                return Submit::Blocked;
+            }
+            self.pool[id as usize].iolat_in = true;
+        }
+        self.rq_qos_after_iolatency(now, id, last_bdp_sleep)
+    }
+
+    /// The rest of `blk_mq_submit_bio` after blk-iolatency admitted request `id`: wbt, then
+    /// a tag.
+    pub fn rq_qos_after_iolatency(&mut self, now: Ns, id: u32, last_bdp_sleep: Option<Ns>) -> Submit {
+        let (op, tracked, sync, background) = {
+            let r = &self.pool[id as usize];
+            (r.op, r.wbt_tracked, r.sync, r.background)
+        };
         if op == Op::Read {
             // wbt_wait for a read: stamps last_issue (close_io).
             self.wbt.read_queued(now);

@@ -31,6 +31,8 @@ pub enum RqStage {
     Built,
     /// Held by blk-throttle.
     Throttled,
+    /// Waiting in blk-iolatency for its cgroup's (or an ancestor's) queue depth.
+    IolatWait,
     /// Waiting in blk-wbt (`rq_qos_wait`).
     WbtWait,
     /// Waiting for a tag (blk-mq) or a request slot (legacy lists).
@@ -88,6 +90,11 @@ pub struct Request {
     pub hctx: u16,
     /// When it got its tag (`start_time_ns`): diskstats' ticks run from here.
     pub start_ns: Ns,
+    /// The cgroup blk-iolatency counts it for (its blkcg), and when it was submitted
+    /// (`bio_issue_time`); `iolat_in`: it passed every level and holds a slot at each.
+    pub iolat_cg: Option<u16>,
+    pub submit_ns: Ns,
+    pub iolat_in: bool,
 }
 
 impl Request {

@@ -32,6 +32,9 @@ pub struct CgroupConfig {
     /// `Scenario::devices`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub io_max: Vec<(usize, crate::config::BlkThrottleConfig)>,
+    /// `io.latency`: the latency target per device (index, ns).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub io_latency: Vec<(usize, crate::Ns)>,
 }
 
 /// The scenario's cgroups, parents before children.

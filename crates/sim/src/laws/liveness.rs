@@ -69,6 +69,23 @@ impl Machine {
                         return stranded(id, r.stage, "blk-throttle has no timer armed and no dispatch in progress");
                     }
                 }
+                RqStage::IolatWait => {
+                    // It waits at a level whose depth is full: one of that level's requests
+                    // in flight will make room when it completes.
+                    let l = q.iolat.as_ref();
+                    let cg = r.iolat_cg.map(|c| c as usize);
+                    let ok = l.zip(cg).is_some_and(|(l, cg)| {
+                        let level = l.waits_at(id, cg);
+                        let mut g = Some(cg);
+                        for _ in 0..level.unwrap_or(usize::MAX).min(64) {
+                            g = g.and_then(|x| self.cfg.cgroups.groups[x].parent);
+                        }
+                        level.is_some() && g.is_some_and(|g| l.inflight(g) > 0)
+                    });
+                    if !ok {
+                        return stranded(id, r.stage, "blk-iolatency holds it at a level with nothing in flight");
+                    }
+                }
                 RqStage::WbtWait => {
                     if q.wbt.inflight() == 0 && q.wbt_timer_at.is_none() {
                         return stranded(id, r.stage, "no tracked write in flight and no wbt timer to admit it");
@@ -224,7 +241,7 @@ impl Machine {
         }
         if let Some((dev, id)) = t.rq_wait {
             let stage = self.queues[dev as usize].rq(id).stage;
-            if matches!(stage, RqStage::WbtWait | RqStage::TagWait) {
+            if matches!(stage, RqStage::IolatWait | RqStage::WbtWait | RqStage::TagWait) {
                 return None;
             }
         }

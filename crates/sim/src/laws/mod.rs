@@ -92,7 +92,7 @@ fn spin_limit(entities: usize) -> u64 {
 }
 
 /// Number of [`Event`] kinds (for the progress law's census).
-const EVENT_KINDS: usize = 14;
+const EVENT_KINDS: usize = 15;
 
 fn event_kind(ev: &Event) -> (usize, &'static str) {
     match ev {
@@ -110,6 +110,7 @@ fn event_kind(ev: &Event) -> (usize, &'static str) {
         Event::ThrottleSample => (11, "ThrottleSample"),
         Event::TaskMid(_) => (12, "TaskMid"),
         Event::JournalTimer(_) => (13, "JournalTimer"),
+        Event::IolatTimer(_) => (14, "IolatTimer"),
     }
 }
 
