@@ -463,3 +463,44 @@ fn terminal_views_of_a_directory() {
         ]
     );
 }
+
+/// A run with a memory cgroup draws its usage, dirty pages and dirty threshold over time,
+/// within the group's limit; runs without cgroups have no such figure.
+#[test]
+fn the_cgroups_figure_draws_each_groups_memory_within_its_limit() {
+    let text = r#"name = "pod"
+duration = "8s"
+[machine]
+memory = "8GiB"
+cpus = 2
+[[device]]
+name = "sda"
+model = "ssd"
+[[cgroup]]
+path = "/pod"
+memory.max = "512MiB"
+[[task]]
+name = "w"
+job = "dd"
+cgroup = "/pod"
+"#;
+    let sc = wblab_scenario::parse(text, "pod.toml").unwrap();
+    let r = wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress).unwrap_or_else(|v| panic!("{v}"));
+    let dir = wblab_testkit::cli::scratch(env!("CARGO_TARGET_TMPDIR"), "report-cgroups");
+    write_results_dir(&dir, &r, WALL).unwrap();
+    let run = RunDir::load(&dir).unwrap();
+    assert!(run.warnings.is_empty(), "{:?}", run.warnings);
+    let figs = report_figures(std::slice::from_ref(&run));
+    let f = by_file(&figs);
+    let c = &f.get("cgroups").expect("a cgroups figure").chart;
+    check_svg(f["cgroups"]);
+    // The y axis is in MiB at this size: usage stays within 512 MiB and reaches most of it.
+    let usage: Vec<f64> = ys(series(c, "/pod memory.current")).collect();
+    let top = usage.iter().cloned().fold(0.0, f64::max);
+    assert!(top <= 512.0 && top > 400.0, "usage peaked at {top} MiB");
+    // The group's dirty threshold: vm.dirty_ratio (20 %) of its 512 MiB.
+    let thresh: Vec<f64> = ys(series(c, "/pod dirty thresh")).collect();
+    assert!(thresh.iter().all(|&t| (t - 102.4).abs() < 3.0), "{thresh:?}");
+    assert!(ys(series(c, "/pod dirty + writeback")).all(|d| d <= 512.0));
+    assert!(!by_file(&report_figures(std::slice::from_ref(&load(0)))).contains_key("cgroups"));
+}

@@ -259,3 +259,98 @@ pub(super) fn bdi_dirty_figure(runs: &[Run]) -> Figure {
         chart: c,
     }
 }
+
+/// Memory cgroups over time (cgroups.csv): each group's usage (`memory.current`), its dirty and
+/// writeback pages, and its own dirty threshold where it has a dirty domain (cgroup v2).
+/// `None` when no run has cgroups.
+pub(super) fn cgroups_figure(runs: &[Run]) -> Option<Figure> {
+    if runs.iter().all(|r| r.data.cgroups.is_none()) {
+        return None;
+    }
+    let cols = [
+        "memory_current_bytes",
+        "file_dirty_bytes",
+        "file_writeback_bytes",
+        "dirty_thresh_bytes",
+    ];
+    let max = runs
+        .iter()
+        .map(|r| col_max(r.data.cgroups.as_ref(), &cols) / PAGE)
+        .fold(0.0, f64::max);
+    let (mut c, scale) = pages_chart(
+        runs,
+        "cgroups",
+        "Memory cgroups",
+        "memory",
+        max,
+        "cgroups.csv: memory.current, file_dirty + file_writeback and the group's dirty threshold, per second",
+    );
+    let styles = [
+        ("memory.current", None, 2.2),
+        ("dirty + writeback", Some("4 2"), 1.6),
+        ("dirty thresh", Some("1 3"), 1.2),
+    ];
+    let mut legend = Vec::new();
+    let mut k = 0;
+    for (ri, r) in runs.iter().enumerate() {
+        let Some(cg) = r.data.cgroups.as_ref() else {
+            c.notes.push(format!("{}: no cgroups.csv", r.label));
+            continue;
+        };
+        let (Some(t), Some(group)) = (cg.col("t_s"), cg.col("cgroup")) else {
+            c.notes.push(format!("{}: cgroups.csv lacks its columns", r.label));
+            continue;
+        };
+        let idx: Vec<Option<usize>> = cols.iter().map(|n| cg.col(n)).collect();
+        for g in cg.distinct(group) {
+            let col = if multi(runs) { color(ri) } else { color(k) };
+            k += 1;
+            let num = |s: &str| s.parse::<f64>().unwrap_or(0.0);
+            let rows: Vec<&Vec<String>> = cg.rows.iter().filter(|row| row[group] == g).collect();
+            let series = |f: &dyn Fn(&Vec<String>) -> f64| -> Vec<(f64, f64)> {
+                rows.iter().map(|row| (num(&row[t]), f(row) / PAGE * scale)).collect()
+            };
+            let at = |i: usize, row: &Vec<String>| idx[i].map_or(0.0, |j| num(&row[j]));
+            let data = [
+                series(&|row| at(0, row)),
+                series(&|row| at(1, row) + at(2, row)),
+                series(&|row| at(3, row)),
+            ];
+            for ((label, dash, width), pts) in styles.iter().zip(data) {
+                if *label == "dirty thresh" && pts.iter().all(|p| p.1 == 0.0) {
+                    continue;
+                }
+                let name = if multi(runs) {
+                    format!("{}: {g} {label}", r.label)
+                } else {
+                    format!("{g} {label}")
+                };
+                let st = Style::line(col, *width, *dash);
+                c.push(&name, st.clone(), pts);
+                if !multi(runs) {
+                    legend.push(LegendEntry { label: name, style: st });
+                }
+            }
+        }
+    }
+    c.legend = if multi(runs) {
+        run_legend(
+            runs,
+            &styles
+                .iter()
+                .map(|(n, d, w)| (*n, Style::line(KEY_GREY, *w, *d)))
+                .collect::<Vec<_>>(),
+        )
+    } else {
+        legend
+    };
+    Some(Figure {
+        file: "cgroups".into(),
+        title: "Memory cgroups".into(),
+        caption: "Each memory cgroup's usage and its dirty and writeback pages, second by second, with its own dirty \
+                  threshold on cgroup v2 (the group's domain in balance_dirty_pages). On cgroup v1 a group has no \
+                  dirty threshold of its own and its dirty pages may fill it."
+            .into(),
+        chart: c,
+    })
+}

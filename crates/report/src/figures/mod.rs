@@ -15,7 +15,7 @@ mod latency;
 mod pause;
 
 use devices::{bandwidth_figure, iostat_bw_figure, iostat_util_figure};
-use dirty::{bdi_dirty_figure, dirtied_written_figure, dirty_state_figure, size_unit};
+use dirty::{bdi_dirty_figure, cgroups_figure, dirtied_written_figure, dirty_state_figure, size_unit};
 use latency::{cdf_figure, latency_timeline_figure, request_latency_figure};
 use pause::{pause_figure, task_bw_figure};
 
@@ -240,6 +240,7 @@ pub fn figures(runs: &[Run]) -> Vec<Figure> {
         bdi_dirty_figure(runs),
         dirtied_written_figure(runs),
     ];
+    f.extend(cgroups_figure(runs));
     // One bandwidth figure per device position (device names of the first run that has it).
     let ndev = runs.iter().map(|r| r.data.devices.len()).max().unwrap_or(0);
     for di in 0..ndev.max(1) {

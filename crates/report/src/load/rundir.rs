@@ -207,6 +207,8 @@ pub struct RunDir {
     /// latency.csv: the latency-sensitive tasks' operations per second (runs without any
     /// have none, and that is not a warning).
     pub latency: Option<Csv>,
+    /// cgroups.csv: each memory cgroup's pages per second (runs without cgroups have none).
+    pub cgroups: Option<Csv>,
     pub trace: TraceData,
     pub hists: Option<Histograms>,
     /// Files that were missing or unreadable (the report says so instead of failing).
@@ -272,6 +274,7 @@ pub struct Parts {
     pub histograms: Result<String, String>,
     /// `None`: the run has no latency.csv.
     pub latency: Option<String>,
+    pub cgroups: Option<String>,
     pub trace: Result<TraceData, String>,
 }
 
@@ -295,6 +298,7 @@ impl RunDir {
                 throttle: read(crate::THROTTLE_FILE),
                 histograms: read(crate::HISTOGRAMS_FILE),
                 latency: read(crate::LATENCY_FILE).ok(),
+                cgroups: read(crate::results::CGROUPS_FILE).ok(),
                 trace,
             },
         ))
@@ -365,6 +369,13 @@ impl RunDir {
                 None
             }
         });
+        let cgroups = parts.cgroups.and_then(|t| match Csv::parse(&t) {
+            Ok(c) => Some(c),
+            Err(e) => {
+                warnings.push(format!("{}: {e}", crate::results::CGROUPS_FILE));
+                None
+            }
+        });
         let hists = read_part(crate::HISTOGRAMS_FILE, parts.histograms, &mut warnings, |t| {
             parse_histograms(t).map_err(|e| e.trim_start_matches("histograms.json: ").to_string())
         });
@@ -385,6 +396,7 @@ impl RunDir {
             tasks,
             devices,
             latency,
+            cgroups,
             timeseries,
             throttle,
             trace,

@@ -108,6 +108,7 @@ impl ResultTexts {
                 throttle: Ok(self.throttle),
                 histograms: Ok(self.histograms),
                 latency: self.latency,
+                cgroups: self.cgroups,
                 trace: Ok(trace),
             },
         ))

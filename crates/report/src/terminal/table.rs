@@ -362,6 +362,8 @@ fn cgroup_table(r: &RunResult, out: &mut String) {
     let limit = |b: Option<u64>| b.map_or("max".to_string(), |b| format!("{}", b >> 20));
     let mut t = Table::labelled(&[
         "cgroup",
+        "MB wr",
+        "MB rd",
         "max MiB",
         "high MiB",
         "peak MiB",
@@ -373,11 +375,20 @@ fn cgroup_table(r: &RunResult, out: &mut String) {
         "wb waits",
         "high delay s",
     ]);
-    for g in &r.cgroups {
+    for (k, g) in r.cgroups.iter().enumerate() {
         let peak = |f: fn(&wblab_sim::metrics::MemcgSample) -> u64| g.samples.iter().map(f).max().unwrap_or(0);
         let thresh = g.samples.last().map_or(0, |s| s.dirty_thresh);
+        // The I/O of the tasks that run in the group itself (by their [[task]]'s cgroup).
+        let inside = |name: &str| r.scenario.tasks.iter().any(|tc| tc.name == name && tc.cgroup == Some(k));
+        let (wr, rd) = r
+            .tasks
+            .iter()
+            .filter(|t| inside(&t.name))
+            .fold((0, 0), |(w, d), t| (w + t.bytes_written, d + t.bytes_read));
         t.row(vec![
             g.path.clone(),
+            mb(wr),
+            mb(rd),
             limit(g.memory_max),
             limit(g.memory_high),
             mib(peak(|s| s.usage)),
