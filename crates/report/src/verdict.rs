@@ -12,7 +12,10 @@
 //!   at the hard limit), when they left free run at all;
 //! * **slow fsync**: a commit probe's median fsync() took [`SLOW_FSYNC_MS`] or more, and what
 //!   it waited on: the journal's commits where the device has one, else the device's queue;
-//! * **device-bound**: a device had a request inside it [`BUSY_UTIL`] of the run or more.
+//! * **device-bound**: a device had a request inside it [`BUSY_UTIL`] of the run or more;
+//! * **cgroup**: a memory cgroup's dirty and writeback pages came to [`CGROUP_NEAR`] of its own
+//!   dirty threshold (cgroup v2: its writers were paced by the group's domain), or, with no
+//!   such threshold (cgroup v1), to that share of its memory limit.
 
 use crate::load::rundir::{Csv, RunDir};
 use wblab_sim::metrics::RunResult;
@@ -25,6 +28,9 @@ pub const STALL_MIN_MS: f64 = 50.0;
 pub const BUSY_UTIL: f64 = 0.9;
 /// A commit probe's median fsync() from which it is worth a sentence, ms.
 pub const SLOW_FSYNC_MS: f64 = 50.0;
+/// Share of a memory cgroup's dirty threshold (or, on v1, of its limit) its dirty and
+/// writeback pages must reach for a sentence.
+pub const CGROUP_NEAR: f64 = 0.7;
 /// Seconds with operations a group needs before its typical second means anything.
 const STALL_MIN_SECONDS: usize = 10;
 
@@ -65,6 +71,9 @@ pub struct Input {
     devices: Vec<Device>,
     latency: Option<Csv>,
     throttle: Option<Csv>,
+    /// cgroups.csv, and each group's path, memory limit (bytes) and v1 writeback waits.
+    cgroups: Option<Csv>,
+    cgroup_limits: Vec<(String, Option<u64>, Option<u64>)>,
 }
 
 fn label(name: &str, n: usize) -> String {
@@ -128,6 +137,22 @@ impl Input {
                 .collect(),
             latency: d.latency.clone(),
             throttle: d.throttle.clone(),
+            cgroups: d.cgroups.clone(),
+            cgroup_limits: d.summary["scenario"]["cgroups"]["groups"]
+                .as_array()
+                .map(|gs| {
+                    gs.iter()
+                        .enumerate()
+                        .map(|(k, g)| {
+                            (
+                                g["path"].as_str().unwrap_or("").to_string(),
+                                g["memory_max"].as_u64(),
+                                d.summary["cgroups"][k]["writeback_waits"].as_u64(),
+                            )
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
         }
     }
 
@@ -173,7 +198,18 @@ impl Input {
             crate::results::csv::write_throttle(&mut v, r).expect("writing to memory cannot fail");
             Csv::parse(&String::from_utf8_lossy(&v)).expect("throttle.csv as written")
         });
+        let cgroups = (!r.cgroups.is_empty()).then(|| {
+            let mut v = Vec::new();
+            crate::results::csv::write_cgroups(&mut v, r).expect("writing to memory cannot fail");
+            Csv::parse(&String::from_utf8_lossy(&v)).expect("cgroups.csv as written")
+        });
         Input {
+            cgroups,
+            cgroup_limits: r
+                .cgroups
+                .iter()
+                .map(|g| (g.path.clone(), g.memory_max, Some(g.events.writeback_waits)))
+                .collect(),
             sim_seconds: r.sim_ns as f64 / 1e9,
             groups,
             devices: r
@@ -206,7 +242,53 @@ pub fn verdict(i: &Input) -> Vec<Finding> {
     governed(i, &mut out);
     slow_fsync(i, &mut out);
     device_bound(i, &mut out);
+    cgroup_limits(i, &mut out);
     out
+}
+
+fn cgroup_limits(i: &Input, out: &mut Vec<Finding>) {
+    let Some(c) = &i.cgroups else { return };
+    let cols = ["cgroup", "file_dirty_bytes", "file_writeback_bytes", "dirty_thresh_bytes"].map(|n| c.col(n));
+    let [Some(group), Some(dirty), Some(wb), Some(thresh)] = cols else {
+        return;
+    };
+    let num = |s: &str| s.parse::<f64>().unwrap_or(0.0);
+    let mib = |b: f64| b / 1048576.0;
+    for g in c.distinct(group) {
+        let rows: Vec<&Vec<String>> = c.rows.iter().filter(|r| r[group] == g).collect();
+        let peak = rows.iter().map(|r| num(&r[dirty]) + num(&r[wb])).fold(0.0, f64::max);
+        let t = rows.last().map_or(0.0, |r| num(&r[thresh]));
+        let (limit, waits) = i
+            .cgroup_limits
+            .iter()
+            .find(|(p, _, _)| p == g)
+            .map_or((None, None), |(_, l, w)| (*l, *w));
+        if t > 0.0 && peak >= CGROUP_NEAR * t {
+            out.push(Finding {
+                rule: "cgroup",
+                text: format!(
+                    "{g}'s writers were paced by the group's own dirty limit: its dirty and writeback pages peaked at {:.0} MiB against its threshold of {:.0} MiB (vm.dirty_ratio of what the group may use), not the machine's.",
+                    mib(peak),
+                    mib(t)
+                ),
+                figure: "cgroups",
+            });
+        } else if let Some(l) = limit.filter(|&l| t == 0.0 && peak >= CGROUP_NEAR * l as f64) {
+            let waited = match waits {
+                Some(n) if n > 0 => format!("; its reclaim waited on a page's writeback {n} times"),
+                _ => String::new(),
+            };
+            out.push(Finding {
+                rule: "cgroup",
+                text: format!(
+                    "{g} filled with dirty and writeback pages: {:.0} MiB of its {:.0} MiB limit (cgroup v1 gives a group no dirty limit of its own){waited}.",
+                    mib(peak),
+                    mib(l as f64)
+                ),
+                figure: "cgroups",
+            });
+        }
+    }
 }
 
 fn throttled(i: &Input, out: &mut Vec<Finding>) {

@@ -187,3 +187,58 @@ fn a_fast_fsync_gets_no_sentence() {
     assert!(p50 < wblab_report::verdict::SLOW_FSYNC_MS, "{p50} ms");
     assert!(!rules(&verdict(&Input::from_result(&r))).contains(&"slow-fsync"));
 }
+
+/// A writer in a 512 MiB memory cgroup beside one outside, on cgroup v2 or (with
+/// `memory.limit_in_bytes`) v1, on a disk.
+fn pod(limit_key: &str) -> String {
+    format!(
+        r#"
+name = "pod"
+duration = "15s"
+seed = 3
+[machine]
+memory = "8GiB"
+[[device]]
+name = "sda"
+[[cgroup]]
+path = "/pod"
+{limit_key} = "512MiB"
+[[cgroup]]
+path = "/idle"
+[[task]]
+name = "in-pod"
+job = "dd"
+cgroup = "/pod"
+[[task]]
+name = "outside"
+job = "dd"
+"#
+    )
+}
+
+#[test]
+fn a_memory_cgroup_is_named_for_the_limit_that_held_its_writers() {
+    let v2 = sim(&pod("memory.max"));
+    let f = verdict(&Input::from_result(&v2));
+    let c: Vec<&Finding> = f.iter().filter(|x| x.rule == "cgroup").collect();
+    assert_eq!(c.len(), 1, "{f:?}");
+    assert!(
+        c[0].text.starts_with("/pod's writers were paced by the group's own dirty limit"),
+        "{}",
+        c[0].text
+    );
+    assert_eq!(c[0].figure, "cgroups");
+    let v1 = sim(&pod("memory.limit_in_bytes"));
+    let f = verdict(&Input::from_result(&v1));
+    let c: Vec<&Finding> = f.iter().filter(|x| x.rule == "cgroup").collect();
+    assert_eq!(c.len(), 1, "{f:?}");
+    assert!(c[0].text.starts_with("/pod filled with dirty and writeback pages"), "{}", c[0].text);
+    assert!(c[0].text.contains("waited on a page's writeback"), "{}", c[0].text);
+    // The same from the results directory; the idle group and runs without cgroups say nothing.
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("verdict-cgroup");
+    let _ = std::fs::remove_dir_all(&dir);
+    wblab_report::write_results_dir(&dir, &v1, 0.0).unwrap();
+    let d = wblab_report::load::rundir::RunDir::load(&dir).unwrap();
+    assert_eq!(verdict(&Input::from_dir(&d)), verdict(&Input::from_result(&v1)));
+    assert!(!rules(&verdict(&Input::from_result(&sim(WRITERS)))).contains(&"cgroup"));
+}
