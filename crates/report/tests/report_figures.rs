@@ -503,4 +503,16 @@ cgroup = "/pod"
     assert!(thresh.iter().all(|&t| (t - 102.4).abs() < 3.0), "{thresh:?}");
     assert!(ys(series(c, "/pod dirty + writeback")).all(|d| d <= 512.0));
     assert!(!by_file(&report_figures(std::slice::from_ref(&load(0)))).contains_key("cgroups"));
+    // The terminal's cgroup table reads the same from the directory as from the run.
+    let table = |text: &str| -> Vec<String> {
+        text.lines()
+            .skip_while(|l| !l.starts_with("cgroup "))
+            .take(2)
+            .map(str::to_string)
+            .collect()
+    };
+    let from_run = table(&terminal_summary(&r, WALL));
+    assert_eq!(from_run.len(), 2, "{from_run:?}");
+    assert!(from_run[1].starts_with("/pod "));
+    assert_eq!(table(&dir_summary(&run)), from_run);
 }

@@ -14,7 +14,10 @@ use crate::load::rundir::RunDir;
 use crate::results::histograms::Hist;
 use crate::terminal::log2hist::log2_hist;
 use crate::terminal::stem::{stem, DEFAULT_ATOM, DEFAULT_WIDTH};
-use crate::terminal::table::{device_row, device_table_header, group_row, group_table, mib_pages, run_line, task_row, task_table, Quants};
+use crate::terminal::table::{
+    cgroup_rows_table, device_row, device_table_header, group_row, group_table, mib_pages, run_line, task_row, task_table, CgroupRow,
+    Quants,
+};
 use std::fmt::Write as _;
 
 /// Largest number of values a stem plot is drawn from; bigger distributions are represented
@@ -103,6 +106,11 @@ pub fn dir_summary(run: &RunDir) -> String {
         }
         t.render(&mut out);
     }
+    let cgroups = dir_cgroups(run);
+    if !cgroups.is_empty() {
+        out.push('\n');
+        cgroup_rows_table(&cgroups, &mut out);
+    }
     if let Some(ts) = &run.timeseries {
         if let Some(last) = ts.rows.len().checked_sub(1) {
             let v = |c: &str| ts.f64s(c).map(|v| v[last]).filter(|x| x.is_finite()).unwrap_or(0.0);
@@ -125,6 +133,62 @@ pub fn dir_summary(run: &RunDir) -> String {
         out.push_str(&crate::verdict::verdict_text(&v));
     }
     out
+}
+
+/// The cgroup table's rows from a results directory: summary.json's `cgroups` (peaks and
+/// events) and the scenario it echoes (limits, which tasks run where), cgroups.csv (each
+/// group's dirty threshold at the end).
+fn dir_cgroups(run: &RunDir) -> Vec<CgroupRow> {
+    let s = &run.summary;
+    let Some(gs) = s["scenario"]["cgroups"]["groups"].as_array() else {
+        return Vec::new();
+    };
+    let u = |v: &serde_json::Value| v.as_u64().unwrap_or(0);
+    gs.iter()
+        .enumerate()
+        .map(|(k, g)| {
+            let path = g["path"].as_str().unwrap_or("").to_string();
+            let ev = &s["cgroups"][k];
+            let names: Vec<&str> = s["scenario"]["tasks"]
+                .as_array()
+                .map(|ts| {
+                    ts.iter()
+                        .filter(|t| t["cgroup"].as_u64() == Some(k as u64))
+                        .filter_map(|t| t["name"].as_str())
+                        .collect()
+                })
+                .unwrap_or_default();
+            let io = run
+                .tasks
+                .iter()
+                .filter(|t| names.contains(&t.name.as_str()))
+                .fold((0, 0), |(w, d), t| (w + t.bytes_written, d + t.bytes_read));
+            let thresh = run.cgroups.as_ref().map_or(0, |c| {
+                let (Some(col_g), Some(col_t)) = (c.col("cgroup"), c.col("dirty_thresh_bytes")) else {
+                    return 0;
+                };
+                c.rows
+                    .iter()
+                    .rev()
+                    .find(|r| r[col_g] == path)
+                    .map_or(0, |r| r[col_t].parse().unwrap_or(0))
+            });
+            CgroupRow {
+                path,
+                io,
+                max: g["memory_max"].as_u64(),
+                high: g["memory_high"].as_u64(),
+                peak: u(&ev["peak_memory_current_bytes"]),
+                peak_dirty: u(&ev["peak_dirty_writeback_bytes"]),
+                thresh,
+                reclaimed: u(&ev["reclaimed_bytes"]),
+                max_events: u(&ev["max_events"]),
+                throttled: u(&ev["reclaim_throttled"]),
+                wb_waits: u(&ev["writeback_waits"]),
+                high_delay_s: ev["high_delay_ms"].as_f64().unwrap_or(0.0) / 1e3,
+            }
+        })
+        .collect()
 }
 
 /// A latency distribution chosen for the terminal.

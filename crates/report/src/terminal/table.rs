@@ -355,10 +355,29 @@ fn device_table(r: &RunResult, out: &mut String) {
     }
 }
 
-/// The memory cgroups: their limits, their largest usage and dirty level against their own
-/// dirty threshold, and what their limits cost (memory.events, reclaim, waits).
-fn cgroup_table(r: &RunResult, out: &mut String) {
-    let mib = |pages: u64| format!("{}", (pages * wblab_sim::units::PAGE_SIZE) >> 20);
+/// One memory cgroup's line of the cgroup table, in bytes.
+pub(crate) struct CgroupRow {
+    pub path: String,
+    /// Bytes written and read by the tasks that run in the group.
+    pub io: (u64, u64),
+    pub max: Option<u64>,
+    pub high: Option<u64>,
+    pub peak: u64,
+    pub peak_dirty: u64,
+    /// The group's own dirty threshold at the end (0: none, cgroup v1).
+    pub thresh: u64,
+    pub reclaimed: u64,
+    pub max_events: u64,
+    pub throttled: u64,
+    pub wb_waits: u64,
+    pub high_delay_s: f64,
+}
+
+/// The memory cgroups: their tasks' I/O, their limits, their largest usage and dirty level
+/// against their own dirty threshold, and what their limits cost (memory.events, reclaim,
+/// waits).
+pub(crate) fn cgroup_rows_table(rows: &[CgroupRow], out: &mut String) {
+    let mib = |b: u64| format!("{}", b >> 20);
     let limit = |b: Option<u64>| b.map_or("max".to_string(), |b| format!("{}", b >> 20));
     let mut t = Table::labelled(&[
         "cgroup",
@@ -375,33 +394,58 @@ fn cgroup_table(r: &RunResult, out: &mut String) {
         "wb waits",
         "high delay s",
     ]);
-    for (k, g) in r.cgroups.iter().enumerate() {
-        let peak = |f: fn(&wblab_sim::metrics::MemcgSample) -> u64| g.samples.iter().map(f).max().unwrap_or(0);
-        let thresh = g.samples.last().map_or(0, |s| s.dirty_thresh);
-        // The I/O of the tasks that run in the group itself (by their [[task]]'s cgroup).
-        let inside = |name: &str| r.scenario.tasks.iter().any(|tc| tc.name == name && tc.cgroup == Some(k));
-        let (wr, rd) = r
-            .tasks
-            .iter()
-            .filter(|t| inside(&t.name))
-            .fold((0, 0), |(w, d), t| (w + t.bytes_written, d + t.bytes_read));
+    for g in rows {
         t.row(vec![
             g.path.clone(),
-            mb(wr),
-            mb(rd),
-            limit(g.memory_max),
-            limit(g.memory_high),
-            mib(peak(|s| s.usage)),
-            mib(peak(|s| s.dirty + s.writeback)),
-            if thresh == 0 { "-".to_string() } else { mib(thresh) },
-            mib(g.events.reclaimed),
-            g.events.max_events.to_string(),
-            g.events.throttled.to_string(),
-            g.events.writeback_waits.to_string(),
-            format!("{:.2}", g.events.high_delay_ns as f64 / 1e9),
+            mb(g.io.0),
+            mb(g.io.1),
+            limit(g.max),
+            limit(g.high),
+            mib(g.peak),
+            mib(g.peak_dirty),
+            if g.thresh == 0 { "-".to_string() } else { mib(g.thresh) },
+            mib(g.reclaimed),
+            g.max_events.to_string(),
+            g.throttled.to_string(),
+            g.wb_waits.to_string(),
+            format!("{:.2}", g.high_delay_s),
         ]);
     }
     t.render(out);
+}
+
+fn cgroup_table(r: &RunResult, out: &mut String) {
+    let page = wblab_sim::units::PAGE_SIZE;
+    let rows: Vec<CgroupRow> = r
+        .cgroups
+        .iter()
+        .enumerate()
+        .map(|(k, g)| {
+            let peak = |f: fn(&wblab_sim::metrics::MemcgSample) -> u64| g.samples.iter().map(f).max().unwrap_or(0) * page;
+            // The I/O of the tasks that run in the group itself (by their [[task]]'s cgroup).
+            let inside = |name: &str| r.scenario.tasks.iter().any(|tc| tc.name == name && tc.cgroup == Some(k));
+            let io = r
+                .tasks
+                .iter()
+                .filter(|t| inside(&t.name))
+                .fold((0, 0), |(w, d), t| (w + t.bytes_written, d + t.bytes_read));
+            CgroupRow {
+                path: g.path.clone(),
+                io,
+                max: g.memory_max,
+                high: g.memory_high,
+                peak: peak(|s| s.usage),
+                peak_dirty: peak(|s| s.dirty + s.writeback),
+                thresh: g.samples.last().map_or(0, |s| s.dirty_thresh) * page,
+                reclaimed: g.events.reclaimed * page,
+                max_events: g.events.max_events,
+                throttled: g.events.throttled,
+                wb_waits: g.events.writeback_waits,
+                high_delay_s: g.events.high_delay_ns as f64 / 1e9,
+            }
+        })
+        .collect();
+    cgroup_rows_table(&rows, out);
 }
 
 fn dirty_line(r: &RunResult, out: &mut String) {
