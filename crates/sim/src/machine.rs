@@ -220,6 +220,7 @@ fn attach_cgroups(
             parent: g.parent.map(|p| p as u16),
             max: g.memory_max.map_or(u64::MAX, |b| b / PAGE_SIZE),
             high: g.memory_high.map_or(u64::MAX, |b| b / PAGE_SIZE),
+            low: g.memory_low.map_or(0, |b| b / PAGE_SIZE),
             domain: WbDomain {
                 bdi_min_ratio_sum: min_ratio_sum,
                 ..Default::default()
@@ -644,7 +645,7 @@ impl Machine {
         // kswapd, folded in: keep free memory above the low watermark by evicting clean pages.
         if self.vm.nr_free < n + self.vm.wmark_low {
             let want = n + self.vm.wmark_high - self.vm.nr_free.min(n + self.vm.wmark_high);
-            let got = self.lru.shrink(want, &mut self.inodes);
+            let got = self.global_shrink(want);
             self.vm.nr_free += got;
             self.vm.nr_file -= got;
         }

@@ -19,6 +19,7 @@ fn pod_and_host(model: wblab_sim::config::DeviceModelConfig, memory: u64, limit:
             parent: None,
             memory_max: Some(limit),
             memory_high: None,
+            memory_low: None,
             io_max: Vec::new(),
             io_latency: Vec::new(),
         }],
@@ -124,6 +125,7 @@ fn a_reader_in_a_small_memcg_recycles_its_own_cache() {
         parent: None,
         memory_max: Some(limit),
         memory_high: None,
+        memory_low: None,
         io_max: Vec::new(),
         io_latency: Vec::new(),
     });
@@ -208,6 +210,7 @@ fn noisy_neighbour(wbps: Option<u64>, version: CgroupVersion) -> Scenario {
                 parent: None,
                 memory_max: None,
                 memory_high: None,
+                memory_low: None,
                 io_max: if *p == "/noisy" { io_max.clone() } else { Vec::new() },
                 io_latency: Vec::new(),
             })
@@ -285,6 +288,7 @@ fn db_and_batch(target: Option<u64>) -> Scenario {
                 parent: None,
                 memory_max: None,
                 memory_high: None,
+                memory_low: None,
                 io_max: Vec::new(),
                 io_latency: if *p == "/db" {
                     target.map(|t| vec![(0, t)]).unwrap_or_default()
@@ -355,4 +359,50 @@ fn io_latency_shrinks_a_siblings_queue_depth_while_the_protected_group_misses() 
         wrote(&with),
         wrote(&without)
     );
+}
+
+#[test]
+fn memory_low_keeps_a_groups_cache_through_a_copys_cache_pressure() {
+    // A database's buffered random reads over a 512 MiB table in /db, and a copy outside any
+    // group whose written-back pages press on a 2 GiB machine's page cache.
+    let scenario = |low: Option<u64>| {
+        let mut sc = Scenario::one_device("low", ssd(), 2 * GIB, 2, 20 * SEC);
+        sc.cgroups.groups.push(CgroupConfig {
+            path: "/db".into(),
+            parent: None,
+            memory_max: None,
+            memory_high: None,
+            memory_low: low,
+            io_max: Vec::new(),
+            io_latency: Vec::new(),
+        });
+        let mut db = task(
+            "db",
+            "/mnt/sda/table",
+            0,
+            JobConfig::Randread {
+                bs: 64 * 1024,
+                file_size: 512 * MIB,
+                direct: false,
+                think: MS,
+            },
+        );
+        db.cgroup = Some(0);
+        sc.tasks.push(db);
+        sc.tasks.push(task("copy", "/mnt/sda/copy", 0, dd(None)));
+        sc
+    };
+    let late_reads = |r: &RunResult| -> u64 { r.vmstat[r.vmstat.len() / 2..].iter().map(|s| s.dev_read_bytes[0]).sum() };
+    let protected = run(&scenario(Some(GIB)));
+    let exposed = run(&scenario(None));
+    // Protected, the table stays cached once read: the second half reads little from the
+    // device; unprotected, the copy's pages keep pushing it out.
+    assert!(
+        late_reads(&protected) * 4 < late_reads(&exposed),
+        "device reads in the second half: {} MiB with memory.low, {} MiB without",
+        late_reads(&protected) >> 20,
+        late_reads(&exposed) >> 20
+    );
+    let g = &protected.cgroups[0];
+    assert!(g.samples.last().unwrap().file * PAGE_SIZE > 450 * MIB);
 }

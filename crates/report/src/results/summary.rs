@@ -38,6 +38,8 @@ struct CgroupSummary<'a> {
     max_events: u64,
     high_events: u64,
     reclaimed_bytes: u64,
+    /// Global reclaims that took pages of the group below its memory.low.
+    low_events: u64,
     reclaim_throttled: u64,
     writeback_waits: u64,
     high_delays: u64,
@@ -55,6 +57,7 @@ fn cgroup(g: &wblab_sim::metrics::CgroupResult) -> CgroupSummary<'_> {
         max_events: g.events.max_events,
         high_events: g.events.high_events,
         reclaimed_bytes: g.events.reclaimed * page,
+        low_events: g.events.low_events,
         reclaim_throttled: g.events.throttled,
         writeback_waits: g.events.writeback_waits,
         high_delays: g.events.high_delays,

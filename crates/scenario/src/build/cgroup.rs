@@ -13,6 +13,7 @@ pub(super) const KEYS: &[&str] = &[
     "path",
     "memory.max",
     "memory.high",
+    "memory.low",
     "io.max",
     "io.latency",
     "memory.limit_in_bytes",
@@ -30,10 +31,9 @@ const V1_KEYS: &[&str] = &[
     "blkio.throttle.write_iops_device",
 ];
 /// Files of cgroup v2 only.
-const V2_KEYS: &[&str] = &["memory.max", "memory.high", "io.max", "io.latency"];
+const V2_KEYS: &[&str] = &["memory.max", "memory.high", "memory.low", "io.max", "io.latency"];
 /// Real cgroup files wblab does not model yet: named as such rather than as unknown.
 const NOT_MODELLED: &[&str] = &[
-    "memory.low",
     "memory.min",
     "memory.swap.max",
     "memory.soft_limit_in_bytes",
@@ -139,12 +139,14 @@ fn group(sec: &Section<'_>, tree: &CgroupTree, devices: &[DeviceConfig]) -> Resu
         parent,
         memory_max: None,
         memory_high: None,
+        memory_low: None,
         io_max: Vec::new(),
         io_latency: Vec::new(),
     };
     sec.read("memory.max", &mut g.memory_max, limit)?;
     sec.read("memory.limit_in_bytes", &mut g.memory_max, limit)?;
     sec.read("memory.high", &mut g.memory_high, limit)?;
+    sec.read("memory.low", &mut g.memory_low, protection)?;
     if let Some(e) = sec.get("io.max") {
         for line in lines(e)? {
             io_max_line(e, line, devices, &mut g.io_max)?;
@@ -332,4 +334,16 @@ fn limit(e: &Entry<'_>) -> Result<Option<u64>> {
             .hint("a group that small would OOM-kill its writer, which wblab does not model; e.g. \"512MiB\", or \"max\""));
     }
     Ok(Some(bytes / PAGE_SIZE * PAGE_SIZE))
+}
+
+/// `memory.low`: bytes protected from global reclaim, or `"max"` (all of the group's); 0 is
+/// none.
+fn protection(e: &Entry<'_>) -> Result<Option<u64>> {
+    if let Ok("max") = e.str().map(str::trim) {
+        return Ok(Some(u64::MAX));
+    }
+    let bytes = e
+        .size()
+        .map_err(|p| p.hint(format!("{SIZE_SYNTAX}, or \"max\" to protect all of the group's memory")))?;
+    Ok((bytes > 0).then_some(bytes / PAGE_SIZE * PAGE_SIZE))
 }

@@ -204,10 +204,11 @@ impl Generator {
                 }
             }
             for key in self.cat.device.iter().filter(|k| !matches!(**k, "name" | "model")) {
-                // Mount options only on a device given a file system (else the file is
-                // refused for that alone, too often to leave enough valid ones).
+                // Mount options and a journal size only on a device given a file system
+                // (else the file is refused for that alone, too often to leave enough valid
+                // ones).
                 let section = &o[o.rfind("[[device]]").unwrap_or(0)..];
-                if *key == "mount" && !section.contains("\nfs = ") {
+                if matches!(*key, "mount" | "journal_size") && !section.contains("\nfs = ") {
                     continue;
                 }
                 if chance(r, rate_of(key, 0.04)) {
@@ -235,7 +236,7 @@ impl Generator {
         let old_kernel = o.contains("\n[policy]")
             || o.lines()
                 .any(|l| l.starts_with("kernel = ") && !["\"6.", "\"5.", "\"4."].iter().any(|k| l.contains(k)));
-        if !chance(r, 0.125) || (old_kernel && !chance(r, 0.1)) {
+        if !chance(r, 0.1) || (old_kernel && !chance(r, 0.1)) {
             return Vec::new();
         }
         let v1 = chance(r, 0.3);
@@ -251,7 +252,7 @@ impl Generator {
             for key in self.cat.cgroup.iter().filter(|k| **k != "path") {
                 let v1_key = *key == "memory.limit_in_bytes" || key.starts_with("blkio.");
                 let own_version = v1_key == v1;
-                if chance(r, if own_version { 0.5 } else { 0.01 }) {
+                if chance(r, if own_version { 0.4 } else { 0.003 }) {
                     let v = value(r, &shapes::cgroup(key).expect("every cgroup key has a shape"), ctx);
                     kv(o, key, &v);
                 }

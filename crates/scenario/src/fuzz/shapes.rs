@@ -214,7 +214,7 @@ pub fn task(key: &str, jobs: &[&'static str]) -> Option<Shape> {
 pub fn cgroup(key: &str) -> Option<Shape> {
     Some(match key {
         "path" => Shape::CgroupPath,
-        "memory.max" | "memory.high" | "memory.limit_in_bytes" => Shape::Size(16 * M, 8 * G),
+        "memory.max" | "memory.high" | "memory.low" | "memory.limit_in_bytes" => Shape::Size(16 * M, 8 * G),
         "io.latency" => Shape::DeviceLimits(&["target=10000", "target=50ms", "target=max"]),
         "io.max" => Shape::DeviceLimits(&["wbps=10MiB", "rbps=1048576 riops=100", "wiops=50 wbps=max"]),
         "blkio.throttle.read_bps_device" | "blkio.throttle.write_bps_device" => Shape::DeviceLimits(&["10485760", "1048576", "0"]),

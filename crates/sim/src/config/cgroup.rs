@@ -28,6 +28,9 @@ pub struct CgroupConfig {
     /// `memory.high` (v2 only), bytes; `None` = max.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub memory_high: Option<u64>,
+    /// `memory.low` (v2 only), bytes: best-effort protection from global reclaim; `None` = 0.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_low: Option<u64>,
     /// `io.max` (v1: `blkio.throttle.*_device`): blk-throttle limits per device (index into
     /// `Scenario::devices`).
     #[serde(skip_serializing_if = "Vec::is_empty")]

@@ -88,4 +88,8 @@ impl Mappings for Vec<Inode> {
     fn device(&self, file: u32) -> u16 {
         self[file as usize].dev
     }
+
+    fn memcg(&self, file: u32) -> Option<u16> {
+        self[file as usize].memcg
+    }
 }

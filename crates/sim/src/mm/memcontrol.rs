@@ -25,9 +25,12 @@
 //!   `overage² × HZ >> 34 × pages / 64` jiffies (at most 2 s, none below HZ/100), once per
 //!   allocation — the kernel does it once per return to user space.
 //!
+//! - **memory.low**: global reclaim passes over a group within its low limit
+//!   ([`Machine::global_shrink`]).
+//!
 //! Simplified (see docs/model-scope.md): no anonymous memory, swap, kernel memory or
-//! `memory.low`/`memory.min` protection; global reclaim does not prefer groups over their
-//! high limit; the OOM killer is not modelled (limits are at least 16 MiB, so a write's
+//! `memory.min`; protection is each group's own low against its own usage (no `elow`
+//! distribution); global reclaim does not prefer groups over their high limit; the OOM killer is not modelled (limits are at least 16 MiB, so a write's
 //! allocation always fits once the group's writeback completes).
 
 use super::page_cache::PageState;
@@ -55,6 +58,8 @@ pub struct MemCgroup {
     pub max: u64,
     /// `memory.high` in pages (`u64::MAX`: max).
     pub high: u64,
+    /// `memory.low` in pages (0: none).
+    pub low: u64,
     /// Files charged to this group.
     pub inodes: Vec<u32>,
     /// Tasks running in this group.
@@ -80,6 +85,9 @@ pub struct MemcgEvents {
     pub high_events: u64,
     /// Pages the group's own reclaim evicted.
     pub reclaimed: u64,
+    /// Global reclaims that had to take pages of the group below its memory.low (`low` in
+    /// memory.events).
+    pub low_events: u64,
     /// Sleeps in `reclaim_throttle` after a fruitless reclaim, and v1 waits on a page's
     /// writeback.
     pub throttled: u64,
@@ -366,6 +374,40 @@ impl Machine {
                 dirty_background_thresh: bg,
             });
         }
+    }
+
+    /// Global reclaim (kswapd, folded into the allocation): evict up to `want` clean pages,
+    /// first passing over the groups within their `memory.low`, then, if that was not
+    /// enough, from them too (`memcg_low_reclaim`). Returns the pages evicted.
+    pub(crate) fn global_shrink(&mut self, want: u64) -> u64 {
+        if self.memcgs.iter().all(|g| g.low == 0) {
+            return self.lru.shrink(want, &mut self.inodes);
+        }
+        let protected: Vec<bool> = (0..self.memcgs.len() as u16).map(|c| self.memcg_protected(c)).collect();
+        let mut got = self.lru.shrink_unprotected(want, &mut self.inodes, &protected);
+        if got < want {
+            for (c, p) in protected.iter().enumerate() {
+                if *p {
+                    self.memcgs[c].stats.low_events += 1;
+                }
+            }
+            got += self.lru.shrink(want - got, &mut self.inodes);
+        }
+        got
+    }
+
+    /// Whether group `cg`'s pages are within the protection of `memory.low`: its usage (or
+    /// an ancestor's, for the nearest that sets one) is at most that ancestor's low.
+    fn memcg_protected(&self, cg: u16) -> bool {
+        let mut c = Some(cg);
+        while let Some(x) = c {
+            let low = self.memcgs[x as usize].low;
+            if low > 0 {
+                return self.memcg_usage(x).usage <= low;
+            }
+            c = self.memcgs[x as usize].parent;
+        }
+        false
     }
 
     /// Advance every group's dirty-domain proportions by a period (`writeout_period`), as

@@ -30,6 +30,10 @@ pub trait Mappings {
     fn device(&self, _file: u32) -> u16 {
         0
     }
+    /// The memory cgroup the file's pages are charged to.
+    fn memcg(&self, _file: u32) -> Option<u16> {
+        None
+    }
 }
 
 impl Mappings for Vec<AddressSpace> {
@@ -64,29 +68,59 @@ impl Lru {
     /// cache. Returns the pages evicted.
     pub fn shrink(&mut self, want: u64, files: &mut impl Mappings) -> u64 {
         let mut got = 0;
+        while got < want && !self.q.is_empty() {
+            got += self.shrink_head(want - got, files);
+        }
+        got
+    }
+
+    /// As `shrink`, passing over the pages of the memory cgroups `protected` marks (under
+    /// their `memory.low`): those keep their places in the queue.
+    pub fn shrink_unprotected(&mut self, want: u64, files: &mut impl Mappings, protected: &[bool]) -> u64 {
+        let mut kept = Vec::new();
+        let mut got = 0;
         while got < want {
-            let Some(e) = self.q.pop_front() else { break };
-            let m = files.mapping(e.file);
-            let mut idx = e.start;
-            let end = e.start + e.len;
-            while idx < end && got < want {
-                let (st, run) = m.run_at(idx, end - idx);
-                if st == Some(PageState::Clean) {
-                    let take = run.min(want - got);
-                    m.set_range(idx, take, None);
-                    got += take;
-                    idx += take;
-                } else {
-                    idx += run;
-                }
+            let Some(&e) = self.q.front() else { break };
+            if files
+                .memcg(e.file)
+                .is_some_and(|c| protected.get(c as usize).copied().unwrap_or(false))
+            {
+                kept.push(e);
+                self.q.pop_front();
+                continue;
             }
-            if idx < end {
-                self.q.push_front(LruEntry {
-                    file: e.file,
-                    start: idx,
-                    len: end - idx,
-                });
+            got += self.shrink_head(want - got, files);
+        }
+        for e in kept.into_iter().rev() {
+            self.q.push_front(e);
+        }
+        got
+    }
+
+    /// Evict up to `want` clean pages of the head entry; what is left of it stays at the head.
+    fn shrink_head(&mut self, want: u64, files: &mut impl Mappings) -> u64 {
+        let Some(e) = self.q.pop_front() else { return 0 };
+        let m = files.mapping(e.file);
+        let mut got = 0;
+        let mut idx = e.start;
+        let end = e.start + e.len;
+        while idx < end && got < want {
+            let (st, run) = m.run_at(idx, end - idx);
+            if st == Some(PageState::Clean) {
+                let take = run.min(want - got);
+                m.set_range(idx, take, None);
+                got += take;
+                idx += take;
+            } else {
+                idx += run;
             }
+        }
+        if idx < end {
+            self.q.push_front(LruEntry {
+                file: e.file,
+                start: idx,
+                len: end - idx,
+            });
         }
         got
     }

@@ -495,7 +495,7 @@ impl Machine {
         }
         if self.vm.nr_free < n + self.vm.wmark_low {
             let want = n + self.vm.wmark_high - self.vm.nr_free.min(n + self.vm.wmark_high);
-            let got = self.lru.shrink(want, &mut self.inodes);
+            let got = self.global_shrink(want);
             self.vm.nr_free += got;
             self.vm.nr_file -= got;
         }
