@@ -16,12 +16,8 @@ fn pod_and_host(model: wblab_sim::config::DeviceModelConfig, memory: u64, limit:
         version,
         groups: vec![CgroupConfig {
             path: "/pod".into(),
-            parent: None,
             memory_max: Some(limit),
-            memory_high: None,
-            memory_low: None,
-            io_max: Vec::new(),
-            io_latency: Vec::new(),
+            ..Default::default()
         }],
     };
     let mut pod = task("pod-dd", "/mnt/sda/pod", 0, dd(None));
@@ -122,12 +118,8 @@ fn a_reader_in_a_small_memcg_recycles_its_own_cache() {
     let mut sc = Scenario::one_device("reader", ssd(), 8 * GIB, 2, 10 * SEC);
     sc.cgroups.groups.push(CgroupConfig {
         path: "/reader".into(),
-        parent: None,
         memory_max: Some(limit),
-        memory_high: None,
-        memory_low: None,
-        io_max: Vec::new(),
-        io_latency: Vec::new(),
+        ..Default::default()
     });
     let mut cat = task(
         "cat",
@@ -207,12 +199,8 @@ fn noisy_neighbour(wbps: Option<u64>, version: CgroupVersion) -> Scenario {
             .iter()
             .map(|p| CgroupConfig {
                 path: p.to_string(),
-                parent: None,
-                memory_max: None,
-                memory_high: None,
-                memory_low: None,
                 io_max: if *p == "/noisy" { io_max.clone() } else { Vec::new() },
-                io_latency: Vec::new(),
+                ..Default::default()
             })
             .collect(),
     };
@@ -285,16 +273,12 @@ fn db_and_batch(target: Option<u64>) -> Scenario {
             .iter()
             .map(|p| CgroupConfig {
                 path: p.to_string(),
-                parent: None,
-                memory_max: None,
-                memory_high: None,
-                memory_low: None,
-                io_max: Vec::new(),
                 io_latency: if *p == "/db" {
                     target.map(|t| vec![(0, t)]).unwrap_or_default()
                 } else {
                     Vec::new()
                 },
+                ..Default::default()
             })
             .collect(),
     };
@@ -369,12 +353,8 @@ fn memory_low_keeps_a_groups_cache_through_a_copys_cache_pressure() {
         let mut sc = Scenario::one_device("low", ssd(), 2 * GIB, 2, 20 * SEC);
         sc.cgroups.groups.push(CgroupConfig {
             path: "/db".into(),
-            parent: None,
-            memory_max: None,
-            memory_high: None,
             memory_low: low,
-            io_max: Vec::new(),
-            io_latency: Vec::new(),
+            ..Default::default()
         });
         let mut db = task(
             "db",

@@ -14,8 +14,8 @@ pub enum CgroupVersion {
     V2,
 }
 
-/// One cgroup below the root.
-#[derive(Clone, Debug, Serialize)]
+/// One cgroup below the root (`Default`: no limits, a child of the root, an empty path).
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct CgroupConfig {
     /// Absolute path below the hierarchy's root, e.g. `/pods/web`.
     pub path: String,

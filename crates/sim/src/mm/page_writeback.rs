@@ -1340,34 +1340,22 @@ mod tests {
 
         /// `f` runs with a ThrottleCx at jiffies `j` (HZ 250: jiffy j starts at (j−1)·4 ms).
         fn at<R>(&mut self, j: u64, f: impl FnOnce(&mut ThrottleCx) -> R) -> R {
-            let mut cx = ThrottleCx {
-                clock: Clock::new(250),
-                now: (j - 1) * 4_000_000,
-                vm: &self.vm,
-                sysctl: &self.sysctl,
-                dom: &mut self.dom,
-                wb: &mut self.wb,
-                ncpus: 2,
-                bdp_ratelimits: &mut self.bdp,
-                ratelimit_pages: 16,
-                writeback_in_progress: false,
-                out: &mut self.out,
-                tid: 0,
-                wb_index: 0,
-                memcg: None,
-            };
-            f(&mut cx)
+            self.at_with(j, None, f)
         }
 
         /// As `at`, for a task of a memory cgroup whose domain is `mdom` and whose pages are
         /// `stats`.
-        fn at_memcg<R>(
-            &mut self,
+        fn at_memcg<'s, R>(
+            &'s mut self,
             j: u64,
-            mdom: &mut WbDomain,
+            mdom: &'s mut WbDomain,
             stats: crate::mm::memcontrol::MemcgWbStats,
-            f: impl FnOnce(&mut ThrottleCx) -> R,
+            f: impl FnOnce(&mut ThrottleCx<'s>) -> R,
         ) -> R {
+            self.at_with(j, Some(MemcgCx { dom: mdom, stats }), f)
+        }
+
+        fn at_with<'s, R>(&'s mut self, j: u64, memcg: Option<MemcgCx<'s>>, f: impl FnOnce(&mut ThrottleCx<'s>) -> R) -> R {
             let mut cx = ThrottleCx {
                 clock: Clock::new(250),
                 now: (j - 1) * 4_000_000,
@@ -1382,7 +1370,7 @@ mod tests {
                 out: &mut self.out,
                 tid: 0,
                 wb_index: 0,
-                memcg: Some(MemcgCx { dom: mdom, stats }),
+                memcg,
             };
             f(&mut cx)
         }
