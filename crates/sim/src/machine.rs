@@ -537,6 +537,8 @@ impl Machine {
         }
         self.vm.nr_alloc_pending -= n;
         self.tasks[tid as usize].alloc_pending -= n;
+        self.memcg_pending(tid, -(n as i64));
+        self.memcg_account(file, absent as i64, newly as i64, 0);
         self.vm.nr_file += absent;
         self.vm.nr_free += n - absent;
         self.inodes[file as usize].nr_dirtied += newly;
@@ -567,6 +569,7 @@ impl Machine {
         let inode_idle = inode.mapping.nr_writeback == 0;
         self.vm.nr_writeback -= moved;
         self.vm.nr_written += moved;
+        self.memcg_account(file, 0, 0, -(moved as i64));
         self.wbs[wb].writeback -= moved;
         self.wbs[wb].writeout_add(&mut self.dom, moved);
         if let Some(cg) = self.wbs[wb].memcg {
@@ -653,6 +656,7 @@ impl Machine {
             self.vm.nr_free -= n;
             self.vm.nr_alloc_pending += n;
             self.tasks[tid as usize].alloc_pending += n;
+            self.memcg_pending(tid, n as i64);
             return true;
         }
         // Nothing clean left: wake the flushers (start-all, reason vmscan) and throttle.
@@ -672,10 +676,13 @@ impl Machine {
         self.sleep_task(tid, timeout);
     }
 
-    /// Insert `n` pages that task `tid` allocated by `alloc_pages` into the page cache.
-    pub fn map_pages(&mut self, tid: u32, n: u64) {
+    /// Insert `n` pages that task `tid` allocated by `alloc_pages` into the page cache of
+    /// `file`.
+    pub fn map_pages(&mut self, tid: u32, file: u32, n: u64) {
         self.vm.nr_alloc_pending -= n;
         self.tasks[tid as usize].alloc_pending -= n;
+        self.memcg_pending(tid, -(n as i64));
+        self.memcg_account(file, n as i64, 0, 0);
         self.vm.nr_file += n;
     }
 

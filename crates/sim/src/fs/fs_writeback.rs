@@ -612,6 +612,7 @@ impl Machine {
             }
             self.vm.nr_dirty -= n;
             self.vm.nr_writeback += n;
+            self.memcg_account(ino, 0, -(n as i64), n as i64);
             self.wbs[wbi].reclaimable -= n;
             self.wbs[wbi].writeback += n;
             let mut p = s;

@@ -105,6 +105,9 @@ impl Machine {
                 );
             }
         }
+        if let Some(why) = self.memcg_counters_check() {
+            return c("memory cgroups", why);
+        }
         for (cg, g) in self.memcgs.iter().enumerate() {
             let usage = self.memcg_usage(cg as u16).usage;
             if usage > g.max {

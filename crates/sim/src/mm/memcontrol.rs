@@ -72,6 +72,10 @@ pub struct MemCgroup {
     pub stats: MemcgEvents,
     /// Per-second samples for the results.
     pub samples: Vec<crate::metrics::MemcgSample>,
+    /// The group's own files' page cache, dirty and writeback pages (`usage` unused), kept
+    /// as the pages change state; and its tasks' allocations in progress.
+    pub own: MemcgUsage,
+    pub pending: u64,
     /// The group has a wb of its own (cgroup writeback), hence a dirty domain.
     pub has_wb: bool,
 }
@@ -172,16 +176,63 @@ impl Machine {
             if !self.memcg_within(c as u16, cg) {
                 continue;
             }
-            for &ino in &g.inodes {
-                let m = &self.inodes[ino as usize].mapping;
-                u.file += m.nr_pages;
-                u.dirty += m.nr_dirty;
-                u.writeback += m.nr_writeback;
-            }
-            u.usage += g.tasks.iter().map(|&t| self.tasks[t as usize].alloc_pending).sum::<u64>();
+            u.file += g.own.file;
+            u.dirty += g.own.dirty;
+            u.writeback += g.own.writeback;
+            u.usage += g.pending;
         }
         u.usage += u.file;
         u
+    }
+
+    /// Pages of `file` changed state: `file` pages entered (+) or left (−) the cache, `dirty`
+    /// and `writeback` likewise; the file's group follows, as `mod_lruvec_state` does.
+    #[inline]
+    pub(crate) fn memcg_account(&mut self, file: u32, file_delta: i64, dirty_delta: i64, writeback_delta: i64) {
+        if let Some(c) = self.inodes[file as usize].memcg {
+            let o = &mut self.memcgs[c as usize].own;
+            o.file = o.file.wrapping_add_signed(file_delta);
+            o.dirty = o.dirty.wrapping_add_signed(dirty_delta);
+            o.writeback = o.writeback.wrapping_add_signed(writeback_delta);
+        }
+    }
+
+    /// Task `tid` allocated (+) or inserted or gave back (−) `n` pages: its group's charge
+    /// in progress follows.
+    #[inline]
+    pub(crate) fn memcg_pending(&mut self, tid: u32, n: i64) {
+        if let Some(c) = self.tasks[tid as usize].memcg {
+            let g = &mut self.memcgs[c as usize];
+            g.pending = g.pending.wrapping_add_signed(n);
+        }
+    }
+
+    /// Whether every group's counters agree with its files and tasks (the conservation law).
+    pub(crate) fn memcg_counters_check(&self) -> Option<String> {
+        for (c, g) in self.memcgs.iter().enumerate() {
+            let mut want = MemcgUsage::default();
+            for &ino in &g.inodes {
+                let m = &self.inodes[ino as usize].mapping;
+                want.file += m.nr_pages;
+                want.dirty += m.nr_dirty;
+                want.writeback += m.nr_writeback;
+            }
+            let pending: u64 = g.tasks.iter().map(|&t| self.tasks[t as usize].alloc_pending).sum();
+            if (g.own.file, g.own.dirty, g.own.writeback, g.pending) != (want.file, want.dirty, want.writeback, pending) {
+                return Some(format!(
+                    "cgroup {}: file/dirty/writeback/allocating {}/{}/{}/{} != its files' and tasks' {}/{}/{}/{pending}",
+                    self.cfg.cgroups.groups[c].path,
+                    g.own.file,
+                    g.own.dirty,
+                    g.own.writeback,
+                    g.pending,
+                    want.file,
+                    want.dirty,
+                    want.writeback
+                ));
+            }
+        }
+        None
     }
 
     /// `mem_cgroup_wb_stats` for the group of wb `wb`: its file, dirty and writeback pages,
@@ -222,7 +273,7 @@ impl Machine {
                 continue;
             }
             let mut lru = std::mem::take(&mut self.memcgs[c as usize].lru);
-            got += lru.shrink(want - got, &mut self.inodes);
+            got += lru.shrink(want - got, &mut CacheView::new(&mut self.inodes, &mut self.memcgs));
             self.memcgs[c as usize].lru = lru;
         }
         self.vm.nr_free += got;
@@ -381,17 +432,19 @@ impl Machine {
     /// enough, from them too (`memcg_low_reclaim`). Returns the pages evicted.
     pub(crate) fn global_shrink(&mut self, want: u64) -> u64 {
         if self.memcgs.iter().all(|g| g.low == 0) {
-            return self.lru.shrink(want, &mut self.inodes);
+            return self.lru.shrink(want, &mut CacheView::new(&mut self.inodes, &mut self.memcgs));
         }
         let protected: Vec<bool> = (0..self.memcgs.len() as u16).map(|c| self.memcg_protected(c)).collect();
-        let mut got = self.lru.shrink_unprotected(want, &mut self.inodes, &protected);
+        let mut got = self
+            .lru
+            .shrink_unprotected(want, &mut CacheView::new(&mut self.inodes, &mut self.memcgs), &protected);
         if got < want {
             for (c, p) in protected.iter().enumerate() {
                 if *p {
                     self.memcgs[c].stats.low_events += 1;
                 }
             }
-            got += self.lru.shrink(want - got, &mut self.inodes);
+            got += self.lru.shrink(want - got, &mut CacheView::new(&mut self.inodes, &mut self.memcgs));
         }
         got
     }
@@ -418,6 +471,38 @@ impl Machine {
             any |= g.domain.completions.new_period(1);
         }
         any
+    }
+}
+
+/// The page cache as reclaim walks it: the files, and the groups their evicted pages leave.
+pub(crate) struct CacheView<'a> {
+    inodes: &'a mut Vec<crate::fs::inode::Inode>,
+    memcgs: &'a mut [MemCgroup],
+}
+
+impl<'a> CacheView<'a> {
+    pub(crate) fn new(inodes: &'a mut Vec<crate::fs::inode::Inode>, memcgs: &'a mut [MemCgroup]) -> Self {
+        CacheView { inodes, memcgs }
+    }
+}
+
+impl super::vmscan::Mappings for CacheView<'_> {
+    fn mapping(&mut self, file: u32) -> &mut super::page_cache::AddressSpace {
+        &mut self.inodes[file as usize].mapping
+    }
+
+    fn device(&self, file: u32) -> u16 {
+        self.inodes[file as usize].dev
+    }
+
+    fn memcg(&self, file: u32) -> Option<u16> {
+        self.inodes[file as usize].memcg
+    }
+
+    fn evicted(&mut self, file: u32, n: u64) {
+        if let Some(c) = self.inodes[file as usize].memcg {
+            self.memcgs[c as usize].own.file -= n;
+        }
     }
 }
 

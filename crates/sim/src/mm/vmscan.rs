@@ -34,6 +34,8 @@ pub trait Mappings {
     fn memcg(&self, _file: u32) -> Option<u16> {
         None
     }
+    /// `n` clean pages of `file` were evicted.
+    fn evicted(&mut self, _file: u32, _n: u64) {}
 }
 
 impl Mappings for Vec<AddressSpace> {
@@ -114,6 +116,9 @@ impl Lru {
             } else {
                 idx += run;
             }
+        }
+        if got > 0 {
+            files.evicted(e.file, got);
         }
         if idx < end {
             self.q.push_front(LruEntry {

@@ -205,7 +205,7 @@ impl Machine {
             return None;
         }
         self.inodes[file as usize].mapping.set_range(page, 1, Some(PageState::Reading));
-        self.map_pages(tid, 1);
+        self.map_pages(tid, file, 1);
         self.page_inserted(file, page, 1);
         let dev = self.inodes[file as usize].dev as usize;
         let (sector, _) = self.inodes[file as usize].blocks.map(page, 1, &mut self.allocs[dev]);

@@ -474,6 +474,7 @@ impl Machine {
                 break;
             }
             self.inodes[ino as usize].mapping.set_range(idx, run, Some(PageState::Reading));
+            self.memcg_account(ino, run as i64, 0, 0);
             self.page_inserted(ino, idx, run);
             let seg = crate::block::queue::Seg {
                 file: ino,
@@ -568,7 +569,7 @@ impl Machine {
                             return None;
                         }
                         self.inodes[ino as usize].mapping.set_range(idx, 1, Some(PageState::Reading));
-                        self.map_pages(tid, 1);
+                        self.map_pages(tid, ino, 1);
                         self.page_inserted(ino, idx, 1);
                         let dev = self.tasks[t].dev as usize;
                         let (sector, _) = self.inodes[ino as usize].blocks.map(idx, 1, &mut self.allocs[dev]);
