@@ -8,9 +8,10 @@
 //!   that owns the file (the kernel charges each folio to the group of the task that
 //!   allocated it; one task per file in the model makes the two the same). A group's usage
 //!   (`page_counter_read(&memcg->memory)`) is the page cache of its files and those of its
-//!   descendants, plus the pages its tasks have allocated and not yet inserted. Usage and the
-//!   group's dirty and writeback counts are summed from the files when read, so they are
-//!   exact, as `mem_cgroup_flush_stats` makes them within its batching error.
+//!   descendants, plus the pages its tasks have allocated and not yet inserted. The group keeps
+//!   its own file, dirty and writeback counts as its pages change state (where the kernel
+//!   calls `mod_lruvec_state`), exact where `mem_cgroup_flush_stats` is exact within its
+//!   batching error; the conservation law checks them against the files.
 //! - **memory.max** (`try_charge_memcg`): a charge that would take a group (or an ancestor)
 //!   over its limit first reclaims the group's own clean pages, oldest first
 //!   (`try_to_free_mem_cgroup_pages`). When that cannot free enough, every page left is dirty
