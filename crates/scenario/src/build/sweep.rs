@@ -278,26 +278,37 @@ fn run_entries<'a>(sweep: &Sweep<'a>, i: usize, to: Target) -> Vec<Entry<'a>> {
 pub(super) fn apply_cgroups<'a>(sweep: &Sweep<'a>, i: usize, sections: &mut [Section<'a>]) -> Result<()> {
     for e in run_entries(sweep, i, Target::Cgroup) {
         let (path, file) = cgroup_key(&e.key).expect("a cgroup key");
-        let at_path = |s: &Section<'_>| s.get("path").and_then(|n| n.str().ok()).is_some_and(|n| n == path);
-        let Some(s) = sections.iter_mut().find(|s| at_path(s)) else {
-            let paths: Vec<String> = sections
-                .iter()
-                .filter_map(|s| s.get("path").and_then(|n| n.str().ok()).map(|n| format!("`{n}`")))
-                .collect();
-            return Err(Problem::new(e.key_at, format!("no [[cgroup]] has the path `{path}`"))
-                .key(&e.key)
+        let (file, key, key_at) = (file.to_string(), e.key.clone(), e.key_at);
+        if let Err(paths) = write_into_one(sections, "path", &path, &file, e) {
+            return Err(Problem::new(key_at, format!("no [[cgroup]] has the path `{path}`"))
+                .key(&key)
                 .hint(format!(
                     "cgroup/<path>/<file> names a group by its path without the first /; the groups are {}",
                     paths.join(", ")
                 )));
-        };
-        let entry = Entry {
-            key: file.to_string(),
-            ..e
-        };
-        write_into(s, std::slice::from_ref(&entry));
+        }
     }
     Ok(())
+}
+
+/// Write `e` as `key` into the one section whose `id_key` (a task's `name`, a group's `path`)
+/// is `id`; when none is, the ids there are, quoted, for the error.
+fn write_into_one<'a>(
+    sections: &mut [Section<'a>],
+    id_key: &str,
+    id: &str,
+    key: &str,
+    e: Entry<'a>,
+) -> std::result::Result<(), Vec<String>> {
+    let id_of = |s: &Section<'_>| s.get(id_key).and_then(|n| n.str().ok()).map(str::to_string);
+    match sections.iter_mut().find(|s| id_of(s).as_deref() == Some(id)) {
+        Some(s) => {
+            let entry = Entry { key: key.to_string(), ..e };
+            write_into(s, std::slice::from_ref(&entry));
+            Ok(())
+        }
+        None => Err(sections.iter().filter_map(|s| id_of(s).map(|n| format!("`{n}`"))).collect()),
+    }
 }
 
 /// Write `set` into `section`, replacing the keys it sets (and those they displace).
@@ -342,21 +353,16 @@ pub(super) fn apply_sysctl<'a>(sweep: &Sweep<'a>, i: usize, section: &mut Sectio
 pub(super) fn apply_tasks<'a>(sweep: &Sweep<'a>, i: usize, sections: &mut [Section<'a>]) -> Result<()> {
     for e in run_entries(sweep, i, Target::Task) {
         let (name, key) = task_key(&e.key).expect("a task key");
-        let named = |s: &Section<'_>| s.get("name").and_then(|n| n.str().ok()).is_some_and(|n| n == name);
-        let Some(s) = sections.iter_mut().find(|s| named(s)) else {
-            let names: Vec<String> = sections
-                .iter()
-                .filter_map(|s| s.get("name").and_then(|n| n.str().ok()).map(|n| format!("`{n}`")))
-                .collect();
-            return Err(Problem::new(e.key_at, format!("no [[task]] is named `{name}`"))
-                .key(&e.key)
+        let (name, key) = (name.to_string(), key.to_string());
+        let (swept, key_at) = (e.key.clone(), e.key_at);
+        if let Err(names) = write_into_one(sections, "name", &name, &key, e) {
+            return Err(Problem::new(key_at, format!("no [[task]] is named `{name}`"))
+                .key(&swept)
                 .hint(format!(
                     "task/<name>/<key> names a task by its name; the tasks are {}",
                     names.join(", ")
                 )));
-        };
-        let entry = Entry { key: key.to_string(), ..e };
-        write_into(s, std::slice::from_ref(&entry));
+        }
     }
     Ok(())
 }
