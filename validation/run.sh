@@ -70,7 +70,8 @@ python3 - "$SIM" "${NAMES[@]}" <<'EOF'
 import json, sys
 sim_dir, names = sys.argv[1], sys.argv[2:]
 want = ["MB written", "pause p50", "pause p90", "pause max", "op latency p50", "op latency p99",
-        "2nd half: write_bw", "2nd half: dirty_ratelimit", "2nd half: nr_dirty", "2nd half: nr_writeback"]
+        "2nd half: write_bw", "2nd half: dirty_ratelimit", "2nd half: nr_dirty", "2nd half: nr_writeback",
+        ": bw", ": iops", "clat p50", "clat p99", "sync p50", "sync p99"]
 print(f"| scenario | figure | measured | spread | simulated | error |")
 print(f"|---|---|---|---|---|---|")
 for n in names:
@@ -83,6 +84,8 @@ for n in names:
             rows = open(r["dir"] + "/timeseries.csv").read().split()
             dirtied = int(rows[-1].split(",")[5]) * 4096
             ours = sum(t["bytes_written"] for t in s["tasks"])
+            # fio writes out the files its reading jobs need before they start.
+            ours += json.load(open(r["dir"] + "/machine.json")).get("fio_layout_bytes", 0)
             foreign.append(max(0, dirtied - ours) / 2**20)
         except (OSError, KeyError, IndexError, ValueError):
             pass
@@ -92,6 +95,9 @@ for n in names:
         print(f"| {n} | (other processes dirtied up to {max(foreign):.0f} MiB during a measurement, sharing the dirty limit) | | | | |")
     for f in c["figures"]:
         if not any(w in f["name"] for w in want) or f["name"].startswith("device"):
+            continue
+        # Real fio is one task of the measurement; the simulation has one per job instead.
+        if f["name"].startswith("fio:") and f["values"][-1] is None:
             continue
         meas = [v for v in f["values"][:-1] if v is not None]
         sim = f["values"][-1]

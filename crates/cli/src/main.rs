@@ -44,6 +44,10 @@ enum Cmd {
         /// Print summary.json to stdout instead of the table.
         #[arg(long)]
         json: bool,
+        /// `json`: print what `fio --output-format=json` prints (fio.json) for a run of fio
+        /// jobs, summary.json otherwise; `normal`: the table.
+        #[arg(long, value_enum, default_value_t = OutputFormat::Normal)]
+        output_format: OutputFormat,
         /// Record block:block_rq_issue/complete in trace.txt (large).
         #[arg(long)]
         trace_block: bool,
@@ -140,6 +144,12 @@ enum Cmd {
     },
 }
 
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum OutputFormat {
+    Normal,
+    Json,
+}
+
 /// Die quietly of SIGPIPE when the reader of our output goes away (`wblab run | head`), as
 /// command-line tools do, instead of panicking on the failed print: Rust ignores the signal.
 fn restore_sigpipe() {
@@ -158,6 +168,7 @@ fn main() -> ExitCode {
             out,
             seed,
             json,
+            output_format,
             trace_block,
             quiet,
             no_report,
@@ -166,12 +177,24 @@ fn main() -> ExitCode {
             maximize,
             wheres,
         } => {
+            let fio_json = output_format == OutputFormat::Json;
+            let json = json || fio_json;
             let objectives = sweep_objective::Objectives {
                 minimize,
                 maximize,
                 wheres,
             };
-            cmd_run(scenario, out, seed, json, trace_block, quiet, no_report, check, objectives)
+            cmd_run(
+                scenario,
+                out,
+                seed,
+                (json, fio_json),
+                trace_block,
+                quiet,
+                no_report,
+                check,
+                objectives,
+            )
         }
         Cmd::Device { model, json } => device_cmd::device(model.as_deref(), json),
         Cmd::Check { scenario, json } => cmd_check(&scenario, json),
@@ -208,7 +231,7 @@ fn cmd_run(
     path: Option<PathBuf>,
     out: Option<PathBuf>,
     seed: Option<u64>,
-    json: bool,
+    (json, fio_json): (bool, bool),
     trace_block: bool,
     quiet: bool,
     no_report: bool,
@@ -280,13 +303,20 @@ fn cmd_run(
     }
     let sc = all.swap_remove(0);
     let out = out.unwrap_or_else(|| PathBuf::from("results").join(&sc.name));
-    run_one(&sc, &out, quiet, json, no_report, check)
+    run_one(&sc, &out, quiet, (json, fio_json), no_report, check)
 }
 
 /// One scenario, one kernel: simulate while trace.txt is written on the other core, print the
 /// summary as soon as the simulation ends, then finish the files and draw the report from
 /// what is in memory (nothing is read back).
-fn run_one(sc: &wblab_sim::config::Scenario, out: &Path, quiet: bool, json: bool, no_report: bool, check: bool) -> ExitCode {
+fn run_one(
+    sc: &wblab_sim::config::Scenario,
+    out: &Path,
+    quiet: bool,
+    (json, fio_json): (bool, bool),
+    no_report: bool,
+    check: bool,
+) -> ExitCode {
     use wblab_report::results::trace_stream::TraceStream;
     let t0 = Instant::now();
     let mut bar = progress::Bar::new(quiet || json, &sc.name);
@@ -315,6 +345,7 @@ fn run_one(sc: &wblab_sim::config::Scenario, out: &Path, quiet: bool, json: bool
         bar.suspend(|| print!("{}", wblab_report::terminal_summary(&r, wall)));
     }
     let texts = wblab_report::ResultTexts::new(&r, wall);
+    let texts_fio = texts.fio.clone();
     let written = texts.write(out);
     // The report's own reading of the small files overlaps the end of the trace's writing.
     let run = (!no_report).then(|| texts.run_dir(out, Default::default()));
@@ -348,7 +379,9 @@ fn run_one(sc: &wblab_sim::config::Scenario, out: &Path, quiet: bool, json: bool
     if std::env::var_os("WBLAB_PHASES").is_some() {
         eprintln!("phase report-done {:.3}", t0.elapsed().as_secs_f64());
     }
-    if json {
+    if fio_json && texts_fio.is_some() {
+        print!("{}", texts_fio.unwrap_or_default());
+    } else if json {
         let v = wblab_report::summary_json(&r, wall);
         println!("{}", serde_json::to_string_pretty(&v).expect("json"));
     } else {

@@ -13,6 +13,7 @@
 pub mod calibrate;
 pub mod cgroup;
 pub mod facts;
+pub mod fio;
 pub mod guard;
 pub mod journal;
 pub mod knobs;

@@ -23,7 +23,7 @@ use std::io::{self, BufRead, BufReader, Write};
 use std::path::{Component, Path, PathBuf};
 use std::time::{Duration, Instant};
 use wblab_report::load::trace_parse;
-use wblab_sim::config::{DeviceConfig, DeviceModelConfig, Scenario};
+use wblab_sim::config::{DeviceConfig, DeviceModelConfig, JobConfig, Scenario};
 use wblab_sim::metrics::{DeviceResult, JournalResult, LatencyHist, RunResult, TaskResult, ThrottleSample, VmstatSample};
 use wblab_sim::Ns;
 
@@ -150,6 +150,9 @@ struct MachineJson<'a> {
     /// Pages dirtied on the whole machine during the run beyond what the run's own writers
     /// wrote, MiB: other processes' dirty data shares the global dirty limit with ours.
     other_dirtied_mib: f64,
+    /// Bytes fio wrote to lay out its reading jobs' files (not counted as other processes').
+    #[serde(skip_serializing_if = "is_zero")]
+    fio_layout_bytes: u64,
     tasks: Vec<TaskJson<'a>>,
     warnings: &'a [String],
     cleanup: CleanupJson<'a>,
@@ -247,7 +250,8 @@ pub fn map_file(file: &str, dev: &str, dir: &Path) -> Result<PathBuf, MeasureErr
 
 fn task_specs(sc: &Scenario, places: &[DevicePlacement]) -> Result<Vec<TaskSpec>, MeasureError> {
     let mut out = Vec::new();
-    for t in &sc.tasks {
+    // fio jobs run in one fio process of their own (see `crate::fio`).
+    for t in sc.tasks.iter().filter(|t| !matches!(t.job, JobConfig::Fio(_))) {
         let place = &places[t.device];
         for n in 0..t.count {
             let file = t.file.replace("{n}", &n.to_string());
@@ -356,7 +360,8 @@ pub fn measure(sc: &Scenario, opts: &MeasureOptions) -> Result<MeasureReport, Me
         .iter()
         .filter(|o| !matches!(o.spec.job, wblab_sim::config::JobConfig::Dd { direct: true, .. }))
         .map(|o| o.bytes_written)
-        .sum();
+        .sum::<u64>()
+        + crate::fio::layout_bytes(sc);
     let dirtied = c.vmstat.last().map_or(0, |v| v.nr_dirtied) * facts.page_size;
     let other_dirtied_mib = dirtied.saturating_sub(ours) as f64 / (1u64 << 20) as f64;
     if ours > 0 && other_dirtied_mib * (1u64 << 20) as f64 > 0.05 * ours as f64 {
@@ -394,6 +399,7 @@ pub fn measure(sc: &Scenario, opts: &MeasureOptions) -> Result<MeasureReport, Me
         },
         other_cpu_fraction: (c.other_cpu_fraction * 1000.0).round() / 1000.0,
         other_dirtied_mib: (other_dirtied_mib * 10.0).round() / 10.0,
+        fio_layout_bytes: crate::fio::layout_bytes(sc),
         tasks: c
             .outcomes
             .iter()
@@ -469,7 +475,34 @@ impl Session<'_> {
             self.places.push(p);
         }
         // Tasks and the files they read.
-        let specs = task_specs(self.sc, &self.places)?;
+        let mut specs = task_specs(self.sc, &self.places)?;
+        if crate::fio::has_jobs(self.sc) {
+            // One real fio for every fio job: its job file in the scratch directory.
+            let dirs: Vec<PathBuf> = self.places.iter().map(|p| p.dir.clone()).collect();
+            let text = crate::fio::render(self.sc, &dirs).map_err(MeasureError::Refused)?;
+            let dir = self.scratch.join("fio");
+            std::fs::create_dir_all(&dir).map_err(failed)?;
+            let file = dir.join("jobs.fio");
+            std::fs::write(&file, text).map_err(failed)?;
+            let first = self
+                .sc
+                .tasks
+                .iter()
+                .find(|t| matches!(t.job, JobConfig::Fio(_)))
+                .expect("a fio task");
+            specs.push(TaskSpec {
+                name: "fio".into(),
+                instance: 0,
+                job: first.job.clone(),
+                file,
+                device: self.places[first.device].name.clone(),
+                start: 0,
+                stop: self.sc.duration,
+                seed: self.sc.seed,
+                ioprio: Default::default(),
+                cgroup_tasks: None,
+            });
+        }
         for s in &specs {
             if let Some(size) = workload::prefill_size(&s.job) {
                 check_aborted()?;
@@ -843,7 +876,10 @@ impl Session<'_> {
                     }
                 }
             }
-            wl.tick().map_err(failed)?;
+            let running = wl.tick().map_err(failed)?;
+            if !running && self.sc.until_done {
+                return Ok(None);
+            }
             std::thread::sleep(step);
         }
     }
@@ -1037,6 +1073,14 @@ fn write_results(
 ) -> io::Result<(RunResult, u64)> {
     let out = &opts.out;
     std::fs::create_dir_all(out)?;
+    // Real fio's JSON and logs, from its scratch directory.
+    for o in c.outcomes.iter().filter(|o| matches!(o.spec.job, JobConfig::Fio(_))) {
+        for e in std::fs::read_dir(crate::fio::out_dir(&o.spec.file))?.flatten() {
+            if e.file_type().is_ok_and(|t| t.is_file()) {
+                std::fs::copy(e.path(), out.join(e.file_name()))?;
+            }
+        }
+    }
     let page_kb = (facts.page_size / 1024).max(1);
     let digest = match &c.trace_tmp {
         Some(raw) => Some(digest_trace(
@@ -1076,6 +1120,7 @@ fn write_results(
                 steady_ns,
                 pauses: digest.as_ref().and_then(|d| d.pauses.get(&o.pid).cloned()).unwrap_or_default(),
                 op_latency: o.op_latency.clone(),
+                ops: o.ops.clone(),
                 cpu_sys_ns: o.cpu_sys_ns,
                 cpu_user_ns: o.cpu_user_ns,
                 runqueue_wait_ns: 0,
@@ -1118,6 +1163,7 @@ fn write_results(
         throttle: digest.map(|d| d.throttle).unwrap_or_default(),
         tiotest: Vec::new(),
         cgroups: c.cgroups.clone(),
+        fio: Vec::new(),
     };
     std::fs::write(out.join(wblab_report::SUMMARY_FILE), wblab_report::summary_text(&r, wall))?;
     let mut w = io::BufWriter::new(std::fs::File::create(out.join(wblab_report::TIMESERIES_FILE))?);
@@ -1167,6 +1213,11 @@ fn with_task_ops(
             .collect();
     }
     v
+}
+
+/// serde's skip test for figures that are absent when 0.
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 #[cfg(test)]

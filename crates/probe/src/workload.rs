@@ -56,6 +56,8 @@ pub struct TaskOutcome {
     pub op_latency: LatencyHist,
     /// Its operations that ended in each second since t0 (threads' jobs; empty for dd).
     pub op_seconds: Vec<OpSecond>,
+    /// Each operation as (end since t0, latency) (threads' jobs; empty for dd).
+    pub ops: Vec<(Ns, Ns)>,
     pub cpu_user_ns: u64,
     pub cpu_sys_ns: u64,
     pub note: Option<String>,
@@ -74,6 +76,7 @@ impl TaskOutcome {
             mid_bytes: None,
             op_latency: LatencyHist::new(),
             op_seconds: Vec::new(),
+            ops: Vec::new(),
             cpu_user_ns: 0,
             cpu_sys_ns: 0,
             note: Some(note),
@@ -95,6 +98,12 @@ pub fn check_job(job: &JobConfig) -> Result<(), String> {
         | JobConfig::Fsync { .. }
         | JobConfig::Replace { .. }
         | JobConfig::Sync { .. } => Ok(()),
+        JobConfig::Fio(_) => {
+            if sys::which("fio").is_none() {
+                return Err("fio is not installed (scripts/setup-measure installs it)".into());
+            }
+            Ok(())
+        }
         #[allow(unreachable_patterns)]
         other => Err(format!(
             "job `{}` is not run for real by wblab measure (dd, cat, randread, fsync, replace and sync are)",
@@ -155,6 +164,12 @@ enum Runner {
         stderr: PathBuf,
         interrupted: bool,
     },
+    /// Real fio running the scenario's job file (`spec.file`).
+    Fio {
+        pid: u32,
+        stderr: PathBuf,
+        interrupted: bool,
+    },
     Thread {
         handle: JoinHandle<ThreadOut>,
         stop: Arc<AtomicBool>,
@@ -187,6 +202,8 @@ struct ThreadOut {
     lat: LatencyHist,
     /// The operations that ended in each second since t0 (latency over time).
     secs: Vec<OpSecond>,
+    /// Each operation as (end since t0, latency), for the op latency timeline.
+    ops: Vec<(Ns, Ns)>,
     cpu_user_ns: u64,
     cpu_sys_ns: u64,
     error: Option<String>,
@@ -196,7 +213,11 @@ impl ThreadOut {
     /// One operation took `lat` and ended now.
     fn record_op(&mut self, t0: Instant, lat: Ns) {
         self.lat.record(lat);
-        let s = t0.elapsed().as_secs() as usize;
+        let end = t0.elapsed();
+        if self.ops.len() < wblab_sim::kernel::task::MAX_OP_LOG {
+            self.ops.push((end.as_nanos() as Ns, lat));
+        }
+        let s = end.as_secs() as usize;
         if self.secs.len() <= s {
             self.secs.resize(s + 1, OpSecond::default());
         }
@@ -296,6 +317,34 @@ impl Workload {
                     interrupted: false,
                 }
             }
+            JobConfig::Fio(_) => {
+                let out = crate::fio::out_dir(&slot.spec.file);
+                std::fs::create_dir_all(&out)?;
+                let stderr = self.scratch.join("fio.stderr");
+                let mut cmd = Command::new("fio");
+                cmd.arg("--output-format=json")
+                    .arg(format!("--output={}", out.join(crate::fio::JSON_FILE).display()))
+                    .arg(&slot.spec.file)
+                    .current_dir(&out)
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::null())
+                    .stderr(File::create(&stderr)?);
+                // SAFETY: prctl is async-signal-safe; fio must not outlive us.
+                unsafe {
+                    cmd.pre_exec(|| {
+                        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
+                        Ok(())
+                    });
+                }
+                let child = cmd.spawn()?;
+                let pid = child.id();
+                std::mem::forget(child);
+                Runner::Fio {
+                    pid,
+                    stderr,
+                    interrupted: false,
+                }
+            }
             _ => {
                 let stop = Arc::new(AtomicBool::new(false));
                 let tid = Arc::new(AtomicU32::new(0));
@@ -321,6 +370,55 @@ impl Workload {
         let slot = &mut self.slots[i];
         let over = force_stop || now >= slot.spec.stop;
         match &mut slot.runner {
+            Runner::Fio { pid, stderr, interrupted } => match sys::wait4_nohang(*pid) {
+                Ok(Some(ex)) => {
+                    let code = if libc::WIFEXITED(ex.status) {
+                        libc::WEXITSTATUS(ex.status)
+                    } else {
+                        -1
+                    };
+                    let json = crate::fio::out_dir(&slot.spec.file).join(crate::fio::JSON_FILE);
+                    let (rw, mut note) = match crate::fio::json_bytes(&json) {
+                        Ok(rw) => (rw, None),
+                        Err(e) => ((0, 0), Some(e)),
+                    };
+                    if code != 0 && !*interrupted {
+                        let text = std::fs::read_to_string(&*stderr).unwrap_or_default();
+                        note = Some(format!("fio exited with status {code}: {}", text.trim()));
+                    }
+                    slot.runner = Runner::Finished(Box::new(TaskOutcome {
+                        spec: slot.spec.clone(),
+                        pid: *pid,
+                        started: slot.started,
+                        ended: now.max(slot.started),
+                        bytes_written: rw.1,
+                        bytes_read: rw.0,
+                        mid_bytes: None,
+                        op_latency: LatencyHist::new(),
+                        op_seconds: Vec::new(),
+                        ops: Vec::new(),
+                        cpu_user_ns: ex.utime_ns,
+                        cpu_sys_ns: ex.stime_ns,
+                        note,
+                    }));
+                }
+                Ok(None) => {
+                    if over && !*interrupted {
+                        // fio stops its jobs and still writes its output on SIGINT.
+                        let _ = sys::kill(*pid, libc::SIGINT);
+                        *interrupted = true;
+                    }
+                }
+                Err(e) => {
+                    slot.runner = Runner::Finished(Box::new(TaskOutcome::nothing(
+                        slot.spec.clone(),
+                        *pid,
+                        slot.started,
+                        now,
+                        format!("wait4: {e}"),
+                    )));
+                }
+            },
             Runner::Proc { pid, stderr, interrupted } => match sys::wait4_nohang(*pid) {
                 Ok(Some(ex)) => {
                     let text = std::fs::read_to_string(&*stderr).unwrap_or_default();
@@ -350,6 +448,7 @@ impl Workload {
                         mid_bytes,
                         op_latency: LatencyHist::new(),
                         op_seconds: Vec::new(),
+                        ops: Vec::new(),
                         cpu_user_ns: ex.utime_ns,
                         cpu_sys_ns: ex.stime_ns,
                         note,
@@ -387,6 +486,7 @@ impl Workload {
                         mid_bytes: None,
                         lat: LatencyHist::new(),
                         secs: Vec::new(),
+                        ops: Vec::new(),
                         cpu_user_ns: 0,
                         cpu_sys_ns: 0,
                         error: Some("the job thread panicked".into()),
@@ -401,6 +501,7 @@ impl Workload {
                         mid_bytes: out.mid_bytes,
                         op_latency: out.lat,
                         op_seconds: out.secs,
+                        ops: out.ops,
                         cpu_user_ns: out.cpu_user_ns,
                         cpu_sys_ns: out.cpu_sys_ns,
                         note: out.error,
@@ -445,7 +546,7 @@ impl Workload {
     /// their stop flag is set).
     pub fn kill_all(&mut self) {
         for s in &mut self.slots {
-            if let Runner::Proc { pid, .. } = s.runner {
+            if let Runner::Proc { pid, .. } | Runner::Fio { pid, .. } = s.runner {
                 let _ = sys::kill(pid, libc::SIGKILL);
             }
         }
@@ -467,7 +568,7 @@ impl Workload {
         self.slots
             .iter()
             .filter_map(|s| match &s.runner {
-                Runner::Proc { pid, .. } => Some(*pid),
+                Runner::Proc { pid, .. } | Runner::Fio { pid, .. } => Some(*pid),
                 Runner::Thread { tid, .. } => Some(tid.load(Ordering::SeqCst)),
                 Runner::Finished(o) => Some(o.pid),
                 Runner::Pending => None,
@@ -583,6 +684,7 @@ fn run_thread_job(spec: &TaskSpec, t0: Instant, stop: &AtomicBool) -> ThreadOut 
         mid_bytes: None,
         lat: LatencyHist::new(),
         secs: Vec::new(),
+        ops: Vec::new(),
         cpu_user_ns: 0,
         cpu_sys_ns: 0,
         error: None,

@@ -34,6 +34,8 @@ pub struct RunData {
     pub timeseries: Vec<HashMap<String, String>>,
     /// throttle.csv rows by column name.
     pub throttle: Vec<HashMap<String, String>>,
+    /// fio.json: real fio's output (measured) or the simulated one, where the run had fio jobs.
+    pub fio: Option<Value>,
 }
 
 /// A latency distribution, ms: raw sorted samples (from a trace) or a histogram (ns buckets).
@@ -180,7 +182,44 @@ pub fn load(dir: &Path) -> io::Result<RunData> {
         ops,
         timeseries: read_csv(&dir.join(crate::TIMESERIES_FILE)),
         throttle: read_csv(&dir.join(crate::THROTTLE_FILE)),
+        fio: std::fs::read_to_string(dir.join(crate::results::fio::FIO_JSON_FILE))
+            .ok()
+            .and_then(|t| t.find('{').and_then(|i| serde_json::from_str(&t[i..]).ok())),
     })
+}
+
+/// fio's own figures, per job and direction: bandwidth, IOPS and completion latency p50/p99
+/// (fio's names and units), and the fsync/fdatasync latency.
+fn fio_figures(fio: &Value, out: &mut Vec<(String, &'static str, f64)>) {
+    for j in fio["jobs"].as_array().into_iter().flatten() {
+        let name = j["jobname"].as_str().unwrap_or("?");
+        for d in ["read", "write"] {
+            let x = &j[d];
+            if x["total_ios"].as_u64().unwrap_or(0) == 0 {
+                continue;
+            }
+            let pct = |p: &str| x["clat_ns"]["percentile"][p].as_f64().map(|v| v / 1e3);
+            if let Some(v) = f(&x["bw"]) {
+                out.push((format!("fio {name} {d}: bw"), "KiB/s", v));
+            }
+            if let Some(v) = f(&x["iops"]) {
+                out.push((format!("fio {name} {d}: iops"), "IOPS", v));
+            }
+            for (p, label) in [("50.000000", "clat p50"), ("99.000000", "clat p99")] {
+                if let Some(v) = pct(p) {
+                    out.push((format!("fio {name} {d}: {label}"), "µs", v));
+                }
+            }
+        }
+        let s = &j["sync"]["lat_ns"];
+        if s["N"].as_u64().unwrap_or(0) > 0 {
+            for (p, label) in [("50.000000", "sync p50"), ("99.000000", "sync p99")] {
+                if let Some(v) = s["percentile"][p].as_f64() {
+                    out.push((format!("fio {name}: {label}"), "µs", v / 1e3));
+                }
+            }
+        }
+    }
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -271,6 +310,9 @@ fn f(v: &Value) -> Option<f64> {
 /// The figures of one run, in display order: name → (unit, value).
 fn figures_of(r: &RunData) -> Vec<(String, &'static str, f64)> {
     let mut out: Vec<(String, &'static str, f64)> = Vec::new();
+    if let Some(fio) = &r.fio {
+        fio_figures(fio, &mut out);
+    }
     let s = &r.summary;
     if let Some(v) = f(&s["sim_seconds"]) {
         out.push(("run: seconds".into(), "s", v));

@@ -128,6 +128,7 @@ fn every_figure_has_its_series_labelled_axes_and_values_in_range() {
         "iostat-util",
         "request-latency",
         "latency-timeline",
+        "op-latency-timeline",
         "latency-cdf",
         "pause-cdf",
     ];
@@ -281,6 +282,29 @@ fn every_figure_has_its_series_labelled_axes_and_values_in_range() {
     }
     assert!(c.y.log);
 
+    // Every operation over time: a point per operation of each latency-sensitive group (few
+    // enough here to keep them all), the highest its longest, within the run.
+    let c = &f["op-latency-timeline"].chart;
+    let names: Vec<&str> = c.series.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["reader", "probe"]);
+    for s in &c.series {
+        let t = r.tasks.iter().find(|t| t.name == s.name).unwrap();
+        assert_eq!(s.pts.len() as u64, t.op_latency.count(), "{}: a point per operation", s.name);
+        let max_ms = t.op_latency.summary().max as f64 / 1e6;
+        let longest = ys(s).fold(0.0, f64::max);
+        assert!(
+            (longest - max_ms).abs() <= 0.001 + max_ms * 1e-3,
+            "{}: {longest} vs {max_ms}",
+            s.name
+        );
+        assert!(
+            s.pts.iter().all(|p| p.0 >= 0.0 && p.0 <= r.sim_ns as f64 / 1e9 + 1e-6),
+            "{}: outside the run",
+            s.name
+        );
+    }
+    assert!(c.y.log);
+
     // 10. CDFs of the latency-sensitive tasks (reader, probe), not the writers.
     let c = &f["latency-cdf"].chart;
     let names: Vec<&str> = c.series.iter().map(|s| s.name.as_str()).collect();
@@ -359,7 +383,7 @@ fn report_html_is_self_contained_and_embeds_every_figure() {
     let out = dir_of("single");
     let files = write_report(std::slice::from_ref(&run), &out).unwrap();
     assert_eq!(files.html, out.join(REPORT_FILE));
-    assert_eq!(files.svgs.len(), 12);
+    assert_eq!(files.svgs.len(), 13);
     let html = std::fs::read_to_string(&files.html).unwrap();
     assert!(html.starts_with("<!DOCTYPE html>"));
     for bad in ["<script", "<link", "src=", "@import", "url(http", "href=\"http"] {

@@ -99,6 +99,8 @@ impl Progress for NoProgress {
 
 pub struct Machine {
     pub cfg: Scenario,
+    /// When the run ended before `duration` (`until_done`: every task is done).
+    pub run_end: Option<Ns>,
     pub clock: Clock,
     pub q: EventQueue<Event>,
     pub vm: VmStat,
@@ -330,8 +332,37 @@ fn spawn_tasks(cfg: &Scenario, allocs: &mut [DevAllocator]) -> (Vec<Inode>, Vec<
     let mut inodes = Vec::new();
     let mut tasks = Vec::new();
     let mut pid = 1000;
+    // fio's files by path: jobs that name the same `filename` share it.
+    let mut fio_files: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
     for tc in &cfg.tasks {
         for i in 0..tc.count {
+            if let JobConfig::Fio(job) = &tc.job {
+                let path = tc.file.replace("{n}", &i.to_string());
+                let names: Vec<String> = if job.shared_file {
+                    vec![path]
+                } else {
+                    (0..job.nrfiles).map(|k| format!("{path}.{k}")).collect()
+                };
+                // fio lays out (reads) or fallocates (writes) each file before the job: its
+                // blocks are contiguous and allocated.
+                let pages = bytes_to_pages(job.file_size);
+                let files: Vec<u32> = names
+                    .into_iter()
+                    .map(|name| {
+                        *fio_files.entry(name).or_insert_with(|| {
+                            let blocks = BlockMap::contiguous(allocs[tc.device].preallocate(pages), pages);
+                            inodes.push(Inode::new(tc.device as u16, blocks, pages));
+                            (inodes.len() - 1) as u32
+                        })
+                    })
+                    .collect();
+                let stop = tc.stop.unwrap_or(cfg.duration).min(cfg.duration);
+                let mut task = Task::new(tc, i, pid, files[0], stop, cfg.seed);
+                task.fio = Some(Box::new(crate::workload::fio::FioState::new(job, files, cfg.seed, i)));
+                tasks.push(task);
+                pid += 1;
+                continue;
+            }
             let size_pages = match &tc.job {
                 JobConfig::Cat { file_size, .. } | JobConfig::Randread { file_size, .. } => bytes_to_pages(*file_size),
                 _ => 0,
@@ -418,6 +449,7 @@ impl Machine {
             vmstat: Vec::new(),
             throttle: Vec::new(),
             scratch_done: Vec::new(),
+            run_end: None,
             scratch_ids: Vec::new(),
             last_sample_dirtied: 0,
             rng: RngStream::new(cfg.seed, "machine"),
@@ -520,10 +552,10 @@ impl Machine {
                 None | Some(PageState::Clean) => Some(PageState::Dirty),
                 Some(PageState::Writeback) => Some(PageState::WritebackDirty),
                 Some(PageState::Dirty) | Some(PageState::WritebackDirty) => None,
-                Some(PageState::Reading) => {
-                    debug_assert!(false, "workloads do not write pages being read");
-                    None
-                }
+                // A read started on pages the writer had allocated but not yet inserted (the
+                // kernel's writer holds them locked, so readahead would skip them): the write's
+                // data wins, the read's completion finds them dirty and leaves them so.
+                Some(PageState::Reading) => Some(PageState::Dirty),
             };
             if let Some(to) = to {
                 m.set_range(idx, run, Some(to));
@@ -531,6 +563,10 @@ impl Machine {
                 if st.is_none() {
                     absent += run;
                     self.page_inserted(file, idx, run);
+                }
+                if st == Some(PageState::Reading) {
+                    // Whoever waits for those pages finds them uptodate now.
+                    self.wake_pages(file, idx, run);
                 }
             }
             idx += run;
@@ -926,7 +962,7 @@ impl Machine {
     fn complete_request(&mut self, dev: u16, id: u32) {
         let now = self.now();
         let d = dev as usize;
-        let (op, tracked, direct, submitter, latency, bytes, direct_bytes, log_bytes, ticks) = {
+        let (op, tracked, direct, submitter, latency, bytes, direct_bytes, log_bytes, ticks, aio) = {
             let r = self.queues[d].rq(id);
             (
                 r.op,
@@ -938,6 +974,7 @@ impl Machine {
                 r.direct_sectors * 512,
                 r.log_sectors * 512,
                 now.saturating_sub(r.start_ns),
+                r.aio,
             )
         };
         {
@@ -1054,7 +1091,7 @@ impl Machine {
         }
         if direct {
             if let Submitter::Task(t) = submitter {
-                self.direct_done(t);
+                self.direct_done(t, aio);
             }
         }
         if self.journals[d].is_some() && op == Op::Write {
@@ -1244,7 +1281,7 @@ impl Machine {
         let mut task_ops = Vec::new();
         for (i, t) in self.tasks.iter_mut().enumerate() {
             let ops = std::mem::take(&mut t.sec_ops);
-            if ops.ops > 0 && !matches!(t.job, JobConfig::Dd { .. } | JobConfig::Netwrite { .. } | JobConfig::Tiotest { .. }) {
+            if ops.ops > 0 && t.job.latency_sensitive() {
                 task_ops.push((i as u32, ops));
             }
         }
@@ -1391,7 +1428,8 @@ impl Machine {
         let dur = self.cfg.duration;
         for t in 0..self.tasks.len() {
             let task = &self.tasks[t];
-            if task.start < task.stop {
+            // Tasks after a stonewall start when the jobs before them are done.
+            if task.start < task.stop && task.waits_for.is_empty() {
                 let (start, stop) = (task.start, task.stop);
                 self.run_task_at(t as u32, start);
                 self.q.schedule(start + (stop - start) / 2, Event::TaskMid(t as u32));
@@ -1400,6 +1438,51 @@ impl Machine {
         self.q.schedule(NSEC_PER_SEC.min(dur), Event::Sample);
         self.q.schedule(0, Event::ThrottleSample);
         self.start_era();
+    }
+
+    /// The tasks of `[[task]]` group `g`, by task id.
+    pub(crate) fn group_tasks(&self, g: usize) -> std::ops::Range<usize> {
+        let first: usize = self.cfg.tasks[..g].iter().map(|tc| tc.count as usize).sum();
+        first..first + self.cfg.tasks[g].count as usize
+    }
+
+    /// Task `tid` is done: the tasks that waited for its group (fio's `stonewall`,
+    /// `wait_for`) start once every task of it is done, their `start` counted from now.
+    pub(crate) fn start_dependents(&mut self, tid: u32) {
+        let mut g = 0;
+        while !self.group_tasks(g).contains(&(tid as usize)) {
+            g += 1;
+        }
+        if self.group_tasks(g).any(|t| !self.tasks[t].is_done()) {
+            return;
+        }
+        let now = self.now();
+        for u in 0..self.tasks.len() {
+            let task = &mut self.tasks[u];
+            let before = task.waits_for.len();
+            task.waits_for.retain(|&w| w != g);
+            if before > 0 && task.waits_for.is_empty() && task.phase == Phase::Idle {
+                let delay = task.start;
+                task.start = now + delay;
+                let stop = task.stop;
+                if task.start < stop {
+                    let start = task.start;
+                    self.run_task_at(u as u32, start);
+                    self.q.schedule(start + (stop - start) / 2, Event::TaskMid(u as u32));
+                } else {
+                    self.start_dependents(u as u32);
+                }
+            }
+        }
+        self.check_until_done();
+    }
+
+    /// With `until_done`, the run ends once every task is done.
+    fn check_until_done(&mut self) {
+        if self.cfg.until_done && self.tasks.iter().all(|t| t.is_done() || t.start >= t.stop) {
+            let now = self.now();
+            self.run_end = Some(now);
+        }
     }
 
     /// Run the scenario to its end, or until a law breaks.
@@ -1426,6 +1509,9 @@ impl Machine {
         let mut next_report = report_every;
         while let Some((t, ev)) = self.q.pop_until(dur) {
             self.dispatch(ev);
+            if self.run_end.is_some() {
+                break;
+            }
             if LAWS {
                 self.laws_after_event(t, &ev);
                 if let Some(v) = &self.laws.broken {
@@ -1445,6 +1531,9 @@ impl Machine {
     /// or a law broke ([`Machine::broken`] says which).
     pub fn step(&mut self) -> bool {
         if self.laws.broken.is_some() {
+            return false;
+        }
+        if self.run_end.is_some() {
             return false;
         }
         match self.q.pop_until(self.cfg.duration) {
@@ -1492,7 +1581,12 @@ impl Machine {
 
     /// Collect the results.
     pub fn finish(mut self) -> RunResult {
+        if let Some(end) = self.run_end {
+            // The run ended with its tasks: its length is theirs.
+            self.cfg.duration = end.max(1);
+        }
         let tiotest = self.tio_results();
+        let fio = self.fio_results();
         let dur = self.cfg.duration;
         let comms = self.comms();
         let tasks = self
@@ -1519,6 +1613,7 @@ impl Machine {
                     steady_ns,
                     pauses: std::mem::take(&mut t.pauses),
                     op_latency: std::mem::take(&mut t.op_latency),
+                    ops: std::mem::take(&mut t.op_log),
                     cpu_sys_ns: t.cpu_sys,
                     cpu_user_ns: t.cpu_user,
                     runqueue_wait_ns: t.runq_wait,
@@ -1580,6 +1675,7 @@ impl Machine {
             vmstat: self.vmstat,
             throttle: self.throttle,
             tiotest,
+            fio,
             scenario: self.cfg,
         }
     }

@@ -60,6 +60,7 @@ fn usb_key_beside_a_disk_does_not_slow_the_disk() {
         stop: None,
         ioprio: Default::default(),
         cgroup: None,
+        after: Vec::new(),
         job: dd(None),
     });
     let r = run(&sc);

@@ -61,6 +61,7 @@ fn sync_reaches_every_device() {
         stop: None,
         ioprio: Default::default(),
         cgroup: None,
+        after: Vec::new(),
         job: dd(64 * KIB, 256 * MIB, false),
     });
     sc.tasks.push(wblab_testkit::sim::sync_once("sync", 2 * SEC));

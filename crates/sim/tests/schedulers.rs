@@ -17,6 +17,7 @@ fn reader() -> TaskConfig {
         stop: None,
         ioprio: Default::default(),
         cgroup: None,
+        after: Vec::new(),
         job: JobConfig::Randread {
             bs: 4 * KIB,
             file_size: 4 * GIB,

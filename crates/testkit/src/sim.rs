@@ -43,6 +43,7 @@ pub fn task(name: &str, file: &str, start: u64, job: JobConfig) -> TaskConfig {
         stop: None,
         ioprio: Default::default(),
         cgroup: None,
+        after: Vec::new(),
         job,
     }
 }
@@ -58,6 +59,7 @@ pub fn sync_once(name: &str, start: u64) -> TaskConfig {
         stop: None,
         ioprio: Default::default(),
         cgroup: None,
+        after: Vec::new(),
         job: JobConfig::Sync { interval: 3600 * SEC },
     }
 }

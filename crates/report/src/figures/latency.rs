@@ -233,6 +233,58 @@ pub(super) fn latency_timeline_figure(runs: &[Run]) -> Option<Figure> {
     })
 }
 
+/// Every operation over time: per latency-sensitive task group, a point per read(), fsync(),
+/// fio I/O or launch at the moment it ended, its latency on a log scale (ops.csv). Unlike the
+/// per-second maximum above, the floor and the spread show too: a reader that stalls every
+/// 30 s against one that is slow all the time. `None` when no run logged operations.
+pub(super) fn op_timeline_figure(runs: &[Run]) -> Option<Figure> {
+    if runs.iter().all(|r| r.data.ops.is_none()) {
+        return None;
+    }
+    let mut c = time_chart(
+        runs,
+        "op-latency-timeline",
+        "Op latency timeline",
+        Axis::log("operation latency (ms, log scale)"),
+        "ops.csv: each operation of a latency-sensitive task, at the moment it ended",
+    );
+    let mut legend = Vec::new();
+    let mut k = 0;
+    for (ri, r) in runs.iter().enumerate() {
+        let Some(ops) = r.data.ops.as_ref() else {
+            c.notes.push(format!("{}: no ops.csv", r.label));
+            continue;
+        };
+        if ops.thinned {
+            c.notes.push(format!(
+                "{}: {} operations; groups with more than {} show the fastest and slowest of each 1/{} of the run",
+                r.label,
+                ops.total,
+                crate::load::rundir::OpPoints::KEEP_ALL,
+                crate::load::rundir::OpPoints::BINS
+            ));
+        }
+        for (g, pts) in &ops.groups {
+            let col = if multi(runs) { color(ri) } else { color(k) };
+            let marker = [Marker::Circle, Marker::Cross, Marker::Square, Marker::Triangle][k % 4];
+            k += 1;
+            let name = if multi(runs) { format!("{}: {g}", r.label) } else { g.to_string() };
+            let st = Style::points(col, marker, 1.5);
+            c.push(&name, st.clone(), pts.iter().map(|&(t, l)| (t, l.max(1e-3))).collect());
+            legend.push(LegendEntry { label: name, style: st });
+        }
+    }
+    c.legend = legend;
+    Some(Figure {
+        file: "op-latency-timeline".into(),
+        title: "Op latency timeline".into(),
+        caption: "Each operation of each latency-sensitive task group (a read(), fsync(), fio I/O or launch) at the \
+                  moment it ended, by its latency: periodic stalls, their height and the floor between them."
+            .into(),
+        chart: c,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -16,7 +16,7 @@ mod pause;
 
 use devices::{bandwidth_figure, iostat_bw_figure, iostat_util_figure};
 use dirty::{bdi_dirty_figure, cgroups_figure, dirtied_written_figure, dirty_state_figure, size_unit};
-use latency::{cdf_figure, latency_timeline_figure, request_latency_figure};
+use latency::{cdf_figure, latency_timeline_figure, op_timeline_figure, request_latency_figure};
 use pause::{pause_figure, task_bw_figure};
 
 /// Bytes per page in trace and CSV page counts.
@@ -255,6 +255,7 @@ pub fn figures(runs: &[Run]) -> Vec<Figure> {
     f.push(iostat_util_figure(runs));
     f.push(request_latency_figure(runs));
     f.extend(latency_timeline_figure(runs));
+    f.extend(op_timeline_figure(runs));
     f.push(cdf_figure(runs, false));
     f.push(cdf_figure(runs, true));
     f

@@ -209,6 +209,9 @@ pub struct RunDir {
     pub latency: Option<Csv>,
     /// cgroups.csv: each memory cgroup's pages per second (runs without cgroups have none).
     pub cgroups: Option<Csv>,
+    /// ops.csv: each operation of the latency-sensitive tasks (end, latency), thinned for
+    /// drawing ([`OpPoints`]).
+    pub ops: Option<OpPoints>,
     pub trace: TraceData,
     pub hists: Option<Histograms>,
     /// Files that were missing or unreadable (the report says so instead of failing).
@@ -275,6 +278,8 @@ pub struct Parts {
     /// `None`: the run has no latency.csv.
     pub latency: Option<String>,
     pub cgroups: Option<String>,
+    /// `None`: the run has no ops.csv.
+    pub ops: Option<String>,
     pub trace: Result<TraceData, String>,
 }
 
@@ -299,6 +304,7 @@ impl RunDir {
                 histograms: read(crate::HISTOGRAMS_FILE),
                 latency: read(crate::LATENCY_FILE).ok(),
                 cgroups: read(crate::results::CGROUPS_FILE).ok(),
+                ops: read(crate::results::OPS_FILE).ok(),
                 trace,
             },
         ))
@@ -369,6 +375,13 @@ impl RunDir {
                 None
             }
         });
+        let ops = parts.ops.and_then(|t| match OpPoints::parse(&t) {
+            Ok(c) => Some(c),
+            Err(e) => {
+                warnings.push(format!("{}: {e}", crate::results::OPS_FILE));
+                None
+            }
+        });
         let cgroups = parts.cgroups.and_then(|t| match Csv::parse(&t) {
             Ok(c) => Some(c),
             Err(e) => {
@@ -397,6 +410,7 @@ impl RunDir {
             devices,
             latency,
             cgroups,
+            ops,
             timeseries,
             throttle,
             trace,
@@ -802,4 +816,71 @@ mod tests {
         assert_eq!(td.gds.len(), 1);
         assert!((td.gds[0].t - 0.5).abs() < 1e-6);
     }
+}
+
+/// ops.csv, per task group, as points (end s, latency ms) to draw: every operation of a group
+/// that has at most [`OpPoints::KEEP_ALL`], else the fastest and the slowest of each of
+/// [`OpPoints::BINS`] slices of the run, which keeps every stall and the floor.
+#[derive(Clone, Debug, Default)]
+pub struct OpPoints {
+    pub groups: Vec<(String, Vec<(f64, f64)>)>,
+    /// Operations in the file, and whether some group was thinned.
+    pub total: u64,
+    pub thinned: bool,
+}
+
+impl OpPoints {
+    pub const KEEP_ALL: usize = 20_000;
+    pub const BINS: usize = 2_000;
+
+    pub fn parse(text: &str) -> Result<OpPoints, String> {
+        let mut lines = text.lines();
+        let header = lines.next().ok_or("empty file")?;
+        let cols: Vec<&str> = header.split(',').collect();
+        let col = |n: &str| cols.iter().position(|c| *c == n).ok_or_else(|| format!("no column {n}"));
+        let (ct, cg, cl) = (col("t_s")?, col("task")?, col("lat_ms")?);
+        let mut groups: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+        let mut total = 0;
+        for (i, l) in lines.enumerate() {
+            let f: Vec<&str> = l.split(',').collect();
+            let (Some(t), Some(g), Some(lat)) = (f.get(ct), f.get(cg), f.get(cl)) else {
+                return Err(format!("line {}: too few fields", i + 2));
+            };
+            let num = |s: &str| s.parse::<f64>().map_err(|_| format!("line {}: `{s}` is not a number", i + 2));
+            let p = (num(t)?, num(lat)?);
+            total += 1;
+            match groups.iter_mut().find(|(n, _)| n == g) {
+                Some((_, v)) => v.push(p),
+                None => groups.push((g.to_string(), vec![p])),
+            }
+        }
+        let mut thinned = false;
+        for (_, v) in &mut groups {
+            if v.len() > Self::KEEP_ALL {
+                thinned = true;
+                *v = thin(v);
+            }
+        }
+        Ok(OpPoints { groups, total, thinned })
+    }
+}
+
+/// The fastest and slowest point of each of [`OpPoints::BINS`] time slices.
+fn thin(v: &[(f64, f64)]) -> Vec<(f64, f64)> {
+    let end = v.iter().map(|p| p.0).fold(0.0, f64::max).max(1e-9);
+    let mut lo: Vec<Option<(f64, f64)>> = vec![None; OpPoints::BINS];
+    let mut hi: Vec<Option<(f64, f64)>> = vec![None; OpPoints::BINS];
+    for &p in v {
+        let b = ((p.0 / end) * (OpPoints::BINS - 1) as f64) as usize;
+        if lo[b].is_none_or(|q| p.1 < q.1) {
+            lo[b] = Some(p);
+        }
+        if hi[b].is_none_or(|q| p.1 > q.1) {
+            hi[b] = Some(p);
+        }
+    }
+    let mut out: Vec<(f64, f64)> = lo.into_iter().chain(hi).flatten().collect();
+    out.sort_by(|a, b| a.0.total_cmp(&b.0));
+    out.dedup();
+    out
 }

@@ -191,6 +191,39 @@ fn latency_groups(r: &RunResult) -> Vec<&str> {
 
 /// Whether the run recorded operations per second (simulated runs with a reader, an fsync
 /// probe, a launch...).
+/// The header of `ops.csv`.
+pub const OPS_HEADER: &str = "t_s,task,instance,lat_ms";
+
+/// Whether a run logged operations one by one (its latency-sensitive tasks did some).
+pub fn has_ops(r: &RunResult) -> bool {
+    r.tasks.iter().any(|t| !t.ops.is_empty())
+}
+
+/// Write `ops.csv`: every operation of the latency-sensitive tasks (read(), fsync(), a fio
+/// job's I/Os, a launch), task by task in time order: when it ended and how long it took.
+pub fn write_ops<W: Write>(w: &mut W, r: &RunResult) -> io::Result<()> {
+    let mut line = String::with_capacity(64);
+    line.push_str(OPS_HEADER);
+    line.push('\n');
+    w.write_all(line.as_bytes())?;
+    for t in &r.tasks {
+        for &(end, lat) in &t.ops {
+            line.clear();
+            // Microseconds: operations of a fast device end within the same millisecond.
+            write!(line, "{:.6}", end as f64 / NS_PER_SEC).expect("String");
+            line.push(',');
+            line.push_str(&t.name);
+            line.push(',');
+            push_u64(&mut line, t.instance as u64);
+            line.push(',');
+            push_f64(&mut line, lat as f64 / 1e6);
+            line.push('\n');
+            w.write_all(line.as_bytes())?;
+        }
+    }
+    Ok(())
+}
+
 pub fn has_latency(r: &RunResult) -> bool {
     r.vmstat.iter().any(|s| !s.task_ops.is_empty())
 }

@@ -1,8 +1,9 @@
 //! Writing a results directory from a run: `summary.json`, `trace.txt` (6.18 ftrace text),
-//! `timeseries.csv`, `iostat.csv`, `latency.csv`, `cgroups.csv`, `throttle.csv` and
-//! `histograms.json`.
+//! `timeseries.csv`, `iostat.csv`, `latency.csv`, `cgroups.csv`, `throttle.csv`,
+//! `histograms.json`, and for fio jobs `fio.json` and their logs.
 
 pub(crate) mod csv;
+pub mod fio;
 pub(crate) mod ftrace;
 pub mod histograms;
 pub(crate) mod summary;
@@ -24,6 +25,7 @@ pub const HISTOGRAMS_FILE: &str = "histograms.json";
 pub const IOSTAT_FILE: &str = "iostat.csv";
 pub const LATENCY_FILE: &str = "latency.csv";
 pub const CGROUPS_FILE: &str = "cgroups.csv";
+pub const OPS_FILE: &str = "ops.csv";
 
 fn write_file(path: &Path, f: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>) -> io::Result<()> {
     let mut w = BufWriter::with_capacity(1 << 20, File::create(path)?);
@@ -59,6 +61,11 @@ pub struct ResultTexts {
     pub latency: Option<String>,
     /// `cgroups.csv`, where the scenario has memory cgroups.
     pub cgroups: Option<String>,
+    /// `ops.csv`, where latency-sensitive tasks logged their operations.
+    pub ops: Option<String>,
+    /// `fio.json` and the fio jobs' log files (name, text), where the run had fio jobs.
+    pub fio: Option<String>,
+    pub fio_logs: Vec<(String, String)>,
 }
 
 impl ResultTexts {
@@ -76,6 +83,9 @@ impl ResultTexts {
             iostat: csv::has_iostat(r).then(|| text(&|w| csv::write_iostat(w, r))),
             latency: csv::has_latency(r).then(|| text(&|w| csv::write_latency(w, r))),
             cgroups: (!r.cgroups.is_empty()).then(|| text(&|w| csv::write_cgroups(w, r))),
+            ops: csv::has_ops(r).then(|| text(&|w| csv::write_ops(w, r))),
+            fio: fio::fio_json_text(r),
+            fio_logs: fio::fio_logs(r),
         }
     }
 
@@ -94,6 +104,15 @@ impl ResultTexts {
         if let Some(t) = &self.cgroups {
             std::fs::write(out.join(CGROUPS_FILE), t)?;
         }
+        if let Some(t) = &self.ops {
+            std::fs::write(out.join(OPS_FILE), t)?;
+        }
+        if let Some(t) = &self.fio {
+            std::fs::write(out.join(fio::FIO_JSON_FILE), t)?;
+        }
+        for (name, text) in &self.fio_logs {
+            std::fs::write(out.join(name), text)?;
+        }
         std::fs::write(out.join(HISTOGRAMS_FILE), &self.histograms)
     }
 
@@ -109,6 +128,7 @@ impl ResultTexts {
                 histograms: Ok(self.histograms),
                 latency: self.latency,
                 cgroups: self.cgroups,
+                ops: self.ops,
                 trace: Ok(trace),
             },
         ))

@@ -26,7 +26,20 @@ use wblab_sim::config::{JobConfig, Scenario, TaskConfig, TraceConfig};
 use wblab_sim::generations::{self, Generation};
 
 pub(super) const TOP_KEYS: &[&str] = &[
-    "name", "kernel", "duration", "seed", "hz", "machine", "sysctl", "device", "task", "trace", "policy", "sweep", "cgroup",
+    "name",
+    "kernel",
+    "duration",
+    "until_done",
+    "seed",
+    "hz",
+    "machine",
+    "sysctl",
+    "device",
+    "task",
+    "trace",
+    "policy",
+    "sweep",
+    "cgroup",
 ];
 pub(super) const TRACE_KEYS: &[&str] = &["writeback", "block"];
 /// CONFIG_HZ choices the kernel's Kconfig offers.
@@ -147,6 +160,7 @@ fn build_one(
     );
     let duration = keep(p, root.value_or("duration", 60_000_000_000, run_duration));
     let seed = keep(p, root.value_or("seed", 1, |e| e.uint(0, u64::MAX)));
+    let until_done = keep(p, root.value_or("until_done", false, |e| e.boolean())).unwrap_or(false);
     let hz = keep(p, root.value_or("hz", 250, config_hz));
     let machine = keep(
         p,
@@ -191,7 +205,7 @@ fn build_one(
     // Tasks are checked against the devices and cgroups; against the longest run if the
     // duration is at fault (only `start` depends on it).
     let tasks = match (&devices, &cgroups) {
-        (Some(d), Some(cg)) => tasks(p, &task_sections, d, cg, duration.unwrap_or(crate::limits::MAX_DURATION)),
+        (Some(d), Some(cg)) => tasks(p, &task_sections, d, cg, duration.unwrap_or(crate::limits::MAX_DURATION), file_name),
         _ => None,
     };
     let trace = keep(
@@ -225,6 +239,7 @@ fn build_one(
             tasks,
             trace,
             cgroups,
+            until_done,
         }),
         _ => Err(problems),
     }
@@ -328,10 +343,32 @@ fn tasks(
     devices: &[wblab_sim::config::DeviceConfig],
     cgroups: &wblab_sim::config::CgroupTree,
     duration: u64,
+    file_name: &str,
 ) -> Option<Vec<TaskConfig>> {
     let before = p.len();
     let mut tasks = Vec::with_capacity(sections.len());
+    // The section each task comes from (a fio job file gives several).
+    let mut owners: Vec<usize> = Vec::with_capacity(sections.len());
     for (i, sec) in sections.iter().enumerate() {
+        if sec.get("fio").is_some() {
+            if let Some(ts) = keep(p, task::build_fio(sec, devices, cgroups, duration, tasks.len(), file_name)) {
+                for t in ts {
+                    if tasks.iter().any(|q: &TaskConfig| q.name == t.name) {
+                        p.push(
+                            Problem::new(
+                                sec.get("fio").map_or(sec.at, |e| e.value_at),
+                                format!("fio job `{}` has the name of another task", t.name),
+                            )
+                            .key("fio")
+                            .hint("task names label the results; rename the job section or the other task"),
+                        );
+                    }
+                    owners.push(i);
+                    tasks.push(t);
+                }
+            }
+            continue;
+        }
         let Some(t) = keep(p, task::build(sec, devices, cgroups, duration)) else {
             continue;
         };
@@ -347,13 +384,15 @@ fn tasks(
                     )),
             );
         }
+        owners.push(i);
         tasks.push(t);
     }
     if p.len() > before {
         return None;
     }
-    keep(p, check_task_count(sections, &tasks))?;
-    keep(p, check_files_fit(sections, &tasks, devices))?;
+    let secs: Vec<&Section<'_>> = owners.iter().map(|&i| &sections[i]).collect();
+    keep(p, check_task_count(&secs, &tasks))?;
+    keep(p, check_files_fit(&secs, &tasks, devices))?;
     Some(tasks)
 }
 
@@ -490,7 +529,7 @@ fn trace(sec: &Section<'_>) -> Result<TraceConfig> {
 /// Files that `cat` and `randread` find already written must fit on their device.
 /// The sum of the tasks' counts stays within [`crate::limits::MAX_TASKS`]; the task that
 /// crosses it is named.
-fn check_task_count(sections: &[Section<'_>], tasks: &[TaskConfig]) -> Result<()> {
+fn check_task_count(sections: &[&Section<'_>], tasks: &[TaskConfig]) -> Result<()> {
     let max = crate::limits::MAX_TASKS;
     let mut total = 0u64;
     for (sec, t) in sections.iter().zip(tasks) {
@@ -508,7 +547,7 @@ fn check_task_count(sections: &[Section<'_>], tasks: &[TaskConfig]) -> Result<()
     Ok(())
 }
 
-fn check_files_fit(sections: &[Section<'_>], tasks: &[TaskConfig], devices: &[wblab_sim::config::DeviceConfig]) -> Result<()> {
+fn check_files_fit(sections: &[&Section<'_>], tasks: &[TaskConfig], devices: &[wblab_sim::config::DeviceConfig]) -> Result<()> {
     let mut used = vec![0u64; devices.len()];
     for (sec, t) in sections.iter().zip(tasks) {
         let file_size = match &t.job {
@@ -519,11 +558,24 @@ fn check_files_fit(sections: &[Section<'_>], tasks: &[TaskConfig], devices: &[wb
             JobConfig::Launch { files, file_sizes, .. } => {
                 (0..*files as usize).try_fold(0u64, |sum, i| sum.checked_add(file_sizes[i % file_sizes.len()]))
             }
+            // fio lays out or preallocates every file; a named file once for all clones.
+            JobConfig::Fio(j) if j.shared_file => {
+                if tasks.iter().take_while(|q| !std::ptr::eq(*q, t)).any(|q| q.file == t.file) {
+                    continue;
+                }
+                Some(j.file_size)
+            }
+            JobConfig::Fio(j) => j.file_size.checked_mul(u64::from(j.nrfiles)),
             _ => continue,
         };
         let dev = &devices[t.device];
+        let instances = if matches!(&t.job, JobConfig::Fio(j) if j.shared_file) {
+            1
+        } else {
+            u64::from(t.count)
+        };
         let need = file_size
-            .and_then(|f| f.checked_mul(u64::from(t.count)))
+            .and_then(|f| f.checked_mul(instances))
             .and_then(|b| b.checked_add(used[t.device]));
         match need {
             Some(total) if total <= dev.size => used[t.device] = total,

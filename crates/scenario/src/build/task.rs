@@ -23,10 +23,11 @@ pub(super) const JOBS: &[(&str, &[&str])] = &[
     ("launch", &["files", "file_sizes", "bs", "writes", "interval"]),
     ("ls", &["dirs", "entries", "interval"]),
     ("tiotest", &["file_size", "bs", "random_ops", "random_readahead", "user_cost"]),
+    ("fio", &["fio"]),
 ];
 
 const JOB_NAMES: &[&str] = &[
-    "dd", "netwrite", "cat", "randread", "fsync", "replace", "sync", "du", "launch", "ls", "tiotest",
+    "dd", "netwrite", "cat", "randread", "fsync", "replace", "sync", "du", "launch", "ls", "tiotest", "fio",
 ];
 /// Jobs that work on a tree of their own rather than one file: `{n}` is not needed.
 const TREE_JOBS: &[&str] = &["sync", "du", "launch", "ls"];
@@ -105,7 +106,82 @@ pub(super) fn build(sec: &Section<'_>, devices: &[DeviceConfig], cgroups: &Cgrou
         stop,
         ioprio,
         cgroup,
+        after: Vec::new(),
         job: job_config(sec, job)?,
+    })
+}
+
+/// Keys of a `[[task]]` that runs a fio job file: the jobs name themselves and size their
+/// files; the task says where and when.
+pub(super) const FIO_KEYS: &[&str] = &["fio", "job", "device", "start", "stop", "ionice", "cgroup"];
+
+/// `[[task]] fio = "jobs/randread.fio"` (a path from the scenario's directory) or the job
+/// text itself (`fio = """[randread] ..."""`): one task group per job of the file.
+pub(super) fn build_fio(
+    sec: &Section<'_>,
+    devices: &[DeviceConfig],
+    cgroups: &CgroupTree,
+    duration: Ns,
+    first_group: usize,
+    scenario_file: &str,
+) -> Result<Vec<TaskConfig>> {
+    let e = sec.get("fio").expect("a fio task");
+    if let Some(other) = sec.entries.iter().find(|x| !FIO_KEYS.contains(&x.key.as_str())) {
+        return Err(other.key_problem("does not apply to a fio task").hint(format!(
+            "the job file names, sizes and counts the jobs (numjobs); a fio task takes {}",
+            suggest::list(FIO_KEYS)
+        )));
+    }
+    if let Some(j) = sec.get("job") {
+        if j.str()? != "fio" {
+            return Err(j
+                .problem("a task with `fio` runs the job file")
+                .hint("drop `job`, or write job = \"fio\""));
+        }
+    }
+    let given = e.str()?;
+    let (label, text) = if given.contains('\n') || given.trim_start().starts_with('[') {
+        (format!("{scenario_file} (fio text)"), given.to_string())
+    } else {
+        let dir = std::path::Path::new(scenario_file).parent().unwrap_or(std::path::Path::new(""));
+        let path = dir.join(given);
+        match std::fs::read_to_string(&path) {
+            Ok(t) => (path.display().to_string(), t),
+            Err(err) => {
+                return Err(e
+                    .problem(format!("cannot read the fio job file {}: {err}", path.display()))
+                    .hint("a path relative to the scenario file's directory, or the job text itself"))
+            }
+        }
+    };
+    let (device, _) = placement(sec, "fio", devices)?;
+    let start = sec.value_or("start", 0, |e| e.duration_in(0, duration.saturating_sub(1)))?;
+    let stop = sec.get("stop").map(|e| e.duration_in(start + 1, u64::MAX)).transpose()?;
+    let ioprio = sec.value_or("ionice", IoPrio::default(), ionice)?;
+    let cgroup = sec.get("cgroup").map(|e| cgroup(e, cgroups)).transpose()?.flatten();
+    let at = crate::fio::Placement {
+        device,
+        device_name: devices[device].name.clone(),
+        first_group,
+        start,
+        stop,
+        ioprio,
+        cgroup,
+    };
+    crate::fio::tasks(&text, &label, &at).map_err(|err| {
+        let mut msg = err.file.clone();
+        if err.line > 0 {
+            msg.push_str(&format!(":{}", err.line));
+        }
+        if let Some(k) = &err.key {
+            msg.push_str(&format!(": option `{k}`"));
+        }
+        msg.push_str(&format!(": {}", err.message));
+        let p = e.problem(msg);
+        match err.hint {
+            Some(h) => p.hint(h),
+            None => p,
+        }
     })
 }
 
@@ -339,6 +415,11 @@ fn job_config(sec: &Section<'_>, job: &str) -> Result<JobConfig> {
                 random_readahead: sec.value_or("random_readahead", 16 * KIB, |e| e.size_in(0, 64 * MIB))?,
                 user_cost: sec.value_or("user_cost", 2_000, |e| e.duration_in(0, 1_000_000_000))?,
             }
+        }
+        "fio" => {
+            return Err(sec
+                .missing("fio", "a fio task needs its job file")
+                .hint("fio = \"jobs/randread.fio\" (a path from the scenario's directory) or the job text itself"))
         }
         _ => JobConfig::Sync {
             interval: interval(5_000_000_000)?,

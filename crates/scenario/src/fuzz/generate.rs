@@ -267,6 +267,17 @@ impl Generator {
         for i in 0..=r.below(4) {
             let (job, own) = &self.cat.jobs[r.below(self.cat.jobs.len() as u64) as usize];
             o.push_str("\n[[task]]\n");
+            if *job == "fio" {
+                // The job file names and counts its jobs: only placement keys beside it.
+                kv(o, "fio", &fio_text(r, &format!("t{i}j")));
+                for key in ["device", "start", "ionice", "cgroup"] {
+                    if chance(r, if key == "cgroup" && !ctx.cgroups.is_empty() { 0.5 } else { 0.15 }) {
+                        let v = value(r, &shapes::task(key, &jobs).expect("a task key has a shape"), ctx);
+                        kv(o, key, &v);
+                    }
+                }
+                continue;
+            }
             kv(o, "name", &format!("\"t{i}\""));
             kv(o, "job", &format!("\"{job}\""));
             for key in self.cat.task.iter().filter(|k| !matches!(**k, "name" | "job")) {
@@ -397,6 +408,7 @@ fn value(r: &mut RngStream, shape: &Shape, ctx: &Ctx) -> String {
         Shape::CgroupPath => format!("\"{}\"", pick_owned(r, &ctx.cgroups)),
         Shape::DeviceName if edge => "\"sdz\"".to_string(),
         Shape::DeviceName => format!("\"{}\"", pick_owned(r, &ctx.devices)),
+        Shape::FioText => fio_text(r, "j"),
         Shape::FilePath => {
             let dev = if edge {
                 "nosuchdev".to_string()
@@ -411,6 +423,82 @@ fn value(r: &mut RngStream, shape: &Shape, ctx: &Ctx) -> String {
             format!("\"{}\"", path.replace("DEV", &dev))
         }
     }
+}
+
+/// fio options and values the generator draws from: mostly what the model runs, with values
+/// out of range, options it refuses and a misspelling among them.
+const FIO_OPTIONS: &[(&str, &[&str])] = &[
+    ("bs", &["4k", "512", "64k", "1m", "4k,64k", "0", "3000"]),
+    ("ioengine", &["psync", "libaio", "io_uring", "sync", "mmap"]),
+    ("iodepth", &["1", "4", "32", "0"]),
+    ("direct", &["0", "1"]),
+    ("runtime", &["50ms", "200ms", "1", "0"]),
+    ("time_based", &[""]),
+    ("rate", &["1m", "100k", ",2m"]),
+    ("rate_iops", &["100", "10,5"]),
+    ("thinktime", &["100", "5ms"]),
+    ("fsync", &["1", "4", "0"]),
+    ("fdatasync", &["2"]),
+    ("rwmixread", &["0", "30", "70", "100", "101"]),
+    ("bsrange", &["4k-16k", "16k-4k"]),
+    ("bssplit", &["4k/50:64k/50", "4k/80:8k/30", "4k/:8k/"]),
+    ("random_distribution", &["zipf:1.2", "pareto:0.9", "normal:5", "random"]),
+    ("loops", &["1", "2"]),
+    ("ramp_time", &["10ms", "1"]),
+    ("stonewall", &[""]),
+    ("new_group", &[""]),
+    ("numjobs", &["1", "2", "3"]),
+    ("nrfiles", &["1", "2"]),
+    ("filename", &["shared"]),
+    ("end_fsync", &["1"]),
+    ("iodepth_low", &["1", "8"]),
+    ("iodepth_batch_complete_min", &["1", "4"]),
+    ("norandommap", &[""]),
+    ("startdelay", &["10ms"]),
+    ("invalidate", &["0"]),
+    ("kb_base", &["1000"]),
+    ("write_lat_log", &["lat"]),
+    ("write_bw_log", &["bw"]),
+    ("log_avg_msec", &["100"]),
+    ("verify", &["md5"]),
+    ("iodepht", &["2"]),
+];
+
+/// A `fio = """..."""` value: one to three jobs named `<prefix>0`.., each with an `rw` and a
+/// `size` nearly always and a few other options; a `[global]` section sometimes.
+fn fio_text(r: &mut RngStream, prefix: &str) -> String {
+    let mut t = String::from("\"\"\"\n");
+    let opts = |r: &mut RngStream, t: &mut String, p: f64| {
+        for (k, vals) in FIO_OPTIONS {
+            if chance(r, p) {
+                match pick(r, vals) {
+                    "" => writeln!(t, "{k}").expect("String"),
+                    v => writeln!(t, "{k}={v}").expect("String"),
+                }
+            }
+        }
+    };
+    if chance(r, 0.3) {
+        t.push_str("[global]\n");
+        opts(r, &mut t, 0.08);
+    }
+    for j in 0..=r.below(3) {
+        writeln!(t, "[{prefix}{j}]").expect("String");
+        if chance(r, 0.95) {
+            let rw = pick(r, &["read", "write", "randread", "randwrite", "rw", "randrw", "trim"]);
+            writeln!(t, "rw={rw}").expect("String");
+        }
+        if chance(r, 0.9) {
+            let size = pick(r, &["1m", "4m", "16m", "64m", "0", "1g"]);
+            writeln!(t, "size={size}").expect("String");
+        }
+        if j > 0 && chance(r, 0.1) {
+            writeln!(t, "wait_for={prefix}0").expect("String");
+        }
+        opts(r, &mut t, 0.12);
+    }
+    t.push_str("\"\"\"");
+    t
 }
 
 fn pick_owned(r: &mut RngStream, from: &[String]) -> String {

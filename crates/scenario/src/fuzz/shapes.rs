@@ -41,6 +41,9 @@ pub enum Shape {
     DeviceName,
     /// A task's `file`: a path under `/mnt/<device>/`.
     FilePath,
+    /// A `[[task]]`'s `fio`: job-file text with one to three jobs (their names start with the
+    /// given prefix).
+    FioText,
 }
 
 fn words(w: &[&'static str]) -> Shape {
@@ -65,6 +68,7 @@ pub fn top(key: &str) -> Option<Shape> {
         "name" => Shape::Name,
         "kernel" => Shape::Kernels,
         "duration" => Shape::Duration(10 * MS, 2 * S),
+        "until_done" => Shape::Bool,
         "seed" => Shape::Int(0, u64::MAX),
         "hz" => Shape::Raw(&["100", "250", "300", "1000"]),
         _ => return None,
@@ -178,6 +182,7 @@ pub fn device(key: &str, models: &[&'static str]) -> Option<Shape> {
 pub fn task(key: &str, jobs: &[&'static str]) -> Option<Shape> {
     Some(match key {
         "name" => Shape::Name,
+        "fio" => Shape::FioText,
         "job" => Shape::Word(jobs.to_vec()),
         "count" => Shape::Int(1, 8),
         "device" => Shape::DeviceName,

@@ -268,6 +268,7 @@ impl BlockQueue {
                     iolat_cg: None,
                     submit_ns: 0,
                     iolat_in: false,
+                    aio: 0,
                 });
                 (self.pool.len() - 1) as u32
             }
@@ -307,6 +308,7 @@ impl BlockQueue {
         r.iolat_cg = None;
         r.submit_ns = 0;
         r.iolat_in = false;
+        r.aio = 0;
         id
     }
 

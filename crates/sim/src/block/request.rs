@@ -95,6 +95,8 @@ pub struct Request {
     pub iolat_cg: Option<u16>,
     pub submit_ns: Ns,
     pub iolat_in: bool,
+    /// The in-flight I/O of its submitter's fio job it belongs to (asynchronous direct I/O).
+    pub aio: u16,
 }
 
 impl Request {

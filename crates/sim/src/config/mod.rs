@@ -11,6 +11,7 @@ use serde::Serialize;
 mod cgroup;
 mod device;
 mod elevator;
+mod fio;
 mod knob;
 mod machine;
 mod models;
@@ -23,6 +24,7 @@ mod task;
 pub use cgroup::*;
 pub use device::*;
 pub use elevator::*;
+pub use fio::*;
 pub use knob::*;
 pub use machine::*;
 pub use models::*;
@@ -53,6 +55,10 @@ pub struct Scenario {
     /// Memory cgroups and where tasks run; empty: every task in the root cgroup.
     #[serde(skip_serializing_if = "CgroupTree::is_empty")]
     pub cgroups: CgroupTree,
+    /// End the run when every task is done (fio job files: the run lasts as long as the
+    /// jobs), `duration` being the most it may last.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub until_done: bool,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -106,6 +112,7 @@ impl Scenario {
             tasks: Vec::new(),
             trace: TraceConfig::default(),
             cgroups: CgroupTree::default(),
+            until_done: false,
         }
     }
 
@@ -120,6 +127,7 @@ impl Scenario {
             stop: None,
             ioprio: Default::default(),
             cgroup: None,
+            after: Vec::new(),
             job,
         });
         self

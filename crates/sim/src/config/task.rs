@@ -23,6 +23,10 @@ pub struct TaskConfig {
     /// Index into `Scenario::cgroups` of the cgroup the task runs in; `None` = the root.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cgroup: Option<usize>,
+    /// Indices into `Scenario::tasks` of the groups that must all be done before this one
+    /// starts (fio's `stonewall` and `wait_for`); `start` then counts from that moment.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub after: Vec<usize>,
     pub job: JobConfig,
 }
 
@@ -164,6 +168,8 @@ pub enum JobConfig {
         /// User-space CPU per operation (tiotest's buffer fill and check), ns.
         user_cost: Ns,
     },
+    /// One fio job (a section of a job file); `count` is its `numjobs`.
+    Fio(Box<super::FioJob>),
 }
 
 impl JobConfig {
@@ -181,6 +187,12 @@ impl JobConfig {
 }
 
 impl JobConfig {
+    /// A job whose operations' latencies are the question (a reader, a commit probe, a
+    /// launch, a fio job), not a bulk writer whose write() calls only measure throttling.
+    pub fn latency_sensitive(&self) -> bool {
+        !matches!(self, JobConfig::Dd { .. } | JobConfig::Netwrite { .. } | JobConfig::Tiotest { .. })
+    }
+
     pub fn kind(&self) -> &'static str {
         match self {
             JobConfig::Dd { .. } => "dd",
@@ -194,6 +206,7 @@ impl JobConfig {
             JobConfig::Launch { .. } => "launch",
             JobConfig::Ls { .. } => "ls",
             JobConfig::Tiotest { .. } => "tiotest",
+            JobConfig::Fio(_) => "fio",
         }
     }
 }

@@ -32,7 +32,7 @@ impl Machine {
     pub(crate) fn rename_done(&mut self, tid: u32) -> Option<Phase> {
         let now = self.now();
         let task = &mut self.tasks[tid as usize];
-        task.record_op(now - task.op_start);
+        task.record_op(now, now - task.op_start);
         let JobConfig::Replace { interval, .. } = task.job else {
             unreachable!("only the replace job renames")
         };

@@ -254,7 +254,10 @@ impl Machine {
         self.durability_end(tid);
         let now = self.now();
         let task = &mut self.tasks[tid as usize];
-        task.record_op(now - task.op_start);
+        task.record_op(now, now - task.op_start);
+        if task.fio.is_some() {
+            return self.fio_sync_done(tid);
+        }
         match task.job {
             JobConfig::Fsync { interval, .. } | JobConfig::Sync { interval } => {
                 let next = task.op_start.saturating_add(interval);

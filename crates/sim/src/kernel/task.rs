@@ -39,6 +39,10 @@ pub enum Phase {
     ReadCopyDone,
     /// Waiting for direct I/O requests to complete.
     WaitDirect,
+    /// A fio job's asynchronous I/O is in the block layer: `io_submit` returns.
+    FioSubmitted,
+    /// The CPU of that `io_submit` runs.
+    FioSubmitCpu,
     /// Submitting fsync/sync writeback and waiting for it.
     WaitSync,
     /// rename() of a replaced file: its journal handle (may wait), then `auto_da_alloc`.
@@ -127,14 +131,28 @@ pub struct Task {
     pub wq: crate::kernel::waitqueue::TaskWait,
     /// A tiotest thread's phase and progress.
     pub tio: crate::workload::state::TioTask,
+    /// A fio job's files, in-flight I/O and statistics.
+    pub fio: Option<Box<crate::workload::fio::FioState>>,
+    /// Groups of tasks (`stonewall`, `wait_for`) still to finish before this task starts.
+    pub waits_for: Vec<usize>,
+    /// A latency-sensitive job (not a bulk writer): each operation is logged as (end,
+    /// latency) for the op latency timeline.
+    pub logs_ops: bool,
+    pub op_log: Vec<(Ns, Ns)>,
 }
+
+/// Operations logged per task at most (32 MiB of log): a longer run keeps its first ones.
+pub const MAX_OP_LOG: usize = 2_000_000;
 
 impl Task {
     /// One operation (a read(), write(), fsync(), a launch) took `lat`: its distribution
     /// and this second's figures.
-    pub fn record_op(&mut self, lat: Ns) {
+    pub fn record_op(&mut self, end: Ns, lat: Ns) {
         self.op_latency.record(lat);
         self.sec_ops.record(lat);
+        if self.logs_ops && self.op_log.len() < MAX_OP_LOG {
+            self.op_log.push((end, lat));
+        }
     }
 
     /// Instance `instance` of a task group, before it starts: `file` is its inode, `stop` the
@@ -190,6 +208,10 @@ impl Task {
             meta: None,
             wq: Default::default(),
             tio: Default::default(),
+            fio: None,
+            waits_for: tc.after.clone(),
+            logs_ops: tc.job.latency_sensitive(),
+            op_log: Vec::new(),
         }
     }
 

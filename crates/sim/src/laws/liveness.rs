@@ -248,6 +248,11 @@ impl Machine {
         if t.phase == Phase::WaitDirect && t.inflight > 0 {
             return None;
         }
+        // Not started: it waits for the tasks of earlier groups (fio's stonewall), one of which
+        // is still running.
+        if t.phase == Phase::Idle && t.waits_for.iter().any(|&g| self.group_tasks(g).any(|u| !self.tasks[u].is_done())) {
+            return None;
+        }
         if let Some(SyncWait::Work { dev, left: 1.. }) = t.sync {
             let wbs = (0..self.wbs.len() as u16).filter(|&w| self.wbs[w as usize].dev == dev);
             if wbs.into_iter().any(|w| self.flusher_has_waiter(w, tid)) {

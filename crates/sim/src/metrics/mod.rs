@@ -3,6 +3,7 @@
 //! Everything here is plain data. Formatting into `summary.json`, `trace.txt` and
 //! `timeseries.csv` happens in the report crate, so the hot loop never builds strings.
 
+pub mod fio;
 pub mod hist;
 pub mod tiotest;
 pub mod trace;
@@ -39,6 +40,8 @@ pub struct RunResult {
     pub tiotest: Vec<tiotest::TiotestPhase>,
     /// Each memory cgroup, in the scenario's order (empty without cgroups).
     pub cgroups: Vec<CgroupResult>,
+    /// Each fio job clone, in task order (empty without fio jobs).
+    pub fio: Vec<fio::FioResult>,
 }
 
 /// One memory cgroup over the run.
@@ -90,6 +93,8 @@ pub struct TaskResult {
     pub pauses: LatencyHist,
     /// Per-operation latency (read() for readers, fsync() for fsync callers, write() for dd), ns.
     pub op_latency: LatencyHist,
+    /// Each operation of a latency-sensitive task as (end, latency), ns, in time order.
+    pub ops: Vec<(Ns, Ns)>,
     pub cpu_sys_ns: Ns,
     pub cpu_user_ns: Ns,
     /// Time spent waiting for a free CPU, ns.

@@ -160,7 +160,7 @@ impl Machine {
                         let m = self.tasks[t].meta.as_mut().expect("metadata job");
                         let waited = m.lookup_start.take().map_or(0, |s| now - s);
                         if m.advance(launch) && du {
-                            self.tasks[t].record_op(waited + cost);
+                            self.tasks[t].record_op(now + burst, waited + cost);
                         }
                         done_lookups += 1;
                         if done_lookups >= LOOKUP_BATCH {
@@ -287,7 +287,7 @@ impl Machine {
         let start = self.tasks[t].meta.as_ref().map_or(now, |m| m.op_start);
         let job = self.tasks[t].job.clone();
         if completed && !matches!(job, JobConfig::Du { .. }) {
-            self.tasks[t].record_op(now - start);
+            self.tasks[t].record_op(now, now - start);
         }
         if now >= self.tasks[t].stop {
             return self.meta_done(tid);

@@ -20,6 +20,8 @@ use crate::mm::page_writeback::{MemcgCx, Throttle, ThrottleCx};
 use crate::units::PAGE_SIZE;
 use crate::Ns;
 
+pub mod fio;
+pub mod fio_offsets;
 pub mod meta;
 pub mod state;
 pub mod tiotest;
@@ -105,7 +107,8 @@ impl Machine {
                 Phase::Rename => self.vfs_rename(tid),
                 Phase::Renamed => self.rename_done(tid),
                 Phase::Think => Some(Phase::NextOp),
-                Phase::CopyDone | Phase::ReadCopyDone | Phase::WaitDirect | Phase::Done => None,
+                Phase::FioSubmitted => self.fio_submitted(tid),
+                Phase::CopyDone | Phase::ReadCopyDone | Phase::WaitDirect | Phase::FioSubmitCpu | Phase::Done => None,
             };
             match next {
                 Some(p) => self.tasks[t].phase = p,
@@ -119,6 +122,10 @@ impl Machine {
         let t = tid as usize;
         match self.tasks[t].phase {
             Phase::BdpWriteback | Phase::Meta => self.task_run(tid),
+            Phase::FioSubmitCpu => {
+                self.tasks[t].phase = Phase::NextOp;
+                self.task_run(tid);
+            }
             Phase::CopyDone => {
                 let (file, offset, pages, chunk) = {
                     let task = &self.tasks[t];
@@ -158,7 +165,14 @@ impl Machine {
                     self.task_run(tid);
                     return;
                 }
-                task.record_op(now - task.op_start);
+                if task.fio.is_some() {
+                    if let Some(p) = self.fio_buffered_done(tid) {
+                        self.tasks[t].phase = p;
+                        self.task_run(tid);
+                    }
+                    return;
+                }
+                task.record_op(now, now - task.op_start);
                 task.phase = if let JobConfig::Randread { think, .. } = task.job {
                     if think > 0 {
                         task.phase = Phase::Think;
@@ -252,6 +266,7 @@ impl Machine {
             JobConfig::Sync { .. } => self.ksys_sync(tid),
             JobConfig::Du { .. } | JobConfig::Ls { .. } | JobConfig::Launch { .. } => self.meta_start(tid),
             JobConfig::Tiotest { .. } => self.tio_next_op(tid),
+            JobConfig::Fio(_) => self.fio_next(tid),
         }
     }
 
@@ -260,6 +275,7 @@ impl Machine {
         let task = &mut self.tasks[tid as usize];
         task.phase = Phase::Done;
         task.ended = Some(now.min(task.stop));
+        self.start_dependents(tid);
         None
     }
 
@@ -378,8 +394,11 @@ impl Machine {
         if matches!(task.job, JobConfig::Replace { .. }) {
             return Some(Phase::Rename);
         }
+        if task.fio.is_some() {
+            return self.fio_buffered_done(tid);
+        }
         let lat = now - task.op_start;
-        task.record_op(lat);
+        task.record_op(now, lat);
         Some(Phase::NextOp)
     }
 
@@ -437,6 +456,21 @@ impl Machine {
 
     fn write_alloc(&mut self, tid: u32) -> Option<Phase> {
         let pages = self.tasks[tid as usize].chunk_pages;
+        // write_begin locks each page: one being read is locked until its read completes (a
+        // fio job reading and writing one file, or clones sharing it). Woken, the task comes
+        // back here and looks again. The wait is not exclusive: the model's writer does not
+        // take the page lock, so it could not hand the wakeup on as `unlock_page` does.
+        let (ino, p0) = (self.tasks[tid as usize].file, self.tasks[tid as usize].offset / PAGE_SIZE);
+        let m = &self.inodes[ino as usize].mapping;
+        let mut idx = p0;
+        while idx < p0 + pages {
+            let (st, run) = m.run_at(idx, p0 + pages - idx);
+            if st == Some(PageState::Reading) {
+                self.page_wait(tid, ino, idx, PG_LOCKED, WaitSite::LockPage, false);
+                return None;
+            }
+            idx += run;
+        }
         if !self.alloc_pages(tid, pages) {
             return None;
         }
@@ -509,7 +543,11 @@ impl Machine {
         let ino = self.tasks[t].file;
         let p0 = self.tasks[t].offset / PAGE_SIZE;
         let p1 = (self.tasks[t].offset + self.tasks[t].op_left).div_ceil(PAGE_SIZE);
-        let sequential = matches!(self.tasks[t].job, JobConfig::Cat { .. } | JobConfig::Launch { .. }) || self.tio_sequential_read(tid);
+        let sequential = match &self.tasks[t].job {
+            JobConfig::Cat { .. } | JobConfig::Launch { .. } => true,
+            JobConfig::Fio(j) => !j.rw.random(),
+            _ => self.tio_sequential_read(tid),
+        };
         let ra_max = (self.cfg.devices[self.tasks[t].dev as usize].queue.read_ahead_kb as u64 * 1024 / PAGE_SIZE).max(1);
         // Async readahead when the reader reaches the marker of the current window.
         if sequential && self.tasks[t].ra_size > 0 {
@@ -638,7 +676,11 @@ impl Machine {
     }
 
     /// One O_DIRECT request of the task completed.
-    pub(crate) fn direct_done(&mut self, tid: u32) {
+    pub(crate) fn direct_done(&mut self, tid: u32, aio: u16) {
+        if self.tasks[tid as usize].fio.is_some() {
+            self.fio_direct_done(tid, aio);
+            return;
+        }
         let now = self.now();
         let task = &mut self.tasks[tid as usize];
         task.inflight -= 1;
@@ -654,7 +696,7 @@ impl Machine {
             _ => task.bytes_read += n,
         }
         task.op_left = 0;
-        task.record_op(now - task.op_start);
+        task.record_op(now, now - task.op_start);
         if let JobConfig::Randread { think, .. } = task.job {
             if think > 0 {
                 task.phase = Phase::Think;

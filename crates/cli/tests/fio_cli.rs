@@ -1,0 +1,238 @@
+//! fio job files through the `wblab` binary: the shipped job files run, fio's JSON has fio's
+//! own fields (checked against JSON real fio 3.33 printed on this machine for the same job
+//! files), the logs have fio's columns, and a bad option is named with its file and line.
+
+mod common;
+
+use common::{repo_root, scratch, wblab};
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::Path;
+
+/// The job files `tests/data/fio-3.33-*.json` were printed for (`fio --output-format=json`).
+const RANDRW_PSYNC: &str = "[global]\nioengine=psync\nsize=16m\nbs=4k\n[mixed]\nrw=randrw\nrwmixread=70\n\
+                            write_lat_log=mixed\nwrite_bw_log=mixed\nwrite_iops_log=mixed\n";
+const LIBAIO_FSYNC: &str = "[rd]\nrw=randread\nsize=8m\nioengine=libaio\niodepth=4\nfsync=0\n[wr]\nrw=write\nsize=8m\nfsync=8\n";
+
+/// Every key path of a JSON value (arrays by their first element; the values of
+/// `percentile` and the echoed options left out: they depend on the job, not the format).
+fn paths(v: &Value, at: &str, out: &mut BTreeSet<String>) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                let p = format!("{at}/{k}");
+                out.insert(p.clone());
+                if !matches!(k.as_str(), "percentile" | "job options" | "global options") {
+                    paths(x, &p, out);
+                }
+            }
+        }
+        Value::Array(a) => {
+            if let Some(x) = a.first() {
+                paths(x, &format!("{at}[]"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn run_fio(dir: &Path, name: &str, text: &str) -> Value {
+    let job = dir.join(format!("{name}.fio"));
+    fs::write(&job, text).unwrap();
+    let out = dir.join(name);
+    let o = wblab(&[
+        "run",
+        "-q",
+        "--no-report",
+        job.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--output-format=json",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let printed: Value = serde_json::from_slice(&o.stdout).expect("--output-format=json prints JSON");
+    let written: Value = serde_json::from_str(&fs::read_to_string(out.join("fio.json")).unwrap()).unwrap();
+    assert_eq!(printed, written, "what is printed is fio.json");
+    written
+}
+
+#[test]
+fn fio_json_has_the_fields_real_fio_prints() {
+    let dir = scratch("fio-json");
+    for (name, text, real) in [
+        ("randrw-psync", RANDRW_PSYNC, "fio-3.33-randrw-psync.json"),
+        ("libaio-fsync", LIBAIO_FSYNC, "fio-3.33-libaio-fsync.json"),
+    ] {
+        let ours = run_fio(&dir, name, text);
+        let real: Value =
+            serde_json::from_str(&fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(real)).unwrap())
+                .unwrap();
+        let (mut a, mut b) = (BTreeSet::new(), BTreeSet::new());
+        paths(&real, "", &mut a);
+        paths(&ours, "", &mut b);
+        let missing: Vec<_> = a.difference(&b).collect();
+        let extra: Vec<_> = b.difference(&a).collect();
+        assert!(
+            missing.is_empty() && extra.is_empty(),
+            "{name}: missing {missing:?}, extra {extra:?}"
+        );
+        // The same jobs, in the same order, each with every job's figures.
+        let names = |v: &Value| -> Vec<String> {
+            v["jobs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|j| j["jobname"].as_str().unwrap().to_string())
+                .collect()
+        };
+        assert_eq!(names(&ours), names(&real));
+        for (j, r) in ours["jobs"].as_array().unwrap().iter().zip(real["jobs"].as_array().unwrap()) {
+            // Same I/O done: the job's size, in its block size (a mixed job's split is drawn).
+            let sum = |x: &Value, k: &str| x["read"][k].as_u64().unwrap() + x["write"][k].as_u64().unwrap();
+            assert_eq!(sum(j, "io_bytes"), sum(r, "io_bytes"), "{name}");
+            assert_eq!(sum(j, "total_ios"), sum(r, "total_ios"), "{name}");
+            // fsync=8 over 2048 writes: real fio reports 255 (the last comes with the close).
+            let (ours_sync, real_sync) = (j["sync"]["total_ios"].as_u64().unwrap(), r["sync"]["total_ios"].as_u64().unwrap());
+            assert!(ours_sync.abs_diff(real_sync) <= 1, "{name}: sync {ours_sync} vs {real_sync}");
+        }
+    }
+}
+
+#[test]
+fn logs_have_fios_columns() {
+    let dir = scratch("fio-logs");
+    let _ = run_fio(&dir, "logs", RANDRW_PSYNC);
+    let out = dir.join("logs");
+    for kind in ["lat", "clat", "slat", "bw", "iops"] {
+        let f = out.join(format!("mixed_{kind}.1.log"));
+        let text = fs::read_to_string(&f).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        let mut last = 0;
+        for line in text.lines() {
+            let cols: Vec<u64> = line.split(", ").map(|c| c.parse().expect("integer column")).collect();
+            assert_eq!(cols.len(), 5, "{kind}: `{line}`: time, value, direction, block size, offset");
+            assert!(cols[0] >= last, "{kind}: time goes forward");
+            last = cols[0];
+            assert!(cols[2] <= 1 && cols[3] == 4096, "{kind}: `{line}`");
+        }
+        // psync has no submission latency: fio writes an empty slat log.
+        assert_eq!(text.is_empty(), kind == "slat", "{kind}");
+    }
+}
+
+#[test]
+fn every_shipped_job_file_runs() {
+    let dir = scratch("fio-shipped");
+    let mut n = 0;
+    let mut files: Vec<_> = fs::read_dir(repo_root().join("scenarios/fio"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    files.sort();
+    for f in files.iter().filter(|p| p.extension().is_some_and(|e| e == "fio")) {
+        let out = dir.join(f.file_stem().unwrap());
+        let o = wblab(&[
+            "run",
+            "-q",
+            "--no-report",
+            "--check",
+            f.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}: {}", f.display(), String::from_utf8_lossy(&o.stderr));
+        let json: Value = serde_json::from_str(&fs::read_to_string(out.join("fio.json")).unwrap()).unwrap();
+        let text = fs::read_to_string(f).unwrap();
+        let sections = text.lines().filter(|l| l.starts_with('[') && l.trim() != "[global]").count();
+        let jobs = json["jobs"].as_array().unwrap();
+        assert!(
+            !jobs.is_empty() && jobs.len() <= sections * 4,
+            "{}: {} jobs",
+            f.display(),
+            jobs.len()
+        );
+        for j in jobs {
+            let ios = j["read"]["total_ios"].as_u64().unwrap() + j["write"]["total_ios"].as_u64().unwrap();
+            assert!(ios > 0, "{}: job {} did no I/O", f.display(), j["jobname"]);
+        }
+        n += 1;
+    }
+    assert!(n >= 12, "{n} job files in scenarios/fio");
+}
+
+#[test]
+fn a_bad_option_is_named_with_its_file_and_line() {
+    let dir = scratch("fio-bad");
+    let job = dir.join("bad.fio");
+    fs::write(&job, "[global]\nsize=1m\n\n[probe]\nrw=randread\niodepht=4\n").unwrap();
+    let o = wblab(&["run", job.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("bad.fio:6:") && err.contains("iodepht") && err.contains("did you mean `iodepth`"),
+        "{err}"
+    );
+    fs::write(&job, "[probe]\nrw=randread\nsize=1m\nverify=md5\n").unwrap();
+    let err = String::from_utf8_lossy(&wblab(&["check", job.to_str().unwrap()]).stderr).to_string();
+    assert!(err.contains("bad.fio:4:") && err.contains("`verify` is not modelled"), "{err}");
+    // In a scenario, the error names the scenario's key and the job file's line.
+    let sc = dir.join("sc.toml");
+    fs::write(&sc, "[[task]]\nfio = \"bad.fio\"\n").unwrap();
+    let err = String::from_utf8_lossy(&wblab(&["check", sc.to_str().unwrap()]).stderr).to_string();
+    assert!(err.contains("sc.toml:2:") && err.contains("bad.fio:4"), "{err}");
+}
+
+/// Validation v16 (docs/validation.md): four fio jobs on a throttled loop device, measured with
+/// real fio 3.33 on Linux 6.18 (three repeats committed under validation/measured/) and
+/// simulated. Every job's bandwidth within 10 % of the measured mean; completion latency p50
+/// within 20 % where the throttle and the queue set it (the buffered writer, queue depth 32),
+/// within 30 % where the loop device's own per-I/O time does (queue depth 1, the mix).
+#[test]
+fn validation_v16_fio_jobs_agree_with_real_fio() {
+    let dir = scratch("fio-v16");
+    let out = dir.join("sim");
+    let sc = repo_root().join("validation/v16-fio-loop.toml");
+    let o = wblab(&["run", "-q", "--no-report", sc.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let load = |p: &Path| -> Value { serde_json::from_str(&fs::read_to_string(p.join("fio.json")).unwrap()).unwrap() };
+    let sim = load(&out);
+    let real: Vec<Value> = (1..=3)
+        .map(|i| load(&repo_root().join(format!("validation/measured/v16-fio-loop/r{i}"))))
+        .collect();
+    let job = |v: &Value, name: &str| v["jobs"].as_array().unwrap().iter().find(|j| j["jobname"] == name).unwrap().clone();
+    let mut checked = 0;
+    for (name, p50_tol) in [
+        ("seq-write", 0.2),
+        ("randread-qd1", 0.3),
+        ("randread-qd32", 0.2),
+        ("randrw-70-30", 0.3),
+    ] {
+        for d in ["read", "write"] {
+            let s = job(&sim, name)[d].clone();
+            if s["total_ios"].as_u64().unwrap() == 0 {
+                continue;
+            }
+            let mean = |f: &dyn Fn(&Value) -> f64| real.iter().map(|r| f(&job(r, name)[d])).sum::<f64>() / 3.0;
+            let bw = |x: &Value| x["bw"].as_f64().unwrap();
+            let p50 = |x: &Value| x["clat_ns"]["percentile"]["50.000000"].as_f64().unwrap();
+            let (rb, rp) = (mean(&bw), mean(&p50));
+            let eb = bw(&s) / rb - 1.0;
+            let ep = p50(&s) / rp - 1.0;
+            assert!(
+                eb.abs() <= 0.10,
+                "{name} {d}: bw {} vs measured {rb:.0} KiB/s ({:+.1} %)",
+                bw(&s),
+                eb * 100.0
+            );
+            assert!(
+                ep.abs() <= p50_tol,
+                "{name} {d}: clat p50 {} vs measured {rp:.0} ns ({:+.1} %)",
+                p50(&s),
+                ep * 100.0
+            );
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 5, "four jobs, the mix in both directions");
+}

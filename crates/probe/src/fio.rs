@@ -1,0 +1,103 @@
+//! The scenario's fio jobs run by real fio: one `fio` process for all of them (so fio itself
+//! keeps `stonewall`, `wait_for` and `numjobs`), on job text rendered from the scenario — the
+//! options as written, with each job's files placed in its device's scratch directory and its
+//! start as the scenario computed it. fio's JSON and logs land in a scratch directory the
+//! harness copies into the results.
+
+use std::path::{Path, PathBuf};
+use wblab_sim::config::{JobConfig, Scenario};
+
+/// Options the harness writes itself rather than copy: where the files are and when the job
+/// starts.
+const PLACED: &[&str] = &["directory", "filename", "startdelay"];
+
+/// The job file for real fio: every fio task group of `sc` as a section, its files in
+/// `dirs[device]`. Errors name what cannot be placed.
+pub fn render(sc: &Scenario, dirs: &[PathBuf]) -> Result<String, String> {
+    let mut out = String::from("; rendered by wblab measure from the scenario's fio jobs\n");
+    for t in &sc.tasks {
+        let JobConfig::Fio(j) = &t.job else { continue };
+        if t.cgroup.is_some() || t.ioprio != Default::default() {
+            return Err(format!("fio job `{}`: cgroup and ionice of fio tasks are not measured yet", j.name));
+        }
+        if !j.name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) {
+            return Err(format!("fio job `{}`: a job name with characters fio may misread", j.name));
+        }
+        out.push_str(&format!("[{}]\n", j.name));
+        for (k, v) in &j.options {
+            if PLACED.contains(&k.as_str()) {
+                continue;
+            }
+            // Logs go to fio's working directory (the harness's), never elsewhere.
+            let v = if k.starts_with("write_") && k.ends_with("_log") {
+                v.rsplit('/').next().unwrap_or(v)
+            } else {
+                v.as_str()
+            };
+            if v.is_empty() {
+                out.push_str(&format!("{k}\n"));
+            } else {
+                out.push_str(&format!("{k}={v}\n"));
+            }
+        }
+        out.push_str(&format!("directory={}\n", dirs[t.device].display()));
+        if j.shared_file {
+            let base = t.file.rsplit('/').next().unwrap_or(&t.file);
+            out.push_str(&format!("filename={base}\n"));
+        }
+        if t.start > 0 {
+            out.push_str(&format!("startdelay={}us\n", t.start / 1_000));
+        }
+    }
+    Ok(out)
+}
+
+/// Where a job file's outputs go: fio runs there, and writes its JSON as [`JSON_FILE`].
+pub fn out_dir(job_file: &Path) -> PathBuf {
+    job_file.with_file_name("out")
+}
+
+pub const JSON_FILE: &str = "fio.json";
+
+/// Bytes fio writes to lay out the files of its jobs that read (each file once), before they
+/// start: dirtied by fio, not by a job.
+pub fn layout_bytes(sc: &Scenario) -> u64 {
+    let mut seen: Vec<&str> = Vec::new();
+    let mut total = 0;
+    for t in &sc.tasks {
+        let JobConfig::Fio(j) = &t.job else { continue };
+        if !j.rw.reads() {
+            continue;
+        }
+        if j.shared_file {
+            if seen.contains(&t.file.as_str()) {
+                continue;
+            }
+            seen.push(&t.file);
+            total += j.file_size;
+        } else {
+            total += j.file_size * u64::from(j.nrfiles) * u64::from(t.count);
+        }
+    }
+    total
+}
+
+/// Whether the scenario has fio jobs.
+pub fn has_jobs(sc: &Scenario) -> bool {
+    sc.tasks.iter().any(|t| matches!(t.job, JobConfig::Fio(_)))
+}
+
+/// Bytes read and written by every job of fio's JSON output.
+pub fn json_bytes(path: &Path) -> Result<(u64, u64), String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    // fio may print notes before the JSON.
+    let start = text.find('{').ok_or("no JSON in fio's output")?;
+    let v: serde_json::Value = serde_json::from_str(&text[start..]).map_err(|e| format!("fio's JSON: {e}"))?;
+    let mut rw = (0, 0);
+    for j in v.get("jobs").and_then(|j| j.as_array()).into_iter().flatten() {
+        let b = |d: &str| j.get(d).and_then(|x| x.get("io_bytes")).and_then(|x| x.as_u64()).unwrap_or(0);
+        rw.0 += b("read");
+        rw.1 += b("write");
+    }
+    Ok(rw)
+}

@@ -1,0 +1,717 @@
+//! fio's options, each applied to a job as fio applies it (later lines win), with fio's
+//! defaults; the ones the model does not run are refused by name.
+
+use super::value::{boolean, int, per_dir, size, time};
+use crate::suggest;
+use wblab_sim::config::{FioBs, FioDist, FioEngine, FioJob, FioLogs, FioRw, FIO_PERCENTILES, READ, WRITE};
+use wblab_sim::Ns;
+
+/// One `key[=value]` line.
+#[derive(Clone, Debug)]
+pub struct Opt {
+    pub key: String,
+    pub value: Option<String>,
+    pub line: usize,
+}
+
+/// A message and a hint.
+pub type Fail = (String, String);
+
+/// The options wblab runs (and their aliases), for messages and the docs.
+pub const MODELLED: &[&str] = &[
+    "name",
+    "description",
+    "rw",
+    "readwrite",
+    "rwmixread",
+    "rwmixwrite",
+    "bs",
+    "blocksize",
+    "bsrange",
+    "blocksize_range",
+    "bssplit",
+    "size",
+    "filesize",
+    "io_size",
+    "io_limit",
+    "nrfiles",
+    "filename",
+    "directory",
+    "numjobs",
+    "ioengine",
+    "iodepth",
+    "iodepth_low",
+    "iodepth_batch",
+    "iodepth_batch_submit",
+    "iodepth_batch_complete_min",
+    "iodepth_batch_complete",
+    "iodepth_batch_complete_max",
+    "direct",
+    "buffered",
+    "fsync",
+    "fdatasync",
+    "end_fsync",
+    "fsync_on_close",
+    "rate",
+    "rate_iops",
+    "rate_process",
+    "thinktime",
+    "thinktime_blocks",
+    "thinktime_spin",
+    "runtime",
+    "timeout",
+    "time_based",
+    "startdelay",
+    "ramp_time",
+    "stonewall",
+    "wait_for_previous",
+    "new_group",
+    "wait_for",
+    "loops",
+    "random_distribution",
+    "randrepeat",
+    "allrandrepeat",
+    "randseed",
+    "norandommap",
+    "random_generator",
+    "invalidate",
+    "kb_base",
+    "percentile_list",
+    "clat_percentiles",
+    "lat_percentiles",
+    "group_reporting",
+    "thread",
+    "unlink",
+    "overwrite",
+    "fallocate",
+    "write_lat_log",
+    "write_bw_log",
+    "write_iops_log",
+    "log_avg_msec",
+    "log_max_value",
+    "log_offset",
+    "per_job_logs",
+    "log_entries",
+];
+
+/// fio options a job file may well contain that the model does not run: named as such rather
+/// than as unknown.
+const NOT_MODELLED: &[&str] = &[
+    "offset",
+    "offset_increment",
+    "zonesize",
+    "zonerange",
+    "zoneskip",
+    "verify",
+    "do_verify",
+    "verify_pattern",
+    "buffer_pattern",
+    "refill_buffers",
+    "scramble_buffers",
+    "buffer_compress_percentage",
+    "dedupe_percentage",
+    "cpus_allowed",
+    "cpumask",
+    "nice",
+    "prio",
+    "prioclass",
+    "cmdprio_percentage",
+    "hipri",
+    "sqthread_poll",
+    "fixedbufs",
+    "registerfiles",
+    "mem",
+    "iomem",
+    "rate_min",
+    "rate_iops_min",
+    "rate_cycle",
+    "latency_target",
+    "latency_window",
+    "latency_percentile",
+    "file_service_type",
+    "create_on_open",
+    "create_only",
+    "fill_device",
+    "fill_fs",
+    "file_append",
+    "trim_percentage",
+    "sync",
+    "exitall",
+    "exitall_on_error",
+    "continue_on_error",
+    "lockfile",
+    "openfiles",
+    "pre_read",
+    "fadvise_hint",
+    "disable_lat",
+    "disable_clat",
+    "disable_slat",
+    "disable_bw_measurement",
+    "write_hist_log",
+    "log_hist_msec",
+    "ioscheduler",
+    "cgroup",
+    "blockalign",
+    "ba",
+    "blocksize_unaligned",
+    "bs_unaligned",
+    "zero_buffers",
+    "gtod_reduce",
+    "clocksource",
+    "steadystate",
+    "ss",
+    "flow",
+    "uid",
+    "gid",
+    "stats",
+    "unified_rw_reporting",
+];
+
+/// What a job section gives besides the [`FioJob`] itself.
+pub struct Built {
+    pub job: FioJob,
+    pub numjobs: u32,
+    pub startdelay: Ns,
+    pub stonewall: bool,
+    pub new_group: bool,
+    pub wait_for: Option<String>,
+    pub filename: Option<String>,
+}
+
+/// A job being built from its options.
+pub struct JobBuilder {
+    job: FioJob,
+    kb_base: u64,
+    numjobs: u32,
+    startdelay: Ns,
+    stonewall: bool,
+    new_group: bool,
+    wait_for: Option<String>,
+    filename: Option<String>,
+    size: Option<u64>,
+    filesize: Option<u64>,
+    io_size: Option<u64>,
+    randrepeat: bool,
+    randseed: Option<u64>,
+    /// `bs` options and their line values, resolved at the end (kb_base may come after).
+    sizes: Vec<(String, String)>,
+}
+
+/// fio's seed when `randrepeat` is on and no `randseed` is given.
+const FIO_RAND_SEED: u64 = 0x89;
+
+impl JobBuilder {
+    pub fn new(name: &str, index: u32) -> Self {
+        JobBuilder {
+            job: FioJob {
+                name: name.to_string(),
+                index,
+                group: 0,
+                rw: FioRw::Read,
+                rwmixread: 50,
+                bs: [FioBs::Fixed(4096), FioBs::Fixed(4096)],
+                size: 0,
+                file_size: 0,
+                nrfiles: 1,
+                shared_file: false,
+                engine: FioEngine::Sync,
+                iodepth: 1,
+                iodepth_low: u32::MAX,
+                batch_complete_min: 1,
+                direct: false,
+                fsync_every: 0,
+                fdatasync: false,
+                end_fsync: false,
+                rate: [0; 2],
+                rate_iops: [0; 2],
+                thinktime: 0,
+                thinktime_blocks: 1,
+                runtime: None,
+                time_based: false,
+                ramp: 0,
+                loops: 1,
+                dist: FioDist::Random,
+                seed: FIO_RAND_SEED,
+                randommap: true,
+                invalidate: true,
+                logs: FioLogs::default(),
+                percentiles: FIO_PERCENTILES.to_vec(),
+                options: Vec::new(),
+                global_options: 0,
+            },
+            kb_base: 1024,
+            numjobs: 1,
+            startdelay: 0,
+            stonewall: false,
+            new_group: false,
+            wait_for: None,
+            filename: None,
+            size: None,
+            filesize: None,
+            io_size: None,
+            randrepeat: true,
+            randseed: None,
+            sizes: Vec::new(),
+        }
+    }
+
+    /// Apply one option line.
+    pub fn apply(&mut self, o: &Opt) -> Result<(), Fail> {
+        let key = o.key.as_str();
+        let v = o.value.as_deref();
+        let need = || -> Result<&str, Fail> {
+            v.filter(|s| !s.is_empty())
+                .ok_or_else(|| (format!("`{key}` needs a value"), format!("write {key}=<value>")))
+        };
+        let hintless = |m: String| (m, format!("see `{key}` in fio's HOWTO"));
+        let j = &mut self.job;
+        match key {
+            "name" | "description" | "group_reporting" | "thread" | "unlink" | "log_entries" | "clat_percentiles" | "lat_percentiles"
+            | "allrandrepeat" => {}
+            "random_generator" => match need()? {
+                "tausworthe" | "tausworthe64" | "lfsr" => {}
+                x => return Err(hintless(format!("unknown random_generator `{x}`"))),
+            },
+            "overwrite" => {
+                boolean(v).map_err(hintless)?;
+            }
+            "fallocate" => match need()? {
+                "native" | "posix" | "keep" | "1" | "truncate" => {}
+                "none" | "0" => {
+                    return Err((
+                        "fallocate=none is not modelled".into(),
+                        "the model lays out or preallocates every fio file before its job".into(),
+                    ))
+                }
+                x => return Err(hintless(format!("unknown fallocate mode `{x}`"))),
+            },
+            "rw" | "readwrite" => {
+                let x = need()?;
+                if x.contains(':') {
+                    return Err((
+                        format!("`{x}`: an offset modifier (rw=...:N) is not modelled"),
+                        "drop the :N suffix".into(),
+                    ));
+                }
+                j.rw = match x {
+                    "read" => FioRw::Read,
+                    "write" => FioRw::Write,
+                    "randread" => FioRw::RandRead,
+                    "randwrite" => FioRw::RandWrite,
+                    "rw" | "readwrite" => FioRw::ReadWrite,
+                    "randrw" => FioRw::RandRw,
+                    "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
+                        return Err((
+                            "trim workloads are not modelled".into(),
+                            "use read, write, randread, randwrite, rw or randrw".into(),
+                        ))
+                    }
+                    _ => {
+                        return Err((
+                            format!("unknown rw `{x}`"),
+                            "one of read, write, randread, randwrite, rw (readwrite), randrw".into(),
+                        ))
+                    }
+                };
+            }
+            "rwmixread" => j.rwmixread = int(need()?, 0, 100).map_err(hintless)? as u32,
+            "rwmixwrite" => j.rwmixread = 100 - int(need()?, 0, 100).map_err(hintless)? as u32,
+            "bs" | "blocksize" | "bsrange" | "blocksize_range" | "bssplit" | "size" | "filesize" | "io_size" | "io_limit" | "rate"
+            | "rate_iops" => {
+                self.sizes.push((key.to_string(), need()?.to_string()));
+            }
+            "kb_base" => {
+                self.kb_base = match need()? {
+                    "1024" => 1024,
+                    "1000" => 1000,
+                    x => {
+                        return Err((
+                            format!("kb_base `{x}` is neither 1024 nor 1000"),
+                            "fio takes 1024 (default) or 1000".into(),
+                        ))
+                    }
+                }
+            }
+            "nrfiles" => j.nrfiles = int(need()?, 1, 4096).map_err(hintless)? as u32,
+            "filename" => {
+                let f = need()?;
+                if f.contains(':') {
+                    return Err((
+                        "several files in filename (a:b) are not modelled".into(),
+                        "name one file, or use nrfiles for several".into(),
+                    ));
+                }
+                self.filename = Some(f.to_string());
+            }
+            "directory" => {
+                need()?;
+            }
+            "numjobs" => self.numjobs = int(need()?, 1, crate::limits::MAX_TASKS).map_err(hintless)? as u32,
+            "ioengine" => {
+                j.engine = match need()? {
+                    "psync" | "sync" | "pvsync" | "pvsync2" | "vsync" => FioEngine::Sync,
+                    "libaio" => FioEngine::Libaio,
+                    "io_uring" => FioEngine::IoUring,
+                    x => {
+                        return Err((
+                            format!("ioengine `{x}` is not modelled"),
+                            "modelled: psync, sync, pvsync, pvsync2, vsync, libaio, io_uring".into(),
+                        ))
+                    }
+                }
+            }
+            "iodepth" => j.iodepth = int(need()?, 1, 65536).map_err(hintless)? as u32,
+            "iodepth_low" => j.iodepth_low = int(need()?, 0, 65536).map_err(hintless)? as u32,
+            "iodepth_batch" | "iodepth_batch_submit" => {
+                let n = int(need()?, 0, 65536).map_err(hintless)?;
+                if n > 1 {
+                    return Err((
+                        format!("{key}={n}: batched submission is not modelled"),
+                        "the model submits one I/O per io_submit/io_uring_enter; drop the option or set it to 1".into(),
+                    ));
+                }
+            }
+            "iodepth_batch_complete_min" | "iodepth_batch_complete" => {
+                j.batch_complete_min = int(need()?, 0, 65536).map_err(hintless)?.max(1) as u32
+            }
+            "iodepth_batch_complete_max" => {
+                int(need()?, 0, 65536).map_err(hintless)?;
+            }
+            "direct" => j.direct = boolean(v).map_err(hintless)?,
+            "buffered" => j.direct = !boolean(v).map_err(hintless)?,
+            "fsync" => j.fsync_every = int(need()?, 0, u32::MAX as u64).map_err(hintless)? as u32,
+            "fdatasync" => {
+                j.fsync_every = int(need()?, 0, u32::MAX as u64).map_err(hintless)? as u32;
+                j.fdatasync = true;
+            }
+            "end_fsync" | "fsync_on_close" => j.end_fsync |= boolean(v).map_err(hintless)?,
+            "rate_process" => match need()? {
+                "linear" => {}
+                x => return Err((format!("rate_process={x} is not modelled"), "the model paces I/O linearly".into())),
+            },
+            "thinktime" => j.thinktime = time(need()?, 1_000).map_err(hintless)?,
+            "thinktime_blocks" => j.thinktime_blocks = int(need()?, 1, u32::MAX as u64).map_err(hintless)? as u32,
+            "thinktime_spin" => {
+                if time(need()?, 1_000).map_err(hintless)? > 0 {
+                    return Err(("thinktime_spin is not modelled".into(), "use thinktime (a sleep) instead".into()));
+                }
+            }
+            "runtime" | "timeout" => j.runtime = Some(time(need()?, 1_000_000_000).map_err(hintless)?).filter(|&r| r > 0),
+            "time_based" => j.time_based = boolean(v).map_err(hintless)?,
+            "startdelay" => {
+                if need()?.contains('-') {
+                    return Err(("a startdelay range is not modelled".into(), "give one time".into()));
+                }
+                self.startdelay = time(need()?, 1_000_000_000).map_err(hintless)?;
+            }
+            "ramp_time" => j.ramp = time(need()?, 1_000_000_000).map_err(hintless)?,
+            "stonewall" | "wait_for_previous" => self.stonewall = boolean(v).map_err(hintless)?,
+            "new_group" => self.new_group = boolean(v).map_err(hintless)?,
+            "wait_for" => self.wait_for = Some(need()?.to_string()),
+            "loops" => j.loops = int(need()?, 1, 1 << 30).map_err(hintless)? as u32,
+            "random_distribution" => j.dist = distribution(need()?)?,
+            "randrepeat" => self.randrepeat = boolean(v).map_err(hintless)?,
+            "randseed" => self.randseed = Some(int(need()?, 0, u64::MAX).map_err(hintless)?),
+            "norandommap" => j.randommap = !boolean(v).map_err(hintless)?,
+            "invalidate" => j.invalidate = boolean(v).map_err(hintless)?,
+            "percentile_list" => {
+                let mut list = Vec::new();
+                for p in need()?.split(':') {
+                    let x: f64 = p.trim().parse().map_err(|_| hintless(format!("`{p}` is not a percentile")))?;
+                    if !(0.0..=100.0).contains(&x) {
+                        return Err(hintless(format!("{x} is not within 0..=100")));
+                    }
+                    list.push(x);
+                }
+                j.percentiles = list;
+            }
+            "write_lat_log" => j.logs.lat = Some(v.map_or(j.name.clone(), str::to_string)),
+            "write_bw_log" => j.logs.bw = Some(v.map_or(j.name.clone(), str::to_string)),
+            "write_iops_log" => j.logs.iops = Some(v.map_or(j.name.clone(), str::to_string)),
+            "log_avg_msec" => j.logs.avg_msec = int(need()?, 0, 1 << 40).map_err(hintless)?,
+            "log_max_value" => j.logs.max_value = boolean(v).map_err(hintless)?,
+            "log_offset" => j.logs.offset = boolean(v).map_err(hintless)?,
+            "per_job_logs" => {
+                if !boolean(v).map_err(hintless)? {
+                    return Err(("per_job_logs=0 is not modelled".into(), "each clone writes its own log".into()));
+                }
+            }
+            _ if NOT_MODELLED.contains(&key) => {
+                return Err((
+                    format!("fio option `{key}` is not modelled"),
+                    "wblab refuses options it does not run rather than ignore them; the modelled ones are listed in docs/fio.md".into(),
+                ))
+            }
+            _ => {
+                let hint = suggest::did_you_mean(key, MODELLED)
+                    .unwrap_or_else(|| "not a fio option wblab knows; the modelled ones are listed in docs/fio.md".into());
+                return Err((format!("unknown fio option `{key}`"), hint));
+            }
+        }
+        self.job.options.push((key.to_string(), v.unwrap_or("").to_string()));
+        Ok(())
+    }
+
+    /// The job, once every option is applied: sizes in the final `kb_base`, checks that span
+    /// options.
+    pub fn finish(mut self) -> Result<Built, Fail> {
+        let kb = self.kb_base;
+        let sz = |s: &str| size(s, kb);
+        for (key, v) in std::mem::take(&mut self.sizes) {
+            let bad = |m: String| {
+                (
+                    format!("{key}: {m}"),
+                    format!("sizes as fio takes them: 4k, 1m, 64KiB (kb_base={kb})"),
+                )
+            };
+            match key.as_str() {
+                "bs" | "blocksize" => {
+                    let [r, w] = per_dir(&v, sz).map_err(bad)?;
+                    for (d, b) in [(READ, r), (WRITE, w)] {
+                        if let Some(b) = b {
+                            self.job.bs[d] = FioBs::Fixed(b);
+                        }
+                    }
+                }
+                "bsrange" | "blocksize_range" => {
+                    let [r, w] = per_dir(&v, |s| {
+                        let (lo, hi) = s.split_once('-').ok_or_else(|| format!("`{s}` is not a range lo-hi"))?;
+                        let (lo, hi) = (sz(lo)?, sz(hi)?);
+                        if lo == 0 || hi < lo {
+                            return Err(format!("`{s}` is not a range of sizes lo-hi with lo > 0"));
+                        }
+                        Ok(FioBs::Range(lo, hi))
+                    })
+                    .map_err(bad)?;
+                    for (d, b) in [(READ, r), (WRITE, w)] {
+                        if let Some(b) = b {
+                            self.job.bs[d] = b;
+                        }
+                    }
+                }
+                "bssplit" => {
+                    let [r, w] = per_dir(&v, |s| bssplit(s, kb)).map_err(bad)?;
+                    for (d, b) in [(READ, r), (WRITE, w)] {
+                        if let Some(b) = b {
+                            self.job.bs[d] = b;
+                        }
+                    }
+                }
+                "size" => {
+                    if v.trim_end().ends_with('%') {
+                        return Err(("size as a percentage is not modelled".into(), "give a size, e.g. size=1g".into()));
+                    }
+                    self.size = Some(sz(&v).map_err(bad)?);
+                }
+                "filesize" => {
+                    if v.contains('-') {
+                        return Err(("a filesize range is not modelled".into(), "give one size".into()));
+                    }
+                    self.filesize = Some(sz(&v).map_err(bad)?);
+                }
+                "io_size" | "io_limit" => self.io_size = Some(sz(&v).map_err(bad)?),
+                "rate" => {
+                    let [r, w] = per_dir(&v, sz).map_err(bad)?;
+                    self.job.rate = [r.unwrap_or(0), w.unwrap_or(0)];
+                }
+                _ => {
+                    let [r, w] = per_dir(&v, |s| int(s, 0, u64::MAX)).map_err(bad)?;
+                    self.job.rate_iops = [r.unwrap_or(0), w.unwrap_or(0)];
+                }
+            }
+        }
+        let j = &mut self.job;
+        for d in [READ, WRITE] {
+            if j.bs[d].min() == 0 {
+                return Err(("a block size of 0".into(), "bs=4k".into()));
+            }
+            if j.direct && j.bs[d].min() % 512 != 0 && j.does(d) {
+                return Err((
+                    format!("O_DIRECT needs block sizes in multiples of 512, got {}", j.bs[d].min()),
+                    "the kernel fails misaligned O_DIRECT I/O with EINVAL".into(),
+                ));
+            }
+        }
+        let nr = j.nrfiles as u64;
+        j.shared_file = self.filename.is_some();
+        if j.shared_file && nr > 1 {
+            return Err((
+                "filename and nrfiles > 1".into(),
+                "drop nrfiles: filename names the one file".into(),
+            ));
+        }
+        let (file_size, budget) = match (self.filesize, self.size) {
+            (Some(f), s) => (f, self.io_size.or(s).unwrap_or(f * nr)),
+            (None, Some(s)) => (s / nr, self.io_size.unwrap_or(s)),
+            (None, None) => {
+                return Err((
+                    "no size: fio needs to know how large the files are".into(),
+                    "add size=1g (or filesize=)".into(),
+                ))
+            }
+        };
+        let biggest = j.bs[READ].max().max(j.bs[WRITE].max());
+        if file_size < biggest {
+            return Err((
+                format!("the files ({file_size} bytes each) are smaller than a block ({biggest} bytes)"),
+                "make size (or filesize) at least bs".into(),
+            ));
+        }
+        j.file_size = file_size;
+        j.size = budget.max(1);
+        j.iodepth_low = j.iodepth_low.min(j.iodepth);
+        if j.engine == FioEngine::Sync {
+            j.iodepth = 1;
+            j.iodepth_low = 1;
+        }
+        if j.time_based && j.runtime.is_none() {
+            return Err(("time_based without runtime".into(), "add runtime=60s".into()));
+        }
+        j.seed = match (self.randseed, self.randrepeat) {
+            (Some(s), _) => s,
+            (None, true) => FIO_RAND_SEED,
+            // A seed of its own per job, still reproducible under the scenario's seed.
+            (None, false) => 0x5eed ^ (j.index as u64) << 32,
+        };
+        Ok(Built {
+            job: self.job,
+            numjobs: self.numjobs,
+            startdelay: self.startdelay,
+            stonewall: self.stonewall,
+            new_group: self.new_group,
+            wait_for: self.wait_for,
+            filename: self.filename,
+        })
+    }
+}
+
+/// `bssplit=4k/10:64k/50:32k/40`; blank weights share what is left evenly.
+fn bssplit(s: &str, kb: u64) -> Result<FioBs, String> {
+    let mut parts: Vec<(u64, Option<u32>)> = Vec::new();
+    for p in s.split(':') {
+        let (b, w) = match p.split_once('/') {
+            Some((b, w)) => (b, w.trim()),
+            None => (p, ""),
+        };
+        let b = size(b, kb)?;
+        let w = if w.is_empty() {
+            None
+        } else {
+            Some(w.parse::<u32>().map_err(|_| format!("`{w}` is not a percentage"))?)
+        };
+        parts.push((b, w));
+    }
+    let given: u32 = parts.iter().filter_map(|(_, w)| *w).sum();
+    if given > 100 {
+        return Err(format!("the percentages add up to {given}, more than 100"));
+    }
+    let blanks = parts.iter().filter(|(_, w)| w.is_none()).count() as u32;
+    let mut left = 100 - given;
+    let mut out = Vec::new();
+    let mut blanks_left = blanks;
+    for (b, w) in parts {
+        let w = match w {
+            Some(w) => w,
+            None => {
+                let share = left / blanks_left;
+                blanks_left -= 1;
+                left -= share;
+                share
+            }
+        };
+        out.push((b, w));
+    }
+    let total: u32 = out.iter().map(|(_, w)| *w).sum();
+    if total != 100 {
+        return Err(format!("the percentages add up to {total}, not 100"));
+    }
+    Ok(FioBs::Split(out))
+}
+
+/// `random_distribution=random|zipf:θ|pareto:h`.
+fn distribution(s: &str) -> Result<FioDist, Fail> {
+    let hint = || "random, zipf:<theta> (e.g. zipf:1.2) or pareto:<h> (e.g. pareto:0.9)".to_string();
+    let (name, arg) = match s.split_once(':') {
+        Some((n, a)) => (n, Some(a)),
+        None => (s, None),
+    };
+    let num = |a: Option<&str>| -> Result<f64, Fail> {
+        let a = a.ok_or_else(|| (format!("`{name}` needs a parameter"), hint()))?;
+        if a.contains(':') {
+            return Err(("a distribution centre (second parameter) is not modelled".into(), hint()));
+        }
+        a.parse::<f64>().map_err(|_| (format!("`{a}` is not a number"), hint()))
+    };
+    match name {
+        "random" => Ok(FioDist::Random),
+        "zipf" => {
+            let t = num(arg)?;
+            if t <= 0.0 || t == 1.0 {
+                return Err(("zipf's theta must be positive and not 1".into(), hint()));
+            }
+            Ok(FioDist::Zipf(t))
+        }
+        "pareto" => {
+            let h = num(arg)?;
+            if !(0.0..1.0).contains(&h) || h == 0.0 {
+                return Err(("pareto's h must be within (0, 1)".into(), hint()));
+            }
+            Ok(FioDist::Pareto(h))
+        }
+        "normal" | "gauss" | "zoned" | "zoned_abs" => Err((format!("random_distribution `{name}` is not modelled"), hint())),
+        _ => Err((format!("unknown random_distribution `{name}`"), hint())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(lines: &[&str]) -> Result<Built, Fail> {
+        let mut b = JobBuilder::new("j", 0);
+        for (i, l) in lines.iter().enumerate() {
+            let (k, v) = match l.split_once('=') {
+                Some((k, v)) => (k, Some(v.to_string())),
+                None => (*l, None),
+            };
+            b.apply(&Opt {
+                key: k.into(),
+                value: v,
+                line: i + 1,
+            })?;
+        }
+        b.finish()
+    }
+
+    #[test]
+    fn sizes_and_splits() {
+        let b = job(&["rw=randrw", "bs=4k,64k", "size=1g", "nrfiles=4"]).unwrap();
+        assert_eq!(b.job.bs, [FioBs::Fixed(4096), FioBs::Fixed(65536)]);
+        assert_eq!(b.job.file_size, 256 << 20);
+        assert_eq!(b.job.size, 1 << 30);
+        let b = job(&["bssplit=4k/50:1k/:32k/", "size=1m"]).unwrap();
+        assert_eq!(b.job.bs[READ], FioBs::Split(vec![(4096, 50), (1024, 25), (32768, 25)]));
+        assert!(job(&["bssplit=4k/80:8k/30", "size=1m"]).is_err());
+        // kb_base applies to sizes written before it.
+        let b = job(&["size=1m", "kb_base=1000"]).unwrap();
+        assert_eq!(b.job.file_size, 1_000_000);
+    }
+
+    #[test]
+    fn refused_options_are_named() {
+        let e = job(&["verify=md5", "size=1m"]).err().unwrap();
+        assert!(e.0.contains("`verify` is not modelled"), "{e:?}");
+        let e = job(&["iodepht=4", "size=1m"]).err().unwrap();
+        assert!(e.0.contains("unknown fio option `iodepht`") && e.1.contains("iodepth"), "{e:?}");
+        assert!(job(&["rw=randread"]).is_err(), "no size");
+        assert!(job(&["time_based", "size=1m"]).is_err(), "time_based without runtime");
+    }
+
+    #[test]
+    fn sync_engines_have_depth_one() {
+        let b = job(&["ioengine=psync", "iodepth=32", "size=1m"]).unwrap();
+        assert_eq!(b.job.iodepth, 1);
+        let b = job(&["ioengine=libaio", "iodepth=32", "direct=1", "size=1m"]).unwrap();
+        assert_eq!((b.job.iodepth, b.job.iodepth_low), (32, 32));
+    }
+}

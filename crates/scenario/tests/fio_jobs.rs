@@ -1,0 +1,199 @@
+//! fio jobs behave as fio's options say, on the simulated kernel: queue depth, rate caps, the
+//! read/write mix, fsync every N writes, stonewalls, ramp time, loops, think time, skewed
+//! offsets and the page cache, end_fsync's durability. Each test parses job text as a user
+//! writes it and reads fio's own figures from the run (the laws run on every simulation here).
+
+use wblab_sim::config::{READ, WRITE};
+use wblab_sim::metrics::fio::FioResult;
+use wblab_sim::metrics::RunResult;
+
+const SEC: u64 = 1_000_000_000;
+
+/// Run job text on the default machine (a 7200 rpm disk) or, with `ssd`, on an SSD.
+fn run(jobs: &str, ssd: bool) -> RunResult {
+    let sc = if ssd {
+        let toml = format!(
+            "duration = \"600s\"\nuntil_done = true\n[[device]]\nname = \"nvme0n1\"\nmodel = \"ssd\"\n[[task]]\nfio = \"\"\"\n{jobs}\n\"\"\"\n"
+        );
+        wblab_scenario::parse(&toml, "fio-test.toml").unwrap_or_else(|e| panic!("{e}"))
+    } else {
+        wblab_scenario::fio_scenario(jobs, "fio-test.fio").unwrap_or_else(|e| panic!("{e}"))
+    };
+    wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress).unwrap_or_else(|v| panic!("{v}"))
+}
+
+fn job<'a>(r: &'a RunResult, name: &str) -> &'a FioResult {
+    r.fio.iter().find(|f| f.job.name == name).unwrap_or_else(|| panic!("no job {name}"))
+}
+
+fn iops(f: &FioResult, d: usize) -> f64 {
+    let s = &f.stats;
+    s.dir[d].ios as f64 / ((s.ended - s.started) as f64 / 1e9)
+}
+
+fn bw(f: &FioResult, d: usize) -> f64 {
+    let s = &f.stats;
+    s.dir[d].bytes as f64 / ((s.ended - s.started) as f64 / 1e9)
+}
+
+#[test]
+fn a_deeper_queue_gets_more_iops_and_longer_latency_from_an_ssd() {
+    let r = run(
+        "[global]\nrw=randread\nbs=4k\ndirect=1\nioengine=libaio\nsize=1g\nruntime=2\ntime_based\nfilename=f\n\
+         [qd1]\niodepth=1\n[qd32]\nstonewall\niodepth=32\n",
+        true,
+    );
+    let (q1, q32) = (job(&r, "qd1"), job(&r, "qd32"));
+    assert!(
+        iops(q32, READ) > 4.0 * iops(q1, READ),
+        "qd1 {:.0}, qd32 {:.0}",
+        iops(q1, READ),
+        iops(q32, READ)
+    );
+    assert!(q32.stats.dir[READ].clat.hist.quantile(0.5) > q1.stats.dir[READ].clat.hist.quantile(0.5));
+    // libaio: submissions are timed apart from completions.
+    assert!(q32.stats.dir[READ].slat.n > 0 && q32.stats.dir[READ].slat.n == q32.stats.dir[READ].clat.n);
+    // The depth histogram says the queue was kept full.
+    let deep: u64 = q32.stats.depth[5..].iter().sum();
+    assert!(deep * 2 > q32.stats.depth.iter().sum::<u64>(), "{:?}", q32.stats.depth);
+}
+
+#[test]
+fn rate_caps_hold_bandwidth_and_iops() {
+    let r = run(
+        "[writer]\nrw=write\nbs=64k\nsize=1g\nrate=4m\nruntime=10\ntime_based\n\
+         [reader]\nrw=randread\nbs=4k\nsize=256m\ndirect=1\nrate_iops=50\nruntime=10\ntime_based\n",
+        false,
+    );
+    let w = bw(job(&r, "writer"), WRITE) / (4.0 * 1024.0 * 1024.0);
+    assert!((0.97..=1.03).contains(&w), "writer at {w:.3} of its cap");
+    let i = iops(job(&r, "reader"), READ) / 50.0;
+    assert!((0.95..=1.02).contains(&i), "reader at {i:.3} of its cap");
+}
+
+#[test]
+fn the_mix_fsync_every_n_and_loops_follow_the_options() {
+    let r = run(
+        "[mix]\nrw=randrw\nrwmixread=70\nbs=4k\nsize=8m\ndirect=1\n\
+         [synced]\nstonewall\nrw=write\nbs=4k\nsize=1m\nfsync=8\n\
+         [looped]\nstonewall\nrw=read\nbs=64k\nsize=4m\nloops=3\n",
+        false,
+    );
+    let m = job(&r, "mix");
+    let (rd, wr) = (m.stats.dir[READ].ios as f64, m.stats.dir[WRITE].ios as f64);
+    assert_eq!((rd + wr) as u64, 2048, "size/bs I/Os");
+    let share = rd / (rd + wr);
+    assert!((0.66..=0.74).contains(&share), "read share {share:.3}");
+    let s = job(&r, "synced");
+    assert_eq!(s.stats.dir[WRITE].ios, 256);
+    // As fio: an fsync after every 8 writes but the last, which would come once the job is over
+    // (real fio 3.33 reports 255 for 2048 writes with fsync=8).
+    assert_eq!(s.stats.sync.n, 256 / 8 - 1, "an fsync after every 8 writes");
+    let l = job(&r, "looped");
+    assert_eq!(l.stats.dir[READ].bytes, 3 * (4 << 20), "loops=3 reads the file three times");
+}
+
+#[test]
+fn stonewall_starts_a_job_when_the_ones_before_it_are_done_and_the_run_ends_with_them() {
+    let r = run(
+        "[first]\nrw=write\nbs=1m\nsize=64m\nend_fsync=1\n[second]\nstonewall\nrw=read\nbs=1m\nsize=64m\n",
+        false,
+    );
+    let t = |n: &str| r.tasks.iter().find(|t| t.name == n).expect("task");
+    let (a, b) = (t("first"), t("second"));
+    assert!(
+        b.started >= a.ended,
+        "second started at {} before first ended at {}",
+        b.started,
+        a.ended
+    );
+    assert!(b.started > 0);
+    // until_done: the run is as long as the jobs, not the cap.
+    assert!(r.sim_ns <= b.ended + SEC / 10 && r.sim_ns < 3600 * SEC, "run {} ns", r.sim_ns);
+    // The second job reads the file the first wrote from the disk: invalidate dropped it.
+    assert!(
+        r.devices[0].bytes_read >= 64 << 20,
+        "read {} bytes from the disk",
+        r.devices[0].bytes_read
+    );
+}
+
+#[test]
+fn ramp_time_is_left_out_of_the_statistics_and_runtime_bounds_the_job() {
+    let r = run(
+        "[j]\nrw=randread\nbs=4k\nsize=256m\ndirect=1\nruntime=5\nramp_time=2\ntime_based\n",
+        false,
+    );
+    let j = job(&r, "j");
+    let task = &r.tasks[j.task];
+    let counted = j.stats.dir[READ].bytes;
+    assert!(counted > 0 && counted < task.bytes_read, "{counted} of {}", task.bytes_read);
+    let span = (j.stats.ended - j.stats.started) as f64 / SEC as f64;
+    assert!((5.0..5.05).contains(&span), "statistics over {span:.3} s");
+    let ramp = (j.stats.started - task.started) as f64 / SEC as f64;
+    // From the job's first run (a wakeup after its start) to the end of its ramp.
+    assert!((ramp - 2.0).abs() < 1e-3, "ramp {ramp}");
+}
+
+#[test]
+fn thinktime_paces_a_probe() {
+    let r = run(
+        "[probe]\nrw=randread\nbs=4k\nsize=64m\ndirect=1\nthinktime=100ms\nruntime=10\ntime_based\n",
+        false,
+    );
+    let n = job(&r, "probe").stats.dir[READ].ios;
+    // A read every 100 ms plus its own few milliseconds: a little under 100.
+    assert!((85..=100).contains(&n), "{n} reads in 10 s");
+}
+
+#[test]
+fn a_zipf_hot_set_is_served_from_the_page_cache() {
+    let r = run(
+        "[global]\nrw=randread\nbs=4k\nsize=1g\nfilename=f\nruntime=10\ntime_based\nnorandommap\n\
+         [uniform]\n[zipf]\nstonewall\nrandom_distribution=zipf:1.2\n",
+        false,
+    );
+    let (u, z) = (job(&r, "uniform"), job(&r, "zipf"));
+    // A miss costs milliseconds on the disk, a hit microseconds: most zipf reads hit once the
+    // hot blocks have been read once.
+    assert!(
+        iops(z, READ) > 3.0 * iops(u, READ),
+        "uniform {:.0}, zipf {:.0}",
+        iops(u, READ),
+        iops(z, READ)
+    );
+    assert!(z.stats.dir[READ].clat.hist.quantile(0.5) < u.stats.dir[READ].clat.hist.quantile(0.5) / 10);
+}
+
+#[test]
+fn end_fsync_leaves_nothing_dirty_and_is_part_of_the_job() {
+    let r = run("[w]\nrw=write\nbs=1m\nsize=256m\nend_fsync=1\n", false);
+    let j = job(&r, "w");
+    assert_eq!(j.stats.sync.n, 1);
+    let last = r.vmstat.last().expect("samples");
+    assert_eq!(last.nr_dirty, 0, "dirty pages after end_fsync");
+    // The copy into the cache is fast; the job's time is mostly the fsync's.
+    let sync_ms = j.stats.sync.max as f64 / 1e6;
+    let job_ms = (j.stats.ended - j.stats.started) as f64 / 1e6;
+    assert!(sync_ms > 0.3 * job_ms, "fsync {sync_ms:.0} ms of {job_ms:.0} ms");
+}
+
+#[test]
+fn logs_have_a_row_per_io_or_per_window() {
+    let r = run(
+        "[every]\nrw=randread\nbs=4k\nsize=64m\ndirect=1\nruntime=3\ntime_based\nwrite_lat_log=every\nwrite_iops_log=every\n\
+         [avg]\nrw=randread\nbs=4k\nsize=64m\ndirect=1\nruntime=3\ntime_based\nwrite_lat_log=avg\nlog_avg_msec=500\n",
+        false,
+    );
+    let e = job(&r, "every");
+    assert_eq!(e.stats.logs.lat.len() as u64, e.stats.dir[READ].ios);
+    assert!(e.stats.logs.iops.iter().all(|row| row.value == 1));
+    assert!(e.stats.logs.lat.windows(2).all(|w| w[0].ms <= w[1].ms));
+    let a = job(&r, "avg");
+    assert!(
+        (6..=7).contains(&a.stats.logs.lat.len()),
+        "{} windows of 500 ms in 3 s",
+        a.stats.logs.lat.len()
+    );
+    assert!(a.stats.logs.lat.iter().all(|row| row.bs == 0 && row.ms % 500 == 0));
+}
