@@ -159,16 +159,12 @@ pub fn prefill(path: &Path, size: u64) -> io::Result<()> {
 
 enum Runner {
     Pending,
+    /// A child process: dd, or real fio running the scenario's job file (`spec.file`).
     Proc {
         pid: u32,
         stderr: PathBuf,
         interrupted: bool,
-    },
-    /// Real fio running the scenario's job file (`spec.file`).
-    Fio {
-        pid: u32,
-        stderr: PathBuf,
-        interrupted: bool,
+        fio: bool,
     },
     Thread {
         handle: JoinHandle<ThreadOut>,
@@ -260,7 +256,7 @@ impl Workload {
         if now >= self.last_size_sample + 100_000_000 {
             self.last_size_sample = now;
             for s in &mut self.slots {
-                if let Runner::Proc { .. } = s.runner {
+                if let Runner::Proc { fio: false, .. } = s.runner {
                     if let Ok(m) = std::fs::metadata(&s.spec.file) {
                         s.size_samples.push((now, m.len()));
                     }
@@ -315,6 +311,7 @@ impl Workload {
                     pid,
                     stderr,
                     interrupted: false,
+                    fio: false,
                 }
             }
             JobConfig::Fio(_) => {
@@ -339,10 +336,11 @@ impl Workload {
                 let child = cmd.spawn()?;
                 let pid = child.id();
                 std::mem::forget(child);
-                Runner::Fio {
+                Runner::Proc {
                     pid,
                     stderr,
                     interrupted: false,
+                    fio: true,
                 }
             }
             _ => {
@@ -370,8 +368,13 @@ impl Workload {
         let slot = &mut self.slots[i];
         let over = force_stop || now >= slot.spec.stop;
         match &mut slot.runner {
-            Runner::Fio { pid, stderr, interrupted } => match sys::wait4_nohang(*pid) {
-                Ok(Some(ex)) => {
+            Runner::Proc {
+                pid,
+                stderr,
+                interrupted,
+                fio,
+            } => match sys::wait4_nohang(*pid) {
+                Ok(Some(ex)) if *fio => {
                     let code = if libc::WIFEXITED(ex.status) {
                         libc::WEXITSTATUS(ex.status)
                     } else {
@@ -402,24 +405,6 @@ impl Workload {
                         note,
                     }));
                 }
-                Ok(None) => {
-                    if over && !*interrupted {
-                        // fio stops its jobs and still writes its output on SIGINT.
-                        let _ = sys::kill(*pid, libc::SIGINT);
-                        *interrupted = true;
-                    }
-                }
-                Err(e) => {
-                    slot.runner = Runner::Finished(Box::new(TaskOutcome::nothing(
-                        slot.spec.clone(),
-                        *pid,
-                        slot.started,
-                        now,
-                        format!("wait4: {e}"),
-                    )));
-                }
-            },
-            Runner::Proc { pid, stderr, interrupted } => match sys::wait4_nohang(*pid) {
                 Ok(Some(ex)) => {
                     let text = std::fs::read_to_string(&*stderr).unwrap_or_default();
                     let file_size = std::fs::metadata(&slot.spec.file).map(|m| m.len()).ok();
@@ -455,6 +440,8 @@ impl Workload {
                     }));
                 }
                 Ok(None) => {
+                    // dd prints its statistics, fio stops its jobs and writes its output, on
+                    // SIGINT.
                     if over && !*interrupted {
                         let _ = sys::kill(*pid, libc::SIGINT);
                         *interrupted = true;
@@ -546,7 +533,7 @@ impl Workload {
     /// their stop flag is set).
     pub fn kill_all(&mut self) {
         for s in &mut self.slots {
-            if let Runner::Proc { pid, .. } | Runner::Fio { pid, .. } = s.runner {
+            if let Runner::Proc { pid, .. } = s.runner {
                 let _ = sys::kill(pid, libc::SIGKILL);
             }
         }
@@ -568,7 +555,7 @@ impl Workload {
         self.slots
             .iter()
             .filter_map(|s| match &s.runner {
-                Runner::Proc { pid, .. } | Runner::Fio { pid, .. } => Some(*pid),
+                Runner::Proc { pid, .. } => Some(*pid),
                 Runner::Thread { tid, .. } => Some(tid.load(Ordering::SeqCst)),
                 Runner::Finished(o) => Some(o.pid),
                 Runner::Pending => None,

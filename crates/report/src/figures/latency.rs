@@ -213,13 +213,8 @@ pub(super) fn latency_timeline_figure(runs: &[Run]) -> Option<Figure> {
             if pts.is_empty() {
                 continue;
             }
-            let col = if multi(runs) { color(ri) } else { color(k) };
-            let marker = [Marker::Circle, Marker::Cross, Marker::Square, Marker::Triangle][k % 4];
+            push_group_points(&mut c, &mut legend, runs, (ri, k), g, pts, 2.5);
             k += 1;
-            let name = if multi(runs) { format!("{}: {g}", r.label) } else { g.to_string() };
-            let st = Style::points(col, marker, 2.5);
-            c.push(&name, st.clone(), pts);
-            legend.push(LegendEntry { label: name, style: st });
         }
     }
     c.legend = legend;
@@ -231,6 +226,29 @@ pub(super) fn latency_timeline_figure(runs: &[Run]) -> Option<Figure> {
             .into(),
         chart: c,
     })
+}
+
+/// A task group's points on a timeline: one colour per run when runs are overlaid, else one
+/// per group, and a marker per group. `at` is (run index, group number so far).
+fn push_group_points(
+    c: &mut crate::plot::Chart,
+    legend: &mut Vec<LegendEntry>,
+    runs: &[Run],
+    (ri, k): (usize, usize),
+    group: &str,
+    pts: Vec<(f64, f64)>,
+    radius: f64,
+) {
+    let col = if multi(runs) { color(ri) } else { color(k) };
+    let marker = [Marker::Circle, Marker::Cross, Marker::Square, Marker::Triangle][k % 4];
+    let name = if multi(runs) {
+        format!("{}: {group}", runs[ri].label)
+    } else {
+        group.to_string()
+    };
+    let st = Style::points(col, marker, radius);
+    c.push(&name, st.clone(), pts);
+    legend.push(LegendEntry { label: name, style: st });
 }
 
 /// Every operation over time: per latency-sensitive task group, a point per read(), fsync(),
@@ -265,13 +283,9 @@ pub(super) fn op_timeline_figure(runs: &[Run]) -> Option<Figure> {
             ));
         }
         for (g, pts) in &ops.groups {
-            let col = if multi(runs) { color(ri) } else { color(k) };
-            let marker = [Marker::Circle, Marker::Cross, Marker::Square, Marker::Triangle][k % 4];
+            let pts = pts.iter().map(|&(t, l)| (t, l.max(1e-3))).collect();
+            push_group_points(&mut c, &mut legend, runs, (ri, k), g, pts, 1.5);
             k += 1;
-            let name = if multi(runs) { format!("{}: {g}", r.label) } else { g.to_string() };
-            let st = Style::points(col, marker, 1.5);
-            c.push(&name, st.clone(), pts.iter().map(|&(t, l)| (t, l.max(1e-3))).collect());
-            legend.push(LegendEntry { label: name, style: st });
         }
     }
     c.legend = legend;

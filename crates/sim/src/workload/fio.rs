@@ -217,18 +217,9 @@ impl Machine {
                 let f = task.fio.as_mut().expect("fio task");
                 close_samples(f, logs, now);
                 f.stats.ended = now.max(f.stats_from);
-                self.fio_task_done(tid)
+                self.task_done(tid)
             }
         }
-    }
-
-    fn fio_task_done(&mut self, tid: u32) -> Option<Phase> {
-        let now = self.now();
-        let task = &mut self.tasks[tid as usize];
-        task.phase = Phase::Done;
-        task.ended = Some(now.min(task.stop));
-        self.start_dependents(tid);
-        None
     }
 
     /// Each fio task's statistics, for fio's JSON and logs; jobs the run's end interrupted
