@@ -485,3 +485,59 @@ fn compare_reads_two_simulated_runs() {
     let o = wblab().arg("compare").arg(t.0.join("a")).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// A scenario's fio jobs run by real fio: one fio process on the fresh loop device, its JSON
+/// and logs copied into the results, the run ended when fio is done (`until_done`), and the
+/// machine left as found. Skipped where fio is not installed (scripts/setup-measure installs it).
+#[test]
+fn fio_jobs_run_with_real_fio_and_leave_nothing_behind() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _machine = leaks::serial_lock();
+    if !can_run() {
+        return;
+    }
+    if wblab_probe::sys::which("fio").is_none() {
+        eprintln!("\n*** SKIPPED: fio is not installed (scripts/setup-measure installs it) ***\n");
+        return;
+    }
+    let t = Tmp::new("fio");
+    let sc = t.0.join("fio.toml");
+    std::fs::write(
+        &sc,
+        "duration = \"60s\"\nuntil_done = true\n\
+         [[device]]\nname = \"loop64\"\nmodel = \"loop\"\nsize = \"1GiB\"\nfs = \"ext4\"\n\"throttle/read_iops\" = 1000\n\
+         [[task]]\nfio = \"\"\"\n[global]\nruntime=1\ntime_based\nsize=32m\n\
+         [probe]\nrw=randread\nbs=4k\ndirect=1\nioengine=libaio\niodepth=4\nwrite_lat_log=probe\n\
+         [writer]\nstonewall\nrw=write\nbs=1m\nend_fsync=1\n\"\"\"\n",
+    )
+    .unwrap();
+    let out = t.0.join("out");
+    let before = leaks::snapshot();
+    let o = wblab()
+        .args([
+            "measure",
+            sc.to_str().unwrap(),
+            "--quiet",
+            "--out",
+            out.to_str().unwrap(),
+            "--scratch",
+        ])
+        .arg(&t.0)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "exit {:?}\n{}", o.status, String::from_utf8_lossy(&o.stderr));
+    assert_clean(&before, &t.0);
+    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("fio.json")).unwrap()).unwrap();
+    let jobs = json["jobs"].as_array().unwrap();
+    let names: Vec<&str> = jobs.iter().map(|j| j["jobname"].as_str().unwrap()).collect();
+    assert_eq!(names, ["probe", "writer"]);
+    // The throttle rule paces the probe's reads, as in the model.
+    let iops = jobs[0]["read"]["iops"].as_f64().unwrap();
+    assert!((800.0..=1100.0).contains(&iops), "probe at {iops} IOPS under a 1000 IOPS rule");
+    assert!(jobs[1]["write"]["io_bytes"].as_u64().unwrap() > 0);
+    let log = std::fs::read_to_string(out.join("probe_lat.1.log")).unwrap();
+    assert!(log.lines().count() > 500, "a row per read");
+    // The run ended with fio, not at the 60 s cap.
+    let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert!(summary["sim_seconds"].as_f64().unwrap() < 30.0, "{}", summary["sim_seconds"]);
+}
