@@ -181,6 +181,20 @@ fn figure(job: &str, tasks: &[&wblab_sim::metrics::TaskResult]) -> (String, Stri
             let s = h.summary();
             (head, format!("{:.1}/{:.1}", s.p50 as f64 / 1e6, s.p99 as f64 / 1e6))
         }
+        // A fio job: what fio's summary leads with, bandwidth and each I/O's latency.
+        "fio" => {
+            let mb: f64 = tasks.iter().map(|t| t.throughput_mb_s()).sum();
+            let mut h = LatencyHist::new();
+            for t in tasks {
+                h.add(&t.op_latency);
+            }
+            let head = "MB/s, I/O p50/p99 ms".to_string();
+            if h.count() == 0 {
+                return (head, format!("{mb:.1}, -"));
+            }
+            let s = h.summary();
+            (head, format!("{mb:.1}, {:.2}/{:.2}", s.p50 as f64 / 1e6, s.p99 as f64 / 1e6))
+        }
         _ => {
             let s = tasks.iter().map(|t| t.ended.saturating_sub(t.started)).max().unwrap_or(0);
             ("run s".into(), format!("{:.2}", s as f64 / 1e9))

@@ -236,3 +236,39 @@ fn validation_v16_fio_jobs_agree_with_real_fio() {
     }
     assert_eq!(checked, 5, "four jobs, the mix in both directions");
 }
+
+/// A sweep with fio jobs shows what fio's summary leads with for each job: its bandwidth and
+/// its I/Os' p50/p99, the same figures as each point's own results.
+#[test]
+fn a_sweep_shows_each_fio_jobs_bandwidth_and_latency() {
+    let dir = scratch("fio-sweep");
+    let sc = dir.join("sweep.toml");
+    fs::write(
+        &sc,
+        "duration = \"3s\"\n[[device]]\nname = \"nvme0n1\"\nmodel = \"ssd\"\n\
+         [[task]]\nfio = \"\"\"\n[probe]\nrw=randread\ndirect=1\nioengine=io_uring\niodepth=8\nsize=256m\nruntime=2\ntime_based\n\"\"\"\n\
+         [sweep]\n\"queue/scheduler\" = [\"none\", \"kyber\"]\n",
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let o = wblab(&["run", "-q", "--no-report", sc.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(text.contains("probe MB/s, I/O p50/p99 ms"), "{text}");
+    for sched in ["none", "kyber"] {
+        let row = text
+            .lines()
+            .find(|l| l.trim_start().starts_with(sched))
+            .unwrap_or_else(|| panic!("{text}"));
+        let cell = row.trim_start().trim_start_matches(sched).trim();
+        let (mb, lat) = cell.split_once(", ").unwrap_or_else(|| panic!("`{cell}`"));
+        let summary: Value =
+            serde_json::from_str(&fs::read_to_string(out.join(format!("scheduler={sched}")).join("summary.json")).unwrap()).unwrap();
+        let t = &summary["tasks"][0];
+        let want = t["throughput_mb_s"].as_f64().unwrap();
+        assert!((mb.parse::<f64>().unwrap() - want).abs() < 0.06, "{sched}: {mb} vs {want}");
+        let p50 = t["op_latency_ms"]["p50"].as_f64().unwrap();
+        let shown: f64 = lat.split('/').next().unwrap().parse().unwrap();
+        assert!((shown - p50).abs() < 0.006, "{sched}: p50 {shown} vs {p50}");
+    }
+}
