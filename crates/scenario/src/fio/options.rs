@@ -525,9 +525,14 @@ impl JobBuilder {
             if j.bs[d].min() == 0 {
                 return Err(("a block size of 0".into(), "bs=4k".into()));
             }
-            if j.direct && j.bs[d].min() % 512 != 0 && j.does(d) {
+            // Every size the job may issue: a range's are multiples of its minimum.
+            let sizes: Vec<u64> = match &j.bs[d] {
+                FioBs::Split(v) => v.iter().map(|&(b, _)| b).collect(),
+                other => vec![other.min()],
+            };
+            if let Some(b) = sizes.into_iter().find(|b| b % 512 != 0).filter(|_| j.direct && j.does(d)) {
                 return Err((
-                    format!("O_DIRECT needs block sizes in multiples of 512, got {}", j.bs[d].min()),
+                    format!("O_DIRECT needs block sizes in multiples of 512, got {b}"),
                     "the kernel fails misaligned O_DIRECT I/O with EINVAL".into(),
                 ));
             }
@@ -692,6 +697,9 @@ mod tests {
         let b = job(&["bssplit=4k/50:1k/:32k/", "size=1m"]).unwrap();
         assert_eq!(b.job.bs[READ], FioBs::Split(vec![(4096, 50), (1024, 25), (32768, 25)]));
         assert!(job(&["bssplit=4k/80:8k/30", "size=1m"]).is_err());
+        // O_DIRECT checks every size a split may issue, not only the smallest.
+        let e = job(&["bssplit=4k/50:5000/50", "direct=1", "size=1m"]).err().unwrap();
+        assert!(e.0.contains("got 5000"), "{e:?}");
         // kb_base applies to sizes written before it.
         let b = job(&["size=1m", "kb_base=1000"]).unwrap();
         assert_eq!(b.job.file_size, 1_000_000);
