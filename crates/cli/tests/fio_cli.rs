@@ -272,3 +272,41 @@ fn a_sweep_shows_each_fio_jobs_bandwidth_and_latency() {
         assert!((shown - p50).abs() < 0.006, "{sched}: p50 {shown} vs {p50}");
     }
 }
+
+/// `fio/<job>/<option>` sweeps a job's option: deeper queues on an SSD give more IOPS and
+/// longer latency, point by point; a job the file does not have is named in the error.
+#[test]
+fn a_sweep_varies_a_fio_option() {
+    let dir = scratch("fio-sweep-option");
+    let sc = dir.join("depths.toml");
+    let text = |key: &str| {
+        format!(
+            "duration = \"2s\"\n[[device]]\nname = \"nvme0n1\"\nmodel = \"ssd\"\n\
+             [[task]]\nfio = \"\"\"\n[probe]\nrw=randread\ndirect=1\nioengine=libaio\nsize=256m\nruntime=1\ntime_based\n\"\"\"\n\
+             [sweep]\n\"{key}\" = [1, 8, 64]\n"
+        )
+    };
+    fs::write(&sc, text("fio/probe/iodepth")).unwrap();
+    let out = dir.join("out");
+    let o = wblab(&["run", "-q", "--no-report", sc.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let point = |d: u32| -> (f64, f64) {
+        let v: Value = serde_json::from_str(&fs::read_to_string(out.join(format!("iodepth={d}/fio.json"))).unwrap()).unwrap();
+        let r = &v["jobs"][0]["read"];
+        assert_eq!(
+            v["jobs"][0]["job options"]["iodepth"],
+            d.to_string(),
+            "the swept value is the job's"
+        );
+        (
+            r["iops"].as_f64().unwrap(),
+            r["clat_ns"]["percentile"]["50.000000"].as_f64().unwrap(),
+        )
+    };
+    let (a, b, c) = (point(1), point(8), point(64));
+    assert!(a.0 < b.0 && b.0 < c.0, "IOPS by depth: {a:?} {b:?} {c:?}");
+    assert!(a.1 <= b.1 && b.1 < c.1, "clat p50 by depth: {a:?} {b:?} {c:?}");
+    fs::write(&sc, text("fio/prob/iodepth")).unwrap();
+    let err = String::from_utf8_lossy(&wblab(&["check", sc.to_str().unwrap()]).stderr).to_string();
+    assert!(err.contains("no fio job is named `prob`") && err.contains("`probe`"), "{err}");
+}

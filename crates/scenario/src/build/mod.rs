@@ -205,7 +205,17 @@ fn build_one(
     // Tasks are checked against the devices and cgroups; against the longest run if the
     // duration is at fault (only `start` depends on it).
     let tasks = match (&devices, &cgroups) {
-        (Some(d), Some(cg)) => tasks(p, &task_sections, d, cg, duration.unwrap_or(crate::limits::MAX_DURATION), file_name),
+        (Some(d), Some(cg)) => {
+            let fio = sweep.map(|(sw, i)| sweep::fio_overrides(sw, i)).unwrap_or_default();
+            tasks(
+                p,
+                &task_sections,
+                (d, cg),
+                duration.unwrap_or(crate::limits::MAX_DURATION),
+                file_name,
+                &fio,
+            )
+        }
         _ => None,
     };
     let trace = keep(
@@ -340,10 +350,10 @@ fn cgroups(
 fn tasks(
     p: &mut Problems,
     sections: &[Section<'_>],
-    devices: &[wblab_sim::config::DeviceConfig],
-    cgroups: &wblab_sim::config::CgroupTree,
+    (devices, cgroups): (&[wblab_sim::config::DeviceConfig], &wblab_sim::config::CgroupTree),
     duration: u64,
     file_name: &str,
+    fio: &[(String, String, String, usize)],
 ) -> Option<Vec<TaskConfig>> {
     let before = p.len();
     let mut tasks = Vec::with_capacity(sections.len());
@@ -351,7 +361,7 @@ fn tasks(
     let mut owners: Vec<usize> = Vec::with_capacity(sections.len());
     for (i, sec) in sections.iter().enumerate() {
         if sec.get("fio").is_some() {
-            if let Some(ts) = keep(p, task::build_fio(sec, devices, cgroups, duration, tasks.len(), file_name)) {
+            if let Some(ts) = keep(p, task::build_fio(sec, (devices, cgroups), duration, tasks.len(), file_name, fio)) {
                 for t in ts {
                     if tasks.iter().any(|q: &TaskConfig| q.name == t.name) {
                         p.push(
@@ -386,6 +396,21 @@ fn tasks(
         }
         owners.push(i);
         tasks.push(t);
+    }
+    // A swept fio option must name a job of the file (once the files themselves are sound).
+    let sound = p.len() == before;
+    for (job, _, _, at) in fio.iter().filter(|_| sound) {
+        if !tasks.iter().any(|t| matches!(t.job, JobConfig::Fio(_)) && &t.name == job) {
+            let jobs: Vec<&str> = tasks
+                .iter()
+                .filter(|t| matches!(t.job, JobConfig::Fio(_)))
+                .map(|t| t.name.as_str())
+                .collect();
+            p.push(Problem::new(*at, format!("no fio job is named `{job}`")).hint(format!(
+                "fio/<job>/<option> names a job by its section; the jobs are {}",
+                suggest::list(&jobs)
+            )));
+        }
     }
     if p.len() > before {
         return None;

@@ -1,6 +1,7 @@
 //! `[sweep]`: run one scenario once per value of a device knob, a `vm.*` sysctl, a task's key
 //! (`task/<name>/<key>`, written into the `[[task]]` of that name), a cgroup's file
-//! (`cgroup/<path>/<file>`, e.g. `cgroup/pods/web/memory.max`) or the `kernel`, e.g.
+//! (`cgroup/<path>/<file>`, e.g. `cgroup/pods/web/memory.max`), a fio job's option
+//! (`fio/<job>/<option>`, e.g. `fio/probe/iodepth`) or the `kernel`, e.g.
 //! `"queue/iosched/fifo_batch" = [64, 32, 16, 8]` — Morton's tables of 2002 — or once per
 //! combination of several (`fs`, `mount` and `queue/write_cache` together: every combination,
 //! the first knob varying slowest). Each device value is written into every `[[device]]` table
@@ -122,6 +123,8 @@ enum Target {
     Task,
     /// A `[[cgroup]]`'s file.
     Cgroup,
+    /// An option of a fio job (`fio/<job>/<option>`).
+    Fio,
     /// `kernel`: the release the run simulates.
     Kernel,
 }
@@ -135,6 +138,8 @@ fn target(key: &str) -> Target {
         Target::Task
     } else if key.starts_with("cgroup/") {
         Target::Cgroup
+    } else if key.starts_with("fio/") {
+        Target::Fio
     } else {
         Target::Device
     }
@@ -145,6 +150,30 @@ fn task_key(key: &str) -> Option<(&str, &str)> {
     let rest = key.strip_prefix("task/")?;
     let (name, k) = rest.split_once('/')?;
     (!name.is_empty() && !k.is_empty() && !k.contains('/')).then_some((name, k))
+}
+
+/// `fio/<job>/<option>`: an option of the fio job (section) named `<job>`.
+fn fio_key(key: &str) -> Option<(&str, &str)> {
+    let rest = key.strip_prefix("fio/")?;
+    let (job, opt) = rest.split_once('/')?;
+    (!job.is_empty() && crate::fio::options::MODELLED.contains(&opt)).then_some((job, opt))
+}
+
+/// Run `i`'s fio options as (job, option, value as fio reads it, where the key is): added
+/// after the job's own options, so they win as a later line does.
+pub(super) fn fio_overrides(sweep: &Sweep<'_>, i: usize) -> Vec<(String, String, String, usize)> {
+    run_entries(sweep, i, Target::Fio)
+        .into_iter()
+        .map(|e| {
+            let (job, opt) = fio_key(&e.key).expect("a fio key");
+            let value = match e.value {
+                DeValue::String(s) => s.to_string(),
+                DeValue::Boolean(b) => u8::from(*b).to_string(),
+                other => label(other),
+            };
+            (job.to_string(), opt.to_string(), value, e.key_at)
+        })
+        .collect()
 }
 
 /// `cgroup/<path>/<file>`: the file (`memory.max`, `io.latency`, ...) of the `[[cgroup]]` at
@@ -158,7 +187,7 @@ fn cgroup_key(key: &str) -> Option<(String, &str)> {
 /// A key a sweep may vary: a listed device knob or sysctl, `task/<name>/<key>`,
 /// `cgroup/<path>/<file>` or `kernel`.
 fn sweepable_key(key: &str, keys: &[&str]) -> bool {
-    keys.contains(&key) || task_key(key).is_some() || cgroup_key(key).is_some() || key == "kernel"
+    keys.contains(&key) || task_key(key).is_some() || cgroup_key(key).is_some() || fio_key(key).is_some() || key == "kernel"
 }
 
 /// Writing one of a pair of `vm.dirty_*` sysctls zeroes the other (`dirty_bytes_handler`,
@@ -196,7 +225,7 @@ fn variants<'a>(k: &Entry<'a>, items: &'a [toml::Spanned<DeValue<'a>>], keys: &[
         if let Some(bad) = sec.entries.iter().find(|e| !sweepable_key(&e.key, keys)) {
             let hint = suggest::did_you_mean(&bad.key, keys).unwrap_or_else(|| {
                 format!(
-                    "sweepable knobs: {}, task/<name>/<key>, cgroup/<path>/<file> and kernel",
+                    "sweepable knobs: {}, task/<name>/<key>, cgroup/<path>/<file>, fio/<job>/<option> and kernel",
                     suggest::list(keys)
                 )
             });
@@ -220,7 +249,7 @@ pub(super) fn parse<'a>(e: &Entry<'a>) -> Result<Sweep<'a>> {
         if k.key != VARIANTS && !sweepable_key(&k.key, &keys) {
             let hint = suggest::did_you_mean(&k.key, &keys).unwrap_or_else(|| {
                 format!(
-                    "sweepable knobs: {}, task/<name>/<key>, cgroup/<path>/<file> and kernel",
+                    "sweepable knobs: {}, task/<name>/<key>, cgroup/<path>/<file>, fio/<job>/<option> and kernel",
                     suggest::list(&keys)
                 )
             });

@@ -119,11 +119,11 @@ pub(super) const FIO_KEYS: &[&str] = &["fio", "job", "device", "start", "stop", 
 /// text itself (`fio = """[randread] ..."""`): one task group per job of the file.
 pub(super) fn build_fio(
     sec: &Section<'_>,
-    devices: &[DeviceConfig],
-    cgroups: &CgroupTree,
+    (devices, cgroups): (&[DeviceConfig], &CgroupTree),
     duration: Ns,
     first_group: usize,
     scenario_file: &str,
+    swept: &[(String, String, String, usize)],
 ) -> Result<Vec<TaskConfig>> {
     let e = sec.get("fio").expect("a fio task");
     if let Some(other) = sec.entries.iter().find(|x| !FIO_KEYS.contains(&x.key.as_str())) {
@@ -168,10 +168,13 @@ pub(super) fn build_fio(
         ioprio,
         cgroup,
     };
-    crate::fio::tasks(&text, &label, &at).map_err(|err| {
+    let swept: Vec<(String, String, String)> = swept.iter().map(|(j, o, v, _)| (j.clone(), o.clone(), v.clone())).collect();
+    crate::fio::tasks_with(&text, &label, &at, &swept).map_err(|err| {
         let mut msg = err.file.clone();
         if err.line > 0 {
             msg.push_str(&format!(":{}", err.line));
+        } else if err.key.is_some() {
+            msg.push_str(" (the [sweep]'s value)");
         }
         if let Some(k) = &err.key {
             msg.push_str(&format!(": option `{k}`"));

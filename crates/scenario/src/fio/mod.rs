@@ -154,7 +154,23 @@ pub struct Placement {
 
 /// The tasks of a job file: one group per job.
 pub fn tasks(text: &str, file: &str, at: &Placement) -> Result<Vec<TaskConfig>, ScenarioError> {
-    let jobs = sections(text, file)?;
+    tasks_with(text, file, at, &[])
+}
+
+/// As [`tasks`], with (job, option, value) lines added after each named job's own options, as
+/// a sweep's `fio/<job>/<option>` sets them (a later line wins, as in fio).
+pub fn tasks_with(text: &str, file: &str, at: &Placement, extra: &[(String, String, String)]) -> Result<Vec<TaskConfig>, ScenarioError> {
+    let mut jobs = sections(text, file)?;
+    for (job, key, value) in extra {
+        if let Some(sec) = jobs.iter_mut().find(|s| &s.name == job) {
+            // Line 0: not from the file; errors say it came from the sweep.
+            sec.opts.push(Opt {
+                key: key.clone(),
+                value: Some(value.clone()),
+                line: 0,
+            });
+        }
+    }
     let mut out: Vec<TaskConfig> = Vec::with_capacity(jobs.len());
     let mut group = 0u32;
     for (index, sec) in jobs.iter().enumerate() {
