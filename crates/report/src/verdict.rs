@@ -7,6 +7,11 @@
 //!   of its time);
 //! * **stalled**: a latency-sensitive group's longest operation of some second is at least
 //!   [`STALL_FACTOR`] times its typical second's and at least [`STALL_MIN_MS`];
+//! * **slowed**: a latency-sensitive group's mean operation over whole seconds is at least
+//!   [`SLOW_FACTOR`] times its typical second's (and [`SLOW_MIN_MS`] more), in stretches that
+//!   are the exception, not the rule; when the stretches recur at even intervals, and when its
+//!   device wrote at least twice its typical rate in them, the sentence says so (the periodic
+//!   writeback bursts that percentiles hide);
 //! * **governed**: where the dirty pages of a device's writeback sat against the limits of
 //!   `balance_dirty_pages` (below the free-run point, in its control area around the setpoint,
 //!   at the hard limit), when they left free run at all;
@@ -24,6 +29,10 @@ use wblab_sim::metrics::RunResult;
 pub const STALL_FACTOR: f64 = 10.0;
 /// ...and at least this long, ms (a 0.1 ms read turning 1 ms is not worth a sentence).
 pub const STALL_MIN_MS: f64 = 50.0;
+/// A slow second's mean operation is this many times the typical second's mean...
+pub const SLOW_FACTOR: f64 = 3.0;
+/// ...and at least this much longer, ms.
+pub const SLOW_MIN_MS: f64 = 5.0;
 /// Utilisation from which a device set the run's pace.
 pub const BUSY_UTIL: f64 = 0.9;
 /// A commit probe's median fsync() from which it is worth a sentence, ms.
@@ -71,6 +80,8 @@ pub struct Input {
     devices: Vec<Device>,
     latency: Option<Csv>,
     throttle: Option<Csv>,
+    /// timeseries.csv: each device's write rate per second.
+    timeseries: Option<Csv>,
     /// cgroups.csv, and each group's path, memory limit (bytes) and v1 writeback waits.
     cgroups: Option<Csv>,
     cgroup_limits: Vec<(String, Option<u64>, Option<u64>)>,
@@ -137,6 +148,7 @@ impl Input {
                 .collect(),
             latency: d.latency.clone(),
             throttle: d.throttle.clone(),
+            timeseries: d.timeseries.clone(),
             cgroups: d.cgroups.clone(),
             cgroup_limits: d.summary["scenario"]["cgroups"]["groups"]
                 .as_array()
@@ -198,6 +210,11 @@ impl Input {
             crate::results::csv::write_throttle(&mut v, r).expect("writing to memory cannot fail");
             Csv::parse(&String::from_utf8_lossy(&v)).expect("throttle.csv as written")
         });
+        let timeseries = {
+            let mut v = Vec::new();
+            crate::results::csv::write_timeseries(&mut v, r).expect("writing to memory cannot fail");
+            Csv::parse(&String::from_utf8_lossy(&v)).ok()
+        };
         let cgroups = (!r.cgroups.is_empty()).then(|| {
             let mut v = Vec::new();
             crate::results::csv::write_cgroups(&mut v, r).expect("writing to memory cannot fail");
@@ -230,6 +247,7 @@ impl Input {
                 .collect(),
             latency,
             throttle,
+            timeseries,
         }
     }
 }
@@ -239,6 +257,7 @@ pub fn verdict(i: &Input) -> Vec<Finding> {
     let mut out = Vec::new();
     throttled(i, &mut out);
     stalled(i, &mut out);
+    slowed(i, &mut out);
     governed(i, &mut out);
     slow_fsync(i, &mut out);
     device_bound(i, &mut out);
@@ -348,6 +367,89 @@ fn stalled(i: &Input, out: &mut Vec<Finding>) {
                 when.join(", ")
             ),
             figure: "latency-timeline",
+        });
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(0.0)
+}
+
+fn slowed(i: &Input, out: &mut Vec<Finding>) {
+    let Some(l) = &i.latency else { return };
+    let (Some(t), Some(task), Some(ops), Some(mean)) = (l.col("t_s"), l.col("task"), l.col("ops"), l.col("mean_ms")) else {
+        return;
+    };
+    let num = |s: &str| s.parse::<f64>().unwrap_or(0.0);
+    for g in l.distinct(task) {
+        let secs: Vec<(f64, f64)> = l
+            .rows
+            .iter()
+            .filter(|r| r[task] == g && num(&r[ops]) > 0.0)
+            .map(|r| (num(&r[t]), num(&r[mean])))
+            .collect();
+        if secs.len() < STALL_MIN_SECONDS {
+            continue;
+        }
+        let typical = median(secs.iter().map(|s| s.1).collect());
+        let threshold = (typical * SLOW_FACTOR).max(typical + SLOW_MIN_MS);
+        let slow: Vec<(f64, f64)> = secs.iter().copied().filter(|s| s.1 >= threshold).collect();
+        // Slow most of the time is the group's normal, not a stretch of trouble.
+        if slow.is_empty() || slow.len() * 4 > secs.len() {
+            continue;
+        }
+        // Stretches: runs of consecutive slow seconds, by their first second.
+        let mut starts: Vec<f64> = Vec::new();
+        let mut prev = f64::NEG_INFINITY;
+        for s in &slow {
+            if s.0 - prev > 1.5 {
+                starts.push(s.0);
+            }
+            prev = s.0;
+        }
+        let worst = slow.iter().map(|s| s.1).fold(0.0, f64::max);
+        let at: Vec<String> = starts.iter().take(6).map(|s| format!("{:.0}", s - 1.0)).collect();
+        let more = if starts.len() > 6 { ", ..." } else { "" };
+        let mut text = format!(
+            "{g} slowed for whole seconds: its mean operation took up to {worst:.0} ms ({:.0} times a typical second's {typical:.1} ms) in {} second{}, {} stretch{} starting at {}{more} s",
+            worst / typical.max(1e-6),
+            slow.len(),
+            if slow.len() == 1 { "" } else { "s" },
+            starts.len(),
+            if starts.len() == 1 { "" } else { "es" },
+            at.join(", ")
+        );
+        // Three stretches or more at even intervals recur.
+        let gaps: Vec<f64> = starts.windows(2).map(|w| w[1] - w[0]).collect();
+        let (lo, hi) = gaps.iter().fold((f64::MAX, 0.0f64), |(a, b), &x| (a.min(x), b.max(x)));
+        if gaps.len() >= 2 && hi <= lo * 1.3 {
+            text.push_str(&format!(", about every {:.0} s", gaps.iter().sum::<f64>() / gaps.len() as f64));
+        }
+        // What the group's device did meanwhile: writeback bursts show as write rate.
+        let dev = i
+            .groups
+            .iter()
+            .find(|x| x.label.split(" ×").next() == Some(g))
+            .map(|x| x.device.as_str());
+        if let (Some(dev), Some(ts)) = (dev, &i.timeseries) {
+            if let (Some(tc), Some(wc)) = (ts.col("t_s"), ts.col(&format!("{dev}_write_mb_s"))) {
+                let rate = |sec: f64| ts.rows.iter().find(|r| (num(&r[tc]) - sec).abs() < 1e-6).map(|r| num(&r[wc]));
+                let usual = median(ts.rows.iter().map(|r| num(&r[wc])).collect());
+                let during: Vec<f64> = slow.iter().filter_map(|s| rate(s.0)).collect();
+                if !during.is_empty() {
+                    let during = during.iter().sum::<f64>() / during.len() as f64;
+                    if during >= 1.0 && during >= 2.0 * usual {
+                        text.push_str(&format!(", while {dev} wrote {during:.0} MB/s (typically {usual:.0})"));
+                    }
+                }
+            }
+        }
+        text.push('.');
+        out.push(Finding {
+            rule: "slowed",
+            text,
+            figure: "op-latency-timeline",
         });
     }
 }

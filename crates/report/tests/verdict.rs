@@ -113,6 +113,44 @@ fn a_reader_behind_writeback_bursts_stalls_and_a_steady_one_does_not() {
     assert!(!rules(&verdict(&Input::from_result(&r))).contains(&"stalled"));
 }
 
+/// The reader of expire-bursts slows for whole seconds when the flusher's periodic pass writes
+/// the expired upload; a reader beside steady writers, and a quiet one, do not.
+#[test]
+fn writeback_bursts_slow_a_reader_for_whole_seconds() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let sc = wblab_scenario::load(&root.join("scenarios/expire-bursts.toml")).expect("ready scenario");
+    let r = wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress).unwrap();
+    let f = verdict(&Input::from_result(&r));
+    let s = f.iter().find(|x| x.rule == "slowed").expect("the bursts slow the reader");
+    assert_eq!(s.figure, "op-latency-timeline");
+    assert!(s.text.starts_with("reader slowed for whole seconds"), "{}", s.text);
+    // The evidence: the disk wrote far above its usual rate in those seconds.
+    assert!(s.text.contains("while sda wrote"), "{}", s.text);
+    // Each stretch is an expiry burst: none before the upload's pages are 30 s old.
+    let starts: Vec<f64> = s
+        .text
+        .split("starting at ")
+        .nth(1)
+        .unwrap()
+        .split(" s")
+        .next()
+        .unwrap()
+        .split(", ")
+        .map(|x| x.parse().unwrap())
+        .collect();
+    assert!(starts.len() >= 2 && starts[0] >= 30.0, "{starts:?}");
+    // And each starts in a second the disk wrote a burst (vmstat's bo, KiB/s).
+    for s in &starts {
+        let at = ((s + 1.0) * 1e9) as u64;
+        let bo = r.vmstat.iter().find(|v| v.t_ns == at).map(|v| v.bo_kb).unwrap();
+        assert!(bo > 10_000, "second {s}: bo {bo} KiB/s");
+    }
+
+    let steady = wblab_scenario::load(&root.join("scenarios/randread-latency.toml")).unwrap();
+    let r = wblab_sim::run(&steady, &mut wblab_sim::machine::NoProgress).unwrap();
+    assert!(!rules(&verdict(&Input::from_result(&r))).contains(&"slowed"));
+}
+
 /// The verdict of a results directory is the verdict of the run that wrote it.
 #[test]
 fn a_results_directory_gives_the_same_verdict() {
