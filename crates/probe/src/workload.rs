@@ -303,16 +303,7 @@ impl Workload {
                         sys::ioprio_set_self(ioprio)
                     });
                 }
-                let child = cmd.spawn()?;
-                // We reap it ourselves with wait4 (for its rusage); the handle is not waited on.
-                let pid = child.id();
-                std::mem::forget(child);
-                Runner::Proc {
-                    pid,
-                    stderr,
-                    interrupted: false,
-                    fio: false,
-                }
+                spawn_reaped(&mut cmd, stderr, false)?
             }
             JobConfig::Fio(_) => {
                 let out = crate::fio::out_dir(&slot.spec.file);
@@ -333,15 +324,7 @@ impl Workload {
                         Ok(())
                     });
                 }
-                let child = cmd.spawn()?;
-                let pid = child.id();
-                std::mem::forget(child);
-                Runner::Proc {
-                    pid,
-                    stderr,
-                    interrupted: false,
-                    fio: true,
-                }
+                spawn_reaped(&mut cmd, stderr, true)?
             }
             _ => {
                 let stop = Arc::new(AtomicBool::new(false));
@@ -574,6 +557,20 @@ impl Drop for Workload {
             self.kill_all();
         }
     }
+}
+
+/// Start `cmd` as a child we reap ourselves with wait4 (for its rusage): the handle is not
+/// waited on.
+fn spawn_reaped(cmd: &mut Command, stderr: PathBuf, fio: bool) -> io::Result<Runner> {
+    let child = cmd.spawn()?;
+    let pid = child.id();
+    std::mem::forget(child);
+    Ok(Runner::Proc {
+        pid,
+        stderr,
+        interrupted: false,
+        fio,
+    })
 }
 
 /// Bytes from dd's statistics: "449839104 bytes (450 MB, 429 MiB) copied, 24.0 s, 18.7 MB/s".

@@ -328,22 +328,31 @@ fn throttled(i: &Input, out: &mut Vec<Finding>) {
     }
 }
 
-fn stalled(i: &Input, out: &mut Vec<Finding>) {
-    let Some(l) = &i.latency else { return };
-    let (Some(t), Some(task), Some(ops), Some(max)) = (l.col("t_s"), l.col("task"), l.col("ops"), l.col("max_ms")) else {
-        return;
+/// Per latency-sensitive group (latency.csv), its seconds with operations as (second's end,
+/// `column`), where it has at least [`STALL_MIN_SECONDS`] of them.
+fn group_seconds(i: &Input, column: &str) -> Vec<(String, Vec<(f64, f64)>)> {
+    let Some(l) = &i.latency else { return Vec::new() };
+    let (Some(t), Some(task), Some(ops), Some(v)) = (l.col("t_s"), l.col("task"), l.col("ops"), l.col(column)) else {
+        return Vec::new();
     };
     let num = |s: &str| s.parse::<f64>().unwrap_or(0.0);
-    for g in l.distinct(task) {
-        let secs: Vec<(f64, f64)> = l
-            .rows
-            .iter()
-            .filter(|r| r[task] == g && num(&r[ops]) > 0.0)
-            .map(|r| (num(&r[t]), num(&r[max])))
-            .collect();
-        if secs.len() < STALL_MIN_SECONDS {
-            continue;
-        }
+    l.distinct(task)
+        .into_iter()
+        .map(|g| {
+            let secs: Vec<(f64, f64)> = l
+                .rows
+                .iter()
+                .filter(|r| r[task] == g && num(&r[ops]) > 0.0)
+                .map(|r| (num(&r[t]), num(&r[v])))
+                .collect();
+            (g.to_string(), secs)
+        })
+        .filter(|(_, secs)| secs.len() >= STALL_MIN_SECONDS)
+        .collect()
+}
+
+fn stalled(i: &Input, out: &mut Vec<Finding>) {
+    for (g, secs) in group_seconds(i, "max_ms") {
         let mut m: Vec<f64> = secs.iter().map(|s| s.1).collect();
         m.sort_by(f64::total_cmp);
         let typical = m[m.len() / 2];
@@ -377,21 +386,9 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn slowed(i: &Input, out: &mut Vec<Finding>) {
-    let Some(l) = &i.latency else { return };
-    let (Some(t), Some(task), Some(ops), Some(mean)) = (l.col("t_s"), l.col("task"), l.col("ops"), l.col("mean_ms")) else {
-        return;
-    };
     let num = |s: &str| s.parse::<f64>().unwrap_or(0.0);
-    for g in l.distinct(task) {
-        let secs: Vec<(f64, f64)> = l
-            .rows
-            .iter()
-            .filter(|r| r[task] == g && num(&r[ops]) > 0.0)
-            .map(|r| (num(&r[t]), num(&r[mean])))
-            .collect();
-        if secs.len() < STALL_MIN_SECONDS {
-            continue;
-        }
+    for (g, secs) in group_seconds(i, "mean_ms") {
+        let g = g.as_str();
         let typical = median(secs.iter().map(|s| s.1).collect());
         let threshold = (typical * SLOW_FACTOR).max(typical + SLOW_MIN_MS);
         let slow: Vec<(f64, f64)> = secs.iter().copied().filter(|s| s.1 >= threshold).collect();
