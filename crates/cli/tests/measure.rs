@@ -19,6 +19,19 @@ fn wblab() -> Command {
     Command::new(env!("CARGO_BIN_EXE_wblab"))
 }
 
+/// `wblab measure SC --quiet --out OUT --scratch SCRATCH`, to run or spawn.
+fn measure(sc: &Path, out: &Path, scratch: &Path) -> Command {
+    let mut c = wblab();
+    c.arg("measure")
+        .arg(sc)
+        .arg("--quiet")
+        .arg("--out")
+        .arg(out)
+        .arg("--scratch")
+        .arg(scratch);
+    c
+}
+
 fn can_run() -> bool {
     let root = wblab_probe::sys::geteuid() == 0;
     let ok = root
@@ -120,18 +133,7 @@ fn measure_writes_a_complete_results_dir_and_restores_every_knob() {
     let sc = scenario(&t.0, 4);
     let out = t.0.join("out");
     let before = leaks::snapshot();
-    let o = wblab()
-        .args([
-            "measure",
-            sc.to_str().unwrap(),
-            "--quiet",
-            "--out",
-            out.to_str().unwrap(),
-            "--scratch",
-        ])
-        .arg(&t.0)
-        .output()
-        .unwrap();
+    let o = measure(&sc, &out, &t.0).output().unwrap();
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "exit {:?}\n{stderr}", o.status);
     assert_clean(&before, &t.0);
@@ -264,16 +266,7 @@ fn sigint_midway_tears_everything_down() {
     let sc = scenario(&t.0, 30);
     let out = t.0.join("out");
     let before = leaks::snapshot();
-    let mut child = wblab()
-        .args([
-            "measure",
-            sc.to_str().unwrap(),
-            "--quiet",
-            "--out",
-            out.to_str().unwrap(),
-            "--scratch",
-        ])
-        .arg(&t.0)
+    let mut child = measure(&sc, &out, &t.0)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -320,11 +313,7 @@ fn restore_undoes_what_a_killed_run_left() {
     let t = Tmp::new("sigkill");
     let sc = scenario(&t.0, 30);
     let before = leaks::snapshot();
-    let mut child = wblab()
-        .args(["measure", sc.to_str().unwrap(), "--quiet", "--out"])
-        .arg(t.0.join("out"))
-        .arg("--scratch")
-        .arg(&t.0)
+    let mut child = measure(&sc, &t.0.join("out"), &t.0)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -513,18 +502,7 @@ fn fio_jobs_run_with_real_fio_and_leave_nothing_behind() {
     .unwrap();
     let out = t.0.join("out");
     let before = leaks::snapshot();
-    let o = wblab()
-        .args([
-            "measure",
-            sc.to_str().unwrap(),
-            "--quiet",
-            "--out",
-            out.to_str().unwrap(),
-            "--scratch",
-        ])
-        .arg(&t.0)
-        .output()
-        .unwrap();
+    let o = measure(&sc, &out, &t.0).output().unwrap();
     assert!(o.status.success(), "exit {:?}\n{}", o.status, String::from_utf8_lossy(&o.stderr));
     assert_clean(&before, &t.0);
     let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("fio.json")).unwrap()).unwrap();

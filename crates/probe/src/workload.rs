@@ -372,21 +372,17 @@ impl Workload {
                         let text = std::fs::read_to_string(&*stderr).unwrap_or_default();
                         note = Some(format!("fio exited with status {code}: {}", text.trim()));
                     }
-                    slot.runner = Runner::Finished(Box::new(TaskOutcome {
-                        spec: slot.spec.clone(),
-                        pid: *pid,
-                        started: slot.started,
-                        ended: now.max(slot.started),
-                        bytes_written: rw.1,
-                        bytes_read: rw.0,
-                        mid_bytes: None,
-                        op_latency: LatencyHist::new(),
-                        op_seconds: Vec::new(),
-                        ops: Vec::new(),
-                        cpu_user_ns: ex.utime_ns,
-                        cpu_sys_ns: ex.stime_ns,
+                    let ended = now.max(slot.started);
+                    let cpu = (ex.utime_ns, ex.stime_ns);
+                    slot.runner = Runner::Finished(Box::new(TaskOutcome::exited(
+                        (&slot.spec, slot.started),
+                        *pid,
+                        ended,
+                        rw,
+                        None,
+                        cpu,
                         note,
-                    }));
+                    )));
                 }
                 Ok(Some(ex)) => {
                     let text = std::fs::read_to_string(&*stderr).unwrap_or_default();
@@ -406,21 +402,16 @@ impl Workload {
                     let ended = now.min(slot.spec.stop).max(slot.started);
                     let mid_t = slot.started + (ended - slot.started) / 2;
                     let mid_bytes = interpolate(&slot.size_samples, mid_t).map(|b| (mid_t, b.min(bytes)));
-                    slot.runner = Runner::Finished(Box::new(TaskOutcome {
-                        spec: slot.spec.clone(),
-                        pid: *pid,
-                        started: slot.started,
+                    let cpu = (ex.utime_ns, ex.stime_ns);
+                    slot.runner = Runner::Finished(Box::new(TaskOutcome::exited(
+                        (&slot.spec, slot.started),
+                        *pid,
                         ended,
-                        bytes_written: bytes,
-                        bytes_read: 0,
+                        (0, bytes),
                         mid_bytes,
-                        op_latency: LatencyHist::new(),
-                        op_seconds: Vec::new(),
-                        ops: Vec::new(),
-                        cpu_user_ns: ex.utime_ns,
-                        cpu_sys_ns: ex.stime_ns,
+                        cpu,
                         note,
-                    }));
+                    )));
                 }
                 Ok(None) => {
                     // dd prints its statistics, fio stops its jobs and writes its output, on
@@ -555,6 +546,36 @@ impl Drop for Workload {
             .any(|s| !matches!(s.runner, Runner::Finished(_) | Runner::Pending));
         if running && !self.stop_all(Duration::from_secs(3)) {
             self.kill_all();
+        }
+    }
+}
+
+impl TaskOutcome {
+    /// A child process (dd, fio) that exited: its (read, written) bytes, its CPU (user,
+    /// system) from wait4, no per-operation figures.
+    fn exited(
+        (spec, started): (&TaskSpec, Ns),
+        pid: u32,
+        ended: Ns,
+        (bytes_read, bytes_written): (u64, u64),
+        mid_bytes: Option<(Ns, u64)>,
+        (cpu_user_ns, cpu_sys_ns): (u64, u64),
+        note: Option<String>,
+    ) -> Self {
+        TaskOutcome {
+            spec: spec.clone(),
+            pid,
+            started,
+            ended,
+            bytes_written,
+            bytes_read,
+            mid_bytes,
+            op_latency: LatencyHist::new(),
+            op_seconds: Vec::new(),
+            ops: Vec::new(),
+            cpu_user_ns,
+            cpu_sys_ns,
+            note,
         }
     }
 }

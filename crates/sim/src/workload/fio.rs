@@ -16,7 +16,6 @@
 //! hashing; the model serialises its buffered reads too), and its time is completion latency.
 
 use super::fio_offsets::OffsetGen;
-use crate::block::queue::Submitter;
 use crate::config::{FioBs, FioEngine, FioJob, FioRw, JobConfig, READ, WRITE};
 use crate::drivers::Op;
 use crate::engine::RngStream;
@@ -25,7 +24,6 @@ use crate::kernel::task::Phase;
 use crate::machine::Machine;
 use crate::metrics::fio::{FioStats, LogRow, LogWindow, SAMPLE_NS};
 use crate::mm::page_cache::PageState;
-use crate::units::PAGE_SIZE;
 use crate::Ns;
 
 /// One I/O of a fio job.
@@ -230,7 +228,7 @@ impl Machine {
         for (i, t) in self.tasks.iter_mut().enumerate() {
             let Some(f) = t.fio.as_mut() else { continue };
             let JobConfig::Fio(j) = &t.job else { continue };
-            if f.begun.is_some() && !t.phase.eq(&Phase::Done) {
+            if f.begun.is_some() && t.phase != Phase::Done {
                 advance_samples(f, j, end);
                 close_samples(f, &j.logs, end);
                 f.stats.ended = end.max(f.stats_from);
@@ -320,35 +318,8 @@ impl Machine {
         f.inflight += 1;
         let depth = f.inflight;
         f.stats.depth[FioStats::depth_bucket(depth)] += 1;
-        let dev = self.inodes[io.file as usize].dev as usize;
-        let max = self.queues[dev].max_sectors * 512;
         let op = if io.ddir as usize == READ { Op::Read } else { Op::Write };
-        let mut off = io.offset;
-        let end = io.offset + io.bs;
-        let mut reqs = 0;
-        while off < end {
-            let in_page = off % PAGE_SIZE;
-            let (page_sector, contig) =
-                self.inodes[io.file as usize]
-                    .blocks
-                    .map(off / PAGE_SIZE, (end - off).div_ceil(PAGE_SIZE), &mut self.allocs[dev]);
-            let len = (end - off).min(max).min(contig * PAGE_SIZE - in_page);
-            let id = self.queues[dev].alloc(
-                op,
-                page_sector + in_page / 512,
-                len.div_ceil(512),
-                None,
-                Submitter::Task(tid),
-                true,
-                false,
-                false,
-                true,
-            );
-            self.queues[dev].rq_mut(id).aio = slot;
-            self.tasks[t].pending.push_back((dev as u16, id));
-            reqs += 1;
-            off += len;
-        }
+        let reqs = self.queue_direct(tid, io.file, op, io.offset, io.bs, slot);
         let task = &mut self.tasks[t];
         task.inflight += 1;
         task.fio.as_mut().expect("fio task").slots[slot as usize].reqs = reqs;

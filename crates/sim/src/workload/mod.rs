@@ -652,13 +652,23 @@ impl Machine {
 
     fn start_direct(&mut self, tid: u32, op: Op, offset: u64, bytes: u64) {
         let t = tid as usize;
-        let dev = self.tasks[t].dev as usize;
         let ino = self.tasks[t].file;
+        let n = self.queue_direct(tid, ino, op, offset, bytes, 0);
+        self.tasks[t].inflight += n;
+        self.tasks[t].phase = Phase::WaitDirect;
+        self.task_submit_pending(tid);
+    }
+
+    /// Build the requests of an O_DIRECT I/O of [offset, offset+bytes) of `ino` onto the
+    /// task's pending list, tagged `aio` (a fio job's in-flight slot); returns how many. O_DIRECT
+    /// writes allocate at submission; a request stops at `max_sectors_kb` and at an extent's end.
+    pub(crate) fn queue_direct(&mut self, tid: u32, ino: u32, op: Op, offset: u64, bytes: u64, aio: u16) -> u32 {
+        let dev = self.inodes[ino as usize].dev as usize;
         let max = self.queues[dev].max_sectors * 512;
         let mut off = offset;
         let end = offset + bytes;
+        let mut n = 0;
         while off < end {
-            // O_DIRECT writes allocate at submission; the request stops at an extent end.
             let in_page = off % PAGE_SIZE;
             let (page_sector, contig) =
                 self.inodes[ino as usize]
@@ -667,12 +677,12 @@ impl Machine {
             let len = (end - off).min(max).min(contig * PAGE_SIZE - in_page);
             let sector = page_sector + in_page / 512;
             let id = self.queues[dev].alloc(op, sector, len.div_ceil(512), None, Submitter::Task(tid), true, false, false, true);
-            self.tasks[t].pending.push_back((dev as u16, id));
-            self.tasks[t].inflight += 1;
+            self.queues[dev].rq_mut(id).aio = aio;
+            self.tasks[tid as usize].pending.push_back((dev as u16, id));
+            n += 1;
             off += len;
         }
-        self.tasks[t].phase = Phase::WaitDirect;
-        self.task_submit_pending(tid);
+        n
     }
 
     /// One O_DIRECT request of the task completed.
