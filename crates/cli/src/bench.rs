@@ -179,6 +179,21 @@ struct Case {
     name: &'static str,
     scenario: Option<String>,
     args: &'static [&'static str],
+    /// For a sweep: its points, to print points per second.
+    points: Option<u64>,
+}
+
+/// Points of the sweep case: the issue's yardstick for sweeps on one machine.
+const SWEEP_POINTS: u64 = 1000;
+
+/// The default scenario at [`SWEEP_POINTS`] points drawn at random (the dirty limit and the
+/// expiry age): what an SRE's first sweep looks like.
+fn sweep_toml() -> String {
+    format!(
+        "{}\n[sweep]\nrandom = {{ points = {SWEEP_POINTS}, seed = 1 }}\n\"vm.dirty_bytes\" = {{ min = \"16MiB\", max = \"2GiB\", log = true }}\n\
+         \"vm.dirty_expire_centisecs\" = {{ min = 100, max = 6000 }}\n",
+        wblab_scenario::DEFAULT_SCENARIO_TOML
+    )
 }
 
 fn ssd_toml(name: &str, count: u32, duration: &str) -> String {
@@ -194,26 +209,37 @@ fn cases() -> Vec<Case> {
             name: "1000 dd × 60 s, with report",
             scenario: Some(ssd_toml("ssd-1000dd", 1000, "60s")),
             args: &[],
+            points: None,
         },
         Case {
             name: "1000 dd × 60 s, --no-report",
             scenario: Some(ssd_toml("ssd-1000dd", 1000, "60s")),
             args: &["--no-report"],
+            points: None,
         },
         Case {
             name: "10,000 dd × 60 s, with report",
             scenario: Some(ssd_toml("ssd-10000dd", 10_000, "60s")),
             args: &[],
+            points: None,
         },
         Case {
             name: "1000 dd × 600 s, with report",
             scenario: Some(ssd_toml("ssd-1000dd-600s", 1000, "600s")),
             args: &[],
+            points: None,
+        },
+        Case {
+            name: "sweep: 1000 points of the default",
+            scenario: Some(sweep_toml()),
+            args: &[],
+            points: Some(SWEEP_POINTS),
         },
         Case {
             name: "every shipped scenario, with reports",
             scenario: None,
             args: &[],
+            points: None,
         },
     ]
 }
@@ -336,7 +362,8 @@ fn cli_runs(a: &BenchArgs, repeat: usize) -> ExitCode {
             }
             let m = median(w);
             walls.push(m);
-            cells.push(format!("{label} {m:>7.2} s {:>6} MiB", peak / 1024));
+            let rate = case.points.map_or(String::new(), |n| format!(" ({:.0} points/s)", n as f64 / m));
+            cells.push(format!("{label} {m:>7.2} s {:>6} MiB{rate}", peak / 1024));
         }
         let ratio = match walls.as_slice() {
             [b, n] if *n > 0.0 => format!("  {:.1}× faster", b / n),

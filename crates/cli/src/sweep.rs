@@ -1,145 +1,96 @@
-//! `wblab run FILE` for a file with a `[sweep]` table: the scenario runs once per value of the
-//! swept knob, each into `<out>/<knob>=<value>/`, and one row per value is printed with each
-//! task group's key figure — the layout of Morton's 2002 tables ("fifo_batch (units)  time cat
-//! kernel/*.c (secs)"). The runs share the machine's cores, one simulation per core (each stays
-//! single-threaded, so every run's results are what it gives alone); the table is in sweep
-//! order whatever order they finish in.
+//! `wblab run FILE` (or `wblab sweep FILE`) for a file with a `[sweep]` table: its points run
+//! in parallel into one table, `<out>/sweep.csv` (and `sweep-devices.csv`, both also as
+//! Parquet), a row per point and task group; the terminal shows the table (the first rows of
+//! a large sweep), the points that meet `--where` ranked by `--minimize`/`--maximize`, and
+//! `--plot` draws a figure against a key. Each point's own results directory (trace included)
+//! is written only with `--runs`.
 
+use indicatif::{ProgressBar, ProgressStyle};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
-use std::time::Instant;
+use wblab_scenario::{SweepPlan, SweepPoint};
 use wblab_sim::config::Scenario;
-use wblab_sim::metrics::{LatencyHist, RunResult};
+use wblab_sim::metrics::RunResult;
+use wblab_sweep::objective::Objectives;
+use wblab_sweep::{Failure, Options, PointRows};
 
-/// One run of the sweep: its label, directory, results and wall time, or the exit code that
-/// stopped it.
-type RunOutcome = Result<(String, PathBuf, RunResult, f64), ExitCode>;
+/// The options only a sweep reads (`wblab run` and `wblab sweep` share them).
+#[derive(clap::Args, Clone, Default)]
+pub struct SweepArgs {
+    /// For a sweep: simulations at once [default: one per core].
+    #[arg(long, short = 'j', value_name = "N")]
+    pub jobs: Option<usize>,
+    /// For a sweep: also write each point's own results directory (summary, CSVs, trace.txt)
+    /// into <out>/<key=value,...>/; by default only the sweep's tables are written.
+    #[arg(long)]
+    pub runs: bool,
+    /// For a sweep: keep the points already in <out>/sweep.csv (same index and values) and
+    /// run only the others, e.g. after an interrupted sweep.
+    #[arg(long)]
+    pub resume: bool,
+    /// For a sweep: draw this figure (`reader.op_p99_ms`, names as in sweep.csv) against the
+    /// key --x into <out>/sweep-<figure>.svg. Repeatable.
+    #[arg(long, value_name = "FIGURE")]
+    pub plot: Vec<String>,
+    /// For a sweep: the key --plot draws along x (full or last component) [default: the first].
+    #[arg(long, value_name = "KEY")]
+    pub x: Option<String>,
+    /// For a sweep: rank the points by this figure, smallest first (`reader.op_p99_ms`;
+    /// names as in sweep.csv, `<group>.<figure>` or `<device>.<figure>`). Two objectives
+    /// (with --maximize) print the Pareto front.
+    #[arg(long, value_name = "FIGURE")]
+    pub minimize: Vec<String>,
+    /// For a sweep: rank the points by this figure, largest first (`copy.throughput`).
+    #[arg(long, value_name = "FIGURE")]
+    pub maximize: Vec<String>,
+    /// For a sweep: keep the points meeting a constraint, e.g. "reader.op_p99_ms < 50" or
+    /// "copy.throughput >= 0.95*best" (best: the largest value any point reached for > and
+    /// >=, the smallest for < and <=). Repeatable.
+    #[arg(long = "where", value_name = "CONSTRAINT")]
+    pub wheres: Vec<String>,
+    /// For a sweep: rank the points (and find `best`) separately for each value of this key,
+    /// e.g. --per kernel --per model: "on each disk and kernel, which settings...". Repeatable.
+    #[arg(long, value_name = "KEY")]
+    pub per: Vec<String>,
+}
 
-/// Runs the sweep if the file has one (`None` otherwise: the caller runs it as usual).
-/// `adjust` applies the command line's overrides to each scenario; `write` stores one run.
+impl SweepArgs {
+    pub fn objectives(&self) -> Objectives {
+        Objectives {
+            minimize: self.minimize.clone(),
+            maximize: self.maximize.clone(),
+            wheres: self.wheres.clone(),
+        }
+    }
+
+    /// Whether any option that only a sweep reads was given.
+    pub fn any(&self) -> bool {
+        self.jobs.is_some() || self.runs || self.resume || !self.plot.is_empty() || self.x.is_some() || !self.objectives().is_empty()
+    }
+}
+
 /// `wblab run`'s options a sweep reads.
 pub struct Flags<'a> {
     pub out: Option<PathBuf>,
     pub quiet: bool,
     pub json: bool,
     pub check: bool,
-    pub objectives: &'a crate::sweep_objective::Objectives,
+    pub sweep: &'a SweepArgs,
 }
 
-pub fn try_run(
-    path: &Path,
-    flags: Flags<'_>,
-    adjust: impl Fn(&mut Scenario) + Sync,
-    write: impl Fn(&Path, &RunResult, f64) -> bool + Sync,
-) -> Option<ExitCode> {
-    let Flags {
-        out,
-        quiet,
-        json,
-        check,
-        objectives,
-    } = flags;
-    let (key, runs) = match wblab_scenario::load_sweep(path) {
-        Ok(Some(s)) => s,
-        Ok(None) => return None,
-        Err(e) => {
-            eprintln!("{e}");
-            return Some(ExitCode::from(2));
-        }
-    };
-    let plan = match runs.first().map(|(_, sc)| objectives.plan(sc)).transpose() {
-        Ok(p) => p.filter(|_| !objectives.is_empty()),
-        Err(e) => {
-            eprintln!("error: {}: {e}", path.display());
-            return Some(ExitCode::from(2));
-        }
-    };
-    let leaf = short_key(&key);
-    let name = runs.first().map(|(_, s)| s.name.clone()).unwrap_or_default();
-    let out = out.unwrap_or_else(|| PathBuf::from("results").join(&name));
-    let n = runs.len();
-    let runs: Vec<Mutex<Option<(String, Scenario)>>> = runs.into_iter().map(|r| Mutex::new(Some(r))).collect();
-    let done: Vec<Mutex<Option<RunOutcome>>> = (0..n).map(|_| Mutex::new(None)).collect();
-    let next = AtomicUsize::new(0);
-    let workers = std::thread::available_parallelism().map_or(1, |c| c.get()).min(n).max(1);
-    // Each worker takes the next run in sweep order until none is left.
-    let work = || loop {
-        let i = next.fetch_add(1, Ordering::Relaxed);
-        if i >= n {
-            return;
-        }
-        let (label, mut sc) = runs[i].lock().expect("run").take().expect("each run is taken once");
-        adjust(&mut sc);
-        let dir = out.join(dir_name(&key, &label));
-        if !quiet && !json {
-            eprintln!("running {} with {key} = {label} (kernel {})", sc.name, sc.kernel);
-        }
-        let t0 = Instant::now();
-        let r = crate::simulate::simulate(&sc, &mut wblab_sim::machine::NoProgress, check).and_then(|r| {
-            let wall = t0.elapsed().as_secs_f64();
-            if write(&dir, &r, wall) {
-                Ok((label, dir, r, wall))
-            } else {
-                Err(ExitCode::from(1))
-            }
-        });
-        *done[i].lock().expect("result") = Some(r);
-    };
-    std::thread::scope(|s| {
-        for _ in 1..workers {
-            s.spawn(work);
-        }
-        work();
-    });
-    let mut results = Vec::with_capacity(n);
-    for d in done {
-        match d.into_inner().expect("result").expect("every run ran") {
-            Ok(r) => results.push(r),
-            Err(code) => return Some(code),
-        }
-    }
-    if json {
-        let v: Vec<_> = results
-            .iter()
-            .map(|(label, _, r, wall)| serde_json::json!({ "sweep": { "key": key, "value": label }, "summary": wblab_report::summary_json(r, *wall) }))
-            .collect();
-        println!("{}", serde_json::to_string_pretty(&v).expect("json"));
-        return Some(ExitCode::SUCCESS);
-    }
-    let rows: Vec<(String, &RunResult)> = results.iter().map(|(l, _, r, _)| (l.clone(), r)).collect();
-    for (file, text) in [
-        ("sweep.csv", crate::sweep_csv::tasks_csv(&key, &rows)),
-        ("sweep-devices.csv", crate::sweep_csv::devices_csv(&key, &rows)),
-    ] {
-        if let Err(e) = std::fs::write(out.join(file), text) {
-            eprintln!("error: cannot write {}: {e}", out.join(file).display());
-            return Some(ExitCode::from(1));
-        }
-    }
-    print!("{}", table(&key, &rows));
-    println!("results: {}/<{leaf}=value>/, sweep.csv, sweep-devices.csv", out.display());
-    if let Some(plan) = plan {
-        let points: Vec<(String, Vec<(String, f64)>)> = rows.iter().map(|(l, r)| (l.clone(), crate::sweep_csv::named_figures(r))).collect();
-        print!("\n{}", plan.report(&points));
-    }
-    Some(ExitCode::SUCCESS)
-}
+/// Most rows the terminal table shows; the CSV has them all.
+const TERMINAL_ROWS: usize = 40;
 
-/// The knob's last path component (`fifo_batch`); each knob's, for a several-knob sweep.
-fn short_key(key: &str) -> String {
-    key.split(wblab_scenario::SWEEP_KEY_SEPARATOR)
-        .map(|k| k.rsplit('/').next().unwrap_or(k))
-        .collect::<Vec<_>>()
-        .join(wblab_scenario::SWEEP_KEY_SEPARATOR)
-}
-
-/// `fifo_batch=16`; `fs=ext4,mount=data=ordered,write_cache=write_back` for several knobs.
-fn dir_name(key: &str, label: &str) -> String {
-    let keys = key.split(wblab_scenario::SWEEP_KEY_SEPARATOR);
-    let values = label.split(wblab_scenario::SWEEP_VALUE_SEPARATOR);
-    keys.zip(values)
+/// `fifo_batch=16`; `fs=ext4,mount=data=ordered,write_cache=write_back` for several keys;
+/// `point-17` for a point drawn at random.
+fn dir_name(plan: &SweepPlan, p: &SweepPoint) -> String {
+    if plan.is_random() {
+        return format!("point-{}", p.index);
+    }
+    plan.keys()
+        .iter()
+        .zip(&p.values)
         .map(|(k, v)| format!("{}={v}", k.rsplit('/').next().unwrap_or(k)))
         .collect::<Vec<_>>()
         .join(",")
@@ -148,124 +99,314 @@ fn dir_name(key: &str, label: &str) -> String {
         .collect()
 }
 
-/// One task group's figure in a sweep row: what the job's user would time.
-fn figure(job: &str, tasks: &[&wblab_sim::metrics::TaskResult]) -> (String, String) {
-    match job {
-        // One command per run: its latency is the `time` of the command.
-        "launch" | "ls" => {
-            let mut h = LatencyHist::new();
-            for t in tasks {
-                h.add(&t.op_latency);
-            }
-            if h.count() == 0 {
-                ("time s".into(), "unfinished".into())
-            } else {
-                ("time s".into(), format!("{:.2}", h.summary().mean / 1e9))
+/// A bar of points on a terminal; elsewhere (unless quiet) a line at each tenth.
+struct Progress {
+    bar: Option<ProgressBar>,
+    lines: bool,
+    last_tenth: u64,
+}
+
+impl Progress {
+    fn new(quiet: bool, name: &str, total: u64) -> Progress {
+        if quiet {
+            return Progress {
+                bar: None,
+                lines: false,
+                last_tenth: 0,
+            };
+        }
+        if !std::io::stderr().is_terminal() {
+            return Progress {
+                bar: None,
+                lines: total >= 20,
+                last_tenth: 0,
+            };
+        }
+        let b = ProgressBar::new(total);
+        b.set_style(
+            ProgressStyle::with_template("{prefix} [{bar:40}] {pos}/{len} points, {per_sec}, eta {eta} ({elapsed})")
+                .expect("valid template")
+                .progress_chars("=> "),
+        );
+        b.set_prefix(name.to_string());
+        Progress {
+            bar: Some(b),
+            lines: false,
+            last_tenth: 0,
+        }
+    }
+
+    fn tick(&mut self, done: u64, total: u64) {
+        if let Some(b) = &self.bar {
+            b.set_position(done);
+        } else if self.lines && total > 0 {
+            let tenth = done * 10 / total;
+            if tenth > self.last_tenth {
+                self.last_tenth = tenth;
+                eprintln!("sweep: {done}/{total} points");
             }
         }
-        "dd" | "cat" => {
-            let mb: f64 = tasks.iter().map(|t| t.throughput_mb_s()).sum();
-            ("MB/s".into(), format!("{mb:.1}"))
-        }
-        // Probes: what their user feels is each call's latency, not the run's length.
-        "fsync" | "sync" | "randread" => {
-            let mut h = LatencyHist::new();
-            for t in tasks {
-                h.add(&t.op_latency);
-            }
-            let op = if job == "randread" { "read()" } else { job };
-            let head = format!("{op} p50/p99 ms");
-            if h.count() == 0 {
-                return (head, "-".into());
-            }
-            let s = h.summary();
-            (head, format!("{:.1}/{:.1}", s.p50 as f64 / 1e6, s.p99 as f64 / 1e6))
-        }
-        // A fio job: what fio's summary leads with, bandwidth and each I/O's latency.
-        "fio" => {
-            let mb: f64 = tasks.iter().map(|t| t.throughput_mb_s()).sum();
-            let mut h = LatencyHist::new();
-            for t in tasks {
-                h.add(&t.op_latency);
-            }
-            let head = "MB/s, I/O p50/p99 ms".to_string();
-            if h.count() == 0 {
-                return (head, format!("{mb:.1}, -"));
-            }
-            let s = h.summary();
-            (head, format!("{mb:.1}, {:.2}/{:.2}", s.p50 as f64 / 1e6, s.p99 as f64 / 1e6))
-        }
-        _ => {
-            let s = tasks.iter().map(|t| t.ended.saturating_sub(t.started)).max().unwrap_or(0);
-            ("run s".into(), format!("{:.2}", s as f64 / 1e9))
+    }
+
+    fn finish(&self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
         }
     }
 }
 
-/// The sweep table: the knob's values down, each task group's figure across.
-pub fn table(key: &str, rows: &[(String, &RunResult)]) -> String {
-    let Some((_, first)) = rows.first() else {
-        return String::new();
+/// Runs the sweep if the file has one (`None` otherwise: the caller runs it as usual).
+/// `adjust` applies the command line's overrides to each scenario; `write` stores one run's
+/// results directory (for `--runs`).
+pub fn try_run(
+    path: &Path,
+    flags: Flags<'_>,
+    adjust: impl Fn(&mut Scenario) + Sync,
+    write: impl Fn(&Path, &RunResult, f64) -> bool + Sync,
+) -> Option<ExitCode> {
+    let plan = match wblab_scenario::load_sweep(path) {
+        Ok(Some(s)) => s,
+        Ok(None) => return None,
+        Err(e) => {
+            eprintln!("{e}");
+            return Some(ExitCode::from(2));
+        }
     };
-    let mut groups: Vec<(String, &'static str)> = Vec::new();
-    for t in &first.tasks {
-        if !groups.iter().any(|(n, _)| *n == t.name) {
-            groups.push((t.name.clone(), t.job));
+    Some(run(&plan, flags, &adjust, &write))
+}
+
+fn run(
+    plan: &SweepPlan,
+    flags: Flags<'_>,
+    adjust: &(dyn Fn(&mut Scenario) + Sync),
+    write: &(dyn Fn(&Path, &RunResult, f64) -> bool + Sync),
+) -> ExitCode {
+    let Flags {
+        out,
+        quiet,
+        json,
+        check,
+        sweep: args,
+    } = flags;
+    let first = match plan.point(0) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
         }
+    };
+    let objectives = args.objectives();
+    let ranking = match objectives.plan(&first.scenario) {
+        Ok(p) => (!objectives.is_empty()).then_some(p),
+        Err(e) => {
+            eprintln!("error: {}: {e}", plan.file());
+            return ExitCode::from(2);
+        }
+    };
+    let x = args.x.clone().unwrap_or_else(|| plan.keys()[0].clone());
+    let per = match std::iter::once(&x)
+        .chain(&args.per)
+        .map(|k| wblab_sweep::plot::key_index(plan.keys(), k))
+        .collect::<Result<Vec<usize>, String>>()
+    {
+        Ok(v) => v[1..].to_vec(),
+        Err(e) => {
+            eprintln!(
+                "error: {}",
+                e.replacen("--x", if args.per.is_empty() { "--x" } else { "--x/--per" }, 1)
+            );
+            return ExitCode::from(2);
+        }
+    };
+    if !per.is_empty() && ranking.is_none() {
+        eprintln!("error: --per groups the ranking of --minimize, --maximize or --where; give one of them");
+        return ExitCode::from(2);
     }
-    let mut heads = vec![short_key(key)];
-    let mut cells: Vec<Vec<String>> = rows.iter().map(|(l, _)| vec![l.clone()]).collect();
-    for (g, job) in &groups {
-        let mut head = String::new();
-        for (i, (_, r)) in rows.iter().enumerate() {
-            let tasks: Vec<_> = r.tasks.iter().filter(|t| t.name == *g).collect();
-            let (unit, v) = figure(job, &tasks);
-            head = format!("{g} {unit}");
-            cells[i].push(v);
+    let name = first.scenario.name.clone();
+    let out = out.unwrap_or_else(|| PathBuf::from("results").join(&name));
+    let keep_run = |p: &SweepPoint, r: &RunResult, wall: f64| -> Result<(), String> {
+        let dir = out.join(dir_name(plan, p));
+        if write(&dir, r, wall) {
+            Ok(())
+        } else {
+            Err(format!("cannot write {}", dir.display()))
         }
-        heads.push(head);
+    };
+    let opts = Options {
+        workers: args.jobs.unwrap_or(0),
+        check,
+        adjust: Some(adjust),
+        keep: args.runs.then_some(&keep_run as wblab_sweep::run::Keep<'_>),
+    };
+    if !quiet && !json {
+        let how = if plan.is_random() { "drawn at random" } else { "" };
+        eprintln!(
+            "sweeping {} over {} ({} points{}{}, {} at once)",
+            name,
+            plan.keys().join(", "),
+            plan.len(),
+            if how.is_empty() { "" } else { " " },
+            how,
+            wblab_sweep::run::workers_for(opts.workers, plan.len() as usize)
+        );
     }
-    // With memory cgroups: how far the node's and each group's dirty pages went.
-    if !first.cgroups.is_empty() {
-        let mib = |pages: u64| format!("{}", (pages * wblab_sim::units::PAGE_SIZE) >> 20);
-        heads.push("node dirty peak MiB".to_string());
-        for (i, (_, r)) in rows.iter().enumerate() {
-            cells[i].push(mib(r.vmstat.iter().map(|v| v.nr_dirty + v.nr_writeback).max().unwrap_or(0)));
+    let t0 = std::time::Instant::now();
+    let mut progress = Progress::new(quiet || json, &name, plan.len());
+    let outcome = wblab_sweep::run_sweep(plan, &out, args.resume, &opts, |d, t| progress.tick(d, t));
+    progress.finish();
+    let outcome = match outcome {
+        Ok(o) => o,
+        Err(f) => {
+            eprintln!("error: {f}");
+            if !matches!(f, Failure::Scenario(_)) || plan.len() > 1 {
+                eprintln!(
+                    "  the points that finished are in {}; --resume runs the rest",
+                    out.join(wblab_sweep::TASKS_CSV).display()
+                );
+            }
+            return ExitCode::from(f.exit_code());
         }
-        for (k, g) in first.cgroups.iter().enumerate() {
-            heads.push(format!("{} dirty peak MiB", g.path));
-            for (i, (_, r)) in rows.iter().enumerate() {
-                let peak = r
-                    .cgroups
-                    .get(k)
-                    .map_or(0, |g| g.samples.iter().map(|s| s.dirty + s.writeback).max().unwrap_or(0));
-                cells[i].push(mib(peak));
+    };
+    let wall = t0.elapsed().as_secs_f64();
+    let ran = outcome.points.len() as u64 - outcome.resumed;
+    match plots(plan, &outcome.points, args, &x, &per) {
+        Ok(files) => {
+            for (name, svg) in files {
+                let file = out.join(name);
+                if let Err(e) = std::fs::write(&file, svg) {
+                    eprintln!("error: {}: {e}", file.display());
+                    return ExitCode::from(1);
+                }
             }
         }
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
     }
-    let widths: Vec<usize> = (0..heads.len())
-        .map(|c| cells.iter().map(|r| r[c].len()).chain([heads[c].len()]).max().unwrap_or(4))
-        .collect();
-    let swept_kernel = key.split(wblab_scenario::SWEEP_KEY_SEPARATOR).any(|k| k == "kernel");
-    let mut s = if swept_kernel {
-        format!("sweep of {key}\n")
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&points_json(plan, &outcome.points)).expect("json")
+        );
+        return ExitCode::SUCCESS;
+    }
+    print!("{}", table(plan, &first.scenario, &outcome.points));
+    let rate = if wall > 0.0 { ran as f64 / wall } else { 0.0 };
+    let resumed = if outcome.resumed > 0 {
+        format!(", {} kept from the earlier run", outcome.resumed)
     } else {
-        format!("sweep of {key} (kernel {})\n", first.scenario.kernel)
+        String::new()
     };
-    let line = |vals: &[String]| -> String {
-        let mut l = String::new();
-        for (c, v) in vals.iter().enumerate() {
-            if c == 0 {
-                l.push_str(&format!("{:>w$}", v, w = widths[0]));
-            } else {
-                l.push_str(&format!("  {:>w$}", v, w = widths[c]));
-            }
+    println!("{} points in {wall:.1} s ({rate:.1} points/s){resumed}", ran);
+    let mut files = ["sweep.csv", "sweep-devices.csv", "sweep.parquet", "sweep-devices.parquet"].join(", ");
+    if args.runs {
+        files.push_str(", a directory per point");
+    }
+    println!("results: {}: {files}", out.display());
+    if let Some(ranking) = ranking {
+        print!("{}", ranking_text(plan, &outcome.points, &ranking, &per));
+    }
+    ExitCode::SUCCESS
+}
+
+/// The points grouped by the values of the keys `per` (indices into the plan's keys), in the
+/// order the groups first appear: each group's heading (`kernel=6.x, disk=model=hdd`; empty
+/// without `per`) and points.
+pub fn groups<'p>(plan: &SweepPlan, points: &'p [PointRows], per: &[usize]) -> Vec<(String, Vec<&'p PointRows>)> {
+    let mut groups: Vec<(String, Vec<&PointRows>)> = Vec::new();
+    for p in points {
+        let head: Vec<String> = per.iter().map(|&k| format!("{}={}", plan.keys()[k], p.values[k])).collect();
+        let head = head.join(", ");
+        match groups.iter_mut().find(|(h, _)| *h == head) {
+            Some((_, v)) => v.push(p),
+            None => groups.push((head, vec![p])),
         }
-        l.trim_end().to_string() + "\n"
-    };
-    s.push_str(&line(&heads));
-    for r in &cells {
-        s.push_str(&line(r));
+    }
+    groups
+}
+
+/// The points meeting the constraints, ranked, for each group of `per`; each point labelled
+/// by its other keys' values.
+pub fn ranking_text(plan: &SweepPlan, points: &[PointRows], ranking: &wblab_sweep::objective::Plan, per: &[usize]) -> String {
+    let mut s = String::new();
+    for (head, group) in groups(plan, points, per) {
+        let labelled: Vec<(String, Vec<(String, f64)>)> = group
+            .iter()
+            .map(|p| {
+                let rest: Vec<&str> = (0..plan.keys().len())
+                    .filter(|k| !per.contains(k))
+                    .map(|k| p.values[k].as_str())
+                    .collect();
+                (rest.join(wblab_scenario::SWEEP_VALUE_SEPARATOR), p.named_figures())
+            })
+            .collect();
+        if !head.is_empty() {
+            s.push_str(&format!("\n{head}:"));
+        }
+        s.push_str(&format!("\n{}", ranking.report(&labelled)));
     }
     s
+}
+
+/// `--plot`'s charts as (file name, SVG): one per figure, or with `--per` one per figure and
+/// group (`sweep-reader.op_p99_ms-kernel=6.x,disk=model=hdd.svg`), the group's own points.
+pub fn plots(plan: &SweepPlan, points: &[PointRows], args: &SweepArgs, x: &str, per: &[usize]) -> Result<Vec<(String, String)>, String> {
+    let mut out = Vec::new();
+    for figure in &args.plot {
+        let name = wblab_sweep::plot::figure_name(figure);
+        for (head, group) in groups(plan, points, per) {
+            let rows: Vec<PointRows> = group.into_iter().cloned().collect();
+            let svg = wblab_sweep::plot::chart(plan.keys(), &rows, figure, x, plan.is_random(), per, &head)?;
+            let file = if head.is_empty() {
+                format!("sweep-{name}.svg")
+            } else {
+                // `kernel=6.x, disk=model=hdd` → `kernel-6.x_disk-model-hdd`.
+                let tag: String = head
+                    .replace(", ", "_")
+                    .chars()
+                    .map(|c| match c {
+                        '=' => '-',
+                        c if c.is_alphanumeric() || ".-_".contains(c) => c,
+                        _ => '_',
+                    })
+                    .collect();
+                format!("sweep-{name}-{tag}.svg")
+            };
+            out.push((file, svg));
+        }
+    }
+    Ok(out)
+}
+
+/// The terminal table of a sweep whose first point is `sc`.
+pub fn table(plan: &SweepPlan, sc: &Scenario, points: &[PointRows]) -> String {
+    let title = if plan.keys().iter().any(|k| k == "kernel") {
+        format!("sweep of {}", plan.key())
+    } else {
+        format!("sweep of {} (kernel {})", plan.key(), sc.kernel)
+    };
+    wblab_sweep::summary::table(&title, plan.keys(), points, TERMINAL_ROWS, !sc.cgroups.groups.is_empty())
+}
+
+/// `--json`: each point's values and figures.
+fn points_json(plan: &SweepPlan, points: &[PointRows]) -> serde_json::Value {
+    let v: Vec<serde_json::Value> = points
+        .iter()
+        .map(|p| {
+            let values: serde_json::Map<String, serde_json::Value> = plan
+                .keys()
+                .iter()
+                .cloned()
+                .zip(p.values.iter().map(|v| serde_json::Value::from(v.clone())))
+                .collect();
+            let figures: serde_json::Map<String, serde_json::Value> = p
+                .named_figures()
+                .into_iter()
+                .map(|(n, v)| (n, serde_json::Value::from(v)))
+                .collect();
+            serde_json::json!({ "point": p.point, "values": values, "figures": figures })
+        })
+        .collect();
+    serde_json::Value::Array(v)
 }

@@ -251,7 +251,15 @@ fn a_sweep_shows_each_fio_jobs_bandwidth_and_latency() {
     )
     .unwrap();
     let out = dir.join("out");
-    let o = wblab(&["run", "-q", "--no-report", sc.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    let o = wblab(&[
+        "run",
+        "-q",
+        "--runs",
+        "--no-report",
+        sc.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = String::from_utf8_lossy(&o.stdout).to_string();
     assert!(text.contains("probe MB/s, I/O p50/p99 ms"), "{text}");
@@ -288,7 +296,15 @@ fn a_sweep_varies_a_fio_option() {
     };
     fs::write(&sc, text("fio/probe/iodepth")).unwrap();
     let out = dir.join("out");
-    let o = wblab(&["run", "-q", "--no-report", sc.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    let o = wblab(&[
+        "run",
+        "-q",
+        "--runs",
+        "--no-report",
+        sc.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let point = |d: u32| -> (f64, f64) {
         let v: Value = serde_json::from_str(&fs::read_to_string(out.join(format!("iodepth={d}/fio.json"))).unwrap()).unwrap();

@@ -1,4 +1,5 @@
-//! `wblab run` of a file with a `[sweep]`: one results directory per value and a table.
+//! `wblab run` of a file with a `[sweep]`: a table of every point, and with `--runs` one
+//! results directory per point.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -16,9 +17,17 @@ fn wblab(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_wblab")).args(args).output().expect("wblab runs")
 }
 
-/// `wblab run FILE --out OUT --no-report -q`, which must succeed: its stdout.
+/// `wblab run FILE --out OUT --runs --no-report -q`, which must succeed: its stdout.
 fn run_sweep(file: &Path, out: &Path) -> String {
-    let o = wblab(&["run", file.to_str().unwrap(), "--out", out.to_str().unwrap(), "--no-report", "-q"]);
+    let o = wblab(&[
+        "run",
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--runs",
+        "--no-report",
+        "-q",
+    ]);
     let text = String::from_utf8_lossy(&o.stdout).to_string();
     assert!(o.status.success(), "{text}\n{}", String::from_utf8_lossy(&o.stderr));
     text
@@ -134,13 +143,13 @@ job = "dd"
     // sweep.csv: one row per point and task group, a column per swept key, units in headers.
     let csv = fs::read_to_string(out.join("sweep.csv")).unwrap();
     let lines: Vec<Vec<&str>> = csv.lines().map(|l| l.split(',').collect()).collect();
-    assert_eq!(&lines[0][..4], ["vm.dirty_bytes", "queue/scheduler", "group", "job"]);
+    assert_eq!(&lines[0][..5], ["point", "vm.dirty_bytes", "queue/scheduler", "group", "job"]);
     assert!(lines[0].contains(&"pause_p99_ms") && lines[0].contains(&"op_p99_ms"), "{csv}");
     assert_eq!(lines.len(), 1 + 4, "{csv}");
     let bytes_col = lines[0].iter().position(|h| *h == "mb_written").unwrap();
     for (row, w) in lines[1..].iter().zip(&written) {
         assert_eq!(row.len(), lines[0].len(), "{csv}");
-        assert_eq!(row[2], "copy");
+        assert_eq!(row[3], "copy");
         assert_eq!(
             row[bytes_col],
             format!("{:.3}", *w as f64 / 1e6),
@@ -168,31 +177,86 @@ job = "dd"
     );
 }
 
-/// The runs of a sweep share the cores: two sweeps of the same file give byte-identical
-/// results, run by run, whichever run finished first.
+/// The points of a sweep share the cores: a 3-key grid and a random sweep give the same
+/// table (CSV and Parquet, byte for byte) and the same runs run one at a time or in
+/// parallel, whichever point finishes first.
 #[test]
-fn parallel_sweep_runs_are_deterministic() {
+fn sweeps_give_the_same_rows_serially_and_in_parallel() {
     let dir = fresh_dir("sweep-determinism");
-    let file = dir.join("s.toml");
+    let grid = dir.join("grid.toml");
+    let base = "duration = \"3s\"\n[[device]]\nname = \"sda\"\nmodel = \"hdd\"\n\
+         [[task]]\nname = \"copy\"\njob = \"dd\"\ncount = 2\nfile = \"/mnt/sda/f{n}\"\n[[task]]\nname = \"reader\"\njob = \"randread\"\nfile = \"/mnt/sda/db\"\n";
     fs::write(
-        &file,
-        "duration = \"5s\"\n[[device]]\nname = \"sda\"\nmodel = \"hdd\"\n[sweep]\n\"queue/scheduler\" = [\"none\", \"mq-deadline\", \"kyber\"]\n\
-         [[task]]\nname = \"copy\"\njob = \"dd\"\ncount = 3\nfile = \"/mnt/sda/f{n}\"\n[[task]]\nname = \"reader\"\njob = \"randread\"\nfile = \"/mnt/sda/db\"\n",
+        &grid,
+        format!(
+            "{base}[sweep]\n\"queue/scheduler\" = [\"none\", \"mq-deadline\", \"kyber\"]\n\"vm.dirty_bytes\" = [\"32MiB\", \"256MiB\"]\n\
+             \"queue/wbt_lat_usec\" = [0, 2000]\n"
+        ),
     )
     .unwrap();
-    let run = |name: &str| {
-        let out = dir.join(name);
-        // The table, without the last line (it names the output directory).
-        let text = run_sweep(&file, &out);
-        let table: Vec<String> = text.lines().filter(|l| !l.starts_with("results:")).map(String::from).collect();
-        (out, table)
-    };
-    let ((a, ta), (b, tb)) = (run("a"), run("b"));
-    assert_eq!(ta, tb, "the table");
-    for s in ["none", "mq-deadline", "kyber"] {
-        for f in ["trace.txt", "timeseries.csv", "histograms.json"] {
-            let (x, y) = (a.join(format!("scheduler={s}/{f}")), b.join(format!("scheduler={s}/{f}")));
-            assert_eq!(fs::read(&x).unwrap(), fs::read(&y).unwrap(), "{s}/{f}");
+    let random = dir.join("random.toml");
+    fs::write(
+        &random,
+        format!(
+            "{base}[sweep]\nrandom = {{ points = 9, seed = 11 }}\n\"vm.dirty_bytes\" = {{ min = \"16MiB\", max = \"1GiB\", log = true }}\n\
+             \"queue/scheduler\" = [\"mq-deadline\", \"bfq\"]\n\"queue/nr_requests\" = {{ min = 4, max = 256 }}\n"
+        ),
+    )
+    .unwrap();
+    for (file, points) in [(&grid, 12), (&random, 9)] {
+        let run = |jobs: &str| {
+            let out = dir.join(format!("{}-j{jobs}", file.file_stem().unwrap().to_str().unwrap()));
+            let o = wblab(&[
+                "run",
+                file.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+                "--runs",
+                "-q",
+                "-j",
+                jobs,
+            ]);
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            // The table, without the lines on timing and the output directory.
+            let text = String::from_utf8_lossy(&o.stdout).to_string();
+            let table: Vec<String> = text
+                .lines()
+                .filter(|l| !l.starts_with("results:") && !l.contains("points/s"))
+                .map(String::from)
+                .collect();
+            (out, table)
+        };
+        let ((a, ta), (b, tb)) = (run("1"), run("3"));
+        assert_eq!(ta, tb, "the table");
+        let csv = fs::read_to_string(a.join("sweep.csv")).unwrap();
+        let first: Vec<&str> = csv.lines().skip(1).map(|l| l.split(',').next().unwrap()).collect();
+        assert_eq!(first.len(), points * 2, "a row per point and group: {csv}");
+        assert!(
+            first
+                .windows(2)
+                .all(|w| w[0].parse::<u64>().unwrap() <= w[1].parse::<u64>().unwrap()),
+            "sweep order"
+        );
+        for f in ["sweep.csv", "sweep-devices.csv", "sweep.parquet", "sweep-devices.parquet"] {
+            assert_eq!(fs::read(a.join(f)).unwrap(), fs::read(b.join(f)).unwrap(), "{f}");
+        }
+        // Every point's own run is the same too.
+        let mut dirs: Vec<_> = fs::read_dir(&a)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.path().is_dir())
+            .map(|e| e.file_name())
+            .collect();
+        dirs.sort();
+        assert_eq!(dirs.len(), points, "{dirs:?}");
+        for d in &dirs {
+            for f in ["trace.txt", "timeseries.csv", "histograms.json"] {
+                assert_eq!(
+                    fs::read(a.join(d).join(f)).unwrap(),
+                    fs::read(b.join(d).join(f)).unwrap(),
+                    "{d:?}/{f}"
+                );
+            }
         }
     }
 }
@@ -210,7 +274,7 @@ fn objectives_rank_the_points_that_meet_the_constraints() {
     )
     .unwrap();
     let ranked_run = |args: &[&str]| {
-        let mut a = vec!["run", file.to_str().unwrap(), "--no-report", "-q", "--out"];
+        let mut a = vec!["run", file.to_str().unwrap(), "--runs", "--no-report", "-q", "--out"];
         let out = dir.join("out");
         a.push(out.to_str().unwrap());
         a.extend_from_slice(args);
@@ -305,4 +369,98 @@ fn the_kernel_is_a_sweep_axis() {
         !c.status.success() && err.contains(":6:21:") && err.contains("`9.9` is not modelled"),
         "{err}"
     );
+}
+
+/// A stopped sweep resumes: the points already in sweep.csv (same index, same values) are
+/// kept, a row cut short is dropped and its point runs again, and the table ends as a sweep
+/// run in one go would leave it. Rows of another sweep are refused, not mixed in.
+#[test]
+fn a_sweep_resumes_from_the_points_in_its_table() {
+    let dir = fresh_dir("sweep-resume");
+    let file = dir.join("s.toml");
+    fs::write(
+        &file,
+        "duration = \"3s\"\n[[device]]\nname = \"sda\"\nmodel = \"hdd\"\n[[task]]\nname = \"copy\"\njob = \"dd\"\n\
+         [sweep]\nrandom = { points = 12, seed = 5 }\n\"vm.dirty_bytes\" = { min = \"16MiB\", max = \"1GiB\", log = true }\n",
+    )
+    .unwrap();
+    let run = |out: &Path, extra: &[&str]| {
+        let mut a = vec!["sweep", file.to_str().unwrap(), "-q", "--out", out.to_str().unwrap()];
+        a.extend_from_slice(extra);
+        let o = wblab(&a);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).to_string()
+    };
+    let (whole, part) = (dir.join("whole"), dir.join("part"));
+    run(&whole, &[]);
+    let full = fs::read_to_string(whole.join("sweep.csv")).unwrap();
+    // As if stopped: the header, 5 points' rows, and half of the sixth's.
+    let lines: Vec<&str> = full.lines().collect();
+    let cut = format!("{}\n{}", lines[..6].join("\n"), &lines[6][..lines[6].len() / 2]);
+    fs::create_dir_all(&part).unwrap();
+    fs::write(part.join("sweep.csv"), cut).unwrap();
+    fs::copy(whole.join("sweep-devices.csv"), part.join("sweep-devices.csv")).unwrap();
+    let text = run(&part, &["--resume"]);
+    assert!(
+        text.contains("7 points in") && text.contains("5 kept from the earlier run"),
+        "{text}"
+    );
+    for f in ["sweep.csv", "sweep-devices.csv", "sweep.parquet"] {
+        assert_eq!(fs::read(whole.join(f)).unwrap(), fs::read(part.join(f)).unwrap(), "{f}");
+    }
+    // Another sweep's table is not resumed into.
+    fs::write(part.join("sweep.csv"), full.replace("vm.dirty_bytes", "vm.dirty_ratio")).unwrap();
+    let o = wblab(&["sweep", file.to_str().unwrap(), "-q", "--resume", "--out", part.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && err.contains("cannot resume") && err.contains("hint:"),
+        "{err}"
+    );
+}
+
+/// `--plot` draws a figure against a key, a line per value of the other key; a figure or a
+/// key the sweep does not have is refused before anything runs; `wblab sweep` wants a sweep.
+#[test]
+fn plot_draws_a_figure_against_a_key() {
+    let dir = fresh_dir("sweep-plot");
+    let file = dir.join("s.toml");
+    fs::write(
+        &file,
+        "duration = \"3s\"\n[[device]]\nname = \"sda\"\nmodel = \"hdd\"\n[[task]]\nname = \"copy\"\njob = \"dd\"\n\
+         [sweep]\n\"vm.dirty_bytes\" = { min = \"16MiB\", max = \"256MiB\", steps = 3, log = true }\n\"queue/scheduler\" = [\"mq-deadline\", \"bfq\"]\n",
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let o = wblab(&[
+        "sweep",
+        file.to_str().unwrap(),
+        "-q",
+        "--out",
+        out.to_str().unwrap(),
+        "--plot",
+        "copy.throughput",
+        "--x",
+        "dirty_bytes",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let svg = fs::read_to_string(out.join("sweep-copy.throughput_mb_s.svg")).unwrap();
+    assert!(svg.starts_with("<svg") || svg.starts_with("<?xml"), "{}", &svg[..80]);
+    assert!(svg.contains("vm.dirty_bytes (MiB)"), "sizes are drawn in MiB");
+    for line in ["scheduler=mq-deadline", "scheduler=bfq"] {
+        assert!(svg.contains(line), "a line per scheduler: {line}");
+    }
+    for (args, want) in [
+        (vec!["--plot", "copy.nothing"], "no such figure"),
+        (vec!["--plot", "copy.throughput", "--x", "fifo_batch"], "not a key of this sweep"),
+    ] {
+        let mut a = vec!["sweep", file.to_str().unwrap(), "-q", "--out", out.to_str().unwrap()];
+        a.extend(args);
+        let o = wblab(&a);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.code() == Some(2) && err.contains(want), "{err}");
+    }
+    let plain = dir.join("plain.toml");
+    fs::write(&plain, "duration = \"1s\"\n[[task]]\nname = \"copy\"\njob = \"dd\"\n").unwrap();
+    let o = wblab(&["sweep", plain.to_str().unwrap()]);
+    assert!(o.status.code() == Some(2) && String::from_utf8_lossy(&o.stderr).contains("has no [sweep]"));
 }

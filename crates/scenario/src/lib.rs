@@ -14,7 +14,7 @@ mod suggest;
 pub mod units;
 
 pub use build::catalogue::{catalogue, Catalogue};
-pub use build::{SWEEP_KEY_SEPARATOR, SWEEP_VALUE_SEPARATOR};
+pub use build::{CHECK_EVERY_POINT_UP_TO as SWEEP_CHECKS_EVERY_POINT_UP_TO, SWEEP_KEY_SEPARATOR, SWEEP_MAX_POINTS, SWEEP_VALUE_SEPARATOR};
 pub use error::{ScenarioError, MAX_ERRORS};
 
 use std::path::Path;
@@ -22,6 +22,8 @@ use wblab_sim::config::Scenario;
 
 /// The default experiment, `scenarios/default.toml`, compiled in so it always runs.
 const DEFAULT_TOML: &str = include_str!("../../../scenarios/default.toml");
+/// The text of the default scenario (`scenarios/default.toml`).
+pub const DEFAULT_SCENARIO_TOML: &str = DEFAULT_TOML;
 
 /// The file's name as given and its text, or an error naming it.
 fn read(path: &Path) -> Result<(String, String), ScenarioError> {
@@ -129,17 +131,110 @@ pub fn load_all(path: &Path) -> Result<Vec<Scenario>, ScenarioError> {
     parse_all(&text, &file)
 }
 
-/// A sweep: the swept knob and, per value (as written), its scenario.
-pub type SweepRuns = (String, Vec<(String, Scenario)>);
+/// A file's `[sweep]`: its keys and points, each point's scenario built when asked for (a
+/// sweep of millions of points holds nothing per point). The plan keeps the file's text, so
+/// it can be sent to another process or machine ([`SweepPlan::parse`] there gives the same
+/// points).
+#[derive(Clone, Debug)]
+pub struct SweepPlan {
+    text: String,
+    file: String,
+    keys: Vec<String>,
+    len: u64,
+    random: bool,
+}
 
-/// A file with a `[sweep]` table: the swept knob and one (value, scenario) per value, in the
-/// file's order (for the first kernel it lists). `Ok(None)` for a file without a sweep.
-pub fn load_sweep(path: &Path) -> Result<Option<SweepRuns>, ScenarioError> {
+/// One point of a sweep: its index, each key's value (as the tables show it) and scenario.
+#[derive(Clone, Debug)]
+pub struct SweepPoint {
+    pub index: u64,
+    pub values: Vec<String>,
+    pub scenario: Scenario,
+}
+
+impl SweepPlan {
+    /// The sweep of a file's text (`file` names it in errors and anchors its relative paths);
+    /// `Ok(None)` when it has no `[sweep]`.
+    pub fn parse(text: &str, file: &str) -> Result<Option<SweepPlan>, ScenarioError> {
+        let info = build::sweep_info(text).map_err(|p| error::locate_all(p, file, text))?;
+        Ok(info.map(|(keys, len, random)| SweepPlan {
+            text: text.to_string(),
+            file: file.to_string(),
+            keys,
+            len,
+            random,
+        }))
+    }
+
+    /// The swept keys, in the file's order.
+    pub fn keys(&self) -> &[String] {
+        &self.keys
+    }
+
+    /// The keys joined by [`SWEEP_KEY_SEPARATOR`], as tables title the sweep.
+    pub fn key(&self) -> String {
+        self.keys.join(SWEEP_KEY_SEPARATOR)
+    }
+
+    /// Points in the sweep.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Whether the points are drawn at random (`random = N`) rather than a grid or a list.
+    pub fn is_random(&self) -> bool {
+        self.random
+    }
+
+    /// The file's name and text.
+    pub fn file(&self) -> &str {
+        &self.file
+    }
+
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Each key's value at the points `from..to` (clipped to the sweep), without building them.
+    pub fn values(&self, from: u64, to: u64) -> Vec<Vec<String>> {
+        build::sweep_values(&self.text, from, to).expect("the plan's text parsed when it was made")
+    }
+
+    /// Check the sweep as `wblab check` does: every point of a small sweep, each key's every
+    /// value in a large one (each point is checked again when built).
+    pub fn check(&self) -> Result<(), ScenarioError> {
+        build::scenarios(&self.text, &self.file)
+            .map(drop)
+            .map_err(|p| error::locate_all(p, &self.file, &self.text))
+    }
+
+    /// Point `i`, built and checked as a scenario file is; an error names the point's values.
+    pub fn point(&self, i: u64) -> Result<SweepPoint, ScenarioError> {
+        let (values, scenario) = build::sweep_point(&self.text, &self.file, i).map_err(|p| error::locate_all(p, &self.file, &self.text))?;
+        Ok(SweepPoint {
+            index: i,
+            values,
+            scenario,
+        })
+    }
+}
+
+/// A file with a `[sweep]` table, checked ([`SweepPlan::check`]), its points not yet built;
+/// `Ok(None)` for a file without one.
+pub fn load_sweep(path: &Path) -> Result<Option<SweepPlan>, ScenarioError> {
     if is_fio(path) {
         return Ok(None);
     }
     let (file, text) = read(path)?;
-    build::sweep_scenarios(&text, &file).map_err(|p| error::locate_all(p, &file, &text))
+    let plan = SweepPlan::parse(&text, &file)?;
+    if let Some(p) = &plan {
+        p.check()?;
+    }
+    Ok(plan)
 }
 
 /// The default experiment: 4 `dd` writers and a `cat` reader on a 7200 rpm disk, 60 s.

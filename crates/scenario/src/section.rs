@@ -19,6 +19,7 @@ pub(crate) struct Entry<'a> {
 }
 
 /// The entries of one table, in file order.
+#[derive(Clone)]
 pub(crate) struct Section<'a> {
     /// Offset of the table itself (its `[header]`), for errors about a missing key.
     pub at: usize,
@@ -32,6 +33,9 @@ pub(crate) struct Section<'a> {
 pub(crate) enum Nesting {
     Keep,
     Flatten(char),
+    /// Flatten, but keep as values the tables whose every key is one of these (a sweep's
+    /// ranges, `{ min = 1, max = 8 }`).
+    FlattenExcept(char, &'static [&'static str]),
 }
 
 impl<'a> Section<'a> {
@@ -106,11 +110,13 @@ impl<'a> Section<'a> {
 fn flatten<'a>(table: &'a DeTable<'a>, prefix: &str, nesting: Nesting, out: &mut Vec<Entry<'a>>) {
     for (key, value) in table.iter() {
         let name = match (prefix.is_empty(), nesting) {
-            (false, Nesting::Flatten(sep)) => format!("{prefix}{sep}{}", key.get_ref()),
+            (false, Nesting::Flatten(sep) | Nesting::FlattenExcept(sep, _)) => format!("{prefix}{sep}{}", key.get_ref()),
             _ => key.get_ref().to_string(),
         };
+        let leaf = |t: &DeTable<'_>, keys: &[&str]| !t.is_empty() && t.iter().all(|(k, _)| keys.contains(&k.get_ref().as_ref()));
         match (value.get_ref(), nesting) {
             (DeValue::Table(inner), Nesting::Flatten(_)) => flatten(inner, &name, nesting, out),
+            (DeValue::Table(inner), Nesting::FlattenExcept(_, keys)) if !leaf(inner, keys) => flatten(inner, &name, nesting, out),
             (v, _) => out.push(Entry {
                 key: name,
                 key_at: key.span().start,

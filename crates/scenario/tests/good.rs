@@ -638,6 +638,16 @@ fn mount_options_over_the_releases_defaults() {
     assert!(!dev("6.x", "btrfs", "noatime").journalled());
 }
 
+/// Every point of a sweep: its values as the table labels them, and its scenario.
+fn points(plan: &wblab_scenario::SweepPlan) -> Vec<(String, wblab_sim::config::Scenario)> {
+    (0..plan.len())
+        .map(|i| {
+            let p = plan.point(i).unwrap();
+            (p.values.join(wblab_scenario::SWEEP_VALUE_SEPARATOR), p.scenario)
+        })
+        .collect()
+}
+
 #[test]
 fn a_sweep_of_variants_by_a_knob_runs_every_combination() {
     let text = r#"
@@ -653,8 +663,9 @@ variants = [{ fs = "ext4", mount = "data=writeback" }, { fs = "xfs" }]
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("variants.toml");
     std::fs::write(&path, text).unwrap();
-    let (key, runs) = wblab_scenario::load_sweep(&path).unwrap().expect("a sweep");
+    let plan = wblab_scenario::load_sweep(&path).unwrap().expect("a sweep");
     std::fs::remove_dir_all(&dir).unwrap();
+    let (key, runs) = (plan.key(), points(&plan));
     assert_eq!(key, format!("variants{}queue/write_cache", wblab_scenario::SWEEP_KEY_SEPARATOR));
     let got: Vec<(String, String, bool)> = runs
         .iter()
@@ -780,7 +791,7 @@ cgroup = "/pods/db"
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("t.toml");
     std::fs::write(&file, text).unwrap();
-    let runs = wblab_scenario::load_sweep(&file).unwrap().unwrap().1;
+    let runs = points(&wblab_scenario::load_sweep(&file).unwrap().unwrap());
     assert_eq!(runs[0].1.cgroups.groups[1].io_latency, vec![(0, 20 * 1_000_000)]);
     assert!(runs[1].1.cgroups.groups[1].io_latency.is_empty());
     std::fs::write(&file, text.replace("cgroup/pods/db/io.latency", "cgroup/pods/dbb/io.latency")).unwrap();

@@ -8,11 +8,13 @@ use std::path::Path;
 /// The cat's time (its launch latency), s, for each value of the file's sweep.
 fn sweep(file: &str, secs: u64) -> Vec<(String, f64)> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios").join(file);
-    let (_, runs) = wblab_scenario::load_sweep(&path)
+    let plan = wblab_scenario::load_sweep(&path)
         .unwrap_or_else(|e| panic!("{e}"))
         .expect("a sweep file");
-    runs.into_iter()
-        .map(|(label, mut sc)| {
+    (0..plan.len())
+        .map(|i| {
+            let p = plan.point(i).unwrap_or_else(|e| panic!("{e}"));
+            let (label, mut sc) = (p.values.join(" · "), p.scenario);
             sc.duration = secs * 1_000_000_000;
             sc.trace.writeback = false;
             let r = wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress).unwrap_or_else(|v| panic!("{v}"));

@@ -5,6 +5,7 @@
 //! `--write` regenerates them.
 
 mod blocks;
+mod sweep_block;
 mod tables;
 
 use std::path::{Path, PathBuf};
@@ -94,7 +95,11 @@ fn process(path: &Path, write: bool, cli: &clap::Command) -> Result<Outcome, Str
     let mut bodies = Vec::with_capacity(found.len());
     let mut stale = Vec::new();
     for b in &found {
-        let body = tables::generate(&b.name, &b.args, cli)
+        let ctx = tables::Ctx {
+            write,
+            dir: path.parent().unwrap_or(Path::new(".")).to_path_buf(),
+        };
+        let body = tables::generate(&b.name, &b.args, cli, &ctx)
             .map_err(|m| format!("{shown}:{}: {m}\n  hint: generators: {}", b.line, tables::GENERATORS.join(", ")))?;
         // A blank line on each side keeps a table a block of its own in every Markdown reader.
         let body = format!("\n{body}\n");

@@ -13,6 +13,7 @@ use wblab_sim::units::format_size;
 /// The names a marker may use, with their arguments, for error hints.
 pub const GENERATORS: &[&str] = &[
     "commands",
+    "sweep FILE OPTIONS...",
     "generations",
     "policies",
     "elevators",
@@ -29,7 +30,15 @@ pub const GENERATORS: &[&str] = &[
 ];
 
 /// The Markdown of generator `name` with `args`, or why it cannot be made.
-pub fn generate(name: &str, args: &[String], cli: &clap::Command) -> Result<String, String> {
+/// Where a block is and what `wblab docs` is doing: the generators that write files beside the
+/// text (a sweep's plots) write them only with `--write`, and otherwise check them.
+pub struct Ctx {
+    pub write: bool,
+    /// The directory of the Markdown file.
+    pub dir: std::path::PathBuf,
+}
+
+pub fn generate(name: &str, args: &[String], cli: &clap::Command, ctx: &Ctx) -> Result<String, String> {
     let no_args = |body: String| {
         if args.is_empty() {
             Ok(body)
@@ -53,6 +62,7 @@ pub fn generate(name: &str, args: &[String], cli: &clap::Command) -> Result<Stri
         "device-figures" => no_args(device_figures()),
         "run" => run(one_arg()?),
         "outcome" => outcome(one_arg()?),
+        "sweep" => super::sweep_block::sweep(args, ctx),
         "stem" => match args {
             [scenario, task] => stem(scenario, task),
             _ => Err("`stem` takes a scenario file and a task name".to_string()),
@@ -303,11 +313,17 @@ fn run_all(scenarios: &[wblab_sim::config::Scenario]) -> Result<Vec<wblab_sim::m
 /// kernels it lists, or the run's summary.
 fn outcome(path: &str) -> Result<String, String> {
     let p = std::path::Path::new(path);
-    if let Some((key, runs)) = wblab_scenario::load_sweep(p).map_err(|e| e.to_string())? {
-        let scenarios: Vec<_> = runs.iter().map(|(_, sc)| sc.clone()).collect();
-        let results = run_all(&scenarios)?;
-        let rows: Vec<(String, &wblab_sim::metrics::RunResult)> = runs.iter().map(|(label, _)| label.clone()).zip(results.iter()).collect();
-        return Ok(format!("```\n{}```\n", crate::sweep::table(&key, &rows)));
+    if let Some(plan) = wblab_scenario::load_sweep(p).map_err(|e| e.to_string())? {
+        let first = plan.point(0).map_err(|e| e.to_string())?;
+        let indices: Vec<u64> = (0..plan.len()).collect();
+        let mut points = Vec::new();
+        wblab_sweep::run_points(&plan, &indices, &wblab_sweep::Options::default(), |p| {
+            points.push(p);
+            Ok(())
+        })
+        .map_err(|e| e.to_string())?;
+        points.sort_by_key(|p| p.point);
+        return Ok(format!("```\n{}```\n", crate::sweep::table(&plan, &first.scenario, &points)));
     }
     let all = wblab_scenario::load_all(p).map_err(|e| e.to_string())?;
     if all.len() == 1 {

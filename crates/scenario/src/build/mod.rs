@@ -12,7 +12,7 @@ mod mount;
 mod policy;
 mod queue;
 mod sweep;
-pub use sweep::{KEY_SEPARATOR as SWEEP_KEY_SEPARATOR, VALUE_SEPARATOR as SWEEP_VALUE_SEPARATOR};
+pub use sweep::{KEY_SEPARATOR as SWEEP_KEY_SEPARATOR, MAX_POINTS as SWEEP_MAX_POINTS, VALUE_SEPARATOR as SWEEP_VALUE_SEPARATOR};
 mod sysctl;
 mod task;
 mod throttle;
@@ -75,18 +75,26 @@ fn file_kernels(root: &Section<'_>) -> Result<Vec<(String, &'static Generation)>
     }
 }
 
+/// Points of a sweep that [`scenarios`] checks one by one; beyond, it checks each key's
+/// values once ([`sweep::Sweep::covering`]) and every point is checked again as it runs.
+pub const CHECK_EVERY_POINT_UP_TO: u64 = 256;
+
 /// Parses `text` into one scenario per kernel of `kernel` (a string or an array of them).
 pub(crate) fn scenarios(text: &str, file_name: &str) -> std::result::Result<Vec<Scenario>, Problems> {
     let doc = DeTable::parse(text).map_err(|e| vec![syntax_problem(e)])?;
     let root = top(&doc)?;
     let kernels = file_kernels(&root).map_err(|p| vec![p])?;
-    // A sweep file checks every value, and stands for its first one.
+    // A sweep file checks its points, and stands for its first one.
     let sw = root.get("sweep").map(sweep::parse).transpose().map_err(|p| vec![p])?;
     if let Some(s) = &sw {
-        for i in 1..s.len() {
+        let checked: Vec<(Option<u64>, Vec<sweep::Pick>)> = if s.len() <= CHECK_EVERY_POINT_UP_TO {
+            (1..s.len()).map(|i| (Some(i), s.picks(i))).collect()
+        } else {
+            s.covering().into_iter().map(|p| (None, p)).collect()
+        };
+        for (index, picks) in &checked {
             for (kernel, generation) in &kernels {
-                let (kernel, generation) = swept_kernel(s, i, kernel, generation)?;
-                build_one(&root, file_name, kernel, generation, Some((s, i)))?;
+                build_at(&root, file_name, s, picks, kernel, generation).map_err(|p| at_point(p, s, picks, *index))?;
             }
         }
     }
@@ -94,43 +102,88 @@ pub(crate) fn scenarios(text: &str, file_name: &str) -> std::result::Result<Vec<
         .into_iter()
         .map(|(kernel, generation)| match &sw {
             Some(s) => {
-                let (kernel, generation) = swept_kernel(s, 0, &kernel, generation)?;
-                build_one(&root, file_name, kernel, generation, Some((s, 0)))
+                let picks = s.picks(0);
+                build_at(&root, file_name, s, &picks, &kernel, generation).map_err(|p| at_point(p, s, &picks, Some(0)))
             }
             None => build_one(&root, file_name, kernel, generation, None),
         })
         .collect()
 }
 
-/// The kernel of run `i` of a sweep: the swept one if the sweep varies `kernel`, else the
-/// file's.
-fn swept_kernel(
+/// The scenario at a sweep's point: its values written into the file's tables, a swept kernel
+/// replacing the file's.
+fn build_at(
+    root: &Section<'_>,
+    file_name: &str,
     sw: &sweep::Sweep<'_>,
-    i: usize,
+    picks: &[sweep::Pick],
     kernel: &str,
     generation: &'static Generation,
-) -> std::result::Result<(String, &'static Generation), Problems> {
-    match sweep::run_kernel(sw, i) {
-        Some(e) => Ok(kernels(&e).map_err(|p| vec![p])?.swap_remove(0)),
-        None => Ok((kernel.to_string(), generation)),
-    }
+) -> std::result::Result<Scenario, Problems> {
+    let drawn = sw.drawn(picks);
+    let parsed = sweep::parse_drawn(&drawn);
+    let point = sw.point(picks, &parsed);
+    let (kernel, generation) = match sweep::run_kernel(&point) {
+        Some(e) => kernels(&e).map_err(|p| vec![p])?.swap_remove(0),
+        None => (kernel.to_string(), generation),
+    };
+    build_one(root, file_name, kernel, generation, Some(&point))
 }
 
-/// A file with a `[sweep]`: the knob, and one (value as written, scenario) per value, for the
-/// first kernel the file lists. `None` for a file without a sweep.
-pub(crate) fn sweep_scenarios(text: &str, file_name: &str) -> std::result::Result<Option<crate::SweepRuns>, Problems> {
+/// Problems at a sweep's point say which point: its index (when it is one of the sweep's,
+/// not one made to check a value) and values.
+fn at_point(problems: Problems, sw: &sweep::Sweep<'_>, picks: &[sweep::Pick], index: Option<u64>) -> Problems {
+    let labels = sw.labels(picks, &sw.drawn(picks));
+    let values: Vec<String> = sw.keys().iter().zip(&labels).map(|(k, v)| format!("{k}={v}")).collect();
+    let point = match index {
+        Some(i) => format!("at the sweep's point {i}: {}", values.join(", ")),
+        None => format!("at the sweep's point with {}", values.join(", ")),
+    };
+    problems
+        .into_iter()
+        .map(|mut p| {
+            p.message = format!("{} ({point})", p.message);
+            p
+        })
+        .collect()
+}
+
+/// A file's sweep, parsed once: its keys, its points' count and whether they are drawn at
+/// random. `None` for a file without a sweep.
+pub(crate) fn sweep_info(text: &str) -> std::result::Result<Option<(Vec<String>, u64, bool)>, Problems> {
     let doc = DeTable::parse(text).map_err(|e| vec![syntax_problem(e)])?;
     let root = top(&doc)?;
     let Some(e) = root.get("sweep") else { return Ok(None) };
     let sw = sweep::parse(e).map_err(|p| vec![p])?;
+    Ok(Some((sw.keys(), sw.len(), matches!(sw.mode, sweep::Mode::Random { .. }))))
+}
+
+/// Each key's value (as the tables show it) at the points `from..to`.
+pub(crate) fn sweep_values(text: &str, from: u64, to: u64) -> std::result::Result<Vec<Vec<String>>, Problems> {
+    let doc = DeTable::parse(text).map_err(|e| vec![syntax_problem(e)])?;
+    let root = top(&doc)?;
+    let e = root.get("sweep").ok_or_else(Problems::new)?;
+    let sw = sweep::parse(e).map_err(|p| vec![p])?;
+    Ok((from..to.min(sw.len()))
+        .map(|i| {
+            let picks = sw.picks(i);
+            sw.labels(&picks, &sw.drawn(&picks))
+        })
+        .collect())
+}
+
+/// Point `i` of the file's sweep: its values and scenario, for the first kernel the file lists
+/// (or the swept one).
+pub(crate) fn sweep_point(text: &str, file_name: &str, i: u64) -> std::result::Result<(Vec<String>, Scenario), Problems> {
+    let doc = DeTable::parse(text).map_err(|e| vec![syntax_problem(e)])?;
+    let root = top(&doc)?;
+    let e = root.get("sweep").ok_or_else(Problems::new)?;
+    let sw = sweep::parse(e).map_err(|p| vec![p])?;
     let (kernel, generation) = file_kernels(&root).map_err(|p| vec![p])?.swap_remove(0);
-    let mut runs = Vec::with_capacity(sw.len());
-    for (i, label) in sw.labels().into_iter().enumerate() {
-        // A swept kernel replaces the file's for that run.
-        let (kernel, generation) = swept_kernel(&sw, i, &kernel, generation)?;
-        runs.push((label, build_one(&root, file_name, kernel, generation, Some((&sw, i)))?));
-    }
-    Ok(Some((sw.key(), runs)))
+    let picks = sw.picks(i);
+    let labels = sw.labels(&picks, &sw.drawn(&picks));
+    let sc = build_at(&root, file_name, &sw, &picks, &kernel, generation).map_err(|p| at_point(p, &sw, &picks, Some(i)))?;
+    Ok((labels, sc))
 }
 
 /// The value of a part of the file, or `None` with its problem kept: the parts a later check
@@ -147,15 +200,27 @@ fn build_one(
     file_name: &str,
     kernel: String,
     generation: &Generation,
-    sweep: Option<(&sweep::Sweep<'_>, usize)>,
+    sweep: Option<&sweep::Point<'_>>,
 ) -> std::result::Result<Scenario, Problems> {
     let mut problems = Problems::new();
     let p = &mut problems;
+    // A sweep's `duration`, `seed` and `hz` replace the file's.
+    let swept_root;
+    let root = match sweep {
+        Some(pt) => {
+            let mut r = root.clone();
+            sweep::apply_top(pt, &mut r);
+            swept_root = r;
+            &swept_root
+        }
+        None => root,
+    };
     let name = keep(p, root.get("name").map_or_else(|| Ok(default_name(file_name)), scenario_name));
     let policy = keep(
         p,
-        root.get("policy").map_or(Ok(generation.policy_for(&kernel)), |e| {
-            policy::build(&e.table(Nesting::Keep, same)?, generation.policy_for(&kernel))
+        table_with_sweep(root, "policy", sweep, sweep::Target::Policy).and_then(|t| match t {
+            Some(t) => policy::build(&t, generation.policy_for(&kernel)),
+            None => Ok(generation.policy_for(&kernel)),
         }),
     );
     let duration = keep(p, root.value_or("duration", 60_000_000_000, run_duration));
@@ -164,8 +229,10 @@ fn build_one(
     let hz = keep(p, root.value_or("hz", 250, config_hz));
     let machine = keep(
         p,
-        root.get("machine")
-            .map_or(Ok(Default::default()), |e| machine::build(&e.table(Nesting::Keep, same)?)),
+        table_with_sweep(root, "machine", sweep, sweep::Target::Machine).and_then(|t| match t {
+            Some(t) => machine::build(&t),
+            None => Ok(Default::default()),
+        }),
     );
     if let (Some(m), Some(pol)) = (&machine, &policy) {
         keep(p, check_highmem(root, m, pol));
@@ -182,8 +249,8 @@ fn build_one(
             }),
         }
         .and_then(|mut t| {
-            if let Some((sw, i)) = sweep {
-                sweep::apply_sysctl(sw, i, &mut t);
+            if let Some(pt) = sweep {
+                sweep::apply_sysctl(pt, &mut t);
             }
             sysctl::build(&t, sysctl_defaults)
         }),
@@ -194,8 +261,8 @@ fn build_one(
         root.get("task")
             .map_or(Ok(Vec::new()), |e| e.tables(Nesting::Keep, same))
             .and_then(|mut t| {
-                if let Some((sw, i)) = sweep {
-                    sweep::apply_tasks(sw, i, &mut t)?;
+                if let Some(pt) = sweep {
+                    sweep::apply_tasks(pt, &mut t)?;
                 }
                 Ok(t)
             }),
@@ -206,7 +273,7 @@ fn build_one(
     // duration is at fault (only `start` depends on it).
     let tasks = match (&devices, &cgroups) {
         (Some(d), Some(cg)) => {
-            let fio = sweep.map(|(sw, i)| sweep::fio_overrides(sw, i)).unwrap_or_default();
+            let fio = sweep.map(sweep::fio_overrides).unwrap_or_default();
             tasks(
                 p,
                 &task_sections,
@@ -255,6 +322,25 @@ fn build_one(
     }
 }
 
+/// The file's `[machine]` or `[policy]` table with the sweep's values for it written in;
+/// `None` when neither sets anything.
+fn table_with_sweep<'a>(
+    root: &Section<'a>,
+    name: &str,
+    sweep: Option<&sweep::Point<'a>>,
+    to: sweep::Target,
+) -> Result<Option<Section<'a>>> {
+    let mut t = root.get(name).map(|e| e.table(Nesting::Keep, same)).transpose()?;
+    if let Some(pt) = sweep.filter(|pt| !sweep::entries_for(pt, to).is_empty()) {
+        let sec = t.get_or_insert(Section {
+            at: 0,
+            entries: Vec::new(),
+        });
+        sweep::apply_section(pt, to, sec);
+    }
+    Ok(t)
+}
+
 fn run_duration(e: &Entry<'_>) -> Result<u64> {
     e.duration_in(1_000_000, crate::limits::MAX_DURATION).map_err(|p| match e.value {
         DeValue::Integer(_) => p.hint("bare integers are nanoseconds; write a unit, e.g. duration = \"60s\""),
@@ -296,14 +382,14 @@ fn devices(
     root: &Section<'_>,
     kernel: &str,
     policy: Option<&wblab_sim::config::PolicyConfig>,
-    sweep: Option<(&sweep::Sweep<'_>, usize)>,
+    sweep: Option<&sweep::Point<'_>>,
 ) -> Result<Vec<wblab_sim::config::DeviceConfig>> {
     let mut device_sections = match root.get("device") {
         Some(e) => e.tables(Nesting::Flatten('/'), device::normalize)?,
         None => Vec::new(),
     };
-    if let Some((sw, i)) = sweep {
-        sweep::apply(sw, i, &mut device_sections)?;
+    if let Some(pt) = sweep {
+        sweep::apply(pt, &mut device_sections)?;
     }
     let mut devices = device::build_all(root.get("device"), &device_sections, kernel)?;
     generations::apply_nfs_commit(&mut devices, kernel);
@@ -319,14 +405,14 @@ fn cgroups(
     root: &Section<'_>,
     policy: Option<&wblab_sim::config::PolicyConfig>,
     devices: &[wblab_sim::config::DeviceConfig],
-    sweep: Option<(&sweep::Sweep<'_>, usize)>,
+    sweep: Option<&sweep::Point<'_>>,
 ) -> Result<wblab_sim::config::CgroupTree> {
     let Some(e) = root.get("cgroup") else {
         return Ok(Default::default());
     };
     let mut sections = e.tables(Nesting::Flatten('.'), cgroup::normalize)?;
-    if let Some((sw, i)) = sweep {
-        sweep::apply_cgroups(sw, i, &mut sections)?;
+    if let Some(pt) = sweep {
+        sweep::apply_cgroups(pt, &mut sections)?;
     }
     let tree = cgroup::build(e.key_at, &sections, devices)?;
     use wblab_sim::config::{FlusherKind, ReclaimKind, ThrottleKind};

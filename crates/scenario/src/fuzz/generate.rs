@@ -306,7 +306,7 @@ impl Generator {
     }
 
     /// A `[sweep]` of a queue knob or tunable, or one time in four of a dirty sysctl, over two
-    /// or three values.
+    /// or three values or a range, as a grid or drawn at random.
     fn sweep(&self, r: &mut RngStream, o: &mut String) {
         const SYSCTLS: [&str; 4] = [
             "vm.dirty_bytes",
@@ -326,7 +326,17 @@ impl Generator {
             (key, shape)
         };
         let values: Vec<String> = (0..2 + r.below(2)).map(|_| value(r, &shape, &Ctx::default())).collect();
-        writeln!(o, "\n[sweep]\n\"{key}\" = [{}]", values.join(", ")).expect("String");
+        // A list, or one time in three a range (its bounds two such values, in any order:
+        // a range the wrong way round is a case too), drawn at random one time in three.
+        let values = if r.below(3) == 0 {
+            format!("{{ min = {}, max = {}, steps = {} }}", values[0], values[1], 1 + r.below(3))
+        } else {
+            format!("[{}]", values.join(", "))
+        };
+        writeln!(o, "\n[sweep]\n\"{key}\" = {values}").expect("String");
+        if r.below(3) == 0 {
+            writeln!(o, "random = {{ points = {}, seed = {} }}", 1 + r.below(4), r.below(1000)).expect("String");
+        }
     }
 }
 

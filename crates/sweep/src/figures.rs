@@ -1,14 +1,12 @@
 //! A sweep's figures: per point, each task group's and each device's, by name. They make
 //! `sweep.csv` (one row per point and task group) and `sweep-devices.csv` (one row per point
-//! and device) for pandas and spreadsheets — each swept key a column of its own, every other
-//! header ending in its unit — and the names `--minimize`, `--maximize` and `--where` take
-//! (`reader.op_p99_ms`, `sda.util_pct`).
+//! and device) — every header ending in its unit — and the names `--minimize`, `--maximize`
+//! and `--where` take (`reader.op_p99_ms`, `sda.util_pct`).
 
-use std::fmt::Write as _;
 use wblab_sim::metrics::{LatencyHist, RunResult};
 
 /// A task group's figures, in this order.
-pub const GROUP_FIGURES: [&str; 13] = [
+pub const GROUP_FIGURES: [&str; 16] = [
     "mb_written",
     "mb_read",
     "throughput_mb_s",
@@ -17,11 +15,14 @@ pub const GROUP_FIGURES: [&str; 13] = [
     "pause_p99_ms",
     "pause_max_ms",
     "op_count",
+    "op_mean_ms",
     "op_p50_ms",
     "op_p99_ms",
     "op_max_ms",
     "dirty_mean_mib",
     "writeback_mean_mib",
+    "dirty_peak_mib",
+    "cgroup_dirty_peak_mib",
 ];
 
 /// A device's figures, in this order.
@@ -57,6 +58,23 @@ fn mean_mib(r: &RunResult, get: impl Fn(&wblab_sim::metrics::VmstatSample) -> u6
 pub fn group_figures(r: &RunResult) -> Vec<GroupFigures> {
     let dirty = mean_mib(r, |s| s.nr_dirty);
     let writeback = mean_mib(r, |s| s.nr_writeback);
+    let mib = |pages: u64| (pages * wblab_sim::units::PAGE_SIZE) as f64 / (1u64 << 20) as f64;
+    let node_peak = mib(r.vmstat.iter().map(|v| v.nr_dirty + v.nr_writeback).max().unwrap_or(0));
+    // The peak of the memory cgroup a group's tasks run in (the node's, at the root).
+    let cgroup_peak = |group: &str| -> f64 {
+        let path = r
+            .scenario
+            .tasks
+            .iter()
+            .find(|t| t.name == group)
+            .and_then(|t| t.cgroup)
+            .and_then(|k| r.scenario.cgroups.groups.get(k))
+            .map(|g| g.path.as_str());
+        match path.and_then(|p| r.cgroups.iter().find(|c| c.path == p)) {
+            Some(c) => mib(c.samples.iter().map(|s| s.dirty + s.writeback).max().unwrap_or(0)),
+            None => node_peak,
+        }
+    };
     let mut groups: Vec<&str> = Vec::new();
     for t in &r.tasks {
         if !groups.contains(&t.name.as_str()) {
@@ -88,11 +106,14 @@ pub fn group_figures(r: &RunResult) -> Vec<GroupFigures> {
                     ms(p.p99),
                     ms(p.max),
                     o.count as f64,
+                    o.mean / 1e6,
                     ms(o.p50),
                     ms(o.p99),
                     ms(o.max),
                     dirty,
                     writeback,
+                    node_peak,
+                    cgroup_peak(g),
                 ],
             }
         })
@@ -121,92 +142,19 @@ pub fn device_figures(r: &RunResult) -> Vec<DeviceFigures> {
         .collect()
 }
 
-/// Every figure of a point by its name: `<group>.<figure>` and `<device>.<figure>`.
-pub fn named_figures(r: &RunResult) -> Vec<(String, f64)> {
-    let mut out = Vec::new();
-    for g in group_figures(r) {
-        out.extend(GROUP_FIGURES.iter().zip(g.values).map(|(f, v)| (format!("{}.{f}", g.group), v)));
-    }
-    for d in device_figures(r) {
-        out.extend(DEVICE_FIGURES.iter().zip(d.values).map(|(f, v)| (format!("{}.{f}", d.device), v)));
-    }
-    out
-}
-
-/// A CSV field: quoted when it holds a comma, a quote or a line break.
-fn field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
-/// A figure as the CSV prints it: counts whole, the rest to three decimals.
-fn push_value(out: &mut String, name: &str, v: f64) {
+/// A figure as the tables print it: counts whole, utilisation to a tenth, the rest to three
+/// decimals. Rows keep the printed value, so a resumed or gathered sweep equals a fresh one.
+pub fn format_figure(name: &str, v: f64) -> String {
     if name.ends_with("_count") {
-        let _ = write!(out, ",{v:.0}");
+        format!("{v:.0}")
     } else if name == "util_pct" {
-        let _ = write!(out, ",{v:.1}");
+        format!("{v:.1}")
     } else {
-        let _ = write!(out, ",{v:.3}");
+        format!("{v:.3}")
     }
 }
 
-/// The swept keys' header fields, and a point's values for them.
-fn key_columns(key: &str, label: &str) -> (String, String) {
-    let keys: Vec<String> = key.split(wblab_scenario::SWEEP_KEY_SEPARATOR).map(field).collect();
-    let values: Vec<String> = label.split(wblab_scenario::SWEEP_VALUE_SEPARATOR).map(field).collect();
-    (keys.join(","), values.join(","))
-}
-
-/// One row per point and item (a task group, a device): the swept keys' values, the item's
-/// own columns (`columns`, already CSV fields), then its figures named `names`.
-fn table_csv(
-    key: &str,
-    rows: &[(String, &RunResult)],
-    columns: &str,
-    names: &[&str],
-    items: impl Fn(&RunResult) -> Vec<(String, Vec<f64>)>,
-) -> String {
-    let mut out = String::new();
-    for (i, (label, r)) in rows.iter().enumerate() {
-        let (keys, values) = key_columns(key, label);
-        if i == 0 {
-            let _ = write!(out, "{keys},{columns}");
-            for f in names {
-                out.push(',');
-                out.push_str(f);
-            }
-            out.push('\n');
-        }
-        for (own, figures) in items(r) {
-            let _ = write!(out, "{values},{own}");
-            for (f, v) in names.iter().zip(figures) {
-                push_value(&mut out, f, v);
-            }
-            out.push('\n');
-        }
-    }
-    out
-}
-
-/// `sweep.csv`.
-pub fn tasks_csv(key: &str, rows: &[(String, &RunResult)]) -> String {
-    table_csv(key, rows, "group,job,tasks", &GROUP_FIGURES, |r| {
-        group_figures(r)
-            .into_iter()
-            .map(|g| (format!("{},{},{}", field(&g.group), g.job, g.tasks), g.values.to_vec()))
-            .collect()
-    })
-}
-
-/// `sweep-devices.csv`.
-pub fn devices_csv(key: &str, rows: &[(String, &RunResult)]) -> String {
-    table_csv(key, rows, "device,model", &DEVICE_FIGURES, |r| {
-        device_figures(r)
-            .into_iter()
-            .map(|d| (format!("{},{}", field(&d.device), d.model), d.values.to_vec()))
-            .collect()
-    })
+/// `v` as the table prints it, read back.
+pub fn rounded(name: &str, v: f64) -> f64 {
+    format_figure(name, v).parse().unwrap_or(v)
 }

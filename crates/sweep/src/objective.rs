@@ -5,7 +5,7 @@
 //! number or with a multiple of the best value any point reached (`copy.throughput >= 0.95*best`:
 //! best is the largest value for `>`/`>=`, the smallest for `<`/`<=`).
 
-use crate::sweep_csv::{DEVICE_FIGURES, GROUP_FIGURES};
+use crate::figures::{DEVICE_FIGURES, GROUP_FIGURES};
 use wblab_sim::config::Scenario;
 
 /// What the command line asked for.
@@ -87,7 +87,7 @@ fn resolve(name: &str, names: &[String]) -> Result<String, String> {
         return Ok(full);
     }
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-    let hint = crate::sweep_objective::closest(&full, &refs);
+    let hint = closest(&full, &refs);
     Err(format!(
         "unknown figure `{name}`{hint}; figures are <group>.<figure> or <device>.<figure>, e.g. {}",
         refs[..refs.len().min(4)].join(", ")
@@ -168,7 +168,6 @@ impl Plan {
                 points.len()
             ));
         }
-        let better = |a: f64, b: f64, max: bool| if max { a > b } else { a < b };
         let chosen: Vec<usize> = match self.goals.as_slice() {
             [] => feasible.clone(),
             [(f, max)] => {
@@ -185,18 +184,31 @@ impl Plan {
                 v
             }
             [(f, fmax), (g, gmax)] => {
-                let dominated = |i: usize| {
-                    feasible.iter().any(|&j| {
-                        let (fi, gi, fj, gj) = (
-                            get(&points[i].1, f),
-                            get(&points[i].1, g),
-                            get(&points[j].1, f),
-                            get(&points[j].1, g),
-                        );
-                        !better(fi, fj, *fmax) && !better(gi, gj, *gmax) && (better(fj, fi, *fmax) || better(gj, gi, *gmax))
-                    })
+                // Best first by f (ties: best g first); a point is on the front when its g
+                // beats every point before it. O(n log n), for sweeps of any size.
+                let key = |i: usize, name: &str, max: bool| {
+                    let v = get(&points[i].1, name);
+                    if max {
+                        -v
+                    } else {
+                        v
+                    }
                 };
-                let mut front: Vec<usize> = feasible.iter().copied().filter(|&i| !dominated(i)).collect();
+                let mut order = feasible.clone();
+                order.sort_by(|&a, &b| {
+                    key(a, f, *fmax)
+                        .total_cmp(&key(b, f, *fmax))
+                        .then(key(a, g, *gmax).total_cmp(&key(b, g, *gmax)))
+                });
+                let mut front = Vec::new();
+                let mut best_g = f64::INFINITY;
+                for i in order {
+                    let gi = key(i, g, *gmax);
+                    if gi < best_g {
+                        best_g = gi;
+                        front.push(i);
+                    }
+                }
                 front.sort_by(|&a, &b| get(&points[a].1, f).total_cmp(&get(&points[b].1, f)));
                 front
             }

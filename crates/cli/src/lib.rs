@@ -1,0 +1,475 @@
+//! `wblab`: run writeback experiments on a simulated Linux machine. The command line lives in
+//! this library so that the Python package runs the very same commands ([`main_with`]).
+
+mod bench;
+mod device_cmd;
+mod docs;
+mod fuzz_cmd;
+mod kernels_cmd;
+mod probe_cmd;
+mod progress;
+mod report_cmd;
+mod simulate;
+mod sweep;
+
+use clap::{CommandFactory, Parser, Subcommand};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+#[derive(Parser)]
+#[command(
+    name = "wblab",
+    version,
+    about = "The writeback lab: simulate the Linux writeback and block I/O path"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Simulate a scenario (the embedded default if none is given) and write a results directory.
+    Run {
+        /// Scenario file (TOML). Without it, the built-in default scenario runs.
+        scenario: Option<PathBuf>,
+        /// Results directory [default: results/<scenario name>].
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Override the scenario's seed.
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Print summary.json to stdout instead of the table.
+        #[arg(long)]
+        json: bool,
+        /// `json`: print what `fio --output-format=json` prints (fio.json) for a run of fio
+        /// jobs, summary.json otherwise; `normal`: the table.
+        #[arg(long, value_enum, default_value_t = OutputFormat::Normal)]
+        output_format: OutputFormat,
+        /// Record block:block_rq_issue/complete in trace.txt (large).
+        #[arg(long)]
+        trace_block: bool,
+        /// No progress bar.
+        #[arg(long, short)]
+        quiet: bool,
+        /// Do not write the graphs and report.html.
+        #[arg(long)]
+        no_report: bool,
+        /// Check the model's laws (conservation, liveness, expiry, durability, progress) while
+        /// running, as debug builds and the tests always do; a broken law stops the run with exit
+        /// code 3.
+        #[arg(long)]
+        check: bool,
+        #[command(flatten)]
+        sweep: sweep::SweepArgs,
+    },
+    /// Run a file's [sweep]: its points in parallel into one table (sweep.csv, sweep.parquet),
+    /// ranked, plotted and resumable. The same as `wblab run` on such a file.
+    Sweep {
+        /// Scenario file (TOML) with a [sweep] table.
+        scenario: PathBuf,
+        /// Results directory [default: results/<scenario name>].
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Override the scenario's seed (every point's).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Print each point's values and figures as JSON instead of the table.
+        #[arg(long)]
+        json: bool,
+        /// No progress output.
+        #[arg(long, short)]
+        quiet: bool,
+        /// Check the model's laws while running (a broken law stops the sweep, exit code 3).
+        #[arg(long)]
+        check: bool,
+        #[command(flatten)]
+        sweep: sweep::SweepArgs,
+    },
+    /// List the device models, or print one's parameters, queue and measured figures.
+    Device {
+        /// Device model (`wblab device` lists them).
+        model: Option<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check a scenario file without running it; print its resolved form (every knob explicit).
+    Check {
+        /// Scenario file (TOML).
+        scenario: PathBuf,
+        /// Print the resolved scenario as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the resolved default scenario (every knob explicit) as JSON.
+    Defaults,
+    /// List the kernel generations: the releases each covers and the policies it selects.
+    Kernels {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Time the simulation (events/s, cost per event, as a share of a bare heap measured in the
+    /// same run) and, with --cli, whole `wblab run`s.
+    Bench {
+        /// Only run benchmarks whose name contains this.
+        filter: Option<String>,
+        /// Also time whole `wblab run`s (results and report written) in child processes, from
+        /// the repository's top directory.
+        #[arg(long)]
+        cli: bool,
+        /// With --cli: time this other wblab binary too, for a before → after table.
+        #[arg(long, value_name = "WBLAB")]
+        baseline: Option<PathBuf>,
+        /// Runs of each benchmark; medians are printed.
+        #[arg(long, default_value_t = 3)]
+        repeat: usize,
+    },
+    /// Draw results directories: SVG graphs and report.html (several are overlaid), or
+    /// terminal views (--terminal: summary, stem plot, log2 histogram).
+    Report(report_cmd::ReportArgs),
+    /// Print a results directory's per-second samples as vmstat does.
+    Vmstat(report_cmd::VmstatArgs),
+    /// Print a results directory's per-second device figures as iostat does (-x: extended).
+    Iostat(report_cmd::IostatArgs),
+    /// Run a scenario's workload on THIS machine (real processes, fresh loop devices, knobs
+    /// applied and restored) and write the same results directory, plus machine.json.
+    Measure(probe_cmd::MeasureArgs),
+    /// Measure a real device with O_DIRECT I/O and print a fitted [[device]] section.
+    Calibrate(probe_cmd::CalibrateArgs),
+    /// Generated and damaged scenarios through the parser and the simulator, laws checked;
+    /// findings are written as reproducer files.
+    Fuzz(fuzz_cmd::FuzzArgs),
+    /// Check (or --write) the reference tables in the Markdown docs against the code.
+    Docs(docs::DocsArgs),
+    /// Show results directories side by side, with relative errors against the first.
+    Compare {
+        /// Results directories (measured or simulated); the first is the reference.
+        #[arg(required = true, num_args = 2..)]
+        dirs: Vec<PathBuf>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum OutputFormat {
+    Normal,
+    Json,
+}
+
+/// Write a run's results directory as `wblab run` does (summary, CSVs, histograms, trace.txt)
+/// and, with `report`, its graphs and report.html; the report's path when drawn.
+pub fn write_run(dir: &Path, r: &wblab_sim::metrics::RunResult, wall: f64, report: bool) -> Result<Option<PathBuf>, String> {
+    let texts = wblab_report::ResultTexts::new(r, wall);
+    texts
+        .write(dir)
+        .and_then(|()| wblab_report::write_trace_file(dir, r))
+        .map_err(|e| format!("cannot write results to {}: {e}", dir.display()))?;
+    Ok(if report {
+        report_cmd::draw_run_report(texts.run_dir(dir, wblab_report::load::rundir::digest_records(r)), dir)
+    } else {
+        None
+    })
+}
+
+/// Run the `wblab` command line with `args` (the first is the program's name). Bad
+/// arguments print clap's message and give its exit code; nothing here exits the process.
+pub fn main_with<I, T>(args: I) -> ExitCode
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(e.exit_code().clamp(0, 255) as u8);
+        }
+    };
+    match cli.cmd {
+        Cmd::Run {
+            scenario,
+            out,
+            seed,
+            json,
+            output_format,
+            trace_block,
+            quiet,
+            no_report,
+            check,
+            sweep,
+        } => {
+            let fio_json = output_format == OutputFormat::Json;
+            let json = json || fio_json;
+            cmd_run(scenario, out, seed, (json, fio_json), trace_block, quiet, no_report, check, &sweep)
+        }
+        Cmd::Sweep {
+            scenario,
+            out,
+            seed,
+            json,
+            quiet,
+            check,
+            sweep,
+        } => {
+            if scenario.exists() && wblab_scenario::load_sweep(&scenario).is_ok_and(|p| p.is_none()) {
+                eprintln!("error: {}: has no [sweep] table", scenario.display());
+                eprintln!("  hint: add one, e.g. [sweep] \"vm.dirty_bytes\" = [\"64MiB\", \"256MiB\", \"1GiB\"]; `wblab run` runs a file without one");
+                return ExitCode::from(2);
+            }
+            cmd_run(Some(scenario), out, seed, (json, false), false, quiet, true, check, &sweep)
+        }
+        Cmd::Device { model, json } => device_cmd::device(model.as_deref(), json),
+        Cmd::Check { scenario, json } => cmd_check(&scenario, json),
+        Cmd::Defaults => {
+            let sc = wblab_scenario::default_scenario();
+            println!("{}", serde_json::to_string_pretty(&sc).expect("scenario serialises"));
+            ExitCode::SUCCESS
+        }
+        Cmd::Bench {
+            filter,
+            cli,
+            baseline,
+            repeat,
+        } => bench::run(bench::BenchArgs {
+            filter: filter.as_deref(),
+            cli,
+            baseline: baseline.as_deref(),
+            repeat,
+        }),
+        Cmd::Kernels { json } => kernels_cmd::kernels(json),
+        Cmd::Report(a) => report_cmd::report(a),
+        Cmd::Vmstat(a) => report_cmd::vmstat(a),
+        Cmd::Iostat(a) => report_cmd::iostat(a),
+        Cmd::Measure(a) => probe_cmd::measure(a),
+        Cmd::Calibrate(a) => probe_cmd::calibrate(a),
+        Cmd::Compare { dirs, json } => probe_cmd::compare(&dirs, json),
+        Cmd::Fuzz(a) => fuzz_cmd::fuzz(a),
+        Cmd::Docs(a) => docs::docs(a, &Cli::command()),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn cmd_run(
+    path: Option<PathBuf>,
+    out: Option<PathBuf>,
+    seed: Option<u64>,
+    (json, fio_json): (bool, bool),
+    trace_block: bool,
+    quiet: bool,
+    no_report: bool,
+    check: bool,
+    sweep_args: &sweep::SweepArgs,
+) -> ExitCode {
+    if let Some(p) = &path {
+        let adjust = |sc: &mut wblab_sim::config::Scenario| {
+            if let Some(s) = seed {
+                sc.seed = s;
+            }
+            sc.trace.block |= trace_block;
+        };
+        let write = |dir: &Path, r: &wblab_sim::metrics::RunResult, wall: f64| match wblab_report::write_results_dir(dir, r, wall) {
+            Ok(()) => true,
+            Err(e) => {
+                eprintln!("error: cannot write results to {}: {e}", dir.display());
+                false
+            }
+        };
+        let flags = sweep::Flags {
+            out: out.clone(),
+            quiet,
+            json,
+            check,
+            sweep: sweep_args,
+        };
+        if let Some(code) = sweep::try_run(p, flags, adjust, write) {
+            return code;
+        }
+    }
+    if sweep_args.any() {
+        eprintln!(
+            "error: --jobs, --runs, --resume, --plot, --x, --minimize, --maximize and --where are for a sweep; this file has no [sweep]"
+        );
+        eprintln!("  hint: add a [sweep] table, e.g. [sweep] \"vm.dirty_bytes\" = [\"64MiB\", \"256MiB\", \"1GiB\"]");
+        return ExitCode::from(2);
+    }
+    let mut all = match &path {
+        Some(p) => match wblab_scenario::load_all(p) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("{e}");
+                return ExitCode::from(2);
+            }
+        },
+        None => vec![wblab_scenario::default_scenario()],
+    };
+    for sc in &mut all {
+        if let Some(s) = seed {
+            sc.seed = s;
+        }
+        if trace_block {
+            sc.trace.block = true;
+        }
+    }
+    if all.len() > 1 {
+        // Several kernels: one results directory per kernel, then a side-by-side table.
+        let out = out.unwrap_or_else(|| PathBuf::from("results").join(&all[0].name));
+        return kernels_cmd::run_kernels(all, &out, quiet, json, check, |dir, r, wall| {
+            match write_run(dir, r, wall, !no_report) {
+                Ok(_) => true,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    false
+                }
+            }
+        });
+    }
+    let sc = all.swap_remove(0);
+    let out = out.unwrap_or_else(|| PathBuf::from("results").join(&sc.name));
+    run_one(&sc, &out, quiet, (json, fio_json), no_report, check)
+}
+
+/// One scenario, one kernel: simulate while trace.txt is written on the other core, print the
+/// summary as soon as the simulation ends, then finish the files and draw the report from
+/// what is in memory (nothing is read back).
+fn run_one(
+    sc: &wblab_sim::config::Scenario,
+    out: &Path,
+    quiet: bool,
+    (json, fio_json): (bool, bool),
+    no_report: bool,
+    check: bool,
+) -> ExitCode {
+    use wblab_report::results::trace_stream::TraceStream;
+    let t0 = Instant::now();
+    let mut bar = progress::Bar::new(quiet || json, &sc.name);
+    let mut stream = None;
+    let r = simulate::simulate_streaming(sc, &mut bar, check, |comms| {
+        let (s, sink) = TraceStream::start(out, comms, sc.machine.cpus, sc.duration as f64 / 1e9);
+        stream = Some(s);
+        sink
+    });
+    let r = match r {
+        Ok(r) => r,
+        Err(code) => {
+            bar.finish();
+            // A broken law: the trace up to it is worth keeping, finished (no scratch file).
+            if let Some(s) = stream {
+                if let Err(e) = s.finish() {
+                    eprintln!("warning: trace.txt: {e}");
+                }
+            }
+            return code;
+        }
+    };
+    let wall = t0.elapsed().as_secs_f64();
+    let stream = stream.expect("the simulation asked for a trace sink");
+    if !json {
+        bar.suspend(|| print!("{}", wblab_report::terminal_summary(&r, wall)));
+    }
+    let texts = wblab_report::ResultTexts::new(&r, wall);
+    let texts_fio = texts.fio.clone();
+    let written = texts.write(out);
+    // The report's own reading of the small files overlaps the end of the trace's writing.
+    let run = (!no_report).then(|| texts.run_dir(out, Default::default()));
+    while !stream.is_finished() {
+        bar.phase("writing trace.txt", &format!("{:.0} MB", stream.bytes() as f64 / 1e6));
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let trace = stream.finish();
+    if std::env::var_os("WBLAB_PHASES").is_some() {
+        eprintln!("phase sim {wall:.3} trace-done {:.3}", t0.elapsed().as_secs_f64());
+    }
+    let trace = match (written, trace) {
+        (Ok(()), Ok(t)) => t,
+        (Err(e), _) | (_, Err(e)) => {
+            bar.finish();
+            eprintln!("error: cannot write results to {}: {e}", out.display());
+            return ExitCode::from(1);
+        }
+    };
+    let report = run.and_then(|run| {
+        bar.phase("drawing", "report.html and graphs");
+        report_cmd::draw_run_report(
+            run.map(|mut r| {
+                r.trace = trace.digest;
+                r
+            }),
+            out,
+        )
+    });
+    bar.finish();
+    if std::env::var_os("WBLAB_PHASES").is_some() {
+        eprintln!("phase report-done {:.3}", t0.elapsed().as_secs_f64());
+    }
+    if fio_json && texts_fio.is_some() {
+        print!("{}", texts_fio.unwrap_or_default());
+    } else if json {
+        let v = wblab_report::summary_json(&r, wall);
+        println!("{}", serde_json::to_string_pretty(&v).expect("json"));
+    } else {
+        println!("results: {}", out.display());
+        if let Some(p) = report {
+            println!("report: {}", p.display());
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+fn cmd_check(path: &Path, json: bool) -> ExitCode {
+    // Every kernel the file lists is checked; the first is the one shown.
+    let all = match wblab_scenario::load_all(path) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    let kernels: Vec<String> = all
+        .iter()
+        .map(|s| {
+            if s.kernel == s.policy.generation {
+                s.kernel.clone()
+            } else {
+                format!("{} ({} generation)", s.kernel, s.policy.generation)
+            }
+        })
+        .collect();
+    let sc = all.into_iter().next().expect("at least one kernel");
+    if json {
+        println!("{}", serde_json::to_string_pretty(&sc).expect("scenario serialises"));
+        return ExitCode::SUCCESS;
+    }
+    let tasks: u32 = sc.tasks.iter().map(|t| t.count).sum();
+    println!(
+        "{}: ok — kernel {}, {} s, {} MiB RAM, {} CPUs, {} device(s), {} task(s)",
+        path.display(),
+        kernels.join(", "),
+        sc.duration as f64 / 1e9,
+        sc.machine.memory >> 20,
+        sc.machine.cpus,
+        sc.devices.len(),
+        tasks
+    );
+    // A sweep: how many points, and which of them were checked.
+    if let Ok(Some(plan)) =
+        wblab_scenario::SweepPlan::parse(&std::fs::read_to_string(path).unwrap_or_default(), &path.display().to_string())
+    {
+        let how = if plan.is_random() { " drawn at random" } else { "" };
+        let checked = if plan.len() <= wblab_scenario::SWEEP_CHECKS_EVERY_POINT_UP_TO {
+            "every point checked".to_string()
+        } else {
+            "each key's every value checked; each point is checked again as it runs".to_string()
+        };
+        println!(
+            "sweep of {}: {} points{how} ({checked}); the above is its first point",
+            plan.keys().join(", "),
+            plan.len()
+        );
+    }
+    ExitCode::SUCCESS
+}

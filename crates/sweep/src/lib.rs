@@ -1,0 +1,19 @@
+//! Sweeps: one scenario at many points — a grid of any keys, a list, or points drawn at
+//! random — run in parallel (each simulation single-threaded and deterministic), gathered into
+//! one table (CSV and Parquet) that a stopped sweep resumes from, ranked by objectives and
+//! drawn against a key. The `wblab` command, the Python package and its Ray and Dask backends
+//! all run points through [`run::run_point`] and write tables through [`table`], so their
+//! tables are byte-identical.
+
+pub mod driver;
+pub mod figures;
+pub mod objective;
+pub mod parquet_out;
+pub mod plot;
+pub mod run;
+pub mod summary;
+pub mod table;
+
+pub use driver::{run_sweep, Outcome};
+pub use run::{run_point, run_points, Failure, Options};
+pub use table::{PointRows, DEVICES_CSV, TASKS_CSV};

@@ -1,0 +1,136 @@
+//! Running a sweep's points: each on its own thread, one simulation per core (each stays
+//! single-threaded, so a point's figures are what it gives alone, in any order and on any
+//! machine). Finished points reach the caller one at a time, on its thread, as they finish.
+
+use crate::table::PointRows;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::time::Instant;
+use wblab_scenario::{SweepPlan, SweepPoint};
+use wblab_sim::config::Scenario;
+use wblab_sim::metrics::RunResult;
+
+/// Why a sweep stopped.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Failure {
+    /// A point is not a valid scenario (the message names it and its key).
+    Scenario(String),
+    /// A point broke one of the model's laws: a bug in wblab, not in the file.
+    Law(String),
+    /// Results could not be written or read.
+    Io(String),
+}
+
+impl Failure {
+    /// The exit code `wblab` gives it: 2 bad input, 3 a broken law, 1 I/O.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Failure::Scenario(_) => 2,
+            Failure::Law(_) => 3,
+            Failure::Io(_) => 1,
+        }
+    }
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Scenario(m) | Failure::Io(m) => f.write_str(m),
+            Failure::Law(m) => write!(
+                f,
+                "{m}\n  hint: a broken law is a bug in wblab's model, not in the scenario; please report it with the scenario file"
+            ),
+        }
+    }
+}
+
+/// A hook given each point's scenario before it runs (the command line's `--seed`).
+pub type Adjust<'a> = &'a (dyn Fn(&mut Scenario) + Sync);
+/// A hook given each finished run (writing its own results directory, for `--runs`).
+pub type Keep<'a> = &'a (dyn Fn(&SweepPoint, &RunResult, f64) -> Result<(), String> + Sync);
+
+/// How points run.
+#[derive(Clone, Copy, Default)]
+pub struct Options<'a> {
+    /// Simulations at once; 0 for every core.
+    pub workers: usize,
+    /// Check the model's laws while running (debug builds always do).
+    pub check: bool,
+    pub adjust: Option<Adjust<'a>>,
+    pub keep: Option<Keep<'a>>,
+}
+
+/// Simulations at once for `n` points: `workers`, or every core.
+pub fn workers_for(workers: usize, n: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    (if workers == 0 { cores } else { workers }).min(n).max(1)
+}
+
+/// Build, simulate and tabulate point `i`.
+pub fn run_point(plan: &SweepPlan, i: u64, opts: &Options<'_>) -> Result<PointRows, Failure> {
+    let mut p = plan.point(i).map_err(|e| Failure::Scenario(e.to_string()))?;
+    if let Some(adjust) = opts.adjust {
+        adjust(&mut p.scenario);
+    }
+    let run_opts = wblab_sim::RunOptions {
+        check_laws: opts.check || wblab_sim::RunOptions::default().check_laws,
+    };
+    let t0 = Instant::now();
+    let r = wblab_sim::run_with(&p.scenario, &mut wblab_sim::machine::NoProgress, run_opts).map_err(|v| {
+        let sc = &p.scenario;
+        Failure::Law(format!(
+            "{} at the sweep's point {i} (kernel {}, seed {}): {v}",
+            sc.name, sc.kernel, sc.seed
+        ))
+    })?;
+    if let Some(keep) = opts.keep {
+        keep(&p, &r, t0.elapsed().as_secs_f64()).map_err(Failure::Io)?;
+    }
+    Ok(PointRows::of(i, p.values, &r))
+}
+
+/// Run the points `indices` of `plan`, calling `done` with each as it finishes (on this
+/// thread). The first failure stops the points not yet started and is returned once the
+/// running ones end; `done` may stop the sweep too, by returning an error.
+pub fn run_points(
+    plan: &SweepPlan,
+    indices: &[u64],
+    opts: &Options<'_>,
+    mut done: impl FnMut(PointRows) -> Result<(), Failure>,
+) -> Result<(), Failure> {
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let workers = workers_for(opts.workers, indices.len());
+    let (tx, rx) = mpsc::channel::<Result<PointRows, Failure>>();
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            let tx = tx.clone();
+            let (next, stop) = (&next, &stop);
+            s.spawn(move || loop {
+                let k = next.fetch_add(1, Ordering::Relaxed);
+                if k >= indices.len() || stop.load(Ordering::Relaxed) {
+                    return;
+                }
+                let r = run_point(plan, indices[k], opts);
+                if r.is_err() {
+                    stop.store(true, Ordering::Relaxed);
+                }
+                if tx.send(r).is_err() {
+                    return;
+                }
+            });
+        }
+        drop(tx);
+        let mut first_failure = None;
+        for r in rx {
+            if first_failure.is_some() {
+                continue;
+            }
+            if let Err(f) = r.and_then(&mut done) {
+                stop.store(true, Ordering::Relaxed);
+                first_failure = Some(f);
+            }
+        }
+        first_failure.map_or(Ok(()), Err)
+    })
+}

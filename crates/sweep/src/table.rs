@@ -1,0 +1,254 @@
+//! The sweep's table: per point, one row per task group (`sweep.csv`) and one per device
+//! (`sweep-devices.csv`), each beginning with the point's index and each swept key's value.
+//! Rows hold figures as the CSV prints them, so a table written, read back (to resume, or
+//! gathered from other processes) and written again is byte-identical.
+
+use crate::figures::{device_figures, format_figure, group_figures, rounded, DEVICE_FIGURES, GROUP_FIGURES};
+use std::io::Write;
+use wblab_sim::metrics::RunResult;
+
+pub const TASKS_CSV: &str = "sweep.csv";
+pub const DEVICES_CSV: &str = "sweep-devices.csv";
+
+/// One task group at one point.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GroupRow {
+    pub group: String,
+    pub job: String,
+    pub tasks: u64,
+    /// In the order of [`GROUP_FIGURES`].
+    pub figures: Vec<f64>,
+}
+
+/// One device at one point.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeviceRow {
+    pub device: String,
+    pub model: String,
+    /// In the order of [`DEVICE_FIGURES`].
+    pub figures: Vec<f64>,
+}
+
+/// Everything the table holds about one point.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PointRows {
+    pub point: u64,
+    /// Each swept key's value, as the tables show it.
+    pub values: Vec<String>,
+    pub groups: Vec<GroupRow>,
+    pub devices: Vec<DeviceRow>,
+}
+
+impl PointRows {
+    /// The rows of a finished run.
+    pub fn of(point: u64, values: Vec<String>, r: &RunResult) -> PointRows {
+        let round = |names: &[&str], v: &[f64]| names.iter().zip(v).map(|(n, v)| rounded(n, *v)).collect();
+        PointRows {
+            point,
+            values,
+            groups: group_figures(r)
+                .into_iter()
+                .map(|g| GroupRow {
+                    group: g.group,
+                    job: g.job.to_string(),
+                    tasks: g.tasks as u64,
+                    figures: round(&GROUP_FIGURES, &g.values),
+                })
+                .collect(),
+            devices: device_figures(r)
+                .into_iter()
+                .map(|d| DeviceRow {
+                    device: d.device,
+                    model: d.model.to_string(),
+                    figures: round(&DEVICE_FIGURES, &d.values),
+                })
+                .collect(),
+        }
+    }
+
+    /// Every figure by its name, `<group>.<figure>` and `<device>.<figure>`, as `--minimize`,
+    /// `--maximize` and `--where` name them.
+    pub fn named_figures(&self) -> Vec<(String, f64)> {
+        let mut out = Vec::new();
+        for g in &self.groups {
+            out.extend(GROUP_FIGURES.iter().zip(&g.figures).map(|(f, v)| (format!("{}.{f}", g.group), *v)));
+        }
+        for d in &self.devices {
+            out.extend(
+                DEVICE_FIGURES
+                    .iter()
+                    .zip(&d.figures)
+                    .map(|(f, v)| (format!("{}.{f}", d.device), *v)),
+            );
+        }
+        out
+    }
+
+    /// The figure `name` (`<group>.<figure>` or `<device>.<figure>`), if the point has it.
+    pub fn figure(&self, name: &str) -> Option<f64> {
+        let (item, figure) = name.rsplit_once('.')?;
+        if let Some(g) = self.groups.iter().find(|g| g.group == item) {
+            return GROUP_FIGURES.iter().position(|f| *f == figure).map(|k| g.figures[k]);
+        }
+        let d = self.devices.iter().find(|d| d.device == item)?;
+        DEVICE_FIGURES.iter().position(|f| *f == figure).map(|k| d.figures[k])
+    }
+}
+
+/// `sweep.csv`'s header for a sweep of `keys`.
+pub fn groups_header(keys: &[String]) -> Vec<String> {
+    header(keys, &["group", "job", "tasks"], &GROUP_FIGURES)
+}
+
+/// `sweep-devices.csv`'s header.
+pub fn devices_header(keys: &[String]) -> Vec<String> {
+    header(keys, &["device", "model"], &DEVICE_FIGURES)
+}
+
+fn header(keys: &[String], own: &[&str], figures: &[&str]) -> Vec<String> {
+    std::iter::once("point".to_string())
+        .chain(keys.iter().cloned())
+        .chain(own.iter().chain(figures).map(|s| s.to_string()))
+        .collect()
+}
+
+/// Writes the two CSV tables, a point's rows at a time.
+pub struct CsvWriter<W: Write> {
+    groups: csv::Writer<W>,
+    devices: csv::Writer<W>,
+}
+
+impl<W: Write> CsvWriter<W> {
+    /// Writers that start with the headers (`headers`), or append to tables that have them.
+    pub fn new(groups: W, devices: W, keys: &[String], headers: bool) -> csv::Result<CsvWriter<W>> {
+        let mut w = CsvWriter {
+            groups: csv::WriterBuilder::new()
+                .terminator(csv::Terminator::Any(b'\n'))
+                .from_writer(groups),
+            devices: csv::WriterBuilder::new()
+                .terminator(csv::Terminator::Any(b'\n'))
+                .from_writer(devices),
+        };
+        if headers {
+            w.groups.write_record(groups_header(keys))?;
+            w.devices.write_record(devices_header(keys))?;
+        }
+        Ok(w)
+    }
+
+    /// Write a point's rows: its devices' first, then its groups', each pushed to its file,
+    /// so a point whose group rows are in `sweep.csv` has all its rows (what [`parse_csv`]
+    /// readers resuming a sweep rely on).
+    pub fn write(&mut self, p: &PointRows) -> csv::Result<()> {
+        let lead = || std::iter::once(p.point.to_string()).chain(p.values.iter().cloned());
+        for d in &p.devices {
+            let figures = DEVICE_FIGURES.iter().zip(&d.figures).map(|(n, v)| format_figure(n, *v));
+            let own = [d.device.clone(), d.model.clone()];
+            self.devices.write_record(lead().chain(own).chain(figures))?;
+        }
+        self.devices.flush()?;
+        for g in &p.groups {
+            let figures = GROUP_FIGURES.iter().zip(&g.figures).map(|(n, v)| format_figure(n, *v));
+            let own = [g.group.clone(), g.job.clone(), g.tasks.to_string()];
+            self.groups.write_record(lead().chain(own).chain(figures))?;
+        }
+        self.groups.flush()?;
+        Ok(())
+    }
+
+    pub fn into_inner(self) -> Result<(W, W), String> {
+        let g = self.groups.into_inner().map_err(|e| e.to_string())?;
+        let d = self.devices.into_inner().map_err(|e| e.to_string())?;
+        Ok((g, d))
+    }
+}
+
+/// Both tables as text, the points in the order given.
+pub fn to_csv(keys: &[String], points: &[PointRows]) -> (String, String) {
+    let mut w = CsvWriter::new(Vec::new(), Vec::new(), keys, true).expect("writing to memory");
+    for p in points {
+        w.write(p).expect("writing to memory");
+    }
+    let (g, d) = w.into_inner().expect("writing to memory");
+    (
+        String::from_utf8(g).expect("our rows are UTF-8"),
+        String::from_utf8(d).expect("our rows are UTF-8"),
+    )
+}
+
+/// The points of tables written by [`CsvWriter`] for a sweep of `keys` (`headers`: whether
+/// the texts begin with their headers). A row cut short (a sweep stopped mid-write) or of
+/// another sweep is an error naming its line.
+pub fn parse_csv(keys: &[String], groups: &str, devices: &str, headers: bool) -> Result<Vec<PointRows>, String> {
+    let mut points: std::collections::BTreeMap<u64, PointRows> = Default::default();
+    let lead = 1 + keys.len();
+    let mut read = |text: &str, head: Vec<String>, own: usize, names: &[&str], what: &str, devices: bool| -> Result<(), String> {
+        let mut r = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .flexible(true)
+            .from_reader(text.as_bytes());
+        for (n, rec) in r.records().enumerate() {
+            let rec = rec.map_err(|e| format!("{what}: {e}"))?;
+            let fields: Vec<&str> = rec.iter().collect();
+            if headers && n == 0 {
+                if fields != head.iter().map(String::as_str).collect::<Vec<_>>() {
+                    return Err(format!(
+                        "{what}: its header is not this sweep's ({})",
+                        head[1..=keys.len()].join(", ")
+                    ));
+                }
+                continue;
+            }
+            let line = n + 1;
+            if fields.len() != head.len() {
+                return Err(format!(
+                    "{what}: line {line}: {} fields where the header has {}",
+                    fields.len(),
+                    head.len()
+                ));
+            }
+            let point: u64 = fields[0]
+                .parse()
+                .map_err(|_| format!("{what}: line {line}: `{}` is not a point", fields[0]))?;
+            let figures = fields[lead + own..]
+                .iter()
+                .zip(names)
+                .map(|(f, n)| {
+                    f.parse::<f64>()
+                        .map_err(|_| format!("{what}: line {line}: {n} `{f}` is not a number"))
+                })
+                .collect::<Result<Vec<f64>, String>>()?;
+            let values: Vec<String> = fields[1..lead].iter().map(|s| s.to_string()).collect();
+            let p = points.entry(point).or_insert_with(|| PointRows {
+                point,
+                values: values.clone(),
+                groups: Vec::new(),
+                devices: Vec::new(),
+            });
+            if p.values != values {
+                return Err(format!("{what}: line {line}: point {point} appears with two sets of values"));
+            }
+            let item = &fields[lead..lead + own];
+            if devices {
+                p.devices.push(DeviceRow {
+                    device: item[0].to_string(),
+                    model: item[1].to_string(),
+                    figures,
+                });
+            } else {
+                p.groups.push(GroupRow {
+                    group: item[0].to_string(),
+                    job: item[1].to_string(),
+                    tasks: item[2]
+                        .parse()
+                        .map_err(|_| format!("{what}: line {line}: tasks `{}` is not a count", item[2]))?,
+                    figures,
+                });
+            }
+        }
+        Ok(())
+    };
+    read(groups, groups_header(keys), 3, &GROUP_FIGURES, TASKS_CSV, false)?;
+    read(devices, devices_header(keys), 2, &DEVICE_FIGURES, DEVICES_CSV, true)?;
+    Ok(points.into_values().collect())
+}

@@ -1,0 +1,209 @@
+//! `wblab._wblab`: what the Python package calls. Scenarios arrive as text (the package reads
+//! files and turns dicts into TOML), simulations run with the interpreter's lock released, and
+//! results come back as the files `wblab run` writes (the package reads them into pandas) or,
+//! for sweeps, as the rows of the sweep's table. Every error is a `wblab.WblabError` carrying
+//! wblab's own message (file, line, key and hint).
+
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use std::path::{Path, PathBuf};
+use wblab_scenario::SweepPlan;
+use wblab_sweep::{run_points as run_sweep_points, Options};
+
+pyo3::create_exception!(
+    _wblab,
+    WblabError,
+    PyException,
+    "An error from wblab: its message names the file, line, key and a hint."
+);
+
+fn err(e: impl std::fmt::Display) -> PyErr {
+    WblabError::new_err(e.to_string())
+}
+
+/// The scenario a text gives: a fio job file by its `.fio` name, else TOML (its first kernel).
+fn scenario(text: &str, file: &str) -> PyResult<wblab_sim::config::Scenario> {
+    if Path::new(file).extension().is_some_and(|e| e == "fio") {
+        return wblab_scenario::fio_scenario(text, file).map_err(err);
+    }
+    if SweepPlan::parse(text, file).map_err(err)?.is_some() {
+        return Err(err(format!(
+            "{file}: has a [sweep]: run it with wblab.sweep(), or drop the [sweep] table to run one point"
+        )));
+    }
+    wblab_scenario::parse(text, file).map_err(err)
+}
+
+/// A sweep's plan, checked.
+fn plan(text: &str, file: &str) -> PyResult<SweepPlan> {
+    let p = SweepPlan::parse(text, file)
+        .map_err(err)?
+        .ok_or_else(|| err(format!("{file}: has no [sweep] table")))?;
+    p.check().map_err(err)?;
+    Ok(p)
+}
+
+/// The wblab version.
+#[pyfunction]
+fn version() -> &'static str {
+    env!("CARGO_PKG_VERSION")
+}
+
+/// TOML text of a JSON object (a scenario given as a dict).
+#[pyfunction]
+fn toml_of_json(json: &str) -> PyResult<String> {
+    let v: serde_json::Value = serde_json::from_str(json).map_err(err)?;
+    let t: toml::Value = serde_json::from_value(v).map_err(|e| err(format!("the scenario dict cannot be written as TOML: {e}")))?;
+    toml::to_string(&t).map_err(|e| err(format!("the scenario dict cannot be written as TOML: {e}")))
+}
+
+/// The resolved scenario as JSON (every knob explicit), or the error.
+#[pyfunction]
+fn check(text: &str, file: &str) -> PyResult<String> {
+    let sc = match SweepPlan::parse(text, file).map_err(err)? {
+        Some(p) => {
+            p.check().map_err(err)?;
+            p.point(0).map_err(err)?.scenario
+        }
+        None => scenario(text, file)?,
+    };
+    serde_json::to_string(&sc).map_err(err)
+}
+
+/// Simulate and write the results directory `out`; returns the wall seconds simulated.
+#[pyfunction]
+#[pyo3(signature = (text, file, out, seed=None, check=false, report=false))]
+fn run(py: Python<'_>, text: &str, file: &str, out: PathBuf, seed: Option<u64>, check: bool, report: bool) -> PyResult<f64> {
+    let mut sc = scenario(text, file)?;
+    if let Some(s) = seed {
+        sc.seed = s;
+    }
+    py.detach(move || {
+        let t0 = std::time::Instant::now();
+        let opts = wblab_sim::RunOptions {
+            check_laws: check || wblab_sim::RunOptions::default().check_laws,
+        };
+        let r = wblab_sim::run_with(&sc, &mut wblab_sim::machine::NoProgress, opts)
+            .map_err(|v| err(format!("{} (kernel {}, seed {}): {v}", sc.name, sc.kernel, sc.seed)))?;
+        let wall = t0.elapsed().as_secs_f64();
+        wblab::write_run(&out, &r, wall, report).map_err(err)?;
+        Ok(wall)
+    })
+}
+
+/// A sweep: its keys, number of points and whether they are drawn at random.
+#[pyfunction]
+fn sweep_info(text: &str, file: &str) -> PyResult<(Vec<String>, u64, bool)> {
+    let p = plan(text, file)?;
+    Ok((p.keys().to_vec(), p.len(), p.is_random()))
+}
+
+/// Each key's value at the points `start..end`.
+#[pyfunction]
+fn sweep_values(text: &str, file: &str, start: u64, end: u64) -> PyResult<Vec<Vec<String>>> {
+    Ok(plan(text, file)?.values(start, end))
+}
+
+/// Run the points `indices` (on `workers` threads; 0 = every core) and return their rows as
+/// the two tables' CSV text without headers, for [`write_tables`] to gather.
+#[pyfunction]
+#[pyo3(signature = (text, file, indices, workers=1, check=false))]
+fn run_points(py: Python<'_>, text: &str, file: &str, indices: Vec<u64>, workers: usize, check: bool) -> PyResult<(String, String)> {
+    // Points are checked one by one as they run; a worker need not check the whole sweep.
+    let p = SweepPlan::parse(text, file)
+        .map_err(err)?
+        .ok_or_else(|| err(format!("{file}: has no [sweep] table")))?;
+    py.detach(move || {
+        let mut rows = Vec::new();
+        let opts = Options {
+            workers,
+            check,
+            ..Default::default()
+        };
+        run_sweep_points(&p, &indices, &opts, |r| {
+            rows.push(r);
+            Ok(())
+        })
+        .map_err(err)?;
+        rows.sort_by_key(|r| r.point);
+        let (g, d) = wblab_sweep::table::to_csv(p.keys(), &rows);
+        let body = |t: String| t.split_once('\n').map_or(String::new(), |(_, rest)| rest.to_string());
+        Ok((body(g), body(d)))
+    })
+}
+
+/// Gather rows from [`run_points`] (any order, any split) into `out`'s tables, as a local
+/// sweep writes them: CSV and Parquet, in sweep order.
+#[pyfunction]
+fn write_tables(text: &str, file: &str, out: PathBuf, groups: &str, devices: &str) -> PyResult<u64> {
+    let p = plan(text, file)?;
+    let mut rows = wblab_sweep::table::parse_csv(p.keys(), groups, devices, false).map_err(err)?;
+    rows.sort_by_key(|r| r.point);
+    std::fs::create_dir_all(&out).map_err(|e| err(format!("{}: {e}", out.display())))?;
+    let (g, d) = wblab_sweep::table::to_csv(p.keys(), &rows);
+    for (name, t) in [(wblab_sweep::TASKS_CSV, g), (wblab_sweep::DEVICES_CSV, d)] {
+        std::fs::write(out.join(name), t).map_err(|e| err(format!("{}: {e}", out.join(name).display())))?;
+    }
+    wblab_sweep::parquet_out::write_tables(&out, p.keys(), &rows).map_err(err)?;
+    Ok(rows.len() as u64)
+}
+
+/// A whole sweep on this machine's cores into `out` (resuming from its tables with
+/// `resume`); returns the points kept from an earlier run.
+#[pyfunction]
+#[pyo3(signature = (text, file, out, workers=0, resume=false, check=false, quiet=true))]
+#[allow(clippy::too_many_arguments)] // Python's keyword arguments, one by one.
+fn sweep_local(
+    py: Python<'_>,
+    text: &str,
+    file: &str,
+    out: PathBuf,
+    workers: usize,
+    resume: bool,
+    check: bool,
+    quiet: bool,
+) -> PyResult<u64> {
+    let p = plan(text, file)?;
+    py.detach(move || {
+        let opts = Options {
+            workers,
+            check,
+            ..Default::default()
+        };
+        let mut last = 0;
+        let o = wblab_sweep::run_sweep(&p, &out, resume, &opts, |done, total| {
+            let tenth = done * 10 / total.max(1);
+            if !quiet && tenth > last {
+                last = tenth;
+                eprintln!("sweep: {done}/{total} points");
+            }
+        })
+        .map_err(err)?;
+        Ok(o.resumed)
+    })
+}
+
+/// The `wblab` command line with `args` (without the program name); its exit status.
+#[pyfunction]
+fn main(py: Python<'_>, args: Vec<String>) -> i32 {
+    py.detach(move || {
+        let code = wblab::main_with(std::iter::once("wblab".to_string()).chain(args));
+        i32::from(code != std::process::ExitCode::SUCCESS)
+    })
+}
+
+#[pymodule]
+fn _wblab(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("WblabError", m.py().get_type::<WblabError>())?;
+    m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(toml_of_json, m)?)?;
+    m.add_function(wrap_pyfunction!(check, m)?)?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep_info, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep_values, m)?)?;
+    m.add_function(wrap_pyfunction!(run_points, m)?)?;
+    m.add_function(wrap_pyfunction!(write_tables, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep_local, m)?)?;
+    m.add_function(wrap_pyfunction!(main, m)?)?;
+    Ok(())
+}

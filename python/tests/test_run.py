@@ -1,0 +1,75 @@
+"""wblab.run, wblab.check and the command line from Python."""
+
+import json
+
+import pandas as pd
+import pytest
+
+import wblab
+
+
+def test_run_gives_the_results_as_frames(scenarios, tmp_path):
+    r = wblab.run(scenarios / "default.toml", out=tmp_path / "default")
+    tasks = r.tasks
+    assert list(tasks["name"]) == ["dd"] * 4 + ["reader"]
+    # The frames are the files `wblab run` writes, read back.
+    summary = json.loads((tmp_path / "default" / "summary.json").read_text())
+    assert tasks["throughput_mb_s"].tolist() == [t["throughput_mb_s"] for t in summary["tasks"]]
+    assert (tasks.loc[tasks["name"] == "dd", "pauses.count"] > 0).all(), "the writers were throttled"
+    ts = r.timeseries
+    assert ts["t_s"].is_monotonic_increasing and len(ts) == int(summary["sim_seconds"])
+    assert (ts["nr_dirty"] <= ts["dirty_thresh"] * 1.1).all(), "dirty pages stay near the threshold"
+    assert set(r.throttle["device"]) == {"sda"}
+    assert {"pos_ratio", "dirty_ratelimit"} <= set(r.throttle.columns)
+    # A histogram holds every operation its task counted.
+    h = r.histograms
+    reader = h[(h["owner"] == "reader") & (h["kind"] == "op_latency")]
+    assert reader["count"].sum() == tasks.loc[tasks["name"] == "reader", "op_latency_ms.count"].iloc[0]
+    assert len(r.ops) > 0 and len(r.iostat) > 0 and not r.devices.empty
+
+
+def test_a_dict_or_text_runs_as_the_file_does(tmp_path):
+    text = 'duration = "5s"\nseed = 3\n[[device]]\nname = "sda"\nmodel = "ssd"\n[[task]]\nname = "copy"\njob = "dd"\n'
+    as_dict = {
+        "duration": "5s",
+        "seed": 3,
+        "device": [{"name": "sda", "model": "ssd"}],
+        "task": [{"name": "copy", "job": "dd"}],
+    }
+    a = wblab.run(text, out=tmp_path / "a")
+    b = wblab.run(as_dict, out=tmp_path / "b")
+    pd.testing.assert_frame_equal(a.timeseries, b.timeseries)
+    assert a.tasks["bytes_written"].iloc[0] == b.tasks["bytes_written"].iloc[0] > 0
+    # Another seed is honoured.
+    c = wblab.run(text, out=tmp_path / "c", seed=9)
+    assert c.summary["scenario"]["seed"] == 9
+
+
+def test_errors_name_the_file_line_and_key(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[[device]]\nname = "sda"\n"queue/schedulr" = "bfq"\n')
+    with pytest.raises(wblab.WblabError) as e:
+        wblab.run(bad)
+    msg = str(e.value)
+    assert f"{bad}:3:1" in msg and "queue/schedulr" in msg and "did you mean `queue/scheduler`" in msg
+    with pytest.raises(wblab.WblabError, match="cannot read the scenario file"):
+        wblab.check(tmp_path / "missing.toml")
+    with pytest.raises(wblab.WblabError, match=r"has a \[sweep\]"):
+        wblab.run('[[device]]\nname = "sda"\n[sweep]\nseed = [1, 2]\n')
+
+
+def test_check_resolves_every_knob(scenarios):
+    sc = wblab.check(scenarios / "default.toml")
+    assert sc["name"] == "default" and sc["sysctl"]["dirty_ratio"] > 0
+    assert sc["devices"][0]["queue"]["scheduler"]
+
+
+def test_the_command_line_runs_from_the_package(capsys):
+    assert wblab._wblab.main(["kernels"]) == 0
+    assert wblab._wblab.main(["run", "--no-such-flag"]) != 0
+
+
+def test_polars_when_installed(scenarios, tmp_path):
+    pl = pytest.importorskip("polars")
+    r = wblab.run(scenarios / "default.toml", out=tmp_path / "r")
+    assert isinstance(r.to_polars("timeseries"), pl.DataFrame)

@@ -1,0 +1,95 @@
+"""A run's results directory read into pandas DataFrames."""
+
+from __future__ import annotations
+
+import json
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Dict, Union
+
+import pandas as pd
+
+
+class Result:
+    """The results of one run, from its directory (what ``wblab run`` writes).
+
+    Each table is read when first asked for:
+
+    - :attr:`summary` — ``summary.json`` as a dict (the scenario, every task and device);
+    - :attr:`tasks` — one row per task: bytes, throughput, pauses and operation latencies
+      (nested figures flattened: ``pauses.p99_ms``, ``op_latency_ms.p50``);
+    - :attr:`devices` — one row per device: bytes, utilisation, request latencies;
+    - :attr:`timeseries` — per simulated second: the vmstat counters, thresholds, each
+      device's MB/s and utilisation (``timeseries.csv``);
+    - :attr:`throttle` — the balance_dirty_pages samples per device and second: dirty pages,
+      setpoint, limits, bandwidth estimates and rate limits (``throttle.csv``);
+    - :attr:`iostat` — per device and second, as ``iostat -x`` (``iostat.csv``);
+    - :attr:`latency` — per task group and second: operations, mean and max latency;
+    - :attr:`ops` — every latency-sensitive operation: when it ended and how long it took;
+    - :attr:`histograms` — the full latency histograms (pauses, operations, requests) in long
+      form: ``owner``, ``instance``, ``kind``, ``value_ns``, ``count``.
+    """
+
+    def __init__(self, directory: Union[str, Path]):
+        self.dir = Path(directory)
+
+    def __repr__(self) -> str:
+        s = self.summary
+        return f"<wblab.Result {s['scenario']['name']}: {s['sim_seconds']:.1f} s simulated, {len(s['tasks'])} tasks, in {self.dir}>"
+
+    def _csv(self, name: str) -> pd.DataFrame:
+        path = self.dir / name
+        if not path.exists():
+            return pd.DataFrame()
+        return pd.read_csv(path)
+
+    @cached_property
+    def summary(self) -> Dict[str, Any]:
+        return json.loads((self.dir / "summary.json").read_text())
+
+    @cached_property
+    def tasks(self) -> pd.DataFrame:
+        return pd.json_normalize(self.summary["tasks"])
+
+    @cached_property
+    def devices(self) -> pd.DataFrame:
+        return pd.json_normalize(self.summary["devices"])
+
+    @cached_property
+    def timeseries(self) -> pd.DataFrame:
+        return self._csv("timeseries.csv")
+
+    @cached_property
+    def throttle(self) -> pd.DataFrame:
+        return self._csv("throttle.csv")
+
+    @cached_property
+    def iostat(self) -> pd.DataFrame:
+        return self._csv("iostat.csv")
+
+    @cached_property
+    def latency(self) -> pd.DataFrame:
+        return self._csv("latency.csv")
+
+    @cached_property
+    def ops(self) -> pd.DataFrame:
+        return self._csv("ops.csv")
+
+    @cached_property
+    def histograms(self) -> pd.DataFrame:
+        h = json.loads((self.dir / "histograms.json").read_text())
+        rows = []
+        for t in h.get("tasks", []):
+            for kind in ("pause", "op_latency"):
+                for value, count in t.get(kind, {}).get("buckets", []):
+                    rows.append((t["name"], t["instance"], kind, value, count))
+        for d in h.get("devices", []):
+            for value, count in d.get("request_latency", {}).get("buckets", []):
+                rows.append((d["name"], 0, "request_latency", value, count))
+        return pd.DataFrame(rows, columns=["owner", "instance", "kind", "value_ns", "count"])
+
+    def to_polars(self, table: str):
+        """One of the tables as a polars DataFrame (``polars`` must be installed)."""
+        import polars as pl
+
+        return pl.from_pandas(getattr(self, table))

@@ -1,0 +1,48 @@
+"""Running one scenario, simulated or (as root) on this machine."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Optional, Sequence, Union
+
+from . import _wblab
+from .results import Result
+from .scenario import Scenario, scenario_text
+
+
+def run(
+    scenario: Scenario,
+    *,
+    out: Optional[Union[str, Path]] = None,
+    seed: Optional[int] = None,
+    check: bool = False,
+    report: bool = False,
+) -> Result:
+    """Simulate ``scenario`` (a path, TOML text or a dict) and return its :class:`Result`.
+
+    The results directory is ``out`` (created), or a new temporary directory. ``seed``
+    overrides the scenario's; ``check`` checks the model's laws while running (a broken law
+    raises :class:`wblab.WblabError`); ``report`` also draws the SVG graphs and report.html.
+    A file that lists several kernels runs the first; a file with a ``[sweep]`` is refused:
+    use :func:`wblab.sweep`. The interpreter's lock is released while the simulation runs, so
+    threads may run several at once.
+    """
+    text, name = scenario_text(scenario)
+    directory = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="wblab-"))
+    _wblab.run(text, name, str(directory), seed, check, report)
+    return Result(directory)
+
+
+def measure(scenario: Union[str, Path], *, out: Union[str, Path], args: Sequence[str] = ()) -> Result:
+    """Run the scenario's workload on THIS machine, as ``wblab measure`` does (root needed:
+    loop devices, sysctls and sysfs knobs are set and restored), and return its results.
+
+    ``args`` are more ``wblab measure`` options (``["--scratch", "/mnt/scratch"]``). Progress
+    and errors are printed as the command prints them; a failure raises
+    :class:`wblab.WblabError`.
+    """
+    code = _wblab.main(["measure", str(scenario), "--out", str(out), *args])
+    if code != 0:
+        raise _wblab.WblabError(f"wblab measure {scenario} failed (see its message above)")
+    return Result(out)

@@ -1,0 +1,139 @@
+"""Sweeps: one scenario at many points, on this machine's cores, on a Ray cluster or on a
+Dask cluster — the same points, the same table."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any, List, Optional, Union
+
+import pandas as pd
+
+from . import _wblab
+from .scenario import Scenario, scenario_text
+
+
+class SweepResult:
+    """A sweep's table: :attr:`tasks` (``sweep.csv``: a row per point and task group) and
+    :attr:`devices` (``sweep-devices.csv``: a row per point and device), each beginning with
+    the point's index and one column per swept key, every figure's name ending in its unit
+    (``throughput_mb_s``, ``op_p99_ms``, ``util_pct``). :attr:`dir` holds the files, also as
+    Parquet."""
+
+    def __init__(self, directory: Union[str, Path], keys: List[str]):
+        self.dir = Path(directory)
+        self.keys = keys
+
+    def __repr__(self) -> str:
+        return f"<wblab.SweepResult of {', '.join(self.keys)}: {self.tasks['point'].nunique()} points in {self.dir}>"
+
+    def _read(self, name: str) -> pd.DataFrame:
+        # The swept keys' values are read as written ("64MiB", "bfq", "16"): as text.
+        return pd.read_csv(self.dir / name, dtype={k: str for k in self.keys})
+
+    @property
+    def tasks(self) -> pd.DataFrame:
+        return self._read("sweep.csv")
+
+    @property
+    def devices(self) -> pd.DataFrame:
+        return self._read("sweep-devices.csv")
+
+    def figure(self, name: str) -> pd.DataFrame:
+        """One figure per point, named as ``--where`` names it (``reader.op_p99_ms``,
+        ``sda.util_pct``): the points' keys and a column ``name``."""
+        item, fig = name.rsplit(".", 1)
+        if fig == "throughput":
+            fig = "throughput_mb_s"
+        t = self.tasks
+        if item in set(t["group"]):
+            rows = t[t["group"] == item]
+        else:
+            d = self.devices
+            rows = d[d["device"] == item]
+        if rows.empty:
+            raise _wblab.WblabError(f"error: no group or device `{item}` in this sweep")
+        return rows[["point", *self.keys, fig]].rename(columns={fig: name}).reset_index(drop=True)
+
+
+def _chunks(indices: List[int], size: int) -> List[List[int]]:
+    return [indices[i : i + size] for i in range(0, len(indices), size)]
+
+
+def _run_chunk(text: str, name: str, indices: List[int], check: bool):
+    # Runs in a Ray or Dask worker: the package must be installed there.
+    from wblab import _wblab as native
+
+    return native.run_points(text, name, indices, 1, check)
+
+
+def sweep(
+    scenario: Scenario,
+    *,
+    backend: str = "local",
+    out: Optional[Union[str, Path]] = None,
+    jobs: Optional[int] = None,
+    resume: bool = False,
+    check: bool = False,
+    quiet: bool = True,
+    client: Any = None,
+    chunk: Optional[int] = None,
+) -> SweepResult:
+    """Run every point of the scenario's ``[sweep]`` and return the table.
+
+    ``backend``:
+
+    - ``"local"`` — this machine's cores (``jobs`` at once, default all), as ``wblab sweep``;
+      ``resume`` keeps the points already in ``out``'s table and runs the rest;
+    - ``"ray"`` — ``ray.remote`` tasks on the cluster ``ray.init()`` connects to (a local one
+      if none is running);
+    - ``"dask"`` — ``client.map`` on a ``distributed.Client`` (``client``, or a new
+      ``LocalCluster``).
+
+    Points go to workers ``chunk`` at a time (default: about four chunks per worker). Each
+    point is one single-threaded, deterministic simulation, so every backend gives the same
+    table, byte for byte, in ``out`` (default: a new temporary directory): ``sweep.csv``,
+    ``sweep-devices.csv`` and their Parquet twins.
+    """
+    text, name = scenario_text(scenario)
+    keys, n, _random = _wblab.sweep_info(text, name)
+    directory = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="wblab-sweep-"))
+    if backend == "local":
+        _wblab.sweep_local(text, name, str(directory), jobs or 0, resume, check, quiet)
+        return SweepResult(directory, keys)
+    if resume:
+        raise _wblab.WblabError("error: resume=True is for backend=\"local\"; a distributed sweep writes its table once, at the end")
+    indices = list(range(n))
+    if backend == "ray":
+        import ray
+
+        if not ray.is_initialized():
+            ray.init(num_cpus=jobs, include_dashboard=False, log_to_driver=False)
+        workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
+        remote = ray.remote(num_cpus=1)(_run_chunk)
+        size = chunk or max(1, n // (4 * workers))
+        parts = ray.get([remote.remote(text, name, c, check) for c in _chunks(indices, size)])
+    elif backend == "dask":
+        own = None
+        if client is None:
+            from distributed import Client, LocalCluster
+
+            own = LocalCluster(n_workers=jobs or 2, threads_per_worker=1, processes=True)
+            client = Client(own)
+        try:
+            workers = max(1, len(client.scheduler_info().get("workers", {})))
+            size = chunk or max(1, n // (4 * workers))
+            chunks = _chunks(indices, size)
+            k = len(chunks)
+            futures = client.map(_run_chunk, [text] * k, [name] * k, chunks, [check] * k, pure=False)
+            parts = client.gather(futures)
+        finally:
+            if own is not None:
+                client.close()
+                own.close()
+    else:
+        raise _wblab.WblabError(f"error: unknown backend `{backend}`\n  hint: local, ray or dask")
+    groups = "".join(p[0] for p in parts)
+    devices = "".join(p[1] for p in parts)
+    _wblab.write_tables(text, name, str(directory), groups, devices)
+    return SweepResult(directory, keys)
