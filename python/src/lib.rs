@@ -8,7 +8,7 @@ use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use std::path::{Path, PathBuf};
 use wblab_scenario::SweepPlan;
-use wblab_sweep::{run_points as run_sweep_points, Options};
+use wblab_sweep::Options;
 
 pyo3::create_exception!(
     _wblab,
@@ -114,18 +114,12 @@ fn run_points(py: Python<'_>, text: &str, file: &str, indices: Vec<u64>, workers
         .map_err(err)?
         .ok_or_else(|| err(format!("{file}: has no [sweep] table")))?;
     py.detach(move || {
-        let mut rows = Vec::new();
         let opts = Options {
             workers,
             check,
             ..Default::default()
         };
-        run_sweep_points(&p, &indices, &opts, |r| {
-            rows.push(r);
-            Ok(())
-        })
-        .map_err(err)?;
-        rows.sort_by_key(|r| r.point);
+        let rows = wblab_sweep::run_sorted(&p, &indices, &opts).map_err(err)?;
         let (g, d) = wblab_sweep::table::to_csv(p.keys(), &rows);
         let body = |t: String| t.split_once('\n').map_or(String::new(), |(_, rest)| rest.to_string());
         Ok((body(g), body(d)))
@@ -139,12 +133,7 @@ fn write_tables(text: &str, file: &str, out: PathBuf, groups: &str, devices: &st
     let p = plan(text, file)?;
     let mut rows = wblab_sweep::table::parse_csv(p.keys(), groups, devices, false).map_err(err)?;
     rows.sort_by_key(|r| r.point);
-    std::fs::create_dir_all(&out).map_err(|e| err(format!("{}: {e}", out.display())))?;
-    let (g, d) = wblab_sweep::table::to_csv(p.keys(), &rows);
-    for (name, t) in [(wblab_sweep::TASKS_CSV, g), (wblab_sweep::DEVICES_CSV, d)] {
-        std::fs::write(out.join(name), t).map_err(|e| err(format!("{}: {e}", out.join(name).display())))?;
-    }
-    wblab_sweep::parquet_out::write_tables(&out, p.keys(), &rows).map_err(err)?;
+    wblab_sweep::write_tables(&out, p.keys(), &rows).map_err(err)?;
     Ok(rows.len() as u64)
 }
 

@@ -71,3 +71,13 @@ def test_a_bad_backend_or_point_is_an_error(sweep20, tmp_path):
     bad.write_text('[[device]]\nname = "sda"\n[[task]]\nname = "c"\njob = "dd"\nstart = "5s"\n[sweep]\nduration = ["10s", "2s"]\n')
     with pytest.raises(wblab.WblabError, match="at the sweep's point 1: duration=2s"):
         wblab.sweep(bad)
+
+
+def test_the_command_line_takes_a_backend(sweep20, tmp_path, capsys):
+    pytest.importorskip("distributed")
+    from wblab.__main__ import main
+
+    assert main(["sweep", str(sweep20), "--backend", "dask", "-j", "2", "--out", str(tmp_path / "dask")]) == 0
+    assert "20 points on dask" in capsys.readouterr().out
+    wblab.sweep(sweep20, out=tmp_path / "local")
+    same_tables(tmp_path / "local", tmp_path / "dask")

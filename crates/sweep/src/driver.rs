@@ -98,9 +98,16 @@ pub fn run_sweep(
     drop(w);
     ran?;
     points.sort_by_key(|p| p.point);
-    let (gt, dt) = to_csv(plan.keys(), &points);
-    replace(&g, &gt)?;
-    replace(&d, &dt)?;
-    parquet_out::write_tables(dir, plan.keys(), &points).map_err(Failure::Io)?;
+    write_tables(dir, plan.keys(), &points)?;
     Ok(Outcome { points, resumed })
+}
+
+/// Write a sweep's finished tables into `dir`: both CSVs and their Parquet twins, the points
+/// in the order given (sweep order, for every writer to give the same bytes).
+pub fn write_tables(dir: &Path, keys: &[String], points: &[PointRows]) -> Result<(), Failure> {
+    std::fs::create_dir_all(dir).map_err(io(dir))?;
+    let (gt, dt) = to_csv(keys, points);
+    replace(&dir.join(TASKS_CSV), &gt)?;
+    replace(&dir.join(DEVICES_CSV), &dt)?;
+    parquet_out::write_tables(dir, keys, points).map_err(Failure::Io)
 }

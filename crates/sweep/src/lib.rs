@@ -14,6 +14,6 @@ pub mod run;
 pub mod summary;
 pub mod table;
 
-pub use driver::{run_sweep, Outcome};
-pub use run::{run_point, run_points, Failure, Options};
+pub use driver::{run_sweep, write_tables, Outcome};
+pub use run::{run_point, run_points, run_sorted, Failure, Options};
 pub use table::{PointRows, DEVICES_CSV, TASKS_CSV};

@@ -134,3 +134,15 @@ pub fn run_points(
         first_failure.map_or(Ok(()), Err)
     })
 }
+
+/// Run the points `indices` and return their rows in sweep order (for a caller that wants the
+/// table in memory, not files).
+pub fn run_sorted(plan: &SweepPlan, indices: &[u64], opts: &Options<'_>) -> Result<Vec<PointRows>, Failure> {
+    let mut rows = Vec::with_capacity(indices.len());
+    run_points(plan, indices, opts, |r| {
+        rows.push(r);
+        Ok(())
+    })?;
+    rows.sort_by_key(|r| r.point);
+    Ok(rows)
+}

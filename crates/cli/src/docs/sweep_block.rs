@@ -31,13 +31,7 @@ pub fn sweep(words: &[String], ctx: &Ctx) -> Result<String, String> {
     key(&x)?;
     let per = a.sweep.per.iter().map(|k| key(k)).collect::<Result<Vec<usize>, String>>()?;
     let indices: Vec<u64> = (0..plan.len()).collect();
-    let mut points = Vec::new();
-    wblab_sweep::run_points(&plan, &indices, &wblab_sweep::Options::default(), |p| {
-        points.push(p);
-        Ok(())
-    })
-    .map_err(|e| e.to_string())?;
-    points.sort_by_key(|p| p.point);
+    let points = wblab_sweep::run_sorted(&plan, &indices, &Default::default()).map_err(|e| e.to_string())?;
     let mut body = format!("```\n$ wblab sweep {}\n", words.join(" "));
     let objectives = a.sweep.objectives();
     if objectives.is_empty() && a.sweep.plot.is_empty() {

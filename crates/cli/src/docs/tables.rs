@@ -316,13 +316,7 @@ fn outcome(path: &str) -> Result<String, String> {
     if let Some(plan) = wblab_scenario::load_sweep(p).map_err(|e| e.to_string())? {
         let first = plan.point(0).map_err(|e| e.to_string())?;
         let indices: Vec<u64> = (0..plan.len()).collect();
-        let mut points = Vec::new();
-        wblab_sweep::run_points(&plan, &indices, &wblab_sweep::Options::default(), |p| {
-            points.push(p);
-            Ok(())
-        })
-        .map_err(|e| e.to_string())?;
-        points.sort_by_key(|p| p.point);
+        let points = wblab_sweep::run_sorted(&plan, &indices, &Default::default()).map_err(|e| e.to_string())?;
         return Ok(format!("```\n{}```\n", crate::sweep::table(&plan, &first.scenario, &points)));
     }
     let all = wblab_scenario::load_all(p).map_err(|e| e.to_string())?;
