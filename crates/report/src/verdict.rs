@@ -18,6 +18,9 @@
 //! * **slow fsync**: a commit probe's median fsync() took [`SLOW_FSYNC_MS`] or more, and what
 //!   it waited on: the journal's commits where the device has one, else the device's queue;
 //! * **device-bound**: a device had a request inside it [`BUSY_UTIL`] of the run or more;
+//! * **blk-throttle**: a device's blk-throttle limit (`throttle/write_bps`, `read_bps`; the
+//!   cgroup v1 `blkio.throttle.*_bps_device` files) held its traffic: it moved at
+//!   [`AT_LIMIT`] of the limit or more in [`HELD_SHARE`] of the seconds or more;
 //! * **cgroup**: a memory cgroup's dirty and writeback pages came to [`CGROUP_NEAR`] of its own
 //!   dirty threshold (cgroup v2: its writers were paced by the group's domain), or, with no
 //!   such threshold (cgroup v1), to that share of its memory limit.
@@ -40,6 +43,10 @@ pub const SLOW_FSYNC_MS: f64 = 50.0;
 /// Share of a memory cgroup's dirty threshold (or, on v1, of its limit) its dirty and
 /// writeback pages must reach for a sentence.
 pub const CGROUP_NEAR: f64 = 0.7;
+/// A second's rate counts as held at a blk-throttle limit from this share of the limit...
+pub const AT_LIMIT: f64 = 0.9;
+/// ...and the limit held the device when this share of the seconds (at least three) were.
+pub const HELD_SHARE: f64 = 0.25;
 /// Seconds with operations a group needs before its typical second means anything.
 const STALL_MIN_SECONDS: usize = 10;
 
@@ -71,6 +78,16 @@ struct Device {
     util: f64,
     request_p50_ms: f64,
     journal: Option<(f64, f64, f64)>,
+    /// blk-throttle bytes/s limits: (direction, limit).
+    limits: Vec<(&'static str, u64)>,
+}
+
+/// A device's blk-throttle bytes/s limits, from its resolved `throttle` table.
+fn limits(read_bps: Option<u64>, write_bps: Option<u64>) -> Vec<(&'static str, u64)> {
+    [("write", write_bps), ("read", read_bps)]
+        .into_iter()
+        .filter_map(|(d, v)| v.filter(|&v| v > 0).map(|v| (d, v)))
+        .collect()
 }
 
 /// What the rules read, from a run in memory or a results directory.
@@ -133,7 +150,9 @@ impl Input {
                 .map(|(k, x)| {
                     let j = &d.summary["devices"][k]["journal"];
                     let f = |key: &str| j.get(key).and_then(serde_json::Value::as_f64);
+                    let t = &d.summary["scenario"]["devices"][k]["throttle"];
                     Device {
+                        limits: limits(t["read_bps"].as_u64(), t["write_bps"].as_u64()),
                         name: x.name.clone(),
                         util: x.util,
                         request_p50_ms: x.latency.p50,
@@ -232,7 +251,9 @@ impl Input {
             devices: r
                 .devices
                 .iter()
-                .map(|d| Device {
+                .zip(&r.scenario.devices)
+                .map(|(d, c)| Device {
+                    limits: limits(c.throttle.read_bps, c.throttle.write_bps),
                     name: d.name.clone(),
                     util: d.util,
                     request_p50_ms: d.request_latency.summary().p50 as f64 / 1e6,
@@ -261,8 +282,37 @@ pub fn verdict(i: &Input) -> Vec<Finding> {
     governed(i, &mut out);
     slow_fsync(i, &mut out);
     device_bound(i, &mut out);
+    blk_throttle(i, &mut out);
     cgroup_limits(i, &mut out);
     out
+}
+
+fn blk_throttle(i: &Input, out: &mut Vec<Finding>) {
+    let Some(ts) = &i.timeseries else { return };
+    for d in &i.devices {
+        for &(dir, limit) in &d.limits {
+            let Some(col) = ts.col(&format!("{}_{dir}_mb_s", d.name)) else {
+                continue;
+            };
+            let rates: Vec<f64> = ts.rows.iter().filter_map(|r| r[col].parse::<f64>().ok()).collect();
+            let limit_mb = limit as f64 / 1e6;
+            let held = rates.iter().filter(|&&mb| mb >= AT_LIMIT * limit_mb).count();
+            if rates.is_empty() || held < 3 || (held as f64) < HELD_SHARE * rates.len() as f64 {
+                continue;
+            }
+            out.push(Finding {
+                rule: "blk-throttle",
+                text: format!(
+                    "blk-throttle held {}'s {dir}s at its limit (throttle/{dir}_bps {}/s) in {:.0} % of the seconds: \
+                     the limit, not the device, set the pace of its {dir}s.",
+                    d.name,
+                    wblab_sim::units::format_size(limit),
+                    held as f64 * 100.0 / rates.len() as f64
+                ),
+                figure: "iostat-bw",
+            });
+        }
+    }
 }
 
 fn cgroup_limits(i: &Input, out: &mut Vec<Finding>) {

@@ -280,3 +280,45 @@ fn a_memory_cgroup_is_named_for_the_limit_that_held_its_writers() {
     assert_eq!(verdict(&Input::from_dir(&d)), verdict(&Input::from_result(&v1)));
     assert!(!rules(&verdict(&Input::from_result(&sim(WRITERS)))).contains(&"cgroup"));
 }
+
+/// The writers on a disk behind a `throttle/write_bps` limit.
+fn throttled_writers(limit: &str) -> String {
+    WRITERS.replace("name = \"sda\"", &format!("name = \"sda\"\n\"throttle/write_bps\" = \"{limit}\""))
+}
+
+/// blk-throttle is named where its limit held the device's writes, with the share of seconds
+/// it held them, and not where the limit is above what the disk does; a results directory
+/// gives the same sentence.
+#[test]
+fn a_blk_throttle_limit_is_named_only_where_it_held_the_writes() {
+    let r = sim(&throttled_writers("20MB/s"));
+    let f = verdict(&Input::from_result(&r));
+    let b = f.iter().find(|x| x.rule == "blk-throttle").unwrap_or_else(|| panic!("{f:?}"));
+    assert!(
+        b.text
+            .starts_with("blk-throttle held sda's writes at its limit (throttle/write_bps 20MB/s)"),
+        "{}",
+        b.text
+    );
+    assert_eq!(b.figure, "iostat-bw");
+    // The evidence: the device wrote at the limit, never much above it.
+    let seconds: Vec<f64> = r.vmstat.iter().map(|s| s.dev_write_bytes[0] as f64 / 1e6).collect();
+    let held = seconds.iter().filter(|&&mb| mb >= 0.9 * 20.0).count();
+    assert!(
+        held * 4 >= seconds.len() && seconds.iter().all(|&mb| mb <= 20.0 * 1.1),
+        "{seconds:?}"
+    );
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("verdict-blk-throttle");
+    let _ = std::fs::remove_dir_all(&dir);
+    wblab_report::write_results_dir(&dir, &r, 0.0).unwrap();
+    let d = wblab_report::load::rundir::RunDir::load(&dir).unwrap();
+    assert!(verdict(&Input::from_dir(&d)).contains(b), "the same sentence from the files");
+    // A limit far above the disk's speed holds nothing; nor does a read limit nobody reaches.
+    let free = sim(&throttled_writers("2GB/s").replace(
+        "\"throttle/write_bps\"",
+        "\"throttle/read_bps\" = \"1MB/s\"\n\"throttle/write_bps\"",
+    ));
+    let f = verdict(&Input::from_result(&free));
+    assert!(!rules(&f).contains(&"blk-throttle"), "{f:?}");
+    assert!(rules(&f).contains(&"device-bound"), "the disk set the pace there: {f:?}");
+}
