@@ -371,25 +371,38 @@ fn the_kernel_is_a_sweep_axis() {
     );
 }
 
+/// A copy on an HDD for 3 s, swept by `sweep` (the `[sweep]` table's lines), in a fresh
+/// directory `name`: the directory and the file.
+fn copy_sweep(name: &str, sweep: &str) -> (PathBuf, PathBuf) {
+    let dir = fresh_dir(name);
+    let file = dir.join("s.toml");
+    let base = "duration = \"3s\"\n[[device]]\nname = \"sda\"\nmodel = \"hdd\"\n[[task]]\nname = \"copy\"\njob = \"dd\"\n";
+    fs::write(&file, format!("{base}[sweep]\n{sweep}")).unwrap();
+    (dir, file)
+}
+
+/// `wblab sweep FILE -q --out OUT ARGS...`: its exit code, stdout and stderr.
+fn sweep_cmd(file: &Path, out: &Path, args: &[&str]) -> (Option<i32>, String, String) {
+    let mut a = vec!["sweep", file.to_str().unwrap(), "-q", "--out", out.to_str().unwrap()];
+    a.extend_from_slice(args);
+    let o = wblab(&a);
+    let text = |b: &[u8]| String::from_utf8_lossy(b).to_string();
+    (o.status.code(), text(&o.stdout), text(&o.stderr))
+}
+
 /// A stopped sweep resumes: the points already in sweep.csv (same index, same values) are
 /// kept, a row cut short is dropped and its point runs again, and the table ends as a sweep
 /// run in one go would leave it. Rows of another sweep are refused, not mixed in.
 #[test]
 fn a_sweep_resumes_from_the_points_in_its_table() {
-    let dir = fresh_dir("sweep-resume");
-    let file = dir.join("s.toml");
-    fs::write(
-        &file,
-        "duration = \"3s\"\n[[device]]\nname = \"sda\"\nmodel = \"hdd\"\n[[task]]\nname = \"copy\"\njob = \"dd\"\n\
-         [sweep]\nrandom = { points = 12, seed = 5 }\n\"vm.dirty_bytes\" = { min = \"16MiB\", max = \"1GiB\", log = true }\n",
-    )
-    .unwrap();
+    let (dir, file) = copy_sweep(
+        "sweep-resume",
+        "random = { points = 12, seed = 5 }\n\"vm.dirty_bytes\" = { min = \"16MiB\", max = \"1GiB\", log = true }\n",
+    );
     let run = |out: &Path, extra: &[&str]| {
-        let mut a = vec!["sweep", file.to_str().unwrap(), "-q", "--out", out.to_str().unwrap()];
-        a.extend_from_slice(extra);
-        let o = wblab(&a);
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        String::from_utf8_lossy(&o.stdout).to_string()
+        let (code, text, err) = sweep_cmd(&file, out, extra);
+        assert_eq!(code, Some(0), "{err}");
+        text
     };
     let (whole, part) = (dir.join("whole"), dir.join("part"));
     run(&whole, &[]);
@@ -410,39 +423,21 @@ fn a_sweep_resumes_from_the_points_in_its_table() {
     }
     // Another sweep's table is not resumed into.
     fs::write(part.join("sweep.csv"), full.replace("vm.dirty_bytes", "vm.dirty_ratio")).unwrap();
-    let o = wblab(&["sweep", file.to_str().unwrap(), "-q", "--resume", "--out", part.to_str().unwrap()]);
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        !o.status.success() && err.contains("cannot resume") && err.contains("hint:"),
-        "{err}"
-    );
+    let (code, _, err) = sweep_cmd(&file, &part, &["--resume"]);
+    assert!(code != Some(0) && err.contains("cannot resume") && err.contains("hint:"), "{err}");
 }
 
 /// `--plot` draws a figure against a key, a line per value of the other key; a figure or a
 /// key the sweep does not have is refused before anything runs; `wblab sweep` wants a sweep.
 #[test]
 fn plot_draws_a_figure_against_a_key() {
-    let dir = fresh_dir("sweep-plot");
-    let file = dir.join("s.toml");
-    fs::write(
-        &file,
-        "duration = \"3s\"\n[[device]]\nname = \"sda\"\nmodel = \"hdd\"\n[[task]]\nname = \"copy\"\njob = \"dd\"\n\
-         [sweep]\n\"vm.dirty_bytes\" = { min = \"16MiB\", max = \"256MiB\", steps = 3, log = true }\n\"queue/scheduler\" = [\"mq-deadline\", \"bfq\"]\n",
-    )
-    .unwrap();
+    let (dir, file) = copy_sweep(
+        "sweep-plot",
+        "\"vm.dirty_bytes\" = { min = \"16MiB\", max = \"256MiB\", steps = 3, log = true }\n\"queue/scheduler\" = [\"mq-deadline\", \"bfq\"]\n",
+    );
     let out = dir.join("out");
-    let o = wblab(&[
-        "sweep",
-        file.to_str().unwrap(),
-        "-q",
-        "--out",
-        out.to_str().unwrap(),
-        "--plot",
-        "copy.throughput",
-        "--x",
-        "dirty_bytes",
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (code, _, err) = sweep_cmd(&file, &out, &["--plot", "copy.throughput", "--x", "dirty_bytes"]);
+    assert_eq!(code, Some(0), "{err}");
     let svg = fs::read_to_string(out.join("sweep-copy.throughput_mb_s.svg")).unwrap();
     assert!(svg.starts_with("<svg") || svg.starts_with("<?xml"), "{}", &svg[..80]);
     assert!(svg.contains("vm.dirty_bytes (MiB)"), "sizes are drawn in MiB");
@@ -453,11 +448,8 @@ fn plot_draws_a_figure_against_a_key() {
         (vec!["--plot", "copy.nothing"], "no such figure"),
         (vec!["--plot", "copy.throughput", "--x", "fifo_batch"], "not a key of this sweep"),
     ] {
-        let mut a = vec!["sweep", file.to_str().unwrap(), "-q", "--out", out.to_str().unwrap()];
-        a.extend(args);
-        let o = wblab(&a);
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert!(o.status.code() == Some(2) && err.contains(want), "{err}");
+        let (code, _, err) = sweep_cmd(&file, &out, &args);
+        assert!(code == Some(2) && err.contains(want), "{err}");
     }
     let plain = dir.join("plain.toml");
     fs::write(&plain, "duration = \"1s\"\n[[task]]\nname = \"copy\"\njob = \"dd\"\n").unwrap();
