@@ -73,3 +73,9 @@ def test_polars_when_installed(scenarios, tmp_path):
     pl = pytest.importorskip("polars")
     r = wblab.run(scenarios / "default.toml", out=tmp_path / "r")
     assert isinstance(r.to_polars("timeseries"), pl.DataFrame)
+
+
+def test_measure_reports_a_failure_as_an_error(tmp_path):
+    # The real measurement needs root and minutes; its failure path needs neither.
+    with pytest.raises(wblab.WblabError, match="wblab measure"):
+        wblab.measure(tmp_path / "missing.toml", out=tmp_path / "m")
