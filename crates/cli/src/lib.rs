@@ -292,7 +292,7 @@ fn cmd_run(
     }
     if sweep_args.any() {
         eprintln!(
-            "error: --jobs, --runs, --resume, --plot, --x, --minimize, --maximize and --where are for a sweep; this file has no [sweep]"
+            "error: --jobs, --runs, --resume, --plot, --x, --minimize, --maximize, --where and --per are for a sweep; this file has no [sweep]"
         );
         eprintln!("  hint: add a [sweep] table, e.g. [sweep] \"vm.dirty_bytes\" = [\"64MiB\", \"256MiB\", \"1GiB\"]");
         return ExitCode::from(2);
