@@ -32,8 +32,9 @@ use toml::Spanned;
 /// Separates the knobs of a several-knob sweep in its name, and their values in a label.
 pub const KEY_SEPARATOR: &str = " × ";
 pub const VALUE_SEPARATOR: &str = " · ";
-/// Most points one sweep may ask for: enough for any question, and a bound on mistakes.
-pub const MAX_POINTS: u64 = 100_000_000;
+/// Most points one sweep may ask for: a bound on mistakes, and on what a sweep holds at its
+/// end (its rows, about 1 KB a point, are gathered to be written in sweep order).
+pub const MAX_POINTS: u64 = 10_000_000;
 
 /// The values one key takes.
 pub(crate) enum Values<'a> {
