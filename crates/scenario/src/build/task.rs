@@ -513,7 +513,7 @@ fn flag(sec: &Section<'_>, key: &str, dd_key: &str, words: &[&str]) -> Result<bo
 
 /// O_DIRECT transfers must be multiples of the logical block size, or the kernel says EINVAL.
 fn check_direct(sec: &Section<'_>, direct: bool, bs: u64) -> Result<()> {
-    if direct && bs % DIRECT_ALIGN != 0 {
+    if direct && !bs.is_multiple_of(DIRECT_ALIGN) {
         return Err(sec
             .conflict(
                 &["bs", "direct", "oflag"],

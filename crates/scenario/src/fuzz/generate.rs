@@ -541,7 +541,7 @@ fn number(r: &mut RngStream, lo: u64, hi: u64, edge: bool) -> u64 {
 /// Bytes as a scenario writes them: a unit when it divides evenly, else plain bytes.
 fn size(b: u64) -> String {
     for (unit, n) in [("GiB", 1u64 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)] {
-        if b >= n && b % n == 0 {
+        if b >= n && b.is_multiple_of(n) {
             return format!("\"{}{unit}\"", b / n);
         }
     }
@@ -550,7 +550,7 @@ fn size(b: u64) -> String {
 
 fn duration(ns: u64) -> String {
     for (unit, n) in [("s", 1_000_000_000u64), ("ms", 1_000_000), ("us", 1_000)] {
-        if ns >= n && ns % n == 0 {
+        if ns >= n && ns.is_multiple_of(n) {
             return format!("\"{}{unit}\"", ns / n);
         }
     }
