@@ -237,6 +237,22 @@ fn validation_v16_fio_jobs_agree_with_real_fio() {
     assert_eq!(checked, 5, "four jobs, the mix in both directions");
 }
 
+/// `wblab run SCENARIO --runs` of a sweep into `out` (each point's directory kept), which
+/// must succeed.
+fn sweep_with_runs(sc: &Path, out: &Path) -> std::process::Output {
+    let o = wblab(&[
+        "run",
+        "-q",
+        "--runs",
+        "--no-report",
+        sc.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    o
+}
+
 /// A sweep with fio jobs shows what fio's summary leads with for each job: its bandwidth and
 /// its I/Os' p50/p99, the same figures as each point's own results.
 #[test]
@@ -251,16 +267,7 @@ fn a_sweep_shows_each_fio_jobs_bandwidth_and_latency() {
     )
     .unwrap();
     let out = dir.join("out");
-    let o = wblab(&[
-        "run",
-        "-q",
-        "--runs",
-        "--no-report",
-        sc.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = sweep_with_runs(&sc, &out);
     let text = String::from_utf8_lossy(&o.stdout).to_string();
     assert!(text.contains("probe MB/s, I/O p50/p99 ms"), "{text}");
     for sched in ["none", "kyber"] {
@@ -296,16 +303,7 @@ fn a_sweep_varies_a_fio_option() {
     };
     fs::write(&sc, text("fio/probe/iodepth")).unwrap();
     let out = dir.join("out");
-    let o = wblab(&[
-        "run",
-        "-q",
-        "--runs",
-        "--no-report",
-        sc.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    sweep_with_runs(&sc, &out);
     let point = |d: u32| -> (f64, f64) {
         let v: Value = serde_json::from_str(&fs::read_to_string(out.join(format!("iodepth={d}/fio.json"))).unwrap()).unwrap();
         let r = &v["jobs"][0]["read"];

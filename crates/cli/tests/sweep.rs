@@ -17,9 +17,9 @@ fn wblab(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_wblab")).args(args).output().expect("wblab runs")
 }
 
-/// `wblab run FILE --out OUT --runs --no-report -q`, which must succeed: its stdout.
-fn run_sweep(file: &Path, out: &Path) -> String {
-    let o = wblab(&[
+/// `wblab run FILE --out OUT --runs --no-report -q ARGS...`, which must succeed: its stdout.
+fn run_sweep_with(file: &Path, out: &Path, args: &[&str]) -> String {
+    let mut a = vec![
         "run",
         file.to_str().unwrap(),
         "--out",
@@ -27,10 +27,17 @@ fn run_sweep(file: &Path, out: &Path) -> String {
         "--runs",
         "--no-report",
         "-q",
-    ]);
+    ];
+    a.extend_from_slice(args);
+    let o = wblab(&a);
     let text = String::from_utf8_lossy(&o.stdout).to_string();
     assert!(o.status.success(), "{text}\n{}", String::from_utf8_lossy(&o.stderr));
     text
+}
+
+/// [`run_sweep_with`] no more arguments.
+fn run_sweep(file: &Path, out: &Path) -> String {
+    run_sweep_with(file, out, &[])
 }
 
 /// `wblab check FILE`.
@@ -206,19 +213,8 @@ fn sweeps_give_the_same_rows_serially_and_in_parallel() {
     for (file, points) in [(&grid, 12), (&random, 9)] {
         let run = |jobs: &str| {
             let out = dir.join(format!("{}-j{jobs}", file.file_stem().unwrap().to_str().unwrap()));
-            let o = wblab(&[
-                "run",
-                file.to_str().unwrap(),
-                "--out",
-                out.to_str().unwrap(),
-                "--runs",
-                "-q",
-                "-j",
-                jobs,
-            ]);
-            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
             // The table, without the lines on timing and the output directory.
-            let text = String::from_utf8_lossy(&o.stdout).to_string();
+            let text = run_sweep_with(file, &out, &["-j", jobs]);
             let table: Vec<String> = text
                 .lines()
                 .filter(|l| !l.starts_with("results:") && !l.contains("points/s"))

@@ -142,6 +142,15 @@ pub fn device_figures(r: &RunResult) -> Vec<DeviceFigures> {
         .collect()
 }
 
+/// A figure's full name: `<group>.throughput` is `<group>.throughput_mb_s`; the rest as
+/// given. What `--minimize`, `--where` and `--plot` accept.
+pub fn figure_name(name: &str) -> String {
+    match name.trim().strip_suffix(".throughput") {
+        Some(g) => format!("{g}.throughput_mb_s"),
+        None => name.trim().to_string(),
+    }
+}
+
 /// A figure as the tables print it: counts whole, utilisation to a tenth, the rest to three
 /// decimals. Rows keep the printed value, so a resumed or gathered sweep equals a fresh one.
 pub fn format_figure(name: &str, v: f64) -> String {

@@ -79,10 +79,7 @@ fn figure_names(sc: &Scenario) -> Vec<String> {
 
 fn resolve(name: &str, names: &[String]) -> Result<String, String> {
     let name = name.trim();
-    let full = match name.strip_suffix(".throughput") {
-        Some(g) => format!("{g}.throughput_mb_s"),
-        None => name.to_string(),
-    };
+    let full = crate::figures::figure_name(name);
     if names.contains(&full) {
         return Ok(full);
     }

@@ -8,13 +8,7 @@ use wblab_report::plot::{color, Axis, Chart, Marker, Style, DASHES};
 /// Most lines one chart draws: beyond, the other keys have too many combinations to read.
 const MAX_LINES: usize = 24;
 
-/// The figure's full name: `<group>.throughput` is `<group>.throughput_mb_s`.
-pub fn figure_name(name: &str) -> String {
-    match name.trim().strip_suffix(".throughput") {
-        Some(g) => format!("{g}.throughput_mb_s"),
-        None => name.trim().to_string(),
-    }
-}
+pub use crate::figures::figure_name;
 
 /// The swept key `x` names: in full, or by its last component (`fifo_batch`,
 /// `dirty_bytes`) when only one key ends so.

@@ -2,11 +2,10 @@
 //! figure across — what its user would time — in the layout of Morton's 2002 tables
 //! ("fifo_batch (units)  time cat kernel/*.c (secs)").
 
-use crate::figures::GROUP_FIGURES;
 use crate::table::{GroupRow, PointRows};
 
 /// The key's last path component (`fifo_batch`); each key's, for a several-key sweep.
-pub fn short_keys(keys: &[String]) -> String {
+fn short_keys(keys: &[String]) -> String {
     keys.iter()
         .map(|k| k.rsplit('/').next().unwrap_or(k))
         .collect::<Vec<_>>()
@@ -14,7 +13,7 @@ pub fn short_keys(keys: &[String]) -> String {
 }
 
 fn get(g: &GroupRow, name: &str) -> f64 {
-    GROUP_FIGURES.iter().position(|f| *f == name).map_or(f64::NAN, |k| g.figures[k])
+    g.get(name).unwrap_or(f64::NAN)
 }
 
 /// One task group's figure: its heading and cell.

@@ -29,6 +29,13 @@ pub struct DeviceRow {
     pub figures: Vec<f64>,
 }
 
+impl GroupRow {
+    /// One of [`GROUP_FIGURES`] by name.
+    pub fn get(&self, figure: &str) -> Option<f64> {
+        GROUP_FIGURES.iter().position(|f| *f == figure).map(|k| self.figures[k])
+    }
+}
+
 /// Everything the table holds about one point.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PointRows {
@@ -88,7 +95,7 @@ impl PointRows {
     pub fn figure(&self, name: &str) -> Option<f64> {
         let (item, figure) = name.rsplit_once('.')?;
         if let Some(g) = self.groups.iter().find(|g| g.group == item) {
-            return GROUP_FIGURES.iter().position(|f| *f == figure).map(|k| g.figures[k]);
+            return g.get(figure);
         }
         let d = self.devices.iter().find(|d| d.device == item)?;
         DEVICE_FIGURES.iter().position(|f| *f == figure).map(|k| d.figures[k])
