@@ -106,10 +106,14 @@ pub fn generation_rows() -> Vec<[String; 8]> {
 }
 
 /// What is chosen by release inside a generation, or fixed by one piece of it.
-pub const INSIDE_GENERATIONS: [(&str, &str); 3] = [
+pub const INSIDE_GENERATIONS: [(&str, &str); 4] = [
     (
         "page wait queues (by release, inside generations)",
         "2.5–2.6.6 wake-all, 2.6.7–4.9 filtered+wake-one, 4.10+ handoff; [policy] page_wake = \"filtered\" for wli's first posting",
+    ),
+    (
+        "timer wheel (by release, inside generations)",
+        "up to 4.7 cascading (a sleep of n jiffies ends on tick now + n), 4.8+ rounded (on tick now + n + 1 below 63 jiffies, coarser above): the `think` of balance_dirty_pages",
     ),
     (
         "legacy queue",
@@ -123,7 +127,7 @@ pub const INSIDE_GENERATIONS: [(&str, &str); 3] = [
 
 /// Every name `[policy]` takes, per key.
 pub fn policy_names() -> Vec<(&'static str, Vec<&'static str>)> {
-    use wblab_sim::config::{FlusherKind, PageWake, PolicyPiece, QueueEra, ReclaimKind, ThrottleKind, WritebackChunk};
+    use wblab_sim::config::{FlusherKind, PageWake, PolicyPiece, QueueEra, ReclaimKind, ThrottleKind, TimerWheel, WritebackChunk};
     vec![
         ("throttle", ThrottleKind::names()),
         ("flusher", FlusherKind::names()),
@@ -131,6 +135,7 @@ pub fn policy_names() -> Vec<(&'static str, Vec<&'static str>)> {
         ("queue", QueueEra::names()),
         ("writeback_chunk", WritebackChunk::names()),
         ("page_wake", PageWake::names()),
+        ("timer_wheel", TimerWheel::names()),
     ]
 }
 

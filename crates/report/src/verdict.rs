@@ -370,7 +370,7 @@ fn throttled(i: &Input, out: &mut Vec<Finding>) {
         out.push(Finding {
             rule: "throttled",
             text: format!(
-                "{} was throttled by balance_dirty_pages: {} pauses, median {:.0} ms, longest {:.0} ms; asleep {:.0} % of its time.",
+                "{} was throttled by balance_dirty_pages: {} pauses, median {:.0} ms, longest {:.0} ms; the pauses add up to {:.0} % of its time.",
                 g.label, g.pauses, g.p50_ms, g.max_ms, share
             ),
             figure: "balance_dirty_pages-pause",

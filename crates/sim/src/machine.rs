@@ -4,7 +4,7 @@
 //! pointers, no interior mutability. Kernel paths live in their own modules as `impl Machine`
 //! blocks (`fs/fs_writeback.rs`, `workload/`), named after the kernel functions they model.
 
-use crate::block::queue::{BlockQueue, Submit, Submitter, FLUSH_ID};
+use crate::block::queue::{BlockQueue, Submit, Submitter, FLUSH_ID, NO_BIO};
 use crate::block::sched::ElvTrace;
 use crate::config::{JobConfig, Scenario};
 use crate::drivers::Op;
@@ -665,6 +665,8 @@ impl Machine {
 
     /// Sleep a task for `ns`, unless woken earlier by `wake_task`.
     pub fn sleep_task(&mut self, tid: u32, ns: Ns) {
+        // The timer fires on time; the task runs a little later (`[machine] wakeup_latency`).
+        let ns = ns.saturating_add(self.rng.exp(self.cfg.machine.wakeup_latency));
         let t = &mut self.tasks[tid as usize];
         t.wait_gen = t.wait_gen.wrapping_add(1);
         let gen = t.wait_gen;
@@ -1033,6 +1035,12 @@ impl Machine {
         for i in 0..nsegs {
             let s = self.queues[d].rq(id).segs[i];
             match op {
+                Op::Write if s.bio != NO_BIO => {
+                    // A part of a split bio: its pages end writeback with the last part.
+                    if let Some(whole) = self.queues[d].chains.done(s.bio, s.pages) {
+                        self.end_page_writeback(whole.file, whole.start, whole.pages);
+                    }
+                }
                 Op::Write => self.end_page_writeback(s.file, s.start, s.pages),
                 Op::Read => self.end_page_read(s.file, s.start, s.pages),
                 Op::Flush => {}

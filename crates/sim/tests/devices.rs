@@ -57,6 +57,7 @@ fn usb_key_beside_a_disk_does_not_slow_the_disk() {
         device: 1,
         file: "/mnt/sdb/ukey{n}".into(),
         start: 0,
+        stagger: 0,
         stop: None,
         ioprio: Default::default(),
         cgroup: None,

@@ -58,6 +58,7 @@ fn sync_reaches_every_device() {
         device: 1,
         file: "/mnt/sdb/b".into(),
         start: 0,
+        stagger: 0,
         stop: None,
         ioprio: Default::default(),
         cgroup: None,

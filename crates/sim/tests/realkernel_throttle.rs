@@ -177,11 +177,14 @@ fn v1_one_writer_at_8_mib_s() {
         "dirty_ratelimit {drl:.1} MiB/s at the end (real 11.2)"
     );
 
-    // Pauses hit the 200 ms cap: real p50 128, p90 188-196, max 200 ms.
+    // Pauses hit the 200 ms cap. p50: 92-96 ms in validation/measured/v1-ext4-8mib (6.18.44,
+    // 2026-11-23, three runs), where the kernel's trace shows `think` = 1 jiffy (the timer
+    // wheel's rounding) and writeback ending in 8 MiB bios; the lab's reference run gave 128
+    // ms with `think` = 0, from a kernel that had neither. 20 % around our measurement.
     let p = r.tasks[0].pauses.summary();
     assert!(
-        (100.0..=150.0).contains(&(p.p50 as f64 / 1e6)),
-        "pause p50 {} ms",
+        (75.0..=113.0).contains(&(p.p50 as f64 / 1e6)),
+        "pause p50 {} ms (real 92-96)",
         p.p50 as f64 / 1e6
     );
     assert_eq!(p.max, 200_000_000, "pause max");

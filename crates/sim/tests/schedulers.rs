@@ -14,6 +14,7 @@ fn reader() -> TaskConfig {
         device: 0,
         file: "/mnt/sda/db".into(),
         start: 2 * SEC,
+        stagger: 0,
         stop: None,
         ioprio: Default::default(),
         cgroup: None,

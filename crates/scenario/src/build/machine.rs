@@ -15,6 +15,7 @@ pub(super) const KEYS: &[&str] = &[
     "syscall_overhead",
     "wakeup_cost",
     "context_switch_cost",
+    "wakeup_latency",
     "wait_recheck_cost",
     "page_wait_buckets",
 ];
@@ -37,6 +38,7 @@ pub(super) fn build(sec: &Section<'_>) -> Result<MachineConfig> {
     sec.read("context_switch_cost", &mut m.context_switch_cost, |e| {
         e.duration_in(0, 1_000_000_000)
     })?;
+    sec.read("wakeup_latency", &mut m.wakeup_latency, |e| e.duration_in(0, 1_000_000_000))?;
     sec.read("wait_recheck_cost", &mut m.wait_recheck_cost, |e| e.duration_in(0, 1_000_000_000))?;
     sec.read("page_wait_buckets", &mut m.page_wait_buckets, |e| e.u32(0, 1 << 20))?;
     // Half of memory is generous: the model needs room for page cache and its watermarks.

@@ -7,7 +7,15 @@ use crate::section::Section;
 use crate::suggest;
 use wblab_sim::config::{PieceError, PolicyConfig, PolicyPiece};
 
-pub(super) const KEYS: &[&str] = &["throttle", "flusher", "reclaim", "queue", "writeback_chunk", "page_wake"];
+pub(super) const KEYS: &[&str] = &[
+    "throttle",
+    "flusher",
+    "reclaim",
+    "queue",
+    "writeback_chunk",
+    "page_wake",
+    "timer_wheel",
+];
 
 /// The generation's policy with the section's overrides applied.
 pub(super) fn build(sec: &Section<'_>, mut p: PolicyConfig) -> Result<PolicyConfig> {
@@ -22,6 +30,8 @@ pub(super) fn build(sec: &Section<'_>, mut p: PolicyConfig) -> Result<PolicyConf
     piece(sec, "writeback_chunk", &mut p.writeback_chunk, chunk)?;
     let wake = p.page_wake;
     piece(sec, "page_wake", &mut p.page_wake, wake)?;
+    let wheel = p.timer_wheel;
+    piece(sec, "timer_wheel", &mut p.timer_wheel, wheel)?;
     Ok(p)
 }
 

@@ -8,7 +8,9 @@ use wblab_sim::config::{CgroupTree, DeviceConfig, IoPrio, IoPrioClass, JobConfig
 use wblab_sim::units::{GIB, KIB, MIB};
 use wblab_sim::Ns;
 
-pub(super) const COMMON_KEYS: &[&str] = &["name", "job", "count", "device", "file", "start", "stop", "ionice", "cgroup"];
+pub(super) const COMMON_KEYS: &[&str] = &[
+    "name", "job", "count", "device", "file", "start", "stagger", "stop", "ionice", "cgroup",
+];
 
 /// Each job with the keys it takes besides the common ones.
 pub(super) const JOBS: &[(&str, &[&str])] = &[
@@ -80,6 +82,22 @@ pub(super) fn build(sec: &Section<'_>, devices: &[DeviceConfig], cgroups: &Cgrou
             Err(e.problem(format!("starts at or after the end of the run ({})", format_duration(duration))))
         }
     })?;
+    // Instance n starts at start + n × stagger; the last one must start inside the run.
+    let stagger = sec.value_or("stagger", 0, |e| {
+        let stagger = e.duration()?;
+        let last = start.saturating_add(stagger.saturating_mul(u64::from(count - 1)));
+        if last < duration {
+            Ok(stagger)
+        } else {
+            Err(e
+                .problem(format!(
+                    "the last of the {count} instances would start at {}, at or after the end of the run ({})",
+                    format_duration(last),
+                    format_duration(duration)
+                ))
+                .hint("stagger is the time between two instances' starts, e.g. \"2ms\""))
+        }
+    })?;
     let stop = match sec.get("stop") {
         Some(e) => match e.duration()? {
             stop if stop > start => Some(stop),
@@ -95,6 +113,18 @@ pub(super) fn build(sec: &Section<'_>, devices: &[DeviceConfig], cgroups: &Cgrou
         },
         None => None,
     };
+    if let (Some(stop), Some(e)) = (stop, sec.get("stagger")) {
+        let last = start + stagger * u64::from(count - 1);
+        if last >= stop {
+            return Err(e
+                .problem(format!(
+                    "the last of the {count} instances would start at {}, not before stop ({})",
+                    format_duration(last),
+                    format_duration(stop)
+                ))
+                .hint("make stagger × (count − 1) shorter than stop − start"));
+        }
+    }
     let ioprio = sec.value_or("ionice", IoPrio::default(), ionice)?;
     let cgroup = sec.get("cgroup").map(|e| cgroup(e, cgroups)).transpose()?.flatten();
     Ok(TaskConfig {
@@ -103,6 +133,7 @@ pub(super) fn build(sec: &Section<'_>, devices: &[DeviceConfig], cgroups: &Cgrou
         device,
         file,
         start,
+        stagger,
         stop,
         ioprio,
         cgroup,

@@ -222,6 +222,7 @@ pub fn tasks_with(text: &str, file: &str, at: &Placement, extra: &[(String, Stri
             device: at.device,
             file: file_path,
             start: at.start + built.startdelay,
+            stagger: 0,
             stop: at.stop,
             ioprio: at.ioprio,
             cgroup: at.cgroup,

@@ -283,6 +283,8 @@ impl Generator {
             for key in self.cat.task.iter().filter(|k| !matches!(**k, "name" | "job")) {
                 let p = match *key {
                     "count" => 0.4,
+                    // Refused whenever the last instance would start after `stop`: rarely.
+                    "stagger" => 0.05,
                     // Tasks go into the file's cgroups often, name one rarely otherwise.
                     "cgroup" if ctx.cgroups.is_empty() => 0.03,
                     "cgroup" => 0.6,

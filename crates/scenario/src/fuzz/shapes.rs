@@ -3,7 +3,7 @@
 //! from their [`KnobKind`]; every other key is listed here, and a test checks that every key of
 //! the [`crate::catalogue`] has a shape.
 
-use wblab_sim::config::{FlusherKind, KnobKind, PageWake, PolicyPiece, QueueEra, ReclaimKind, ThrottleKind, WritebackChunk};
+use wblab_sim::config::{FlusherKind, KnobKind, PageWake, PolicyPiece, QueueEra, ReclaimKind, ThrottleKind, TimerWheel, WritebackChunk};
 
 const K: u64 = 1024;
 const M: u64 = 1024 * K;
@@ -84,6 +84,7 @@ pub fn machine(key: &str) -> Option<Shape> {
         "highmem" => Shape::Size(0, 3 * G),
         "syscall_overhead" => Shape::Duration(0, 50 * US),
         "wakeup_cost" | "context_switch_cost" => Shape::Duration(0, 100 * US),
+        "wakeup_latency" => Shape::Duration(0, 2_000 * US),
         "wait_recheck_cost" => Shape::Duration(0, 5 * US),
         "page_wait_buckets" => Shape::Int(0, 4096),
         _ => return None,
@@ -117,6 +118,7 @@ pub fn policy(key: &str) -> Option<Shape> {
         "queue" => QueueEra::names(),
         "writeback_chunk" => WritebackChunk::names(),
         "page_wake" => PageWake::names(),
+        "timer_wheel" => TimerWheel::names(),
         _ => return None,
     }))
 }
@@ -188,6 +190,7 @@ pub fn task(key: &str, jobs: &[&'static str]) -> Option<Shape> {
         "device" => Shape::DeviceName,
         "file" => Shape::FilePath,
         "start" | "stop" => Shape::Duration(0, 2 * S),
+        "stagger" => Shape::Duration(0, 5 * MS),
         "cgroup" => Shape::CgroupPath,
         "ionice" => words(&["idle", "be/7", "rt/0", "best-effort", "be/2", "rt", "idle", "be/9"]),
         "bs" => Shape::Size(512, 4 * M),

@@ -199,6 +199,9 @@ pub struct BlkThrottle {
     /// or a tag (`blocked`).
     issue: VecDeque<u32>,
     blocked: bool,
+    /// Split parts of queued bios, as (head, part) in submission order; a head is listed
+    /// with itself first (see [`super::bio_chain`]).
+    chains: Vec<(u32, u32)>,
     /// Bios throttled (queued) and passed directly since the start, per direction.
     pub nr_throttled: [u64; 2],
     pub nr_direct: [u64; 2],
@@ -219,6 +222,7 @@ impl BlkThrottle {
             released: [Vec::new(), Vec::new()],
             issue: VecDeque::new(),
             blocked: false,
+            chains: Vec::new(),
             nr_throttled: [0; 2],
             nr_direct: [0; 2],
             nr_work_sleeps: 0,
@@ -295,7 +299,34 @@ impl BlkThrottle {
         }
         // blk_throtl_dispatch_work_fn pops the READ list, then the WRITE list.
         for rw in [READ, WRITE] {
-            self.issue.extend(self.released[rw].drain(..));
+            for i in 0..self.released[rw].len() {
+                let id = self.released[rw][i];
+                self.issue.push_back(id);
+                if !self.chains.is_empty() {
+                    // The split parts of a released bio go down right behind it.
+                    self.issue
+                        .extend(self.chains.iter().filter(|c| c.0 == id && c.1 != id).map(|c| c.1));
+                    self.chains.retain(|c| c.0 != id);
+                }
+            }
+            self.released[rw].clear();
+        }
+    }
+
+    /// The bio `head` just queued is the head of a split bio whose later parts will
+    /// [`BlkThrottle::follow`] it.
+    pub fn lead(&mut self, head: u32) {
+        self.chains.push((head, head));
+    }
+
+    /// `part` of the split bio led by `head`: held behind the head if the head is still queued
+    /// (true), else free to go on (the head was dispatched, its bytes were charged for all).
+    pub fn follow(&mut self, head: u32, part: u32) -> bool {
+        if self.chains.iter().any(|c| c.0 == head) {
+            self.chains.push((head, part));
+            true
+        } else {
+            false
         }
     }
 

@@ -2,6 +2,7 @@
 //! blk-throttle and blk-wbt. The queue glue that connects them to the page cache and the device
 //! lives in [`queue`].
 
+pub mod bio_chain;
 pub mod blk_iolatency;
 pub mod blk_throttle;
 pub mod blk_wbt;

@@ -8,6 +8,7 @@
 //! contiguous pages (what plug merging achieves for sequential writeback), so the plug list
 //! itself is not modelled; request-to-request merges are not modelled.
 
+use super::bio_chain::BioChains;
 use super::blk_throttle::BlkThrottle;
 use super::blk_wbt::{Wbt, WbtFlags};
 use super::request_list::RequestList;
@@ -20,7 +21,7 @@ use crate::metrics::LatencyHist;
 use crate::Ns;
 use std::collections::VecDeque;
 
-pub use super::request::{Request, RqStage, Seg, Submitter};
+pub use super::request::{Request, RqStage, Seg, Submitter, NO_BIO};
 
 /// The id a cache flush carries to the device (never an index of the request pool).
 pub const FLUSH_ID: u32 = u32::MAX;
@@ -141,6 +142,8 @@ pub struct BlockQueue {
     pub unstable_device: bool,
     /// Pages of completed writes held until a COMMIT (`NR_UNSTABLE_NFS` before 5.8).
     pub unstable_pages: u64,
+    /// Writeback bios split into several requests (large folios).
+    pub chains: BioChains,
     /// `queue/write_cache` is "write back": fsync and sync end with a cache flush.
     pub write_cache: bool,
     /// `device.flush_queueable()`, read once.
@@ -214,6 +217,7 @@ impl BlockQueue {
             writes_held: 0,
             unstable_device,
             unstable_pages: 0,
+            chains: BioChains::default(),
             write_cache: q.write_cache,
             flush_queueable,
             flush: FlushQueue::default(),
@@ -350,9 +354,28 @@ impl BlockQueue {
         if self.throtl.is_some() && self.pool[id as usize].log_sectors == 0 {
             let j = self.clock.jiffies(now);
             let r = &self.pool[id as usize];
-            let (op, bytes) = (r.op, r.bytes());
+            let (op, mut bytes) = (r.op, r.bytes());
+            let chain = r.segs.first().map_or(NO_BIO, |s| s.bio);
+            let mut lead = false;
+            if chain != NO_BIO {
+                // A part of a split bio: the head went through blk-throttle for all of them.
+                let (head, all) = self.chains.head(chain);
+                if head != id {
+                    let t = self.throtl.as_mut().expect("checked");
+                    if t.follow(head, id) {
+                        self.pool[id as usize].throttled = true;
+                        self.pool[id as usize].stage = RqStage::Throttled;
+                        return Submit::Throttled;
+                    }
+                    return self.blk_mq_submit_bio(now, id, last_bdp_sleep);
+                }
+                (bytes, lead) = (all, true);
+            }
             let g = blkcg.and_then(|c| self.throtl_group_of.get(c as usize)).map_or(0, |&g| g as usize);
             if self.throtl.as_mut().is_some_and(|t| t.bio(j, id, op, bytes, g)) {
+                if lead {
+                    self.throtl.as_mut().expect("checked").lead(id);
+                }
                 self.pool[id as usize].throttled = true;
                 self.pool[id as usize].stage = RqStage::Throttled;
                 return Submit::Throttled;

@@ -19,6 +19,24 @@ pub struct Seg {
     pub file: u32,
     pub start: u64,
     pub pages: u64,
+    /// The chained writeback bio these pages belong to ([`NO_BIO`]: the request is the whole
+    /// bio): their writeback ends when every request of that bio has completed.
+    pub bio: u32,
+}
+
+/// [`Seg::bio`] of pages whose request is their whole bio.
+pub const NO_BIO: u32 = u32::MAX;
+
+impl Seg {
+    /// Pages `start..start + pages` of `file`, in a request that is its own bio.
+    pub fn new(file: u32, start: u64, pages: u64) -> Seg {
+        Seg {
+            file,
+            start,
+            pages,
+            bio: NO_BIO,
+        }
+    }
 }
 
 /// Where a request is on its way through the block layer. Kept so the liveness law can

@@ -25,6 +25,11 @@ pub struct MachineConfig {
     pub wakeup_cost: Ns,
     /// CPU cost of the context switch into the woken task (`schedule`, `finish_task_switch`), ns.
     pub context_switch_cost: Ns,
+    /// Mean delay from a sleep's timer expiring to the woken task running (softirq, wakeup,
+    /// run-queue wait, timer slack), ns; each timed sleep adds an exponential draw from the
+    /// run's seed. The one noise source every scenario has: with it `--seed` gives a
+    /// distribution; 0 makes runs independent of the seed again.
+    pub wakeup_latency: Ns,
     /// A woken page waiter that finds its page still busy: re-test, `finish_wait`,
     /// `prepare_to_wait` and the `io_schedule` back out, ns (on top of the wakeup and switch).
     pub wait_recheck_cost: Ns,
@@ -44,6 +49,7 @@ impl Default for MachineConfig {
             syscall_overhead: 1_000,
             wakeup_cost: 1_000,
             context_switch_cost: 1_000,
+            wakeup_latency: 200_000,
             wait_recheck_cost: 300,
             page_wait_buckets: 0,
         }

@@ -124,6 +124,7 @@ impl Scenario {
             device: 0,
             file: format!("/mnt/{}/{name}{{n}}", self.devices[0].name),
             start,
+            stagger: 0,
             stop: None,
             ioprio: Default::default(),
             cgroup: None,

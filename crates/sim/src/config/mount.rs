@@ -76,6 +76,9 @@ pub struct MountConfig {
     /// The journal's size as mkfs made it (`mke2fs -J size=`), bytes; `None`: mke2fs's
     /// default for the device's size.
     pub journal_size: Option<u64>,
+    /// The page cache of its files holds large folios (xfs from 5.18, ext4 from 6.16), so a
+    /// writeback bio is no longer bounded by one request ([`MountConfig::writeback_bio_pages`]).
+    pub large_folios: bool,
     /// The `mount` string as written, for `wblab measure` (it passes it to mount(2)).
     pub options: String,
 }
@@ -83,7 +86,7 @@ pub struct MountConfig {
 impl MountConfig {
     /// `fs` mounted with no options on `release`: ext3 barriers off before 3.1, `relatime`
     /// from 2.6.30, ext4 `dioread_nolock` from 5.6, commits every 5 s (xfs's log worker:
-    /// 30 s), 32 KiB xfs log buffers.
+    /// 30 s), 32 KiB xfs log buffers, large folios on xfs from 5.18 and ext4 from 6.16.
     pub fn defaults(fs: FsKind, release: Version) -> Self {
         let xfs = fs == FsKind::Xfs;
         MountConfig {
@@ -101,7 +104,21 @@ impl MountConfig {
             auto_da_alloc: fs == FsKind::Ext4,
             logbsize: 32 * 1024,
             journal_size: None,
+            large_folios: (fs == FsKind::Xfs && release >= Version(5, 18, 0)) || (fs == FsKind::Ext4 && release >= Version(6, 16, 0)),
             options: String::new(),
+        }
+    }
+
+    /// The most pages one writeback bio carries. Without large folios a bio holds 256 pages
+    /// (`BIO_MAX_VECS`), less than one request, so the model builds requests directly. With
+    /// them, ext4 submits one bio per mapped extent (`MAX_WRITEPAGES_EXTENT_LEN` = 2048
+    /// blocks) and iomap one per contiguous run of the writeback call (256 folios of up to
+    /// 1 MiB; taken as 256 MiB).
+    pub fn writeback_bio_pages(&self) -> u64 {
+        match (self.large_folios, self.fs) {
+            (false, _) => 256,
+            (true, FsKind::Ext4) => crate::fs::jbd2::EXTENT_PAGES_PER_HANDLE,
+            (true, _) => 65_536,
         }
     }
 

@@ -336,6 +336,48 @@ impl PageWake {
     }
 }
 
+/// When a jiffies timeout (`schedule_timeout`, `io_schedule_timeout`) fires, as the timer
+/// wheel of a release decides it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimerWheel {
+    /// Up to 4.7: the cascading wheel runs a timer on the tick its `expires` is reached.
+    Cascading,
+    /// 4.8+: the non-cascading wheel rounds every expiry up to the next bucket of its level
+    /// (`calc_index`), so a sleep of `n` jiffies ends on tick `now + n + 1` (below 63
+    /// jiffies), later for longer sleeps.
+    Rounded,
+}
+
+impl PolicyPiece for TimerWheel {
+    const WHAT: &'static str = "timer wheel";
+    const ALL: &'static [Self] = &[TimerWheel::Cascading, TimerWheel::Rounded];
+    fn full_name(self) -> &'static str {
+        match self {
+            TimerWheel::Cascading => "cascading",
+            TimerWheel::Rounded => "rounded",
+        }
+    }
+}
+
+impl TimerWheel {
+    /// The jiffy on whose tick a timer armed at jiffy `now` for `timeout` jiffies fires
+    /// (`calc_wheel_index` / `calc_index` for the rounded wheel: 64 buckets per level, each
+    /// level 8 times coarser, level `l` taking timeouts below `63 << 3l`).
+    pub fn fire_jiffy(self, now: u64, timeout: u64) -> u64 {
+        let expires = now + timeout;
+        match self {
+            TimerWheel::Cascading => expires,
+            TimerWheel::Rounded => {
+                let mut shift = 0;
+                while shift < 3 * 8 && timeout >= 63 << shift {
+                    shift += 3;
+                }
+                ((expires >> shift) + 1) << shift
+            }
+        }
+    }
+}
+
 /// The pieces of a policy that have variants, as the kernel generation chose them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OwnPolicy {
@@ -356,6 +398,8 @@ pub struct PolicyConfig {
     pub writeback_chunk: WritebackChunk,
     /// Who an unlock or end of writeback wakes on the hashed page wait queues.
     pub page_wake: PageWake,
+    /// When jiffies sleeps (a balance_dirty_pages pause) end.
+    pub timer_wheel: TimerWheel,
     /// The generation's own choices, so that the resolved scenario names an overridden piece
     /// by its full name.
     pub own: OwnPolicy,
@@ -364,7 +408,7 @@ pub struct PolicyConfig {
 impl Serialize for PolicyConfig {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        let mut st = s.serialize_struct("PolicyConfig", 7)?;
+        let mut st = s.serialize_struct("PolicyConfig", 8)?;
         st.serialize_field("generation", &self.generation)?;
         st.serialize_field("throttle", self.throttle.label(self.own.throttle))?;
         st.serialize_field("flusher", self.flusher.label(self.own.flusher))?;
@@ -372,6 +416,7 @@ impl Serialize for PolicyConfig {
         st.serialize_field("queue", self.queue.label(self.own.queue))?;
         st.serialize_field("writeback_chunk", self.writeback_chunk.full_name())?;
         st.serialize_field("page_wake", self.page_wake.full_name())?;
+        st.serialize_field("timer_wheel", self.timer_wheel.full_name())?;
         st.end()
     }
 }
@@ -386,6 +431,7 @@ impl Default for PolicyConfig {
             queue: QueueEra::BlkMq,
             writeback_chunk: WritebackChunk::Bandwidth,
             page_wake: PageWake::Handoff,
+            timer_wheel: TimerWheel::Rounded,
             own: OwnPolicy {
                 throttle: ThrottleKind::Modern,
                 flusher: FlusherKind::Modern,

@@ -15,6 +15,10 @@ pub struct TaskConfig {
     pub file: String,
     /// Start time, ns.
     pub start: Ns,
+    /// Time between the starts of the instances, ns: instance `n` starts at
+    /// `start + n × stagger`, as when a shell loop or a harness spawns them one by one.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub stagger: Ns,
     /// Stop time, ns (None = run to the end of the scenario or of the job).
     pub stop: Option<Ns>,
     /// `ionice`: the scheduling class of the requests the task submits itself (its reads,
@@ -28,6 +32,10 @@ pub struct TaskConfig {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub after: Vec<usize>,
     pub job: JobConfig,
+}
+
+fn is_zero(n: &Ns) -> bool {
+    *n == 0
 }
 
 /// An I/O priority class, as `ionice -c` sets it (`IOPRIO_CLASS_*`).

@@ -48,6 +48,16 @@ impl RngStream {
         (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
     }
 
+    /// Exponentially distributed with mean `mean` (integer ns), cut at 20 means so one draw
+    /// cannot stall a run. 0 when `mean` is 0, without drawing.
+    pub fn exp(&mut self, mean: u64) -> u64 {
+        if mean == 0 {
+            return 0;
+        }
+        let x = -(1.0 - self.next_f64()).ln() * mean as f64;
+        (x as u64).min(20 * mean)
+    }
+
     /// Uniform integer in [0, n). Returns 0 for n == 0.
     pub fn below(&mut self, n: u64) -> u64 {
         if n == 0 {

@@ -17,7 +17,7 @@
 //! Simplifications: a single superblock per device; no lazytime lists; when a pass makes no
 //! progress the work ends instead of sleeping in `inode_sleep_on_writeback`.
 
-use crate::block::queue::{Seg, Submitter};
+use crate::block::queue::{Seg, Submitter, NO_BIO};
 use crate::drivers::Op;
 use crate::fs::inode::OnList;
 use crate::fs::jbd2::EXTENT_PAGES_PER_HANDLE;
@@ -594,6 +594,11 @@ impl Machine {
         let wbi = self.inodes[ino as usize].wb as usize;
         let dev = self.inodes[ino as usize].dev as usize;
         let max_pages = (self.queues[dev].max_sectors / 8).max(1);
+        // Large folios: one bio may span several requests (block/bio_chain.rs).
+        let bio_pages = match &self.cfg.devices[dev].fs {
+            Some(m) if !self.queues[dev].unstable_device => m.writeback_bio_pages(),
+            _ => 0,
+        };
         let journalled = self.journals[dev].is_some();
         let locks_handles = self.journals[dev].as_ref().is_some_and(|j| j.p.locks_handles);
         let per_page_handles =
@@ -616,8 +621,20 @@ impl Machine {
             self.wbs[wbi].reclaimable -= n;
             self.wbs[wbi].writeback += n;
             let mut p = s;
+            let (mut chain, mut bio_end) = (NO_BIO, s + n);
             while p < s + n {
-                let len = (s + n - p).min(max_pages - (p % max_pages)).min(max_pages);
+                if bio_pages > max_pages && (p - s) % bio_pages == 0 {
+                    let pages = (s + n - p).min(bio_pages);
+                    bio_end = p + pages;
+                    // Requests are cut at multiples of max_pages: more than one if it crosses one.
+                    let parts = pages > max_pages - (p % max_pages);
+                    chain = if parts {
+                        self.queues[dev].chains.begin(ino, p, pages)
+                    } else {
+                        NO_BIO
+                    };
+                }
+                let len = (bio_end - p).min(max_pages - (p % max_pages)).min(max_pages);
                 let new_blocks = journalled && self.inodes[ino as usize].blocks.lookup(p).is_none();
                 // Delayed allocation: blocks are assigned now, as ext4_map_blocks does.
                 let (sector, len) = self.inodes[ino as usize].blocks.map(p, len, &mut self.allocs[dev]);
@@ -632,6 +649,7 @@ impl Machine {
                         file: ino,
                         start: p,
                         pages: len,
+                        bio: chain,
                     }),
                     sub,
                     sync,
@@ -641,6 +659,9 @@ impl Machine {
                 );
                 if new_blocks {
                     self.queues[dev].rq_mut(id).new_blocks = true;
+                }
+                if chain != NO_BIO {
+                    self.queues[dev].chains.add(chain, id, len * crate::units::PAGE_SIZE);
                 }
                 if per_page_handles {
                     // ext3's writepage: a handle around each page's submission.

@@ -260,6 +260,7 @@ impl Generation {
             queue: self.queue,
             writeback_chunk: self.chunk,
             page_wake: default_page_wake(self.last),
+            timer_wheel: default_timer_wheel(self.last),
             own: OwnPolicy {
                 throttle: self.throttle,
                 flusher: self.flusher,
@@ -269,12 +270,14 @@ impl Generation {
     }
 
     /// [`Generation::policy`] with the pieces that change inside the generation set for the
-    /// exact release (the page wake policy: 2.6.7 and 4.10 fall inside generations).
+    /// exact release (the page wake policy and the timer wheel: 2.6.7, 4.8 and 4.10 fall
+    /// inside generations).
     pub fn policy_for(&self, kernel: &str) -> PolicyConfig {
         let mut p = self.policy();
         if let Ok(v) = parse_version(kernel) {
             let v = if v.1 == u32::MAX { Version(v.0, 99, 0) } else { v };
             p.page_wake = default_page_wake(v);
+            p.timer_wheel = default_timer_wheel(v);
         }
         p
     }
@@ -292,6 +295,16 @@ pub fn default_page_wake(v: Version) -> crate::config::PageWake {
         PageWake::FilteredWakeOne
     } else {
         PageWake::Handoff
+    }
+}
+
+/// The timer wheel of a release: Thomas Gleixner's non-cascading wheel from 4.8.
+pub fn default_timer_wheel(v: Version) -> crate::config::TimerWheel {
+    use crate::config::TimerWheel;
+    if v < Version(4, 8, 0) {
+        TimerWheel::Cascading
+    } else {
+        TimerWheel::Rounded
     }
 }
 

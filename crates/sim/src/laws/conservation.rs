@@ -94,13 +94,14 @@ impl Machine {
         for (d, q) in self.queues.iter().enumerate() {
             // Every wb of the device wrote through its queue.
             let written: u64 = self.wbs.iter().filter(|w| w.dev as usize == d).map(|w| w.written).sum();
-            let expect = (written + q.unstable_pages) * PAGE_SIZE + q.direct_bytes_written + q.log_bytes_written;
+            // Parts of split bios that completed before the rest are written but not yet ended.
+            let expect = (written + q.unstable_pages + q.chains.waiting_pages) * PAGE_SIZE + q.direct_bytes_written + q.log_bytes_written;
             if q.bytes_written != expect {
                 return c(
                     &format!("device {}", q.name),
                     format!(
-                        "wrote {} bytes, but written pages {} + unstable {} (× {PAGE_SIZE}) + O_DIRECT {} + journal {} = {expect}",
-                        q.bytes_written, written, q.unstable_pages, q.direct_bytes_written, q.log_bytes_written
+                        "wrote {} bytes, but written pages {} + unstable {} + split-bio parts {} (× {PAGE_SIZE}) + O_DIRECT {} + journal {} = {expect}",
+                        q.bytes_written, written, q.unstable_pages, q.chains.waiting_pages, q.direct_bytes_written, q.log_bytes_written
                     ),
                 );
             }

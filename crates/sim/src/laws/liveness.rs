@@ -129,6 +129,8 @@ impl Machine {
         }
         // Over every wb of the device: its root wb and its cgroups'.
         let wb: u64 = self.wbs.iter().filter(|w| w.dev as usize == d).map(|w| w.writeback).sum();
+        // Pages of split bios whose other parts are still in flight stay under writeback.
+        let wb_pages = wb_pages + q.chains.waiting_pages;
         if wb_pages + q.unstable_pages != wb {
             return Some(self.violation(
                 Law::Liveness,

@@ -209,11 +209,7 @@ impl Machine {
         self.page_inserted(file, page, 1);
         let dev = self.inodes[file as usize].dev as usize;
         let (sector, _) = self.inodes[file as usize].blocks.map(page, 1, &mut self.allocs[dev]);
-        let seg = Seg {
-            file,
-            start: page,
-            pages: 1,
-        };
+        let seg = Seg::new(file, page, 1);
         let id = self.queues[dev].alloc(Op::Read, sector, 8, Some(seg), Submitter::Task(tid), true, false, false, false);
         self.tasks[t].pending.push_back((dev as u16, id));
         self.inodes[file as usize].read_waiters.push(tid);

@@ -428,7 +428,8 @@ impl Machine {
 
     fn bdp_sleep(&mut self, tid: u32, jiffies: u64, record: bool) -> Option<Phase> {
         let now = self.now();
-        let wake = self.clock.at_jiffies(self.clock.jiffies(now) + jiffies);
+        let fire = self.cfg.policy.timer_wheel.fire_jiffy(self.clock.jiffies(now), jiffies);
+        let wake = self.clock.at_jiffies(fire);
         let task = &mut self.tasks[tid as usize];
         if record {
             task.pauses.record(jiffies * self.clock.tick_ns());
@@ -510,11 +511,7 @@ impl Machine {
             self.inodes[ino as usize].mapping.set_range(idx, run, Some(PageState::Reading));
             self.memcg_account(ino, run as i64, 0, 0);
             self.page_inserted(ino, idx, run);
-            let seg = crate::block::queue::Seg {
-                file: ino,
-                start: idx,
-                pages: run,
-            };
+            let seg = crate::block::queue::Seg::new(ino, idx, run);
             let id = self.queues[dev].alloc(Op::Read, sector, run * 8, Some(seg), Submitter::Task(tid), true, false, true, false);
             self.tasks[t].pending.push_back((dev as u16, id));
             idx += run;
@@ -611,11 +608,7 @@ impl Machine {
                         self.page_inserted(ino, idx, 1);
                         let dev = self.tasks[t].dev as usize;
                         let (sector, _) = self.inodes[ino as usize].blocks.map(idx, 1, &mut self.allocs[dev]);
-                        let seg = crate::block::queue::Seg {
-                            file: ino,
-                            start: idx,
-                            pages: 1,
-                        };
+                        let seg = crate::block::queue::Seg::new(ino, idx, 1);
                         let id = self.queues[dev].alloc(Op::Read, sector, 8, Some(seg), Submitter::Task(tid), true, false, false, false);
                         self.tasks[t].pending.push_back((dev as u16, id));
                     }
