@@ -8,6 +8,7 @@ mod fuzz_cmd;
 mod kernels_cmd;
 mod probe_cmd;
 mod progress;
+mod repeat_cmd;
 mod report_cmd;
 mod simulate;
 mod sweep;
@@ -40,6 +41,11 @@ enum Cmd {
         /// Override the scenario's seed.
         #[arg(long)]
         seed: Option<u64>,
+        /// Run the scenario N times, under seeds seed … seed+N−1 (in parallel), and print each
+        /// figure's median and range; repeats.csv holds every run's figures. The results
+        /// directory and report are the first seed's.
+        #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+        repeat: u32,
         /// Print summary.json to stdout instead of the table.
         #[arg(long)]
         json: bool,
@@ -195,6 +201,7 @@ where
             scenario,
             out,
             seed,
+            repeat,
             json,
             output_format,
             trace_block,
@@ -205,7 +212,23 @@ where
         } => {
             let fio_json = output_format == OutputFormat::Json;
             let json = json || fio_json;
-            cmd_run(scenario, out, seed, (json, fio_json), trace_block, quiet, no_report, check, &sweep)
+            if repeat > 1 && json {
+                eprintln!("error: --repeat prints a table of the runs' figures; it does not go with --json");
+                eprintln!("  hint: read repeats.csv in the results directory instead");
+                return ExitCode::from(2);
+            }
+            cmd_run(
+                scenario,
+                out,
+                seed,
+                repeat,
+                (json, fio_json),
+                trace_block,
+                quiet,
+                no_report,
+                check,
+                &sweep,
+            )
         }
         Cmd::Sweep {
             scenario,
@@ -221,7 +244,7 @@ where
                 eprintln!("  hint: add one, e.g. [sweep] \"vm.dirty_bytes\" = [\"64MiB\", \"256MiB\", \"1GiB\"]; `wblab run` runs a file without one");
                 return ExitCode::from(2);
             }
-            cmd_run(Some(scenario), out, seed, (json, false), false, quiet, true, check, &sweep)
+            cmd_run(Some(scenario), out, seed, 1, (json, false), false, quiet, true, check, &sweep)
         }
         Cmd::Device { model, json } => device_cmd::device(model.as_deref(), json),
         Cmd::Check { scenario, json } => cmd_check(&scenario, json),
@@ -258,6 +281,7 @@ fn cmd_run(
     path: Option<PathBuf>,
     out: Option<PathBuf>,
     seed: Option<u64>,
+    repeat: u32,
     (json, fio_json): (bool, bool),
     trace_block: bool,
     quiet: bool,
@@ -279,6 +303,11 @@ fn cmd_run(
                 false
             }
         };
+        if repeat > 1 && wblab_scenario::load_sweep(p).is_ok_and(|plan| plan.is_some()) {
+            eprintln!("error: --repeat is for one scenario; {} has a [sweep]", p.display());
+            eprintln!("  hint: sweep the seed instead: [sweep] seed = {{ min = 1, max = 10, steps = 10 }}");
+            return ExitCode::from(2);
+        }
         let flags = sweep::Flags {
             out: out.clone(),
             quiet,
@@ -318,7 +347,8 @@ fn cmd_run(
     if all.len() > 1 {
         // Several kernels: one results directory per kernel, then a side-by-side table.
         let out = out.unwrap_or_else(|| PathBuf::from("results").join(&all[0].name));
-        return kernels_cmd::run_kernels(all, &out, quiet, json, check, |dir, r, wall| {
+        let kernels: Vec<_> = if repeat > 1 { all.clone() } else { Vec::new() };
+        let code = kernels_cmd::run_kernels(all, &out, quiet, json, check, |dir, r, wall| {
             match write_run(dir, r, wall, !no_report) {
                 Ok(_) => true,
                 Err(e) => {
@@ -327,10 +357,23 @@ fn cmd_run(
                 }
             }
         });
+        // Each kernel's repeats, into its own results directory.
+        for sc in kernels.iter().filter(|_| code == ExitCode::SUCCESS) {
+            println!("\nkernel {}:", sc.kernel);
+            let code = repeat_cmd::repeat(sc, &out.join(kernels_cmd::kernel_dir(&sc.kernel)), repeat, quiet, check);
+            if code != ExitCode::SUCCESS {
+                return code;
+            }
+        }
+        return code;
     }
     let sc = all.swap_remove(0);
     let out = out.unwrap_or_else(|| PathBuf::from("results").join(&sc.name));
-    run_one(&sc, &out, quiet, (json, fio_json), no_report, check)
+    let code = run_one(&sc, &out, quiet, (json, fio_json), no_report, check);
+    if repeat > 1 && code == ExitCode::SUCCESS {
+        return repeat_cmd::repeat(&sc, &out, repeat, quiet, check);
+    }
+    code
 }
 
 /// One scenario, one kernel: simulate while trace.txt is written on the other core, print the

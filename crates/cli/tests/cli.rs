@@ -8,14 +8,20 @@ use std::fs;
 /// A short version of the default experiment, written as a user would.
 /// `wblab run --quiet --no-report SCENARIO --out OUT`, which must succeed.
 fn run_quietly(scenario: &std::path::Path, out: &std::path::Path) {
-    let o = wblab(&[
+    run_quietly_with(scenario, out, &[]);
+}
+
+fn run_quietly_with(scenario: &std::path::Path, out: &std::path::Path, extra: &[&str]) {
+    let mut args = vec![
         "run",
         "--quiet",
         "--no-report",
         scenario.to_str().unwrap(),
         "--out",
         out.to_str().unwrap(),
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    let o = wblab(&args);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
 
@@ -179,9 +185,10 @@ fn per_second_utilisation_agrees_with_the_run_total() {
 
 /// 100 writers against the real 6.18 measurement in `validation/` (v5): neither the kernel
 /// nor the model keeps them within ±10 % of each other; the model's spread must be of the
-/// same kind as the kernel's (uneven, but not more uneven than measured). Which task gets
-/// ahead is chaotic — a 1 MiB change of the dirty limit moves the model's cv between 0.08 and
-/// 0.2 — so the model's figure is the median over the limit and its two neighbours.
+/// same kind as the kernel's (within 1.5× of the measured spread either way). Most of the
+/// spread is the start: the first dd spawned dirty freely before the others run (the
+/// scenario's `stagger`). The rest is chaotic, so the model's figure is the median of three
+/// seeds.
 #[test]
 fn hundred_writers_are_as_uneven_as_on_the_real_kernel() {
     let root = repo_root();
@@ -200,15 +207,16 @@ fn hundred_writers_are_as_uneven_as_on_the_real_kernel() {
     };
     let text = fs::read_to_string(root.join("validation/v5-100dd-fairness.toml")).unwrap();
     assert!(text.contains("\"vm.dirty_bytes\" = \"400MiB\""), "the scenario's limit moved");
-    let mut sims: Vec<(f64, f64)> = ["399MiB", "400MiB", "401MiB"]
+    // Three seeds: the wakeup noise and the spawn stagger make the split differ run to run.
+    let mut sims: Vec<(f64, f64)> = ["1", "2", "3"]
         .iter()
-        .map(|limit| {
-            let dir = scratch(&format!("v5-{limit}"));
+        .map(|seed| {
+            let dir = scratch(&format!("v5-seed{seed}"));
             fs::create_dir_all(&dir).unwrap();
             let file = dir.join("v5.toml");
-            fs::write(&file, text.replace("\"400MiB\"", &format!("\"{limit}\""))).unwrap();
+            fs::write(&file, &text).unwrap();
             let out = dir.join("out");
-            run_quietly(&file, &out);
+            run_quietly_with(&file, &out, &["--seed", seed]);
             spread(&serde_json::from_str(&fs::read_to_string(out.join("summary.json")).unwrap()).unwrap())
         })
         .collect();
@@ -217,8 +225,8 @@ fn hundred_writers_are_as_uneven_as_on_the_real_kernel() {
     let (sim_mean, sim_cv) = sims[1];
     assert!(real_cv > 0.10, "the measurement itself: cv {real_cv:.3}");
     assert!(
-        sim_cv > 0.10 && sim_cv <= real_cv * 1.5,
-        "per-task cv (median of three limits): wblab {sim_cv:.3}, kernel {real_cv:.3}; all: {sims:?}"
+        sim_cv >= real_cv / 1.5 && sim_cv <= real_cv * 1.5,
+        "per-task cv (median of three seeds): wblab {sim_cv:.3}, kernel {real_cv:.3}; all: {sims:?}"
     );
     assert!(
         (sim_mean - real_mean).abs() <= 0.10 * real_mean,
@@ -416,4 +424,71 @@ fn shipped_scenarios_all_parse() {
         }
     }
     assert!(n >= 3, "only {n} ready scenarios");
+}
+
+/// `--repeat N` runs the seeds after the scenario's own and gives each figure's spread: the
+/// wakeup noise makes them differ, the first is the run written to the results directory, and
+/// without noise every seed gives the same figures.
+#[test]
+fn repeats_spread_over_seeds_and_vanish_without_noise() {
+    let dir = scratch("repeat");
+    let read = |out: &std::path::Path| -> Vec<Vec<String>> {
+        fs::read_to_string(out.join("repeats.csv"))
+            .unwrap()
+            .lines()
+            .map(|l| l.split(',').map(str::to_string).collect())
+            .collect()
+    };
+    let sc = dir.join("short.toml");
+    fs::write(&sc, short()).unwrap();
+    let out = dir.join("noisy");
+    let o = wblab(&[
+        "run",
+        "--quiet",
+        "--no-report",
+        sc.to_str().unwrap(),
+        "--repeat",
+        "3",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("3 runs (seeds 7–9)"), "{text}");
+    let rows = read(&out);
+    assert_eq!(rows.len(), 4, "a header and three seeds");
+    assert_eq!((rows[1][0].as_str(), rows[3][0].as_str()), ("7", "9"));
+    // The first seed's row is the results directory's run.
+    let col = rows[0].iter().position(|h| h == "dd.mb_written").expect("dd.mb_written column");
+    let summary: serde_json::Value = serde_json::from_str(&fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let dd_bytes: f64 = summary["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["name"] == "dd")
+        .map(|t| t["bytes_written"].as_f64().unwrap())
+        .sum();
+    assert!((rows[1][col].parse::<f64>().unwrap() - dd_bytes / 1e6).abs() < 0.01);
+    assert!(
+        (1..4).any(|i| rows[i][1..] != rows[1][1..]),
+        "the seeds gave identical figures: {rows:?}"
+    );
+
+    // No noise source: the seeds are the same experiment.
+    let quiet = dir.join("quiet.toml");
+    fs::write(&quiet, short().replace("cpus = 2", "cpus = 2\nwakeup_latency = \"0s\"")).unwrap();
+    let out = dir.join("quiet");
+    let o = wblab(&[
+        "run",
+        "--quiet",
+        "--no-report",
+        quiet.to_str().unwrap(),
+        "--repeat",
+        "3",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let rows = read(&out);
+    assert!((2..4).all(|i| rows[i][1..] == rows[1][1..]), "{rows:?}");
 }

@@ -10,6 +10,7 @@ pub mod figures;
 pub mod objective;
 pub mod parquet_out;
 pub mod plot;
+pub mod repeats;
 pub mod run;
 pub mod summary;
 pub mod table;

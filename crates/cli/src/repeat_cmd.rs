@@ -1,0 +1,59 @@
+//! `wblab run --repeat N`: the scenario again under seeds seed+1 … seed+N−1, in parallel, and
+//! each figure's median and range over all N runs (`repeats.csv` in the results directory).
+
+use crate::simulate;
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use wblab_sim::config::Scenario;
+use wblab_sim::machine::NoProgress;
+use wblab_sweep::repeats::Repeats;
+
+/// One seed's figures, or the exit code of its failed run; `None` until it ran.
+type Slot = Option<Result<Vec<(String, f64)>, ExitCode>>;
+
+/// Run `sc` under `n` seeds from its own (the first is the run already written to `out`,
+/// simulated again: the same seed gives the same figures), print the spread table and write
+/// `out/repeats.csv`.
+pub fn repeat(sc: &Scenario, out: &Path, n: u32, quiet: bool, check: bool) -> ExitCode {
+    let seeds: Vec<u64> = (0..u64::from(n)).map(|i| sc.seed.wrapping_add(i)).collect();
+    let workers = std::thread::available_parallelism().map_or(1, |p| p.get()).min(seeds.len());
+    let next = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
+    let results: Mutex<Vec<Slot>> = Mutex::new(vec![None; seeds.len()]);
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(&seed) = seeds.get(i) else { break };
+                let mut run = sc.clone();
+                run.seed = seed;
+                let r = simulate::simulate(&run, &mut NoProgress, check).map(|r| wblab_sweep::repeats::named_figures(&r));
+                results.lock().expect("no worker panicked")[i] = Some(r);
+                let k = done.fetch_add(1, Ordering::Relaxed) + 1;
+                if !quiet {
+                    eprint!("\rrepeats: {k}/{} runs", seeds.len());
+                }
+            });
+        }
+    });
+    if !quiet {
+        eprintln!();
+    }
+    let mut rep = Repeats::empty();
+    for (seed, r) in seeds.iter().zip(results.into_inner().expect("no worker panicked")) {
+        match r.expect("every seed ran") {
+            Ok(figures) => rep.push_figures(*seed, figures),
+            Err(code) => return code,
+        }
+    }
+    print!("{}", rep.table());
+    let path = out.join("repeats.csv");
+    if let Err(e) = std::fs::write(&path, rep.csv()) {
+        eprintln!("error: cannot write {}: {e}", path.display());
+        return ExitCode::from(1);
+    }
+    println!("repeats: {}", path.display());
+    ExitCode::SUCCESS
+}
