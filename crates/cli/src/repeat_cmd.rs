@@ -1,5 +1,7 @@
 //! `wblab run --repeat N`: the scenario again under seeds seed+1 … seed+N−1, in parallel, and
 //! each figure's median and range over all N runs (`repeats.csv` in the results directory).
+//! Each other seed's figure files go to `repeats/seed-<n>/`, where `wblab compare` and
+//! `wblab report A B` find them to mark changes smaller than the run-to-run range.
 
 use crate::simulate;
 use std::path::Path;
@@ -18,6 +20,8 @@ type Slot = Option<Result<Vec<(String, f64)>, ExitCode>>;
 /// `out/repeats.csv`.
 pub fn repeat(sc: &Scenario, out: &Path, n: u32, quiet: bool, check: bool) -> ExitCode {
     let seeds: Vec<u64> = (0..u64::from(n)).map(|i| sc.seed.wrapping_add(i)).collect();
+    // A rerun with fewer seeds must not leave older ones behind for compare to find.
+    let _ = std::fs::remove_dir_all(out.join(wblab_report::REPEATS_DIR));
     let workers = std::thread::available_parallelism().map_or(1, |p| p.get()).min(seeds.len());
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
@@ -29,7 +33,18 @@ pub fn repeat(sc: &Scenario, out: &Path, n: u32, quiet: bool, check: bool) -> Ex
                 let Some(&seed) = seeds.get(i) else { break };
                 let mut run = sc.clone();
                 run.seed = seed;
-                let r = simulate::simulate(&run, &mut NoProgress, check).map(|r| wblab_sweep::repeats::named_figures(&r));
+                let t0 = std::time::Instant::now();
+                let r = simulate::simulate(&run, &mut NoProgress, check).and_then(|r| {
+                    // The first seed's files are the results directory itself.
+                    if i > 0 {
+                        let dir = out.join(wblab_report::REPEATS_DIR).join(format!("seed-{seed}"));
+                        if let Err(e) = wblab_report::write_figures_dir(&dir, &r, t0.elapsed().as_secs_f64()) {
+                            eprintln!("error: cannot write {}: {e}", dir.display());
+                            return Err(ExitCode::from(1));
+                        }
+                    }
+                    Ok(wblab_sweep::repeats::named_figures(&r))
+                });
                 results.lock().expect("no worker panicked")[i] = Some(r);
                 let k = done.fetch_add(1, Ordering::Relaxed) + 1;
                 if !quiet {

@@ -492,3 +492,76 @@ fn repeats_spread_over_seeds_and_vanish_without_noise() {
     let rows = read(&out);
     assert!((2..4).all(|i| rows[i][1..] == rows[1][1..]), "{rows:?}");
 }
+
+/// `wblab compare` of two runs with repeats marks a change inside the run-to-run range as not
+/// significant and a real one as significant; without repeats it claims neither.
+#[test]
+fn compare_marks_changes_within_the_repeats_range_as_not_significant() {
+    let dir = scratch("compare-ns");
+    let a = dir.join("a.toml");
+    let b = dir.join("b.toml");
+    fs::write(&a, short()).unwrap();
+    // Two more seconds: the copy writes more, for certain.
+    fs::write(&b, short().replace("duration = \"8s\"", "duration = \"10s\"")).unwrap();
+    let run = |sc: &std::path::Path, out: &std::path::Path, extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "--quiet",
+            "--no-report",
+            sc.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let o = wblab(&args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    let compare = |x: &std::path::Path, y: &std::path::Path| -> serde_json::Value {
+        let o = wblab(&["compare", "--json", x.to_str().unwrap(), y.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    let significant = |c: &serde_json::Value, name: &str| -> serde_json::Value {
+        c["figures"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["name"] == name)
+            .unwrap_or_else(|| panic!("{name}"))["significant"][1]
+            .clone()
+    };
+    let (ra, ra2, rb) = (dir.join("ra"), dir.join("ra2"), dir.join("rb"));
+    run(&a, &ra, &["--repeat", "3"]);
+    run(&a, &ra2, &["--repeat", "3", "--seed", "20"]);
+    run(&b, &rb, &["--repeat", "3"]);
+    // The same experiment under other seeds: what it wrote moved, but within the noise.
+    let same = compare(&ra, &ra2);
+    assert_eq!(significant(&same, "device sda: MB written"), false);
+    let longer = compare(&ra, &rb);
+    assert_eq!(significant(&longer, "device sda: MB written"), true);
+    assert_eq!(significant(&longer, "run: seconds"), true);
+    let text = String::from_utf8_lossy(&wblab(&["compare", ra.to_str().unwrap(), ra2.to_str().unwrap()]).stdout).to_string();
+    assert!(text.contains("n.s.: not significant") && text.contains("% n.s."), "{text}");
+    // The report's Differences table greys the same cells and says why.
+    let html_dir = dir.join("report");
+    let o = wblab(&[
+        "report",
+        ra.to_str().unwrap(),
+        ra2.to_str().unwrap(),
+        "--out",
+        html_dir.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let html = fs::read_to_string(html_dir.join("report.html")).unwrap();
+    let diff = html.split("id=\"differences\"").nth(1).expect("a Differences section");
+    assert!(
+        diff.contains("class=\"ns-legend\"") && diff.contains("<td class=\"num ns\">"),
+        "no n.s. cells"
+    );
+
+    // Single runs: no noise to judge by.
+    let (sa, sb) = (dir.join("sa"), dir.join("sb"));
+    run(&a, &sa, &[]);
+    run(&b, &sb, &[]);
+    assert!(significant(&compare(&sa, &sb), "device sda: MB written").is_null());
+}

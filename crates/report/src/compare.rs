@@ -36,6 +36,9 @@ pub struct RunData {
     pub throttle: Vec<HashMap<String, String>>,
     /// fio.json: real fio's output (measured) or the simulated one, where the run had fio jobs.
     pub fio: Option<Value>,
+    /// The same scenario under other seeds (`wblab run --repeat`: `repeats/seed-<n>/`), in
+    /// seed order; empty for a single run.
+    pub repeats: Vec<RunData>,
 }
 
 /// A latency distribution, ms: raw sorted samples (from a trace) or a histogram (ns buckets).
@@ -116,8 +119,28 @@ fn task_groups(summary: &Value) -> HashMap<u64, String> {
         .unwrap_or_default()
 }
 
-/// Load a results directory.
+/// Load a results directory, with the other seeds' runs of a `--repeat`.
 pub fn load(dir: &Path) -> io::Result<RunData> {
+    let mut r = load_one(dir)?;
+    let rep = dir.join(crate::REPEATS_DIR);
+    if let Ok(entries) = std::fs::read_dir(&rep) {
+        let mut seeds: Vec<(u64, PathBuf)> = entries
+            .filter_map(|e| e.ok())
+            .filter_map(|e| {
+                let name = e.file_name().to_string_lossy().to_string();
+                name.strip_prefix("seed-").and_then(|n| n.parse().ok()).map(|n| (n, e.path()))
+            })
+            .collect();
+        seeds.sort();
+        for (_, d) in seeds {
+            r.repeats.push(load_one(&d)?);
+        }
+    }
+    Ok(r)
+}
+
+/// Load one results directory, without looking for repeats.
+fn load_one(dir: &Path) -> io::Result<RunData> {
     let sp = dir.join(crate::SUMMARY_FILE);
     let text = std::fs::read_to_string(&sp).map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", sp.display())))?;
     let summary: Value =
@@ -185,6 +208,7 @@ pub fn load(dir: &Path) -> io::Result<RunData> {
         fio: std::fs::read_to_string(dir.join(crate::results::fio::FIO_JSON_FILE))
             .ok()
             .and_then(|t| t.find('{').and_then(|i| serde_json::from_str(&t[i..]).ok())),
+        repeats: Vec::new(),
     })
 }
 
@@ -229,6 +253,12 @@ pub struct Figure {
     pub values: Vec<Option<f64>>,
     /// (value − first) / first, for every run (None for the first and where undefined).
     pub rel_err: Vec<Option<f64>>,
+    /// Per run with repeats (`--repeat`): the figure's lowest and highest value over its seeds.
+    pub range: Vec<Option<(f64, f64)>>,
+    /// Per run after the first: whether its difference from the first exceeds the run-to-run
+    /// noise — false when the two runs' ranges overlap (or one run's value falls inside the
+    /// other's range); None when neither run has repeats.
+    pub significant: Vec<Option<bool>>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -454,8 +484,12 @@ fn op_points(r: &RunData, group: &str) -> Option<Vec<(f64, f64)>> {
     Some(vec![(0.5, m("p50")), (0.9, m("p90")), (0.99, m("p99")), (1.0, m("max"))])
 }
 
+/// A run's figures: (name, unit, value).
+type Figures = Vec<(String, &'static str, f64)>;
+
 pub fn compare(runs: &[RunData]) -> Comparison {
-    let per_run: Vec<Vec<(String, &'static str, f64)>> = runs.iter().map(figures_of).collect();
+    let per_run: Vec<Figures> = runs.iter().map(figures_of).collect();
+    let per_repeat: Vec<Vec<Figures>> = runs.iter().map(|r| r.repeats.iter().map(figures_of).collect()).collect();
     let mut figures = Vec::new();
     if let Some(first) = per_run.first() {
         for (name, unit, v0) in first {
@@ -475,11 +509,39 @@ pub fn compare(runs: &[RunData]) -> Comparison {
                     (_, Some(x)) => Some((x - v0) / v0),
                 })
                 .collect();
+            let range: Vec<Option<(f64, f64)>> = values
+                .iter()
+                .zip(&per_repeat)
+                .map(|(v, reps)| {
+                    let v = (*v)?;
+                    if reps.is_empty() {
+                        return None;
+                    }
+                    let all = reps.iter().filter_map(|fs| fs.iter().find(|(n, _, _)| n == name).map(|x| x.2));
+                    Some(all.fold((v, v), |(lo, hi), x| (lo.min(x), hi.max(x))))
+                })
+                .collect();
+            let significant = (0..values.len())
+                .map(|i| {
+                    if i == 0 {
+                        return None;
+                    }
+                    let (a, b) = (values[0]?, values[i]?);
+                    let ra = range[0].unwrap_or((a, a));
+                    let rb = range[i].unwrap_or((b, b));
+                    if range[0].is_none() && range[i].is_none() {
+                        return None;
+                    }
+                    Some(ra.1 < rb.0 || rb.1 < ra.0)
+                })
+                .collect();
             figures.push(Figure {
                 name: name.clone(),
                 unit,
                 values,
                 rel_err,
+                range,
+                significant,
             });
         }
     }
@@ -593,6 +655,9 @@ pub fn pct(e: f64) -> String {
 }
 
 /// The terminal table.
+/// The legend of the `n.s.` mark, where some run has repeats.
+pub const NOT_SIGNIFICANT: &str = "n.s.: not significant, the change lies within the run-to-run range of the repeats (wblab run --repeat)";
+
 pub fn render(c: &Comparison) -> String {
     let mut out = String::new();
     let letters: Vec<String> = (0..c.runs.len())
@@ -606,6 +671,10 @@ pub fn render(c: &Comparison) -> String {
         .collect();
     for (l, r) in letters.iter().zip(&c.runs) {
         let _ = writeln!(out, "{l} = {} ({}, {})", r.label, r.kind, r.dir);
+    }
+    if c.figures.iter().any(|f| f.range.iter().any(Option::is_some)) {
+        out.push_str(NOT_SIGNIFICANT);
+        out.push('\n');
     }
     out.push('\n');
     let mut header = vec!["figure".to_string(), "unit".to_string()];
@@ -621,7 +690,12 @@ pub fn render(c: &Comparison) -> String {
         for (i, v) in fig.values.iter().enumerate() {
             row.push(v.map_or("-".into(), num));
             if i > 0 {
-                row.push(fig.rel_err[i].map_or("-".into(), pct));
+                let e = fig.rel_err[i].map_or("-".into(), pct);
+                row.push(if fig.significant[i] == Some(false) {
+                    format!("{e} n.s.")
+                } else {
+                    e
+                });
             }
         }
         rows.push(row);

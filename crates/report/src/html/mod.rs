@@ -22,6 +22,7 @@ table{border-collapse:collapse;font-size:13px;margin:6px 0 12px;font-variant-num
 th,td{padding:4px 10px;border-bottom:1px solid #e6e8eb;text-align:right;white-space:nowrap}
 th{background:#f0f2f5;font-weight:600;color:#333}
 td.l,th.l{text-align:left}
+td.ns{color:#8a9099}
 tr:nth-child(even) td{background:#fafbfc}
 .scroll{overflow-x:auto}
 .swatch{display:inline-block;width:12px;height:12px;border-radius:2px;vertical-align:-1px;margin-right:8px}
@@ -395,6 +396,9 @@ fn differences(o: &mut String, runs: &[Run], c: &crate::compare::Comparison) {
         esc(&runs[0].label)
     )
     .expect("String");
+    if c.figures.iter().any(|f| f.range.iter().any(Option::is_some)) {
+        writeln!(o, "<p class=\"ns-legend\">{}.</p>", esc(crate::compare::NOT_SIGNIFICANT)).expect("String");
+    }
     o.push_str("<div class=\"scroll\"><table class=\"diff\">\n<tr><th>figure</th><th>unit</th>");
     for (i, r) in runs.iter().enumerate() {
         write!(o, "<th>{}</th>", esc(&r.label)).expect("String");
@@ -420,11 +424,15 @@ fn differences(o: &mut String, runs: &[Run], c: &crate::compare::Comparison) {
                     }
                     _ => "-".into(),
                 };
+                let ns = f.significant[i] == Some(false);
                 write!(
                     o,
-                    "<td class=\"num\">{}</td><td class=\"num\">{}</td>",
+                    "<td class=\"num{}\">{}</td><td class=\"num{}\">{}{}</td>",
+                    if ns { " ns" } else { "" },
                     delta,
-                    f.rel_err[i].map_or("-".into(), pct)
+                    if ns { " ns" } else { "" },
+                    f.rel_err[i].map_or("-".into(), pct),
+                    if ns { " <small>n.s.</small>" } else { "" }
                 )
                 .expect("String");
             }

@@ -50,6 +50,30 @@ pub fn write_trace_file(out: &Path, r: &RunResult) -> io::Result<()> {
 
 /// The small files of a results directory, as text: written to disk, and read back by the
 /// report without touching the disk ([`ResultTexts::parts`]).
+/// Directory of a `--repeat` run's other seeds inside its results directory.
+pub const REPEATS_DIR: &str = "repeats";
+
+/// The files `wblab compare` takes its figures from (summary.json, timeseries.csv,
+/// throttle.csv, histograms.json, fio.json): what a repeat with another seed keeps, in
+/// `<results>/repeats/seed-<n>/`, so that a comparison can tell a change from run-to-run noise.
+pub fn write_figures_dir(out: &Path, r: &RunResult, wall_seconds: f64) -> io::Result<()> {
+    let mut buf = Vec::new();
+    std::fs::create_dir_all(out)?;
+    std::fs::write(out.join(SUMMARY_FILE), summary::summary_text(r, wall_seconds))?;
+    csv::write_timeseries(&mut buf, r)?;
+    std::fs::write(out.join(TIMESERIES_FILE), &buf)?;
+    buf.clear();
+    csv::write_throttle(&mut buf, r)?;
+    std::fs::write(out.join(THROTTLE_FILE), &buf)?;
+    buf.clear();
+    histograms::write_histograms(&mut buf, r)?;
+    std::fs::write(out.join(HISTOGRAMS_FILE), &buf)?;
+    if let Some(t) = fio::fio_json_text(r) {
+        std::fs::write(out.join(fio::FIO_JSON_FILE), t)?;
+    }
+    Ok(())
+}
+
 pub struct ResultTexts {
     pub summary: String,
     pub timeseries: String,
