@@ -10,6 +10,7 @@ mod probe_cmd;
 mod progress;
 mod repeat_cmd;
 mod report_cmd;
+mod reproduce;
 mod simulate;
 mod sweep;
 
@@ -69,6 +70,29 @@ enum Cmd {
         check: bool,
         #[command(flatten)]
         sweep: sweep::SweepArgs,
+    },
+    /// Run the founding reports' scenarios (scenarios/reports/figures.toml) under several seeds and
+    /// print each report figure against wblab's: ratio, and a mark for within 2× with the
+    /// direction right.
+    Reproduce {
+        /// Reports to run (`2002-deadline`, `2002-writeout`, `2004-tiotest`, `2007-per-bdi`,
+        /// `2011-io-less`); all by default.
+        reports: Vec<String>,
+        /// Seeds per scenario; each figure is their median, shown with the range.
+        #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
+        seeds: u32,
+        /// Simulations at once [default: one per core].
+        #[arg(long, short)]
+        jobs: Option<usize>,
+        /// The scenarios directory (its reports/figures.toml lists the figures) [default: scenarios].
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// Print the figures as JSON.
+        #[arg(long)]
+        json: bool,
+        /// No progress line.
+        #[arg(long, short)]
+        quiet: bool,
     },
     /// Run a file's [sweep]: its points in parallel into one table (sweep.csv, sweep.parquet),
     /// ranked, plotted and resumable. The same as `wblab run` on such a file.
@@ -245,6 +269,17 @@ where
                 return ExitCode::from(2);
             }
             cmd_run(Some(scenario), out, seed, 1, (json, false), false, quiet, true, check, &sweep)
+        }
+        Cmd::Reproduce {
+            reports,
+            seeds,
+            jobs,
+            dir,
+            json,
+            quiet,
+        } => {
+            let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |p| p.get()));
+            reproduce::run(&reproduce::scenarios_dir(dir), &reports, seeds, jobs, quiet || json, json)
         }
         Cmd::Device { model, json } => device_cmd::device(model.as_deref(), json),
         Cmd::Check { scenario, json } => cmd_check(&scenario, json),

@@ -565,3 +565,47 @@ fn compare_marks_changes_within_the_repeats_range_as_not_significant() {
     run(&b, &sb, &[]);
     assert!(significant(&compare(&sa, &sb), "device sda: MB written").is_null());
 }
+
+/// `wblab reproduce`: every figure of the report's list, its mark following from its ratio
+/// and direction; an unknown report is refused with the known ones named.
+#[test]
+fn reproduce_marks_each_figure_by_its_ratio_and_direction() {
+    let root = repo_root();
+    let o = wblab(&[
+        "reproduce",
+        "--json",
+        "--seeds",
+        "2",
+        "--dir",
+        root.join("scenarios").to_str().unwrap(),
+        "2007-per-bdi",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let rows: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = rows.as_array().unwrap();
+    let listed = fs::read_to_string(root.join("scenarios/reports/figures.toml"))
+        .unwrap()
+        .matches("report = \"2007-per-bdi\"")
+        .count();
+    assert_eq!(rows.len(), listed, "a row per listed figure");
+    for r in rows {
+        let ratio = r["ratio"].as_f64().unwrap();
+        let (lo, med, hi) = (
+            r["wblab_min"].as_f64().unwrap(),
+            r["wblab_median"].as_f64().unwrap(),
+            r["wblab_max"].as_f64().unwrap(),
+        );
+        assert!(lo <= med && med <= hi, "{r}");
+        assert!((ratio - med / r["reported"].as_f64().unwrap()).abs() < 1e-9, "{r}");
+        let within = (0.5..=2.0).contains(&ratio);
+        assert_eq!(r["within_2x"].as_bool().unwrap(), within, "{r}");
+        assert_eq!(r["pass"].as_bool().unwrap(), within && r["direction_right"] != false, "{r}");
+    }
+    // 2.6.24's per-bdi limits make the first ls faster: the direction is checked and right.
+    let ls = rows.iter().find(|r| r["id"] == "ls-after").unwrap();
+    assert_eq!(ls["direction_right"], true, "{ls}");
+    let o = wblab(&["reproduce", "--dir", root.join("scenarios").to_str().unwrap(), "1999-nothing"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("no report `1999-nothing`") && err.contains("2007-per-bdi"), "{err}");
+}

@@ -27,6 +27,7 @@ pub const GENERATORS: &[&str] = &[
     "stem SCENARIO TASK",
     "timeline SCENARIO",
     "outcome SCENARIO",
+    "reproduce REPORT",
 ];
 
 /// The Markdown of generator `name` with `args`, or why it cannot be made.
@@ -63,6 +64,7 @@ pub fn generate(name: &str, args: &[String], cli: &clap::Command, ctx: &Ctx) -> 
         "run" => run(one_arg()?),
         "outcome" => outcome(one_arg()?),
         "sweep" => super::sweep_block::sweep(args, ctx),
+        "reproduce" => reproduce(one_arg()?),
         "stem" => match args {
             [scenario, task] => stem(scenario, task),
             _ => Err("`stem` takes a scenario file and a task name".to_string()),
@@ -326,6 +328,13 @@ fn outcome(path: &str) -> Result<String, String> {
     let results = run_all(&all)?;
     let refs: Vec<&wblab_sim::metrics::RunResult> = results.iter().collect();
     Ok(format!("```\n{}```\n", crate::kernels_cmd::side_by_side(&refs)))
+}
+
+/// `wblab reproduce REPORT`'s figures as a Markdown table: three seeds, from scenarios/.
+fn reproduce(report: &str) -> Result<String, String> {
+    let jobs = std::thread::available_parallelism().map_or(1, |p| p.get());
+    let rows = crate::reproduce::reproduce(std::path::Path::new("scenarios"), &[report.to_string()], 3, jobs, true)?;
+    Ok(crate::reproduce::markdown(&rows))
 }
 
 /// What `wblab report DIR --stem TASK` prints for a run of the scenario.

@@ -1,0 +1,497 @@
+//! `wblab reproduce [REPORT...]`: the founding reports' figures against wblab's.
+//!
+//! `scenarios/reports/figures.toml` lists each figure a report measured, the scenario that recreates
+//! the report's setup, and which figure of its run to take. Every scenario (and kernel, and
+//! sweep point) runs once per seed, in parallel; each figure's wblab value is the median over
+//! the seeds, shown with its range, its ratio to the report and a mark: within 2× of the
+//! report, and — where the report compares two settings — the change in the same direction.
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Mutex;
+use wblab_sim::config::Scenario;
+use wblab_sim::metrics::RunResult;
+
+/// The figures file, relative to the scenarios directory (in a directory of its own, so that
+/// the tools that read every `*.toml` of scenarios/ as a scenario pass it by).
+pub const REPORTS_FILE: &str = "reports/figures.toml";
+
+/// Within this factor of the report passes.
+const WITHIN: f64 = 2.0;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Spec {
+    pub report: String,
+    pub id: String,
+    pub figure: String,
+    pub reported: Reported,
+    pub unit: String,
+    pub scenario: String,
+    #[serde(default)]
+    pub kernel: Option<String>,
+    #[serde(default)]
+    pub point: Option<String>,
+    pub metric: String,
+    #[serde(default = "one")]
+    pub scale: f64,
+    #[serde(default)]
+    pub vs: Option<String>,
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+/// A reported value or range.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(untagged)]
+pub enum Reported {
+    One(f64),
+    Range([f64; 2]),
+}
+
+impl Reported {
+    fn middle(self) -> f64 {
+        match self {
+            Reported::One(v) => v,
+            Reported::Range([a, b]) => (a + b) / 2.0,
+        }
+    }
+
+    fn text(self) -> String {
+        match self {
+            Reported::One(v) => num(v),
+            Reported::Range([a, b]) => format!("{}–{}", num(a), num(b)),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    figure: Vec<Spec>,
+}
+
+/// Read and check the figures file: unique ids per report, `vs` naming one of them.
+pub fn load(path: &Path) -> Result<Vec<Spec>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let f: File = toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    for (i, s) in f.figure.iter().enumerate() {
+        if f.figure[..i].iter().any(|t| t.report == s.report && t.id == s.id) {
+            return Err(format!(
+                "{}: report {} has two figures with id `{}`",
+                path.display(),
+                s.report,
+                s.id
+            ));
+        }
+    }
+    for s in &f.figure {
+        if let Some(v) = &s.vs {
+            if !f.figure.iter().any(|t| t.report == s.report && &t.id == v) {
+                return Err(format!(
+                    "{}: {}/{}: `vs = \"{v}\"` names no figure of its report",
+                    path.display(),
+                    s.report,
+                    s.id
+                ));
+            }
+        }
+    }
+    Ok(f.figure)
+}
+
+/// The run a figure needs: a file, a kernel of it, a point of its sweep.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct RunKey {
+    scenario: String,
+    kernel: Option<String>,
+    point: Option<String>,
+}
+
+impl RunKey {
+    fn of(s: &Spec) -> RunKey {
+        RunKey {
+            scenario: s.scenario.clone(),
+            kernel: s.kernel.clone(),
+            point: s.point.clone(),
+        }
+    }
+
+    /// The scenario this key names, from the files in `dir`.
+    fn scenario(&self, dir: &Path) -> Result<Scenario, String> {
+        let path = dir.join(&self.scenario);
+        if let Some(plan) = wblab_scenario::load_sweep(&path).map_err(|e| e.to_string())? {
+            let want = self
+                .point
+                .as_deref()
+                .ok_or_else(|| format!("{}: has a [sweep]: name a `point`", path.display()))?;
+            for i in 0..plan.len() {
+                let values = plan.values(i, i + 1).remove(0);
+                if values.join(wblab_scenario::SWEEP_VALUE_SEPARATOR) == want {
+                    return plan.point(i).map(|p| p.scenario).map_err(|e| e.to_string());
+                }
+            }
+            return Err(format!("{}: no sweep point `{want}`", path.display()));
+        }
+        let all = wblab_scenario::load_all(&path).map_err(|e| e.to_string())?;
+        match &self.kernel {
+            None if all.len() == 1 => Ok(all.into_iter().next().expect("one")),
+            None => Err(format!("{}: lists {} kernels: name one", path.display(), all.len())),
+            Some(k) => all
+                .into_iter()
+                .find(|s| &s.kernel == k)
+                .ok_or_else(|| format!("{}: no kernel `{k}`", path.display())),
+        }
+    }
+}
+
+/// A figure of a run, by the names `reports/figures.toml` uses.
+pub fn metric(r: &RunResult, m: &str) -> Result<f64, String> {
+    match m {
+        "bo_cv" | "bo_zero_pct" => {
+            // While the workload runs: the idle seconds after it would count as zeros.
+            let end = r.tasks.iter().map(|t| t.ended).max().unwrap_or(r.sim_ns);
+            let bo: Vec<f64> = r.vmstat.iter().filter(|s| s.t_ns <= end).map(|s| s.bo_kb as f64).collect();
+            if bo.is_empty() {
+                return Err("no vmstat samples".into());
+            }
+            let n = bo.len() as f64;
+            let mean = bo.iter().sum::<f64>() / n;
+            if m == "bo_zero_pct" {
+                return Ok(bo.iter().filter(|&&b| b == 0.0).count() as f64 / n * 100.0);
+            }
+            let sd = (bo.iter().map(|b| (b - mean).powi(2)).sum::<f64>() / n).sqrt();
+            return Ok(if mean > 0.0 { sd / mean } else { 0.0 });
+        }
+        "tiotest.wait_on_page_bit" => return Ok(r.tiotest.iter().map(|p| p.wait_on_page_bit as f64).sum()),
+        _ => {}
+    }
+    if let Some(rest) = m.strip_prefix("tiotest.") {
+        let (phase, what) = rest.rsplit_once('.').ok_or_else(|| format!("`{m}`: tiotest.<phase>.<figure>"))?;
+        let p = r
+            .tiotest
+            .iter()
+            .find(|p| p.name == phase)
+            .ok_or_else(|| format!("`{m}`: no tiotest phase `{phase}`"))?;
+        let secs = p.time_ns as f64 / 1e9;
+        return match what {
+            "mb_s" if secs > 0.0 => Ok(p.bytes as f64 / secs / 1e6),
+            "sys_pct" if secs > 0.0 => Ok(p.sys_ns as f64 / 1e9 / secs * 100.0),
+            "mb_s" | "sys_pct" => Ok(0.0),
+            _ => Err(format!("`{m}`: tiotest figures are mb_s and sys_pct")),
+        };
+    }
+    let (group, what) = m.rsplit_once('.').ok_or_else(|| format!("`{m}` is not <group>.<figure>"))?;
+    let group_tasks = || r.tasks.iter().filter(|t| t.name == group);
+    if group_tasks().next().is_none() {
+        return Err(format!("`{m}`: no task group `{group}`"));
+    }
+    match what {
+        "first_op_ms" => group_tasks()
+            .filter_map(|t| t.ops.iter().min_by_key(|o| o.0).map(|o| o.1 as f64 / 1e6))
+            .reduce(f64::max)
+            .ok_or_else(|| format!("`{m}`: `{group}` finished no operation")),
+        "done_s" => Ok(group_tasks()
+            .map(|t| t.ended.saturating_sub(t.started) as f64 / 1e9)
+            .fold(0.0, f64::max)),
+        _ => wblab_sweep::repeats::named_figures(r)
+            .into_iter()
+            .find(|(n, _)| n == m)
+            .map(|(_, v)| v)
+            .ok_or_else(|| format!("unknown figure `{m}`")),
+    }
+}
+
+/// One figure's outcome.
+#[derive(Debug, Clone)]
+pub struct Row {
+    pub spec: Spec,
+    /// Median, min and max over the seeds.
+    pub wblab: (f64, f64, f64),
+    pub ratio: f64,
+    /// Where the report compares: whether wblab's change goes the same way.
+    pub direction: Option<bool>,
+}
+
+impl Row {
+    pub fn within(&self) -> bool {
+        self.ratio.is_finite() && self.ratio >= 1.0 / WITHIN && self.ratio <= WITHIN
+    }
+
+    pub fn pass(&self) -> bool {
+        self.within() && self.direction != Some(false)
+    }
+}
+
+/// Run the figures of `reports` (all when empty) from the scenarios in `dir`, `seeds` seeds
+/// each, `jobs` simulations at once.
+pub fn reproduce(dir: &Path, reports: &[String], seeds: u32, jobs: usize, quiet: bool) -> Result<Vec<Row>, String> {
+    let all = load(&dir.join(REPORTS_FILE))?;
+    for r in reports {
+        if !all.iter().any(|s| &s.report == r) {
+            let mut known: Vec<&str> = all.iter().map(|s| s.report.as_str()).collect();
+            known.dedup();
+            return Err(format!("no report `{r}`; known: {}", known.join(", ")));
+        }
+    }
+    let specs: Vec<Spec> = all
+        .into_iter()
+        .filter(|s| reports.is_empty() || reports.contains(&s.report))
+        .collect();
+    let mut keys: Vec<RunKey> = specs.iter().map(RunKey::of).collect();
+    keys.sort();
+    keys.dedup();
+    let scenarios: Vec<Scenario> = keys.iter().map(|k| k.scenario(dir)).collect::<Result<_, _>>()?;
+    // Every (run, seed) is one job; each keeps only the figures its specs need.
+    let jobs_list: Vec<(usize, u64)> = (0..keys.len()).flat_map(|k| (0..u64::from(seeds)).map(move |s| (k, s))).collect();
+    let values: Mutex<BTreeMap<(usize, String), Vec<f64>>> = Mutex::new(BTreeMap::new());
+    let errors: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..jobs.max(1).min(jobs_list.len().max(1)) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(&(k, seed)) = jobs_list.get(i) else { break };
+                let mut sc = scenarios[k].clone();
+                sc.seed = sc.seed.wrapping_add(seed);
+                match wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress) {
+                    Ok(r) => {
+                        for spec in specs.iter().filter(|s| RunKey::of(s) == keys[k]) {
+                            match metric(&r, &spec.metric) {
+                                Ok(v) => values
+                                    .lock()
+                                    .expect("no worker panicked")
+                                    .entry((k, spec.metric.clone()))
+                                    .or_default()
+                                    .push(v),
+                                Err(e) => errors
+                                    .lock()
+                                    .expect("no worker panicked")
+                                    .push(format!("{}/{}: {e}", spec.report, spec.id)),
+                            }
+                        }
+                    }
+                    Err(v) => errors
+                        .lock()
+                        .expect("no worker panicked")
+                        .push(format!("{}: {v}", keys[k].scenario)),
+                }
+                let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                if !quiet {
+                    eprint!("\rreproduce: {n}/{} runs", jobs_list.len());
+                }
+            });
+        }
+    });
+    if !quiet {
+        eprintln!();
+    }
+    let errors = errors.into_inner().expect("no worker panicked");
+    if let Some(e) = errors.into_iter().min() {
+        return Err(e);
+    }
+    let values = values.into_inner().expect("no worker panicked");
+    let mut rows: Vec<Row> = specs
+        .iter()
+        .map(|spec| {
+            let k = keys.binary_search(&RunKey::of(spec)).expect("every spec's key was run");
+            let mut v: Vec<f64> = values[&(k, spec.metric.clone())].iter().map(|x| x * spec.scale).collect();
+            v.sort_by(f64::total_cmp);
+            let wblab = (v[(v.len() - 1) / 2], v[0], v[v.len() - 1]);
+            Row {
+                spec: spec.clone(),
+                wblab,
+                ratio: wblab.0 / spec.reported.middle(),
+                direction: None,
+            }
+        })
+        .collect();
+    for i in 0..rows.len() {
+        let Some(vs) = rows[i].spec.vs.clone() else { continue };
+        let base = rows
+            .iter()
+            .find(|r| r.spec.report == rows[i].spec.report && r.spec.id == vs)
+            .expect("checked in load");
+        let reported = rows[i].spec.reported.middle() - base.spec.reported.middle();
+        let ours = rows[i].wblab.0 - base.wblab.0;
+        rows[i].direction = Some(reported.signum() == ours.signum());
+    }
+    Ok(rows)
+}
+
+fn num(v: f64) -> String {
+    let a = v.abs();
+    if a >= 1e6 {
+        format!("{:.2} M", v / 1e6)
+    } else if a >= 100.0 {
+        format!("{v:.0}")
+    } else if a >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.3}").trim_end_matches('0').trim_end_matches('.').to_string()
+    }
+}
+
+fn wblab_text(r: &Row) -> String {
+    let (m, lo, hi) = r.wblab;
+    if num(lo) == num(hi) {
+        num(m)
+    } else {
+        format!("{} ({}–{})", num(m), num(lo), num(hi))
+    }
+}
+
+fn mark(r: &Row) -> &'static str {
+    match (r.within(), r.direction) {
+        (_, Some(false)) => "✗ direction",
+        (true, _) => "✓",
+        (false, _) => "✗ > 2×",
+    }
+}
+
+/// The Markdown table of one report's rows (what scenarios/README.md shows).
+pub fn markdown(rows: &[Row]) -> String {
+    let mut out = String::from(
+        "| figure | report | wblab (range over seeds) | unit | ratio | within 2×, direction | missing |\n|---|---|---|---|---|---|---|\n",
+    );
+    for r in rows {
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {:.2} | {} | {} |\n",
+            r.spec.figure.replace('|', "\\|"),
+            r.spec.reported.text(),
+            wblab_text(r),
+            r.spec.unit,
+            r.ratio,
+            mark(r),
+            if r.pass() { "" } else { r.spec.note.as_deref().unwrap_or("") }
+        ));
+    }
+    out
+}
+
+/// The terminal tables, one per report, and a count of the passes.
+pub fn text(rows: &[Row], seeds: u32) -> String {
+    let mut out = String::new();
+    let mut reports: Vec<&str> = rows.iter().map(|r| r.spec.report.as_str()).collect();
+    reports.dedup();
+    for rep in reports {
+        let rs: Vec<&Row> = rows.iter().filter(|r| r.spec.report == rep).collect();
+        let w = rs.iter().map(|r| r.spec.figure.chars().count()).max().unwrap_or(6).max(6);
+        out.push_str(&format!(
+            "\n{rep}\n{:<w$}  {:>12}  {:>26}  {:>6}  mark\n",
+            "figure", "report", "wblab (range)", "ratio"
+        ));
+        for r in rs {
+            let unit = if r.spec.unit.is_empty() {
+                String::new()
+            } else {
+                format!(" {}", r.spec.unit)
+            };
+            out.push_str(&format!(
+                "{:<w$}  {:>12}  {:>26}  {:>6.2}  {}\n",
+                r.spec.figure,
+                format!("{}{unit}", r.spec.reported.text()),
+                format!("{}{unit}", wblab_text(r)),
+                r.ratio,
+                mark(r)
+            ));
+        }
+    }
+    let pass = rows.iter().filter(|r| r.pass()).count();
+    out.push_str(&format!(
+        "\n{pass} of {} figures within 2× of the report with the direction right ({seeds} seeds each)\n",
+        rows.len()
+    ));
+    out
+}
+
+/// The command.
+pub fn run(dir: &Path, reports: &[String], seeds: u32, jobs: usize, quiet: bool, json: bool) -> ExitCode {
+    match reproduce(dir, reports, seeds, jobs, quiet) {
+        Ok(rows) => {
+            if json {
+                let v: Vec<serde_json::Value> = rows
+                    .iter()
+                    .map(|r| {
+                        serde_json::json!({
+                            "report": r.spec.report, "id": r.spec.id, "figure": r.spec.figure,
+                            "reported": r.spec.reported.middle(), "unit": r.spec.unit,
+                            "wblab_median": r.wblab.0, "wblab_min": r.wblab.1, "wblab_max": r.wblab.2,
+                            "ratio": r.ratio, "within_2x": r.within(), "direction_right": r.direction,
+                            "pass": r.pass(),
+                        })
+                    })
+                    .collect();
+                println!("{}", serde_json::to_string_pretty(&v).expect("json"));
+            } else {
+                print!("{}", text(&rows, seeds));
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            eprintln!(
+                "  hint: the figures are in {}; `wblab reproduce` with no report runs them all",
+                dir.join(REPORTS_FILE).display()
+            );
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// The scenarios directory: `dir` if given, else `scenarios/` under the current directory.
+pub fn scenarios_dir(dir: Option<PathBuf>) -> PathBuf {
+    dir.unwrap_or_else(|| PathBuf::from("scenarios"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(text: &str) -> PathBuf {
+        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("wblab-reproduce-test-{}-{n}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("figures.toml");
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    const FIG: &str = "[[figure]]\nreport = \"r\"\nid = \"a\"\nfigure = \"f\"\nreported = [1, 3]\nunit = \"s\"\nscenario = \"x.toml\"\nmetric = \"dd.done_s\"\n";
+
+    #[test]
+    fn a_range_is_judged_by_its_middle_and_a_bad_vs_is_refused() {
+        let specs = load(&write(FIG)).unwrap();
+        assert_eq!(specs[0].reported.middle(), 2.0);
+        assert_eq!(specs[0].reported.text(), "1–3");
+        let e = load(&write(&format!("{FIG}vs = \"b\"\n"))).unwrap_err();
+        assert!(e.contains("names no figure"), "{e}");
+        let e = load(&write(&format!("{FIG}{FIG}"))).unwrap_err();
+        assert!(e.contains("two figures with id `a`"), "{e}");
+        let e = load(&write(&format!("{FIG}colour = 1\n"))).unwrap_err();
+        assert!(e.contains("colour"), "{e}");
+    }
+
+    #[test]
+    fn the_mark_needs_both_the_factor_and_the_direction() {
+        let spec = load(&write(FIG)).unwrap().remove(0);
+        let row = |ratio: f64, direction| Row {
+            spec: spec.clone(),
+            wblab: (ratio * 2.0, ratio * 2.0, ratio * 2.0),
+            ratio,
+            direction,
+        };
+        assert!(row(1.9, None).pass() && row(0.51, Some(true)).pass());
+        assert!(!row(2.1, None).pass() && !row(0.49, None).pass());
+        assert!(!row(1.0, Some(false)).pass());
+        assert_eq!(mark(&row(1.0, Some(false))), "✗ direction");
+    }
+}
