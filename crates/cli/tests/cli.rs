@@ -11,7 +11,8 @@ fn run_quietly(scenario: &std::path::Path, out: &std::path::Path) {
     run_quietly_with(scenario, out, &[]);
 }
 
-fn run_quietly_with(scenario: &std::path::Path, out: &std::path::Path, extra: &[&str]) {
+/// `wblab run --quiet --no-report` with `extra` arguments; its standard output.
+fn run_quietly_with(scenario: &std::path::Path, out: &std::path::Path, extra: &[&str]) -> String {
     let mut args = vec![
         "run",
         "--quiet",
@@ -23,6 +24,7 @@ fn run_quietly_with(scenario: &std::path::Path, out: &std::path::Path, extra: &[
     args.extend_from_slice(extra);
     let o = wblab(&args);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
 fn short() -> String {
@@ -442,18 +444,7 @@ fn repeats_spread_over_seeds_and_vanish_without_noise() {
     let sc = dir.join("short.toml");
     fs::write(&sc, short()).unwrap();
     let out = dir.join("noisy");
-    let o = wblab(&[
-        "run",
-        "--quiet",
-        "--no-report",
-        sc.to_str().unwrap(),
-        "--repeat",
-        "3",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let text = String::from_utf8_lossy(&o.stdout);
+    let text = run_quietly_with(&sc, &out, &["--repeat", "3"]);
     assert!(text.contains("3 runs (seeds 7–9)"), "{text}");
     let rows = read(&out);
     assert_eq!(rows.len(), 4, "a header and three seeds");
@@ -478,17 +469,7 @@ fn repeats_spread_over_seeds_and_vanish_without_noise() {
     let quiet = dir.join("quiet.toml");
     fs::write(&quiet, short().replace("cpus = 2", "cpus = 2\nwakeup_latency = \"0s\"")).unwrap();
     let out = dir.join("quiet");
-    let o = wblab(&[
-        "run",
-        "--quiet",
-        "--no-report",
-        quiet.to_str().unwrap(),
-        "--repeat",
-        "3",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    run_quietly_with(&quiet, &out, &["--repeat", "3"]);
     let rows = read(&out);
     assert!((2..4).all(|i| rows[i][1..] == rows[1][1..]), "{rows:?}");
 }
@@ -503,19 +484,6 @@ fn compare_marks_changes_within_the_repeats_range_as_not_significant() {
     fs::write(&a, short()).unwrap();
     // Two more seconds: the copy writes more, for certain.
     fs::write(&b, short().replace("duration = \"8s\"", "duration = \"10s\"")).unwrap();
-    let run = |sc: &std::path::Path, out: &std::path::Path, extra: &[&str]| {
-        let mut args = vec![
-            "run",
-            "--quiet",
-            "--no-report",
-            sc.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ];
-        args.extend_from_slice(extra);
-        let o = wblab(&args);
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    };
     let compare = |x: &std::path::Path, y: &std::path::Path| -> serde_json::Value {
         let o = wblab(&["compare", "--json", x.to_str().unwrap(), y.to_str().unwrap()]);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -531,9 +499,9 @@ fn compare_marks_changes_within_the_repeats_range_as_not_significant() {
             .clone()
     };
     let (ra, ra2, rb) = (dir.join("ra"), dir.join("ra2"), dir.join("rb"));
-    run(&a, &ra, &["--repeat", "3"]);
-    run(&a, &ra2, &["--repeat", "3", "--seed", "20"]);
-    run(&b, &rb, &["--repeat", "3"]);
+    run_quietly_with(&a, &ra, &["--repeat", "3"]);
+    run_quietly_with(&a, &ra2, &["--repeat", "3", "--seed", "20"]);
+    run_quietly_with(&b, &rb, &["--repeat", "3"]);
     // The same experiment under other seeds: what it wrote moved, but within the noise.
     let same = compare(&ra, &ra2);
     assert_eq!(significant(&same, "device sda: MB written"), false);
@@ -561,8 +529,8 @@ fn compare_marks_changes_within_the_repeats_range_as_not_significant() {
 
     // Single runs: no noise to judge by.
     let (sa, sb) = (dir.join("sa"), dir.join("sb"));
-    run(&a, &sa, &[]);
-    run(&b, &sb, &[]);
+    run_quietly(&a, &sa);
+    run_quietly(&b, &sb);
     assert!(significant(&compare(&sa, &sb), "device sda: MB written").is_null());
 }
 
