@@ -695,6 +695,37 @@ mod tests {
     }
 
     #[test]
+    fn a_split_bios_parts_follow_their_head_out_of_the_throttle() {
+        let mut t = BlkThrottle::new(&limits(None, Some(8 * MIB), None, None), &[], HZ, true);
+        // A 512 KiB head fits the first slice's budget (0.8 MiB) and passes; its parts go on
+        // unheld.
+        assert!(!t.bio(1, 1, Op::Write, MIB / 2, 0));
+        assert!(!t.follow(1, 2), "the part of a head that passed is not held");
+        // The next 8 MiB bio waits for budget; its parts wait behind it, not after it.
+        assert!(t.bio(2, 10, Op::Write, 8 * MIB, 0));
+        t.lead(10);
+        assert!(t.follow(10, 11) && t.follow(10, 12));
+        // An unrelated bio queued after the parts were submitted.
+        assert!(t.bio(3, 20, Op::Write, MIB, 0));
+        let mut out = Vec::new();
+        for j in 3..=2 * HZ {
+            if t.timer() == Some(j) {
+                t.timer_fn(j);
+                while let Some(id) = t.next_to_issue() {
+                    t.issued();
+                    out.push((j, id));
+                }
+            }
+        }
+        let ids: Vec<u32> = out.iter().map(|&(_, id)| id).collect();
+        assert_eq!(ids, [10, 11, 12, 20], "the parts leave with their head, in order");
+        assert_eq!(out[0].0, out[2].0, "at the same jiffy");
+        // The head was charged the whole bio: 8.5 MiB at 8 MiB/s, so about a second in.
+        assert!((HZ * 3 / 4..=HZ * 3 / 2).contains(&out[0].0), "released at jiffy {}", out[0].0);
+        assert!(!t.follow(10, 13), "a released head holds nothing back");
+    }
+
+    #[test]
     fn a_write_stream_is_dispatched_at_write_bps() {
         for (bps, rotational) in [(8 * MIB, true), (32 * MIB, true), (32 * MIB, false), (100 * MIB, true)] {
             let mut t = BlkThrottle::new(&limits(None, Some(bps), None, None), &[], HZ, rotational);

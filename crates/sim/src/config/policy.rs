@@ -456,6 +456,33 @@ mod tests {
     }
 
     #[test]
+    fn the_rounded_wheel_fires_a_bucket_late_the_cascading_one_on_time() {
+        let (c, r) = (TimerWheel::Cascading, TimerWheel::Rounded);
+        // A 6 ms pause at HZ = 250 from jiffy 1000: 2 jiffies.
+        assert_eq!(c.fire_jiffy(1000, 2), 1002);
+        assert_eq!(r.fire_jiffy(1000, 2), 1003, "one tick after the expiry");
+        assert_eq!(r.fire_jiffy(1000, 62), 1063, "the last timeout of level 0");
+        // Level 1 (63..504 jiffies): buckets of 8, rounded up past the expiry.
+        assert_eq!(r.fire_jiffy(0, 100), 104);
+        assert_eq!(r.fire_jiffy(5, 100), 112);
+        assert_eq!(r.fire_jiffy(0, 63), 64);
+        // Never early, at most one bucket of the level late.
+        for now in [0u64, 7, 1000, 123_457] {
+            for n in [1u64, 10, 62, 63, 200, 503, 504, 5000, 40_000] {
+                let f = r.fire_jiffy(now, n);
+                let gran = match n {
+                    0..63 => 1,
+                    63..504 => 8,
+                    504..4032 => 64,
+                    4032..32256 => 512,
+                    _ => 4096,
+                };
+                assert!(f > now + n && f <= now + n + gran, "now {now} + {n}: fires at {f}");
+            }
+        }
+    }
+
+    #[test]
     fn every_piece_has_unique_names_that_parse() {
         names_are_unique::<ThrottleKind>();
         names_are_unique::<FlusherKind>();
