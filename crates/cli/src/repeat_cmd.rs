@@ -6,14 +6,9 @@
 use crate::simulate;
 use std::path::Path;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 use wblab_sim::config::Scenario;
 use wblab_sim::machine::NoProgress;
 use wblab_sweep::repeats::Repeats;
-
-/// One seed's figures, or the exit code of its failed run; `None` until it ran.
-type Slot = Option<Result<Vec<(String, f64)>, ExitCode>>;
 
 /// Run `sc` under `n` seeds from its own (the first is the run already written to `out`,
 /// simulated again: the same seed gives the same figures), print the spread table and write
@@ -22,43 +17,37 @@ pub fn repeat(sc: &Scenario, out: &Path, n: u32, quiet: bool, check: bool) -> Ex
     let seeds: Vec<u64> = (0..u64::from(n)).map(|i| sc.seed.wrapping_add(i)).collect();
     // A rerun with fewer seeds must not leave older ones behind for compare to find.
     let _ = std::fs::remove_dir_all(out.join(wblab_report::REPEATS_DIR));
-    let workers = std::thread::available_parallelism().map_or(1, |p| p.get()).min(seeds.len());
-    let next = AtomicUsize::new(0);
-    let done = AtomicUsize::new(0);
-    let results: Mutex<Vec<Slot>> = Mutex::new(vec![None; seeds.len()]);
-    std::thread::scope(|s| {
-        for _ in 0..workers {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(&seed) = seeds.get(i) else { break };
-                let mut run = sc.clone();
-                run.seed = seed;
-                let t0 = std::time::Instant::now();
-                let r = simulate::simulate(&run, &mut NoProgress, check).and_then(|r| {
-                    // The first seed's files are the results directory itself.
-                    if i > 0 {
-                        let dir = out.join(wblab_report::REPEATS_DIR).join(format!("seed-{seed}"));
-                        if let Err(e) = wblab_report::write_figures_dir(&dir, &r, t0.elapsed().as_secs_f64()) {
-                            eprintln!("error: cannot write {}: {e}", dir.display());
-                            return Err(ExitCode::from(1));
-                        }
+    let results = wblab_sweep::run::each_parallel(
+        seeds.len(),
+        0,
+        |i| {
+            let mut run = sc.clone();
+            run.seed = seeds[i];
+            let t0 = std::time::Instant::now();
+            simulate::simulate(&run, &mut NoProgress, check).and_then(|r| {
+                // The first seed's files are the results directory itself.
+                if i > 0 {
+                    let dir = out.join(wblab_report::REPEATS_DIR).join(format!("seed-{}", seeds[i]));
+                    if let Err(e) = wblab_report::write_figures_dir(&dir, &r, t0.elapsed().as_secs_f64()) {
+                        eprintln!("error: cannot write {}: {e}", dir.display());
+                        return Err(ExitCode::from(1));
                     }
-                    Ok(wblab_sweep::repeats::named_figures(&r))
-                });
-                results.lock().expect("no worker panicked")[i] = Some(r);
-                let k = done.fetch_add(1, Ordering::Relaxed) + 1;
-                if !quiet {
-                    eprint!("\rrepeats: {k}/{} runs", seeds.len());
                 }
-            });
-        }
-    });
+                Ok(wblab_sweep::repeats::named_figures(&r))
+            })
+        },
+        |k| {
+            if !quiet {
+                eprint!("\rrepeats: {k}/{} runs", seeds.len());
+            }
+        },
+    );
     if !quiet {
         eprintln!();
     }
     let mut rep = Repeats::empty();
-    for (seed, r) in seeds.iter().zip(results.into_inner().expect("no worker panicked")) {
-        match r.expect("every seed ran") {
+    for (seed, r) in seeds.iter().zip(results) {
+        match r {
             Ok(figures) => rep.push_figures(*seed, figures),
             Err(code) => return code,
         }

@@ -10,7 +10,6 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Mutex;
 use wblab_sim::config::Scenario;
 use wblab_sim::metrics::RunResult;
 
@@ -250,54 +249,53 @@ pub fn reproduce(dir: &Path, reports: &[String], seeds: u32, jobs: usize, quiet:
     let scenarios: Vec<Scenario> = keys.iter().map(|k| k.scenario(dir)).collect::<Result<_, _>>()?;
     // Every (run, seed) is one job; each keeps only the figures its specs need.
     let jobs_list: Vec<(usize, u64)> = (0..keys.len()).flat_map(|k| (0..u64::from(seeds)).map(move |s| (k, s))).collect();
-    let values: Mutex<BTreeMap<(usize, String), Vec<f64>>> = Mutex::new(BTreeMap::new());
-    let errors: Mutex<Vec<String>> = Mutex::new(Vec::new());
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let done = std::sync::atomic::AtomicUsize::new(0);
-    std::thread::scope(|s| {
-        for _ in 0..jobs.max(1).min(jobs_list.len().max(1)) {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(&(k, seed)) = jobs_list.get(i) else { break };
-                let mut sc = scenarios[k].clone();
-                sc.seed = sc.seed.wrapping_add(seed);
-                match wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress) {
-                    Ok(r) => {
-                        for spec in specs.iter().filter(|s| RunKey::of(s) == keys[k]) {
-                            match metric(&r, &spec.metric) {
-                                Ok(v) => values
-                                    .lock()
-                                    .expect("no worker panicked")
-                                    .entry((k, spec.metric.clone()))
-                                    .or_default()
-                                    .push(v),
-                                Err(e) => errors
-                                    .lock()
-                                    .expect("no worker panicked")
-                                    .push(format!("{}/{}: {e}", spec.report, spec.id)),
-                            }
-                        }
-                    }
-                    Err(v) => errors
-                        .lock()
-                        .expect("no worker panicked")
-                        .push(format!("{}: {v}", keys[k].scenario)),
+    // Each run gives the figures its specs need, or why it could not.
+    let runs = wblab_sweep::run::each_parallel(
+        jobs_list.len(),
+        jobs,
+        |i| {
+            let (k, seed) = jobs_list[i];
+            let mut sc = scenarios[k].clone();
+            sc.seed = sc.seed.wrapping_add(seed);
+            let r = wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress).map_err(|v| vec![format!("{}: {v}", keys[k].scenario)])?;
+            let mut figures = Vec::new();
+            let mut errors = Vec::new();
+            for spec in specs.iter().filter(|s| RunKey::of(s) == keys[k]) {
+                match metric(&r, &spec.metric) {
+                    Ok(v) => figures.push((spec.metric.clone(), v)),
+                    Err(e) => errors.push(format!("{}/{}: {e}", spec.report, spec.id)),
                 }
-                let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-                if !quiet {
-                    eprint!("\rreproduce: {n}/{} runs", jobs_list.len());
-                }
-            });
-        }
-    });
+            }
+            if errors.is_empty() {
+                Ok(figures)
+            } else {
+                Err(errors)
+            }
+        },
+        |n| {
+            if !quiet {
+                eprint!("\rreproduce: {n}/{} runs", jobs_list.len());
+            }
+        },
+    );
     if !quiet {
         eprintln!();
     }
-    let errors = errors.into_inner().expect("no worker panicked");
+    let mut values: BTreeMap<(usize, String), Vec<f64>> = BTreeMap::new();
+    let mut errors = Vec::new();
+    for (&(k, _), r) in jobs_list.iter().zip(runs) {
+        match r {
+            Ok(figures) => {
+                for (m, v) in figures {
+                    values.entry((k, m)).or_default().push(v);
+                }
+            }
+            Err(e) => errors.extend(e),
+        }
+    }
     if let Some(e) = errors.into_iter().min() {
         return Err(e);
     }
-    let values = values.into_inner().expect("no worker panicked");
     let mut rows: Vec<Row> = specs
         .iter()
         .map(|spec| {

@@ -265,7 +265,7 @@ fn task_specs(sc: &Scenario, places: &[DevicePlacement]) -> Result<Vec<TaskSpec>
                 job: t.job.clone(),
                 file: path,
                 device: place.name.clone(),
-                start: t.start + u64::from(n) * t.stagger,
+                start: t.start_of(n),
                 stop: t.stop.unwrap_or(sc.duration).min(sc.duration),
                 seed: sc.seed ^ ((out.len() as u64 + 1) << 32),
                 ioprio: t.ioprio,

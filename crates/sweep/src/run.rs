@@ -66,6 +66,32 @@ pub fn workers_for(workers: usize, n: usize) -> usize {
     (if workers == 0 { cores } else { workers }).min(n).max(1)
 }
 
+/// Run `work(0..n)` on `workers` threads (0: one per core) and return the results in index
+/// order, calling `finished(k)` on this thread as the k-th one ends (for a progress line).
+/// For independent simulations that all run to the end, such as a scenario's repeats.
+pub fn each_parallel<R: Send>(n: usize, workers: usize, work: impl Fn(usize) -> R + Sync, mut finished: impl FnMut(usize)) -> Vec<R> {
+    let next = AtomicUsize::new(0);
+    let (tx, rx) = mpsc::channel::<(usize, R)>();
+    let mut out: Vec<Option<R>> = (0..n).map(|_| None).collect();
+    std::thread::scope(|s| {
+        for _ in 0..workers_for(workers, n) {
+            let (tx, next, work) = (tx.clone(), &next, &work);
+            s.spawn(move || loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= n || tx.send((i, work(i))).is_err() {
+                    return;
+                }
+            });
+        }
+        drop(tx);
+        for (k, (i, r)) in rx.into_iter().enumerate() {
+            out[i] = Some(r);
+            finished(k + 1);
+        }
+    });
+    out.into_iter().map(|r| r.expect("every item ran")).collect()
+}
+
 /// Build, simulate and tabulate point `i`.
 pub fn run_point(plan: &SweepPlan, i: u64, opts: &Options<'_>) -> Result<PointRows, Failure> {
     let mut p = plan.point(i).map_err(|e| Failure::Scenario(e.to_string()))?;

@@ -34,6 +34,13 @@ pub struct TaskConfig {
     pub job: JobConfig,
 }
 
+impl TaskConfig {
+    /// When instance `n` of the group starts: `start + n × stagger`.
+    pub fn start_of(&self, n: u32) -> Ns {
+        self.start + u64::from(n) * self.stagger
+    }
+}
+
 fn is_zero(n: &Ns) -> bool {
     *n == 0
 }

@@ -621,13 +621,16 @@ impl Machine {
             self.wbs[wbi].reclaimable -= n;
             self.wbs[wbi].writeback += n;
             let mut p = s;
-            let (mut chain, mut bio_end) = (NO_BIO, s + n);
+            // The bio being built ends at `bio_end`; the next one starts there. A bio that fits
+            // in one request (always without large folios) is the request itself.
+            let split = bio_pages > max_pages;
+            let (mut chain, mut bio_end) = (NO_BIO, s);
             while p < s + n {
-                if bio_pages > max_pages && (p - s) % bio_pages == 0 {
-                    let pages = (s + n - p).min(bio_pages);
+                if p == bio_end {
+                    let pages = if split { (s + n - p).min(bio_pages) } else { s + n - p };
                     bio_end = p + pages;
                     // Requests are cut at multiples of max_pages: more than one if it crosses one.
-                    let parts = pages > max_pages - (p % max_pages);
+                    let parts = split && pages > max_pages - (p % max_pages);
                     chain = if parts {
                         self.queues[dev].chains.begin(ino, p, pages)
                     } else {

@@ -169,7 +169,7 @@ impl Task {
             memcg: tc.cgroup.map(|c| c as u16),
             alloc_pending: 0,
             high_delayed: false,
-            start: tc.start + u64::from(instance) * tc.stagger,
+            start: tc.start_of(instance),
             stop,
             phase: Phase::Idle,
             wait_gen: 0,
