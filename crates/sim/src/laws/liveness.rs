@@ -73,7 +73,7 @@ impl Machine {
                     // It waits at a level whose depth is full: one of that level's requests
                     // in flight will make room when it completes.
                     let l = q.iolat.as_ref();
-                    let cg = r.iolat_cg.map(|c| c as usize);
+                    let cg = r.blkcg.map(|c| c as usize);
                     let ok = l.zip(cg).is_some_and(|(l, cg)| {
                         let level = l.waits_at(id, cg);
                         let mut g = Some(cg);
@@ -248,6 +248,10 @@ impl Machine {
             }
         }
         if t.phase == Phase::WaitDirect && t.inflight > 0 {
+            return None;
+        }
+        // Never to start: the run ends before its start (a fio job's `startdelay` past it).
+        if t.phase == Phase::Idle && t.start >= t.stop {
             return None;
         }
         // Not started: it waits for the tasks of earlier groups (fio's stonewall), one of which
