@@ -732,6 +732,42 @@ cgroup = "/"
 }
 
 #[test]
+fn bfq_weights_take_the_kernels_forms() {
+    // io.bfq.weight: "W", "default W" or a bare integer set the group's weight; "DEVICE W" a
+    // device's own, "DEVICE default" drops it again (bfq_io_set_weight).
+    let sc = ok(r#"
+[[device]]
+name = "sda"
+[[device]]
+name = "sdb"
+[[cgroup]]
+path = "/a"
+io.bfq.weight = ["default 300", "sdb 50", "sda 700", "sda default"]
+[[cgroup]]
+path = "/b"
+io.bfq.weight = 20
+[[cgroup]]
+path = "/c"
+"#);
+    let g = &sc.cgroups.groups;
+    assert_eq!((g[0].bfq_weight_on(0), g[0].bfq_weight_on(1)), (300, 50));
+    assert_eq!((g[1].bfq_weight_on(0), g[1].bfq_weight_on(1)), (20, 20));
+    assert_eq!(g[2].bfq_weight_on(0), 100, "BFQ_DEFAULT_GRP_WEIGHT");
+    // The v1 files: blkio.bfq.weight and blkio.bfq.weight_device by MAJ:MIN.
+    let v1 = ok(r#"
+[[device]]
+name = "sda"
+[[cgroup]]
+path = "/a"
+blkio.bfq.weight = 400
+blkio.bfq.weight_device = "8:0 10"
+"#);
+    assert_eq!(v1.cgroups.version, wblab_sim::config::CgroupVersion::V1);
+    assert_eq!(v1.cgroups.groups[0].bfq_weight, Some(400));
+    assert_eq!(v1.cgroups.groups[0].bfq_weight_on(0), 10);
+}
+
+#[test]
 fn io_max_lines_name_devices_by_name_or_number() {
     let sc = ok(r#"
 [[device]]

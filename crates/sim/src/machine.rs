@@ -301,6 +301,26 @@ impl Machine {
         }
     }
 
+    /// The cgroups for the schedulers that schedule groups (bfq), with each one's weight on
+    /// the device.
+    fn attach_elv_groups(&mut self) {
+        let tree = &self.cfg.cgroups;
+        if tree.is_empty() {
+            return;
+        }
+        for (d, q) in self.queues.iter_mut().enumerate() {
+            let groups: Vec<crate::block::sched::ElvGroup> = tree
+                .groups
+                .iter()
+                .map(|g| crate::block::sched::ElvGroup {
+                    parent: g.parent.map(|p| p as u16),
+                    weight: g.bfq_weight_on(d),
+                })
+                .collect();
+            q.elv.set_cgroups(&groups);
+        }
+    }
+
     /// The cgroups' `io.max` rules: a throttle group per rule on each device's queue, and
     /// which group each cgroup's bios fall in.
     fn attach_io_max(&mut self) {
@@ -477,6 +497,7 @@ impl Machine {
         }
         m.attach_io_max();
         m.attach_io_latency();
+        m.attach_elv_groups();
         m.setup_era();
         m
     }
@@ -1056,13 +1077,13 @@ impl Machine {
             let q = &mut self.queues[d];
             let (cg, submit_ns, held) = {
                 let r = q.rq(id);
-                (r.iolat_cg, r.submit_ns, r.iolat_in)
+                (r.blkcg, r.submit_ns, r.iolat_in)
             };
             if let (Some(l), Some(cg), true) = (q.iolat.as_mut(), cg, held) {
                 let mut woken = Vec::new();
                 l.done(now, submit_ns, cg as usize, &mut woken);
                 for (w, level) in woken {
-                    let wcg = q.rq(w).iolat_cg.expect("a waiter has a cgroup") as usize;
+                    let wcg = q.rq(w).blkcg.expect("a waiter has a cgroup") as usize;
                     if q.iolat.as_mut().expect("iolat").throttle(w, wcg, level).is_ok() {
                         q.rq_mut(w).iolat_in = true;
                         match q.rq_qos_after_iolatency(now, w, last) {

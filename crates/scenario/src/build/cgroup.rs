@@ -16,7 +16,10 @@ pub(super) const KEYS: &[&str] = &[
     "memory.low",
     "io.max",
     "io.latency",
+    "io.bfq.weight",
     "memory.limit_in_bytes",
+    "blkio.bfq.weight",
+    "blkio.bfq.weight_device",
     "blkio.throttle.read_bps_device",
     "blkio.throttle.write_bps_device",
     "blkio.throttle.read_iops_device",
@@ -29,20 +32,32 @@ const V1_KEYS: &[&str] = &[
     "blkio.throttle.write_bps_device",
     "blkio.throttle.read_iops_device",
     "blkio.throttle.write_iops_device",
+    "blkio.bfq.weight",
+    "blkio.bfq.weight_device",
 ];
 /// Files of cgroup v2 only.
-const V2_KEYS: &[&str] = &["memory.max", "memory.high", "memory.low", "io.max", "io.latency"];
+const V2_KEYS: &[&str] = &["memory.max", "memory.high", "memory.low", "io.max", "io.latency", "io.bfq.weight"];
 /// Real cgroup files wblab does not model yet: named as such rather than as unknown.
 const NOT_MODELLED: &[&str] = &[
     "memory.min",
     "memory.swap.max",
     "memory.soft_limit_in_bytes",
     "memory.oom.group",
-    "io.weight",
-    "io.bfq.weight",
     "io.cost.qos",
     "io.cost.model",
-    "blkio.weight",
+];
+/// Weight files of controllers wblab does not model, with what to write instead.
+const OTHER_WEIGHTS: &[(&str, &str, &str)] = &[
+    (
+        "io.weight",
+        "io.cost's weight (blk-iocost), which wblab does not model yet",
+        "with bfq as the device's scheduler, io.bfq.weight sets a group's share: io.bfq.weight = 200",
+    ),
+    (
+        "blkio.weight",
+        "CFQ's group weight, gone with the legacy block layer in 5.0",
+        "with bfq as the device's scheduler, blkio.bfq.weight sets a v1 group's share: blkio.bfq.weight = 200",
+    ),
 ];
 /// The most groups a scenario may declare.
 const MAX_GROUPS: usize = 256;
@@ -64,6 +79,13 @@ pub(super) fn build(root_at: usize, sections: &[Section<'_>], devices: &[DeviceC
             return Err(e
                 .key_problem(format!("`{}` is a cgroup file wblab does not model yet", e.key))
                 .hint(format!("modelled: {}", KEYS[1..].join(", "))));
+        }
+        if let Some((e, (_, what, hint))) = sec
+            .entries
+            .iter()
+            .find_map(|e| OTHER_WEIGHTS.iter().find(|w| w.0 == e.key).map(|w| (e, w)))
+        {
+            return Err(e.key_problem(format!("`{}` is {what}", e.key)).hint(*hint));
         }
         sec.reject_unknown(KEYS, "cgroup file")?;
         for e in &sec.entries {
@@ -142,6 +164,8 @@ fn group(sec: &Section<'_>, tree: &CgroupTree, devices: &[DeviceConfig]) -> Resu
         memory_low: None,
         io_max: Vec::new(),
         io_latency: Vec::new(),
+        bfq_weight: None,
+        bfq_weight_device: Vec::new(),
     };
     sec.read("memory.max", &mut g.memory_max, limit)?;
     sec.read("memory.limit_in_bytes", &mut g.memory_max, limit)?;
@@ -179,6 +203,23 @@ fn group(sec: &Section<'_>, tree: &CgroupTree, devices: &[DeviceConfig]) -> Resu
             }
         }
     }
+    for key in ["io.bfq.weight", "blkio.bfq.weight"] {
+        if let Some(e) = sec.get(key) {
+            bfq_weight(e, devices, &mut g)?;
+        }
+    }
+    if let Some(e) = sec.get("blkio.bfq.weight_device") {
+        for line in lines(e)? {
+            match bfq_weight_line(e, line, devices)? {
+                (Some(d), w) => set_device_weight(&mut g, d, w),
+                (None, _) => {
+                    return Err(e
+                        .problem(format!("`{line}` names no device"))
+                        .hint("e.g. \"8:16 300\": the device, then its weight (1-1000)"))
+                }
+            }
+        }
+    }
     for (key, field) in [
         ("blkio.throttle.read_bps_device", "rbps"),
         ("blkio.throttle.write_bps_device", "wbps"),
@@ -197,6 +238,57 @@ fn group(sec: &Section<'_>, tree: &CgroupTree, devices: &[DeviceConfig]) -> Resu
         }
     }
     Ok(g)
+}
+
+/// `io.bfq.weight` as `bfq_io_set_weight` takes it: `W` or `default W` sets the group's
+/// weight, `DEVICE W` a device's own, `DEVICE default` drops it; an array gives one line
+/// each. A bare integer is the group's weight.
+fn bfq_weight(e: &Entry<'_>, devices: &[DeviceConfig], g: &mut CgroupConfig) -> Result<()> {
+    if let toml::de::DeValue::Integer(_) = e.value {
+        let w = e.int(i64::MIN, i64::MAX)?;
+        g.bfq_weight = Some(weight_in_range(e, &w.to_string())?);
+        return Ok(());
+    }
+    for line in lines(e)? {
+        match bfq_weight_line(e, line, devices)? {
+            (None, w) => g.bfq_weight = w,
+            (Some(d), w) => set_device_weight(g, d, w),
+        }
+    }
+    Ok(())
+}
+
+/// One line of a bfq weight file: the device it names (if any) and the weight (`None`:
+/// `default`, back to the group's).
+fn bfq_weight_line(e: &Entry<'_>, line: &str, devices: &[DeviceConfig]) -> Result<(Option<usize>, Option<u64>)> {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let hint = "e.g. 200, \"default 200\", or \"sdb 300\" / \"8:16 300\" for one device (weights 1-1000)";
+    match words.as_slice() {
+        [w] => Ok((None, Some(weight_in_range(e, w)?))),
+        ["default", w] => Ok((None, Some(weight_in_range(e, w)?))),
+        [dev, "default"] => Ok((Some(device_of(e, dev, devices)?), None)),
+        [dev, w] => Ok((Some(device_of(e, dev, devices)?), Some(weight_in_range(e, w)?))),
+        _ => Err(e.problem(format!("`{line}` is not a bfq weight")).hint(hint)),
+    }
+}
+
+fn weight_in_range(e: &Entry<'_>, text: &str) -> Result<u64> {
+    match text.parse::<u64>() {
+        Ok(w) if (1..=1000).contains(&w) => Ok(w),
+        Ok(w) => Err(e
+            .problem(format!("weight {w} is out of range"))
+            .hint("bfq takes weights from 1 to 1000 (BFQ_MIN_WEIGHT..BFQ_MAX_WEIGHT); the default is 100")),
+        Err(_) => Err(e
+            .problem(format!("`{text}` is not a weight"))
+            .hint("an integer from 1 to 1000, e.g. 200")),
+    }
+}
+
+fn set_device_weight(g: &mut CgroupConfig, d: usize, w: Option<u64>) {
+    g.bfq_weight_device.retain(|(x, _)| *x != d);
+    if let Some(w) = w {
+        g.bfq_weight_device.push((d, w));
+    }
 }
 
 /// A file's lines: one string, or an array of strings (one per device).

@@ -227,6 +227,8 @@ pub fn cgroup(key: &str) -> Option<Shape> {
         "io.max" => Shape::DeviceLimits(&["wbps=10MiB", "rbps=1048576 riops=100", "wiops=50 wbps=max"]),
         "blkio.throttle.read_bps_device" | "blkio.throttle.write_bps_device" => Shape::DeviceLimits(&["10485760", "1048576", "0"]),
         "blkio.throttle.read_iops_device" | "blkio.throttle.write_iops_device" => Shape::DeviceLimits(&["100", "20"]),
+        "io.bfq.weight" | "blkio.bfq.weight" => Shape::Raw(&["100", "1", "1000", "\"default 300\"", "\"500\""]),
+        "blkio.bfq.weight_device" => Shape::DeviceLimits(&["300", "1", "default"]),
         _ => return None,
     })
 }

@@ -269,7 +269,7 @@ impl BlockQueue {
                     ckpt_tid: 0,
                     hctx: 0,
                     start_ns: 0,
-                    iolat_cg: None,
+                    blkcg: None,
                     submit_ns: 0,
                     iolat_in: false,
                     aio: 0,
@@ -309,7 +309,7 @@ impl BlockQueue {
         r.fua = false;
         r.ckpt_tid = 0;
         r.hctx = 0;
-        r.iolat_cg = None;
+        r.blkcg = None;
         r.submit_ns = 0;
         r.iolat_in = false;
         r.aio = 0;
@@ -343,9 +343,9 @@ impl BlockQueue {
     /// in wbt or for a tag and the submitter sleeps.
     /// `blkcg` is the cgroup the bio is charged to (`None`: the root).
     pub fn submit(&mut self, now: Ns, id: u32, last_bdp_sleep: Option<Ns>, blkcg: Option<u16>) -> Submit {
+        let r = &mut self.pool[id as usize];
+        r.blkcg = blkcg;
         if self.iolat.is_some() {
-            let r = &mut self.pool[id as usize];
-            r.iolat_cg = blkcg;
             r.submit_ns = now;
         }
         // Journal log writes (REQ_META) pass blk-throttle: measured on 6.18, jbd2's log bios
@@ -409,7 +409,7 @@ impl BlockQueue {
             }
         }
         // rq-qos: blk-iolatency first (registered after wbt, so earlier in the list).
-        if let (Some(l), Some(cg)) = (self.iolat.as_mut(), self.pool[id as usize].iolat_cg) {
+        if let (Some(l), Some(cg)) = (self.iolat.as_mut(), self.pool[id as usize].blkcg) {
             if l.throttle(id, cg as usize, 0).is_err() {
                 self.pool[id as usize].stage = RqStage::IolatWait;
                 return Submit::Blocked;
@@ -495,6 +495,7 @@ impl BlockQueue {
                     Submitter::Journal(d) => 0x4000_0000 | d as u32,
                 },
                 prio: self.submitter_prio(r.submitter),
+                blkcg: r.blkcg,
             },
         );
     }

@@ -108,9 +108,10 @@ pub struct Request {
     pub hctx: u16,
     /// When it got its tag (`start_time_ns`): diskstats' ticks run from here.
     pub start_ns: Ns,
-    /// The cgroup blk-iolatency counts it for (its blkcg), and when it was submitted
-    /// (`bio_issue_time`); `iolat_in`: it passed every level and holds a slot at each.
-    pub iolat_cg: Option<u16>,
+    /// The cgroup it is charged to (its blkcg: bfq's group, blk-iolatency's), and when it
+    /// was submitted (`bio_issue_time`); `iolat_in`: it passed every level of blk-iolatency
+    /// and holds a slot at each.
+    pub blkcg: Option<u16>,
     pub submit_ns: Ns,
     pub iolat_in: bool,
     /// The in-flight I/O of its submitter's fio job it belongs to (asynchronous direct I/O).

@@ -38,6 +38,27 @@ pub struct CgroupConfig {
     /// `io.latency`: the latency target per device (index, ns).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub io_latency: Vec<(usize, crate::Ns)>,
+    /// `io.bfq.weight` (v1: `blkio.bfq.weight`): the group's share under bfq, 1–1000;
+    /// `None` = the default, 100.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bfq_weight: Option<u64>,
+    /// Per-device weights of `io.bfq.weight`'s `MAJ:MIN W` lines (v1:
+    /// `blkio.bfq.weight_device`), overriding the group's default there.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub bfq_weight_device: Vec<(usize, u64)>,
+}
+
+impl CgroupConfig {
+    /// The group's bfq weight on device `dev` (`bfq_group_set_weight`: a device's own
+    /// weight, else the group's default).
+    pub fn bfq_weight_on(&self, dev: usize) -> u64 {
+        self.bfq_weight_device
+            .iter()
+            .find(|(d, _)| *d == dev)
+            .map(|&(_, w)| w)
+            .or(self.bfq_weight)
+            .unwrap_or(crate::block::sched::bfq::DEFAULT_GROUP_WEIGHT)
+    }
 }
 
 /// The scenario's cgroups, parents before children.

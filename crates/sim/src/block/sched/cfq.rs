@@ -783,6 +783,7 @@ mod tests {
             sync: false,
             owner: 1,
             prio: Default::default(),
+            blkcg: None,
         }
     }
 
@@ -795,6 +796,7 @@ mod tests {
             sync: true,
             owner,
             prio: Default::default(),
+            blkcg: None,
         }
     }
 
@@ -889,6 +891,7 @@ mod tests {
     fn read_at(id: u32, sector: u64, owner: u32, class: IoPrioClass, level: u8) -> ElvRq {
         ElvRq {
             prio: IoPrio { class, level },
+            blkcg: None,
             ..read(id, sector, owner)
         }
     }
@@ -1085,7 +1088,7 @@ mod tests {
                     Act::Insert { write, sync, owner, sector, nr } => {
                         let op = if write { Op::Write } else { Op::Read };
                         let id = book.add(op, sector, nr);
-                        s.insert(now, ElvRq { id, op, sector, nr_sectors: nr, sync, owner, prio: Default::default() });
+                        s.insert(now, ElvRq { id, op, sector, nr_sectors: nr, sync, owner, prio: Default::default(), blkcg: None });
                     }
                     Act::Merge { write, sector, nr } => {
                         let op = if write { Op::Write } else { Op::Read };

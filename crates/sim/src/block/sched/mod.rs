@@ -31,6 +31,17 @@ pub struct ElvRq {
     pub owner: u32,
     /// The submitter's I/O priority (`rq->ioprio`: class and level).
     pub prio: IoPrio,
+    /// The cgroup the request is charged to (index into the scenario's tree; `None`: the
+    /// root), for schedulers that schedule groups (bfq).
+    pub blkcg: Option<u16>,
+}
+
+/// A cgroup as a scheduler with group scheduling sees it: its parent (index in the same
+/// list, `None` for a child of the root) and its weight on this device.
+#[derive(Clone, Copy, Debug)]
+pub struct ElvGroup {
+    pub parent: Option<u16>,
+    pub weight: u64,
 }
 
 impl ElvRq {
@@ -50,6 +61,7 @@ pub(crate) fn test_rq(id: u32, op: Op, sector: u64, nr: u64) -> ElvRq {
         sync: op == Op::Read,
         owner: 0,
         prio: IoPrio::default(),
+        blkcg: None,
     }
 }
 
@@ -208,6 +220,9 @@ pub trait Elevator {
     fn has_shallow_depth(&self) -> bool {
         false
     }
+    /// The scenario's cgroups, parents first: a scheduler that schedules groups (bfq) makes
+    /// one for each. Called once, before any request.
+    fn set_cgroups(&mut self, _groups: &[ElvGroup]) {}
     /// The device completed request `id` (schedulers that track requests in the driver).
     fn completed(&mut self, _now: Ns, _id: u32) {}
     /// When the scheduler wants to be run again though nothing else happens (CFQ's idle

@@ -468,6 +468,7 @@ mod tests {
     fn with_class(id: u32, op: Op, sector: u64, class: IoPrioClass) -> ElvRq {
         ElvRq {
             prio: crate::config::IoPrio { class, level: 4 },
+            blkcg: None,
             ..rq(id, op, sector, 8)
         }
     }

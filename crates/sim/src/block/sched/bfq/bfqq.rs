@@ -3,14 +3,16 @@
 //! about the process behind it.
 
 use super::consts::*;
+use super::wf2q::Entity;
 use crate::config::{IoPrio, IoPrioClass};
 use crate::Ns;
 use std::collections::{BTreeSet, VecDeque};
 
-/// Where a queue's entity is in its service tree.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Where an entity is in its service tree.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(super) enum Tree {
     /// Not in any tree and not counted in `wsum`.
+    #[default]
     None,
     /// Backlogged, waiting for service.
     Active,
@@ -27,18 +29,10 @@ pub(super) struct Bfqq {
     /// Service-tree index: 0 realtime, 1 best effort, 2 idle.
     pub class: usize,
     pub orig_weight: u64,
-    /// `orig_weight × wr_coeff`, applied when the entity is (re)queued or at once when
-    /// weight raising starts or ends in service.
-    pub weight: u64,
+    /// Its B-WF2Q+ entity; the weight is `orig_weight × wr_coeff`, applied when the entity
+    /// is (re)queued or at once when weight raising starts or ends in service.
+    pub en: Entity,
     pub prio_changed: bool,
-    // The B-WF2Q+ entity, service in sectors.
-    pub start: u64,
-    pub finish: u64,
-    pub budget: u64,
-    pub service: u64,
-    pub tree: Tree,
-    /// Insertion order in the active tree: on equal finish times the newer entity is first.
-    pub seq: u64,
     /// The weight this queue is counted under in the weights tree, if it is.
     pub weight_counter: Option<u64>,
     // Requests: sector-sorted, and in arrival order with their FIFO deadlines.
@@ -52,6 +46,8 @@ pub(super) struct Bfqq {
     pub budget_timeout: Option<Ns>,
     // Flags (`BFQQF_*`).
     pub busy: bool,
+    /// Counted in its group's queues with pending requests.
+    pub pending: bool,
     pub wait_request: bool,
     pub non_blocking_wait_rq: bool,
     pub fifo_expire: bool,
@@ -112,21 +108,19 @@ pub(super) fn class_index(c: IoPrioClass) -> usize {
 
 impl Bfqq {
     /// `bfq_init_bfqq` + `bfq_init_entity`.
-    pub fn new(sync: bool, prio: IoPrio, max_budget: u64, now: Ns) -> Self {
+    pub fn new(sync: bool, prio: IoPrio, group: u32, max_budget: u64, now: Ns) -> Self {
         let class = class_index(prio.class);
         let weight = ioprio_to_weight(prio);
         Bfqq {
             sync,
             class,
             orig_weight: weight,
-            weight,
+            en: Entity {
+                weight,
+                parent: group,
+                ..Entity::default()
+            },
             prio_changed: false,
-            start: 0,
-            finish: 0,
-            budget: 0,
-            service: 0,
-            tree: Tree::None,
-            seq: 0,
             weight_counter: None,
             sorted: BTreeSet::new(),
             fifo: VecDeque::new(),
@@ -135,6 +129,7 @@ impl Bfqq {
             max_budget: 2 * max_budget / 3,
             budget_timeout: None,
             busy: false,
+            pending: false,
             wait_request: false,
             non_blocking_wait_rq: false,
             fifo_expire: false,
@@ -179,7 +174,7 @@ impl Bfqq {
 
     /// `bfq_bfqq_budget_left` (may be negative after time charging).
     pub fn budget_left(&self) -> i64 {
-        self.budget as i64 - self.service as i64
+        self.en.budget as i64 - self.en.service as i64
     }
 
     /// `BFQQ_SEEKY`: more than 19 of the last 32 requests were seeks.

@@ -50,11 +50,22 @@
 //!   its `fifo_expire_*` deadline passed.
 //! * **`hw_tag`** (`bfq_update_hw_tag`): whether the device queues internally, learnt from
 //!   how many requests it holds at once.
+//! * **Groups** (`CONFIG_BFQ_GROUP_IOSCHED`, [`wf2q`]): each cgroup is a group with its own
+//!   service trees and an entity of weight `io.bfq.weight` (100 by default, 1–1000) in its
+//!   parent's, beside the parent's own queues (weight 40 at the default priority). A request
+//!   goes to its process's queue (sync) or its priority's async queue in the group of the
+//!   cgroup it is charged to. Service is charged up the hierarchy, so groups share the device
+//!   by weight whatever the number of queues inside them. Requests pending in more than one
+//!   group (the root counts) make the scenario asymmetric, so BFQ idles for the queue in
+//!   service; a new queue preempts only if its class is better or, where the two queues
+//!   meet in different groups, its group is heavier.
 //!
 //! # Simplifications
 //!
-//! * One group (no cgroups): `io.bfq.weight` and the group-symmetry rule wait for the
-//!   cgroup model.
+//! * Groups: a group entity is always taken out of its tree while in service (the kernel
+//!   leaves one with several active children in it) and is not repositioned when a child
+//!   joins it while in service; a group's budget is its next child's, set when it is
+//!   activated or requeued. Group weights are fixed for the run.
 //! * No queue merging of cooperating processes (`bfq_setup_cooperator`), no
 //!   `REQ_META` preference, and a bio may merge into a request of another queue (the
 //!   kernel merges only within the bio's own queue).
@@ -76,12 +87,13 @@ mod wf2q;
 mod tests;
 
 use self::bfqq::{Bfqq, Tree};
+pub use self::consts::DEFAULT_GROUP_WEIGHT;
 use self::consts::*;
 use self::peak_rate::PeakRate;
 pub use self::tunables::BfqTunables;
-use self::wf2q::ServiceTree;
+use self::wf2q::BfqGroup;
 use super::merge_index::{grow, MergeIndex};
-use super::{Elevator, ElevatorInfo, ElvRq, Merge};
+use super::{Elevator, ElevatorInfo, ElvGroup, ElvRq, Merge};
 use crate::config::{DeadlineTunables, QueueConfig, SchedulerKind};
 use crate::drivers::Op;
 use crate::Ns;
@@ -136,16 +148,19 @@ pub struct Bfq {
     t: BfqTunables,
     nonrot: bool,
     qs: Vec<Bfqq>,
-    /// Queue index by key: a sync queue by its process, async ones by priority.
-    by_key: BTreeMap<u32, u32>,
+    /// Queue index by group and key: a sync queue by its process, async ones by priority.
+    by_key: BTreeMap<(u32, u32), u32>,
     rqs: Vec<Option<RqInfo>>,
     /// Merge indexes over queued requests: `(write, end, id)` and `(write, start, id)`.
     merges: MergeIndex,
-    trees: [ServiceTree; CLASSES],
+    /// The root group (0) and one per cgroup (cgroup index + 1), with their service trees.
+    groups: Vec<BfqGroup>,
+    /// Groups with a queue that has requests queued or in flight
+    /// (`num_groups_with_pending_reqs`): more than one makes the scenario asymmetric.
+    groups_with_pending: u32,
     /// Queues in the active trees, oldest insertion first (`bfqd->active_list` reversed).
     active_list: Vec<u32>,
     seq: u64,
-    class_idle_last_service: Ns,
     in_service: Option<u32>,
     busy: [u32; CLASSES],
     wr_busy: u32,
@@ -221,10 +236,10 @@ impl Bfq {
             by_key: BTreeMap::new(),
             rqs: Vec::new(),
             merges: MergeIndex::default(),
-            trees: Default::default(),
+            groups: vec![BfqGroup::new(0, DEFAULT_GROUP_WEIGHT)],
+            groups_with_pending: 0,
             active_list: Vec::new(),
             seq: 0,
-            class_idle_last_service: 0,
             in_service: None,
             busy: [0; CLASSES],
             wr_busy: 0,
@@ -299,12 +314,12 @@ impl Bfq {
     }
 
     /// `bfq_asymmetric_scenario`: queues' weights differ (and this one is not the
-    /// lightest), or several classes are busy.
+    /// lightest), several classes are busy, or several groups have requests pending.
     fn asymmetric(&self, q: u32) -> bool {
         let smallest = self.q(q).weight_counter.is_some() && self.q(q).weight_counter == self.weights.keys().next().copied();
         let varied = !smallest && self.weights.len() >= 2;
         let classes = self.busy.iter().filter(|&&b| b > 0).count();
-        varied || classes > 1
+        varied || classes > 1 || self.groups_with_pending > 1
     }
 
     /// `bfq_serv_to_charge`.
@@ -353,7 +368,7 @@ impl Bfq {
     /// `bfq_may_expire_for_budg_timeout`.
     fn may_expire_for_budg_timeout(&self, q: u32, now: Ns) -> bool {
         let b = self.q(q);
-        (!b.wait_request || b.budget_left() >= b.budget as i64 / 3) && b.budget_timeout.is_some_and(|t| now >= t)
+        (!b.wait_request || b.budget_left() >= b.en.budget as i64 / 3) && b.budget_timeout.is_some_and(|t| now >= t)
     }
 
     /// `bfq_choose_req`: sync first, then the nearest ahead of `last`, a short way back at
@@ -433,27 +448,59 @@ impl Bfq {
     /// first request.
     fn updated_next_req(&mut self, q: u32) {
         let Some(next) = self.q(q).next_rq else { return };
-        if Some(q) == self.in_service || self.q(q).tree != Tree::Active {
+        if Some(q) == self.in_service || self.q(q).en.tree != Tree::Active {
             return;
         }
         let b = self.q(q);
-        let new_budget = b.max_budget.max(self.serv_to_charge(next, q)).max(b.service);
-        if b.budget != new_budget {
-            self.qm(q).budget = new_budget;
+        let new_budget = b.max_budget.max(self.serv_to_charge(next, q)).max(b.en.service);
+        if b.en.budget != new_budget {
+            self.qm(q).en.budget = new_budget;
             self.requeue(q);
         }
     }
 
+    /// `bfq_get_queue`: the queue of the request's process (sync) or priority (async) in
+    /// the group of its cgroup (`bfq_bio_bfqg`; cgroups without a group here use the root).
     fn queue_of(&mut self, rq: &ElvRq, now: Ns) -> u32 {
         let key = if rq.sync { rq.owner } else { async_key(rq) };
-        if let Some(&q) = self.by_key.get(&key) {
+        let group = rq.blkcg.map_or(0, |c| u32::from(c) + 1);
+        let group = if (group as usize) < self.groups.len() { group } else { 0 };
+        if let Some(&q) = self.by_key.get(&(group, key)) {
             return q;
         }
         let q = self.qs.len() as u32;
         let mb = self.max_budget_eff();
-        self.qs.push(Bfqq::new(rq.sync, rq.prio, mb, now));
-        self.by_key.insert(key, q);
+        self.qs.push(Bfqq::new(rq.sync, rq.prio, group, mb, now));
+        self.by_key.insert((group, key), q);
         q
+    }
+
+    /// `bfq_add_bfqq_in_groups_with_pending_reqs`.
+    fn add_pending(&mut self, q: u32) {
+        let b = &mut self.qs[q as usize];
+        if b.pending {
+            return;
+        }
+        b.pending = true;
+        let g = &mut self.groups[b.en.parent as usize];
+        g.pending_queues += 1;
+        if g.pending_queues == 1 {
+            self.groups_with_pending += 1;
+        }
+    }
+
+    /// `bfq_del_bfqq_in_groups_with_pending_reqs`.
+    fn del_pending(&mut self, q: u32) {
+        let b = &mut self.qs[q as usize];
+        if !b.pending {
+            return;
+        }
+        b.pending = false;
+        let g = &mut self.groups[b.en.parent as usize];
+        g.pending_queues -= 1;
+        if g.pending_queues == 0 {
+            self.groups_with_pending -= 1;
+        }
     }
 
     // ----- weight raising -----
@@ -504,7 +551,7 @@ impl Bfq {
                 b.wr_coeff = WR_COEFF * SOFTRT_WEIGHT_FACTOR;
                 b.wr_cur_max_time = WR_RT_MAX_TIME;
             }
-            b.budget = b.budget.min(2 * min_budget);
+            b.en.budget = b.en.budget.min(2 * min_budget);
             self.stats.weight_raised += 1;
         } else if old_wr > 1 {
             if interactive {
@@ -544,7 +591,7 @@ impl Bfq {
             }
         }
         let b = self.q(q);
-        if (b.weight > b.orig_weight) != (b.wr_coeff > 1) {
+        if (b.en.weight > b.orig_weight) != (b.wr_coeff > 1) {
             self.update_weight(q);
         }
     }
@@ -604,6 +651,7 @@ impl Bfq {
     fn add_busy(&mut self, q: u32) {
         let nbw = self.q(q).non_blocking_wait_rq;
         self.activate(q, nbw);
+        self.add_pending(q);
         let b = self.qm(q);
         b.non_blocking_wait_rq = false;
         b.busy = true;
@@ -628,6 +676,7 @@ impl Bfq {
         }
         self.deactivate(q);
         if dispatched == 0 {
+            self.del_pending(q);
             self.weights_remove(q);
         }
     }
@@ -639,14 +688,14 @@ impl Bfq {
         if b.non_blocking_wait_rq && arrived_in_time && b.budget_left() > 0 {
             let budget = (b.budget_left() as u64).min(b.max_budget);
             let b = self.qm(q);
-            b.budget = budget;
-            b.service = 0;
+            b.en.budget = budget;
+            b.en.service = 0;
             return true;
         }
         let charge = b.next_rq.map_or(0, |n| self.serv_to_charge(n, q));
         let b = self.qm(q);
-        b.service = 0;
-        b.budget = b.max_budget.max(charge);
+        b.en.service = 0;
+        b.en.budget = b.max_budget.max(charge);
         b.non_blocking_wait_rq = false;
         false
     }
@@ -692,14 +741,32 @@ impl Bfq {
         b.softrt_update = false;
         self.add_busy(q);
         if let Some(s) = self.in_service {
+            let higher = self.higher_class_or_weight(q, s);
             let (b, sb) = (self.q(q), self.q(s));
-            let higher = b.class < sb.class || b.weight > sb.weight;
             // next_queue_may_preempt: q has just become a candidate, so it holds.
             if (wants_to_preempt && b.wr_coeff >= sb.wr_coeff) || higher || !self.better_to_idle(s) {
                 self.expire(s, false, Expiration::Preempted, now);
             }
         }
         interactive
+    }
+
+    /// `bfq_bfqq_higher_class_or_weight`: a better class, or a heavier entity at the level
+    /// where the two meet — the queues' own weights in the same group, else their groups'.
+    fn higher_class_or_weight(&self, q: u32, s: u32) -> bool {
+        let (b, sb) = (self.q(q), self.q(s));
+        if b.class < sb.class {
+            return true;
+        }
+        let weight = |x: &Bfqq| match x.en.parent {
+            0 => x.en.weight,
+            g => self.groups[g as usize].en.weight,
+        };
+        if b.en.parent == sb.en.parent {
+            b.en.weight > sb.en.weight
+        } else {
+            weight(b) > weight(sb)
+        }
     }
 
     /// `bfq_check_waker`: a sync queue with a long think time that fills within 4 ms of
@@ -869,7 +936,7 @@ impl Bfq {
         let coeff = if b.wr_cur_max_time == WR_RT_MAX_TIME {
             1
         } else {
-            b.weight / b.orig_weight
+            b.en.weight / b.orig_weight
         };
         b.budget_timeout = Some(now + timeout * coeff);
     }
@@ -931,7 +998,7 @@ impl Bfq {
             return (slow, ms);
         }
         if delta_us > 20_000 {
-            slow = b.service < self.max_budget / 2;
+            slow = b.en.service < self.max_budget / 2;
         }
         (slow, delta_us / 1000)
     }
@@ -942,11 +1009,11 @@ impl Bfq {
         let timeout_ms = TIMEOUT / MSEC;
         let serv_for_time = self.max_budget * time_ms.min(timeout_ms) / timeout_ms;
         let b = self.qm(q);
-        let tot = serv_for_time.max(b.service);
-        if tot > b.budget {
-            b.budget = tot;
+        let tot = serv_for_time.max(b.en.service);
+        if tot > b.en.budget {
+            b.en.budget = tot;
         }
-        let extra = tot - b.service;
+        let extra = tot - b.en.service;
         self.served(q, extra);
     }
 
@@ -969,7 +1036,7 @@ impl Bfq {
                 }
                 Expiration::BudgetTimeout => (budget * 2).min(max),
                 Expiration::BudgetExhausted => (budget * 4).min(max),
-                Expiration::NoMoreRequests => b.service.max(min_budget),
+                Expiration::NoMoreRequests => b.en.service.max(min_budget),
                 Expiration::Preempted => return,
             };
         } else if !b.sync {
@@ -980,7 +1047,7 @@ impl Bfq {
         let b = self.qm(q);
         b.max_budget = if stats_ok { budget.min(max) } else { budget };
         if let Some(c) = charge {
-            b.budget = b.max_budget.max(c);
+            b.en.budget = b.max_budget.max(c);
         }
     }
 
@@ -989,7 +1056,7 @@ impl Bfq {
         self.stats.expirations[reason as usize] += 1;
         let (slow, delta) = self.is_slow(q, compensate, now);
         let b = self.q(q);
-        if b.wr_coeff == 1 && (slow || (reason == Expiration::BudgetTimeout && b.budget_left() >= b.budget as i64 / 3)) {
+        if b.wr_coeff == 1 && (slow || (reason == Expiration::BudgetTimeout && b.budget_left() >= b.en.budget as i64 / 3)) {
             self.charge_time(q, delta);
         }
         let low_latency = self.t.low_latency;
@@ -1021,8 +1088,8 @@ impl Bfq {
         // __bfq_bfqd_reset_in_service
         let b = self.qm(q);
         b.wait_request = false;
-        if b.tree == Tree::InService {
-            b.tree = Tree::None;
+        if b.en.tree == Tree::InService {
+            b.en.tree = Tree::None;
         }
         self.idle_timer = None;
         self.in_service = None;
@@ -1030,7 +1097,7 @@ impl Bfq {
         if !b.busy && reason != Expiration::BudgetTimeout && reason != Expiration::BudgetExhausted {
             b.non_blocking_wait_rq = true;
         } else {
-            b.service = 0;
+            b.en.service = 0;
         }
     }
 
@@ -1135,8 +1202,8 @@ impl Bfq {
             if self.q(q).busy && Some(q) != self.in_service {
                 self.del_busy(q);
                 let b = self.qm(q);
-                b.budget = 0;
-                b.service = 0;
+                b.en.budget = 0;
+                b.en.service = 0;
             }
         }
     }
@@ -1225,6 +1292,7 @@ impl Bfq {
         b.dispatched -= 1;
         if b.dispatched == 0 && !b.busy {
             b.budget_timeout = Some(now);
+            self.del_pending(q);
             self.weights_remove(q);
         }
         self.qm(q).last_end_request = now;
@@ -1269,7 +1337,10 @@ impl Bfq {
 
     /// The weight a queue of the process `owner` has now (for tests and reports).
     pub fn weight_of(&self, owner: u32) -> Option<u64> {
-        self.by_key.get(&owner).map(|&q| self.q(q).weight)
+        self.by_key
+            .iter()
+            .find(|((_, k), _)| *k == owner)
+            .map(|(_, &q)| self.q(q).en.weight)
     }
 }
 
@@ -1366,6 +1437,16 @@ impl Elevator for Bfq {
             self.update_inject_limit(info.queue, now);
         }
         self.completed_request(info.queue, now);
+    }
+
+    /// `bfq_create_group_hierarchy` and `bfq_pd_init`: a group per cgroup, its entity in
+    /// its parent's trees with the cgroup's `io.bfq.weight` on this device.
+    fn set_cgroups(&mut self, groups: &[ElvGroup]) {
+        self.groups.truncate(1);
+        for g in groups {
+            let parent = g.parent.map_or(0, |p| u32::from(p) + 1);
+            self.groups.push(BfqGroup::new(parent, g.weight.clamp(MIN_WEIGHT, MAX_WEIGHT)));
+        }
     }
 
     fn next_timer(&self) -> Option<Ns> {

@@ -101,7 +101,7 @@ fn budgets_follow_the_expiration_reason() {
     };
     let mut b = Bfq::new(t, false);
     b.insert(T0, read(0, 1, 0));
-    let q = b.by_key[&1];
+    let q = b.by_key[&(0, 1)];
     assert_eq!(b.q(q).max_budget, 2 * DEFAULT_MAX_BUDGET / 3, "bfq_init_bfqq: 2/3 of the maximum");
     b.qm(q).max_budget = 4096;
     b.recalc_budget(q, Expiration::BudgetExhausted);
@@ -115,11 +115,11 @@ fn budgets_follow_the_expiration_reason() {
     b.qm(q).max_budget = 2000;
     b.recalc_budget(q, Expiration::TooIdle);
     assert_eq!(b.q(q).max_budget, 512, "under 5 min budgets: the minimum");
-    b.qm(q).service = 3000;
+    b.qm(q).en.service = 3000;
     b.recalc_budget(q, Expiration::NoMoreRequests);
     assert_eq!(b.q(q).max_budget, 3000, "ran dry: the service it needed");
     // Its next budget fits its next request.
-    assert_eq!(b.q(q).budget, 3000);
+    assert_eq!(b.q(q).en.budget, 3000);
 }
 
 #[test]
@@ -179,7 +179,7 @@ fn weights_share_the_device_by_wf2q() {
     let mut in_flight: Vec<u32> = Vec::new();
     for step in 0..20_000 {
         for o in 1..=2u32 {
-            let q = b.by_key.get(&o).copied();
+            let q = b.by_key.get(&(0, o)).copied();
             if q.is_none_or(|q| b.q(q).queued() < 4) {
                 let mut r = read(id, o, next[o as usize]);
                 r.prio = IoPrio {
@@ -272,7 +272,7 @@ fn a_large_burst_of_new_queues_is_not_weight_raised() {
     for o in 1..=10u32 {
         b.insert(T0 + u64::from(o) * 10 * MSEC, read(o, o, 0));
     }
-    let raised = (1..=10u32).filter(|&o| b.q(b.by_key[&o]).wr_coeff > 1).count();
+    let raised = (1..=10u32).filter(|&o| b.q(b.by_key[&(0, o)]).wr_coeff > 1).count();
     assert_eq!(raised, 7, "the first 7 were raised before the burst turned large");
 }
 
@@ -351,10 +351,15 @@ proptest::proptest! {
         hdd in proptest::prelude::any::<bool>(),
         low_latency in proptest::prelude::any::<bool>(),
         strict in proptest::prelude::any::<bool>(),
+        grouped in proptest::prelude::any::<bool>(),
     ) {
         use proptest::prelude::*;
         let t = BfqTunables { low_latency, strict_guarantees: strict, ..Default::default() };
         let mut s = Bfq::new(t, !hdd);
+        if grouped {
+            // /a, /a/b (weight 300), /c (50): owners 1..4 submit in the root, /a, /a/b, /c.
+            s.set_cgroups(&[grp(None, 100), grp(Some(0), 300), grp(None, 50)]);
+        }
         let max = 64u64;
         let mut now: Ns = T0;
         let mut book = super::super::book::Book::default();
@@ -371,7 +376,7 @@ proptest::proptest! {
                     let id = book.add(op, sector, nr);
                     let class = match level { 0 => IoPrioClass::Rt, 7 => IoPrioClass::Idle, _ => IoPrioClass::Be };
                     let prio = IoPrio { class, level: if sync { 4 } else { level % 8 } };
-                    s.insert(now, ElvRq { id, op, sector, nr_sectors: nr, sync, owner: if sync { owner } else { 0 }, prio });
+                    s.insert(now, ElvRq { id, op, sector, nr_sectors: nr, sync, owner: if sync { owner } else { 0 }, prio, blkcg: (grouped && owner > 1).then(|| owner as u16 - 2) });
                 }
                 Act::Merge { write, sector, nr } => {
                     let op = if write { Op::Write } else { Op::Read };
@@ -397,9 +402,16 @@ proptest::proptest! {
                 }
             }
             prop_assert_eq!(s.queued(), book.live.len());
-            let wsum: u64 = s.trees.iter().map(|t| t.wsum).sum();
-            let counted: u64 = s.qs.iter().filter(|q| q.tree != Tree::None).map(|q| q.weight).sum();
-            prop_assert_eq!(wsum, counted, "weight sums match the entities counted");
+            for (g, grp) in s.groups.iter().enumerate() {
+                let wsum: u64 = grp.sd.iter().map(|t| t.wsum).sum();
+                let queues = s.qs.iter().map(|q| &q.en);
+                let children = s.groups.iter().skip(1).map(|x| &x.en);
+                let counted: u64 = queues.chain(children).filter(|e| e.parent as usize == g && e.tree != Tree::None).map(|e| e.weight).sum();
+                prop_assert_eq!(wsum, counted, "group {}'s weight sums match the entities counted", g);
+                let pending = s.qs.iter().filter(|q| q.pending && q.en.parent as usize == g).count() as u32;
+                prop_assert_eq!(grp.pending_queues, pending);
+            }
+            prop_assert_eq!(s.groups_with_pending as usize, s.groups.iter().filter(|g| g.pending_queues > 0).count());
             prop_assert_eq!(s.wr_busy as usize, s.qs.iter().filter(|q| q.busy && q.wr_coeff > 1).count());
         }
         for _ in 0..100_000 {
@@ -424,4 +436,133 @@ proptest::proptest! {
         }
         prop_assert!(book.live.is_empty(), "stranded: {:?}", book.live);
     }
+}
+
+/// Greedy sequential readers (no weight raising) in the cgroups `groups` (parent, weight),
+/// `readers[g]` of them in group `g` (the last entry: the root): the sectors each group was
+/// served once the budgets settled.
+fn served_by_group(groups: &[ElvGroup], readers: &[u32]) -> Vec<u64> {
+    let t = BfqTunables {
+        low_latency: false,
+        ..Default::default()
+    };
+    let mut b = Bfq::new(t, true);
+    b.set_cgroups(groups);
+    // Owner o + 1 reads in group `of[o]` (None: the root).
+    let of: Vec<Option<u16>> = readers
+        .iter()
+        .enumerate()
+        .flat_map(|(g, &n)| std::iter::repeat_n((g < groups.len()).then_some(g as u16), n as usize))
+        .collect();
+    let mut next = vec![0u64; of.len()];
+    let mut served = vec![0u64; readers.len()];
+    let (mut id, mut now) = (0u32, T0);
+    let mut in_flight: Vec<u32> = Vec::new();
+    for step in 0..40_000 {
+        for (o, &cg) in of.iter().enumerate() {
+            let owner = o as u32 + 1;
+            let q = b.by_key.get(&(cg.map_or(0, |c| u32::from(c) + 1), owner)).copied();
+            if q.is_none_or(|q| b.q(q).queued() < 4) {
+                let mut r = read(id, owner, next[o]);
+                r.blkcg = cg;
+                b.insert(now, r);
+                next[o] += 1;
+                id += 1;
+            }
+        }
+        if let Some(r) = b.dispatch(now) {
+            if step > 4000 {
+                let g = of[r.owner as usize - 1].map_or(readers.len() - 1, usize::from);
+                served[g] += r.nr_sectors;
+            }
+            in_flight.push(r.id);
+        }
+        now += 200 * USEC;
+        if in_flight.len() >= 2 || b.dispatch_is_idle() {
+            let done = in_flight.remove(0);
+            b.completed(now, done);
+        }
+    }
+    served
+}
+
+fn grp(parent: Option<u16>, weight: u64) -> ElvGroup {
+    ElvGroup { parent, weight }
+}
+
+#[test]
+fn groups_share_the_device_by_weight_whatever_their_number_of_queues() {
+    // One reader in /a against three in /b, equal group weights: half each.
+    let s = served_by_group(&[grp(None, 100), grp(None, 100)], &[1, 3, 0]);
+    let ratio = s[0] as f64 / s[1] as f64;
+    assert!(
+        (0.8..1.25).contains(&ratio),
+        "1 reader vs 3 in equal groups: {s:?}, ratio {ratio:.2}"
+    );
+    // The root's own queues compete with its child groups as entities: /a (100) against
+    // three root readers (40 each) gets 100 / 220.
+    let s = served_by_group(&[grp(None, 100)], &[1, 3]);
+    let share = s[0] as f64 / (s[0] + s[1]) as f64;
+    assert!(
+        (share - 100.0 / 220.0).abs() < 0.04,
+        "/a beside three root readers: {s:?}, share {share:.3}"
+    );
+    // io.bfq.weight 300 against 100.
+    let s = served_by_group(&[grp(None, 300), grp(None, 100)], &[1, 1, 0]);
+    let ratio = s[0] as f64 / s[1] as f64;
+    assert!((2.6..3.4).contains(&ratio), "weight 300 vs 100: {s:?}, ratio {ratio:.2}");
+}
+
+#[test]
+fn a_nested_group_splits_its_parents_share() {
+    // /a (100) holds /a/x (100) and /a/y (300); /b (100) beside /a. /b gets half, /a/x an
+    // eighth, /a/y three eighths: service is charged up the hierarchy.
+    let s = served_by_group(
+        &[grp(None, 100), grp(Some(0), 100), grp(Some(0), 300), grp(None, 100)],
+        &[0, 1, 1, 1, 0],
+    );
+    let total = (s[1] + s[2] + s[3]) as f64;
+    let share: Vec<f64> = [s[1], s[2], s[3]].iter().map(|&x| x as f64 / total).collect();
+    for (got, want) in share.iter().zip([0.125, 0.375, 0.5]) {
+        assert!((got - want).abs() < 0.05, "shares {share:.3?}, want [0.125, 0.375, 0.5]");
+    }
+}
+
+#[test]
+fn requests_pending_in_two_groups_make_the_scenario_asymmetric() {
+    // bfq_asymmetric_scenario (6.2+): the root counts as a group; two groups with requests
+    // pending force idling for service guarantees, one does not.
+    let t = BfqTunables {
+        low_latency: false,
+        ..Default::default()
+    };
+    let mut b = Bfq::new(t, true);
+    b.set_cgroups(&[grp(None, 100)]);
+    b.insert(T0, read(0, 1, 0));
+    b.insert(T0, read(1, 2, 0));
+    let q1 = b.by_key[&(0, 1)];
+    assert!(!b.asymmetric(q1), "two queues of equal weight in the root");
+    let mut r = read(2, 3, 0);
+    r.blkcg = Some(0);
+    b.insert(T0, r);
+    assert!(b.asymmetric(q1), "the root and /a both have requests pending");
+    assert_eq!(b.groups_with_pending, 2);
+    // Served and completed, /a's queue no longer counts.
+    let mut now = T0;
+    while let Some(r) = b.dispatch(now) {
+        now += MSEC;
+        b.completed(now, r.id);
+    }
+    for _ in 0..10 {
+        if let Some(t) = b.next_timer() {
+            now = now.max(t);
+            b.timer_fired(now);
+        }
+        while let Some(r) = b.dispatch(now) {
+            now += MSEC;
+            b.completed(now, r.id);
+        }
+    }
+    assert_eq!(b.queued(), 0);
+    assert_eq!(b.groups_with_pending, 0, "no group has requests pending once all completed");
 }
