@@ -353,6 +353,43 @@ fn bfq_divides_the_device_by_ionice_level_as_the_kernel_did() {
     }
 }
 
+/// bfq's group weights on a real 6.18 loop device (validation v17, v18): two tasks in cgroup v1
+/// blkio groups of `blkio.bfq.weight` 300 and 100 — O_DIRECT writers (v17), where the kernel
+/// gave the heavy group 1.1–1.6× the light one's rate, and buffered readers (v18), 1.4–2.7×.
+/// The model must favour the heavy group within 25 % of the measured median ratio.
+#[test]
+fn bfq_divides_the_device_by_group_weight_as_the_kernel_did() {
+    let root = repo_root();
+    for (name, field) in [
+        ("v17-bfq-group-weights-loop", "throughput_mb_s"),
+        ("v18-bfq-group-readers-loop", "bytes_read"),
+    ] {
+        let heavy_over_light = |dir: &std::path::Path| -> f64 {
+            let s: serde_json::Value = serde_json::from_str(&fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
+            let of = |n: &str| {
+                s["tasks"].as_array().unwrap().iter().find(|t| t["name"] == n).unwrap()[field]
+                    .as_f64()
+                    .unwrap()
+            };
+            of("heavy") / of("light")
+        };
+        let out = scratch(name).join("out");
+        run_quietly(&root.join(format!("validation/{name}.toml")), &out);
+        let ours = heavy_over_light(&out);
+        let mut real: Vec<f64> = ["r1", "r2", "r3"]
+            .iter()
+            .map(|r| heavy_over_light(&root.join(format!("validation/measured/{name}/{r}"))))
+            .collect();
+        real.sort_by(f64::total_cmp);
+        let median = real[1];
+        assert!(median > 1.2, "{name}: measured ratios {real:?}");
+        assert!(
+            (ours / median - 1.0).abs() < 0.25,
+            "{name}: heavy/light {ours:.2} in the model, {median:.2} measured ({real:?})"
+        );
+    }
+}
+
 /// A cgroup v1 memory limit on a real 6.18 (validation v15): a `dd` in a 256 MiB group beside
 /// one outside. The kernel has no per-group dirty limit on v1: the group fills with dirty and
 /// writeback pages and its writer runs at the device's pace. The model must fill the group as

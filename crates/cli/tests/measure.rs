@@ -95,6 +95,8 @@ bs = "1MiB"
 [[cgroup]]
 path = "/reader"
 memory.limit_in_bytes = "64MiB"
+blkio.bfq.weight = 300
+blkio.throttle.read_iops_device = "key 5000"
 
 [[task]]
 name = "reader"

@@ -269,7 +269,7 @@ fn task_specs(sc: &Scenario, places: &[DevicePlacement]) -> Result<Vec<TaskSpec>
                 stop: t.stop.unwrap_or(sc.duration).min(sc.duration),
                 seed: sc.seed ^ ((out.len() as u64 + 1) << 32),
                 ioprio: t.ioprio,
-                cgroup_tasks: None,
+                cgroup_tasks: Vec::new(),
             });
         }
     }
@@ -500,7 +500,7 @@ impl Session<'_> {
                 stop: self.sc.duration,
                 seed: self.sc.seed,
                 ioprio: Default::default(),
-                cgroup_tasks: None,
+                cgroup_tasks: Vec::new(),
             });
         }
         for s in &specs {
@@ -524,14 +524,16 @@ impl Session<'_> {
         }
         if !self.root {
             self.warnings
-                .push("memory cgroups need root: every task ran in the harness's own cgroup".to_string());
+                .push("cgroups need root: every task ran in the harness's own cgroup".to_string());
             return Ok(specs);
         }
-        self.memcg_dirs = crate::memcg::create(&mut self.j, &self.sc.cgroups).map_err(failed)?;
+        let devnums: Vec<Option<String>> = self.places.iter().map(|p| p.devnum.clone()).collect();
+        let dirs = crate::memcg::create(&mut self.j, &self.sc.cgroups, &devnums).map_err(failed)?;
         for s in &mut specs {
             let cg = self.sc.tasks.iter().find(|t| t.name == s.name).and_then(|t| t.cgroup);
-            s.cgroup_tasks = cg.map(|c| crate::memcg::tasks_file(&self.memcg_dirs[c]));
+            s.cgroup_tasks = cg.map(|c| dirs.tasks_files(c)).unwrap_or_default();
         }
+        self.memcg_dirs = dirs.memory;
         Ok(specs)
     }
 

@@ -1,14 +1,16 @@
-//! Memory cgroups of a cgroup v1 `memory` hierarchy for a measurement: the scenario's tree of
-//! groups made below the harness's own group (`<its group>/wblab-<pid>/<path>`), each
-//! `memory.limit_in_bytes` written, the tasks placed in them, their usage sampled each second,
-//! and everything removed afterwards. Each directory is journaled before it is made, so a
-//! killed run is undone by `wblab measure --restore`.
+//! The scenario's cgroups on cgroup v1 for a measurement: its tree of groups made below the
+//! harness's own group (`<its group>/wblab-<pid>/<path>`) in the `memory` hierarchy (each
+//! `memory.limit_in_bytes` written) and, when a group has blkio files, in the `blkio`
+//! hierarchy too (`blkio.bfq.weight`, `blkio.bfq.weight_device`, `blkio.throttle.*`); the
+//! tasks placed in both, their memory sampled each second, and everything removed afterwards.
+//! Each directory is journaled before it is made, so a killed run is undone by
+//! `wblab measure --restore`; a group's blkio rules go with its directory.
 
 use crate::journal::{Entry, Journal};
 use crate::sys;
 use std::io;
 use std::path::{Path, PathBuf};
-use wblab_sim::config::{CgroupTree, CgroupVersion};
+use wblab_sim::config::{CgroupConfig, CgroupTree, CgroupVersion};
 use wblab_sim::metrics::MemcgSample;
 use wblab_sim::units::PAGE_SIZE;
 
@@ -23,15 +25,15 @@ pub fn memory_root() -> Option<PathBuf> {
         .map(|(_, m, _, _)| PathBuf::from(m))
 }
 
-/// This process's group in the v1 memory hierarchy ("/" for its root).
-fn own_group() -> String {
+/// This process's group in the v1 hierarchy of `controller` ("/" for its root).
+fn own_group(controller: &str) -> String {
     std::fs::read_to_string("/proc/self/cgroup")
         .ok()
         .and_then(|t| {
             t.lines().find_map(|l| {
                 let mut parts = l.splitn(3, ':');
                 let (_, ctrl, path) = (parts.next()?, parts.next()?, parts.next()?);
-                ctrl.split(',').any(|c| c == "memory").then(|| path.to_string())
+                ctrl.split(',').any(|c| c == controller).then(|| path.to_string())
             })
         })
         .unwrap_or_else(|| "/".to_string())
@@ -49,8 +51,8 @@ pub fn check(tree: &CgroupTree) -> Result<(), String> {
                 .to_string(),
         );
     }
-    if tree.groups.iter().any(|g| !g.io_max.is_empty()) {
-        return Err("blkio.throttle rules of child cgroups are not measured yet (the device's throttle/* keys are)".to_string());
+    if tree.groups.iter().any(has_blkio_files) && crate::cgroup::blkio_root().is_none() {
+        return Err("the scenario's blkio files need a cgroup v1 blkio hierarchy; none is mounted here".to_string());
     }
     if memory_root().is_none() {
         return Err("the scenario's memory cgroups need a cgroup v1 memory hierarchy; none is mounted here".to_string());
@@ -58,32 +60,110 @@ pub fn check(tree: &CgroupTree) -> Result<(), String> {
     Ok(())
 }
 
-/// Make the tree below the harness's own group, each directory journaled first, and write the
-/// limits. Returns each group's directory, in the tree's order.
-pub fn create(j: &mut Journal, tree: &CgroupTree) -> io::Result<Vec<PathBuf>> {
+/// Whether a group sets files of the blkio controller.
+fn has_blkio_files(g: &CgroupConfig) -> bool {
+    g.bfq_weight.is_some() || !g.bfq_weight_device.is_empty() || !g.io_max.is_empty()
+}
+
+/// The group directories of a measurement, in the tree's order.
+#[derive(Default)]
+pub struct GroupDirs {
+    pub memory: Vec<PathBuf>,
+    /// Empty when no group has blkio files.
+    pub blkio: Vec<PathBuf>,
+}
+
+impl GroupDirs {
+    /// The `tasks` files a task of group `cg` writes its id to, one per hierarchy.
+    pub fn tasks_files(&self, cg: usize) -> Vec<PathBuf> {
+        [self.memory.get(cg), self.blkio.get(cg)]
+            .into_iter()
+            .flatten()
+            .map(|d| d.join("tasks"))
+            .collect()
+    }
+}
+
+/// Make the tree below the harness's own group in each hierarchy it needs, each directory
+/// journaled first, and write the files. `devnums[d]` is device `d`'s `MAJ:MIN`, for the
+/// per-device lines.
+pub fn create(j: &mut Journal, tree: &CgroupTree, devnums: &[Option<String>]) -> io::Result<GroupDirs> {
+    let mut dirs = GroupDirs::default();
     if tree.is_empty() {
-        return Ok(Vec::new());
+        return Ok(dirs);
     }
     let root = memory_root().ok_or_else(|| io::Error::other("no cgroup v1 memory hierarchy"))?;
+    for (g, dir) in tree.groups.iter().zip(make_tree(j, &root, "memory", tree)?) {
+        if let Some(max) = g.memory_max {
+            write_checked(&dir.join("memory.limit_in_bytes"), &max.to_string(), &max.to_string())?;
+        }
+        dirs.memory.push(dir);
+    }
+    if !tree.groups.iter().any(has_blkio_files) {
+        return Ok(dirs);
+    }
+    let root = crate::cgroup::blkio_root().ok_or_else(|| io::Error::other("no cgroup v1 blkio hierarchy"))?;
+    let devnum = |d: usize| {
+        devnums
+            .get(d)
+            .cloned()
+            .flatten()
+            .ok_or_else(|| io::Error::other(format!("device {d} has no block device here for its blkio rules")))
+    };
+    for (g, dir) in tree.groups.iter().zip(make_tree(j, &root, "blkio", tree)?) {
+        if let Some(w) = g.bfq_weight {
+            let file = dir.join("blkio.bfq.weight");
+            if !file.exists() {
+                return Err(io::Error::other(format!("{}: no such file (is bfq built in?)", file.display())));
+            }
+            write_checked(&file, &w.to_string(), &w.to_string())?;
+        }
+        for &(d, w) in &g.bfq_weight_device {
+            let dn = devnum(d)?;
+            let file = dir.join("blkio.bfq.weight_device");
+            std::fs::write(&file, format!("{dn} {w}"))
+                .map_err(|e| io::Error::new(e.kind(), format!("{}: {dn} {w}: {e}", file.display())))?;
+        }
+        for (d, t) in &g.io_max {
+            let dn = devnum(*d)?;
+            for (name, v) in crate::cgroup::rules(t) {
+                let file = dir.join(name);
+                sys::append_value(&file, &format!("{dn} {v}"))
+                    .map_err(|e| io::Error::new(e.kind(), format!("{}: {dn} {v}: {e}", file.display())))?;
+                let got = crate::cgroup::rule_of(&file, &dn);
+                if got != Some(v) {
+                    return Err(io::Error::other(format!("{}: wrote {dn} {v}, reads {got:?}", file.display())));
+                }
+            }
+        }
+        dirs.blkio.push(dir);
+    }
+    Ok(dirs)
+}
+
+/// The tree's directories below `<own group>/wblab-<pid>` in the hierarchy at `root`.
+fn make_tree(j: &mut Journal, root: &Path, controller: &str, tree: &CgroupTree) -> io::Result<Vec<PathBuf>> {
     let base = root
-        .join(own_group().trim_start_matches('/'))
+        .join(own_group(controller).trim_start_matches('/'))
         .join(format!("{DIR_PREFIX}{}", std::process::id()));
     make_dir(j, &base)?;
     let mut dirs = Vec::with_capacity(tree.groups.len());
     for g in &tree.groups {
         let dir = base.join(g.path.trim_start_matches('/'));
         make_dir(j, &dir)?;
-        if let Some(max) = g.memory_max {
-            let file = dir.join("memory.limit_in_bytes");
-            std::fs::write(&file, max.to_string()).map_err(|e| io::Error::new(e.kind(), format!("{}: {max}: {e}", file.display())))?;
-            let got = sys::read_trim(&file)?;
-            if got != max.to_string() {
-                return Err(io::Error::other(format!("{}: wrote {max}, reads {got}", file.display())));
-            }
-        }
         dirs.push(dir);
     }
     Ok(dirs)
+}
+
+/// Write `value` to a cgroup file and read back `want`.
+fn write_checked(file: &Path, value: &str, want: &str) -> io::Result<()> {
+    std::fs::write(file, value).map_err(|e| io::Error::new(e.kind(), format!("{}: {value}: {e}", file.display())))?;
+    let got = sys::read_trim(file)?;
+    if got != want {
+        return Err(io::Error::other(format!("{}: wrote {value}, reads {got}", file.display())));
+    }
+    Ok(())
 }
 
 fn make_dir(j: &mut Journal, dir: &Path) -> io::Result<()> {
@@ -118,11 +198,6 @@ pub fn remove(dir: &Path) -> io::Result<()> {
     Ok(())
 }
 
-/// The file a task writes its thread id to, to join the group at `dir`.
-pub fn tasks_file(dir: &Path) -> PathBuf {
-    dir.join("tasks")
-}
-
 /// A group's usage and page cache (`memory.usage_in_bytes`, `memory.stat`'s hierarchical
 /// `total_cache`, `total_dirty`, `total_writeback`), in pages, at `t_ns`.
 pub fn sample(dir: &Path, t_ns: u64) -> Option<MemcgSample> {
@@ -145,11 +220,15 @@ pub fn sample(dir: &Path, t_ns: u64) -> Option<MemcgSample> {
     })
 }
 
-/// Every group directory a measurement made that is still there (leak checks).
+/// Every group directory a measurement made that is still there, in either hierarchy (leak
+/// checks).
 pub fn left_behind() -> Vec<String> {
-    let Some(root) = memory_root() else { return Vec::new() };
     let mut out = Vec::new();
-    let mut stack = vec![(root, 0)];
+    let mut stack: Vec<(PathBuf, u32)> = [memory_root(), crate::cgroup::blkio_root()]
+        .into_iter()
+        .flatten()
+        .map(|r| (r, 0))
+        .collect();
     while let Some((d, depth)) = stack.pop() {
         let Ok(rd) = std::fs::read_dir(&d) else { continue };
         for e in rd.flatten() {

@@ -38,8 +38,9 @@ pub struct TaskSpec {
     pub seed: u64,
     /// `ionice` of the task: set on dd's process or the job's thread before it does I/O.
     pub ioprio: wblab_sim::config::IoPrio,
-    /// The `tasks` file of the memory cgroup the task joins (v1), if any.
-    pub cgroup_tasks: Option<PathBuf>,
+    /// The `tasks` files of the v1 cgroups the task joins (memory, and blkio when its group
+    /// has blkio files); empty for none.
+    pub cgroup_tasks: Vec<PathBuf>,
 }
 
 /// What a task did.
@@ -289,15 +290,16 @@ impl Workload {
                 // SAFETY: prctl is async-signal-safe; dd must not outlive us if we are SIGKILLed.
                 let ioprio = slot.spec.ioprio.raw();
                 // Prepared before the fork: the child may not allocate.
-                let join = slot
+                let join: Vec<std::ffi::CString> = slot
                     .spec
                     .cgroup_tasks
-                    .as_ref()
-                    .map(|p| std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).expect("no NUL in a cgroup path"));
+                    .iter()
+                    .map(|p| std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).expect("no NUL in a cgroup path"))
+                    .collect();
                 unsafe {
                     cmd.pre_exec(move || {
                         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
-                        if let Some(file) = &join {
+                        for file in &join {
                             sys::join_cgroup_raw(file)?;
                         }
                         sys::ioprio_set_self(ioprio)
@@ -707,7 +709,7 @@ fn run_thread_job(spec: &TaskSpec, t0: Instant, stop: &AtomicBool) -> ThreadOut 
 
 fn job_loop(spec: &TaskSpec, t0: Instant, stop: &AtomicBool, mid_t: Ns, out: &mut ThreadOut) -> io::Result<()> {
     sys::ioprio_set_self(spec.ioprio.raw()).map_err(|e| io::Error::other(format!("ionice: {e}")))?;
-    if let Some(file) = &spec.cgroup_tasks {
+    for file in &spec.cgroup_tasks {
         // A v1 hierarchy takes threads one by one: this job's thread joins, not the harness.
         std::fs::write(file, sys::gettid().to_string()).map_err(|e| io::Error::other(format!("{}: {e}", file.display())))?;
     }
