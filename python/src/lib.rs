@@ -49,6 +49,15 @@ fn version() -> &'static str {
     env!("CARGO_PKG_VERSION")
 }
 
+/// A results CSV as text in today's column names and units: a file written by an older
+/// build (before every column named its unit) comes back upgraded, as `wblab report` reads it.
+#[pyfunction]
+fn results_csv(path: PathBuf) -> PyResult<String> {
+    let text = std::fs::read_to_string(&path).map_err(|e| err(format!("{}: {e}", path.display())))?;
+    let c = wblab_report::load::rundir::Csv::parse(&text).map_err(|e| err(format!("{}: {e}", path.display())))?;
+    Ok(c.to_text())
+}
+
 /// TOML text of a JSON object (a scenario given as a dict).
 #[pyfunction]
 fn toml_of_json(json: &str) -> PyResult<String> {
@@ -185,6 +194,7 @@ fn main(py: Python<'_>, args: Vec<String>) -> i32 {
 fn _wblab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("WblabError", m.py().get_type::<WblabError>())?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(results_csv, m)?)?;
     m.add_function(wrap_pyfunction!(toml_of_json, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;

@@ -18,9 +18,9 @@ def test_run_gives_the_results_as_frames(scenarios, tmp_path):
     assert (tasks.loc[tasks["name"] == "dd", "pauses.count"] > 0).all(), "the writers were throttled"
     ts = r.timeseries
     assert ts["t_s"].is_monotonic_increasing and len(ts) == int(summary["sim_seconds"])
-    assert (ts["nr_dirty"] <= ts["dirty_thresh"] * 1.1).all(), "dirty pages stay near the threshold"
+    assert (ts["nr_dirty_pages"] <= ts["dirty_thresh_pages"] * 1.1).all(), "dirty pages stay near the threshold"
     assert set(r.throttle["device"]) == {"sda"}
-    assert {"pos_ratio", "dirty_ratelimit"} <= set(r.throttle.columns)
+    assert {"pos_ratio", "dirty_ratelimit_kib_s"} <= set(r.throttle.columns)
     # A histogram holds every operation its task counted.
     h = r.histograms
     reader = h[(h["owner"] == "reader") & (h["kind"] == "op_latency")]
@@ -79,3 +79,15 @@ def test_measure_reports_a_failure_as_an_error(tmp_path):
     # The real measurement needs root and minutes; its failure path needs neither.
     with pytest.raises(wblab.WblabError, match="wblab measure"):
         wblab.measure(tmp_path / "missing.toml", out=tmp_path / "m")
+
+
+def test_results_of_older_builds_read_with_todays_columns(scenarios):
+    # validation/measured was written before every column named its unit.
+    r = wblab.Result(scenarios.parent / "validation" / "measured" / "v1-ext4-8mib" / "r1")
+    assert {"nr_dirty_pages", "dirty_thresh_pages", "bo_kib"} <= set(r.timeseries.columns)
+    th = r.throttle
+    assert {"write_bw_kib_s", "dirty_ratelimit_kib_s", "pos_ratio"} <= set(th.columns)
+    # An 8 MiB/s loop: write bandwidth in KiB/s, pos_ratio a plain ratio.
+    late = th[th["t_s"] > th["t_s"].max() / 2]
+    assert 6000 < late["write_bw_kib_s"].mean() < 10000
+    assert late["pos_ratio"].dropna().between(0, 3).all()

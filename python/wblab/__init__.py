@@ -7,7 +7,7 @@ DataFrames::
     import wblab
     r = wblab.run("scenarios/default.toml")          # or a dict, or TOML text
     r.tasks[["name", "throughput_mb_s", "pauses.p99_ms"]]
-    r.timeseries.plot(x="t_s", y=["nr_dirty", "dirty_thresh"])
+    r.timeseries.plot(x="t_s", y=["nr_dirty_pages", "dirty_thresh_pages"])
 
     s = wblab.sweep("scenarios/noisy-neighbour.toml", backend="local")   # or "ray", "dask"
     s.tasks.pivot_table(index="vm.dirty_bytes", columns="group", values="op_p99_ms")

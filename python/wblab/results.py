@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import io
 import json
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Dict, Union
 
 import pandas as pd
+
+from . import _wblab
 
 
 class Result:
@@ -41,7 +44,8 @@ class Result:
         path = self.dir / name
         if not path.exists():
             return pd.DataFrame()
-        return pd.read_csv(path)
+        # Through the report's reader: files of older builds get today's column names and units.
+        return pd.read_csv(io.StringIO(_wblab.results_csv(str(path))))
 
     @cached_property
     def summary(self) -> Dict[str, Any]:

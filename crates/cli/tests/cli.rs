@@ -176,7 +176,7 @@ fn per_second_utilisation_agrees_with_the_run_total() {
     let csv = fs::read_to_string(out.join("timeseries.csv")).unwrap();
     let mut lines = csv.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let col = header.iter().position(|h| *h == "sda_util").expect("sda_util column");
+    let col = header.iter().position(|h| *h == "sda_util_pct").expect("sda_util_pct column");
     let utils: Vec<f64> = lines.map(|l| l.split(',').nth(col).unwrap().parse().unwrap()).collect();
     assert!(utils.iter().all(|u| (0.0..=100.0).contains(u)), "{utils:?}");
     let mean = utils.iter().sum::<f64>() / utils.len() as f64;

@@ -9,6 +9,7 @@
 //! summary.json and operation latency from summary.json's percentiles), timeseries.csv and
 //! throttle.csv.
 
+use crate::load::rundir::Csv;
 use crate::load::trace_parse;
 use crate::results::histograms::{parse_histograms, Hist};
 use serde::Serialize;
@@ -96,14 +97,13 @@ fn rms(a: &[f64], b: &[f64]) -> f64 {
     (a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum::<f64>() / n as f64).sqrt()
 }
 
+/// A CSV's rows by column name, through [`Csv::parse`] (so files of older builds read with
+/// today's column names and units); a missing or unreadable file has none.
 fn read_csv(p: &Path) -> Vec<HashMap<String, String>> {
-    let Ok(text) = std::fs::read_to_string(p) else { return Vec::new() };
-    let mut lines = text.lines();
-    let Some(head) = lines.next() else { return Vec::new() };
-    let cols: Vec<&str> = head.split(',').collect();
-    lines
-        .map(|l| cols.iter().map(|c| c.to_string()).zip(l.split(',').map(str::to_string)).collect())
-        .collect()
+    let Some(c) = std::fs::read_to_string(p).ok().and_then(|t| Csv::parse(&t).ok()) else {
+        return Vec::new();
+    };
+    c.rows.into_iter().map(|r| c.header.iter().cloned().zip(r).collect()).collect()
 }
 
 /// The group a task belongs to: its `[[task]]` name.
@@ -431,9 +431,9 @@ fn figures_of(r: &RunData) -> Vec<(String, &'static str, f64)> {
     };
     let mib = 4096.0 / (1u64 << 20) as f64;
     for (c, name) in [
-        ("nr_dirty", "nr_dirty"),
-        ("nr_writeback", "nr_writeback"),
-        ("dirty_thresh", "dirty_thresh"),
+        ("nr_dirty_pages", "nr_dirty"),
+        ("nr_writeback_pages", "nr_writeback"),
+        ("dirty_thresh_pages", "dirty_thresh"),
     ] {
         if let Some(v) = mean_col(&half, c) {
             out.push((format!("vmstat 2nd half: {name}"), "MiB", v * mib));
@@ -455,15 +455,16 @@ fn figures_of(r: &RunData) -> Vec<(String, &'static str, f64)> {
             .copied()
             .filter(|row| row.get("t_s").and_then(|t| t.parse::<f64>().ok()).is_some_and(|t| t >= dur / 2.0))
             .collect();
-        for (c, name) in [("write_bw", "write_bw"), ("dirty_ratelimit", "dirty_ratelimit")] {
+        let mib_s = 1.0 / 1024.0; // KiB/s → MiB/s
+        for (c, name) in [("write_bw_kib_s", "write_bw"), ("dirty_ratelimit_kib_s", "dirty_ratelimit")] {
             if let Some(v) = mean_col(&rows_half, c) {
-                out.push((format!("throttle {d} 2nd half: {name}"), "MiB/s", v * mib));
+                out.push((format!("throttle {d} 2nd half: {name}"), "MiB/s", v * mib_s));
             }
             if let Some(v) = rows.last().and_then(|row| row.get(c)?.parse::<f64>().ok()) {
-                out.push((format!("throttle {d} at end: {name}"), "MiB/s", v * mib));
+                out.push((format!("throttle {d} at end: {name}"), "MiB/s", v * mib_s));
             }
         }
-        if let Some(v) = mean_col(&rows_half, "dirty") {
+        if let Some(v) = mean_col(&rows_half, "dirty_pages") {
             out.push((format!("throttle {d} 2nd half: dirty (bdp)"), "MiB", v * mib));
         }
     }

@@ -508,10 +508,10 @@ fn governed(i: &Input, out: &mut Vec<Finding>) {
     let Some(th) = &i.throttle else { return };
     let (Some(dev), Some(dirty), Some(freerun), Some(setpoint), Some(limit)) = (
         th.col("device"),
-        th.col("dirty"),
-        th.col("freerun"),
-        th.col("setpoint"),
-        th.col("limit"),
+        th.col("dirty_pages"),
+        th.col("freerun_pages"),
+        th.col("setpoint_pages"),
+        th.col("limit_pages"),
     ) else {
         return;
     };
@@ -533,7 +533,7 @@ fn governed(i: &Input, out: &mut Vec<Finding>) {
         if free == 1.0 {
             // Writers that slept while the global level never left free run were held by the
             // device's own share: strictlimit, or a small max_ratio/max_bytes.
-            let (Some(wbd), Some(wbt)) = (th.col("wb_dirty"), th.col("wb_thresh")) else {
+            let (Some(wbd), Some(wbt)) = (th.col("wb_dirty_pages"), th.col("wb_thresh_pages")) else {
                 continue;
             };
             let throttled: Vec<&Group> = i.groups.iter().filter(|g| g.pauses > 0).collect();

@@ -147,8 +147,12 @@ fn results_directory_is_complete() {
     let ts = read(&dir, "timeseries.csv");
     let mut lines = ts.lines();
     let header = lines.next().unwrap();
-    assert!(header.starts_with("t_s,nr_dirty,nr_writeback,nr_free,nr_file,"));
-    assert!(header.ends_with(",r,b,sda_write_mb_s,sda_read_mb_s,sda_util"), "{header}");
+    // Every column says its unit.
+    assert!(header.starts_with("t_s,nr_dirty_pages,nr_writeback_pages,nr_free_pages,nr_file_pages,"));
+    assert!(
+        header.ends_with(",bi_kib,bo_kib,r_tasks,b_tasks,sda_write_mb_s,sda_read_mb_s,sda_util_pct"),
+        "{header}"
+    );
     let ncol = header.split(',').count();
     let rows: Vec<&str> = lines.collect();
     assert_eq!(rows.len(), r.vmstat.len());
@@ -167,14 +171,24 @@ fn results_directory_is_complete() {
     let mut lines = th.lines();
     assert_eq!(
         lines.next().unwrap(),
-        "t_s,device,dirty,wb_dirty,freerun,setpoint,limit,thresh,bg_thresh,wb_thresh,write_bw,avg_write_bw,\
-         dirty_ratelimit,balanced_dirty_ratelimit,dirty_rate,pos_ratio"
+        "t_s,device,dirty_pages,wb_dirty_pages,freerun_pages,setpoint_pages,limit_pages,thresh_pages,bg_thresh_pages,\
+         wb_thresh_pages,write_bw_kib_s,avg_write_bw_kib_s,dirty_ratelimit_kib_s,balanced_dirty_ratelimit_kib_s,\
+         dirty_rate_kib_s,pos_ratio"
     );
     let rows: Vec<&str> = lines.collect();
     assert_eq!(rows.len(), r.throttle.len());
     assert!(rows
         .iter()
         .all(|l| l.split(',').nth(1) == Some("sda") && l.split(',').count() == 16));
+    // Rates in KiB/s, as the bdi_dirty_ratelimit trace line prints them; pos_ratio 1 at the
+    // setpoint.
+    for (row, s) in rows.iter().zip(&r.throttle) {
+        let cells: Vec<&str> = row.split(',').collect();
+        assert_eq!(cells[10].parse::<u64>().unwrap(), s.write_bw * 4, "{row}");
+        assert_eq!(cells[12].parse::<u64>().unwrap(), s.dirty_ratelimit * 4, "{row}");
+        let pos: f64 = cells[15].parse().unwrap();
+        assert!((pos - s.pos_ratio as f64 / 1024.0).abs() < 1e-3, "{row}");
+    }
 
     // trace.txt: kernel header, then one parsable line per record.
     let tr = read(&dir, "trace.txt");

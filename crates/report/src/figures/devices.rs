@@ -17,7 +17,7 @@ pub(super) fn bandwidth_figure(runs: &[Run], dev_idx: usize, dev_name: &str, sev
         Axis::linear("MB/s"),
         "write_bw, dirty_ratelimit, balanced_dirty_ratelimit: throttle.csv; task_ratelimit: balance_dirty_pages events",
     );
-    let pps = PAGE / 1e6; // pages/s → MB/s
+    let kibps = 1024.0 / 1e6; // KiB/s → MB/s
     let qs = [
         Quantity {
             name: "write_bw",
@@ -80,8 +80,13 @@ pub(super) fn bandwidth_figure(runs: &[Run], dev_idx: usize, dev_name: &str, sev
         c.push(&name, st, pts);
     }
     add_quantities(&mut c, runs, &qs, |r, qi| {
-        let col = ["write_bw", "avg_write_bw", "dirty_ratelimit", "balanced_dirty_ratelimit"][qi];
-        dev_rows(r.data).map(|t| t.xy("t_s", col, pps)).unwrap_or_default()
+        let col = [
+            "write_bw_kib_s",
+            "avg_write_bw_kib_s",
+            "dirty_ratelimit_kib_s",
+            "balanced_dirty_ratelimit_kib_s",
+        ][qi];
+        dev_rows(r.data).map(|t| t.xy("t_s", col, kibps)).unwrap_or_default()
     });
     if have_tr {
         let dot = Style::points(if multi(runs) { KEY_GREY } else { "#CC79A7" }, Marker::Circle, 3.0);
@@ -211,7 +216,7 @@ pub(super) fn iostat_util_figure(runs: &[Run]) -> Figure {
                 .data
                 .timeseries
                 .as_ref()
-                .map(|t| t.xy("t_s", &format!("{}_util", d.name), 1.0))
+                .map(|t| t.xy("t_s", &format!("{}_util_pct", d.name), 1.0))
                 .filter(|p| !p.is_empty());
             let from_trace = r.data.trace.busy.iter().find(|(dev, _)| *dev == d.devt).map(|(_, bins)| {
                 let mut pts: Vec<(f64, f64)> = bins.iter().enumerate().map(|(i, &b)| (i as f64, b * 100.0)).collect();

@@ -25,7 +25,7 @@ pub(super) fn col_max(c: Option<&Csv>, cols: &[&str]) -> f64 {
 pub(super) fn dirtied_written_figure(runs: &[Run]) -> Figure {
     let max = runs
         .iter()
-        .map(|r| col_max(r.data.timeseries.as_ref(), &["nr_dirtied", "nr_written"]))
+        .map(|r| col_max(r.data.timeseries.as_ref(), &["nr_dirtied_pages", "nr_written_pages"]))
         .fold(0.0, f64::max);
     let (mut c, scale) = pages_chart(
         runs,
@@ -50,7 +50,7 @@ pub(super) fn dirtied_written_figure(runs: &[Run]) -> Figure {
         },
     ];
     add_quantities(&mut c, runs, &qs, |r, qi| {
-        let col = ["nr_dirtied", "nr_written"][qi];
+        let col = ["nr_dirtied_pages", "nr_written_pages"][qi];
         r.data.timeseries.as_ref().map(|t| t.xy("t_s", col, scale)).unwrap_or_default()
     });
     Figure {
@@ -85,8 +85,8 @@ pub(super) fn dirty_state_figure(runs: &[Run]) -> Figure {
                 .iter()
                 .map(|e| (e.dirty.max(e.limit).max(e.thresh)) as f64)
                 .fold(0.0, f64::max);
-            g.max(col_max(r.data.timeseries.as_ref(), &["nr_dirty", "dirty_thresh"]))
-                .max(col_max(r.data.throttle.as_ref(), &["limit"]))
+            g.max(col_max(r.data.timeseries.as_ref(), &["nr_dirty_pages", "dirty_thresh_pages"]))
+                .max(col_max(r.data.throttle.as_ref(), &["limit_pages"]))
         })
         .fold(0.0, f64::max);
     let (mut c, scale) = pages_chart(
@@ -151,14 +151,14 @@ pub(super) fn dirty_state_figure(runs: &[Run]) -> Figure {
         let thr = |col: &str| first_device_throttle(d).map(|t| t.xy("t_s", col, scale)).unwrap_or_default();
         match qi {
             0 if from_trace => gds(&|e| e.dirty),
-            0 => ts("nr_dirty"),
+            0 => ts("nr_dirty_pages"),
             1 if from_trace => gds(&|e| e.writeback),
-            1 => ts("nr_writeback"),
-            2 => thr("freerun"),
-            3 => thr("setpoint"),
-            4 => thr("limit"),
-            5 => ts("dirty_thresh"),
-            _ => ts("dirty_background_thresh"),
+            1 => ts("nr_writeback_pages"),
+            2 => thr("freerun_pages"),
+            3 => thr("setpoint_pages"),
+            4 => thr("limit_pages"),
+            5 => ts("dirty_thresh_pages"),
+            _ => ts("dirty_background_thresh_pages"),
         }
     });
     Figure {
@@ -175,7 +175,7 @@ pub(super) fn dirty_state_figure(runs: &[Run]) -> Figure {
 pub(super) fn bdi_dirty_figure(runs: &[Run]) -> Figure {
     let max = runs
         .iter()
-        .map(|r| col_max(r.data.throttle.as_ref(), &["wb_dirty", "wb_thresh"]))
+        .map(|r| col_max(r.data.throttle.as_ref(), &["wb_dirty_pages", "wb_thresh_pages"]))
         .fold(0.0, f64::max);
     let (mut c, scale) = pages_chart(
         runs,
@@ -205,12 +205,12 @@ pub(super) fn bdi_dirty_figure(runs: &[Run]) -> Figure {
             c.push(
                 &format!("{prefix} wb_dirty"),
                 Style::line(col, 2.0, dash1),
-                rows.xy("t_s", "wb_dirty", scale),
+                rows.xy("t_s", "wb_dirty_pages", scale),
             );
             c.push(
                 &format!("{prefix} wb_thresh"),
                 Style::line(col, 1.2, dash2),
-                rows.xy("t_s", "wb_thresh", scale),
+                rows.xy("t_s", "wb_thresh_pages", scale),
             );
             if !multi(runs) {
                 legend.push(LegendEntry {

@@ -4,6 +4,7 @@
 //! simulated runs are drawn the same way.
 
 use crate::load::trace_parse::{leading_int, leading_u64, parse_line_ref};
+use crate::results::csv::LEGACY_COLUMNS;
 use crate::results::histograms::{parse_histograms, Histograms};
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
@@ -37,7 +38,48 @@ impl Csv {
             }
             rows.push(row);
         }
-        Ok(Csv { header, rows })
+        let mut c = Csv { header, rows };
+        c.upgrade_legacy();
+        Ok(c)
+    }
+
+    /// Files written before every column named its unit keep loading: their columns get the
+    /// new names and values in the new units ([`LEGACY_COLUMNS`]), so readers know one naming.
+    fn upgrade_legacy(&mut self) {
+        let legacy = self
+            .header
+            .iter()
+            .any(|h| h != "pos_ratio" && LEGACY_COLUMNS.iter().any(|(old, _, _)| old == h));
+        if !legacy {
+            return;
+        }
+        for c in 0..self.header.len() {
+            let h = &self.header[c];
+            if let Some(&(_, new, factor)) = LEGACY_COLUMNS.iter().find(|(old, _, _)| old == h) {
+                self.header[c] = new.to_string();
+                if factor != 1.0 {
+                    for r in &mut self.rows {
+                        if let Ok(v) = r[c].parse::<f64>() {
+                            r[c] = crate::num::round3(v * factor).to_string();
+                        }
+                    }
+                }
+            } else if h.ends_with("_util") {
+                // A device's %util: percent already.
+                self.header[c] = format!("{h}_pct");
+            }
+        }
+    }
+
+    /// The CSV as text again: the header, then the rows.
+    pub fn to_text(&self) -> String {
+        let mut out = self.header.join(",");
+        out.push('\n');
+        for r in &self.rows {
+            out.push_str(&r.join(","));
+            out.push('\n');
+        }
+        out
     }
 
     pub fn col(&self, name: &str) -> Option<usize> {
@@ -768,13 +810,38 @@ mod tests {
 
     #[test]
     fn csv_columns_by_name() {
-        let c = Csv::parse("t_s,device,dirty\n0.2,sda,5\n0.2,sdb,7\n0.4,sda,x\n").unwrap();
-        assert_eq!(c.f64s("dirty").unwrap()[1], 7.0);
-        assert!(c.f64s("dirty").unwrap()[2].is_nan());
+        let c = Csv::parse("t_s,device,dirty_pages\n0.2,sda,5\n0.2,sdb,7\n0.4,sda,x\n").unwrap();
+        assert_eq!(c.f64s("dirty_pages").unwrap()[1], 7.0);
+        assert!(c.f64s("dirty_pages").unwrap()[2].is_nan());
         assert_eq!(c.filter("device", "sda").rows.len(), 2);
-        assert_eq!(c.filter("device", "sda").xy("t_s", "dirty", 2.0)[0], (0.2, 10.0));
+        assert_eq!(c.filter("device", "sda").xy("t_s", "dirty_pages", 2.0)[0], (0.2, 10.0));
         assert!(c.f64s("nope").is_none());
         assert_eq!(Csv::parse("a,b\n1,2\n3\n").unwrap_err(), "line 3: 1 fields where the header has 2");
+    }
+
+    #[test]
+    fn files_of_older_builds_read_with_todays_names_and_units() {
+        // throttle.csv before units: pages, pages/s, pos_ratio in 1/1024; an empty cell stays.
+        let old = Csv::parse("t_s,device,dirty,write_bw,dirty_ratelimit,pos_ratio\n0.2,sda,5,2560,,512\n").unwrap();
+        assert_eq!(
+            old.header,
+            [
+                "t_s",
+                "device",
+                "dirty_pages",
+                "write_bw_kib_s",
+                "dirty_ratelimit_kib_s",
+                "pos_ratio"
+            ]
+        );
+        assert_eq!(old.rows[0], ["0.2", "sda", "5", "10240", "", "0.5"]);
+        // timeseries.csv: a device's %util gains its unit; r and b are counts of tasks.
+        let ts = Csv::parse("t_s,nr_dirty,r,b,sda_util\n1,7,1,2,55.5\n").unwrap();
+        assert_eq!(ts.header, ["t_s", "nr_dirty_pages", "r_tasks", "b_tasks", "sda_util_pct"]);
+        assert_eq!(ts.rows[0], ["1", "7", "1", "2", "55.5"]);
+        // Today's files are left as they are, pos_ratio included.
+        let new = Csv::parse("t_s,device,dirty_pages,pos_ratio\n0.2,sda,5,0.5\n").unwrap();
+        assert_eq!(new.rows[0], ["0.2", "sda", "5", "0.5"]);
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! `timeseries.csv` (one row per vmstat sample) and `throttle.csv` (one row per throttling sample).
-//! Units are documented in docs/reports.md: page counts are 4 KiB pages, `bi_kb`/`bo_kb` KiB per
-//! sample interval, per-device rates MB/s (10^6 bytes), throttle bandwidths and rate limits pages/s.
+//! Every column names its unit (docs/reports.md): `_pages` 4 KiB pages, `_kib` KiB per sample
+//! interval, `_mb_s` MB/s (10^6 bytes), `_kib_s` KiB/s (as the writeback tracepoints print
+//! bandwidths and rate limits), `_pct` percent, `_tasks` a count of tasks; `pos_ratio` is a
+//! plain ratio (1 at the setpoint).
 
 use crate::num::{push_u64, round3};
 use std::fmt::Write as _;
@@ -8,6 +10,51 @@ use std::io::{self, Write};
 use wblab_sim::metrics::{RunResult, ThrottleSample};
 
 const NS_PER_SEC: f64 = 1e9;
+const KIB_PER_PAGE: u64 = 4;
+/// `pos_ratio` as the kernel keeps it: fixed point, `1 << RATELIMIT_CALC_SHIFT` = 1.
+const POS_RATIO_ONE: f64 = 1024.0;
+
+/// The header of `timeseries.csv` before the per-device columns (`<dev>_write_mb_s`,
+/// `<dev>_read_mb_s`, `<dev>_util_pct`).
+pub const TIMESERIES_HEADER: &str = "t_s,nr_dirty_pages,nr_writeback_pages,nr_free_pages,nr_file_pages,nr_dirtied_pages,\
+     nr_written_pages,dirty_thresh_pages,dirty_background_thresh_pages,bi_kib,bo_kib,r_tasks,b_tasks";
+
+/// The header of `throttle.csv`.
+pub const THROTTLE_HEADER: &str = "t_s,device,dirty_pages,wb_dirty_pages,freerun_pages,setpoint_pages,limit_pages,\
+     thresh_pages,bg_thresh_pages,wb_thresh_pages,write_bw_kib_s,avg_write_bw_kib_s,dirty_ratelimit_kib_s,\
+     balanced_dirty_ratelimit_kib_s,dirty_rate_kib_s,pos_ratio";
+
+/// Columns of files written before every column named its unit (up to 2026-11-27): the old
+/// name, the new one, and the factor from the old values to the new unit. `pos_ratio` kept
+/// its name and became a plain ratio; `<dev>_util` (already percent) is handled apart.
+pub const LEGACY_COLUMNS: &[(&str, &str, f64)] = &[
+    ("nr_dirty", "nr_dirty_pages", 1.0),
+    ("nr_writeback", "nr_writeback_pages", 1.0),
+    ("nr_free", "nr_free_pages", 1.0),
+    ("nr_file", "nr_file_pages", 1.0),
+    ("nr_dirtied", "nr_dirtied_pages", 1.0),
+    ("nr_written", "nr_written_pages", 1.0),
+    ("dirty_thresh", "dirty_thresh_pages", 1.0),
+    ("dirty_background_thresh", "dirty_background_thresh_pages", 1.0),
+    ("bi_kb", "bi_kib", 1.0),
+    ("bo_kb", "bo_kib", 1.0),
+    ("r", "r_tasks", 1.0),
+    ("b", "b_tasks", 1.0),
+    ("dirty", "dirty_pages", 1.0),
+    ("wb_dirty", "wb_dirty_pages", 1.0),
+    ("freerun", "freerun_pages", 1.0),
+    ("setpoint", "setpoint_pages", 1.0),
+    ("limit", "limit_pages", 1.0),
+    ("thresh", "thresh_pages", 1.0),
+    ("bg_thresh", "bg_thresh_pages", 1.0),
+    ("wb_thresh", "wb_thresh_pages", 1.0),
+    ("write_bw", "write_bw_kib_s", KIB_PER_PAGE as f64),
+    ("avg_write_bw", "avg_write_bw_kib_s", KIB_PER_PAGE as f64),
+    ("dirty_ratelimit", "dirty_ratelimit_kib_s", KIB_PER_PAGE as f64),
+    ("balanced_dirty_ratelimit", "balanced_dirty_ratelimit_kib_s", KIB_PER_PAGE as f64),
+    ("dirty_rate", "dirty_rate_kib_s", KIB_PER_PAGE as f64),
+    ("pos_ratio", "pos_ratio", 1.0 / POS_RATIO_ONE),
+];
 
 fn push_f64(out: &mut String, x: f64) {
     // `{}` of an f64 is the shortest representation that reads back exactly: stable output.
@@ -17,7 +64,7 @@ fn push_f64(out: &mut String, x: f64) {
 /// Write `timeseries.csv`.
 pub fn write_timeseries<W: Write>(w: &mut W, r: &RunResult) -> io::Result<()> {
     let mut line = String::with_capacity(512);
-    line.push_str("t_s,nr_dirty,nr_writeback,nr_free,nr_file,nr_dirtied,nr_written,dirty_thresh,dirty_background_thresh,bi_kb,bo_kb,r,b");
+    line.push_str(TIMESERIES_HEADER);
     for d in &r.devices {
         write!(line, ",{0}_write_mb_s,{0}_read_mb_s", d.name).expect("String");
     }
@@ -25,7 +72,7 @@ pub fn write_timeseries<W: Write>(w: &mut W, r: &RunResult) -> io::Result<()> {
     let with_util = r.vmstat.iter().any(|s| !s.dev_util.is_empty());
     if with_util {
         for d in &r.devices {
-            write!(line, ",{}_util", d.name).expect("String");
+            write!(line, ",{}_util_pct", d.name).expect("String");
         }
     }
     line.push('\n');
@@ -78,10 +125,8 @@ pub fn write_timeseries<W: Write>(w: &mut W, r: &RunResult) -> io::Result<()> {
 /// Write `throttle.csv`.
 pub fn write_throttle<W: Write>(w: &mut W, r: &RunResult) -> io::Result<()> {
     let mut line = String::with_capacity(256);
-    line.push_str(
-        "t_s,device,dirty,wb_dirty,freerun,setpoint,limit,thresh,bg_thresh,wb_thresh,write_bw,avg_write_bw,\
-         dirty_ratelimit,balanced_dirty_ratelimit,dirty_rate,pos_ratio\n",
-    );
+    line.push_str(THROTTLE_HEADER);
+    line.push('\n');
     w.write_all(line.as_bytes())?;
     for s in &r.throttle {
         line.clear();
@@ -91,7 +136,7 @@ pub fn write_throttle<W: Write>(w: &mut W, r: &RunResult) -> io::Result<()> {
             Some(d) => line.push_str(&d.name),
             None => push_u64(&mut line, s.device as u64),
         }
-        for v in [
+        let pages = [
             s.dirty,
             s.wb_dirty,
             s.freerun,
@@ -100,18 +145,30 @@ pub fn write_throttle<W: Write>(w: &mut W, r: &RunResult) -> io::Result<()> {
             s.thresh,
             s.bg_thresh,
             s.wb_thresh,
+        ];
+        let rates = [
             s.write_bw,
             s.avg_write_bw,
             s.dirty_ratelimit,
             s.balanced_dirty_ratelimit,
             s.dirty_rate,
-            s.pos_ratio,
-        ] {
+        ];
+        // Quantities the run's kernel generation did not have stay empty.
+        for v in pages {
             line.push(',');
-            // Quantities the run's kernel generation did not have stay empty.
             if v != ThrottleSample::NA {
                 push_u64(&mut line, v);
             }
+        }
+        for v in rates {
+            line.push(',');
+            if v != ThrottleSample::NA {
+                push_u64(&mut line, v * KIB_PER_PAGE);
+            }
+        }
+        line.push(',');
+        if s.pos_ratio != ThrottleSample::NA {
+            push_f64(&mut line, s.pos_ratio as f64 / POS_RATIO_ONE);
         }
         line.push('\n');
         w.write_all(line.as_bytes())?;

@@ -119,10 +119,10 @@ pub fn dir_summary(run: &RunDir) -> String {
                 out,
                 "at {:.0} s: dirty {} MiB  writeback {} MiB  dirty thresh {} MiB  background thresh {} MiB",
                 v("t_s"),
-                mib_pages(v("nr_dirty") as u64),
-                mib_pages(v("nr_writeback") as u64),
-                mib_pages(v("dirty_thresh") as u64),
-                mib_pages(v("dirty_background_thresh") as u64),
+                mib_pages(v("nr_dirty_pages") as u64),
+                mib_pages(v("nr_writeback_pages") as u64),
+                mib_pages(v("dirty_thresh_pages") as u64),
+                mib_pages(v("dirty_background_thresh_pages") as u64),
             )
             .expect("String");
         }
