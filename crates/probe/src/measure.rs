@@ -1126,6 +1126,8 @@ fn write_results(
                 cpu_sys_ns: o.cpu_sys_ns,
                 cpu_user_ns: o.cpu_user_ns,
                 runqueue_wait_ns: 0,
+                reclaim_waits: 0,
+                reclaim_wait_ns: 0,
                 sched: Default::default(),
             }
         })

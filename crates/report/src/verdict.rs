@@ -23,7 +23,16 @@
 //!   [`AT_LIMIT`] of the limit or more in [`HELD_SHARE`] of the seconds or more;
 //! * **cgroup**: a memory cgroup's dirty and writeback pages came to [`CGROUP_NEAR`] of its own
 //!   dirty threshold (cgroup v2: its writers were paced by the group's domain), or, with no
-//!   such threshold (cgroup v1), to that share of its memory limit.
+//!   such threshold (cgroup v1), to that share of its memory limit;
+//! * **queued behind writeback**: a reading group's requests waited in its device's queue
+//!   while writes filled it: in [`HELD_SHARE`] of its seconds or more (at least three) the
+//!   queue held [`QUEUE_MIN`] requests or more on average, [`WRITE_SHARE`] of them writes
+//!   (w/s × w_await, Little's law), and the group's operations took [`QUEUED_FACTOR`] times
+//!   the device's own time per request or more (its busy time over the requests it completed,
+//!   iostat's svctm);
+//! * **reclaim**: a task group's allocations waited for memory (reclaim found no clean page
+//!   cache and waited on writeback) for [`RECLAIM_SHARE`] of its time and
+//!   [`RECLAIM_MIN_MS`] or more.
 
 use crate::load::rundir::{Csv, RunDir};
 use wblab_sim::metrics::RunResult;
@@ -47,6 +56,17 @@ pub const CGROUP_NEAR: f64 = 0.7;
 pub const AT_LIMIT: f64 = 0.9;
 /// ...and the limit held the device when this share of the seconds (at least three) were.
 pub const HELD_SHARE: f64 = 0.25;
+/// A second's device queue counts as held by writeback with this many requests in it on
+/// average...
+pub const QUEUE_MIN: f64 = 2.0;
+/// ...this share of them writes...
+pub const WRITE_SHARE: f64 = 0.5;
+/// ...and the group's operations taking this many times the device's own time per request.
+pub const QUEUED_FACTOR: f64 = 3.0;
+/// A group's waits for memory are worth a sentence from this share of its time...
+pub const RECLAIM_SHARE: f64 = 0.01;
+/// ...and this long in all, ms.
+pub const RECLAIM_MIN_MS: f64 = 100.0;
 /// Seconds with operations a group needs before its typical second means anything.
 const STALL_MIN_SECONDS: usize = 10;
 
@@ -58,8 +78,10 @@ pub struct Finding {
     pub figure: &'static str,
 }
 
-/// A task group's balance_dirty_pages sleeps, and its operations.
+/// A task group's balance_dirty_pages sleeps, its operations and its waits for memory.
 struct Group {
+    /// Its `[[task]]` name (latency.csv's `task`), and the name with its count.
+    name: String,
     label: String,
     tasks: usize,
     pauses: u64,
@@ -70,6 +92,8 @@ struct Group {
     device: String,
     op_p50_ms: f64,
     op_max_ms: f64,
+    reclaim_waits: u64,
+    reclaim_ms: f64,
 }
 
 /// A device as the rules see it; `journal` = (commit mean, logging mean, ordered-data mean), ms.
@@ -99,6 +123,8 @@ pub struct Input {
     throttle: Option<Csv>,
     /// timeseries.csv: each device's write rate per second.
     timeseries: Option<Csv>,
+    /// iostat.csv: each device's requests, awaits and queue per second.
+    iostat: Option<Csv>,
     /// cgroups.csv, and each group's path, memory limit (bytes) and v1 writeback waits.
     cgroups: Option<Csv>,
     cgroup_limits: Vec<(String, Option<u64>, Option<u64>)>,
@@ -128,6 +154,9 @@ impl Input {
             let mut p50s: Vec<f64> = ts.iter().filter(|t| t.pauses.count > 0).map(|t| t.pauses.p50).collect();
             p50s.sort_by(f64::total_cmp);
             groups.push(Group {
+                name: n.to_string(),
+                reclaim_waits: ts.iter().map(|t| t.reclaim_waits).sum(),
+                reclaim_ms: ts.iter().map(|t| t.reclaim_wait_ms).sum(),
                 label: label(n, ts.len()),
                 tasks: ts.len(),
                 pauses,
@@ -168,6 +197,9 @@ impl Input {
             latency: d.latency.clone(),
             throttle: d.throttle.clone(),
             timeseries: d.timeseries.clone(),
+            iostat: std::fs::read_to_string(d.dir.join(crate::results::IOSTAT_FILE))
+                .ok()
+                .and_then(|t| Csv::parse(&t).ok()),
             cgroups: d.cgroups.clone(),
             cgroup_limits: d.summary["scenario"]["cgroups"]["groups"]
                 .as_array()
@@ -206,6 +238,9 @@ impl Input {
                 let s = h.summary();
                 let op = ts[0].op_latency.summary();
                 Group {
+                    name: n.to_string(),
+                    reclaim_waits: ts.iter().map(|t| t.reclaim_waits).sum(),
+                    reclaim_ms: ts.iter().map(|t| t.reclaim_wait_ns).sum::<u64>() as f64 / 1e6,
                     label: label(n, ts.len()),
                     tasks: ts.len(),
                     pauses: s.count,
@@ -234,6 +269,11 @@ impl Input {
             crate::results::csv::write_timeseries(&mut v, r).expect("writing to memory cannot fail");
             Csv::parse(&String::from_utf8_lossy(&v)).ok()
         };
+        let iostat = crate::results::csv::has_iostat(r).then(|| {
+            let mut v = Vec::new();
+            crate::results::csv::write_iostat(&mut v, r).expect("writing to memory cannot fail");
+            Csv::parse(&String::from_utf8_lossy(&v)).expect("iostat.csv as written")
+        });
         let cgroups = (!r.cgroups.is_empty()).then(|| {
             let mut v = Vec::new();
             crate::results::csv::write_cgroups(&mut v, r).expect("writing to memory cannot fail");
@@ -269,6 +309,7 @@ impl Input {
             latency,
             throttle,
             timeseries,
+            iostat,
         }
     }
 }
@@ -284,7 +325,104 @@ pub fn verdict(i: &Input) -> Vec<Finding> {
     device_bound(i, &mut out);
     blk_throttle(i, &mut out);
     cgroup_limits(i, &mut out);
+    queued_behind_writeback(i, &mut out);
+    reclaim(i, &mut out);
     out
+}
+
+/// Jobs whose operations read (the queue rule's subjects; fsync's waits are `slow fsync`'s).
+fn reads(job: &str) -> bool {
+    !matches!(job, "dd" | "fsync" | "sync" | "replace" | "netwrite" | "tiotest")
+}
+
+fn queued_behind_writeback(i: &Input, out: &mut Vec<Finding>) {
+    let Some(io) = &i.iostat else { return };
+    let cols = [
+        "t_s",
+        "device",
+        "r_per_s",
+        "w_per_s",
+        "r_await_ms",
+        "w_await_ms",
+        "aqu_sz",
+        "util_pct",
+    ]
+    .map(|n| io.col(n));
+    let [Some(t), Some(dev), Some(rs), Some(ws), Some(ra), Some(wa), Some(aqu), Some(util)] = cols else {
+        return;
+    };
+    let num = |s: &str| s.parse::<f64>().unwrap_or(0.0);
+    for (name, secs) in group_seconds(i, "mean_ms") {
+        let Some(g) = i.groups.iter().find(|g| g.name == name && reads(&g.job)) else {
+            continue;
+        };
+        // The device's seconds by their end (as latency.csv stamps them).
+        let rows: Vec<&Vec<String>> = io.rows.iter().filter(|r| r[dev] == g.device).collect();
+        let mut held = Vec::new();
+        for &(at, mean_ms) in &secs {
+            let Some(r) = rows.iter().find(|r| (num(&r[t]) - at).abs() < 1e-6) else {
+                continue;
+            };
+            let (reads, writes) = (num(&r[rs]), num(&r[ws]));
+            let q = num(&r[aqu]);
+            let writes_queued = writes * num(&r[wa]) / 1e3;
+            // The device's time per request: its busy time over the requests it completed.
+            let svctm = if reads + writes > 0.0 {
+                num(&r[util]) * 10.0 / (reads + writes)
+            } else {
+                0.0
+            };
+            if q >= QUEUE_MIN && writes_queued >= WRITE_SHARE * q && reads > 0.0 && mean_ms >= QUEUED_FACTOR * svctm {
+                held.push((q, writes_queued / q, num(&r[ra]), svctm, mean_ms));
+            }
+        }
+        if held.len() < 3 || (held.len() as f64) < HELD_SHARE * secs.len() as f64 {
+            continue;
+        }
+        let n = held.len() as f64;
+        let mean = |f: fn(&(f64, f64, f64, f64, f64)) -> f64| held.iter().map(f).sum::<f64>() / n;
+        out.push(Finding {
+            rule: "queued behind writeback",
+            text: format!(
+                "{} waited in {}'s queue behind writeback in {:.0} % of its seconds: the queue held {:.1} requests on average, \
+                 {:.0} % of them writes, and a read took {:.1} ms in it (r_await) where {} spent {:.1} ms on a request; {}'s operations \
+                 took {:.1} ms on average then.",
+                g.label,
+                g.device,
+                n * 100.0 / secs.len() as f64,
+                mean(|h| h.0),
+                mean(|h| h.1) * 100.0,
+                mean(|h| h.2),
+                g.device,
+                mean(|h| h.3),
+                g.label,
+                mean(|h| h.4),
+            ),
+            figure: "iostat-util",
+        });
+    }
+}
+
+fn reclaim(i: &Input, out: &mut Vec<Finding>) {
+    for g in &i.groups {
+        let lifetime_ms = i.sim_seconds * 1e3 * g.tasks as f64;
+        if g.reclaim_waits == 0 || g.reclaim_ms < RECLAIM_MIN_MS || g.reclaim_ms < RECLAIM_SHARE * lifetime_ms {
+            continue;
+        }
+        out.push(Finding {
+            rule: "reclaim",
+            text: format!(
+                "{} waited for memory {} time{}, {:.1} s in all ({:.0} % of its time): reclaim found no clean page cache to free \
+                 and its allocations waited for writeback to clean some.",
+                g.label,
+                g.reclaim_waits,
+                if g.reclaim_waits == 1 { "" } else { "s" },
+                g.reclaim_ms / 1e3,
+                g.reclaim_ms * 100.0 / lifetime_ms.max(1e-9),
+            ),
+            figure: "global_dirty_state",
+        });
+    }
 }
 
 fn blk_throttle(i: &Input, out: &mut Vec<Finding>) {

@@ -109,6 +109,8 @@ fn results_directory_is_complete() {
         "cpu_sys_ms",
         "cpu_user_ms",
         "runqueue_wait_ms",
+        "reclaim_waits",
+        "reclaim_wait_ms",
         "schedules",
     ];
     for t in tasks {

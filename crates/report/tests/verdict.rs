@@ -322,3 +322,109 @@ fn a_blk_throttle_limit_is_named_only_where_it_held_the_writes() {
     assert!(!rules(&f).contains(&"blk-throttle"), "{f:?}");
     assert!(rules(&f).contains(&"device-bound"), "the disk set the pace there: {f:?}");
 }
+
+/// A disk with no scheduler and wbt off, a random O_DIRECT reader on `reader_dev` and, when
+/// `writer` is set, a buffered copy on `writer_dev`.
+fn reader_beside_copy(writer: bool, writer_dev: &str) -> String {
+    let mut s = String::from(
+        r#"
+name = "queued"
+duration = "20s"
+seed = 3
+[machine]
+memory = "4GiB"
+[[device]]
+name = "sda"
+"queue/scheduler" = "none"
+"queue/wbt_lat_usec" = 0
+[[device]]
+name = "sdb"
+[[task]]
+name = "reader"
+job = "randread"
+device = "sda"
+file_size = "1GiB"
+direct = true
+think = "10ms"
+"#,
+    );
+    if writer {
+        s.push_str(&format!("[[task]]\nname = \"dd\"\njob = \"dd\"\ndevice = \"{writer_dev}\"\n"));
+    }
+    s
+}
+
+#[test]
+fn a_reader_queued_behind_writeback_is_named_and_one_with_its_disk_to_itself_is_not() {
+    let r = sim(&reader_beside_copy(true, "sda"));
+    let f = verdict(&Input::from_result(&r));
+    let q: Vec<&Finding> = f.iter().filter(|x| x.rule == "queued behind writeback").collect();
+    assert_eq!(q.len(), 1, "{f:?}");
+    assert!(
+        q[0].text.starts_with("reader waited in sda's queue behind writeback"),
+        "{}",
+        q[0].text
+    );
+    // Its evidence is the run's own: the reader's mean operation against the disk's time per
+    // request, both from what the run wrote.
+    let reader = r.tasks.iter().find(|t| t.name == "reader").unwrap();
+    let op_ms = reader.op_latency.summary().mean / 1e6;
+    let dev = &r.devices[0];
+    let svctm_ms = dev.util * r.sim_ns as f64 / 1e6 / (dev.requests_read + dev.requests_written) as f64;
+    assert!(
+        op_ms >= wblab_report::verdict::QUEUED_FACTOR * svctm_ms * 0.9,
+        "op {op_ms:.1} ms, svctm {svctm_ms:.1} ms"
+    );
+    // A results directory says the same.
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("verdict-queued");
+    let _ = std::fs::remove_dir_all(&dir);
+    wblab_report::write_results_dir(&dir, &r, 0.0).unwrap();
+    let from_dir = verdict(&Input::from_dir(&wblab_report::load::rundir::RunDir::load(&dir).unwrap()));
+    assert!(from_dir.iter().any(|x| x == q[0]), "{from_dir:?}");
+    // Alone on its disk, or with the copy on the other disk, the reader waits on nobody.
+    for (writer, dev) in [(false, "sda"), (true, "sdb")] {
+        let f = verdict(&Input::from_result(&sim(&reader_beside_copy(writer, dev))));
+        assert!(!rules(&f).contains(&"queued behind writeback"), "writer {writer} on {dev}: {f:?}");
+    }
+}
+
+/// Writers on a 1 GiB machine whose dirty limit (`vm.dirty_bytes`) is above its memory: the
+/// page cache fills with dirty pages and every allocation waits for writeback to free some.
+const WRITERS_OVER_MEMORY: &str = r#"
+name = "reclaim"
+duration = "20s"
+seed = 3
+[machine]
+memory = "1GiB"
+[sysctl]
+"vm.dirty_bytes" = "3GiB"
+"vm.dirty_background_bytes" = "2GiB"
+[[device]]
+name = "sda"
+[[task]]
+name = "dd"
+job = "dd"
+count = 2
+"#;
+
+#[test]
+fn writers_that_fill_memory_wait_in_reclaim_and_writers_under_their_limit_do_not() {
+    let r = sim(WRITERS_OVER_MEMORY);
+    let f = verdict(&Input::from_result(&r));
+    let found: Vec<&Finding> = f.iter().filter(|x| x.rule == "reclaim").collect();
+    assert_eq!(found.len(), 1, "{f:?}");
+    let waits: u64 = r.tasks.iter().map(|t| t.reclaim_waits).sum();
+    let secs = r.tasks.iter().map(|t| t.reclaim_wait_ns).sum::<u64>() as f64 / 1e9;
+    assert!(
+        found[0]
+            .text
+            .starts_with(&format!("dd ×2 waited for memory {waits} times, {secs:.1} s in all")),
+        "{}",
+        found[0].text
+    );
+    // They were not paced by balance_dirty_pages: the limit was never reached.
+    assert!(!rules(&f).contains(&"throttled"), "{f:?}");
+    // With the default limits the same writers are throttled before memory runs out.
+    let f = verdict(&Input::from_result(&sim(WRITERS)));
+    assert!(!rules(&f).contains(&"reclaim"), "{f:?}");
+}

@@ -698,6 +698,29 @@ impl Machine {
     /// Get `n` free pages for the page cache. Returns false when the task must wait in
     /// `reclaim_throttle` (the task is then queued to be woken).
     pub fn alloc_pages(&mut self, tid: u32, n: u64) -> bool {
+        let ok = self.try_alloc_pages(tid, n);
+        self.account_reclaim_wait(tid, ok)
+    }
+
+    /// A task's wait for memory lasts from its first failed allocation to the one that
+    /// succeeds (reclaim throttling, memcg reclaim, memory.high's penalty, the pageout
+    /// generations' `try_to_free_pages`): counted for the verdict's reclaim rule.
+    pub(crate) fn account_reclaim_wait(&mut self, tid: u32, ok: bool) -> bool {
+        let now = self.q.now();
+        let t = &mut self.tasks[tid as usize];
+        match (ok, t.reclaim_since) {
+            (false, None) => t.reclaim_since = Some(now),
+            (true, Some(since)) => {
+                t.reclaim_since = None;
+                t.reclaim_waits += 1;
+                t.reclaim_wait += now - since;
+            }
+            _ => {}
+        }
+        ok
+    }
+
+    fn try_alloc_pages(&mut self, tid: u32, n: u64) -> bool {
         if self.era.inactive.is_some() {
             return self.alloc_pages_pageout(tid, n);
         }
@@ -1646,6 +1669,8 @@ impl Machine {
                     cpu_sys_ns: t.cpu_sys,
                     cpu_user_ns: t.cpu_user,
                     runqueue_wait_ns: t.runq_wait,
+                    reclaim_waits: t.reclaim_waits + u64::from(t.reclaim_since.is_some()),
+                    reclaim_wait_ns: t.reclaim_wait + t.reclaim_since.map_or(0, |s| ended.saturating_sub(s)),
                     sched: t.wq.stats(),
                 }
             })

@@ -278,6 +278,8 @@ mod tests {
             throughput_mb_s: 0.0,
             pauses: Lat::default(),
             op: Lat::default(),
+            reclaim_waits: 0,
+            reclaim_wait_ms: 0.0,
         }
     }
 

@@ -167,6 +167,9 @@ pub struct TaskInfo {
     pub throughput_mb_s: f64,
     pub pauses: Lat,
     pub op: Lat,
+    /// Allocations that waited for memory, and their time, ms (0 where not recorded).
+    pub reclaim_waits: u64,
+    pub reclaim_wait_ms: f64,
 }
 
 impl TaskInfo {
@@ -376,6 +379,8 @@ impl RunDir {
                         throughput_mb_s: t.get("throughput_mb_s").and_then(Value::as_f64).unwrap_or(0.0),
                         pauses: lat(t.get("pauses"), true),
                         op: lat(t.get("op_latency_ms"), false),
+                        reclaim_waits: u64_of(t, "reclaim_waits"),
+                        reclaim_wait_ms: t.get("reclaim_wait_ms").and_then(Value::as_f64).unwrap_or(0.0),
                     })
                     .collect()
             })

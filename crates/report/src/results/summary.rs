@@ -81,6 +81,9 @@ struct TaskSummary<'a> {
     cpu_sys_ms: f64,
     cpu_user_ms: f64,
     runqueue_wait_ms: f64,
+    /// Allocations that waited for memory (reclaim), and the time they waited.
+    reclaim_waits: u64,
+    reclaim_wait_ms: f64,
     schedules: SchedSummary,
 }
 
@@ -185,6 +188,8 @@ fn task(t: &TaskResult) -> TaskSummary<'_> {
         cpu_sys_ms: ns_to_ms(t.cpu_sys_ns),
         cpu_user_ms: ns_to_ms(t.cpu_user_ns),
         runqueue_wait_ms: ns_to_ms(t.runqueue_wait_ns),
+        reclaim_waits: t.reclaim_waits,
+        reclaim_wait_ms: ns_to_ms(t.reclaim_wait_ns),
         schedules: SchedSummary {
             wait_on_page_bit: t.sched.wait_on_page_bit,
             __lock_page: t.sched.lock_page,

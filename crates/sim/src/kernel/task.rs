@@ -111,6 +111,10 @@ pub struct Task {
     pub cpu_sys: Ns,
     pub cpu_user: Ns,
     pub runq_wait: Ns,
+    /// Waiting for memory since (its first failed allocation), and the waits so far.
+    pub reclaim_since: Option<Ns>,
+    pub reclaim_waits: u64,
+    pub reclaim_wait: Ns,
     /// Readahead window: start, size, async marker (pages).
     pub ra_start: u64,
     pub ra_size: u64,
@@ -197,6 +201,9 @@ impl Task {
             cpu_sys: 0,
             cpu_user: 0,
             runq_wait: 0,
+            reclaim_since: None,
+            reclaim_waits: 0,
+            reclaim_wait: 0,
             ra_start: 0,
             ra_size: 0,
             ra_async: 0,

@@ -99,6 +99,10 @@ pub struct TaskResult {
     pub cpu_user_ns: Ns,
     /// Time spent waiting for a free CPU, ns.
     pub runqueue_wait_ns: Ns,
+    /// Waits for memory (an allocation that had to wait for reclaim, until it succeeded) and
+    /// their total time, ns.
+    pub reclaim_waits: u64,
+    pub reclaim_wait_ns: Ns,
     /// Schedules per page-wait site and page-wait wakeups (all and spurious).
     pub sched: WaitStats,
 }

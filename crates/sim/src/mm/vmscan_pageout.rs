@@ -262,7 +262,8 @@ impl Machine {
         if self.era.inactive.is_none() {
             return self.alloc_pages(tid, n);
         }
-        self.alloc_pages_gfp(tid, n, true)
+        let ok = self.alloc_pages_gfp(tid, n, true);
+        self.account_reclaim_wait(tid, ok)
     }
 
     /// `__alloc_pages` → `try_to_free_pages` of the pageout generations. `nofs`: the
