@@ -314,15 +314,26 @@ fn kyber_shrinks_the_write_tokens_as_the_kernel_did() {
     }
 }
 
-/// The throughput of the `high` writer over the `low` one in a run's summary.json.
-fn high_over_low(dir: &std::path::Path) -> f64 {
+/// A task's `field` in a results directory's summary.json.
+fn task_figure(dir: &std::path::Path, task: &str, field: &str) -> f64 {
     let s: serde_json::Value = serde_json::from_str(&fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
-    let mb_s = |name: &str| {
-        s["tasks"].as_array().unwrap().iter().find(|t| t["name"] == name).unwrap()["throughput_mb_s"]
-            .as_f64()
-            .unwrap()
-    };
-    mb_s("high") / mb_s("low")
+    s["tasks"].as_array().unwrap().iter().find(|t| t["name"] == task).unwrap()[field]
+        .as_f64()
+        .unwrap()
+}
+
+/// A figure of validation scenario `name`: in the model (run now) and in its three committed
+/// measurements, sorted.
+fn model_and_measured(name: &str, figure: impl Fn(&std::path::Path) -> f64) -> (f64, Vec<f64>) {
+    let root = repo_root();
+    let out = scratch(name).join("out");
+    run_quietly(&root.join(format!("validation/{name}.toml")), &out);
+    let mut real: Vec<f64> = ["r1", "r2", "r3"]
+        .iter()
+        .map(|r| figure(&root.join(format!("validation/measured/{name}/{r}"))))
+        .collect();
+    real.sort_by(f64::total_cmp);
+    (figure(&out), real)
 }
 
 /// bfq's weights on a real 6.18 loop device (validation v13, v14): two O_DIRECT writers at
@@ -331,19 +342,13 @@ fn high_over_low(dir: &std::path::Path) -> f64 {
 /// same effect, within 15 % of the measured median ratio.
 #[test]
 fn bfq_divides_the_device_by_ionice_level_as_the_kernel_did() {
-    let root = repo_root();
     for (name, lo, hi) in [
         ("v13-bfq-weights-loop", 1.3, f64::INFINITY),
         ("v14-mq-deadline-weights-loop", 0.9, 1.1),
     ] {
-        let out = scratch(name).join("out");
-        run_quietly(&root.join(format!("validation/{name}.toml")), &out);
-        let ours = high_over_low(&out);
-        let mut real: Vec<f64> = ["r1", "r2", "r3"]
-            .iter()
-            .map(|r| high_over_low(&root.join(format!("validation/measured/{name}/{r}"))))
-            .collect();
-        real.sort_by(f64::total_cmp);
+        let (ours, real) = model_and_measured(name, |d| {
+            task_figure(d, "high", "throughput_mb_s") / task_figure(d, "low", "throughput_mb_s")
+        });
         let median = real[1];
         assert!((lo..hi).contains(&median), "{name}: measured ratios {real:?}");
         assert!(
@@ -359,28 +364,11 @@ fn bfq_divides_the_device_by_ionice_level_as_the_kernel_did() {
 /// The model must favour the heavy group within 25 % of the measured median ratio.
 #[test]
 fn bfq_divides_the_device_by_group_weight_as_the_kernel_did() {
-    let root = repo_root();
     for (name, field) in [
         ("v17-bfq-group-weights-loop", "throughput_mb_s"),
         ("v18-bfq-group-readers-loop", "bytes_read"),
     ] {
-        let heavy_over_light = |dir: &std::path::Path| -> f64 {
-            let s: serde_json::Value = serde_json::from_str(&fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
-            let of = |n: &str| {
-                s["tasks"].as_array().unwrap().iter().find(|t| t["name"] == n).unwrap()[field]
-                    .as_f64()
-                    .unwrap()
-            };
-            of("heavy") / of("light")
-        };
-        let out = scratch(name).join("out");
-        run_quietly(&root.join(format!("validation/{name}.toml")), &out);
-        let ours = heavy_over_light(&out);
-        let mut real: Vec<f64> = ["r1", "r2", "r3"]
-            .iter()
-            .map(|r| heavy_over_light(&root.join(format!("validation/measured/{name}/{r}"))))
-            .collect();
-        real.sort_by(f64::total_cmp);
+        let (ours, real) = model_and_measured(name, |d| task_figure(d, "heavy", field) / task_figure(d, "light", field));
         let median = real[1];
         assert!(median > 1.2, "{name}: measured ratios {real:?}");
         assert!(
@@ -408,12 +396,7 @@ fn a_v1_memory_cgroup_fills_with_dirty_pages_as_the_kernels_did() {
             })
             .fold(0.0, f64::max)
     };
-    let pod_mb_s = |dir: &std::path::Path| -> f64 {
-        let s: serde_json::Value = serde_json::from_str(&fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
-        s["tasks"].as_array().unwrap().iter().find(|t| t["name"] == "pod-dd").unwrap()["throughput_mb_s"]
-            .as_f64()
-            .unwrap()
-    };
+    let pod_mb_s = |dir: &std::path::Path| task_figure(dir, "pod-dd", "throughput_mb_s");
     let out = scratch(name).join("out");
     run_quietly(&root.join(format!("validation/{name}.toml")), &out);
     let limit = 256.0 * 1048576.0;

@@ -14,6 +14,13 @@ fn rules(f: &[Finding]) -> Vec<&'static str> {
     f.iter().map(|x| x.rule).collect()
 }
 
+/// The one finding of `rule` (there must be exactly one).
+fn the<'a>(f: &'a [Finding], rule: &str) -> &'a Finding {
+    let found: Vec<&Finding> = f.iter().filter(|x| x.rule == rule).collect();
+    assert_eq!(found.len(), 1, "one {rule} finding: {f:?}");
+    found[0]
+}
+
 /// Two writers on a disk with little memory, beside nothing else.
 const WRITERS: &str = r#"
 name = "writers"
@@ -258,20 +265,18 @@ job = "dd"
 fn a_memory_cgroup_is_named_for_the_limit_that_held_its_writers() {
     let v2 = sim(&pod("memory.max"));
     let f = verdict(&Input::from_result(&v2));
-    let c: Vec<&Finding> = f.iter().filter(|x| x.rule == "cgroup").collect();
-    assert_eq!(c.len(), 1, "{f:?}");
+    let c = the(&f, "cgroup");
     assert!(
-        c[0].text.starts_with("/pod's writers were paced by the group's own dirty limit"),
+        c.text.starts_with("/pod's writers were paced by the group's own dirty limit"),
         "{}",
-        c[0].text
+        c.text
     );
-    assert_eq!(c[0].figure, "cgroups");
+    assert_eq!(c.figure, "cgroups");
     let v1 = sim(&pod("memory.limit_in_bytes"));
     let f = verdict(&Input::from_result(&v1));
-    let c: Vec<&Finding> = f.iter().filter(|x| x.rule == "cgroup").collect();
-    assert_eq!(c.len(), 1, "{f:?}");
-    assert!(c[0].text.starts_with("/pod filled with dirty and writeback pages"), "{}", c[0].text);
-    assert!(c[0].text.contains("waited on a page's writeback"), "{}", c[0].text);
+    let c = the(&f, "cgroup");
+    assert!(c.text.starts_with("/pod filled with dirty and writeback pages"), "{}", c.text);
+    assert!(c.text.contains("waited on a page's writeback"), "{}", c.text);
     // The same from the results directory; the idle group and runs without cgroups say nothing.
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("verdict-cgroup");
     let _ = std::fs::remove_dir_all(&dir);
@@ -358,13 +363,8 @@ think = "10ms"
 fn a_reader_queued_behind_writeback_is_named_and_one_with_its_disk_to_itself_is_not() {
     let r = sim(&reader_beside_copy(true, "sda"));
     let f = verdict(&Input::from_result(&r));
-    let q: Vec<&Finding> = f.iter().filter(|x| x.rule == "queued behind writeback").collect();
-    assert_eq!(q.len(), 1, "{f:?}");
-    assert!(
-        q[0].text.starts_with("reader waited in sda's queue behind writeback"),
-        "{}",
-        q[0].text
-    );
+    let q = the(&f, "queued behind writeback");
+    assert!(q.text.starts_with("reader waited in sda's queue behind writeback"), "{}", q.text);
     // Its evidence is the run's own: the reader's mean operation against the disk's time per
     // request, both from what the run wrote.
     let reader = r.tasks.iter().find(|t| t.name == "reader").unwrap();
@@ -380,7 +380,7 @@ fn a_reader_queued_behind_writeback_is_named_and_one_with_its_disk_to_itself_is_
     let _ = std::fs::remove_dir_all(&dir);
     wblab_report::write_results_dir(&dir, &r, 0.0).unwrap();
     let from_dir = verdict(&Input::from_dir(&wblab_report::load::rundir::RunDir::load(&dir).unwrap()));
-    assert!(from_dir.iter().any(|x| x == q[0]), "{from_dir:?}");
+    assert!(from_dir.iter().any(|x| x == q), "{from_dir:?}");
     // Alone on its disk, or with the copy on the other disk, the reader waits on nobody.
     for (writer, dev) in [(false, "sda"), (true, "sdb")] {
         let f = verdict(&Input::from_result(&sim(&reader_beside_copy(writer, dev))));
@@ -411,16 +411,15 @@ count = 2
 fn writers_that_fill_memory_wait_in_reclaim_and_writers_under_their_limit_do_not() {
     let r = sim(WRITERS_OVER_MEMORY);
     let f = verdict(&Input::from_result(&r));
-    let found: Vec<&Finding> = f.iter().filter(|x| x.rule == "reclaim").collect();
-    assert_eq!(found.len(), 1, "{f:?}");
+    let found = the(&f, "reclaim");
     let waits: u64 = r.tasks.iter().map(|t| t.reclaim_waits).sum();
     let secs = r.tasks.iter().map(|t| t.reclaim_wait_ns).sum::<u64>() as f64 / 1e9;
     assert!(
-        found[0]
+        found
             .text
             .starts_with(&format!("dd ×2 waited for memory {waits} times, {secs:.1} s in all")),
         "{}",
-        found[0].text
+        found.text
     );
     // They were not paced by balance_dirty_pages: the limit was never reached.
     assert!(!rules(&f).contains(&"throttled"), "{f:?}");
