@@ -95,7 +95,7 @@ pub fn create(j: &mut Journal, tree: &CgroupTree, devnums: &[Option<String>]) ->
     let root = memory_root().ok_or_else(|| io::Error::other("no cgroup v1 memory hierarchy"))?;
     for (g, dir) in tree.groups.iter().zip(make_tree(j, &root, "memory", tree)?) {
         if let Some(max) = g.memory_max {
-            write_checked(&dir.join("memory.limit_in_bytes"), &max.to_string(), &max.to_string())?;
+            write_checked(&dir.join("memory.limit_in_bytes"), &max.to_string())?;
         }
         dirs.memory.push(dir);
     }
@@ -116,7 +116,7 @@ pub fn create(j: &mut Journal, tree: &CgroupTree, devnums: &[Option<String>]) ->
             if !file.exists() {
                 return Err(io::Error::other(format!("{}: no such file (is bfq built in?)", file.display())));
             }
-            write_checked(&file, &w.to_string(), &w.to_string())?;
+            write_checked(&file, &w.to_string())?;
         }
         for &(d, w) in &g.bfq_weight_device {
             let dn = devnum(d)?;
@@ -156,11 +156,11 @@ fn make_tree(j: &mut Journal, root: &Path, controller: &str, tree: &CgroupTree) 
     Ok(dirs)
 }
 
-/// Write `value` to a cgroup file and read back `want`.
-fn write_checked(file: &Path, value: &str, want: &str) -> io::Result<()> {
+/// Write `value` to a cgroup file and read it back.
+fn write_checked(file: &Path, value: &str) -> io::Result<()> {
     std::fs::write(file, value).map_err(|e| io::Error::new(e.kind(), format!("{}: {value}: {e}", file.display())))?;
     let got = sys::read_trim(file)?;
-    if got != want {
+    if got != value {
         return Err(io::Error::other(format!("{}: wrote {value}, reads {got}", file.display())));
     }
     Ok(())

@@ -197,9 +197,7 @@ impl Input {
             latency: d.latency.clone(),
             throttle: d.throttle.clone(),
             timeseries: d.timeseries.clone(),
-            iostat: std::fs::read_to_string(d.dir.join(crate::results::IOSTAT_FILE))
-                .ok()
-                .and_then(|t| Csv::parse(&t).ok()),
+            iostat: d.iostat.clone(),
             cgroups: d.cgroups.clone(),
             cgroup_limits: d.summary["scenario"]["cgroups"]["groups"]
                 .as_array()

@@ -254,6 +254,9 @@ pub struct RunDir {
     pub latency: Option<Csv>,
     /// cgroups.csv: each memory cgroup's pages per second (runs without cgroups have none).
     pub cgroups: Option<Csv>,
+    /// iostat.csv: each device's requests, awaits and queue per second (runs of builds before
+    /// it have none).
+    pub iostat: Option<Csv>,
     /// ops.csv: each operation of the latency-sensitive tasks (end, latency), thinned for
     /// drawing ([`OpPoints`]).
     pub ops: Option<OpPoints>,
@@ -323,6 +326,8 @@ pub struct Parts {
     /// `None`: the run has no latency.csv.
     pub latency: Option<String>,
     pub cgroups: Option<String>,
+    /// `None`: the run has no iostat.csv.
+    pub iostat: Option<String>,
     /// `None`: the run has no ops.csv.
     pub ops: Option<String>,
     pub trace: Result<TraceData, String>,
@@ -349,6 +354,7 @@ impl RunDir {
                 histograms: read(crate::HISTOGRAMS_FILE),
                 latency: read(crate::LATENCY_FILE).ok(),
                 cgroups: read(crate::results::CGROUPS_FILE).ok(),
+                iostat: read(crate::results::IOSTAT_FILE).ok(),
                 ops: read(crate::results::OPS_FILE).ok(),
                 trace,
             },
@@ -436,6 +442,13 @@ impl RunDir {
                 None
             }
         });
+        let iostat = parts.iostat.and_then(|t| match Csv::parse(&t) {
+            Ok(c) => Some(c),
+            Err(e) => {
+                warnings.push(format!("{}: {e}", crate::results::IOSTAT_FILE));
+                None
+            }
+        });
         let hists = read_part(crate::HISTOGRAMS_FILE, parts.histograms, &mut warnings, |t| {
             parse_histograms(t).map_err(|e| e.trim_start_matches("histograms.json: ").to_string())
         });
@@ -457,6 +470,7 @@ impl RunDir {
             devices,
             latency,
             cgroups,
+            iostat,
             ops,
             timeseries,
             throttle,

@@ -152,6 +152,7 @@ impl ResultTexts {
                 histograms: Ok(self.histograms),
                 latency: self.latency,
                 cgroups: self.cgroups,
+                iostat: self.iostat,
                 ops: self.ops,
                 trace: Ok(trace),
             },
