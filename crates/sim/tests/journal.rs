@@ -282,6 +282,7 @@ fn a_launch_pays_its_atime_updates_in_the_journal() {
             "/mnt/sda/app",
             2 * SEC,
             JobConfig::Launch {
+                files_per_dir: 20,
                 files: 40,
                 file_sizes: vec![256 * KIB],
                 bs: 128 * KIB,

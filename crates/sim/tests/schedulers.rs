@@ -237,6 +237,7 @@ fn launch_beside_a_copy(low_latency: bool) -> u64 {
         1,
         3 * SEC,
         JobConfig::Launch {
+            files_per_dir: 20,
             files: 40,
             file_sizes: vec![MIB, 128 * KIB, 16 * KIB],
             bs: 128 * KIB,

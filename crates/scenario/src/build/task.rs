@@ -22,7 +22,7 @@ pub(super) const JOBS: &[(&str, &[&str])] = &[
     ("replace", &["bytes", "interval"]),
     ("sync", &["interval"]),
     ("du", &["files", "files_per_dir", "inode_size", "repeat"]),
-    ("launch", &["files", "file_sizes", "bs", "writes", "interval"]),
+    ("launch", &["files", "files_per_dir", "file_sizes", "bs", "writes", "interval"]),
     ("ls", &["dirs", "entries", "interval"]),
     ("tiotest", &["file_size", "bs", "random_ops", "random_readahead", "user_cost"]),
     ("fio", &["fio"]),
@@ -419,6 +419,7 @@ fn job_config(sec: &Section<'_>, job: &str) -> Result<JobConfig> {
         },
         "launch" => JobConfig::Launch {
             files: sec.value_or("files", 50, |e| e.u32(1, 1_000_000))?,
+            files_per_dir: sec.value_or("files_per_dir", 20, |e| e.u32(1, 1_000_000))?,
             file_sizes: match sec.get("file_sizes") {
                 Some(e) => sizes(e)?,
                 None => vec![256 * KIB],

@@ -152,6 +152,8 @@ pub enum JobConfig {
     /// `file_sizes`. Op latency is the whole launch.
     Launch {
         files: u32,
+        /// Files to a directory (an application's files, 20 by default; `cat dir/*.c`: all).
+        files_per_dir: u32,
         file_sizes: Vec<u64>,
         /// Read size of each read().
         bs: u64,

@@ -59,13 +59,21 @@
 //! that (drive firmware does something similar; the exact rule is not published). SPTF will keep
 //! serving one sequential stream while another waits, up to that bound, as real NCQ drives do.
 //!
-//! # Read look-ahead
+//! # Read look-ahead and read segments
 //!
-//! After a read, an idle drive keeps reading the following sectors into its buffer (up to
-//! [`READ_LOOKAHEAD`] bytes). A read that starts in that window, arriving while the look-ahead is
-//! still going, is served as if the head had never stopped, so a queue-depth-1 sequential reader
-//! also gets the media rate instead of losing a revolution per request. Nothing else of the read
-//! cache is modelled (no hits on older data).
+//! After a read the drive keeps reading the following sectors into its buffer (up to
+//! [`READ_LOOKAHEAD`] bytes) for as long as the head is not needed elsewhere. A read that starts
+//! in that window while the look-ahead is still going is served as if the head had never
+//! stopped, so a queue-depth-1 sequential reader gets the media rate instead of losing a
+//! revolution per request. A write taken into the cache does not need the head, so while
+//! reads follow one another (each starting within 64 KiB of the last one's end), the cache is
+//! at most half full and no flush waits, the drive finishes the look-ahead before it starts
+//! destaging; a random reader's look-ahead is not waited for. When the head leaves, what the
+//! read and its look-ahead brought in stays in the buffer as a read segment (the oldest
+//! dropped first beyond `cache_size` or [`READ_SEGMENTS`] segments); a later read inside one
+//! is served from the buffer at interface rate. A write over a segment drops it. This is
+//! what lets a reader of small files laid out together (an untarred tree) get most of them
+//! from the drive's buffer while a writer's requests come between its reads.
 //!
 //! # Write cache (`write_cache = true`)
 //!
@@ -118,8 +126,9 @@
 //!   contend with cache writes for the link.
 //! - A destaged chunk leaves the cache as a whole when it reaches the media; a write that
 //!   overwrote part of it meanwhile is taken as destaged too. Destage starts as soon as the head
-//!   is idle (no idle delay). Cached data is always treated as dirty: no read cache of clean data
-//!   besides the look-ahead.
+//!   is idle (no idle delay) — or, after a read, once its look-ahead is done. The read and
+//!   write caches are kept apart, each up to `cache_size`; a real drive shares one buffer
+//!   between its segments.
 //! - Requests past the end of the device are placed beyond the last track at the inner rate.
 //!
 //! # Cost
@@ -336,6 +345,11 @@ pub const DESTAGE_CHUNK: u64 = 1 << 20;
 pub const DESTAGE_BURST: u32 = 4;
 /// How far the drive keeps reading ahead after a read while idle, bytes.
 pub const READ_LOOKAHEAD: u64 = 2 << 20;
+/// Read segments the drive's buffer holds at most (firmware cuts its buffer into a few
+/// dozen); it also bounds the scan a read's lookup costs.
+pub const READ_SEGMENTS: usize = 32;
+/// A read starting at most this far past the last one's end continues its stream.
+const SEQ_GAP: u64 = 64 << 10;
 /// Smallest device the geometry is built for (smaller sizes are rounded up), bytes.
 const MIN_SIZE: u64 = 64 << 20;
 /// Radial distance (fraction of the stroke) where the seek curve turns from √d to linear.
@@ -429,6 +443,16 @@ impl Geometry {
         x * self.tracks
     }
 
+    /// Byte at position `pos` (the inverse of [`Geometry::pos`]).
+    pub fn byte_at(&self, pos: f64) -> u64 {
+        let x = pos / self.tracks;
+        if x > 1.0 {
+            return (self.size + (pos - self.tracks) * self.inner_track) as u64;
+        }
+        let k = self.kappa;
+        (self.size * (x - k * x * x / 2.0) / (1.0 - k / 2.0)).max(0.0) as u64
+    }
+
     /// Radial position of byte `b` as a fraction of the stroke (0 = outer edge).
     pub fn radial(&self, b: u64) -> f64 {
         self.pos(b) / self.tracks
@@ -507,6 +531,19 @@ pub struct Hdd {
     head_op: HeadOp,
     /// The last head operation was a read (look-ahead running while idle).
     last_read: bool,
+    /// The look-ahead of the current read stream: where the stream's first read started
+    /// (the segment it fills) and where the look-ahead stops.
+    ra_start: u64,
+    ra_limit: u64,
+    /// Read segments the drive still holds (clean data of earlier reads and their
+    /// look-ahead), oldest first, and their bytes (at most `cache_size` in at most
+    /// [`READ_SEGMENTS`] segments).
+    read_segs: VecDeque<(u64, u64)>,
+    read_seg_bytes: u64,
+    /// Where the last read (from the media or the buffer) ended, and whether reads have
+    /// been following one another there (the firmware's sequential-stream detection).
+    last_read_end: u64,
+    seq_reads: bool,
     /// A head decision pending while the drive decodes a command that woke it up.
     decide_at: Option<Ns>,
     /// Dirty cached extents, start → end (bytes), merged when adjacent.
@@ -548,6 +585,12 @@ impl Hdd {
             head_free: 0,
             head_op: HeadOp::Idle,
             last_read: false,
+            ra_start: 0,
+            ra_limit: 0,
+            read_segs: VecDeque::new(),
+            read_seg_bytes: 0,
+            last_read_end: 0,
+            seq_reads: false,
             decide_at: None,
             cache: BTreeMap::new(),
             cache_used: 0,
@@ -644,11 +687,10 @@ impl Hdd {
     #[inline]
     fn plan(&self, t: Ns, c: &Cmd) -> (Ns, Ns) {
         let s = t.max(c.ready);
-        if !c.write && self.last_read && s >= self.head_free && c.byte >= self.head_byte && c.byte - self.head_byte <= READ_LOOKAHEAD {
+        if self.in_lookahead(s, c) {
             // Look-ahead: the drive kept streaming from head_byte since head_free, up to
-            // READ_LOOKAHEAD bytes; still going at `s`?
-            let fill_end = self.head_free + self.xfer_ns(self.head_pos, self.geo.pos(self.head_byte + READ_LOOKAHEAD));
-            if s <= fill_end {
+            // `ra_limit`; still going at `s`?
+            if s <= self.lookahead_done() {
                 let start = self.head_free + self.xfer_ns(self.head_pos, c.pos_s);
                 let media_end = self.head_free + self.xfer_ns(self.head_pos, c.pos_e);
                 let host_end = s + ((c.end - c.byte) as f64 * self.iface_ns).round() as Ns;
@@ -657,6 +699,78 @@ impl Hdd {
         }
         let start = self.locate(s, c.byte, c.pos_s);
         (start, start + self.xfer_ns(c.pos_s, c.pos_e))
+    }
+
+    /// Read `c`, taken at `s`, starts inside the window the running look-ahead streams.
+    #[inline]
+    fn in_lookahead(&self, s: Ns, c: &Cmd) -> bool {
+        !c.write && self.last_read && s >= self.head_free && c.byte >= self.head_byte && c.byte <= self.ra_limit
+    }
+
+    /// When the running look-ahead reaches `ra_limit`.
+    fn lookahead_done(&self) -> Ns {
+        self.head_free + self.xfer_ns(self.head_pos, self.geo.pos(self.ra_limit))
+    }
+
+    /// The head leaves the read stream at `t`: what the look-ahead read so far stays in the
+    /// drive as a read segment, and the head is where the look-ahead stopped.
+    fn retire_lookahead(&mut self, t: Ns) {
+        if !self.last_read {
+            return;
+        }
+        self.last_read = false;
+        if t > self.head_free {
+            let streamed = self.head_pos + (t - self.head_free) as f64 / self.geo.rev_ns;
+            let end = self.geo.byte_at(streamed).clamp(self.head_byte, self.ra_limit.max(self.head_byte));
+            self.head_byte = end;
+            self.head_pos = self.geo.pos(end);
+            self.head_free = t;
+        }
+        self.keep_segment(self.ra_start, self.head_byte);
+    }
+
+    /// Hold `[s, e)` as a read segment, dropping the oldest beyond the cache's size.
+    fn keep_segment(&mut self, s: u64, e: u64) {
+        if e <= s {
+            return;
+        }
+        let cap = self.p.cache_size.max(READ_LOOKAHEAD);
+        let (s, e) = (s.max(e.saturating_sub(cap)), e);
+        self.drop_segments(s, e);
+        self.read_segs.push_back((s, e));
+        self.read_seg_bytes += e - s;
+        while self.read_seg_bytes > cap || self.read_segs.len() > READ_SEGMENTS {
+            let Some((os, oe)) = self.read_segs.pop_front() else { break };
+            self.read_seg_bytes -= oe - os;
+        }
+    }
+
+    /// Forget the read segments overlapping `[s, e)` (written, or about to be re-held).
+    fn drop_segments(&mut self, s: u64, e: u64) {
+        if self.read_segs.is_empty() {
+            return;
+        }
+        let mut freed = 0;
+        self.read_segs.retain(|&(a, b)| {
+            let keep = b <= s || a >= e;
+            if !keep {
+                freed += b - a;
+            }
+            keep
+        });
+        self.read_seg_bytes -= freed;
+    }
+
+    /// A read of `[s, e)`: it continues a sequential stream if it starts within
+    /// [`SEQ_GAP`] of where the last one ended.
+    fn note_read(&mut self, s: u64, e: u64) {
+        self.seq_reads = s >= self.last_read_end && s - self.last_read_end <= SEQ_GAP;
+        self.last_read_end = e;
+    }
+
+    /// `[s, e)` lies in one read segment.
+    fn segment_hit(&self, s: u64, e: u64) -> bool {
+        self.read_segs.iter().any(|&(a, b)| a <= s && e <= b)
     }
 
     fn has_room(&self, bytes: u64) -> bool {
@@ -730,6 +844,7 @@ impl Hdd {
     fn admit(&mut self, t: Ns, slot: u32) {
         let c = self.slots[slot as usize];
         self.free_slots.push(slot);
+        self.drop_segments(c.byte, c.end);
         self.cache_insert(c.byte, c.end);
         let done = self.link(t.max(c.ready), c.end - c.byte);
         self.complete_at(done, c.id);
@@ -783,7 +898,26 @@ impl Hdd {
             .front()
             .map(|&w| (burst_left, t.saturating_sub(self.slots[w as usize].arrival) >= NCQ_AGE_LIMIT));
         let destage = has_cache && (!has_media || (!media_aged && write_pressure.is_some_and(|(in_burst, aged)| in_burst || aged)));
+        if destage
+            && !has_media
+            && self.waiting.is_empty()
+            && self.flushes.is_empty()
+            && 2 * self.cache_used <= self.p.cache_size
+            && self.seq_reads
+            && self.last_read
+            && t >= self.head_free
+        {
+            // A sequential reader and nothing pressing for room (the cache at most half full):
+            // the drive finishes the read's look-ahead before it goes to destage (a cached
+            // write does not need the head). A random reader's look-ahead is not waited for.
+            let done = self.lookahead_done();
+            if t < done {
+                self.decide_at = Some(done);
+                return;
+            }
+        }
         if destage {
+            self.retire_lookahead(t);
             if has_media {
                 self.streak += 1;
             }
@@ -803,6 +937,21 @@ impl Hdd {
             let slot = self.queue.remove(i);
             let c = self.slots[slot as usize];
             self.free_slots.push(slot);
+            if !c.write {
+                self.note_read(c.byte, c.end);
+            }
+            if self.in_lookahead(t.max(c.ready), &c) && t.max(c.ready) <= self.lookahead_done() {
+                // The stream goes on: the look-ahead window moves with it.
+                self.ra_limit = c.end + READ_LOOKAHEAD;
+            } else {
+                self.retire_lookahead(t);
+                if !c.write {
+                    self.ra_start = c.byte;
+                    self.ra_limit = c.end + READ_LOOKAHEAD;
+                } else {
+                    self.drop_segments(c.byte, c.end);
+                }
+            }
             let (_, end) = self.plan(t, &c);
             self.media_busy += end - t.max(c.ready);
             self.head_pos = c.pos_e;
@@ -897,6 +1046,12 @@ impl Device for Hdd {
                 self.complete_at(done, rq.id);
                 return;
             }
+        }
+        if !c.write && self.segment_hit(byte, end) {
+            self.note_read(byte, end);
+            let done = self.link(ready, rq.bytes);
+            self.complete_at(done, rq.id);
+            return;
         }
         c.pos_s = self.geo.pos(byte);
         c.pos_e = self.geo.pos(end);
@@ -1173,6 +1328,79 @@ mod tests {
             "aging bounds the wait: {} ms",
             drain / 1_000_000
         );
+    }
+
+    #[test]
+    fn small_files_laid_together_come_from_the_read_segment_between_cached_writes() {
+        // `cat dir/*.c` beside a writer on a queue-depth-1 IDE drive: 16 KiB files one after
+        // another on the disk, each read followed by a 128 KiB write far away. Once the drive
+        // sees the reads follow one another, a write going into the cache no longer stops the
+        // look-ahead, and the later files are in the buffer when asked for.
+        let p = HddParams::ide_2002();
+        let mut d = hdd(p.clone());
+        let n = 20; // 10 reads, 10 writes: 1.25 MiB of writes, within the 2 MiB cache
+        let done = run(&mut d, 1, n, |i| {
+            if i % 2 == 0 {
+                (Op::Read, 100 * MIB + (i as u64 / 2) * 16 * 1024, 16 * 1024)
+            } else {
+                (Op::Write, 20_000 * MIB + i as u64 * 128 * 1024, 128 * 1024)
+            }
+        });
+        let reads: Vec<Ns> = done.iter().filter(|&&(_, _, id)| id % 2 == 0).map(|&(a, b, _)| b - a).collect();
+        assert!(reads[0] > 2_000_000, "the first read goes to the media: {} µs", reads[0] / 1000);
+        let media = reads[1..].iter().filter(|&&r| r >= 1_000_000).count();
+        assert!(
+            media <= 1,
+            "one more trip to the media at most, while the stream is learnt: {reads:?}"
+        );
+        assert!(
+            reads[5..].iter().all(|&r| r < 1_000_000),
+            "then every file from the buffer: {reads:?}"
+        );
+    }
+
+    #[test]
+    fn a_random_reader_does_not_hold_back_destage() {
+        // The same drive with the reads scattered: the look-ahead is not waited for, so the
+        // head goes to destage as soon as a write is in the cache.
+        let mut d = hdd(HddParams::ide_2002());
+        let lbas = random_4k(3, 8);
+        run(&mut d, 1, 16, |i| {
+            if i % 2 == 0 {
+                (Op::Read, lbas[i / 2], 4096)
+            } else {
+                (Op::Write, 20_000 * MIB + i as u64 * 128 * 1024, 128 * 1024)
+            }
+        });
+        assert!(!d.seq_reads);
+        assert!(
+            d.cache_used() <= 128 * 1024,
+            "all but the last write reached the media: {} bytes cached",
+            d.cache_used()
+        );
+    }
+
+    #[test]
+    fn a_write_drops_the_read_segment_it_overlaps() {
+        let mut d = hdd(HddParams::default());
+        d.keep_segment(0, 4 * MIB);
+        d.keep_segment(10 * MIB, 12 * MIB);
+        assert!(d.segment_hit(MIB, 2 * MIB) && d.segment_hit(10 * MIB, 11 * MIB));
+        d.drop_segments(3 * MIB, 3 * MIB + 4096);
+        assert!(!d.segment_hit(MIB, 2 * MIB), "written over: no longer served from the buffer");
+        assert!(d.segment_hit(10 * MIB, 11 * MIB));
+        assert_eq!(d.read_seg_bytes, 2 * MIB);
+        // Segments beyond the buffer's size push out the oldest.
+        let cap = d.p.cache_size;
+        d.keep_segment(100 * MIB, 100 * MIB + cap);
+        assert!(!d.segment_hit(10 * MIB, 11 * MIB) && d.read_seg_bytes <= cap);
+        // So do segments beyond their number, however small.
+        for k in 0..2 * READ_SEGMENTS as u64 {
+            d.keep_segment(k * MIB, k * MIB + 4096);
+        }
+        assert_eq!(d.read_segs.len(), READ_SEGMENTS);
+        assert!(d.segment_hit((2 * READ_SEGMENTS as u64 - 1) * MIB, (2 * READ_SEGMENTS as u64 - 1) * MIB + 4096));
+        assert!(!d.segment_hit(0, 4096), "the oldest went first");
     }
 
     #[test]

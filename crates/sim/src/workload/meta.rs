@@ -38,11 +38,18 @@ impl Machine {
                     (MetaTree::new(files.div_ceil(fpd), fpd, inode_size as u64, false), Vec::new())
                 }
                 JobConfig::Ls { dirs, entries, .. } => (MetaTree::new(dirs as u64, entries as u64, 256, true), Vec::new()),
-                JobConfig::Launch { files, ref file_sizes, .. } => {
+                JobConfig::Launch {
+                    files,
+                    files_per_dir,
+                    ref file_sizes,
+                    ..
+                } => {
                     let n = files.max(1) as u64;
+                    let per_dir = (files_per_dir.max(1) as u64).min(n);
                     let sizes = (0..n).map(|i| file_sizes[i as usize % file_sizes.len().max(1)]).collect();
-                    // An application's files: 20 to a directory, each directory in its own group.
-                    (MetaTree::new(n.div_ceil(20), 20.min(n), 256, true), sizes)
+                    // An application's files: `files_per_dir` to a directory, each directory in
+                    // its own group.
+                    (MetaTree::new(n.div_ceil(per_dir), per_dir, 256, true), sizes)
                 }
                 _ => continue,
             };
