@@ -128,3 +128,33 @@ fn baker_2007_acceptance() {
     }
     assert!(mb_s(new) < mb_s(old));
 }
+
+#[test]
+fn wu_2011_usb_key_first_pause_is_ext4s_writeback_bump() {
+    // 2.6.38's dirtier writes back itself, and ext4's writepages of the time raised its
+    // request to the file's run of dirty pages, up to 128 MiB: at the key's ~9 MB/s the first
+    // call lasts tens of seconds (Wu: "a long 30 seconds pause"). XFS had no such bump ("XFS
+    // is better").
+    use wblab_sim::config::{FsKind, MountConfig};
+    use wblab_sim::generations::Version;
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/2011-ukey-hdd-1dd.toml");
+    let sc = wblab_scenario::load_all(&path)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .into_iter()
+        .find(|sc| sc.kernel == "2.6.38")
+        .expect("a 2.6.38 run");
+    let first_pause = |mut sc: wblab_sim::config::Scenario| {
+        sc.duration = 30_000_000_000;
+        sc.trace.writeback = false;
+        let r = wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress).unwrap_or_else(|v| panic!("{v}"));
+        max_pause(&r, "dd-ukey")
+    };
+    let ext4 = first_pause(sc.clone());
+    let mut xfs = sc;
+    for d in &mut xfs.devices {
+        d.fs = Some(MountConfig::defaults(FsKind::Xfs, Version(2, 6, 38)));
+    }
+    let xfs = first_pause(xfs);
+    assert!(ext4 > 10_000 * MS, "ext4: the key's longest pause {} ms", ext4 / MS);
+    assert!(ext4 > 5 * xfs, "ext4 {} ms against xfs {} ms", ext4 / MS, xfs / MS);
+}

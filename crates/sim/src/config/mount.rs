@@ -79,6 +79,11 @@ pub struct MountConfig {
     /// The page cache of its files holds large folios (xfs from 5.18, ext4 from 6.16), so a
     /// writeback bio is no longer bounded by one request ([`MountConfig::writeback_bio_pages`]).
     pub large_folios: bool,
+    /// ext4's `s_max_writeback_mb_bump` (2.6.31 – 3.9), pages: a range-cyclic writepages of
+    /// an inode writes at least its run of dirty pages from `writeback_index`, up to this
+    /// many, whatever `nr_to_write` asked (0: no bump). A throttled 2.6.3x dirtier asked for
+    /// 1.5 × ratelimit pages thus writes up to 128 MiB before it may return.
+    pub writeback_bump_pages: u64,
     /// The `mount` string as written, for `wblab measure` (it passes it to mount(2)).
     pub options: String,
 }
@@ -86,7 +91,8 @@ pub struct MountConfig {
 impl MountConfig {
     /// `fs` mounted with no options on `release`: ext3 barriers off before 3.1, `relatime`
     /// from 2.6.30, ext4 `dioread_nolock` from 5.6, commits every 5 s (xfs's log worker:
-    /// 30 s), 32 KiB xfs log buffers, large folios on xfs from 5.18 and ext4 from 6.16.
+    /// 30 s), 32 KiB xfs log buffers, large folios on xfs from 5.18 and ext4 from 6.16,
+    /// ext4's 128 MiB writeback bump from 2.6.31 until the 3.10 rewrite of its writepages.
     pub fn defaults(fs: FsKind, release: Version) -> Self {
         let xfs = fs == FsKind::Xfs;
         MountConfig {
@@ -105,6 +111,11 @@ impl MountConfig {
             logbsize: 32 * 1024,
             journal_size: None,
             large_folios: (fs == FsKind::Xfs && release >= Version(5, 18, 0)) || (fs == FsKind::Ext4 && release >= Version(6, 16, 0)),
+            writeback_bump_pages: if fs == FsKind::Ext4 && release >= Version(2, 6, 31) && release < Version(3, 10, 0) {
+                (128 << 20) / crate::units::PAGE_SIZE
+            } else {
+                0
+            },
             options: String::new(),
         }
     }

@@ -530,7 +530,19 @@ impl Machine {
     fn writepages(&mut self, ino: u32, nr_to_write: i64, w: WbWork, sub: Submitter) -> u64 {
         let from = if w.sync_all { 0 } else { self.inodes[ino as usize].writeback_index };
         let background = w.for_background || w.for_kupdate;
-        let (written, next) = self.do_writepages(ino, from, nr_to_write.max(0) as u64, sub, w.sync_all, background);
+        let mut nr = nr_to_write.max(0) as u64;
+        let dev = self.inodes[ino as usize].dev as usize;
+        let bump = self.cfg.devices[dev].fs.as_ref().map_or(0, |m| m.writeback_bump_pages);
+        if bump > 0 && !w.sync_all {
+            // ext4_da_writepages (2.6.31 – 3.9): nr_to_write grows to the inode's run of
+            // dirty pages from writeback_index (`ext4_num_dirty_pages`), up to the bump.
+            let run = match self.inodes[ino as usize].mapping.next_dirty(from, bump) {
+                Some((s, n)) if s == from => n,
+                _ => 0,
+            };
+            nr = nr.max(run);
+        }
+        let (written, next) = self.do_writepages(ino, from, nr, sub, w.sync_all, background);
         self.inodes[ino as usize].writeback_index = next;
         written
     }
