@@ -687,15 +687,12 @@ impl Hdd {
     #[inline]
     fn plan(&self, t: Ns, c: &Cmd) -> (Ns, Ns) {
         let s = t.max(c.ready);
-        if self.in_lookahead(s, c) {
-            // Look-ahead: the drive kept streaming from head_byte since head_free, up to
-            // `ra_limit`; still going at `s`?
-            if s <= self.lookahead_done() {
-                let start = self.head_free + self.xfer_ns(self.head_pos, c.pos_s);
-                let media_end = self.head_free + self.xfer_ns(self.head_pos, c.pos_e);
-                let host_end = s + ((c.end - c.byte) as f64 * self.iface_ns).round() as Ns;
-                return (start, media_end.max(host_end));
-            }
+        if self.streams_on(s, c) {
+            // Look-ahead: the drive kept streaming from head_byte since head_free.
+            let start = self.head_free + self.xfer_ns(self.head_pos, c.pos_s);
+            let media_end = self.head_free + self.xfer_ns(self.head_pos, c.pos_e);
+            let host_end = s + ((c.end - c.byte) as f64 * self.iface_ns).round() as Ns;
+            return (start, media_end.max(host_end));
         }
         let start = self.locate(s, c.byte, c.pos_s);
         (start, start + self.xfer_ns(c.pos_s, c.pos_e))
@@ -705,6 +702,13 @@ impl Hdd {
     #[inline]
     fn in_lookahead(&self, s: Ns, c: &Cmd) -> bool {
         !c.write && self.last_read && s >= self.head_free && c.byte >= self.head_byte && c.byte <= self.ra_limit
+    }
+
+    /// Read `c`, taken at `s`, is met by the look-ahead still streaming towards `ra_limit`:
+    /// it continues the stream without a seek.
+    #[inline]
+    fn streams_on(&self, s: Ns, c: &Cmd) -> bool {
+        self.in_lookahead(s, c) && s <= self.lookahead_done()
     }
 
     /// When the running look-ahead reaches `ra_limit`.
@@ -940,7 +944,7 @@ impl Hdd {
             if !c.write {
                 self.note_read(c.byte, c.end);
             }
-            if self.in_lookahead(t.max(c.ready), &c) && t.max(c.ready) <= self.lookahead_done() {
+            if self.streams_on(t.max(c.ready), &c) {
                 // The stream goes on: the look-ahead window moves with it.
                 self.ra_limit = c.end + READ_LOOKAHEAD;
             } else {
