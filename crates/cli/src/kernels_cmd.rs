@@ -127,7 +127,9 @@ pub const INSIDE_GENERATIONS: [(&str, &str); 4] = [
 
 /// Every name `[policy]` takes, per key.
 pub fn policy_names() -> Vec<(&'static str, Vec<&'static str>)> {
-    use wblab_sim::config::{FlusherKind, PageWake, PolicyPiece, QueueEra, ReclaimKind, ThrottleKind, TimerWheel, WritebackChunk};
+    use wblab_sim::config::{
+        FlusherKind, PageHash, PageWake, PolicyPiece, QueueEra, ReclaimKind, ThrottleKind, TimerWheel, WritebackChunk,
+    };
     vec![
         ("throttle", ThrottleKind::names()),
         ("flusher", FlusherKind::names()),
@@ -135,6 +137,7 @@ pub fn policy_names() -> Vec<(&'static str, Vec<&'static str>)> {
         ("queue", QueueEra::names()),
         ("writeback_chunk", WritebackChunk::names()),
         ("page_wake", PageWake::names()),
+        ("page_hash", PageHash::names()),
         ("timer_wheel", TimerWheel::names()),
     ]
 }

@@ -475,8 +475,15 @@ impl Machine {
             rng: RngStream::new(cfg.seed, "machine"),
             pagewait: crate::kernel::waitqueue::PageWaitTable::new(
                 cfg.policy.page_wake,
-                crate::kernel::waitqueue::table_size(cfg.policy.page_wake, cfg.machine.memory, cfg.machine.page_wait_buckets),
-            ),
+                crate::kernel::waitqueue::table_size(
+                    cfg.policy.page_wake,
+                    cfg.machine.memory,
+                    cfg.machine.page_size,
+                    cfg.machine.page_wait_buckets,
+                ),
+            )
+            .with_page_size(cfg.machine.page_size)
+            .hashed_as(cfg.policy.page_hash, cfg.machine.struct_page_size, cfg.machine.memory),
             tiotest: Default::default(),
             laws: crate::laws::Laws::new(opts.check_laws, ntasks),
             journals: cfg

@@ -18,6 +18,8 @@ pub(super) const KEYS: &[&str] = &[
     "wakeup_latency",
     "wait_recheck_cost",
     "page_wait_buckets",
+    "struct_page_size",
+    "page_size",
 ];
 /// Below this the kernel's watermarks and reserves leave no page cache worth modelling.
 const MIN_MEMORY: u64 = 64 * MIB;
@@ -41,6 +43,17 @@ pub(super) fn build(sec: &Section<'_>) -> Result<MachineConfig> {
     sec.read("wakeup_latency", &mut m.wakeup_latency, |e| e.duration_in(0, 1_000_000_000))?;
     sec.read("wait_recheck_cost", &mut m.wait_recheck_cost, |e| e.duration_in(0, 1_000_000_000))?;
     sec.read("page_wait_buckets", &mut m.page_wait_buckets, |e| e.u32(0, 1 << 20))?;
+    sec.read("struct_page_size", &mut m.struct_page_size, |e| e.u32(16, 1024))?;
+    sec.read("page_size", &mut m.page_size, |e| {
+        let v = e.size_in(4096, 65536)?;
+        if v.is_power_of_two() {
+            Ok(v)
+        } else {
+            Err(e
+                .problem(format!("page size {v} is not a power of two"))
+                .hint("4KiB (x86), 8KiB (sparc64), 16KiB or 64KiB (arm64, ppc64)"))
+        }
+    })?;
     // Half of memory is generous: the model needs room for page cache and its watermarks.
     if m.unreclaimable > m.memory / 2 {
         return Err(sec

@@ -14,6 +14,7 @@ pub(super) const KEYS: &[&str] = &[
     "queue",
     "writeback_chunk",
     "page_wake",
+    "page_hash",
     "timer_wheel",
 ];
 
@@ -30,6 +31,8 @@ pub(super) fn build(sec: &Section<'_>, mut p: PolicyConfig) -> Result<PolicyConf
     piece(sec, "writeback_chunk", &mut p.writeback_chunk, chunk)?;
     let wake = p.page_wake;
     piece(sec, "page_wake", &mut p.page_wake, wake)?;
+    let hash = p.page_hash;
+    piece(sec, "page_hash", &mut p.page_hash, hash)?;
     let wheel = p.timer_wheel;
     piece(sec, "timer_wheel", &mut p.timer_wheel, wheel)?;
     Ok(p)

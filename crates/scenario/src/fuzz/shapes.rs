@@ -3,7 +3,9 @@
 //! from their [`KnobKind`]; every other key is listed here, and a test checks that every key of
 //! the [`crate::catalogue`] has a shape.
 
-use wblab_sim::config::{FlusherKind, KnobKind, PageWake, PolicyPiece, QueueEra, ReclaimKind, ThrottleKind, TimerWheel, WritebackChunk};
+use wblab_sim::config::{
+    FlusherKind, KnobKind, PageHash, PageWake, PolicyPiece, QueueEra, ReclaimKind, ThrottleKind, TimerWheel, WritebackChunk,
+};
 
 const K: u64 = 1024;
 const M: u64 = 1024 * K;
@@ -87,6 +89,8 @@ pub fn machine(key: &str) -> Option<Shape> {
         "wakeup_latency" => Shape::Duration(0, 2_000 * US),
         "wait_recheck_cost" => Shape::Duration(0, 5 * US),
         "page_wait_buckets" => Shape::Int(0, 4096),
+        "struct_page_size" => Shape::Int(16, 256),
+        "page_size" => Shape::Raw(&["\"4KiB\"", "\"8KiB\"", "\"16KiB\"", "\"64KiB\""]),
         _ => return None,
     })
 }
@@ -118,6 +122,7 @@ pub fn policy(key: &str) -> Option<Shape> {
         "queue" => QueueEra::names(),
         "writeback_chunk" => WritebackChunk::names(),
         "page_wake" => PageWake::names(),
+        "page_hash" => PageHash::names(),
         "timer_wheel" => TimerWheel::names(),
         _ => return None,
     }))

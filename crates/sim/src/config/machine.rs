@@ -36,6 +36,12 @@ pub struct MachineConfig {
     /// Buckets of the hashed page wait table; 0 = the era's rule (per zone
     /// clamp(pow2(pages/256), 4, 4096) before 4.10, 256 global from 4.10).
     pub page_wait_buckets: u32,
+    /// `sizeof(struct page)` of the simulated kernel, bytes: the stride of the addresses the
+    /// page wait table hashes (64 on x86-64 since 3.2, and on sparc64 in 2004).
+    pub struct_page_size: u32,
+    /// The kernel's PAGE_SIZE, bytes (8 KiB on sparc64). The model's page cache keeps 4 KiB
+    /// pages; page waits and wakeups (`unlock_page`) are per kernel page.
+    pub page_size: u64,
 }
 
 impl Default for MachineConfig {
@@ -52,6 +58,8 @@ impl Default for MachineConfig {
             wakeup_latency: 200_000,
             wait_recheck_cost: 300,
             page_wait_buckets: 0,
+            struct_page_size: 64,
+            page_size: 4096,
         }
     }
 }

@@ -336,6 +336,28 @@ impl PageWake {
     }
 }
 
+/// How `page_waitqueue` picks a page's bucket: `hash_ptr` of its `struct page` address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PageHash {
+    /// Up to 4.6 on 64-bit: `hash_64` multiplies by the bit-sparse GOLDEN_RATIO_PRIME_64
+    /// (2^63 + 2^61 − 2^57 + 2^54 − 2^51 − 2^18 + 1), so the top bits see only the low 13 bits
+    /// of the address: with a `struct page` of 2^k·odd bytes only 2^(13−k) buckets are used.
+    SparseGoldenRatio,
+    /// 4.7+: GOLDEN_RATIO_64, a full multiplier; every bucket is used.
+    GoldenRatio,
+}
+
+impl PolicyPiece for PageHash {
+    const WHAT: &'static str = "page wait hash";
+    const ALL: &'static [Self] = &[PageHash::SparseGoldenRatio, PageHash::GoldenRatio];
+    fn full_name(self) -> &'static str {
+        match self {
+            PageHash::SparseGoldenRatio => "golden-ratio-2.6",
+            PageHash::GoldenRatio => "golden-ratio-4.7",
+        }
+    }
+}
+
 /// When a jiffies timeout (`schedule_timeout`, `io_schedule_timeout`) fires, as the timer
 /// wheel of a release decides it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -398,6 +420,8 @@ pub struct PolicyConfig {
     pub writeback_chunk: WritebackChunk,
     /// Who an unlock or end of writeback wakes on the hashed page wait queues.
     pub page_wake: PageWake,
+    /// How a page is hashed to its wait-queue bucket.
+    pub page_hash: PageHash,
     /// When jiffies sleeps (a balance_dirty_pages pause) end.
     pub timer_wheel: TimerWheel,
     /// The generation's own choices, so that the resolved scenario names an overridden piece
@@ -408,7 +432,7 @@ pub struct PolicyConfig {
 impl Serialize for PolicyConfig {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        let mut st = s.serialize_struct("PolicyConfig", 8)?;
+        let mut st = s.serialize_struct("PolicyConfig", 9)?;
         st.serialize_field("generation", &self.generation)?;
         st.serialize_field("throttle", self.throttle.label(self.own.throttle))?;
         st.serialize_field("flusher", self.flusher.label(self.own.flusher))?;
@@ -416,6 +440,7 @@ impl Serialize for PolicyConfig {
         st.serialize_field("queue", self.queue.label(self.own.queue))?;
         st.serialize_field("writeback_chunk", self.writeback_chunk.full_name())?;
         st.serialize_field("page_wake", self.page_wake.full_name())?;
+        st.serialize_field("page_hash", self.page_hash.full_name())?;
         st.serialize_field("timer_wheel", self.timer_wheel.full_name())?;
         st.end()
     }
@@ -431,6 +456,7 @@ impl Default for PolicyConfig {
             queue: QueueEra::BlkMq,
             writeback_chunk: WritebackChunk::Bandwidth,
             page_wake: PageWake::Handoff,
+            page_hash: PageHash::GoldenRatio,
             timer_wheel: TimerWheel::Rounded,
             own: OwnPolicy {
                 throttle: ThrottleKind::Modern,

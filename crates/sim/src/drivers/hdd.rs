@@ -514,6 +514,8 @@ pub struct Hdd {
     seek: SeekCurve,
     /// SATA transfer time per byte, ns.
     iface_ns: f64,
+    /// `interface_rate` below `transfer_outer`: media commands wait for the link too.
+    slow_link: bool,
     slots: Vec<Cmd>,
     free_slots: Vec<u32>,
     /// Media commands waiting for the head, in arrival order.
@@ -570,6 +572,7 @@ impl Hdd {
         let qd = p.queue_depth.max(1) as usize;
         Hdd {
             iface_ns: 1e9 / p.interface_rate.max(1) as f64,
+            slow_link: p.interface_rate < p.transfer_outer,
             p,
             geo,
             seek,
@@ -956,14 +959,21 @@ impl Hdd {
                     self.drop_segments(c.byte, c.end);
                 }
             }
-            let (_, end) = self.plan(t, &c);
+            let (start, end) = self.plan(t, &c);
             self.media_busy += end - t.max(c.ready);
             self.head_pos = c.pos_e;
             self.head_byte = c.end;
             self.head_free = end;
             self.head_op = HeadOp::Media;
             self.last_read = !c.write;
-            self.complete_at(end, c.id);
+            // On a link slower than the media (a shared SCSI bus) the data crosses it one
+            // command at a time while the head goes on: the command ends when both are done.
+            let done = if self.slow_link {
+                end.max(self.link(start, c.end - c.byte))
+            } else {
+                end
+            };
+            self.complete_at(done, c.id);
         }
     }
 

@@ -260,6 +260,7 @@ impl Generation {
             queue: self.queue,
             writeback_chunk: self.chunk,
             page_wake: default_page_wake(self.last),
+            page_hash: default_page_hash(self.last),
             timer_wheel: default_timer_wheel(self.last),
             own: OwnPolicy {
                 throttle: self.throttle,
@@ -277,9 +278,21 @@ impl Generation {
         if let Ok(v) = parse_version(kernel) {
             let v = if v.1 == u32::MAX { Version(v.0, 99, 0) } else { v };
             p.page_wake = default_page_wake(v);
+            p.page_hash = default_page_hash(v);
             p.timer_wheel = default_timer_wheel(v);
         }
         p
+    }
+}
+
+/// The page wait-queue hash of a (64-bit) release: `hash_64`'s bit-sparse multiplier until
+/// Linus's fix of May 2016 (4.7; from memory, not checked in a tree), a full one since.
+pub fn default_page_hash(v: Version) -> crate::config::PageHash {
+    use crate::config::PageHash;
+    if v < Version(4, 7, 0) {
+        PageHash::SparseGoldenRatio
+    } else {
+        PageHash::GoldenRatio
     }
 }
 
@@ -394,7 +407,8 @@ pub const LEGACY_NR_REQUESTS: u32 = 128;
 /// `BLK_DEF_MAX_SECTORS` (1024 sectors) of the legacy era, in KiB.
 pub const LEGACY_MAX_SECTORS_KB: u32 = 512;
 
-/// Queue knobs a legacy-era kernel set at probe time: 128 requests per direction, 512 KiB
+/// Queue knobs a legacy-era kernel set at probe time: 128 requests per direction (per member
+/// of a striped array), 512 KiB
 /// requests, 128 KiB readahead (`VM_MAX_READAHEAD`), no blk-wbt (4.10+).
 ///
 /// The request size never exceeds what the driver allows (usb-storage's 120 KiB, md's chunk,
@@ -403,7 +417,11 @@ pub fn legacy_queue(q: &mut QueueConfig, model: &crate::config::DeviceModelConfi
     if matches!(model, crate::config::DeviceModelConfig::Nfs(_)) {
         return;
     }
-    q.nr_requests = LEGACY_NR_REQUESTS;
+    q.nr_requests = match model {
+        // md/dm striping is bio-based: each member disk has its own queue of 128 requests.
+        crate::config::DeviceModelConfig::Raid0(p) => LEGACY_NR_REQUESTS * p.members.max(1),
+        _ => LEGACY_NR_REQUESTS,
+    };
     q.max_sectors_kb = model
         .max_hw_sectors_kb()
         .map_or(LEGACY_MAX_SECTORS_KB, |m| m.min(LEGACY_MAX_SECTORS_KB));

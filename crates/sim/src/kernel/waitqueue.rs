@@ -15,12 +15,17 @@
 //! - **handoff** (4.10+ `folio_wake_bit`): as wake-one on one global 256-bucket table, FIFO;
 //!   the first lock waiter is handed the lock.
 //!
+//! The bucket is `hash_ptr` of the page's `struct page` ([`PageHash`]): before 4.7 the 64-bit
+//! multiplier was so sparse that a 64-byte `struct page` spread pages over only 128 buckets
+//! of any table, four times more waiters per bucket than the table size suggests (pages get
+//! a fixed pseudo-random frame, as an allocator gives them).
+//!
 //! The walk itself (filter calls, O(bucket)) is not charged; wakeups are, by the machine
 //! (`wakeup_cost` + `context_switch_cost`, plus `wait_recheck_cost` for a waiter that finds its
 //! page still busy). The table never allocates per wakeup: buckets and the woken list keep
 //! their capacity.
 
-use crate::config::PageWake;
+use crate::config::{PageHash, PageWake};
 use crate::metrics::WaitStats;
 use crate::units::PAGE_SIZE;
 use crate::Ns;
@@ -34,6 +39,10 @@ pub const PG_WRITEBACK: u8 = 2;
 pub const PAGES_PER_WAITQUEUE: u64 = 256;
 /// `1 << PAGE_WAIT_TABLE_BITS`: the global table of 4.10+.
 pub const GLOBAL_WAIT_TABLE: u32 = 256;
+/// `GOLDEN_RATIO_PRIME_64` of `hash_64` before 4.7.
+const GOLDEN_RATIO_PRIME_64: u64 = 0x9e37_ffff_fffc_0001;
+/// Where the `struct page` array starts (x86-64's vmemmap); only its low bits matter.
+const MEM_MAP: u64 = 0xffff_ea00_0000_0000;
 
 /// Where a task sleeps: the kernel function that called `schedule()`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -109,6 +118,13 @@ pub struct PageWaitTable {
     buckets: Vec<Vec<Waiter>>,
     shift: u32,
     policy: PageWake,
+    hash: PageHash,
+    /// `sizeof(struct page)` and page frames, for [`PageHash::SparseGoldenRatio`].
+    struct_page: u64,
+    frames: u64,
+    /// log2 of model pages per kernel page (1 for sparc64's 8 KiB pages): waits and wakeups
+    /// are per kernel page.
+    sub_shift: u32,
     waiters: u32,
     /// Filled by [`PageWaitTable::wake`]; reused.
     pub woken: Vec<Woken>,
@@ -119,15 +135,16 @@ pub fn page_key(file: u32, page: u64) -> u64 {
     ((file as u64) << 40) ^ page
 }
 
-/// The era's bucket count for a machine of `memory` bytes (one zone), or `explicit` if set.
-pub fn table_size(policy: PageWake, memory: u64, explicit: u32) -> u32 {
+/// The era's bucket count for a machine of `memory` bytes in `page_size` pages (one zone),
+/// or `explicit` if set.
+pub fn table_size(policy: PageWake, memory: u64, page_size: u64, explicit: u32) -> u32 {
     if explicit > 0 {
         return explicit.next_power_of_two();
     }
     match policy {
         PageWake::Handoff => GLOBAL_WAIT_TABLE,
         // wait_table_size(): pages / PAGES_PER_WAITQUEUE rounded up to a power of 2, [4, 4096].
-        _ => ((memory / PAGE_SIZE / PAGES_PER_WAITQUEUE).max(1).next_power_of_two()).clamp(4, 4096) as u32,
+        _ => ((memory / page_size.max(1) / PAGES_PER_WAITQUEUE).max(1).next_power_of_two()).clamp(4, 4096) as u32,
     }
 }
 
@@ -138,9 +155,40 @@ impl PageWaitTable {
             buckets: vec![Vec::new(); n as usize],
             shift: 64 - n.trailing_zeros(),
             policy,
+            hash: PageHash::GoldenRatio,
+            struct_page: 64,
+            frames: 1,
+            sub_shift: 0,
             waiters: 0,
             woken: Vec::new(),
         }
+    }
+
+    /// Hash pages as `hash` does the `struct page` addresses (`struct_page` bytes each) of a
+    /// machine with `memory` bytes.
+    pub fn hashed_as(mut self, hash: PageHash, struct_page: u32, memory: u64) -> Self {
+        self.hash = hash;
+        self.struct_page = struct_page.max(1) as u64;
+        self.frames = ((memory / PAGE_SIZE) >> self.sub_shift).max(1);
+        self
+    }
+
+    /// Key waits on kernel pages of `page_size` bytes (a power of two, at least the model's
+    /// 4 KiB page).
+    pub fn with_page_size(mut self, page_size: u64) -> Self {
+        self.sub_shift = (page_size.max(PAGE_SIZE) / PAGE_SIZE).trailing_zeros();
+        self.frames = (self.frames >> self.sub_shift).max(1);
+        self
+    }
+
+    /// log2 of the model pages in one kernel page.
+    pub fn sub_shift(&self) -> u32 {
+        self.sub_shift
+    }
+
+    /// The wait key of model page `page` of `file`: its kernel page.
+    pub fn key(&self, file: u32, page: u64) -> u64 {
+        page_key(file, page >> self.sub_shift)
     }
 
     pub fn policy(&self) -> PageWake {
@@ -161,7 +209,15 @@ impl PageWaitTable {
         if self.shift >= 64 {
             return 0;
         }
-        (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
+        match self.hash {
+            PageHash::GoldenRatio => (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize,
+            PageHash::SparseGoldenRatio => {
+                // The page's frame is wherever the allocator put it: a fixed pseudo-random one.
+                let pfn = mix64(key) % self.frames;
+                let addr = MEM_MAP.wrapping_add(pfn * self.struct_page);
+                (addr.wrapping_mul(GOLDEN_RATIO_PRIME_64) >> self.shift) as usize
+            }
+        }
     }
 
     /// `prepare_to_wait{,_exclusive}`: queue `tid` on the bucket of `key` (at the tail).
@@ -231,6 +287,13 @@ impl PageWaitTable {
     }
 }
 
+/// A bijective 64-bit mixer (the SplitMix64 finaliser).
+fn mix64(mut x: u64) -> u64 {
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -249,12 +312,14 @@ mod tests {
     #[test]
     fn table_sizes_follow_the_era() {
         // 3.5 GB of 4 KiB pages: 896k pages / 256 = 3584 → 4096; 16 MB → 16; tiny → 4.
-        assert_eq!(table_size(PageWake::WakeAll, 3584 << 20, 0), 4096);
-        assert_eq!(table_size(PageWake::FilteredWakeOne, 16 << 20, 0), 16);
-        assert_eq!(table_size(PageWake::WakeAll, 1 << 20, 0), 4);
-        assert_eq!(table_size(PageWake::WakeAll, 1 << 40, 0), 4096);
-        assert_eq!(table_size(PageWake::Handoff, 1 << 40, 0), 256);
-        assert_eq!(table_size(PageWake::Handoff, 1 << 40, 2000), 2048);
+        assert_eq!(table_size(PageWake::WakeAll, 3584 << 20, 4096, 0), 4096);
+        // sparc64's 8 KiB pages: 448k pages / 256 = 1792 → 2048.
+        assert_eq!(table_size(PageWake::WakeAll, 3584 << 20, 8192, 0), 2048);
+        assert_eq!(table_size(PageWake::FilteredWakeOne, 16 << 20, 4096, 0), 16);
+        assert_eq!(table_size(PageWake::WakeAll, 1 << 20, 4096, 0), 4);
+        assert_eq!(table_size(PageWake::WakeAll, 1 << 40, 4096, 0), 4096);
+        assert_eq!(table_size(PageWake::Handoff, 1 << 40, 4096, 0), 256);
+        assert_eq!(table_size(PageWake::Handoff, 1 << 40, 4096, 2000), 2048);
     }
 
     #[test]
@@ -335,6 +400,44 @@ mod tests {
         assert_eq!(g.policy_for("2.6.6-rc3-mm1").page_wake, PageWake::WakeAll);
         assert_eq!(g.policy_for("2.6.20").page_wake, PageWake::FilteredWakeOne);
         assert_eq!(resolve("6.x").unwrap().policy_for("6.x").page_wake, PageWake::Handoff);
+    }
+
+    /// Buckets a table puts 100,000 distinct pages in.
+    fn buckets_used(t: &PageWaitTable) -> usize {
+        let mut used = std::collections::BTreeSet::new();
+        for p in 0..100_000 {
+            used.insert(t.bucket(page_key((p % 512) as u32, p / 512)));
+        }
+        used.len()
+    }
+
+    #[test]
+    fn the_old_64_bit_hash_uses_few_buckets_of_a_64_byte_struct_page() {
+        let memory = 3584 << 20;
+        let table = |hash, size| PageWaitTable::new(PageWake::WakeAll, 2048).hashed_as(hash, size, memory);
+        // 64 = 2^6: 2^(13-6) buckets; 56 = 2^3 x 7: 2^10; 88 = 2^3 x 11: 2^10.
+        assert_eq!(buckets_used(&table(PageHash::SparseGoldenRatio, 64)), 128);
+        assert_eq!(buckets_used(&table(PageHash::SparseGoldenRatio, 56)), 1024);
+        assert_eq!(buckets_used(&table(PageHash::SparseGoldenRatio, 88)), 1024);
+        assert_eq!(buckets_used(&table(PageHash::GoldenRatio, 64)), 2048);
+    }
+
+    #[test]
+    fn releases_pick_their_page_hash() {
+        use crate::generations::{default_page_hash, resolve, Version};
+        assert_eq!(default_page_hash(Version(4, 6, 0)), PageHash::SparseGoldenRatio);
+        assert_eq!(default_page_hash(Version(4, 7, 0)), PageHash::GoldenRatio);
+        assert_eq!(resolve("2.6.6").unwrap().policy_for("2.6.6").page_hash, PageHash::SparseGoldenRatio);
+        assert_eq!(resolve("6.x").unwrap().policy_for("6.x").page_hash, PageHash::GoldenRatio);
+    }
+
+    #[test]
+    fn kernel_pages_larger_than_the_models_share_one_key() {
+        let t = PageWaitTable::new(PageWake::WakeAll, 64).with_page_size(8192);
+        assert_eq!(t.key(3, 10), t.key(3, 11));
+        assert_ne!(t.key(3, 11), t.key(3, 12));
+        let t = PageWaitTable::new(PageWake::WakeAll, 64);
+        assert_ne!(t.key(3, 10), t.key(3, 11));
     }
 
     #[test]

@@ -224,7 +224,7 @@ impl Machine {
             return None;
         }
         if let Some(w) = t.wq.wait.filter(|w| w.queued) {
-            if self.page_bits(w.file, w.page) & w.bits == 0 {
+            if self.wait_bits(w.file, w.page) & w.bits == 0 {
                 return Some(self.violation(
                     Law::Liveness,
                     self.task_label(tid),

@@ -25,12 +25,24 @@ impl Machine {
         }
     }
 
+    /// The bits of the kernel page holding model page `page`: a page of sparc64's 8 KiB is
+    /// locked while either of its halves is being read.
+    pub(crate) fn wait_bits(&self, file: u32, page: u64) -> u8 {
+        let shift = self.pagewait.sub_shift();
+        if shift == 0 {
+            return self.page_bits(file, page);
+        }
+        let kp = page >> shift;
+        (kp << shift..(kp + 1) << shift).fold(0, |b, p| b | self.page_bits(file, p))
+    }
+
     /// Sleep `tid` on the wait queue of (`file`, `page`) until `bits` are clear; the caller
     /// leaves the task in its waiting phase and returns.
     pub(crate) fn page_wait(&mut self, tid: u32, file: u32, page: u64, bits: u8, site: WaitSite, exclusive: bool) {
         // Before 2.6.7 every page wait is non-exclusive.
         let exclusive = exclusive && self.pagewait.policy() != PageWake::WakeAll;
-        self.pagewait.enqueue(page_key(file, page), tid, bits, exclusive);
+        let key = self.pagewait.key(file, page);
+        self.pagewait.enqueue(key, tid, bits, exclusive);
         let w = &mut self.tasks[tid as usize].wq;
         w.schedules[site as usize] += 1;
         w.wait = Some(PageWaitState {
@@ -49,8 +61,8 @@ impl Machine {
         let Some(w) = self.tasks[tid as usize].wq.wait else {
             return false;
         };
-        let key = page_key(w.file, w.page);
-        if self.page_bits(w.file, w.page) & w.bits != 0 {
+        let key = self.pagewait.key(w.file, w.page);
+        if self.wait_bits(w.file, w.page) & w.bits != 0 {
             if !w.queued {
                 self.pagewait.enqueue(key, tid, w.bits, w.exclusive);
                 let tw = &mut self.tasks[tid as usize].wq;
@@ -75,12 +87,17 @@ impl Machine {
             return;
         }
         let recheck = self.cfg.machine.wait_recheck_cost;
-        for page in start..start + n {
-            let key = page_key(file, page);
+        let shift = self.pagewait.sub_shift();
+        let (end, mut page) = (start + n, start);
+        while page < end {
+            // One unlock per kernel page (several model pages on sparc64's 8 KiB pages).
+            let kp = page >> shift;
+            page = ((kp + 1) << shift).min(end);
+            let key = page_key(file, kp);
             if !self.pagewait.active(key) {
                 continue;
             }
-            let bits = self.page_bits(file, page);
+            let bits = self.wait_bits(file, kp << shift);
             self.pagewait.wake(key, bits);
             for i in 0..self.pagewait.woken.len() {
                 let Woken { tid, matched } = self.pagewait.woken[i];

@@ -14,7 +14,7 @@
 
 use crate::config::JobConfig;
 use crate::kernel::task::Phase;
-use crate::kernel::waitqueue::{WaitSite, PG_LOCKED, PG_WRITEBACK};
+use crate::kernel::waitqueue::{WaitSite, PG_LOCKED};
 use crate::machine::Machine;
 use crate::metrics::tiotest::TiotestPhase;
 use crate::mm::page_cache::PageState;
@@ -166,13 +166,14 @@ impl Machine {
             (off, bs)
         };
         if tio.phase == 1 {
-            // write_begin: lock the page; a page under I/O is locked (here: being read or
-            // written back) and the writer sleeps in __lock_page.
+            // write_begin: lock the page; a page being read is locked and the writer sleeps
+            // in __lock_page. A page under writeback is not: 2.6 unlocks it once its bio is
+            // submitted and does not wait for the write (stable pages are 3.9's).
             let (p0, p1) = (off / PAGE_SIZE, (off + n).div_ceil(PAGE_SIZE));
             for p in p0..p1 {
-                if self.page_bits(file, p) & (PG_LOCKED | PG_WRITEBACK) != 0 {
+                if self.page_bits(file, p) & PG_LOCKED != 0 {
                     self.tasks[t].tio.pending_off = Some(off);
-                    self.page_wait(tid, file, p, PG_LOCKED | PG_WRITEBACK, WaitSite::LockPage, true);
+                    self.page_wait(tid, file, p, PG_LOCKED, WaitSite::LockPage, true);
                     return None;
                 }
             }
