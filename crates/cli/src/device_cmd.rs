@@ -82,5 +82,6 @@ pub fn default_device(kind: &str) -> Option<DeviceConfig> {
         bdi: Default::default(),
         fs: None,
         throttle: Default::default(),
+        used_pct: 0,
     })
 }

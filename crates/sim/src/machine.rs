@@ -435,6 +435,9 @@ impl Machine {
 
         let mut allocs: Vec<DevAllocator> = queues.iter().map(|q| DevAllocator::new(q.capacity_sectors)).collect();
         let (mut inodes, tasks) = spawn_tasks(cfg, &mut allocs);
+        for (a, d) in allocs.iter_mut().zip(&cfg.devices) {
+            a.skip_used(d.used_pct);
+        }
         let memcgs = attach_cgroups(cfg, (&mut wbs, &mut flushers), &mut inodes, &tasks, thresh, now_j);
         let ncpus = cfg.machine.cpus.max(1);
         let ntasks = tasks.len();

@@ -50,6 +50,7 @@ fn usb_key_beside_a_disk_does_not_slow_the_disk() {
         bdi: Default::default(),
         fs: None,
         throttle: Default::default(),
+        used_pct: 0,
     });
     sc.tasks.push(TaskConfig {
         name: "ukey".into(),

@@ -10,7 +10,7 @@ use wblab_sim::config::{default_queue, default_size, BdiConfig, DeviceConfig, De
 use wblab_sim::drivers::model::{model_info, sd_name, Naming};
 use wblab_sim::units::{format_size, MIB};
 
-pub(super) const IDENTITY_KEYS: &[&str] = &["name", "model", "size", "major", "minor", "fs", "mount", "journal_size"];
+pub(super) const IDENTITY_KEYS: &[&str] = &["name", "model", "size", "major", "minor", "fs", "mount", "journal_size", "used"];
 
 /// NVMe's block major: a disk named `nvme...` gets it instead of sd's.
 const NVME_MAJOR: u32 = 259;
@@ -49,6 +49,7 @@ pub(super) fn build_all(entry: Option<&Entry<'_>>, sections: &[Section<'_>], ker
             bdi: BdiConfig::default(),
             fs: None,
             throttle: Default::default(),
+            used_pct: 0,
         }]);
     }
     if sections.is_empty() {
@@ -183,6 +184,11 @@ fn build(
         model,
         fs,
         throttle: throttle::build(sec)?,
+        // An aged file system: new files go where free space is, past what it already holds.
+        used_pct: sec.value_or("used", 0, |e| {
+            e.u32(0, 95)
+                .map_err(|p| p.hint("percent of the device already holding data, e.g. used = 70"))
+        })?,
     })
 }
 

@@ -159,6 +159,7 @@ pub fn device(key: &str, models: &[&'static str]) -> Option<Shape> {
             "commit=5,data=bogus",
         ]),
         "journal_size" => Shape::Size(M, 64 * M),
+        "used" => Shape::Int(0, 100),
         "queue/scheduler" => {
             let mut w: Vec<&'static str> = Vec::new();
             for e in wblab_sim::block::sched::ELEVATORS {

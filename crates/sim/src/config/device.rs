@@ -21,6 +21,10 @@ pub struct DeviceConfig {
     pub fs: Option<MountConfig>,
     /// blk-throttle limits on the device (cgroup v2 `io.max`, v1 `blkio.throttle.*`).
     pub throttle: BlkThrottleConfig,
+    /// Percent of the device already holding data (an aged file system): the files the
+    /// scenario reads are part of it, and new files are allocated after it (towards the
+    /// slower inner tracks of a disk).
+    pub used_pct: u32,
 }
 
 /// Bandwidth and IOPS limits of blk-throttle; `None` = unlimited.

@@ -108,6 +108,7 @@ impl Scenario {
                 bdi: BdiConfig::default(),
                 fs: None,
                 throttle: BlkThrottleConfig::default(),
+                used_pct: 0,
             }],
             tasks: Vec::new(),
             trace: TraceConfig::default(),

@@ -70,6 +70,16 @@ impl DevAllocator {
         s
     }
 
+    /// Start allocating after the first `pct` percent of the device: the space an aged file
+    /// system already uses (the pre-existing files lie inside it).
+    pub fn skip_used(&mut self, pct: u32) {
+        let used = self.capacity / 100 * pct.min(100) as u64 / SECTORS_PER_PAGE * SECTORS_PER_PAGE;
+        if used > self.next && used < self.capacity {
+            self.next = used;
+            self.base = used;
+        }
+    }
+
     fn take(&mut self, pages: u64) -> (u64, u64) {
         let room = (self.capacity - self.next) / SECTORS_PER_PAGE;
         if room == 0 {
@@ -180,6 +190,20 @@ mod tests {
         // Mapped pages are found again, not reallocated, and a run stops at the extent end.
         let (s, n) = f.map(2550, 100, &mut a);
         assert_eq!((s, n), (800 + 2550 * 8, 10));
+    }
+
+    #[test]
+    fn a_used_file_system_allocates_new_files_after_its_data() {
+        let mut a = DevAllocator::new(8 * 1000);
+        a.preallocate(100);
+        a.skip_used(70);
+        let mut f = BlockMap::default();
+        assert_eq!(f.map(0, 10, &mut a), (8 * 700, 10));
+        // Already past the used share: nothing moves.
+        let mut b = DevAllocator::new(8 * 1000);
+        b.preallocate(800);
+        b.skip_used(70);
+        assert_eq!(BlockMap::default().map(0, 1, &mut b).0, 8 * 800);
     }
 
     #[test]
