@@ -248,6 +248,16 @@ impl<'a> Entry<'a> {
         Ok(u32::try_from(v).unwrap_or(hi))
     }
 
+    /// `v` (this entry's value, already read) if it is a power of two: sizes the kernel
+    /// shifts by, such as a page or an inode. `what` names it in the message.
+    pub fn power_of_two<T: Into<u64> + Copy + std::fmt::Display>(&self, v: T, what: &str, hint: &str) -> Result<T> {
+        if v.into().is_power_of_two() {
+            Ok(v)
+        } else {
+            Err(self.problem(format!("{what} of {v} bytes is not a power of two")).hint(hint))
+        }
+    }
+
     /// A signed integer in `lo..=hi`, for knobs with a negative sentinel (`wbt_lat_usec = -1`).
     pub fn int(&self, lo: i64, hi: i64) -> Result<i64> {
         let v = self.integer()?;

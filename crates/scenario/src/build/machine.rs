@@ -46,13 +46,7 @@ pub(super) fn build(sec: &Section<'_>) -> Result<MachineConfig> {
     sec.read("struct_page_size", &mut m.struct_page_size, |e| e.u32(16, 1024))?;
     sec.read("page_size", &mut m.page_size, |e| {
         let v = e.size_in(4096, 65536)?;
-        if v.is_power_of_two() {
-            Ok(v)
-        } else {
-            Err(e
-                .problem(format!("page size {v} is not a power of two"))
-                .hint("4KiB (x86), 8KiB (sparc64), 16KiB or 64KiB (arm64, ppc64)"))
-        }
+        e.power_of_two(v, "a page size", "4KiB (x86), 8KiB (sparc64), 16KiB or 64KiB (arm64, ppc64)")
     })?;
     // Half of memory is generous: the model needs room for page cache and its watermarks.
     if m.unreclaimable > m.memory / 2 {

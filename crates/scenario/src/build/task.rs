@@ -407,13 +407,7 @@ fn job_config(sec: &Section<'_>, job: &str) -> Result<JobConfig> {
             files_per_dir: sec.value_or("files_per_dir", 20, |e| e.u32(1, 1_000_000))?,
             inode_size: sec.value_or("inode_size", 256, |e| {
                 let v = e.u32(128, 4096)?;
-                if v.is_power_of_two() {
-                    Ok(v)
-                } else {
-                    Err(e
-                        .problem(format!("an inode size of {v} bytes is not a power of two"))
-                        .hint("ext3 used 128, ext4 uses 256"))
-                }
+                e.power_of_two(v, "an inode size", "ext3 used 128, ext4 uses 256")
             })?,
             repeat: sec.value_or("repeat", false, |e| e.boolean())?,
         },
