@@ -20,8 +20,9 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     h
 }
 
-/// SplitMix64 finaliser: spreads seeds that differ in few bits.
-fn mix(mut z: u64) -> u64 {
+/// SplitMix64 finaliser: spreads seeds that differ in few bits (also the model's fixed
+/// pseudo-random placements: fio's scattered ranks, a page's frame).
+pub fn splitmix64(mut z: u64) -> u64 {
     z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
@@ -31,8 +32,8 @@ fn mix(mut z: u64) -> u64 {
 impl RngStream {
     /// The stream for entity `label` (e.g. "device/sda") under scenario seed `seed`.
     pub fn new(seed: u64, label: &str) -> Self {
-        let a = mix(seed ^ fnv1a(label.as_bytes()));
-        let b = mix(a ^ 0x5851_f42d_4c95_7f2d);
+        let a = splitmix64(seed ^ fnv1a(label.as_bytes()));
+        let b = splitmix64(a ^ 0x5851_f42d_4c95_7f2d);
         let state = ((a as u128) << 64) | (b as u128) | 1;
         RngStream {
             inner: Pcg64Mcg::new(state),

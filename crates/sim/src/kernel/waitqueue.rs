@@ -26,6 +26,7 @@
 //! their capacity.
 
 use crate::config::{PageHash, PageWake};
+use crate::engine::rng::splitmix64;
 use crate::metrics::WaitStats;
 use crate::units::PAGE_SIZE;
 use crate::Ns;
@@ -213,7 +214,7 @@ impl PageWaitTable {
             PageHash::GoldenRatio => (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize,
             PageHash::SparseGoldenRatio => {
                 // The page's frame is wherever the allocator put it: a fixed pseudo-random one.
-                let pfn = mix64(key) % self.frames;
+                let pfn = splitmix64(key) % self.frames;
                 let addr = MEM_MAP.wrapping_add(pfn * self.struct_page);
                 (addr.wrapping_mul(GOLDEN_RATIO_PRIME_64) >> self.shift) as usize
             }
@@ -285,13 +286,6 @@ impl PageWaitTable {
         }
         self.waiters -= self.woken.len() as u32;
     }
-}
-
-/// A bijective 64-bit mixer (the SplitMix64 finaliser).
-fn mix64(mut x: u64) -> u64 {
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
 }
 
 #[cfg(test)]

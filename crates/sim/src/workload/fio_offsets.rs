@@ -5,6 +5,8 @@
 //! every block once per pass.
 
 use crate::config::FioDist;
+// SplitMix64's finaliser spreads the ranks over the file.
+use crate::engine::rng::splitmix64 as scatter;
 use crate::engine::RngStream;
 
 /// fio's `ZIPF_MAX_GEN`: zeta(n) is summed over at most this many ranks.
@@ -27,14 +29,6 @@ enum Kind {
     Uniform,
     Zipf { theta: f64, zetan: f64, zeta2: f64 },
     Pareto { pow: f64 },
-}
-
-/// A 64-bit mix (SplitMix64's finaliser) to spread ranks over the file.
-fn scatter(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }
 
 impl OffsetGen {
