@@ -485,8 +485,12 @@ impl Machine {
                     cfg.machine.page_wait_buckets,
                 ),
             )
-            .with_page_size(cfg.machine.page_size)
-            .hashed_as(cfg.policy.page_hash, cfg.machine.struct_page_size, cfg.machine.memory),
+            .hashed_as(
+                cfg.policy.page_hash,
+                cfg.machine.struct_page_size,
+                cfg.machine.page_size,
+                cfg.machine.memory,
+            ),
             tiotest: Default::default(),
             laws: crate::laws::Laws::new(opts.check_laws, ntasks),
             journals: cfg

@@ -408,8 +408,8 @@ pub const LEGACY_NR_REQUESTS: u32 = 128;
 pub const LEGACY_MAX_SECTORS_KB: u32 = 512;
 
 /// Queue knobs a legacy-era kernel set at probe time: 128 requests per direction (per member
-/// of a striped array), 512 KiB
-/// requests, 128 KiB readahead (`VM_MAX_READAHEAD`), no blk-wbt (4.10+).
+/// of a striped array), 512 KiB requests, 128 KiB readahead (`VM_MAX_READAHEAD`), no blk-wbt
+/// (4.10+).
 ///
 /// The request size never exceeds what the driver allows (usb-storage's 120 KiB, md's chunk,
 /// NFS's wsize), and an NFS mount has no request queue at all, so it keeps its own defaults.

@@ -165,20 +165,14 @@ impl PageWaitTable {
         }
     }
 
-    /// Hash pages as `hash` does the `struct page` addresses (`struct_page` bytes each) of a
-    /// machine with `memory` bytes.
-    pub fn hashed_as(mut self, hash: PageHash, struct_page: u32, memory: u64) -> Self {
+    /// Key waits on kernel pages of `page_size` bytes (a power of two, at least the model's
+    /// 4 KiB page) and hash them as `hash` does the `struct page` addresses (`struct_page`
+    /// bytes each) of a machine with `memory` bytes.
+    pub fn hashed_as(mut self, hash: PageHash, struct_page: u32, page_size: u64, memory: u64) -> Self {
         self.hash = hash;
         self.struct_page = struct_page.max(1) as u64;
-        self.frames = ((memory / PAGE_SIZE) >> self.sub_shift).max(1);
-        self
-    }
-
-    /// Key waits on kernel pages of `page_size` bytes (a power of two, at least the model's
-    /// 4 KiB page).
-    pub fn with_page_size(mut self, page_size: u64) -> Self {
         self.sub_shift = (page_size.max(PAGE_SIZE) / PAGE_SIZE).trailing_zeros();
-        self.frames = (self.frames >> self.sub_shift).max(1);
+        self.frames = (memory / page_size.max(PAGE_SIZE)).max(1);
         self
     }
 
@@ -408,7 +402,7 @@ mod tests {
     #[test]
     fn the_old_64_bit_hash_uses_few_buckets_of_a_64_byte_struct_page() {
         let memory = 3584 << 20;
-        let table = |hash, size| PageWaitTable::new(PageWake::WakeAll, 2048).hashed_as(hash, size, memory);
+        let table = |hash, size| PageWaitTable::new(PageWake::WakeAll, 2048).hashed_as(hash, size, 4096, memory);
         // 64 = 2^6: 2^(13-6) buckets; 56 = 2^3 x 7: 2^10; 88 = 2^3 x 11: 2^10.
         assert_eq!(buckets_used(&table(PageHash::SparseGoldenRatio, 64)), 128);
         assert_eq!(buckets_used(&table(PageHash::SparseGoldenRatio, 56)), 1024);
@@ -427,7 +421,7 @@ mod tests {
 
     #[test]
     fn kernel_pages_larger_than_the_models_share_one_key() {
-        let t = PageWaitTable::new(PageWake::WakeAll, 64).with_page_size(8192);
+        let t = PageWaitTable::new(PageWake::WakeAll, 64).hashed_as(PageHash::GoldenRatio, 64, 8192, 1 << 30);
         assert_eq!(t.key(3, 10), t.key(3, 11));
         assert_ne!(t.key(3, 11), t.key(3, 12));
         let t = PageWaitTable::new(PageWake::WakeAll, 64);
