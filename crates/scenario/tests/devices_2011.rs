@@ -47,9 +47,17 @@ fn wu_2011_nfs() {
         let runs = run(&format!("2011-nfs-{n}dd.toml"), 20);
         check_pauses(&runs, &format!("nfs {n} dd"));
         for r in &runs {
-            // The server's 100 MB/s disk, a little more while its cache fills.
+            // At least what the server makes stable, more while its cache fills, and never
+            // more than the link carries (the rate of a burst into the idle server).
+            let f = characterize(&r.scenario.devices[0]);
             let mb = device_mb_s(r, 0);
-            assert!((95.0..=117.0).contains(&mb), "nfs {n} dd under {}: {mb:.1} MB/s", r.scenario.kernel);
+            assert!(
+                mb > 0.95 * f.seq_write_mb_s && mb <= 1.01 * f.write_burst_mb_s,
+                "nfs {n} dd under {}: {mb:.1} MB/s, the server stabilises {:.1}, the link {:.1}",
+                r.scenario.kernel,
+                f.seq_write_mb_s,
+                f.write_burst_mb_s
+            );
         }
     }
 }
@@ -87,12 +95,16 @@ fn wu_2011_slow_devices_stall_2_6_38_for_seconds() {
     // 2.6.38's NFS client commits only once half of an inode's pages await a COMMIT, and
     // its flusher keeps going while dirty + unstable pages are over the background threshold:
     // big COMMITs, waits of seconds, and the server's disk kept busy all along.
-    for (n, least) in [(1, 1_000), (8, 5_000)] {
-        let runs = run_kernels(&format!("2011-nfs-{n}dd.toml"), 30, &["2.6.38", "3.2"]);
+    for (n, least) in [(1, 10_000), (8, 10_000)] {
+        let runs = run_kernels(&format!("2011-nfs-{n}dd.toml"), 60, &["2.6.38", "3.2"]);
         let p = max_pause(&runs[0], "dd");
         assert!(p > least * MS, "nfs {n} dd under 2.6.38: {} ms", p / MS);
-        let (old, ioless) = (device_mb_s(&runs[0], 0), device_mb_s(&runs[1], 0));
-        assert!(old > 0.9 * ioless, "nfs {n} dd: 2.6.38 {old:.1} MB/s, 3.2 {ioless:.1}");
+        // The writers' throughput is about the same ("throughput about equal"): what 2.6.38
+        // loses to the stalls it makes up in the bursts between them. (The server's count
+        // lags by up to a COMMIT of hundreds of MB under 2.6.38, so the writers are compared.)
+        let written = |r: &RunResult| r.tasks.iter().map(|t| t.bytes_written).sum::<u64>() as f64;
+        let (old, ioless) = (written(&runs[0]), written(&runs[1]));
+        assert!(old > 0.9 * ioless, "nfs {n} dd: 2.6.38 wrote {old:.0} B, 3.2 {ioless:.0}");
     }
     let key = run_kernels("2011-ukey-hdd-1dd.toml", 30, &["2.6.38"]);
     let (k, d) = (max_pause(&key[0], "dd-ukey"), max_pause(&key[0], "dd-hdd"));
