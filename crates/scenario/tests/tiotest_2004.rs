@@ -4,6 +4,7 @@
 
 use std::path::Path;
 use wblab_sim::config::{JobConfig, PageWake, Scenario};
+use wblab_sim::drivers::characterize::characterize;
 use wblab_sim::metrics::RunResult;
 use wblab_sim::units::MIB;
 
@@ -51,6 +52,20 @@ fn wli_2004_filtered_wakeups() {
                 p.mb_per_cpu_sec(),
                 p.wait_on_page_bit,
                 p.lock_page
+            );
+        }
+    }
+    // Each thread ends a write phase with fsync(): the phase cannot outrun the array, and its
+    // threads sleep in wait_on_page_bit on their pages under writeback.
+    let array = characterize(&runs[0].1.scenario.devices[0]).seq_write_mb_s;
+    for (w, r) in &runs {
+        for p in &r.tiotest[..2] {
+            assert!(p.wait_on_page_bit > 0, "{w:?} {}: no fdatawait", p.name);
+            assert!(
+                p.rate_mb_s() <= 1.01 * array,
+                "{w:?} {}: {:.2} MB/s, the array writes {array:.2}",
+                p.name,
+                p.rate_mb_s()
             );
         }
     }

@@ -16,6 +16,8 @@ pub struct TioTask {
     pub done: u64,
     /// A random write's offset, kept while the thread waits for the page lock.
     pub pending_off: Option<u64>,
+    /// The thread's `fsync()` at the end of a write phase has run.
+    pub synced: bool,
 }
 
 /// The barrier and the per-phase accounting of all tiotest threads of a run.
