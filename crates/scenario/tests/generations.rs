@@ -133,6 +133,7 @@ name = "walk"
 job = "du"
 files = 5000
 files_per_dir = 50
+subdirs = 3
 inode_size = 128
 repeat = true
 [[task]]
@@ -152,6 +153,7 @@ count = 2
         JobConfig::Du {
             files: 1_000_000,
             files_per_dir: 20,
+            subdirs: 4,
             inode_size: 256,
             repeat: false
         }
@@ -161,6 +163,7 @@ count = 2
         JobConfig::Du {
             files: 5000,
             files_per_dir: 50,
+            subdirs: 3,
             inode_size: 128,
             repeat: true
         }

@@ -21,7 +21,7 @@ pub(super) const JOBS: &[(&str, &[&str])] = &[
     ("fsync", &["bytes", "interval"]),
     ("replace", &["bytes", "interval"]),
     ("sync", &["interval"]),
-    ("du", &["files", "files_per_dir", "inode_size", "repeat"]),
+    ("du", &["files", "files_per_dir", "subdirs", "inode_size", "repeat"]),
     ("launch", &["files", "files_per_dir", "file_sizes", "bs", "writes", "interval"]),
     ("ls", &["dirs", "entries", "interval"]),
     ("tiotest", &["file_size", "bs", "random_ops", "random_readahead", "user_cost"]),
@@ -40,6 +40,8 @@ const MAX_RW_COUNT: u64 = 0x7fff_f000;
 const DIRECT_ALIGN: u64 = 512;
 /// One `[[task]]` alone may hold every instance the scenario may have.
 const MAX_INSTANCES: u32 = crate::limits::MAX_TASKS as u32;
+/// Directories a `du` tree with subdirectories may have (its shape is kept in memory).
+const MAX_NESTED_DIRS: u64 = 1 << 22;
 
 pub(super) fn build(sec: &Section<'_>, devices: &[DeviceConfig], cgroups: &CgroupTree, duration: Ns) -> Result<TaskConfig> {
     let name = match sec.get("name") {
@@ -402,15 +404,31 @@ fn job_config(sec: &Section<'_>, job: &str) -> Result<JobConfig> {
             bytes: sec.value_or("bytes", 64 * KIB, |e| e.size_in(0, MAX_RW_COUNT).map_err(|p| p.hint(RW_HINT)))?,
             interval: interval(1_000_000_000)?,
         },
-        "du" => JobConfig::Du {
-            files: sec.value_or("files", 1_000_000, |e| e.uint(1, 1 << 40))?,
-            files_per_dir: sec.value_or("files_per_dir", 20, |e| e.u32(1, 1_000_000))?,
-            inode_size: sec.value_or("inode_size", 256, |e| {
-                let v = e.u32(128, 4096)?;
-                e.power_of_two(v, "an inode size", "ext3 used 128, ext4 uses 256")
-            })?,
-            repeat: sec.value_or("repeat", false, |e| e.boolean())?,
-        },
+        "du" => {
+            let files = sec.value_or("files", 1_000_000, |e| e.uint(1, 1 << 40))?;
+            let files_per_dir = sec.value_or("files_per_dir", 20, |e| e.u32(1, 1_000_000))?;
+            let subdirs = sec.value_or("subdirs", 4, |e| e.u32(0, 1_000_000))?;
+            // A nested tree keeps its shape in memory: two 4-byte entries per directory.
+            let dirs = files.div_ceil(u64::from(files_per_dir));
+            if subdirs > 0 && dirs > MAX_NESTED_DIRS {
+                return Err(sec
+                    .conflict(
+                        &["files", "files_per_dir", "subdirs"],
+                        format!("a nested tree of {dirs} directories (files / files_per_dir); at most {MAX_NESTED_DIRS}"),
+                    )
+                    .hint("raise files_per_dir, or set subdirs = 0 for a flat sequence of directories"));
+            }
+            JobConfig::Du {
+                files,
+                files_per_dir,
+                subdirs,
+                inode_size: sec.value_or("inode_size", 256, |e| {
+                    let v = e.u32(128, 4096)?;
+                    e.power_of_two(v, "an inode size", "ext3 used 128, ext4 uses 256")
+                })?,
+                repeat: sec.value_or("repeat", false, |e| e.boolean())?,
+            }
+        }
         "launch" => JobConfig::Launch {
             files: sec.value_or("files", 50, |e| e.u32(1, 1_000_000))?,
             files_per_dir: sec.value_or("files_per_dir", 20, |e| e.u32(1, 1_000_000))?,

@@ -143,6 +143,9 @@ pub enum JobConfig {
         files: u64,
         /// Entries per directory.
         files_per_dir: u32,
+        /// Subdirectories per directory (0: a flat sequence of directories; at most 2^22
+        /// directories when nested).
+        subdirs: u32,
         /// On-disk inode size (ext3: 128, ext4: 256): inodes per 4 KiB block = 4096 / size.
         inode_size: u32,
         /// Start over when the walk ends (the tree stays on disk, its cache may be gone).

@@ -55,8 +55,9 @@
 //! free the drive picks, among the queued media commands, the one with the shortest positioning
 //! time (seek + rotational wait, computed exactly from the head position and the platter angle),
 //! ties going to the oldest. Aging bound: if the oldest queued command has waited
-//! [`NCQ_AGE_LIMIT`] (2 s) it is served next whatever its cost, so no command starves longer than
-//! that (drive firmware does something similar; the exact rule is not published). SPTF will keep
+//! `ncq_age_limit` (default [`NCQ_AGE_LIMIT`], 2 s) it is served next whatever its cost, so no
+//! command starves longer than that (drive firmware does something similar; neither the rule
+//! nor the bound is published, and they differ between drives). SPTF will keep
 //! serving one sequential stream while another waits, up to that bound, as real NCQ drives do.
 //!
 //! # Read look-ahead and read segments
@@ -88,8 +89,8 @@
 //! the media rate.
 //!
 //! Reads and destage compete for the head: reads go first while the cache has room. Once writes
-//! wait for room, the drive (`destage = "interleave"`, the default) alternates bursts of up to
-//! [`DESTAGE_BURST`] destage chunks with one read, and a write that has waited [`NCQ_AGE_LIMIT`]
+//! wait for room, the drive (`destage = "interleave"`, the default) alternates bursts of
+//! `destage_burst` (default 4 MiB, [`DESTAGE_BURST`] chunks) of destage with one read, and a write that has waited `ncq_age_limit`
 //! forces destage. With `destage = "drain"` it destages as long as any write waits for room, so
 //! a read behind a stream of queued writes is served only by NCQ aging — the read starvation of
 //! the NCQ drives of the mid-2000s that CFQ's 2.6.22 rules (no async dispatch while a read is in
@@ -174,6 +175,11 @@ pub struct HddParams {
     pub command_overhead: Ns,
     /// What the firmware does with reads while writes wait for cache room.
     pub destage: DestagePolicy,
+    /// NCQ aging: the longest the oldest queued command waits for the head, ns. Firmware
+    /// sets it and no datasheet gives it; it bounds a read's starvation under `drain`.
+    pub ncq_age_limit: Ns,
+    /// `interleave`: bytes destaged between two reads while writes wait for cache room.
+    pub destage_burst: u64,
 }
 
 impl HddParams {
@@ -197,6 +203,8 @@ impl HddParams {
             cache_size: 2 * MIB,
             command_overhead: 300_000,
             destage: DestagePolicy::Interleave,
+            ncq_age_limit: NCQ_AGE_LIMIT,
+            destage_burst: DESTAGE_BURST as u64 * DESTAGE_CHUNK,
         }
     }
 }
@@ -216,6 +224,8 @@ impl Default for HddParams {
             cache_size: 256 * MIB,
             command_overhead: 50_000,
             destage: DestagePolicy::Interleave,
+            ncq_age_limit: NCQ_AGE_LIMIT,
+            destage_burst: DESTAGE_BURST as u64 * DESTAGE_CHUNK,
         }
     }
 }
@@ -302,7 +312,7 @@ impl DeviceModel for HddParams {
     }
 }
 
-static HDD_KNOBS: [Knob<HddParams>; 12] = [
+static HDD_KNOBS: [Knob<HddParams>; 14] = [
     knob!(HddParams, "rpm", KnobKind::Count { min: 1, max: 100_000 }, "spindle speed", rpm: u32),
     knob!(HddParams, "seek_track_to_track", LATENCY, "seek to the next track", seek_track_to_track: u64),
     knob!(HddParams, "seek_average", LATENCY, "average seek, one third of full stroke", seek_average: u64),
@@ -314,13 +324,16 @@ static HDD_KNOBS: [Knob<HddParams>; 12] = [
     knob!(HddParams, "write_cache", KnobKind::Bool, "volatile write cache on", write_cache: bool),
     knob!(HddParams, "cache_size", KnobKind::Size { min: 0, max: u64::MAX, pages: false }, "write cache size", cache_size: u64),
     knob!(HddParams, "command_overhead", LATENCY, "firmware time per command", command_overhead: u64),
+    knob!(HddParams, "destage_burst", KnobKind::Size { min: DESTAGE_CHUNK, max: u64::MAX, pages: false }, "`interleave`: data destaged between two reads while writes wait for cache room", destage_burst: u64),
+    knob!(HddParams, "ncq_age_limit", LATENCY, "NCQ aging: the longest the oldest queued command waits for the head", ncq_age_limit: u64),
     Knob {
         key: "destage",
         kind: KnobKind::Word {
             words: &["interleave", "drain"],
             what: "destage policy",
         },
-        doc: "reads while writes wait for cache room: `interleave` one read per 4 MiB destaged (default), `drain` only aged reads",
+        doc:
+            "reads while writes wait for cache room: `interleave` one read per `destage_burst` destaged (default), `drain` only aged reads",
         get: |p| {
             KnobValue::Word(match p.destage {
                 DestagePolicy::Interleave => "interleave",
@@ -337,11 +350,13 @@ static HDD_KNOBS: [Knob<HddParams>; 12] = [
     },
 ];
 
-/// No queued command waits longer than this for the head once it is the oldest (NCQ aging).
+/// Default `ncq_age_limit`: no queued command waits longer than this for the head once it is
+/// the oldest (NCQ aging).
 pub const NCQ_AGE_LIMIT: Ns = 2_000_000_000;
 /// Largest piece of cached data destaged in one head operation, bytes.
 pub const DESTAGE_CHUNK: u64 = 1 << 20;
-/// Destage chunks served in a row while reads wait and writes wait for cache room.
+/// Default `destage_burst`, in chunks: destage chunks served in a row while reads wait and
+/// writes wait for cache room.
 pub const DESTAGE_BURST: u32 = 4;
 /// How far the drive keeps reading ahead after a read while idle, bytes.
 pub const READ_LOOKAHEAD: u64 = 2 << 20;
@@ -872,7 +887,7 @@ impl Hdd {
     /// Index in `queue` of the command to serve at `t`: the oldest if it has aged out,
     /// else shortest positioning time.
     fn pick_media(&self, t: Ns) -> usize {
-        if t.saturating_sub(self.slots[self.queue[0] as usize].arrival) >= NCQ_AGE_LIMIT {
+        if t.saturating_sub(self.slots[self.queue[0] as usize].arrival) >= self.p.ncq_age_limit {
             return 0;
         }
         let mut best = (Ns::MAX, 0);
@@ -895,15 +910,15 @@ impl Hdd {
         }
         // Destage when there is nothing else to do; with reads waiting, only while writes wait
         // for room (in bursts), unless the oldest read has aged out or the oldest waiting write has.
-        let media_aged = has_media && t.saturating_sub(self.slots[self.queue[0] as usize].arrival) >= NCQ_AGE_LIMIT;
+        let media_aged = has_media && t.saturating_sub(self.slots[self.queue[0] as usize].arrival) >= self.p.ncq_age_limit;
         let burst_left = match self.p.destage {
-            DestagePolicy::Interleave => self.streak < DESTAGE_BURST,
+            DestagePolicy::Interleave => u64::from(self.streak) * DESTAGE_CHUNK < self.p.destage_burst,
             DestagePolicy::Drain => true,
         };
         let write_pressure = self
             .waiting
             .front()
-            .map(|&w| (burst_left, t.saturating_sub(self.slots[w as usize].arrival) >= NCQ_AGE_LIMIT));
+            .map(|&w| (burst_left, t.saturating_sub(self.slots[w as usize].arrival) >= self.p.ncq_age_limit));
         let destage = has_cache && (!has_media || (!media_aged && write_pressure.is_some_and(|(in_burst, aged)| in_burst || aged)));
         if destage
             && !has_media
@@ -1305,10 +1320,14 @@ mod tests {
     /// A qd1 random reader (every 100th command) next to a saturating stream of 1 MiB writes:
     /// the longest any read took.
     fn worst_read_beside_writes(destage: DestagePolicy) -> Ns {
-        let mut d = hdd(HddParams {
+        worst_read_beside_writes_on(HddParams {
             destage,
             ..HddParams::default()
-        });
+        })
+    }
+
+    fn worst_read_beside_writes_on(p: HddParams) -> Ns {
+        let mut d = hdd(p);
         let lbas = random_4k(5, 200);
         let done = run(&mut d, 32, 20_000, |i| {
             if i % 100 == 0 {
@@ -1341,6 +1360,39 @@ mod tests {
             drain < NCQ_AGE_LIMIT + 500_000_000,
             "aging bounds the wait: {} ms",
             drain / 1_000_000
+        );
+    }
+
+    #[test]
+    fn the_destage_burst_and_the_aging_bound_set_how_long_a_read_starves() {
+        // 16 MiB more destage between two reads: the worst read waits at least the time
+        // that takes at the outer edge's rate, and at most 16 chunks each at the inner rate
+        // with a full-stroke seek; a read starved by `drain` is served at the drive's own
+        // aging bound.
+        let p = HddParams::default();
+        let short = worst_read_beside_writes(DestagePolicy::Interleave);
+        let long = worst_read_beside_writes_on(HddParams {
+            destage_burst: 20 * MIB,
+            ..HddParams::default()
+        });
+        let extra = long.saturating_sub(short);
+        let fastest = 16 * MIB * 1_000_000_000 / p.transfer_outer;
+        let slowest = 16 * (MIB * 1_000_000_000 / p.transfer_inner + p.seek_full_stroke);
+        assert!(
+            (fastest..=slowest).contains(&extra),
+            "4 MiB: {} ms, 20 MiB: {} ms",
+            short / 1_000_000,
+            long / 1_000_000
+        );
+        let aged = worst_read_beside_writes_on(HddParams {
+            destage: DestagePolicy::Drain,
+            ncq_age_limit: 500_000_000,
+            ..HddParams::default()
+        });
+        assert!(
+            (500_000_000..700_000_000).contains(&aged),
+            "aging at 0.5 s: {} ms",
+            aged / 1_000_000
         );
     }
 

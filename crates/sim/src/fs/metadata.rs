@@ -3,6 +3,16 @@
 //! block) and the blocks of its directories. A tree's directories fill the groups in order,
 //! each directory's entries getting consecutive inode numbers right after the directory's own.
 //!
+//! With `subdirs` > 0 the directories form a tree as `cp -a` or `tar x` creates it: depth
+//! first, a directory then its files then each subdirectory's whole subtree, so directories
+//! are numbered (and their inodes laid out) in preorder, and a subdirectory other than the
+//! first lies past its elder siblings' subtrees — often in another block group (the Orlov
+//! allocator keeps a subdirectory in its parent's group only while the group has room). A
+//! walk like `du`'s (fts) lists a directory, `lstat`s its files and then its subdirectories,
+//! and only then descends: so a subdirectory's inode is read while its parent is listed,
+//! usually from a block far from the one just read. With `subdirs` = 0 the directories are
+//! a flat sequence and each one's own inode is looked up right before its blocks.
+//!
 //! The model keeps the cached metadata blocks in the page cache of one mapping per tree (the
 //! block device's page cache in the kernel), so they compete with dirty pages for memory.
 //! `lstat` of an inode whose table block is cached costs only CPU; otherwise it is one 4 KiB
@@ -11,6 +21,7 @@
 //! inode-table block stands for a cached inode.
 
 use crate::Ns;
+use std::sync::Arc;
 
 /// Blocks (pages) per ext3/ext4 block group of 4 KiB blocks: 32768 = 128 MiB.
 pub const BLOCKS_PER_GROUP: u64 = 32_768;
@@ -33,6 +44,70 @@ pub struct MetaTree {
     /// Pages one group of the tree spans on disk (its inode table, directory blocks and the
     /// data blocks between them).
     pub group_pages: u64,
+    /// The tree's shape when directories nest (`subdirs` > 0); `None` for a flat sequence.
+    pub shape: Option<Arc<TreeShape>>,
+}
+
+/// Which directories are whose children, by preorder number (the walk's and the layout's
+/// order), for a tree where every directory has `fanout` subdirectories until the count runs
+/// out (breadth first: the tree is as shallow as the count allows).
+#[derive(Debug)]
+pub struct TreeShape {
+    /// `children[start[d]..start[d + 1]]`: the preorder numbers of directory `d`'s children,
+    /// in the order the walk visits them.
+    start: Vec<u32>,
+    children: Vec<u32>,
+}
+
+impl TreeShape {
+    pub fn new(dirs: u64, fanout: u64) -> Self {
+        let n = dirs as usize;
+        let b = fanout.max(1) as usize;
+        // Breadth-first numbering gives the shape: the children of i are b*i+1 ..= b*i+b.
+        let kids = |i: usize| (b * i + 1).min(n)..(b * i + b + 1).min(n);
+        let mut size = vec![1u32; n];
+        for i in (0..n).rev() {
+            for c in kids(i) {
+                size[i] += size[c];
+            }
+        }
+        // Preorder numbers: a child follows its parent, or its elder sibling's whole subtree.
+        let mut pre = vec![0u32; n];
+        for i in 0..n {
+            let mut next = pre[i] + 1;
+            for c in kids(i) {
+                pre[c] = next;
+                next += size[c];
+            }
+        }
+        let mut count = vec![0u32; n];
+        for i in 0..n {
+            count[pre[i] as usize] = kids(i).len() as u32;
+        }
+        let mut start = Vec::with_capacity(n + 1);
+        start.push(0u32);
+        for d in 0..n {
+            start.push(start[d] + count[d]);
+        }
+        let mut children = vec![0u32; n.saturating_sub(1)];
+        for i in 0..n {
+            let at = start[pre[i] as usize] as usize;
+            for (k, c) in kids(i).enumerate() {
+                children[at + k] = pre[c];
+            }
+        }
+        TreeShape { start, children }
+    }
+
+    /// Subdirectories of directory `d` (preorder number).
+    pub fn count(&self, d: u64) -> u64 {
+        u64::from(self.start[d as usize + 1] - self.start[d as usize])
+    }
+
+    /// The `k`-th (0-based) subdirectory of directory `d`.
+    pub fn child(&self, d: u64, k: u64) -> u64 {
+        u64::from(self.children[self.start[d as usize] as usize + k as usize])
+    }
 }
 
 impl MetaTree {
@@ -40,6 +115,12 @@ impl MetaTree {
     /// in a group of its own (system directories like /etc, /usr, /var live far apart);
     /// otherwise directories pack into groups of `INODES_PER_GROUP` inodes.
     pub fn new(dirs: u64, entries: u64, inode_size: u64, spread: bool) -> Self {
+        Self::nested(dirs, entries, 0, inode_size, spread)
+    }
+
+    /// A tree of `dirs` directories of `entries` files each and `subdirs` subdirectories
+    /// (0: a flat sequence of directories).
+    pub fn nested(dirs: u64, entries: u64, subdirs: u64, inode_size: u64, spread: bool) -> Self {
         let inodes_per_block = (4096 / inode_size.clamp(128, 4096)).max(1);
         let dir_blocks = ((entries + 2) * DIRENT_BYTES).div_ceil(4096).max(1);
         let dirs_per_group = if spread { 1 } else { (INODES_PER_GROUP / (entries + 1)).max(1) };
@@ -51,7 +132,20 @@ impl MetaTree {
             dir_blocks,
             dirs_per_group,
             group_pages: BLOCKS_PER_GROUP,
+            shape: (subdirs > 0).then(|| Arc::new(TreeShape::new(dirs.max(1), subdirs))),
         }
+    }
+
+    /// Subdirectories of directory `d` whose inodes its listing looks up.
+    pub fn subdirs_of(&self, d: u64) -> u64 {
+        self.shape.as_ref().map_or(0, |s| s.count(d))
+    }
+
+    /// Position in a directory where its walk starts: its own inode (a flat tree's
+    /// directories and a nested tree's root), or its first block (a nested subdirectory,
+    /// whose inode its parent's listing already looked up).
+    pub fn first_pos(&self, d: u64) -> u64 {
+        u64::from(self.shape.is_some() && d > 0)
     }
 
     pub fn groups(&self) -> u64 {
@@ -96,7 +190,7 @@ impl MetaTree {
 pub struct MetaJob {
     pub tree: MetaTree,
     /// Current directory, and position in it: 0 the directory's inode, 1..=dir_blocks its
-    /// blocks, then its entries (`dir_blocks + 1 + e`).
+    /// blocks, then its entries (`dir_blocks + 1 + e`), then its subdirectories' inodes.
     pub dir: u64,
     pub pos: u64,
     /// Launch: the machine inode of the first data file, the file being read, file count.
@@ -142,7 +236,15 @@ impl MetaJob {
             return Next::Page(t.dir_page(self.dir, self.pos - 1));
         }
         let e = self.pos - t.dir_blocks; // 1-based entry
-        Next::Page(t.inode_page(self.dir, e))
+        if e <= t.entries {
+            return Next::Page(t.inode_page(self.dir, e));
+        }
+        let child = t
+            .shape
+            .as_ref()
+            .expect("a subdirectory lookup in a nested tree")
+            .child(self.dir, e - t.entries - 1);
+        Next::Page(t.inode_page(child, 0))
     }
 
     /// After a lookup: move on. Returns true when an entry's lstat completed (du counts it).
@@ -154,12 +256,13 @@ impl MetaJob {
             self.reading_data = true;
             return true;
         }
+        let counted = is_entry || self.pos == 0;
         self.pos += 1;
-        if self.pos > t.dir_blocks + t.entries {
+        if self.pos > t.dir_blocks + t.entries + t.subdirs_of(self.dir) {
             self.dir += 1;
-            self.pos = 0;
+            self.pos = if self.dir < t.dirs { t.first_pos(self.dir) } else { 0 };
         }
-        is_entry || self.pos == 1
+        counted
     }
 }
 
@@ -187,5 +290,59 @@ mod tests {
         let t = MetaTree::new(8, 200, 256, true);
         assert_eq!((t.dirs_per_group, t.dir_blocks, t.inodes_per_block), (1, 1, 16));
         assert_eq!(t.dir_page(3, 0), 3 * BLOCKS_PER_GROUP + 13);
+    }
+}
+
+#[cfg(test)]
+mod nested_tests {
+    use super::*;
+
+    fn walk(t: &MetaTree) -> (Vec<u64>, u64) {
+        let mut m = MetaJob {
+            tree: t.clone(),
+            dir: 0,
+            pos: 0,
+            first_data: 0,
+            launch_file: 0,
+            launch_files: 0,
+            reading_data: false,
+            op_start: 0,
+            lookup_start: None,
+            own_file: 0,
+            own_offset: 0,
+            write_left: 0,
+            atime_dirs: 0,
+        };
+        let (mut pages, mut counted) = (Vec::new(), 0);
+        while let Next::Page(p) = m.next() {
+            pages.push(p);
+            counted += u64::from(m.advance(false));
+        }
+        (pages, counted)
+    }
+
+    #[test]
+    fn a_nested_walk_looks_up_every_entry_once_and_lists_before_it_descends() {
+        // 85 directories, 4 subdirectories each (1 + 4 + 16 + 64), 10 files each.
+        let t = MetaTree::nested(85, 10, 4, 128, false);
+        let (pages, counted) = walk(&t);
+        // Every file and every directory but the root is an entry someone lstat()s; the root
+        // is looked up once, at the start.
+        assert_eq!(counted, 85 * 10 + 84 + 1);
+        // Directory blocks: each read once.
+        let dir_blocks = pages.iter().filter(|&&p| p >= t.itable_pages()).count();
+        assert_eq!(dir_blocks, 85);
+        // The root lists its four children before reading any of their blocks: the second
+        // child's inode lies past the first child's whole subtree (21 directories of 11
+        // inodes), so it is in a later inode-table block than the first's.
+        let shape = t.shape.as_ref().expect("nested");
+        assert_eq!((shape.count(0), shape.child(0, 0), shape.child(0, 1)), (4, 1, 22));
+        assert!(t.inode_page(22, 0) > t.inode_page(1, 0) + 5);
+        let first_child_block = pages.iter().position(|&p| p == t.dir_page(1, 0)).expect("child 1 read");
+        let second_child_inode = pages.iter().position(|&p| p == t.inode_page(22, 0)).expect("child 2 looked up");
+        assert!(second_child_inode < first_child_block, "fts lists a directory before it descends");
+        // Leaves have no subdirectories; the flat form has none anywhere.
+        assert_eq!(shape.count(84), 0);
+        assert_eq!(MetaTree::new(85, 10, 128, false).subdirs_of(0), 0);
     }
 }

@@ -31,11 +31,13 @@ impl Machine {
                 JobConfig::Du {
                     files,
                     files_per_dir,
+                    subdirs,
                     inode_size,
                     ..
                 } => {
                     let fpd = files_per_dir.max(1) as u64;
-                    (MetaTree::new(files.div_ceil(fpd), fpd, inode_size as u64, false), Vec::new())
+                    let tree = MetaTree::nested(files.div_ceil(fpd), fpd, subdirs as u64, inode_size as u64, false);
+                    (tree, Vec::new())
                 }
                 JobConfig::Ls { dirs, entries, .. } => (MetaTree::new(dirs as u64, entries as u64, 256, true), Vec::new()),
                 JobConfig::Launch {
