@@ -12,6 +12,10 @@
 //! and only then descends: so a subdirectory's inode is read while its parent is listed,
 //! usually from a block far from the one just read. With `subdirs` = 0 the directories are
 //! a flat sequence and each one's own inode is looked up right before its blocks.
+//! Simplified: every directory has the same number of files and subdirectories, filled
+//! breadth first (a complete tree), and a directory's entries are visited in inode order
+//! (ext3's htree hands them out in hash order; with a directory's inodes in one or two
+//! blocks that changes little).
 //!
 //! The model keeps the cached metadata blocks in the page cache of one mapping per tree (the
 //! block device's page cache in the kernel), so they compete with dirty pages for memory.
