@@ -528,4 +528,25 @@ mod tests {
         assert!(!row(1.0, Some(false)).pass());
         assert_eq!(mark(&row(1.0, Some(false))), "✗ direction");
     }
+
+    #[test]
+    fn a_fitted_figure_says_so_in_its_mark_its_table_row_and_the_count() {
+        let mut spec = load(&write(&format!("{FIG}fitted = \"the disk's rate\"\n"))).unwrap().remove(0);
+        let row = |spec: &Spec, ratio: f64| Row {
+            spec: spec.clone(),
+            wblab: (ratio * 2.0, ratio * 2.0, ratio * 2.0),
+            ratio,
+            direction: None,
+        };
+        let fitted = row(&spec, 1.1);
+        assert_eq!(mark(&fitted), "✓ fitted");
+        assert!(markdown(std::slice::from_ref(&fitted)).contains("fitted: the disk's rate"));
+        assert!(text(std::slice::from_ref(&fitted), 3)
+            .contains("1 of 1 figures within 2× of the report with the direction right (3 seeds each, 1 of them fitted)"));
+        // A fit that misses is still a miss.
+        assert_eq!(mark(&row(&spec, 3.0)), "✗ > 2×");
+        spec.fitted = None;
+        assert_eq!(mark(&row(&spec, 1.1)), "✓");
+        assert!(!text(&[row(&spec, 1.1)], 3).contains("fitted"));
+    }
 }
