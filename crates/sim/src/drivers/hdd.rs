@@ -90,8 +90,8 @@
 //!
 //! Reads and destage compete for the head: reads go first while the cache has room. Once writes
 //! wait for room, the drive (`destage = "interleave"`, the default) alternates bursts of
-//! `destage_burst` (default 4 MiB, [`DESTAGE_BURST`] chunks) of destage with one read, and a write that has waited `ncq_age_limit`
-//! forces destage. With `destage = "drain"` it destages as long as any write waits for room, so
+//! `destage_burst` (default [`DESTAGE_BURST`], 4 MiB) of destage with one read, and a write
+//! that has waited `ncq_age_limit` forces destage. With `destage = "drain"` it destages as long as any write waits for room, so
 //! a read behind a stream of queued writes is served only by NCQ aging — the read starvation of
 //! the NCQ drives of the mid-2000s that CFQ's 2.6.22 rules (no async dispatch while a read is in
 //! flight, few async requests in the drive) and blk-wbt's `wb_cache_delay` were written against. A read entirely inside
@@ -204,7 +204,7 @@ impl HddParams {
             command_overhead: 300_000,
             destage: DestagePolicy::Interleave,
             ncq_age_limit: NCQ_AGE_LIMIT,
-            destage_burst: DESTAGE_BURST as u64 * DESTAGE_CHUNK,
+            destage_burst: DESTAGE_BURST,
         }
     }
 }
@@ -225,7 +225,7 @@ impl Default for HddParams {
             command_overhead: 50_000,
             destage: DestagePolicy::Interleave,
             ncq_age_limit: NCQ_AGE_LIMIT,
-            destage_burst: DESTAGE_BURST as u64 * DESTAGE_CHUNK,
+            destage_burst: DESTAGE_BURST,
         }
     }
 }
@@ -355,9 +355,9 @@ static HDD_KNOBS: [Knob<HddParams>; 14] = [
 pub const NCQ_AGE_LIMIT: Ns = 2_000_000_000;
 /// Largest piece of cached data destaged in one head operation, bytes.
 pub const DESTAGE_CHUNK: u64 = 1 << 20;
-/// Default `destage_burst`, in chunks: destage chunks served in a row while reads wait and
-/// writes wait for cache room.
-pub const DESTAGE_BURST: u32 = 4;
+/// Default `destage_burst`: data destaged in a row while reads wait and writes wait for cache
+/// room, bytes.
+pub const DESTAGE_BURST: u64 = 4 * DESTAGE_CHUNK;
 /// How far the drive keeps reading ahead after a read while idle, bytes.
 pub const READ_LOOKAHEAD: u64 = 2 << 20;
 /// Read segments the drive's buffer holds at most (firmware cuts its buffer into a few
@@ -884,10 +884,15 @@ impl Hdd {
         }
     }
 
+    /// Whether the command in `slot` has waited `ncq_age_limit` at `t` (NCQ aging).
+    fn aged(&self, slot: u32, t: Ns) -> bool {
+        t.saturating_sub(self.slots[slot as usize].arrival) >= self.p.ncq_age_limit
+    }
+
     /// Index in `queue` of the command to serve at `t`: the oldest if it has aged out,
     /// else shortest positioning time.
     fn pick_media(&self, t: Ns) -> usize {
-        if t.saturating_sub(self.slots[self.queue[0] as usize].arrival) >= self.p.ncq_age_limit {
+        if self.aged(self.queue[0], t) {
             return 0;
         }
         let mut best = (Ns::MAX, 0);
@@ -910,15 +915,12 @@ impl Hdd {
         }
         // Destage when there is nothing else to do; with reads waiting, only while writes wait
         // for room (in bursts), unless the oldest read has aged out or the oldest waiting write has.
-        let media_aged = has_media && t.saturating_sub(self.slots[self.queue[0] as usize].arrival) >= self.p.ncq_age_limit;
+        let media_aged = has_media && self.aged(self.queue[0], t);
         let burst_left = match self.p.destage {
             DestagePolicy::Interleave => u64::from(self.streak) * DESTAGE_CHUNK < self.p.destage_burst,
             DestagePolicy::Drain => true,
         };
-        let write_pressure = self
-            .waiting
-            .front()
-            .map(|&w| (burst_left, t.saturating_sub(self.slots[w as usize].arrival) >= self.p.ncq_age_limit));
+        let write_pressure = self.waiting.front().map(|&w| (burst_left, self.aged(w, t)));
         let destage = has_cache && (!has_media || (!media_aged && write_pressure.is_some_and(|(in_burst, aged)| in_burst || aged)));
         if destage
             && !has_media

@@ -264,7 +264,7 @@ impl MetaJob {
         self.pos += 1;
         if self.pos > t.dir_blocks + t.entries + t.subdirs_of(self.dir) {
             self.dir += 1;
-            self.pos = if self.dir < t.dirs { t.first_pos(self.dir) } else { 0 };
+            self.pos = t.first_pos(self.dir);
         }
         counted
     }
@@ -295,11 +295,6 @@ mod tests {
         assert_eq!((t.dirs_per_group, t.dir_blocks, t.inodes_per_block), (1, 1, 16));
         assert_eq!(t.dir_page(3, 0), 3 * BLOCKS_PER_GROUP + 13);
     }
-}
-
-#[cfg(test)]
-mod nested_tests {
-    use super::*;
 
     fn walk(t: &MetaTree) -> (Vec<u64>, u64) {
         let mut m = MetaJob {
