@@ -197,3 +197,28 @@ fn logs_have_a_row_per_io_or_per_window() {
     );
     assert!(a.stats.logs.lat.iter().all(|row| row.bs == 0 && row.ms % 500 == 0));
 }
+
+/// Buffered writes smaller than a page: on a file that holds data and is not in the cache,
+/// each one reads its page first (`block_write_begin`), so it takes a disk read's time; whole
+/// pages are replaced without a read, and a fallocated file's unwritten blocks are not read.
+#[test]
+fn sub_page_buffered_writes_read_the_page_first() {
+    // rwmixread=0: every I/O writes, but fio lays the file out with data (the job may read).
+    let text = |rw: &str, bs: &str| format!("[w]\nrw={rw}\nrwmixread=0\nbs={bs}\nsize=256m\nruntime=5\ntime_based\n");
+    let read_per_write = |r: &RunResult| {
+        let w = job(r, "w").stats.dir[WRITE].ios.max(1);
+        (
+            r.devices[0].requests_read as f64 / w as f64,
+            job(r, "w").stats.dir[WRITE].clat.hist.quantile(0.5),
+        )
+    };
+    let (small, small_p50) = read_per_write(&run(&text("randrw", "512"), false));
+    let (whole, whole_p50) = read_per_write(&run(&text("randrw", "4k"), false));
+    let (fallocated, _) = read_per_write(&run(&text("randwrite", "512"), false));
+    // A random 512-byte write into 256 MiB rarely finds its page cached in 5 s.
+    assert!(small > 0.8, "{small:.2} reads per 512-byte write");
+    assert!(small_p50 > 2_000_000, "512-byte write p50 {small_p50} ns: no disk read in it");
+    assert_eq!(whole, 0.0, "4 KiB writes replace whole pages");
+    assert!(whole_p50 < small_p50 / 10, "4 KiB write p50 {whole_p50} ns vs {small_p50} ns");
+    assert_eq!(fallocated, 0.0, "a fallocated file's blocks read as zeros");
+}

@@ -369,11 +369,18 @@ fn spawn_tasks(cfg: &Scenario, allocs: &mut [DevAllocator]) -> (Vec<Inode>, Vec<
                 let files: Vec<u32> = names
                     .into_iter()
                     .map(|name| {
-                        *fio_files.entry(name).or_insert_with(|| {
+                        let f = *fio_files.entry(name).or_insert_with(|| {
                             let blocks = BlockMap::contiguous(allocs[tc.device].preallocate(pages), pages);
-                            inodes.push(Inode::new(tc.device as u16, blocks, pages));
+                            let mut inode = Inode::new(tc.device as u16, blocks, pages);
+                            inode.unwritten = true;
+                            inodes.push(inode);
                             (inodes.len() - 1) as u32
-                        })
+                        });
+                        // A file any job reads is laid out with data.
+                        if job.rw.reads() {
+                            inodes[f as usize].unwritten = false;
+                        }
+                        f
                     })
                     .collect();
                 let stop = tc.stop.unwrap_or(cfg.duration).min(cfg.duration);

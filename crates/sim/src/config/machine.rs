@@ -40,7 +40,8 @@ pub struct MachineConfig {
     /// page wait table hashes (64 on x86-64 since 3.2, and on sparc64 in 2004).
     pub struct_page_size: u32,
     /// The kernel's PAGE_SIZE, bytes (8 KiB on sparc64). The model's page cache keeps 4 KiB
-    /// pages; page waits and wakeups (`unlock_page`) are per kernel page.
+    /// pages; page waits and wakeups (`unlock_page`) are per kernel page, and a buffered write
+    /// covering part of one reads the rest first (`__block_write_begin`).
     pub page_size: u64,
 }
 

@@ -49,6 +49,10 @@ pub struct Inode {
     /// Tick of the last mtime and atime updates (a handle each).
     pub mtime_jiffy: Option<u64>,
     pub atime_jiffy: Option<u64>,
+    /// Fallocated and never written (fio's layout of a file no job reads): its blocks read
+    /// as zeros, so a write covering part of a page need not read it first. Kept for the
+    /// file's life: a page written back, dropped and partly rewritten is not read either.
+    pub unwritten: bool,
     /// The file is on disk already; false for a writer's new file until its first write
     /// creates it (`open(O_CREAT)`: a directory entry, an inode from the inode bitmap).
     pub exists: bool,
@@ -76,6 +80,7 @@ impl Inode {
             mtime_jiffy: None,
             atime_jiffy: None,
             exists: true,
+            unwritten: false,
         }
     }
 }

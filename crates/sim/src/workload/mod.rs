@@ -462,6 +462,28 @@ impl Machine {
         // back here and looks again. The wait is not exclusive: the model's writer does not
         // take the page lock, so it could not hand the wakeup on as `unlock_page` does.
         let (ino, p0) = (self.tasks[tid as usize].file, self.tasks[tid as usize].offset / PAGE_SIZE);
+        // Read what the write leaves of a partly covered page, then come back; the wait is
+        // on the page's buffers (`wait_on_buffer`).
+        let mut wait_on = None;
+        for p in self.partial_page_ranges(tid).into_iter().flatten() {
+            match self.inodes[ino as usize].mapping.state(p) {
+                None if !self.inodes[ino as usize].unwritten && self.inodes[ino as usize].blocks.lookup(p).is_some() => {
+                    if !self.read_one_page(tid, ino, p) {
+                        return None;
+                    }
+                    wait_on.get_or_insert(p);
+                }
+                Some(PageState::Reading) => {
+                    wait_on.get_or_insert(p);
+                }
+                _ => {}
+            }
+        }
+        if let Some(p) = wait_on {
+            self.page_wait(tid, ino, p, PG_LOCKED, WaitSite::WaitOnBuffer, false);
+            self.task_submit_pending(tid);
+            return None;
+        }
         let m = &self.inodes[ino as usize].mapping;
         let mut idx = p0;
         while idx < p0 + pages {
@@ -483,6 +505,47 @@ impl Machine {
         self.tasks[tid as usize].phase = Phase::CopyDone;
         self.cpu_run(Who::Task(tid), burst);
         None
+    }
+
+    /// `__block_write_begin`: the cache pages around the chunk that the write covers only in
+    /// part, as (head, tail) ranges of 4 KiB pages. The machine's page (`page_size`, 8 KiB on
+    /// sparc64) is the unit: what the write leaves of it must be read first when it is not in
+    /// the cache and has its blocks on disk (the other half of an 8 KiB page under a 4 KiB
+    /// write, the rest of a 4 KiB page under a 512-byte one). A page of a file being extended
+    /// has no block yet and a fallocated file's blocks are unwritten: both are zeroed instead.
+    /// NFS writes partial pages without reading them.
+    fn partial_page_ranges(&self, tid: u32) -> [std::ops::Range<u64>; 2] {
+        let task = &self.tasks[tid as usize];
+        let (off, len) = (task.offset, task.chunk_bytes);
+        if len == 0 || self.queues[task.dev as usize].unstable_device {
+            return [0..0, 0..0];
+        }
+        let mp = self.cfg.machine.page_size.max(PAGE_SIZE);
+        let per = mp / PAGE_SIZE;
+        let (start, end) = (off / mp * per, (off + len).div_ceil(mp) * per);
+        let (full_start, full_end) = (off.div_ceil(PAGE_SIZE), (off + len) / PAGE_SIZE);
+        if full_start >= full_end {
+            return [start..end, 0..0];
+        }
+        [start..full_start, full_end..end]
+    }
+
+    /// Read page `idx` of `ino` alone (no readahead): allocate it, waiting in reclaim if
+    /// memory is short (false: the task waits there and comes back), lock it for the read
+    /// and queue the request on the task's plug.
+    fn read_one_page(&mut self, tid: u32, ino: u32, idx: u64) -> bool {
+        if !self.alloc_pages(tid, 1) {
+            return false;
+        }
+        self.inodes[ino as usize].mapping.set_range(idx, 1, Some(PageState::Reading));
+        self.map_pages(tid, ino, 1);
+        self.page_inserted(ino, idx, 1);
+        let dev = self.inodes[ino as usize].dev as usize;
+        let (sector, _) = self.inodes[ino as usize].blocks.map(idx, 1, &mut self.allocs[dev]);
+        let seg = crate::block::queue::Seg::new(ino, idx, 1);
+        let id = self.queues[dev].alloc(Op::Read, sector, 8, Some(seg), Submitter::Task(tid), true, false, false, false);
+        self.tasks[tid as usize].pending.push_back((dev as u16, id));
+        true
     }
 
     // ---- reads ----
@@ -597,20 +660,9 @@ impl Machine {
                     task.ra_size = size;
                     task.ra_async = async_size;
                     self.issue_reads(tid, start, size);
-                    if self.inodes[ino as usize].mapping.state(idx).is_none() {
-                        // Readahead gave up on memory: allocate the one page the read needs,
-                        // waiting in reclaim if there is none.
-                        if !self.alloc_pages(tid, 1) {
-                            return None;
-                        }
-                        self.inodes[ino as usize].mapping.set_range(idx, 1, Some(PageState::Reading));
-                        self.map_pages(tid, ino, 1);
-                        self.page_inserted(ino, idx, 1);
-                        let dev = self.tasks[t].dev as usize;
-                        let (sector, _) = self.inodes[ino as usize].blocks.map(idx, 1, &mut self.allocs[dev]);
-                        let seg = crate::block::queue::Seg::new(ino, idx, 1);
-                        let id = self.queues[dev].alloc(Op::Read, sector, 8, Some(seg), Submitter::Task(tid), true, false, false, false);
-                        self.tasks[t].pending.push_back((dev as u16, id));
+                    // Readahead gave up on memory: read the one page the read needs.
+                    if self.inodes[ino as usize].mapping.state(idx).is_none() && !self.read_one_page(tid, ino, idx) {
+                        return None;
                     }
                 }
                 // wait_on_page_locked(): sleep on the page's hashed wait queue.
