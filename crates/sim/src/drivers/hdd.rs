@@ -15,6 +15,7 @@
 //! | `seek_track_to_track`, `seek_average`, `seek_full_stroke` | the three points the seek curve passes through |
 //! | `command_overhead` | decode time of each command, from arrival until the drive may act on it |
 //! | `interface_rate` | SATA transfer of a write into the cache, or of a read served from the cache |
+//! | `interface_overhead` | link time of each command besides its data (bus phases) |
 //! | `queue_depth` | NCQ depth: commands the drive holds and reorders (1 = no NCQ) |
 //! | `write_cache`, `cache_size` | volatile write-back cache and its capacity |
 //!
@@ -165,6 +166,10 @@ pub struct HddParams {
     pub transfer_inner: u64,
     /// Interface (SATA) rate, bytes/s: the speed of a write-cache hit.
     pub interface_rate: u64,
+    /// Link time of each command besides its data, ns: a parallel SCSI bus's arbitration,
+    /// selection, message and status phases (and reselection after a disconnect), which a
+    /// host-driven chip paces by interrupts. SATA's frames make it negligible (0).
+    pub interface_overhead: Ns,
     /// Native command queue depth (1 = no NCQ).
     pub queue_depth: u32,
     /// Volatile write cache enabled (`write_cache` = "write back").
@@ -198,6 +203,7 @@ impl HddParams {
             transfer_outer: 40_000_000,
             transfer_inner: 24_000_000,
             interface_rate: 100_000_000,
+            interface_overhead: 0,
             queue_depth: 1,
             write_cache: true,
             cache_size: 2 * MIB,
@@ -219,6 +225,7 @@ impl Default for HddParams {
             transfer_outer: 210 * MIB,
             transfer_inner: 100 * MIB,
             interface_rate: 550 * MIB,
+            interface_overhead: 0,
             queue_depth: 32,
             write_cache: true,
             cache_size: 256 * MIB,
@@ -312,7 +319,7 @@ impl DeviceModel for HddParams {
     }
 }
 
-static HDD_KNOBS: [Knob<HddParams>; 14] = [
+static HDD_KNOBS: [Knob<HddParams>; 15] = [
     knob!(HddParams, "rpm", KnobKind::Count { min: 1, max: 100_000 }, "spindle speed", rpm: u32),
     knob!(HddParams, "seek_track_to_track", LATENCY, "seek to the next track", seek_track_to_track: u64),
     knob!(HddParams, "seek_average", LATENCY, "average seek, one third of full stroke", seek_average: u64),
@@ -320,6 +327,7 @@ static HDD_KNOBS: [Knob<HddParams>; 14] = [
     knob!(HddParams, "transfer_outer", KnobKind::Rate, "media rate at the outer edge, LBA 0", transfer_outer: u64),
     knob!(HddParams, "transfer_inner", KnobKind::Rate, "media rate at the inner edge", transfer_inner: u64),
     knob!(HddParams, "interface_rate", KnobKind::Rate, "SATA link rate: the speed of a write-cache hit", interface_rate: u64),
+    knob!(HddParams, "interface_overhead", LATENCY, "link time per command besides its data: a SCSI bus's phases (0 for SATA)", interface_overhead: u64),
     knob!(HddParams, "queue_depth", QUEUE_DEPTH, "NCQ depth; 1 = no command queueing", queue_depth: u32),
     knob!(HddParams, "write_cache", KnobKind::Bool, "volatile write cache on", write_cache: bool),
     knob!(HddParams, "cache_size", KnobKind::Size { min: 0, max: u64::MAX, pages: false }, "write cache size", cache_size: u64),
@@ -666,10 +674,11 @@ impl Hdd {
         }
     }
 
-    /// SATA transfer of `bytes` starting no earlier than `t`; returns its end.
+    /// Link transfer of a command carrying `bytes`, starting no earlier than `t`: its bus
+    /// phases, then the data. Returns its end.
     fn link(&mut self, t: Ns, bytes: u64) -> Ns {
         let start = t.max(self.link_free);
-        self.link_free = start + (bytes as f64 * self.iface_ns).round() as Ns;
+        self.link_free = start + self.p.interface_overhead + (bytes as f64 * self.iface_ns).round() as Ns;
         self.link_free
     }
 
@@ -709,7 +718,7 @@ impl Hdd {
             // Look-ahead: the drive kept streaming from head_byte since head_free.
             let start = self.head_free + self.xfer_ns(self.head_pos, c.pos_s);
             let media_end = self.head_free + self.xfer_ns(self.head_pos, c.pos_e);
-            let host_end = s + ((c.end - c.byte) as f64 * self.iface_ns).round() as Ns;
+            let host_end = s + self.p.interface_overhead + ((c.end - c.byte) as f64 * self.iface_ns).round() as Ns;
             return (start, media_end.max(host_end));
         }
         let start = self.locate(s, c.byte, c.pos_s);
@@ -1317,6 +1326,30 @@ mod tests {
         let r = rate(&done, MIB, n - 512);
         assert!((r / mb(p.transfer_outer) - 1.0).abs() < 0.03, "stream {r:.1} MB/s");
         assert!(d.cache_used() <= p.cache_size);
+    }
+
+    #[test]
+    fn a_slow_bus_with_command_phases_carries_less_in_small_commands() {
+        // A 2 MB/s share of a SCSI bus: a burst of cached writes completes at the link's pace,
+        // each command paying its phases on top of its data, so small commands lose more.
+        let bus = |overhead: Ns, size: u64| {
+            let p = HddParams {
+                interface_rate: 2_000_000,
+                interface_overhead: overhead,
+                ..HddParams::default()
+            };
+            let mut d = hdd(p);
+            let done = run(&mut d, 4, 64, |i| (Op::Write, i as u64 * size, size));
+            (64 * size) as f64 / (done.last().unwrap().1 as f64 * 1e-9) / 1e6
+        };
+        let (plain_4k, slow_4k, slow_64k) = (bus(0, 4096), bus(1_000_000, 4096), bus(1_000_000, 64 * 1024));
+        // 4 KiB takes 2.05 ms of data: one more ms of phases is a third of the link.
+        assert!(
+            (plain_4k / slow_4k - 3.05 / 2.05).abs() < 0.05,
+            "{plain_4k:.2} vs {slow_4k:.2} MB/s"
+        );
+        // 64 KiB takes 32.8 ms of data: the same phases cost 3 %.
+        assert!(slow_64k > 0.95 * plain_4k && slow_64k > 1.4 * slow_4k, "{slow_64k:.2} MB/s");
     }
 
     /// A qd1 random reader (every 100th command) next to a saturating stream of 1 MiB writes:
