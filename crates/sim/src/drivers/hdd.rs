@@ -992,9 +992,10 @@ impl Hdd {
             self.head_free = end;
             self.head_op = HeadOp::Media;
             self.last_read = !c.write;
-            // On a link slower than the media (a shared SCSI bus) the data crosses it one
-            // command at a time while the head goes on: the command ends when both are done.
-            let done = if self.slow_link {
+            // On a link slower than the media (a shared SCSI bus), or one whose commands
+            // take bus phases besides their data, the data crosses it one command at a time
+            // while the head goes on: the command ends when both are done.
+            let done = if self.slow_link || self.p.interface_overhead > 0 {
                 end.max(self.link(start, c.end - c.byte))
             } else {
                 end
