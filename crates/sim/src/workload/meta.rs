@@ -4,9 +4,7 @@
 //! (`REQ_SYNC | REQ_META`), and each needs a free page first — which, in the generations whose
 //! reclaim waited on dirty pages, is where a reader can stall (see `vmscan_pageout.rs`).
 
-use crate::block::queue::{Seg, Submitter};
 use crate::config::JobConfig;
-use crate::drivers::Op;
 use crate::fs::block_alloc::BlockMap;
 use crate::fs::inode::Inode;
 use crate::fs::metadata::{MetaJob, MetaTree, Next};
@@ -213,14 +211,7 @@ impl Machine {
         if !self.alloc_pages_nofs(tid, 1) {
             return None;
         }
-        self.inodes[file as usize].mapping.set_range(page, 1, Some(PageState::Reading));
-        self.map_pages(tid, file, 1);
-        self.page_inserted(file, page, 1);
-        let dev = self.inodes[file as usize].dev as usize;
-        let (sector, _) = self.inodes[file as usize].blocks.map(page, 1, &mut self.allocs[dev]);
-        let seg = Seg::new(file, page, 1);
-        let id = self.queues[dev].alloc(Op::Read, sector, 8, Some(seg), Submitter::Task(tid), true, false, false, false);
-        self.tasks[t].pending.push_back((dev as u16, id));
+        self.start_page_read(tid, file, page);
         self.inodes[file as usize].read_waiters.push(tid);
         self.task_submit_pending(tid);
         None

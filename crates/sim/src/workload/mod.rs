@@ -531,12 +531,18 @@ impl Machine {
     }
 
     /// Read page `idx` of `ino` alone (no readahead): allocate it, waiting in reclaim if
-    /// memory is short (false: the task waits there and comes back), lock it for the read
-    /// and queue the request on the task's plug.
+    /// memory is short (false: the task waits there and comes back), then start its read.
     fn read_one_page(&mut self, tid: u32, ino: u32, idx: u64) -> bool {
         if !self.alloc_pages(tid, 1) {
             return false;
         }
+        self.start_page_read(tid, ino, idx);
+        true
+    }
+
+    /// Start the read of page `idx` of `ino`, allocated to `tid`: the page enters the cache
+    /// locked for the read, and its 4 KiB request goes on the task's plug.
+    pub(crate) fn start_page_read(&mut self, tid: u32, ino: u32, idx: u64) {
         self.inodes[ino as usize].mapping.set_range(idx, 1, Some(PageState::Reading));
         self.map_pages(tid, ino, 1);
         self.page_inserted(ino, idx, 1);
@@ -545,7 +551,6 @@ impl Machine {
         let seg = crate::block::queue::Seg::new(ino, idx, 1);
         let id = self.queues[dev].alloc(Op::Read, sector, 8, Some(seg), Submitter::Task(tid), true, false, false, false);
         self.tasks[tid as usize].pending.push_back((dev as u16, id));
-        true
     }
 
     // ---- reads ----
