@@ -537,7 +537,8 @@ pub struct Hdd {
     seek: SeekCurve,
     /// SATA transfer time per byte, ns.
     iface_ns: f64,
-    /// `interface_rate` below `transfer_outer`: media commands wait for the link too.
+    /// Media commands wait for the link too: `interface_rate` is below `transfer_outer`, or
+    /// each command takes bus phases (`interface_overhead`).
     slow_link: bool,
     slots: Vec<Cmd>,
     free_slots: Vec<u32>,
@@ -595,7 +596,7 @@ impl Hdd {
         let qd = p.queue_depth.max(1) as usize;
         Hdd {
             iface_ns: 1e9 / p.interface_rate.max(1) as f64,
-            slow_link: p.interface_rate < p.transfer_outer,
+            slow_link: p.interface_rate < p.transfer_outer || p.interface_overhead > 0,
             p,
             geo,
             seek,
@@ -678,8 +679,14 @@ impl Hdd {
     /// phases, then the data. Returns its end.
     fn link(&mut self, t: Ns, bytes: u64) -> Ns {
         let start = t.max(self.link_free);
-        self.link_free = start + self.p.interface_overhead + (bytes as f64 * self.iface_ns).round() as Ns;
+        self.link_free = start + self.link_ns(bytes);
         self.link_free
+    }
+
+    /// Link time of a command carrying `bytes`: its bus phases, then the data.
+    #[inline]
+    fn link_ns(&self, bytes: u64) -> Ns {
+        self.p.interface_overhead + (bytes as f64 * self.iface_ns).round() as Ns
     }
 
     #[inline]
@@ -718,7 +725,7 @@ impl Hdd {
             // Look-ahead: the drive kept streaming from head_byte since head_free.
             let start = self.head_free + self.xfer_ns(self.head_pos, c.pos_s);
             let media_end = self.head_free + self.xfer_ns(self.head_pos, c.pos_e);
-            let host_end = s + self.p.interface_overhead + ((c.end - c.byte) as f64 * self.iface_ns).round() as Ns;
+            let host_end = s + self.link_ns(c.end - c.byte);
             return (start, media_end.max(host_end));
         }
         let start = self.locate(s, c.byte, c.pos_s);
@@ -995,7 +1002,7 @@ impl Hdd {
             // On a link slower than the media (a shared SCSI bus), or one whose commands
             // take bus phases besides their data, the data crosses it one command at a time
             // while the head goes on: the command ends when both are done.
-            let done = if self.slow_link || self.p.interface_overhead > 0 {
+            let done = if self.slow_link {
                 end.max(self.link(start, c.end - c.byte))
             } else {
                 end
