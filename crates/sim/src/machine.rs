@@ -593,7 +593,7 @@ impl Machine {
             let to = match st {
                 None | Some(PageState::Clean) => Some(PageState::Dirty),
                 Some(PageState::Writeback) => Some(PageState::WritebackDirty),
-                Some(PageState::Dirty) | Some(PageState::WritebackDirty) => None,
+                Some(PageState::Dirty) | Some(PageState::WritebackDirty) | Some(PageState::Queued) => None,
                 // A read started on pages the writer had allocated but not yet inserted (the
                 // kernel's writer holds them locked, so readahead would skip them): the write's
                 // data wins, the read's completion finds them dirty and leaves them so.
@@ -807,6 +807,9 @@ impl Machine {
         if self.queues[dev as usize].rq(id).handle_start && !self.journal_handle_for_submit(dev, id) {
             return false;
         }
+        if self.queues[dev as usize].rq(id).set_writeback_at_submit {
+            self.account_set_writeback(dev, id);
+        }
         let q = &self.queues[dev as usize];
         if q.nr_hw_queues() > 1 {
             let h = q.hctx_of_cpu(self.submitter_cpu(q.rq(id).submitter));
@@ -829,6 +832,32 @@ impl Machine {
         }
         self.kick_queue(dev);
         r != Submit::Blocked
+    }
+
+    /// `folio_start_writeback` for the pages of writeback request `id`, as it is submitted:
+    /// `Queued` pages (written again meanwhile or not: still one dirty page each) go under
+    /// writeback and leave `NR_FILE_DIRTY` (and the wb's and memory cgroup's dirty counts)
+    /// for `NR_WRITEBACK`.
+    fn account_set_writeback(&mut self, dev: u16, id: u32) {
+        let r = self.queues[dev as usize].rq_mut(id);
+        r.set_writeback_at_submit = false;
+        let Some(seg) = r.segs.first() else { return };
+        let (ino, start, pages) = (seg.file, seg.start, seg.pages);
+        debug_assert_eq!(r.segs.len(), 1, "a request is accounted before it can merge");
+        let inode = &mut self.inodes[ino as usize];
+        let had_wb = inode.mapping.nr_writeback > 0;
+        // A queued page stays queued until here (a rewrite leaves it so), so the whole range is.
+        let n = inode.mapping.set_range(start, pages, Some(PageState::Writeback)).queued;
+        debug_assert_eq!(n, pages, "every page of a request stays queued until it is submitted");
+        let wbi = inode.wb as usize;
+        if !had_wb && n > 0 {
+            self.wbs[wbi].writeback_inodes += 1;
+        }
+        self.vm.nr_dirty -= n;
+        self.vm.nr_writeback += n;
+        self.memcg_account(ino, 0, -(n as i64), n as i64);
+        self.wbs[wbi].reclaimable -= n;
+        self.wbs[wbi].writeback += n;
     }
 
     /// The cgroup a request is charged to (`bio_associate_blkg`): a flusher's, its wb's

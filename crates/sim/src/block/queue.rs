@@ -273,6 +273,7 @@ impl BlockQueue {
                     submit_ns: 0,
                     iolat_in: false,
                     aio: 0,
+                    set_writeback_at_submit: false,
                 });
                 (self.pool.len() - 1) as u32
             }
@@ -313,6 +314,7 @@ impl BlockQueue {
         r.submit_ns = 0;
         r.iolat_in = false;
         r.aio = 0;
+        r.set_writeback_at_submit = false;
         id
     }
 

@@ -116,6 +116,11 @@ pub struct Request {
     pub iolat_in: bool,
     /// The in-flight I/O of its submitter's fio job it belongs to (asynchronous direct I/O).
     pub aio: u16,
+    /// Its pages were taken for writeback but are still counted dirty: the kernel sets
+    /// `PG_writeback` on a page only as it adds it to the bio it is about to submit, so the
+    /// pages of bios a writepages call has not reached yet (its submitter blocked in request
+    /// allocation) are still in `NR_FILE_DIRTY`. Cleared when it is first submitted.
+    pub set_writeback_at_submit: bool,
 }
 
 impl Request {

@@ -498,7 +498,9 @@ impl Machine {
     fn requeue_inode(&mut self, ino: u32, nr_to_write_left: i64, dirtied_before: u64, sync_all: bool) {
         let j = self.jiffies();
         let i = &mut self.inodes[ino as usize];
-        if i.mapping.nr_dirty == 0 {
+        // Pages queued for writeback count as written: the kernel's writepages returns only
+        // once it has submitted them.
+        if i.mapping.nr_dirty == i.mapping.nr_queued {
             i.dirty = false;
             return;
         }
@@ -599,11 +601,12 @@ impl Machine {
         r
     }
 
-    /// Start writeback of up to `max` dirty pages of `ino` from page `from`: mark them
-    /// writeback and queue requests of up to `max_sectors` on the submitter's pending list.
-    /// Returns (pages, next writeback_index).
+    /// Start writeback of up to `max` dirty pages of `ino` from page `from`: take them for
+    /// writeback (`Queued`) and queue requests of up to `max_sectors` on the submitter's
+    /// pending list. They go under writeback as their requests are submitted, not here: a
+    /// writepages call blocked in request allocation still has its later pages dirty, and the
+    /// throttling of every era reads that. Returns (pages, next writeback_index).
     pub fn write_dirty_range(&mut self, ino: u32, from: u64, max: u64, sub: Submitter, sync: bool, background: bool) -> (u64, u64) {
-        let wbi = self.inodes[ino as usize].wb as usize;
         let dev = self.inodes[ino as usize].dev as usize;
         let max_pages = (self.queues[dev].max_sectors / 8).max(1);
         // Large folios: one bio may span several requests (block/bio_chain.rs).
@@ -622,16 +625,9 @@ impl Machine {
                 idx = 0;
                 break;
             };
-            let had_wb = self.inodes[ino as usize].mapping.nr_writeback > 0;
-            self.inodes[ino as usize].mapping.set_range(s, n, Some(PageState::Writeback));
-            if !had_wb {
-                self.wbs[wbi].writeback_inodes += 1;
-            }
-            self.vm.nr_dirty -= n;
-            self.vm.nr_writeback += n;
-            self.memcg_account(ino, 0, -(n as i64), n as i64);
-            self.wbs[wbi].reclaimable -= n;
-            self.wbs[wbi].writeback += n;
+            // Dirty still; each request's pages go under writeback as it is submitted
+            // (`Machine::account_set_writeback`).
+            self.inodes[ino as usize].mapping.set_range(s, n, Some(PageState::Queued));
             let mut p = s;
             // The bio being built ends at `bio_end`; the next one starts there. A bio that fits
             // in one request (always without large folios) is the request itself.
@@ -672,6 +668,7 @@ impl Machine {
                     false,
                     false,
                 );
+                self.queues[dev].rq_mut(id).set_writeback_at_submit = true;
                 if new_blocks {
                     self.queues[dev].rq_mut(id).new_blocks = true;
                 }

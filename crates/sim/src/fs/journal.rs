@@ -456,8 +456,10 @@ impl Machine {
             if order == Ordered::WriteAll {
                 self.write_dirty_range(ino, 0, u64::MAX, Submitter::Journal(dev), true, false);
             }
+            // Pages under writeback and pages taken for it (their requests not yet submitted,
+            // the flusher's or this commit's): the commit waits for all of them.
             let i = &self.inodes[ino as usize];
-            targets.push((ino, i.nr_written + i.mapping.nr_writeback));
+            targets.push((ino, i.nr_written + i.mapping.nr_writeback + i.mapping.nr_queued));
         }
         self.jn(dev).committing.as_mut().expect("committing").ordered_targets = targets;
         self.journal_submit(dev);

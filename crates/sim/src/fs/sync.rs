@@ -36,6 +36,7 @@ use crate::kernel::task::Phase;
 use crate::kernel::waitqueue::{WaitSite, PG_WRITEBACK};
 use crate::machine::Machine;
 use crate::metrics::trace::WbReason;
+use crate::mm::page_cache::PageState;
 use crate::workload::state::SyncWait;
 
 impl Machine {
@@ -137,7 +138,9 @@ impl Machine {
                 Some(SyncWait::Wait { all, dev, ino, index, end }) => {
                     let m = &self.inodes[ino as usize].mapping;
                     match m.next_matching(index, end, |st| st.is_dirty() || st.under_writeback()) {
-                        Some((page, _, st)) if st.under_writeback() => {
+                        // Under writeback, or taken by a writepages call whose request waits
+                        // to be submitted: it will be written, wait for that.
+                        Some((page, _, st)) if st.under_writeback() || st == PageState::Queued => {
                             self.set_walk(tid, all, dev, ino, page, end);
                             self.page_wait(tid, ino, page, PG_WRITEBACK, WaitSite::WaitOnPageBit, false);
                             return None;

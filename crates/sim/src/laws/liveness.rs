@@ -52,8 +52,9 @@ impl Machine {
         let has_inside = q.device.in_flight() > 0;
         let queued_or_inside = q.live_requests().any(|(_, r)| matches!(r.stage, RqStage::Queued | RqStage::Device));
         for (id, r) in q.live_requests() {
-            // A direct request's segments are the buffered bios merged into it.
-            if r.op == crate::drivers::Op::Write {
+            // A direct request's segments are the buffered bios merged into it. A request not
+            // yet submitted still has its pages counted dirty.
+            if r.op == crate::drivers::Op::Write && !r.set_writeback_at_submit {
                 wb_pages += r.segs.iter().map(|s| s.pages).sum::<u64>();
             }
             match r.stage {

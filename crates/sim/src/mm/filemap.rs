@@ -21,6 +21,9 @@ impl Machine {
         match self.inodes[file as usize].mapping.state(page) {
             Some(PageState::Reading) => PG_LOCKED,
             Some(PageState::Writeback) | Some(PageState::WritebackDirty) => PG_WRITEBACK,
+            // Taken for writeback, its request not yet submitted: whoever must see it written
+            // (fsync) waits as for writeback; the end of its writeback wakes them.
+            Some(PageState::Queued) => PG_WRITEBACK,
             _ => 0,
         }
     }

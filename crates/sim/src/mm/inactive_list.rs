@@ -174,7 +174,7 @@ impl InactiveList {
                             kept.push(run_e);
                         }
                     }
-                    Some(PageState::Writeback | PageState::WritebackDirty | PageState::Reading) => {
+                    Some(PageState::Writeback | PageState::WritebackDirty | PageState::Reading | PageState::Queued) => {
                         r.busy += run;
                         kept.push(Run {
                             file: e.file,

@@ -23,12 +23,17 @@ pub enum PageState {
     WritebackDirty,
     /// Being read from the device (locked, not uptodate).
     Reading,
+    /// Taken by a writepages call whose request for it is not submitted yet: still
+    /// `PG_dirty` and in `NR_FILE_DIRTY` (the kernel sets `PG_writeback` on a page only as it
+    /// adds it to the bio it is about to submit), but no other writeback takes it again. It
+    /// becomes `Writeback` when its request is submitted.
+    Queued,
 }
 
 impl PageState {
     /// `PG_dirty`: counted in `NR_FILE_DIRTY`.
     pub fn is_dirty(self) -> bool {
-        matches!(self, PageState::Dirty | PageState::WritebackDirty)
+        matches!(self, PageState::Dirty | PageState::WritebackDirty | PageState::Queued)
     }
 
     /// `PG_writeback`: counted in `NR_WRITEBACK`.
@@ -52,6 +57,7 @@ pub struct Changed {
     pub writeback: u64,
     pub writeback_dirty: u64,
     pub reading: u64,
+    pub queued: u64,
 }
 
 impl Changed {
@@ -63,6 +69,7 @@ impl Changed {
             Some(PageState::Writeback) => self.writeback += n,
             Some(PageState::WritebackDirty) => self.writeback_dirty += n,
             Some(PageState::Reading) => self.reading += n,
+            Some(PageState::Queued) => self.queued += n,
         }
     }
 }
@@ -82,6 +89,8 @@ pub struct AddressSpace {
     pub nr_pages: u64,
     pub nr_dirty: u64,
     pub nr_writeback: u64,
+    /// Of `nr_dirty`, the pages `Queued` for writeback.
+    pub nr_queued: u64,
 }
 
 impl AddressSpace {
@@ -177,8 +186,9 @@ impl AddressSpace {
         }
         ch.add(None, n - covered);
         self.nr_pages -= n - ch.absent;
-        self.nr_dirty -= ch.dirty + ch.writeback_dirty;
+        self.nr_dirty -= ch.dirty + ch.writeback_dirty + ch.queued;
         self.nr_writeback -= ch.writeback + ch.writeback_dirty;
+        self.nr_queued -= ch.queued;
         if let Some(st) = state {
             self.put(start, Extent { len: n, state: st });
             self.nr_pages += n;
@@ -187,6 +197,9 @@ impl AddressSpace {
             }
             if st.under_writeback() {
                 self.nr_writeback += n;
+            }
+            if st == PageState::Queued {
+                self.nr_queued += n;
             }
             self.coalesce(start);
         }
@@ -327,11 +340,11 @@ mod tests {
     proptest! {
         /// Against a page-per-entry model: states and counters always agree.
         #[test]
-        fn extent_map_matches_page_array(ops in prop::collection::vec((0u64..200, 1u64..50, 0u8..6), 1..60)) {
+        fn extent_map_matches_page_array(ops in prop::collection::vec((0u64..200, 1u64..50, 0u8..7), 1..60)) {
             let mut a = AddressSpace::new();
             let mut naive: Vec<Option<PageState>> = vec![None; 260];
             for (start, n, s) in ops {
-                let st = match s { 0 => None, 1 => Some(PageState::Clean), 2 => Some(PageState::Dirty), 3 => Some(PageState::Writeback), 4 => Some(PageState::WritebackDirty), _ => Some(PageState::Reading) };
+                let st = match s { 0 => None, 1 => Some(PageState::Clean), 2 => Some(PageState::Dirty), 3 => Some(PageState::Writeback), 4 => Some(PageState::WritebackDirty), 5 => Some(PageState::Queued), _ => Some(PageState::Reading) };
                 let mut expect = Changed::default();
                 for p in naive.iter_mut().skip(start as usize).take(n as usize) {
                     expect.add(*p, 1);
@@ -344,6 +357,7 @@ mod tests {
                 prop_assert_eq!(a.nr_pages, naive.iter().filter(|p| p.is_some()).count() as u64);
                 prop_assert_eq!(a.nr_dirty, naive.iter().filter(|p| p.is_some_and(PageState::is_dirty)).count() as u64);
                 prop_assert_eq!(a.nr_writeback, naive.iter().filter(|p| p.is_some_and(PageState::under_writeback)).count() as u64);
+                prop_assert_eq!(a.nr_queued, naive.iter().filter(|p| **p == Some(PageState::Queued)).count() as u64);
                 prop_assert_eq!(a.end(), naive.iter().rposition(|p| p.is_some()).map_or(0, |i| i as u64 + 1));
                 let from = start / 2;
                 let want = naive.iter().enumerate().skip(from as usize).take(150usize.saturating_sub(from as usize)).find(|(_, p)| p.is_some_and(PageState::is_dirty)).map(|(i, _)| i as u64);

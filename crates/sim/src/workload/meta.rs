@@ -162,7 +162,7 @@ impl Machine {
                     }
                 }
                 Next::Page(page) => match self.inodes[file as usize].mapping.state(page) {
-                    Some(PageState::Clean | PageState::Dirty | PageState::Writeback | PageState::WritebackDirty) => {
+                    Some(PageState::Clean | PageState::Dirty | PageState::Writeback | PageState::WritebackDirty | PageState::Queued) => {
                         burst += cost;
                         let m = self.tasks[t].meta.as_mut().expect("metadata job");
                         let waited = m.lookup_start.take().map_or(0, |s| now - s);
