@@ -634,9 +634,7 @@ impl Machine {
         while idx < p1 {
             let (st, run) = self.inodes[ino as usize].mapping.run_at(idx, p1 - idx);
             match st {
-                Some(PageState::Clean | PageState::Dirty | PageState::Writeback | PageState::WritebackDirty | PageState::Queued) => {
-                    idx += run
-                }
+                Some(st) if st.is_uptodate() => idx += run,
                 other => {
                     missing = Some((idx, other));
                     break;
