@@ -106,7 +106,7 @@ pub fn generation_rows() -> Vec<[String; 8]> {
 }
 
 /// What is chosen by release inside a generation, or fixed by one piece of it.
-pub const INSIDE_GENERATIONS: [(&str, &str); 4] = [
+pub const INSIDE_GENERATIONS: [(&str, &str); 6] = [
     (
         "page wait queues (by release, inside generations)",
         "2.5–2.6.6 wake-all, 2.6.7–4.9 filtered+wake-one, 4.10+ handoff; [policy] page_wake = \"filtered\" for wli's first posting",
@@ -114,6 +114,14 @@ pub const INSIDE_GENERATIONS: [(&str, &str); 4] = [
     (
         "timer wheel (by release, inside generations)",
         "up to 4.7 cascading (a sleep of n jiffies ends on tick now + n), 4.8+ rounded (on tick now + n + 1 below 63 jiffies, coarser above): the `think` of balance_dirty_pages",
+    ),
+    (
+        "readahead (by release, inside generations)",
+        "2.6.5–2.6.10 windowed (2.6.6's current and ahead windows, skipped while the device or a member of a dm stripe is read-congested, a missed page read alone), else on-demand (2.6.23's; the rules of 2.4–2.6.4 and 2.6.11–2.6.22 are not modelled)",
+    ),
+    (
+        "read waits (by release, inside generations)",
+        "up to 4.7 a read finding its page under someone's read sleeps in __lock_page, 4.8+ in wait_on_page_bit (wait_on_page_locked first); a read of a page it started itself waits in wait_on_page_bit",
     ),
     (
         "legacy queue",
@@ -128,7 +136,7 @@ pub const INSIDE_GENERATIONS: [(&str, &str); 4] = [
 /// Every name `[policy]` takes, per key.
 pub fn policy_names() -> Vec<(&'static str, Vec<&'static str>)> {
     use wblab_sim::config::{
-        FlusherKind, PageHash, PageWake, PolicyPiece, QueueEra, ReclaimKind, ThrottleKind, TimerWheel, WritebackChunk,
+        FlusherKind, PageHash, PageWake, PolicyPiece, QueueEra, ReadWait, Readahead, ReclaimKind, ThrottleKind, TimerWheel, WritebackChunk,
     };
     vec![
         ("throttle", ThrottleKind::names()),
@@ -139,6 +147,8 @@ pub fn policy_names() -> Vec<(&'static str, Vec<&'static str>)> {
         ("page_wake", PageWake::names()),
         ("page_hash", PageHash::names()),
         ("timer_wheel", TimerWheel::names()),
+        ("readahead", Readahead::names()),
+        ("read_wait", ReadWait::names()),
     ]
 }
 

@@ -93,3 +93,38 @@ fn wli_2004_filtered_wakeups() {
     assert!(spurious(base) > 0);
     assert_eq!(spurious(&runs[2].1), 0);
 }
+
+/// 2.6.6's windowed readahead skips its I/O while a member of the stripe is read-congested,
+/// and the 512 readers then read page by page, each read a wait in `wait_on_page_bit`
+/// (`readpage`, `wait_on_page_locked`). One reader alone keeps its windows; on-demand
+/// readahead (2.6.23) has no congestion test, so its readers only ever wait for pages their
+/// windows are reading (`__lock_page`).
+#[test]
+fn windowed_readahead_reads_page_by_page_on_a_congested_stripe() {
+    use wblab_sim::config::Readahead;
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/2004-tiotest-512.toml");
+    let base = wblab_scenario::load_all(&path).unwrap_or_else(|e| panic!("{e}")).remove(1);
+    assert_eq!(base.policy.readahead, Readahead::Windowed, "2.6.7 has the windows");
+    let run = |readahead: Readahead, threads: u32| {
+        let mut sc = short(base.clone(), PageWake::FilteredWakeOne);
+        sc.policy.readahead = readahead;
+        sc.tasks[0].count = threads;
+        let r = wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress).unwrap_or_else(|v| panic!("{v}"));
+        let read = r.tiotest.iter().find(|p| p.name == "Read").expect("a Read phase").clone();
+        // Single-page reads per 8 KiB page of the files.
+        let pages = read.bytes as f64 / 8192.0;
+        (
+            read.wait_on_page_bit as f64 / pages,
+            read.lock_page as f64 / pages,
+            read.rate_mb_s(),
+        )
+    };
+    let crowd = run(Readahead::Windowed, 512);
+    let alone = run(Readahead::Windowed, 1);
+    let ondemand = run(Readahead::OnDemand, 512);
+    eprintln!("single-page reads, lock waits per page, MB/s: windowed ×512 {crowd:?}  windowed ×1 {alone:?}  on-demand ×512 {ondemand:?}");
+    assert!(crowd.0 >= 0.1, "512 readers: {:.3} of the pages read alone", crowd.0);
+    assert!(alone.0 < 0.01, "one reader: {:.3} of the pages read alone", alone.0);
+    assert!(ondemand.0 < 0.01, "on-demand: {:.3} of the pages read alone", ondemand.0);
+    assert!(ondemand.1 > 0.0, "on-demand readers wait for their windows in __lock_page");
+}

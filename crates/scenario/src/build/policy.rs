@@ -16,6 +16,8 @@ pub(super) const KEYS: &[&str] = &[
     "page_wake",
     "page_hash",
     "timer_wheel",
+    "readahead",
+    "read_wait",
 ];
 
 /// The generation's policy with the section's overrides applied.
@@ -35,6 +37,10 @@ pub(super) fn build(sec: &Section<'_>, mut p: PolicyConfig) -> Result<PolicyConf
     piece(sec, "page_hash", &mut p.page_hash, hash)?;
     let wheel = p.timer_wheel;
     piece(sec, "timer_wheel", &mut p.timer_wheel, wheel)?;
+    let ra = p.readahead;
+    piece(sec, "readahead", &mut p.readahead, ra)?;
+    let rw = p.read_wait;
+    piece(sec, "read_wait", &mut p.read_wait, rw)?;
     Ok(p)
 }
 

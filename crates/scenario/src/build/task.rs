@@ -24,7 +24,7 @@ pub(super) const JOBS: &[(&str, &[&str])] = &[
     ("du", &["files", "files_per_dir", "subdirs", "inode_size", "repeat"]),
     ("launch", &["files", "files_per_dir", "file_sizes", "bs", "writes", "interval"]),
     ("ls", &["dirs", "entries", "interval"]),
-    ("tiotest", &["file_size", "bs", "random_ops", "random_readahead", "user_cost"]),
+    ("tiotest", &["file_size", "bs", "random_ops", "user_cost"]),
     ("fio", &["fio"]),
 ];
 
@@ -459,7 +459,6 @@ fn job_config(sec: &Section<'_>, job: &str) -> Result<JobConfig> {
                 bs,
                 file_size,
                 random_ops: sec.value_or("random_ops", 1000, |e| e.uint(0, 1 << 40))?,
-                random_readahead: sec.value_or("random_readahead", 16 * KIB, |e| e.size_in(0, 64 * MIB))?,
                 user_cost: sec.value_or("user_cost", 2_000, |e| e.duration_in(0, 1_000_000_000))?,
             }
         }

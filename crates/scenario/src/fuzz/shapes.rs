@@ -4,7 +4,8 @@
 //! the [`crate::catalogue`] has a shape.
 
 use wblab_sim::config::{
-    FlusherKind, KnobKind, PageHash, PageWake, PolicyPiece, QueueEra, ReclaimKind, ThrottleKind, TimerWheel, WritebackChunk,
+    FlusherKind, KnobKind, PageHash, PageWake, PolicyPiece, QueueEra, ReadWait, Readahead, ReclaimKind, ThrottleKind, TimerWheel,
+    WritebackChunk,
 };
 
 const K: u64 = 1024;
@@ -124,6 +125,8 @@ pub fn policy(key: &str) -> Option<Shape> {
         "page_wake" => PageWake::names(),
         "page_hash" => PageHash::names(),
         "timer_wheel" => TimerWheel::names(),
+        "readahead" => Readahead::names(),
+        "read_wait" => ReadWait::names(),
         _ => return None,
     }))
 }
@@ -219,7 +222,6 @@ pub fn task(key: &str, jobs: &[&'static str]) -> Option<Shape> {
         "dirs" => Shape::Int(1, 50),
         "entries" => Shape::Int(1, 2000),
         "random_ops" => Shape::Int(0, 2000),
-        "random_readahead" => Shape::Size(0, 128 * K),
         "user_cost" => Shape::Duration(0, 10 * US),
         _ => return None,
     })

@@ -11,7 +11,8 @@
 use super::bio_chain::BioChains;
 use super::blk_throttle::BlkThrottle;
 use super::blk_wbt::{Wbt, WbtFlags};
-use super::request_list::RequestList;
+use super::request::NO_MEMBER;
+use super::request_list::{RequestList, StripeReads};
 use super::sched::{self, Elevator, ElvRq};
 use crate::config::{DeviceConfig, IoPrio};
 use crate::drivers::{self, DevRequest, Device, Op};
@@ -93,6 +94,8 @@ pub struct BlockQueue {
     pub iolat_timer_at: Option<Ns>,
     /// Legacy-era request allocation (pre-blk-mq generations): replaces the tags.
     pub legacy: Option<RequestList>,
+    /// A striped device's member lists, for its read congestion (legacy era).
+    pub stripe: Option<StripeReads>,
     pub wbt: Wbt,
     pub device: Box<dyn Device>,
     pool: Vec<Request>,
@@ -200,6 +203,7 @@ impl BlockQueue {
             elv_timer_at: None,
             throtl_timer_at: None,
             legacy: None,
+            stripe: None,
             clock: Clock::new(hz),
             bytes_written: 0,
             direct_bytes_written: 0,
@@ -274,6 +278,7 @@ impl BlockQueue {
                     iolat_in: false,
                     aio: 0,
                     set_writeback_at_submit: false,
+                    stripe_member: NO_MEMBER,
                 });
                 (self.pool.len() - 1) as u32
             }
@@ -315,6 +320,7 @@ impl BlockQueue {
         r.iolat_in = false;
         r.aio = 0;
         r.set_writeback_at_submit = false;
+        r.stripe_member = NO_MEMBER;
         id
     }
 
@@ -327,6 +333,10 @@ impl BlockQueue {
     }
 
     pub fn release(&mut self, id: u32) {
+        let m = std::mem::replace(&mut self.pool[id as usize].stripe_member, NO_MEMBER);
+        if let Some(st) = self.stripe.as_mut().filter(|_| m != NO_MEMBER) {
+            st.remove(m);
+        }
         self.pool[id as usize].stage = RqStage::Free;
         self.free.push(id);
     }
@@ -478,6 +488,12 @@ impl BlockQueue {
     }
 
     fn insert(&mut self, now: Ns, id: u32) {
+        if let Some(st) = self.stripe.as_mut() {
+            let r = &mut self.pool[id as usize];
+            if r.op == Op::Read {
+                r.stripe_member = st.add(r.sector);
+            }
+        }
         self.pool[id as usize].stage = RqStage::Queued;
         // blk_mq_rq_ctx_init: the request's life for diskstats starts with its tag.
         self.pool[id as usize].start_ns = now;

@@ -121,7 +121,13 @@ pub struct Request {
     /// pages of bios a writepages call has not reached yet (its submitter blocked in request
     /// allocation) are still in `NR_FILE_DIRTY`. Cleared when it is first submitted.
     pub set_writeback_at_submit: bool,
+    /// A read counted in the member list of a striped device ([`super::request_list::StripeReads`]):
+    /// the member, or `NO_MEMBER`.
+    pub stripe_member: u16,
 }
+
+/// [`Request::stripe_member`] of a request not counted at any member.
+pub const NO_MEMBER: u16 = u16::MAX;
 
 impl Request {
     pub fn bytes(&self) -> u64 {

@@ -75,6 +75,65 @@ pub fn congestion_thresholds(nr: u32) -> (u32, u32) {
     (on, off)
 }
 
+/// The member request lists under a dm/md stripe (2.6 before blk-mq), kept for one question:
+/// is the array read-congested? dm asks every member (`dm_table_any_congested`), so the array
+/// is congested while any member's list holds `nr_congestion_on` reads, until that member falls
+/// below `nr_congestion_off`. A read counts at the member of its first sector from its
+/// allocation to its completion. The members' own allocation limits are not modelled: the
+/// array's one [`RequestList`] of their summed size stands for them.
+#[derive(Clone, Debug)]
+pub struct StripeReads {
+    chunk_sectors: u64,
+    reads: Vec<u32>,
+    congested: Vec<bool>,
+    nr_congested: u32,
+    on: u32,
+    off: u32,
+}
+
+impl StripeReads {
+    /// `members` disks striped in chunks of `chunk_sectors`, each with a request list of
+    /// `nr_requests` reads.
+    pub fn new(members: u32, chunk_sectors: u64, nr_requests: u32) -> Self {
+        let n = members.clamp(1, u32::from(u16::MAX - 1)) as usize;
+        let (on, off) = congestion_thresholds(nr_requests.max(4));
+        StripeReads {
+            chunk_sectors: chunk_sectors.max(1),
+            reads: vec![0; n],
+            congested: vec![false; n],
+            nr_congested: 0,
+            on,
+            off,
+        }
+    }
+
+    /// A read starting at array `sector` was allocated: count it at its member, returned.
+    pub fn add(&mut self, sector: u64) -> u16 {
+        let m = ((sector / self.chunk_sectors) % self.reads.len() as u64) as usize;
+        self.reads[m] += 1;
+        if self.reads[m] >= self.on && !self.congested[m] {
+            self.congested[m] = true;
+            self.nr_congested += 1;
+        }
+        m as u16
+    }
+
+    /// A read counted at member `m` completed.
+    pub fn remove(&mut self, m: u16) {
+        let m = m as usize;
+        self.reads[m] -= 1;
+        if self.reads[m] < self.off && self.congested[m] {
+            self.congested[m] = false;
+            self.nr_congested -= 1;
+        }
+    }
+
+    /// `bdi_read_congested` of the array: some member is.
+    pub fn read_congested(&self) -> bool {
+        self.nr_congested > 0
+    }
+}
+
 impl RequestList {
     pub fn new(nr_requests: u32) -> Self {
         let nr = nr_requests.max(4);

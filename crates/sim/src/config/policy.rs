@@ -1,5 +1,6 @@
 //! The policy pieces a kernel generation chooses (`[policy]` overrides any of them): dirty
-//! throttling, flusher, reclaim, request allocation, writeback chunk and page wakeups.
+//! throttling, flusher, reclaim, request allocation, writeback chunk, page wakeups, timers and
+//! the read path (readahead, waits on pages under read).
 //!
 //! Every piece is a value chosen once, when the scenario is built: where a family of policies
 //! changed between releases (2.4's two `fs/buffer.c`, the three per-bdi throttle loops, the
@@ -400,6 +401,53 @@ impl TimerWheel {
     }
 }
 
+/// How a buffered read decides which pages to read ahead (`mm/readahead.c`; the rules are in
+/// [`crate::mm::readahead`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Readahead {
+    /// 2.6.5–2.6.10, as 2.6.6 has it: current and ahead windows grown by two pages per hit and
+    /// shrunk per miss, skipped while the device is read-congested; a page the windows missed
+    /// is read alone.
+    Windowed,
+    /// 2.6.23+ (and the releases whose rules are not modelled: 2.4–2.6.4, 2.6.11–2.6.22): on-demand
+    /// readahead, a window from each miss and the next one started at the current one's
+    /// marker page; no congestion test.
+    OnDemand,
+}
+
+impl PolicyPiece for Readahead {
+    const WHAT: &'static str = "readahead";
+    const ALL: &'static [Self] = &[Readahead::Windowed, Readahead::OnDemand];
+    fn full_name(self) -> &'static str {
+        match self {
+            Readahead::Windowed => "windowed",
+            Readahead::OnDemand => "on-demand",
+        }
+    }
+}
+
+/// How a buffered read waits for a page someone else's read holds locked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadWait {
+    /// Up to 4.7: `lock_page` (the reader sleeps in `__lock_page`, exclusively, and unlocks
+    /// at once when it finds the page uptodate).
+    LockPage,
+    /// 4.8+: `wait_on_page_locked` first (Mel Gorman, 2016), so readers of a page under I/O
+    /// sleep in `wait_on_page_bit` and do not take the lock.
+    WaitLocked,
+}
+
+impl PolicyPiece for ReadWait {
+    const WHAT: &'static str = "read wait";
+    const ALL: &'static [Self] = &[ReadWait::LockPage, ReadWait::WaitLocked];
+    fn full_name(self) -> &'static str {
+        match self {
+            ReadWait::LockPage => "lock-page",
+            ReadWait::WaitLocked => "wait-locked",
+        }
+    }
+}
+
 /// The pieces of a policy that have variants, as the kernel generation chose them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OwnPolicy {
@@ -424,6 +472,10 @@ pub struct PolicyConfig {
     pub page_hash: PageHash,
     /// When jiffies sleeps (a balance_dirty_pages pause) end.
     pub timer_wheel: TimerWheel,
+    /// Which pages a buffered read reads ahead.
+    pub readahead: Readahead,
+    /// How a read waits for a page under someone else's read.
+    pub read_wait: ReadWait,
     /// The generation's own choices, so that the resolved scenario names an overridden piece
     /// by its full name.
     pub own: OwnPolicy,
@@ -432,7 +484,7 @@ pub struct PolicyConfig {
 impl Serialize for PolicyConfig {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        let mut st = s.serialize_struct("PolicyConfig", 9)?;
+        let mut st = s.serialize_struct("PolicyConfig", 11)?;
         st.serialize_field("generation", &self.generation)?;
         st.serialize_field("throttle", self.throttle.label(self.own.throttle))?;
         st.serialize_field("flusher", self.flusher.label(self.own.flusher))?;
@@ -442,6 +494,8 @@ impl Serialize for PolicyConfig {
         st.serialize_field("page_wake", self.page_wake.full_name())?;
         st.serialize_field("page_hash", self.page_hash.full_name())?;
         st.serialize_field("timer_wheel", self.timer_wheel.full_name())?;
+        st.serialize_field("readahead", self.readahead.full_name())?;
+        st.serialize_field("read_wait", self.read_wait.full_name())?;
         st.end()
     }
 }
@@ -458,6 +512,8 @@ impl Default for PolicyConfig {
             page_wake: PageWake::Handoff,
             page_hash: PageHash::GoldenRatio,
             timer_wheel: TimerWheel::Rounded,
+            readahead: Readahead::OnDemand,
+            read_wait: ReadWait::WaitLocked,
             own: OwnPolicy {
                 throttle: ThrottleKind::Modern,
                 flusher: FlusherKind::Modern,

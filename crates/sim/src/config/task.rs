@@ -183,8 +183,6 @@ pub enum JobConfig {
         bs: u64,
         /// Random operations per thread and random phase (`-r`).
         random_ops: u64,
-        /// Pages read around a random read miss (the era's minimum readahead window), bytes.
-        random_readahead: u64,
         /// User-space CPU per operation (tiotest's buffer fill and check), ns.
         user_cost: Ns,
     },

@@ -262,6 +262,8 @@ impl Generation {
             page_wake: default_page_wake(self.last),
             page_hash: default_page_hash(self.last),
             timer_wheel: default_timer_wheel(self.last),
+            readahead: default_readahead(self.last),
+            read_wait: default_read_wait(self.last),
             own: OwnPolicy {
                 throttle: self.throttle,
                 flusher: self.flusher,
@@ -271,8 +273,8 @@ impl Generation {
     }
 
     /// [`Generation::policy`] with the pieces that change inside the generation set for the
-    /// exact release (the page wake policy and the timer wheel: 2.6.7, 4.8 and 4.10 fall
-    /// inside generations).
+    /// exact release (page wakeups, timer wheel, readahead, read waits: 2.6.7, 2.6.23, 4.8 and
+    /// 4.10 fall inside generations).
     pub fn policy_for(&self, kernel: &str) -> PolicyConfig {
         let mut p = self.policy();
         if let Ok(v) = parse_version(kernel) {
@@ -280,6 +282,8 @@ impl Generation {
             p.page_wake = default_page_wake(v);
             p.page_hash = default_page_hash(v);
             p.timer_wheel = default_timer_wheel(v);
+            p.readahead = default_readahead(v);
+            p.read_wait = default_read_wait(v);
         }
         p
     }
@@ -318,6 +322,32 @@ pub fn default_timer_wheel(v: Version) -> crate::config::TimerWheel {
         TimerWheel::Cascading
     } else {
         TimerWheel::Rounded
+    }
+}
+
+/// The readahead of a release: akpm's windows with the "adaptive lazy readahead" heuristics
+/// (merged for 2.6.5-rc1, March 2004), until Steven Pratt's rewrite of the window sizing
+/// (2.6.11, early 2005; from memory). The windows before the lazy heuristics (2.5.8–2.6.4),
+/// the rewrite's rules (2.6.11–2.6.22) and 2.4's `generic_file_readahead` are not modelled:
+/// those releases get on-demand readahead (2.6.23's), the rules nearest to what a sequential
+/// reader sees.
+pub fn default_readahead(v: Version) -> crate::config::Readahead {
+    use crate::config::Readahead;
+    if v >= Version(2, 6, 5) && v < Version(2, 6, 11) {
+        Readahead::Windowed
+    } else {
+        Readahead::OnDemand
+    }
+}
+
+/// How a read waits for a page under another read: `lock_page` until Mel Gorman's
+/// `wait_on_page_locked` first (4.8; from memory, dated by a follow-up patch of August 2016).
+pub fn default_read_wait(v: Version) -> crate::config::ReadWait {
+    use crate::config::ReadWait;
+    if v < Version(4, 8, 0) {
+        ReadWait::LockPage
+    } else {
+        ReadWait::WaitLocked
     }
 }
 

@@ -148,6 +148,11 @@ impl crate::machine::Machine {
                 } else {
                     crate::block::request_list::RequestList::new(d.queue.nr_requests)
                 });
+                // A 2.6 dm/md stripe: its members' lists, of an equal share each.
+                if let (crate::config::DeviceModelConfig::Raid0(p), false) = (&d.model, v24) {
+                    let per_member = (d.queue.nr_requests / p.members.max(1)).max(4);
+                    q.stripe = Some(crate::block::request_list::StripeReads::new(p.members, p.chunk / 512, per_member));
+                }
             }
         }
         let now_j = self.jiffies();

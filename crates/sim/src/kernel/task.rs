@@ -115,10 +115,8 @@ pub struct Task {
     pub reclaim_since: Option<Ns>,
     pub reclaim_waits: u64,
     pub reclaim_wait: Ns,
-    /// Readahead window: start, size, async marker (pages).
-    pub ra_start: u64,
-    pub ra_size: u64,
-    pub ra_async: u64,
+    /// The open file's readahead state (`struct file_ra_state`).
+    pub ra: crate::mm::readahead::FileRaState,
     /// `conv=fsync` done.
     pub synced: bool,
     /// Holds or waits for a CPU (a burst is in progress).
@@ -204,9 +202,7 @@ impl Task {
             reclaim_since: None,
             reclaim_waits: 0,
             reclaim_wait: 0,
-            ra_start: 0,
-            ra_size: 0,
-            ra_async: 0,
+            ra: Default::default(),
             synced: false,
             on_cpu: false,
             waking: false,

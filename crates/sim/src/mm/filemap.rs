@@ -80,6 +80,12 @@ impl Machine {
             self.pagewait.remove(key, tid);
         }
         self.tasks[tid as usize].wq.wait = None;
+        if w.exclusive && w.site == WaitSite::LockPage {
+            // The woken `lock_page` waiter took the lock; the model's lockers (a read finding
+            // the page uptodate, a write) hold it no time, and their `unlock_page` passes the
+            // wakeup on to the next exclusive waiter.
+            self.wake_pages(w.file, w.page, 1);
+        }
         false
     }
 

@@ -13,6 +13,7 @@ pub mod memcontrol;
 pub mod page_cache;
 pub mod page_writeback;
 pub mod proportions;
+pub mod readahead;
 pub mod throttle_bdflush;
 pub mod throttle_global;
 pub mod throttle_ioless;

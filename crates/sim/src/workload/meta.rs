@@ -235,9 +235,7 @@ impl Machine {
             let task = &mut self.tasks[t];
             task.file = ino;
             task.offset = 0;
-            task.ra_start = 0;
-            task.ra_size = 0;
-            task.ra_async = 0;
+            self.ra_open(tid);
         }
         let off = self.tasks[t].offset;
         if off >= size {

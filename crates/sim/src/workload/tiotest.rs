@@ -109,6 +109,8 @@ impl Machine {
                 ..Default::default()
             };
             task.phase = Phase::NextOp;
+            // Each phase opens the file anew: a fresh readahead state.
+            self.ra_open(w);
             self.run_task_at(w, self.q.now());
         }
         self.tiotest.waiting = waiting;
@@ -117,6 +119,7 @@ impl Machine {
             phase,
             ..Default::default()
         };
+        self.ra_open(tid);
         Some(Phase::NextOp)
     }
 
@@ -224,16 +227,6 @@ impl Machine {
                 _ => self.account_dirtied(tid, file, idx, run),
             }
             idx += run;
-        }
-    }
-
-    /// Readahead window of a tiotest random read miss at `idx` for a request of `req` pages.
-    pub(crate) fn tio_random_window(&self, tid: u32, req: u64) -> Option<u64> {
-        match self.tasks[tid as usize].job {
-            JobConfig::Tiotest { random_readahead, .. } if self.tasks[tid as usize].tio.phase == 3 => {
-                Some(req.max(random_readahead / PAGE_SIZE))
-            }
-            _ => None,
         }
     }
 
