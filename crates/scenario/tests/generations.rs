@@ -219,3 +219,78 @@ model = "nfs"
     assert_eq!(q(2).max_sectors_kb, nfs_now.devices[0].queue.max_sectors_kb);
     assert_eq!(q(2).nr_requests, nfs_now.devices[0].queue.nr_requests);
 }
+
+#[test]
+fn readahead_and_read_waits_follow_the_release() {
+    use wblab_sim::config::{ReadWait, Readahead};
+    for (k, ra, wait) in [
+        ("2.4.17", Readahead::OnDemand, ReadWait::LockPage),
+        ("2.6.4", Readahead::OnDemand, ReadWait::LockPage),
+        ("2.6.5", Readahead::Windowed, ReadWait::LockPage),
+        ("2.6.7", Readahead::Windowed, ReadWait::LockPage),
+        ("2.6.10", Readahead::Windowed, ReadWait::LockPage),
+        ("2.6.11", Readahead::OnDemand, ReadWait::LockPage),
+        ("4.7", Readahead::OnDemand, ReadWait::LockPage),
+        ("4.8", Readahead::OnDemand, ReadWait::WaitLocked),
+        ("6.18", Readahead::OnDemand, ReadWait::WaitLocked),
+    ] {
+        let sc = ok(&format!("kernel = \"{k}\""));
+        assert_eq!((sc.policy.readahead, sc.policy.read_wait), (ra, wait), "{k}");
+    }
+    let sc = ok("kernel = \"6.18\"\n[policy]\nreadahead = \"windowed\"\nread_wait = \"lock-page\"");
+    assert_eq!(
+        (sc.policy.readahead, sc.policy.read_wait),
+        (Readahead::Windowed, ReadWait::LockPage)
+    );
+    let err = parse("[policy]\nreadahead = \"lazy\"", "gen.toml").unwrap_err().to_string();
+    assert!(err.contains("readahead") && err.contains("windowed"), "{err}");
+}
+
+/// Two `cat`s of one file, the second a moment after the first: it finds the first one's
+/// readahead pages under I/O. Up to 4.7 it waits for them in `__lock_page`, an exclusive
+/// waiter whose unlock wakes the next, from 4.8 in `wait_on_page_bit`; both read the whole
+/// file either way.
+#[test]
+fn a_reader_behind_another_waits_for_its_pages_as_the_release_does() {
+    let run = |kernel: &str| {
+        let sc = ok(&format!(
+            r#"
+kernel = "{kernel}"
+duration = "20s"
+[[device]]
+name = "sda"
+model = "hdd"
+[[task]]
+name = "first"
+job = "cat"
+file = "/mnt/sda/f"
+file_size = "32MiB"
+bs = "128KiB"
+[[task]]
+name = "second"
+job = "cat"
+file = "/mnt/sda/f"
+file_size = "32MiB"
+bs = "128KiB"
+start = "1ms"
+"#
+        ));
+        let r = wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress).unwrap_or_else(|v| panic!("{kernel}: {v}"));
+        let t = |name: &str| r.tasks.iter().find(|t| t.name == name).unwrap_or_else(|| panic!("{name}")).clone();
+        (t("first"), t("second"))
+    };
+    for k in ["2.6.7", "4.7", "4.8", "6.18"] {
+        let (first, second) = run(k);
+        for t in [&first, &second] {
+            assert_eq!(t.bytes_read, 32 * MIB, "{k} {}: read all of the file", t.name);
+        }
+        let s = second.sched;
+        eprintln!("{k}: first {:?} second {s:?}", first.sched);
+        if k.starts_with('2') || k == "4.7" {
+            assert!(s.lock_page > 0, "{k}: the second reader waits in __lock_page: {s:?}");
+        } else {
+            assert_eq!(s.lock_page, 0, "{k}: no lock_page waits from 4.8: {s:?}");
+            assert!(s.wait_on_page_bit > 0, "{k}: {s:?}");
+        }
+    }
+}

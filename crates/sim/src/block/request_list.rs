@@ -369,4 +369,28 @@ mod tests {
         assert_eq!(cleared_at, Some(102));
         assert!(!rl.congested[1]);
     }
+
+    #[test]
+    fn a_stripe_is_read_congested_while_any_member_is() {
+        // Ten members in 64-sector chunks, 128 reads each: congested at 113, clear below 103.
+        let mut st = StripeReads::new(10, 64, 128);
+        // Reads spread over every member never congest the array...
+        let spread: Vec<u16> = (0..1000u64).map(|i| st.add(i * 64)).collect();
+        assert!(!st.read_congested(), "100 reads per member");
+        for m in spread {
+            st.remove(m);
+        }
+        // ...113 on one member do, and it stays so until that member is below 103.
+        let on_three: Vec<u16> = (0..113u64).map(|i| st.add(3 * 64 + i * 640)).collect();
+        assert!(on_three.iter().all(|&m| m == 3));
+        assert!(st.read_congested());
+        let mut cleared_at = None;
+        for (left, m) in (0..113).rev().zip(on_three) {
+            st.remove(m);
+            if !st.read_congested() && cleared_at.is_none() {
+                cleared_at = Some(left);
+            }
+        }
+        assert_eq!(cleared_at, Some(102));
+    }
 }
