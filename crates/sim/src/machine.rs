@@ -741,6 +741,17 @@ impl Machine {
         ok
     }
 
+    /// kswapd, folded into allocation: before `n` pages are taken, bring free memory from
+    /// under the low watermark back to the high one by evicting clean pages.
+    pub(crate) fn kswapd_top_up(&mut self, n: u64) {
+        if self.vm.nr_free < n + self.vm.wmark_low {
+            let want = n + self.vm.wmark_high - self.vm.nr_free.min(n + self.vm.wmark_high);
+            let got = self.global_shrink(want);
+            self.vm.nr_free += got;
+            self.vm.nr_file -= got;
+        }
+    }
+
     fn try_alloc_pages(&mut self, tid: u32, n: u64) -> bool {
         if self.era.inactive.is_some() {
             return self.alloc_pages_pageout(tid, n);
@@ -748,13 +759,7 @@ impl Machine {
         if !self.try_charge_memcg(tid, n) {
             return false;
         }
-        // kswapd, folded in: keep free memory above the low watermark by evicting clean pages.
-        if self.vm.nr_free < n + self.vm.wmark_low {
-            let want = n + self.vm.wmark_high - self.vm.nr_free.min(n + self.vm.wmark_high);
-            let got = self.global_shrink(want);
-            self.vm.nr_free += got;
-            self.vm.nr_file -= got;
-        }
+        self.kswapd_top_up(n);
         if self.vm.nr_free >= n + self.vm.wmark_min {
             self.vm.nr_free -= n;
             self.vm.nr_alloc_pending += n;

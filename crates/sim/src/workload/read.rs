@@ -85,12 +85,7 @@ impl Machine {
         if !self.try_charge_memcg_noretry(tid, n) {
             return false;
         }
-        if self.vm.nr_free < n + self.vm.wmark_low {
-            let want = n + self.vm.wmark_high - self.vm.nr_free.min(n + self.vm.wmark_high);
-            let got = self.global_shrink(want);
-            self.vm.nr_free += got;
-            self.vm.nr_file -= got;
-        }
+        self.kswapd_top_up(n);
         self.vm.take_for_readahead(n)
     }
 
