@@ -341,6 +341,11 @@ impl BlockQueue {
         self.free.push(id);
     }
 
+    /// Request slots ever allocated (in use or free): the largest request id + 1.
+    pub fn request_slots(&self) -> usize {
+        self.pool.len()
+    }
+
     /// The requests in use, with their ids.
     pub fn live_requests(&self) -> impl Iterator<Item = (u32, &Request)> {
         self.pool

@@ -19,7 +19,14 @@ use crate::block::queue::{RqStage, Submitter};
 use crate::kernel::task::Phase;
 use crate::machine::Machine;
 use crate::workload::state::SyncWait;
-use std::collections::HashSet;
+
+/// Which pending list holds a request id (see `pending_requests`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Listed {
+    Nowhere,
+    On(Submitter),
+    Several,
+}
 
 impl Machine {
     pub(crate) fn law_liveness(&self) -> Option<LawViolation> {
@@ -49,6 +56,9 @@ impl Machine {
             ))
         };
         let mut wb_pages = 0;
+        // Which built requests sit on their submitters' pending lists: gathered once, as a
+        // commit's ordered data can leave hundreds of thousands of them built at one time.
+        let mut pending: Option<Vec<Listed>> = None;
         let has_inside = q.device.in_flight() > 0;
         let queued_or_inside = q.live_requests().any(|(_, r)| matches!(r.stage, RqStage::Queued | RqStage::Device));
         for (id, r) in q.live_requests() {
@@ -60,7 +70,8 @@ impl Machine {
             match r.stage {
                 RqStage::Free => {}
                 RqStage::Built => {
-                    if let Some(why) = self.submitter_stuck(d as u16, r.submitter, id) {
+                    let pending = pending.get_or_insert_with(|| self.pending_requests(d as u16));
+                    if let Some(why) = self.submitter_stuck(d as u16, r.submitter, id, pending) {
                         return stranded(id, r.stage, &why);
                     }
                 }
@@ -145,14 +156,59 @@ impl Machine {
         None
     }
 
+    /// Whose pending list holds each request id of device `dev`. A flusher's list holds ids
+    /// without their device (pdflush and bdflush threads serve several), so an id may be on
+    /// more than one list; those are looked up in the submitter's own list.
+    fn pending_requests(&self, dev: u16) -> Vec<Listed> {
+        let mut on = vec![Listed::Nowhere; self.queues[dev as usize].request_slots()];
+        let mut mark = |id: u32, who: Submitter| {
+            if let Some(slot) = on.get_mut(id as usize) {
+                *slot = match *slot {
+                    Listed::Nowhere => Listed::On(who),
+                    _ => Listed::Several,
+                };
+            }
+        };
+        for (t, task) in self.tasks.iter().enumerate() {
+            for &(_, id) in task.pending.iter().filter(|&&(d, _)| d == dev) {
+                mark(id, Submitter::Task(t as u32));
+            }
+        }
+        for (w, f) in self.flushers.iter().enumerate() {
+            for &id in &f.pending {
+                mark(id, Submitter::Flusher(w as u16));
+            }
+        }
+        if let Some(j) = self.journal(dev) {
+            for &id in &j.pending {
+                mark(id, Submitter::Journal(dev));
+            }
+        }
+        on
+    }
+
+    /// Whether request `id` of device `dev` is on `sub`'s pending list.
+    fn on_pending_list(&self, dev: u16, sub: Submitter, id: u32, pending: &[Listed]) -> bool {
+        match pending.get(id as usize) {
+            Some(&Listed::On(who)) => who == sub,
+            Some(Listed::Several) => match sub {
+                Submitter::Task(t) => self.tasks[t as usize].pending.contains(&(dev, id)),
+                Submitter::Flusher(w) => self.flushers[w as usize].pending.contains(&id),
+                Submitter::Journal(d) => self.journal(d).is_some_and(|j| j.pending.contains(&id)),
+            },
+            _ => false,
+        }
+    }
+
     /// Why a request built by `sub` and not yet submitted will never be submitted, if so.
-    fn submitter_stuck(&self, dev: u16, sub: Submitter, id: u32) -> Option<String> {
+    /// `pending`: whose pending list holds each of the device's requests.
+    fn submitter_stuck(&self, dev: u16, sub: Submitter, id: u32, pending: &[Listed]) -> Option<String> {
+        if !self.on_pending_list(dev, sub, id, pending) {
+            return Some("it is on no pending list".into());
+        }
         match sub {
             Submitter::Task(t) => {
                 let task = &self.tasks[t as usize];
-                if !task.pending.contains(&(dev, id)) {
-                    return Some("it is on no pending list".into());
-                }
                 // It submits its pending requests first thing whenever it runs: a timed sleep (reclaim,
                 // a pause) will get there; a sleep that waits for these very requests will not.
                 let submitting = task.on_cpu
@@ -164,9 +220,6 @@ impl Machine {
             }
             Submitter::Flusher(w) => {
                 let f = &self.flushers[w as usize];
-                if !f.pending.contains(&id) {
-                    return Some("it is on no pending list".into());
-                }
                 let submitting = f.blocked || f.on_cpu || self.flusher_active(w);
                 (!submitting).then(|| format!("flusher {w} sleeps without submitting it"))
             }
@@ -174,9 +227,6 @@ impl Machine {
                 let Some(j) = self.journal(d) else {
                     return Some("its device has no journal".into());
                 };
-                if !j.pending.contains(&id) {
-                    return Some("it is on no pending list".into());
-                }
                 // The journal thread submits in order and sleeps only on its front request.
                 (!j.blocked && j.pending.front() == Some(&id))
                     .then(|| format!("the journal of device {d} is not blocked yet holds it unsubmitted"))
@@ -186,30 +236,37 @@ impl Machine {
 
     /// Every task that is not running has a way to be woken.
     fn live_tasks(&self) -> Option<LawViolation> {
-        let mut listed: HashSet<u32> = HashSet::new();
+        // Tasks on some wait list, by task id (a bitmap: the lists can hold thousands).
+        let mut listed = vec![false; self.tasks.len()];
+        let mut list = |t: u32| {
+            if let Some(l) = listed.get_mut(t as usize) {
+                *l = true;
+            }
+        };
         for i in &self.inodes {
-            listed.extend(i.read_waiters.iter().copied());
+            i.read_waiters.iter().for_each(|&t| list(t));
         }
-        listed.extend(self.tiotest.waiting.iter().copied());
-        listed.extend(self.reclaim_waiters.iter().copied());
+        self.tiotest.waiting.iter().for_each(|&t| list(t));
+        self.reclaim_waiters.iter().for_each(|&t| list(t));
         for w in &self.era.congestion_waiters {
             if let crate::generations::runtime::CongestionWaiter::Task(t, _) = w {
-                listed.insert(*t);
+                list(*t);
             }
         }
         for (_, w) in &self.era.write_waiters {
             if let crate::generations::runtime::WriteWaiter::Task(t, _) = w {
-                listed.insert(*t);
+                list(*t);
             }
         }
         for j in self.journals.iter().flatten() {
-            listed.extend(j.commit_waiters.iter().map(|&(t, _)| t));
-            listed.extend(j.locked_waiters.iter().map(|&(t, _)| t));
-            listed.extend(j.space_waiters.iter().map(|&(t, _)| t));
-            listed.extend(j.locked_submitters.iter().filter_map(|&(s, _)| match s {
-                Submitter::Task(t) => Some(t),
-                _ => None,
-            }));
+            j.commit_waiters.iter().for_each(|&(t, _)| list(t));
+            j.locked_waiters.iter().for_each(|&(t, _)| list(t));
+            j.space_waiters.iter().for_each(|&(t, _)| list(t));
+            for &(s, _) in &j.locked_submitters {
+                if let Submitter::Task(t) = s {
+                    list(t);
+                }
+            }
         }
         for tid in 0..self.tasks.len() as u32 {
             if let Some(v) = self.task_wakeable(tid, &listed) {
@@ -219,7 +276,7 @@ impl Machine {
         None
     }
 
-    fn task_wakeable(&self, tid: u32, listed: &HashSet<u32>) -> Option<LawViolation> {
+    fn task_wakeable(&self, tid: u32, listed: &[bool]) -> Option<LawViolation> {
         let t = &self.tasks[tid as usize];
         if t.is_done() || t.on_cpu || t.waking || t.runs_pending > 0 || t.timeout_gen == Some(t.wait_gen) {
             return None;
@@ -239,7 +296,7 @@ impl Machine {
             }
             return None;
         }
-        if listed.contains(&tid) {
+        if listed[tid as usize] {
             return None;
         }
         if let Some((dev, id)) = t.rq_wait {
