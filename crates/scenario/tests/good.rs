@@ -618,6 +618,12 @@ fn mount_options_over_the_releases_defaults() {
     assert!(!journal.dioread_nolock && journal.auto_da_alloc);
     assert!(!dev("6.x", "ext4", "noauto_da_alloc").auto_da_alloc);
     assert!(!dev("6.x", "ext3", "").auto_da_alloc, "ext3 has no delayed allocation");
+    // ext3 allocates at write() by the bitmap search until 2.6.10's reservation windows, and
+    // after them with `noreservation`; ext4 never does.
+    assert!(dev("2.6.6", "ext3", "").bitmap_alloc && dev("2.6.9", "ext3", "").bitmap_alloc);
+    assert!(!dev("2.6.10", "ext3", "").bitmap_alloc && !dev("2.6.24", "ext3", "reservation").bitmap_alloc);
+    assert!(dev("2.6.24", "ext3", "noreservation").bitmap_alloc);
+    assert!(!dev("2.6.30", "ext4", "").bitmap_alloc);
     let set = dev(
         "6.x",
         "ext4",

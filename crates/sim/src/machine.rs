@@ -444,6 +444,9 @@ impl Machine {
         let (mut inodes, tasks) = spawn_tasks(cfg, &mut allocs);
         for (a, d) in allocs.iter_mut().zip(&cfg.devices) {
             a.skip_used(d.used_pct);
+            if d.fs.as_ref().is_some_and(|m| m.bitmap_alloc) {
+                a.use_ext3_bitmap();
+            }
         }
         let memcgs = attach_cgroups(cfg, (&mut wbs, &mut flushers), &mut inodes, &tasks, thresh, now_j);
         let ncpus = cfg.machine.cpus.max(1);
@@ -462,7 +465,7 @@ impl Machine {
             inodes,
             allocs,
             tasks,
-            cpus: CpuPool::new(ncpus, ntasks, nflushers),
+            cpus: CpuPool::new(ncpus, ntasks, nflushers, crate::generations::sched_slice(&cfg.kernel)),
             flusher_cpu: vec![0; nflushers],
             lru: Lru::default(),
             policy,
@@ -585,6 +588,14 @@ impl Machine {
     /// already dirty page is not dirtied again. The pages were allocated by the caller; the
     /// allocations of pages that were already cached are given back.
     pub fn account_dirtied(&mut self, tid: u32, file: u32, start: u64, n: u64) {
+        let dev = self.inodes[file as usize].dev as usize;
+        if self.allocs[dev].allocates_at_write() {
+            // prepare_write's get_block: ext3 without reservation windows places each block now.
+            let blocks = &mut self.inodes[file as usize].blocks;
+            for p in start..start + n {
+                blocks.ext3_get_block(p, &mut self.allocs[dev], u64::from(tid));
+            }
+        }
         let (mut absent, mut newly) = (0, 0);
         let mut idx = start;
         while idx < start + n {
@@ -608,7 +619,7 @@ impl Machine {
                 }
                 if st == Some(PageState::Reading) {
                     // Whoever waits for those pages finds them uptodate now.
-                    self.wake_pages(file, idx, run);
+                    self.wake_pages(file, idx, run, crate::kernel::waitqueue::PG_LOCKED);
                 }
             }
             idx += run;
@@ -640,7 +651,7 @@ impl Machine {
         // A page written again during its I/O stays dirty (`folio_end_writeback` clears only
         // PG_writeback).
         let moved = inode.mapping.end_writeback(start, n);
-        self.wake_pages(file, start, n);
+        self.wake_pages(file, start, n, crate::kernel::waitqueue::PG_WRITEBACK);
         let inode = &mut self.inodes[file as usize];
         inode.nr_written += moved;
         let wb = inode.wb as usize;
@@ -1486,6 +1497,10 @@ impl Machine {
                 self.flusher_continue(w);
             }
             None => {}
+        }
+        // Held for a slice but not asked for again: the first waiter gets the CPU.
+        if let Some(s) = self.cpus.fill(now, cpu) {
+            self.cpu_started(s);
         }
     }
 

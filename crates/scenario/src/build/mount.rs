@@ -4,7 +4,7 @@
 use crate::error::Result;
 use crate::section::{Entry, Section};
 use crate::suggest;
-use wblab_sim::config::{Atime, DataMode, FsKind, MountConfig};
+use wblab_sim::config::{Atime, DataMode, FsKind, MountConfig, RESERVATION_WINDOWS};
 use wblab_sim::engine::time::NSEC_PER_SEC;
 use wblab_sim::generations::{parse_version, Version};
 use wblab_sim::units::KIB;
@@ -13,6 +13,8 @@ use wblab_sim::units::KIB;
 const VFS_OPTIONS: &[&str] = &["defaults", "rw", "noatime", "relatime", "strictatime"];
 /// ext3/ext4 options the model reads.
 const EXT_OPTIONS: &[&str] = &["data", "commit", "barrier", "nobarrier", "journal_async_commit"];
+/// ext3 only, from 2.6.10 (reservation windows).
+const EXT3_OPTIONS: &[&str] = &["reservation", "noreservation"];
 /// ext4 only.
 const EXT4_OPTIONS: &[&str] = &["dioread_nolock", "nodioread_nolock", "auto_da_alloc", "noauto_da_alloc"];
 /// xfs options the model reads.
@@ -35,7 +37,7 @@ pub(super) fn build(sec: &Section<'_>, kernel: &str, size: u64) -> Result<Option
     if let Some(e) = sec.get("mount") {
         let text = e.str()?.trim().to_string();
         for opt in text.split(',').map(str::trim).filter(|o| !o.is_empty()) {
-            apply(&mut m, opt, e)?;
+            apply(&mut m, opt, e, release)?;
         }
         m.options = text;
     }
@@ -86,7 +88,7 @@ fn file_system(e: &Entry<'_>) -> Result<FsKind> {
 }
 
 /// One `mount` option.
-fn apply(m: &mut MountConfig, opt: &str, e: &Entry<'_>) -> Result<()> {
+fn apply(m: &mut MountConfig, opt: &str, e: &Entry<'_>, release: Version) -> Result<()> {
     let (key, value) = match opt.split_once('=') {
         Some((k, v)) => (k.trim(), Some(v.trim())),
         None => (opt, None),
@@ -94,12 +96,12 @@ fn apply(m: &mut MountConfig, opt: &str, e: &Entry<'_>) -> Result<()> {
     let fs = m.fs.name();
     let own: Vec<&str> = match m.fs {
         FsKind::Ext4 => [VFS_OPTIONS, EXT_OPTIONS, EXT4_OPTIONS].concat(),
-        FsKind::Ext3 => [VFS_OPTIONS, EXT_OPTIONS].concat(),
+        FsKind::Ext3 => [VFS_OPTIONS, EXT_OPTIONS, EXT3_OPTIONS].concat(),
         FsKind::Xfs => [VFS_OPTIONS, XFS_OPTIONS].concat(),
         FsKind::Btrfs => VFS_OPTIONS.to_vec(),
     };
     if !own.contains(&key) {
-        let all = [VFS_OPTIONS, EXT_OPTIONS, EXT4_OPTIONS, XFS_OPTIONS].concat();
+        let all = [VFS_OPTIONS, EXT_OPTIONS, EXT3_OPTIONS, EXT4_OPTIONS, XFS_OPTIONS].concat();
         let hint = if all.contains(&key) {
             format!("`{key}` is not an option of {fs}; {fs} takes: {}", suggest::list(&own))
         } else {
@@ -127,6 +129,13 @@ fn apply(m: &mut MountConfig, opt: &str, e: &Entry<'_>) -> Result<()> {
         "nodioread_nolock" => m.dioread_nolock = false,
         "auto_da_alloc" => m.auto_da_alloc = flag(value)?,
         "noauto_da_alloc" => m.auto_da_alloc = false,
+        "reservation" | "noreservation" => {
+            if release < RESERVATION_WINDOWS {
+                return Err(bad("ext3 has no reservation windows before 2.6.10")
+                    .hint("this release allocates at write() by the bitmap search already; drop the option"));
+            }
+            m.bitmap_alloc = key == "noreservation";
+        }
         "data" => {
             m.data = match value {
                 Some("ordered") => DataMode::Ordered,

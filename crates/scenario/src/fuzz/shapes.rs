@@ -159,6 +159,8 @@ pub fn device(key: &str, models: &[&'static str]) -> Option<Shape> {
             "noauto_da_alloc",
             "logbsize=256k",
             "logbufs=2",
+            "noreservation",
+            "reservation,noatime",
             "commit=5,data=bogus",
         ]),
         "journal_size" => Shape::Size(M, 64 * M),

@@ -51,6 +51,10 @@ pub enum Atime {
     Noatime,
 }
 
+/// ext3's block reservation windows (Mingming Cao's, merged for 2.6.10) and its
+/// `reservation` / `noreservation` mount options.
+pub const RESERVATION_WINDOWS: Version = Version(2, 6, 10);
+
 /// A mounted file system, every option resolved.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct MountConfig {
@@ -84,6 +88,12 @@ pub struct MountConfig {
     /// many, whatever `nr_to_write` asked (0: no bump). A throttled 2.6.3x dirtier asked for
     /// 1.5 × ratelimit pages thus writes up to 128 MiB before it may return.
     pub writeback_bump_pages: u64,
+    /// ext3 without reservation windows (before 2.6.10, or `noreservation`): blocks are
+    /// allocated at `write()` by the block bitmap search (`fs::ext3_balloc`), so concurrent
+    /// writers interleave their files on disk. Otherwise the allocator at writeback places
+    /// them (ext4/xfs delayed allocation; ext3's reservation windows keep a streaming file
+    /// contiguous likewise).
+    pub bitmap_alloc: bool,
     /// The `mount` string as written, for `wblab measure` (it passes it to mount(2)).
     pub options: String,
 }
@@ -92,7 +102,8 @@ impl MountConfig {
     /// `fs` mounted with no options on `release`: ext3 barriers off before 3.1, `relatime`
     /// from 2.6.30, ext4 `dioread_nolock` from 5.6, commits every 5 s (xfs's log worker:
     /// 30 s), 32 KiB xfs log buffers, large folios on xfs from 5.18 and ext4 from 6.16,
-    /// ext4's 128 MiB writeback bump from 2.6.31 until the 3.10 rewrite of its writepages.
+    /// ext4's 128 MiB writeback bump from 2.6.31 until the 3.10 rewrite of its writepages,
+    /// ext3's write-time bitmap allocation before the reservation windows of 2.6.10.
     pub fn defaults(fs: FsKind, release: Version) -> Self {
         let xfs = fs == FsKind::Xfs;
         MountConfig {
@@ -116,6 +127,7 @@ impl MountConfig {
             } else {
                 0
             },
+            bitmap_alloc: fs == FsKind::Ext3 && release < RESERVATION_WINDOWS,
             options: String::new(),
         }
     }

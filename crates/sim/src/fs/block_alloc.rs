@@ -9,11 +9,16 @@
 //! instead would turn every inode switch into a long seek and put each file in a different
 //! recording zone.
 //!
+//! ext3 before reservation windows allocates at `write()` instead, by its bitmap search
+//! ([`super::ext3_balloc`]); a device mounted so carries that bitmap here, and every
+//! allocation on it goes through the bitmap.
+//!
 //! Simplification: mballoc is reduced to a bump allocator with the per-file goal (continue
 //! the last extent if it ends where free space begins). No block groups, no preallocation
 //! windows, no fragmentation of free space, no metadata or journal blocks. Pre-existing files
 //! (readers' data) are laid out contiguously before any allocation happens.
 
+use super::ext3_balloc::Ext3Bitmap;
 use crate::units::PAGE_SIZE;
 
 const SECTORS_PER_PAGE: u64 = PAGE_SIZE / 512;
@@ -39,6 +44,9 @@ impl Extent {
 #[derive(Clone, Debug, Default)]
 pub struct BlockMap {
     extents: Vec<Extent>,
+    /// `i_next_alloc_block` / `i_next_alloc_goal` of ext3's write-time allocation: the page
+    /// allocated last and its block.
+    next_alloc: Option<(u64, u64)>,
 }
 
 /// The free-space cursor of one device.
@@ -51,6 +59,8 @@ pub struct DevAllocator {
     /// Device capacity in sectors; allocation wraps to `base` past it (old data is not
     /// modelled, so reusing space is harmless).
     capacity: u64,
+    /// ext3 without reservation windows: the block bitmap every allocation searches.
+    bitmap: Option<Box<Ext3Bitmap>>,
 }
 
 impl DevAllocator {
@@ -59,7 +69,20 @@ impl DevAllocator {
             base: 0,
             next: 0,
             capacity: capacity_sectors.max(SECTORS_PER_PAGE),
+            bitmap: None,
         }
+    }
+
+    /// From now on allocate by ext3's bitmap search (a file system mounted without
+    /// reservation windows); what is allocated so far stays in use.
+    pub fn use_ext3_bitmap(&mut self) {
+        let blocks = self.capacity / SECTORS_PER_PAGE;
+        self.bitmap = Some(Box::new(Ext3Bitmap::new(blocks, self.next / SECTORS_PER_PAGE)));
+    }
+
+    /// Whether blocks are allocated at `write()` by ext3's bitmap search.
+    pub fn allocates_at_write(&self) -> bool {
+        self.bitmap.is_some()
     }
 
     /// Reserve `pages` contiguous pages at the cursor for a pre-existing file, before the run.
@@ -67,6 +90,9 @@ impl DevAllocator {
         let s = self.next;
         self.next = (self.next + pages * SECTORS_PER_PAGE).min(self.capacity);
         self.base = self.next;
+        if let Some(b) = self.bitmap.as_mut() {
+            b.mark_used(s / SECTORS_PER_PAGE, pages);
+        }
         s
     }
 
@@ -78,6 +104,24 @@ impl DevAllocator {
             self.next = used;
             self.base = used;
         }
+    }
+
+    /// Up to `pages` contiguous pages: from the cursor, or with a bitmap from the bitmap
+    /// search at `goal` (a block) and on while the blocks after it are free.
+    fn take_near(&mut self, goal: Option<u64>, pages: u64) -> (u64, u64) {
+        let Some(b) = self.bitmap.as_mut() else {
+            return self.take(pages);
+        };
+        let Some(first) = b.new_block(goal) else {
+            // Full: reuse space as the cursor does (old data is not modelled).
+            return self.take(pages);
+        };
+        let mut got = 1;
+        while got < pages && (first + got) % super::ext3_balloc::BLOCKS_PER_GROUP != 0 && !b.used(first + got) {
+            b.mark_used(first + got, 1);
+            got += 1;
+        }
+        (first * SECTORS_PER_PAGE, got)
     }
 
     fn take(&mut self, pages: u64) -> (u64, u64) {
@@ -136,9 +180,31 @@ impl BlockMap {
         let hole = self.extents.get(i).map_or(u64::MAX, |e| e.page - page);
         let want = max.min(hole);
         // The goal: continue the previous extent if free space starts right after it.
-        let (sector, got) = alloc.take(want);
+        let goal = i.checked_sub(1).map(|p| self.extents[p].end_sector() / SECTORS_PER_PAGE);
+        let (sector, got) = alloc.take_near(goal, want);
         self.insert(Extent { page, sector, pages: got });
         (sector, got)
+    }
+
+    /// `ext3_get_block` from `prepare_write` on a file system without reservation windows:
+    /// give unmapped `page` a block now, by the bitmap search from `ext3_find_goal`'s goal —
+    /// the block after the file's last if this page follows the last allocated one, else the
+    /// block of the page before it, else the writer's colour in the inode's group (the
+    /// first). `pid` picks the colour, 1/16 of a group apart.
+    pub fn ext3_get_block(&mut self, page: u64, alloc: &mut DevAllocator, pid: u64) {
+        if self.find(page).is_some() {
+            return;
+        }
+        let goal = match self.next_alloc {
+            Some((p, b)) if p + 1 == page => b + 1,
+            _ => match page.checked_sub(1).and_then(|p| self.lookup(p)) {
+                Some(s) => s / SECTORS_PER_PAGE,
+                None => (pid % 16) * (super::ext3_balloc::BLOCKS_PER_GROUP / 16),
+            },
+        };
+        let (sector, _) = alloc.take_near(Some(goal), 1);
+        self.insert(Extent { page, sector, pages: 1 });
+        self.next_alloc = Some((page, sector / SECTORS_PER_PAGE));
     }
 
     /// Physical location of a mapped `page` (no allocation), for tests and reads.

@@ -385,7 +385,7 @@ impl Machine {
                         let shadow = std::mem::take(&mut c.shadow);
                         let file = jbd2::bdev_buffers(dev);
                         for &block in &shadow {
-                            self.wake_pages(file, block, 1);
+                            self.wake_pages(file, block, 1, 0);
                         }
                         continue;
                     }

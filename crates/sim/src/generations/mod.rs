@@ -395,6 +395,22 @@ pub fn default_bdflush(v: Version, ac: bool) -> crate::config::Bdflush {
     }
 }
 
+/// How long a task that keeps asking for the CPU runs before a waiting one of equal standing
+/// takes over ([`crate::kernel::cpu::CpuPool`]): the O(1) scheduler (2.6.0–2.6.22) runs a
+/// nice-0 task for its 100 ms `DEF_TIMESLICE` and preempts it only for a task of better
+/// dynamic priority; 2.4 for `NICE_TO_TICKS(0)`, 6 ticks of HZ = 100 (60 ms). 0 from 2.6.23:
+/// CFS and EEVDF preempt the running task for a woken one that has run less
+/// (`check_preempt_wakeup`), which the run queue's least-vruntime-first order at the end of
+/// each burst stands for.
+pub fn sched_slice(kernel: &str) -> crate::Ns {
+    const MS: crate::Ns = 1_000_000;
+    match parse_version(kernel) {
+        Ok(v) if v < Version(2, 6, 0) => 60 * MS,
+        Ok(v) if v < Version(2, 6, 23) => 100 * MS,
+        _ => 0,
+    }
+}
+
 /// The default elevator of a release's rotational disks where it is not today's: the 2.5
 /// series runs `deadline-2002`. (deadline-iosched.c was merged in 2.5.39; Morton's 2.5.38 had
 /// the patch applied, and the model uses it for all of 2.5 — the 2.5.0–2.5.38 `elevator_linus`

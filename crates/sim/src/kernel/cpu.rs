@@ -1,13 +1,20 @@
 //! N CPUs and one run queue ordered by virtual runtime.
 //!
 //! A CPU burst (a page-cache copy, a flusher's page walk, a wakeup) runs to completion once
-//! it gets a CPU; there is no preemption or time slicing. Bursts in the model are short (a
-//! 1 MiB copy is ~0.25 ms), so the error against CFS/EEVDF is a fraction of a millisecond of
-//! queueing. What is kept from CFS/EEVDF is *who goes first*: the waiting entity that has
-//! run least (smallest vruntime), with sleepers placed no further back than half a
-//! scheduling latency behind the queue's minimum. This matters when a hundred writers wake
-//! at the same jiffy: a FIFO would serve them in the same order every time and lock some of
-//! them into a permanently worse phase, which the real scheduler does not.
+//! it gets a CPU; there is no preemption. Bursts in the model are short (a 1 MiB copy is
+//! ~0.25 ms), so the error against CFS/EEVDF is a fraction of a millisecond of queueing. What
+//! is kept from CFS/EEVDF is *who goes first*: the waiting entity that has run least
+//! (smallest vruntime), with sleepers placed no further back than half a scheduling latency
+//! behind the queue's minimum. This matters when a hundred writers wake at the same jiffy: a
+//! FIFO would serve them in the same order every time and lock some of them into a
+//! permanently worse phase, which the real scheduler does not.
+//!
+//! What is kept of time slices: an entity whose burst ends and that asks for the CPU again at
+//! once (its next `write()` after the last) keeps the CPU until its slice is used up, as a
+//! running task does until the tick finds its slice over; only then do the waiting ones get
+//! the CPU. Without it, every system call would hand the CPU to the next waiter, and 512
+//! writers on 6 CPUs would take turns one page at a time — which matters wherever the order
+//! of their calls is visible, as in the blocks a file system hands out at `write()`.
 
 use crate::Ns;
 use std::cmp::Reverse;
@@ -44,6 +51,12 @@ struct Waiting {
 
 pub struct CpuPool {
     running: Vec<Option<Who>>,
+    /// A CPU whose burst just ended, kept for its entity while the machine runs what the
+    /// entity does next: if that asks for a CPU within the slice, it keeps this one.
+    held: Vec<Option<Who>>,
+    /// When the slice of the entity running on each CPU ends.
+    slice_end: Vec<Ns>,
+    slice: Ns,
     runq: BinaryHeap<Reverse<Queued>>,
     waiting: Vec<Waiting>,
     free_slots: Vec<u32>,
@@ -65,9 +78,14 @@ pub struct Started {
 }
 
 impl CpuPool {
-    pub fn new(n: u32, tasks: usize, flushers: usize) -> Self {
+    /// `n` CPUs whose entities run for `slice` before a waiting one takes over.
+    pub fn new(n: u32, tasks: usize, flushers: usize, slice: Ns) -> Self {
+        let n = n.max(1) as usize;
         CpuPool {
-            running: vec![None; n.max(1) as usize],
+            running: vec![None; n],
+            held: vec![None; n],
+            slice_end: vec![0; n],
+            slice,
             runq: BinaryHeap::new(),
             waiting: Vec::new(),
             free_slots: Vec::new(),
@@ -97,23 +115,47 @@ impl CpuPool {
         self.running.len()
     }
 
-    /// Ask for a CPU for `burst` ns. Returns the start if a CPU is free now.
+    /// Ask for a CPU for `burst` ns. Returns what starts now: the requester on a free CPU (or
+    /// on the one it holds, within its slice), or, when its slice is over and others wait,
+    /// the first of them on the CPU it gives up.
     pub fn request(&mut self, now: Ns, who: Who, burst: Ns) -> Option<Started> {
         let floor = self.min_vruntime.saturating_sub(SLEEPER_CREDIT_NS);
         let v = self.vruntime(who);
         *v = (*v).max(floor);
         let key = *v;
-        if let Some(cpu) = self.running.iter().position(|c| c.is_none()) {
-            self.running[cpu] = Some(who);
-            self.min_vruntime = self.min_vruntime.max(key);
-            self.charge(who, burst);
-            return Some(Started {
-                cpu: cpu as u16,
-                who,
-                end: now + burst,
-                waited: 0,
-            });
+        if let Some(cpu) = self.held.iter().position(|h| *h == Some(who)) {
+            self.held[cpu] = None;
+            if now < self.slice_end[cpu] || self.runq.is_empty() {
+                if now >= self.slice_end[cpu] {
+                    self.slice_end[cpu] = now + self.slice;
+                }
+                return Some(self.start(now, cpu, who, burst, key, 0));
+            }
+            // Its slice is over and others wait: it queues behind them.
+            self.enqueue(now, who, burst, key);
+            return self.fill(now, cpu as u16);
         }
+        if let Some(cpu) = (0..self.running.len()).find(|&c| self.running[c].is_none() && self.held[c].is_none()) {
+            self.slice_end[cpu] = now + self.slice;
+            return Some(self.start(now, cpu, who, burst, key, 0));
+        }
+        self.enqueue(now, who, burst, key);
+        None
+    }
+
+    fn start(&mut self, now: Ns, cpu: usize, who: Who, burst: Ns, key: Ns, waited: Ns) -> Started {
+        self.running[cpu] = Some(who);
+        self.min_vruntime = self.min_vruntime.max(key);
+        self.charge(who, burst);
+        Started {
+            cpu: cpu as u16,
+            who,
+            end: now + burst,
+            waited,
+        }
+    }
+
+    fn enqueue(&mut self, now: Ns, who: Who, burst: Ns, key: Ns) {
         self.seq += 1;
         let w = Waiting { who, burst, queued: now };
         let slot = match self.free_slots.pop() {
@@ -128,27 +170,34 @@ impl CpuPool {
         };
         debug_assert!(slot < 1 << SLOT_BITS && self.seq < 1 << (64 - SLOT_BITS));
         self.runq.push(Reverse((key, (self.seq << SLOT_BITS) | slot as u64)));
-        None
     }
 
-    /// The burst on `cpu` finished: returns who finished and the next burst started on it.
+    /// The burst on `cpu` finished: returns who finished and, without slices, the first
+    /// waiting burst, started on it now. With slices the CPU stays held for the entity until
+    /// [`CpuPool::fill`], so that its next burst, asked for meanwhile, continues its slice.
     pub fn finish(&mut self, now: Ns, cpu: u16) -> (Option<Who>, Option<Started>) {
         let who = self.running[cpu as usize].take();
-        let next = self.runq.pop().map(|Reverse((key, tag))| {
-            let slot = (tag & ((1 << SLOT_BITS) - 1)) as u32;
-            let Waiting { who: w, burst, queued } = self.waiting[slot as usize];
-            self.free_slots.push(slot);
-            self.running[cpu as usize] = Some(w);
-            self.min_vruntime = self.min_vruntime.max(key);
-            self.charge(w, burst);
-            Started {
-                cpu,
-                who: w,
-                end: now + burst,
-                waited: now - queued,
-            }
-        });
-        (who, next)
+        if self.slice == 0 {
+            return (who, self.fill(now, cpu));
+        }
+        self.held[cpu as usize] = who;
+        (who, None)
+    }
+
+    /// What followed a finished burst has run: a CPU its entity did not ask for again goes to
+    /// the first waiting burst, which starts a slice; returns it.
+    pub fn fill(&mut self, now: Ns, cpu: u16) -> Option<Started> {
+        let c = cpu as usize;
+        self.held[c] = None;
+        if self.running[c].is_some() {
+            return None;
+        }
+        let Reverse((key, tag)) = self.runq.pop()?;
+        let slot = (tag & ((1 << SLOT_BITS) - 1)) as u32;
+        let Waiting { who, burst, queued } = self.waiting[slot as usize];
+        self.free_slots.push(slot);
+        self.slice_end[c] = now + self.slice;
+        Some(self.start(now, c, who, burst, key, now - queued))
     }
 
     /// Entities running or waiting for a CPU (vmstat `r`).
@@ -165,15 +214,23 @@ impl CpuPool {
 mod tests {
     use super::*;
 
+    const SLICE: Ns = 3_000_000;
+
+    /// A burst ends and nothing follows it at once: the CPU goes to the first waiter.
+    fn finish_and_fill(p: &mut CpuPool, now: Ns, cpu: u16) -> (Option<Who>, Option<Started>) {
+        let (who, next) = p.finish(now, cpu);
+        (who, next.or_else(|| p.fill(now, cpu)))
+    }
+
     #[test]
     fn bursts_queue_when_cpus_are_busy() {
-        let mut p = CpuPool::new(1, 3, 0);
+        let mut p = CpuPool::new(1, 3, 0, SLICE);
         let a = p.request(0, Who::Task(0), 100).expect("free cpu");
         assert_eq!(a.end, 100);
         assert!(p.request(10, Who::Task(1), 50).is_none());
         assert!(p.request(20, Who::Task(2), 50).is_none());
         assert_eq!(p.runnable(), 3);
-        let (who, next) = p.finish(100, 0);
+        let (who, next) = finish_and_fill(&mut p, 100, 0);
         assert_eq!(who, Some(Who::Task(0)));
         let n = next.expect("queued burst starts");
         assert_eq!((n.who, n.end, n.waited), (Who::Task(1), 150, 90));
@@ -181,28 +238,71 @@ mod tests {
 
     #[test]
     fn the_entity_that_ran_least_goes_first() {
-        let mut p = CpuPool::new(1, 3, 1);
+        let mut p = CpuPool::new(1, 3, 1, SLICE);
         // Task 0 has run a lot, task 1 a little.
         p.request(0, Who::Task(0), 2_000_000).expect("free cpu");
-        p.finish(2_000_000, 0);
+        finish_and_fill(&mut p, 2_000_000, 0);
         p.request(2_000_000, Who::Task(1), 100).expect("free cpu");
-        p.finish(2_000_100, 0);
+        finish_and_fill(&mut p, 2_000_100, 0);
         p.request(2_000_100, Who::Flusher(0), 500).expect("free cpu");
         // Both wake while the CPU is busy; task 0 asked first but task 1 is served first.
         assert!(p.request(2_000_200, Who::Task(0), 10).is_none());
         assert!(p.request(2_000_300, Who::Task(1), 10).is_none());
-        let (_, n) = p.finish(2_000_600, 0);
+        let (_, n) = finish_and_fill(&mut p, 2_000_600, 0);
         assert_eq!(n.expect("next").who, Who::Task(1));
-        let (_, n) = p.finish(2_000_610, 0);
+        let (_, n) = finish_and_fill(&mut p, 2_000_610, 0);
         assert_eq!(n.expect("next").who, Who::Task(0));
     }
 
     #[test]
+    fn a_running_task_keeps_its_cpu_for_its_slice_then_yields() {
+        let mut p = CpuPool::new(1, 2, 0, SLICE);
+        p.request(0, Who::Task(0), 1_000_000).expect("free cpu");
+        assert!(p.request(10, Who::Task(1), 1_000_000).is_none(), "task 1 waits");
+        // Task 0's next burst follows at once, 1 ms into its 3 ms slice: it goes on running.
+        assert_eq!(p.finish(1_000_000, 0).0, Some(Who::Task(0)));
+        let again = p.request(1_000_000, Who::Task(0), 1_000_000).expect("continues");
+        assert_eq!((again.who, again.cpu), (Who::Task(0), 0));
+        assert!(p.fill(1_000_000, 0).is_none(), "the CPU is taken");
+        p.finish(2_000_000, 0);
+        p.request(2_000_000, Who::Task(0), 1_000_000).expect("2 ms in: still its slice");
+        p.fill(2_000_000, 0);
+        // 3 ms: the slice is over and task 1 has waited: task 0 queues, task 1 runs.
+        p.finish(3_000_000, 0);
+        let next = p.request(3_000_000, Who::Task(0), 1_000_000).expect("the CPU changes hands");
+        assert_eq!((next.who, next.waited), (Who::Task(1), 3_000_000 - 10));
+        assert_eq!(p.runnable(), 2);
+    }
+
+    #[test]
+    fn a_cpu_whose_task_goes_to_sleep_goes_to_the_waiter_and_is_not_given_twice() {
+        let mut p = CpuPool::new(1, 3, 0, SLICE);
+        p.request(0, Who::Task(0), 100).expect("free cpu");
+        assert!(p.request(10, Who::Task(1), 100).is_none());
+        p.finish(100, 0);
+        // While task 0's next step runs, task 2 wakes: the held CPU is not free for it.
+        assert!(p.request(100, Who::Task(2), 100).is_none());
+        let n = p.fill(100, 0).expect("task 0 slept: the first waiter runs");
+        assert_eq!(n.who, Who::Task(1));
+        assert_eq!(p.runnable(), 2);
+    }
+
+    #[test]
+    fn without_slices_the_first_waiter_takes_the_cpu_as_a_burst_ends() {
+        let mut p = CpuPool::new(1, 2, 0, 0);
+        p.request(0, Who::Task(0), 100).expect("free cpu");
+        assert!(p.request(10, Who::Task(1), 100).is_none());
+        let (who, next) = p.finish(100, 0);
+        assert_eq!((who, next.map(|n| n.who)), (Some(Who::Task(0)), Some(Who::Task(1))));
+        assert!(p.request(100, Who::Task(0), 100).is_none(), "task 0 waits its turn");
+    }
+
+    #[test]
     fn a_long_sleeper_keeps_only_bounded_credit() {
-        let mut p = CpuPool::new(1, 2, 0);
+        let mut p = CpuPool::new(1, 2, 0, SLICE);
         // Task 1 runs 20 ms while task 0 sleeps; then both queue behind a burst.
         p.request(0, Who::Task(1), 20_000_000).expect("free cpu");
-        p.finish(20_000_000, 0);
+        finish_and_fill(&mut p, 20_000_000, 0);
         p.request(20_000_000, Who::Task(1), 1).expect("free cpu");
         assert!(p.request(20_000_000, Who::Task(0), 1).is_none());
         // Task 0 was placed at min_vruntime - credit, not at 0: it has at most 3 ms of lead.

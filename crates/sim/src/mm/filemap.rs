@@ -84,14 +84,17 @@ impl Machine {
             // The woken `lock_page` waiter took the lock; the model's lockers (a read finding
             // the page uptodate, a write) hold it no time, and their `unlock_page` passes the
             // wakeup on to the next exclusive waiter.
-            self.wake_pages(w.file, w.page, 1);
+            self.wake_pages(w.file, w.page, 1, PG_LOCKED);
         }
         false
     }
 
-    /// `unlock_page` / `end_page_writeback` of pages [start, start+n) of `file`: wake each
-    /// page's bucket as the policy says.
-    pub(crate) fn wake_pages(&mut self, file: u32, start: u64, n: u64) {
+    /// `unlock_page` / `end_page_writeback` of pages [start, start+n) of `file`, which
+    /// cleared `cleared` (`PG_LOCKED`, `PG_WRITEBACK`; 0: wake regardless): wake each
+    /// page's bucket as the policy says. A kernel page larger than the model's whose other
+    /// part still holds the bit has not reached its `unlock_page` yet (the last buffer's
+    /// completion does it): no wakeup.
+    pub(crate) fn wake_pages(&mut self, file: u32, start: u64, n: u64, cleared: u8) {
         if self.pagewait.waiters() == 0 {
             return;
         }
@@ -107,6 +110,9 @@ impl Machine {
                 continue;
             }
             let bits = self.wait_bits(file, kp << shift);
+            if bits & cleared != 0 {
+                continue;
+            }
             self.pagewait.wake(key, bits);
             for i in 0..self.pagewait.woken.len() {
                 let Woken { tid, matched } = self.pagewait.woken[i];

@@ -271,7 +271,7 @@ impl Machine {
         if self.era.inactive.is_none() {
             self.lru_add_clean(file, start, n);
         }
-        self.wake_pages(file, start, n);
+        self.wake_pages(file, start, n, crate::kernel::waitqueue::PG_LOCKED);
         let waiters = std::mem::take(&mut self.inodes[file as usize].read_waiters);
         for t in waiters {
             if matches!(self.tasks[t as usize].phase, Phase::WaitRead | Phase::Meta) {
