@@ -9,12 +9,16 @@
 //! FIFO would serve them in the same order every time and lock some of them into a
 //! permanently worse phase, which the real scheduler does not.
 //!
-//! What is kept of time slices: an entity whose burst ends and that asks for the CPU again at
-//! once (its next `write()` after the last) keeps the CPU until its slice is used up, as a
-//! running task does until the tick finds its slice over; only then do the waiting ones get
-//! the CPU. Without it, every system call would hand the CPU to the next waiter, and 512
-//! writers on 6 CPUs would take turns one page at a time — which matters wherever the order
-//! of their calls is visible, as in the blocks a file system hands out at `write()`.
+//! What is kept of time slices, for the schedulers before CFS (the pool's `slice`, from
+//! [`crate::generations::sched_slice`]: 100 ms for the O(1) scheduler, 60 ms for 2.4): an
+//! entity whose burst ends and that asks for the CPU again at once (its next `write()` after
+//! the last) keeps the CPU until its slice is used up, as a running task does until the tick
+//! finds its slice over; only then do the waiting ones get the CPU. Without it, every system
+//! call would hand the CPU to the next waiter, and 512 writers on 6 CPUs would take turns one
+//! page at a time — which matters wherever the order of their calls is visible, as in the
+//! blocks a file system hands out at `write()`. From 2.6.23 the slice is 0: the CPU goes to
+//! the queue's first at the end of every burst, which stands for CFS/EEVDF's wakeup
+//! preemption of a task that has run more than the one woken.
 
 use crate::Ns;
 use std::cmp::Reverse;
