@@ -9,6 +9,8 @@ mod error;
 pub mod fio;
 pub mod fuzz;
 pub mod limits;
+pub mod names;
+pub mod read;
 mod section;
 mod suggest;
 pub mod units;
@@ -28,14 +30,19 @@ pub const DEFAULT_SCENARIO_TOML: &str = DEFAULT_TOML;
 /// The file's name as given and its text, or an error naming it.
 fn read(path: &Path) -> Result<(String, String), ScenarioError> {
     let file = path.display().to_string();
-    match std::fs::read_to_string(path) {
+    let cap = if is_fio(path) {
+        read::MAX_JOB_FILE_BYTES
+    } else {
+        read::MAX_SCENARIO_BYTES
+    };
+    match read::text_file(path, cap) {
         Ok(text) => Ok((file, text)),
         Err(e) => Err(ScenarioError {
             file,
             line: 0,
             column: 0,
             key: None,
-            message: format!("cannot read the scenario file: {e}"),
+            message: format!("cannot read the {} file: {e}", if is_fio(path) { "job" } else { "scenario" }),
             hint: None,
             more: Vec::new(),
         }),
@@ -77,9 +84,8 @@ pub fn fio_scenario(text: &str, file_name: &str) -> Result<Scenario, ScenarioErr
         cgroup: None,
     };
     sc.tasks = fio::tasks(text, file_name, &at)?;
-    sc.name = Path::new(file_name)
-        .file_stem()
-        .map_or_else(|| "fio".to_string(), |s| s.to_string_lossy().into_owned());
+    let stem = Path::new(file_name).file_stem().map(|s| s.to_string_lossy());
+    sc.name = names::from_stem(stem.as_deref().unwrap_or(""), "fio");
     sc.duration = fio::longest_run(&sc.tasks, FIO_MAX_DURATION);
     sc.until_done = true;
     let need: u64 = sc

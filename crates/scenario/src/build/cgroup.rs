@@ -138,6 +138,10 @@ fn group(sec: &Section<'_>, tree: &CgroupTree, devices: &[DeviceConfig]) -> Resu
     if !path.starts_with('/') || path.len() == 1 || parts.iter().any(|p| p.is_empty() || *p == "." || *p == "..") {
         return Err(e.problem(format!("`{path}` is not a cgroup path")).hint(hint));
     }
+    // Each part becomes a directory in a cgroup hierarchy.
+    if let Some((m, h)) = parts.iter().find_map(|p| crate::names::name_problem(p, "cgroup")) {
+        return Err(e.problem(format!("`{path}`: {m}")).hint(h));
+    }
     if tree.find(&path).is_some() {
         return Err(e
             .problem(format!("cgroup `{path}` is declared twice"))

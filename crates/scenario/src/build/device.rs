@@ -226,15 +226,14 @@ fn check_keys(sec: &Section<'_>, kind: &str, member: Option<&str>) -> Result<()>
     Err(e.key_problem("unknown key in [[device]]").hint(hint))
 }
 
-/// The kernel's own naming: no slashes or blanks (the name becomes a /dev and /mnt path).
+/// A plain identifier ([`crate::names`]): the name becomes `/mnt/<name>/` and, under
+/// `wblab measure`, a mount point in the scratch directory.
 fn device_name(e: &Entry<'_>) -> Result<String> {
     let name = e.str()?;
-    if name.is_empty() || name.contains(|c: char| c == '/' || c.is_whitespace() || c.is_control()) {
-        return Err(e
-            .problem(format!("`{name}` is not a block device name"))
-            .hint("use a name like \"sda\" or \"nvme0n1\""));
+    match crate::names::name_problem(name, "device") {
+        Some((m, h)) => Err(e.problem(m).hint(format!("{h}, like \"sda\" or \"nvme0n1\""))),
+        None => Ok(name.to_string()),
     }
-    Ok(name.to_string())
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@ mod throttle;
 
 use crate::error::{Problem, Problems, Result};
 use crate::section::{Entry, Nesting, Section};
-use crate::suggest;
+use crate::{names, suggest};
 use std::path::Path;
 use toml::de::{DeTable, DeValue};
 use wblab_sim::config::{JobConfig, Scenario, TaskConfig, TraceConfig};
@@ -54,6 +54,11 @@ pub(crate) fn scenario(text: &str, file_name: &str) -> std::result::Result<Scena
 /// the parse (everything else depends on them), except unknown top-level keys, which are all
 /// reported.
 fn top<'a>(doc: &'a toml::Spanned<DeTable<'a>>) -> std::result::Result<Section<'a>, Problems> {
+    let mut forbidden = Problems::new();
+    forbidden_characters(doc.get_ref(), "", &mut forbidden);
+    if !forbidden.is_empty() {
+        return Err(forbidden);
+    }
     let root = Section::root(doc).map_err(|p| vec![p])?;
     let misplaced: Problems = root
         .entries
@@ -507,6 +512,63 @@ fn tasks(
     Some(tasks)
 }
 
+/// Every key and string of the file holding a character no scenario string may hold
+/// ([`names::is_forbidden`]): such a string could start a new line in a job file, a command
+/// or a terminal. Only a task's inline fio job text spans lines. `path` is the dotted key of
+/// `table` (`task.fio`: arrays of tables add nothing).
+fn forbidden_characters(table: &DeTable<'_>, path: &str, p: &mut Problems) {
+    for (key, value) in table.iter() {
+        let name = if path.is_empty() {
+            key.get_ref().to_string()
+        } else {
+            format!("{path}.{}", key.get_ref())
+        };
+        if let Some((_, c)) = names::forbidden_in_line(key.get_ref()) {
+            p.push(
+                Problem::new(key.span().start, format!("the key holds {}", names::describe_char(c)))
+                    .key(names::shown(key.get_ref()))
+                    .hint("keys are one line of printable text"),
+            );
+        }
+        forbidden_in_value(value, &name, key.get_ref(), p);
+    }
+}
+
+fn forbidden_in_value(value: &toml::Spanned<DeValue<'_>>, path: &str, key: &str, p: &mut Problems) {
+    match value.get_ref() {
+        DeValue::String(s) => {
+            let inline_fio = path == "task.fio";
+            let found = if inline_fio {
+                names::forbidden_in_text(s)
+            } else {
+                names::forbidden_in_line(s)
+            };
+            if let Some((at, c)) = found {
+                let hint = if inline_fio {
+                    "an inline fio job file is lines of printable text (tabs allowed)"
+                } else {
+                    "strings in a scenario are one line of printable text; only a task's inline fio job text spans lines"
+                };
+                p.push(
+                    Problem::new(
+                        value.span().start,
+                        format!("the value holds {} at character {}", names::describe_char(c), at + 1),
+                    )
+                    .key(names::shown(key))
+                    .hint(hint),
+                );
+            }
+        }
+        DeValue::Array(items) => {
+            for item in items.iter() {
+                forbidden_in_value(item, path, key, p);
+            }
+        }
+        DeValue::Table(t) => forbidden_characters(t, path, p),
+        _ => {}
+    }
+}
+
 /// Keys of sections that keep them as written.
 fn same(key: String) -> String {
     key
@@ -551,23 +613,15 @@ fn misplaced(e: &Entry<'_>) -> Problem {
 /// The name becomes the results directory, so it must be a plain file name.
 fn scenario_name(e: &Entry<'_>) -> Result<String> {
     let name = e.str()?;
-    let plain = !name.is_empty() && name != "." && name != ".." && !name.contains(['/', '\\', '\0']);
-    if plain {
-        Ok(name.to_string())
-    } else {
-        Err(e
-            .problem(format!("`{name}` cannot be used as a name"))
-            .hint("the name becomes the results directory: use letters, digits, `-`, `_`, `.`"))
+    match names::name_problem(name, "scenario") {
+        Some((m, h)) => Err(e.problem(m).hint(format!("{h}: the name becomes the results directory"))),
+        None => Ok(name.to_string()),
     }
 }
 
 fn default_name(file_name: &str) -> String {
-    Path::new(file_name)
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .filter(|s| !s.is_empty())
-        .unwrap_or("scenario")
-        .to_string()
+    let stem = Path::new(file_name).file_stem().map(|s| s.to_string_lossy());
+    names::from_stem(stem.as_deref().unwrap_or(""), "scenario")
 }
 
 /// `kernel = "2.6.20"` or `kernel = ["2.6.20", "2.6.24"]`: each release with its generation.

@@ -178,7 +178,7 @@ pub(super) fn build_fio(
     } else {
         let dir = std::path::Path::new(scenario_file).parent().unwrap_or(std::path::Path::new(""));
         let path = dir.join(given);
-        match std::fs::read_to_string(&path) {
+        match crate::read::text_file(&path, crate::read::MAX_JOB_FILE_BYTES) {
             Ok(t) => (path.display().to_string(), t),
             Err(err) => {
                 return Err(e
@@ -293,12 +293,10 @@ fn check_keys(sec: &Section<'_>, job: &str) -> Result<()> {
 
 fn task_name(e: &Entry<'_>) -> Result<String> {
     let name = e.str()?;
-    if name.trim().is_empty() || name.contains(char::is_control) {
-        return Err(e
-            .problem("a task name must be non-empty printable text")
-            .hint("e.g. name = \"writer\""));
+    match crate::names::name_problem(name, "task") {
+        Some((m, h)) => Err(e.problem(m).hint(format!("{h}, e.g. name = \"writer\""))),
+        None => Ok(name.to_string()),
     }
-    Ok(name.to_string())
 }
 
 /// The device in `/mnt/<device>/...`, if the path has that shape.

@@ -9,10 +9,13 @@
 //! named by `wait_for`.
 
 pub(crate) mod options;
+pub mod render;
 pub mod value;
 
 use crate::error::ScenarioError;
+use crate::names;
 use options::{JobBuilder, Opt};
+use std::collections::HashSet;
 use wblab_sim::config::{FioJob, IoPrio, TaskConfig};
 use wblab_sim::Ns;
 
@@ -30,10 +33,23 @@ pub struct JobSection {
 pub fn sections(text: &str, file: &str) -> Result<Vec<JobSection>, ScenarioError> {
     let mut global: Vec<Opt> = Vec::new();
     let mut jobs: Vec<JobSection> = Vec::new();
+    let mut names: HashSet<&str> = HashSet::new();
     // None before the first section; Some(None) in a [global]; Some(Some(i)) in job i.
     let mut cur: Option<Option<usize>> = None;
     for (i, raw) in text.lines().enumerate() {
         let line = i + 1;
+        if let Some((at, c)) = raw.chars().enumerate().find(|&(_, c)| c != '\t' && names::is_forbidden(c)) {
+            return Err(ScenarioError {
+                column: at + 1,
+                ..err(
+                    file,
+                    line,
+                    None,
+                    format!("the line holds {}", names::describe_char(c)),
+                    "a job file is lines of printable text (tabs allowed)",
+                )
+            });
+        }
         let l = raw.trim();
         if l.is_empty() || l.starts_with(';') || l.starts_with('#') {
             continue;
@@ -55,7 +71,16 @@ pub fn sections(text: &str, file: &str) -> Result<Vec<JobSection>, ScenarioError
             if name == "global" {
                 cur = Some(None);
             } else {
-                if jobs.iter().any(|j| j.name == name) {
+                if let Some((m, h)) = names::name_problem(name, "job") {
+                    return Err(err(
+                        file,
+                        line,
+                        None,
+                        m,
+                        format!("{h}: the name labels the job's results and files"),
+                    ));
+                }
+                if !names.insert(name) {
                     return Err(err(
                         file,
                         line,
@@ -87,6 +112,17 @@ pub fn sections(text: &str, file: &str) -> Result<Vec<JobSection>, ScenarioError
             Some((k, v)) => (k.trim(), Some(v.trim().to_string())),
             None => (l, None),
         };
+        // Not echoed: a file that is not a job file (a scenario may name any path) must not
+        // have its lines quoted back.
+        if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Err(err(
+                file,
+                line,
+                None,
+                "the line is not a fio option (`option` or `option=value`), a [section] or a comment",
+                "is this a fio job file?",
+            ));
+        }
         if value.as_deref().is_some_and(|v| v.contains("${")) {
             return Err(err(
                 file,
@@ -106,7 +142,7 @@ pub fn sections(text: &str, file: &str) -> Result<Vec<JobSection>, ScenarioError
                 return Err(err(
                     file,
                     line,
-                    Some(key),
+                    None,
                     "an option before any section",
                     "put it under [global] or a [jobname] section",
                 ))
@@ -162,6 +198,17 @@ pub fn tasks(text: &str, file: &str, at: &Placement) -> Result<Vec<TaskConfig>, 
 pub fn tasks_with(text: &str, file: &str, at: &Placement, extra: &[(String, String, String)]) -> Result<Vec<TaskConfig>, ScenarioError> {
     let mut jobs = sections(text, file)?;
     for (job, key, value) in extra {
+        // A sweep's strings are checked where the scenario is read; a caller that builds
+        // them itself is held to the same rule.
+        if let Some((_, c)) = names::forbidden_in_line(key).or_else(|| names::forbidden_in_line(value)) {
+            return Err(err(
+                file,
+                0,
+                Some(&names::shown(key)),
+                format!("the value holds {}", names::describe_char(c)),
+                "option values are one line of printable text",
+            ));
+        }
         if let Some(sec) = jobs.iter_mut().find(|s| &s.name == job) {
             // Line 0: not from the file; errors say it came from the sweep.
             sec.opts.push(Opt {
@@ -173,6 +220,7 @@ pub fn tasks_with(text: &str, file: &str, at: &Placement, extra: &[(String, Stri
     }
     let mut out: Vec<TaskConfig> = Vec::with_capacity(jobs.len());
     let mut group = 0u32;
+    let mut clones = 0u64;
     for (index, sec) in jobs.iter().enumerate() {
         let mut b = JobBuilder::new(&sec.name, index as u32);
         for o in &sec.opts {
@@ -181,6 +229,22 @@ pub fn tasks_with(text: &str, file: &str, at: &Placement, extra: &[(String, Stri
         let built = b
             .finish()
             .map_err(|(m, h)| err(file, sec.line, None, format!("job `{}`: {m}", sec.name), h))?;
+        // The scenario's bound on task instances holds for a job file too (a bare one has no
+        // scenario to count them).
+        clones += u64::from(built.numjobs);
+        if clones > crate::limits::MAX_TASKS {
+            let line = sec.opts.iter().rev().find(|o| o.key == "numjobs").map_or(sec.line, |o| o.line);
+            return Err(err(
+                file,
+                line,
+                Some("numjobs"),
+                format!(
+                    "{clones} job clones so far (jobs × numjobs), more than the {} task instances a run may have",
+                    crate::limits::MAX_TASKS
+                ),
+                "each clone is a task with its own state and histograms; fewer clones with a deeper iodepth ask the same of the device",
+            ));
+        }
         // Jobs after a stonewall wait for every job before them; wait_for names one.
         let mut after: Vec<usize> = Vec::new();
         if built.stonewall && index > 0 {

@@ -341,6 +341,11 @@ impl JobBuilder {
                         "name one file, or use nrfiles for several".into(),
                     ));
                 }
+                // The model puts the file in the job's device directory by its last part.
+                let base = f.rsplit('/').next().unwrap_or(f);
+                if let Some((m, h)) = crate::names::name_problem(base, "file") {
+                    return Err((format!("filename `{f}`: {m}"), h));
+                }
                 self.filename = Some(f.to_string());
             }
             "directory" => {
@@ -389,22 +394,22 @@ impl JobBuilder {
                 "linear" => {}
                 x => return Err((format!("rate_process={x} is not modelled"), "the model paces I/O linearly".into())),
             },
-            "thinktime" => j.thinktime = time(need()?, 1_000).map_err(hintless)?,
+            "thinktime" => j.thinktime = run_time(need()?, 1_000).map_err(hintless)?,
             "thinktime_blocks" => j.thinktime_blocks = int(need()?, 1, u32::MAX as u64).map_err(hintless)? as u32,
             "thinktime_spin" => {
                 if time(need()?, 1_000).map_err(hintless)? > 0 {
                     return Err(("thinktime_spin is not modelled".into(), "use thinktime (a sleep) instead".into()));
                 }
             }
-            "runtime" | "timeout" => j.runtime = Some(time(need()?, 1_000_000_000).map_err(hintless)?).filter(|&r| r > 0),
+            "runtime" | "timeout" => j.runtime = Some(run_time(need()?, 1_000_000_000).map_err(hintless)?).filter(|&r| r > 0),
             "time_based" => j.time_based = boolean(v).map_err(hintless)?,
             "startdelay" => {
                 if need()?.contains('-') {
                     return Err(("a startdelay range is not modelled".into(), "give one time".into()));
                 }
-                self.startdelay = time(need()?, 1_000_000_000).map_err(hintless)?;
+                self.startdelay = run_time(need()?, 1_000_000_000).map_err(hintless)?;
             }
-            "ramp_time" => j.ramp = time(need()?, 1_000_000_000).map_err(hintless)?,
+            "ramp_time" => j.ramp = run_time(need()?, 1_000_000_000).map_err(hintless)?,
             "stonewall" | "wait_for_previous" => self.stonewall = boolean(v).map_err(hintless)?,
             "new_group" => self.new_group = boolean(v).map_err(hintless)?,
             "wait_for" => self.wait_for = Some(need()?.to_string()),
@@ -425,9 +430,9 @@ impl JobBuilder {
                 }
                 j.percentiles = list;
             }
-            "write_lat_log" => j.logs.lat = Some(v.map_or(j.name.clone(), str::to_string)),
-            "write_bw_log" => j.logs.bw = Some(v.map_or(j.name.clone(), str::to_string)),
-            "write_iops_log" => j.logs.iops = Some(v.map_or(j.name.clone(), str::to_string)),
+            "write_lat_log" => j.logs.lat = Some(log_prefix(v, &j.name)?),
+            "write_bw_log" => j.logs.bw = Some(log_prefix(v, &j.name)?),
+            "write_iops_log" => j.logs.iops = Some(log_prefix(v, &j.name)?),
             "log_avg_msec" => j.logs.avg_msec = int(need()?, 0, 1 << 40).map_err(hintless)?,
             "log_max_value" => j.logs.max_value = boolean(v).map_err(hintless)?,
             "log_offset" => j.logs.offset = boolean(v).map_err(hintless)?,
@@ -590,6 +595,34 @@ impl JobBuilder {
     }
 }
 
+/// A time the run waits or lasts: at most a run's longest [`crate::limits::MAX_DURATION`],
+/// so that no sum of them wraps.
+fn run_time(text: &str, default_ns: Ns) -> Result<Ns, String> {
+    let t = time(text, default_ns)?;
+    if t > crate::limits::MAX_DURATION {
+        return Err(format!(
+            "`{}` is longer than the {} h a run may last",
+            text.trim(),
+            crate::limits::MAX_DURATION / 3_600_000_000_000
+        ));
+    }
+    Ok(t)
+}
+
+/// A log's prefix (`write_lat_log=name`, the job's name when bare): the log files go to
+/// the results directory named after its last part, which must be a plain name; that part
+/// is what is kept.
+fn log_prefix(v: Option<&str>, job: &str) -> Result<String, Fail> {
+    let Some(p) = v.filter(|p| !p.is_empty()) else {
+        return Ok(job.to_string());
+    };
+    let base = p.rsplit('/').next().unwrap_or(p);
+    match crate::names::name_problem(base, "log") {
+        Some((m, h)) => Err((format!("log prefix `{p}`: {m}"), h)),
+        None => Ok(base.to_string()),
+    }
+}
+
 /// `bssplit=4k/10:64k/50:32k/40`; blank weights share what is left evenly.
 fn bssplit(s: &str, kb: u64) -> Result<FioBs, String> {
     let mut parts: Vec<(u64, Option<u32>)> = Vec::new();
@@ -645,7 +678,11 @@ fn distribution(s: &str) -> Result<FioDist, Fail> {
         if a.contains(':') {
             return Err(("a distribution centre (second parameter) is not modelled".into(), hint()));
         }
-        a.parse::<f64>().map_err(|_| (format!("`{a}` is not a number"), hint()))
+        match a.parse::<f64>() {
+            Ok(x) if x.is_finite() => Ok(x),
+            Ok(_) => Err((format!("`{a}` is not a finite number"), hint())),
+            Err(_) => Err((format!("`{a}` is not a number"), hint())),
+        }
     };
     match name {
         "random" => Ok(FioDist::Random),
@@ -658,8 +695,10 @@ fn distribution(s: &str) -> Result<FioDist, Fail> {
         }
         "pareto" => {
             let h = num(arg)?;
-            if !(0.0..1.0).contains(&h) || h == 0.0 {
-                return Err(("pareto's h must be within (0, 1)".into(), hint()));
+            // The offsets follow u^(ln h / ln(1 - h)): an h so small that 1 - h is 1 gives
+            // no exponent.
+            if !(0.0..1.0).contains(&h) || h == 0.0 || !(h.ln() / (1.0 - h).ln()).is_finite() {
+                return Err(("pareto's h must be within (0, 1), and not below 1e-15".into(), hint()));
             }
             Ok(FioDist::Pareto(h))
         }

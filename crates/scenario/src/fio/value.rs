@@ -72,7 +72,12 @@ pub fn time(text: &str, default_ns: Ns) -> Result<Ns, String> {
         "ns" | "nsec" => 1.0,
         u => return Err(format!("`{t}` has an unknown time unit `{u}`")),
     };
-    Ok((n * unit).round() as Ns)
+    let v = (n * unit).round();
+    // `as` would saturate silently (and a sum of saturated times wraps).
+    if !(0.0..1.8e19).contains(&v) {
+        return Err(format!("`{t}` is out of range"));
+    }
+    Ok(v as Ns)
 }
 
 /// A boolean option: `1`/`0`, `true`/`false`, `yes`/`no`, `on`/`off`; absent value = true.
