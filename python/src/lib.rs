@@ -184,6 +184,14 @@ fn sweep_local(
 /// The `wblab` command line with `args` (without the program name); its exit status.
 #[pyfunction]
 fn main(py: Python<'_>, args: Vec<String>) -> i32 {
+    // `wblab measure` starts the program again as its watchdog: here `python -m wblab`.
+    if let Ok(exe) = py
+        .import("sys")
+        .and_then(|s| s.getattr("executable"))
+        .and_then(|e| e.extract::<String>())
+    {
+        wblab::set_self_command(vec![exe.into(), "-m".into(), "wblab".into()]);
+    }
     py.detach(move || {
         let code = wblab::main_with(std::iter::once("wblab".to_string()).chain(args));
         i32::from(code != std::process::ExitCode::SUCCESS)

@@ -59,6 +59,8 @@ struct Tally {
     mutated: u64,
     valid: u64,
     refused: u64,
+    /// Valid scenarios whose `wblab measure` plan was built and checked.
+    planned: u64,
     runs: u64,
     over_budget: u64,
     repeated: u64,
@@ -133,6 +135,7 @@ fn merge(t: &mut Tally, l: Tally) {
     t.mutated += l.mutated;
     t.valid += l.valid;
     t.refused += l.refused;
+    t.planned += l.planned;
     t.runs += l.runs;
     t.over_budget += l.over_budget;
     t.repeated += l.repeated;
@@ -171,6 +174,16 @@ fn one_case(g: &Generator, i: u64, slow: f64, t: &mut Tally) {
         }
     };
     t.valid += 1;
+    for sc in &scenarios {
+        // What `wblab measure` (root) would do with the file: nothing outside its scratch
+        // directory and the kernel files it may write.
+        match catch_unwind(AssertUnwindSafe(|| plan_escapes(sc))) {
+            Err(_) => return find("panic-plan", take_panic()),
+            Ok(Some(escapes)) if !escapes.is_empty() => return find("plan", escapes.join("; ")),
+            Ok(Some(_)) => t.planned += 1,
+            Ok(None) => {}
+        }
+    }
     for sc in scenarios.iter().take(2) {
         if task_seconds(sc) > TASK_SECONDS_BUDGET {
             t.over_budget += 1;
@@ -196,6 +209,16 @@ fn one_case(g: &Generator, i: u64, slow: f64, t: &mut Tally) {
             }
         }
     }
+}
+
+/// What a measurement's plan of `sc` would touch outside its bounds, on an example root host
+/// (`None`: the harness refuses the scenario).
+fn plan_escapes(sc: &Scenario) -> Option<Vec<String>> {
+    let mut opts = wblab_probe::MeasureOptions::new(PathBuf::from("results/fuzz"));
+    opts.scratch_parent = PathBuf::from("/var/tmp");
+    opts.host_knobs = sc.seed.is_multiple_of(2);
+    let plan = wblab_probe::plan::Plan::build(sc, &opts, &wblab_probe::plan::Host::example()).ok()?;
+    Some(plan.escapes())
 }
 
 /// Simulated work: task instances × simulated seconds.
@@ -280,6 +303,10 @@ fn report(a: &FuzzArgs, t: &Tally, wall: Duration) -> ExitCode {
         t.valid,
         t.refused,
         t.mutated
+    );
+    println!(
+        "{} measurement plans built and checked (nothing outside the scratch directory)",
+        t.planned
     );
     println!(
         "{} runs with the laws checked ({} repeated for determinism, {} over the {TASK_SECONDS_BUDGET} task-second budget not run): {:.0} s simulated, {} events; slowest case {} ({:.2} s)",

@@ -206,6 +206,12 @@ pub fn write_run(dir: &Path, r: &wblab_sim::metrics::RunResult, wall: f64, repor
     })
 }
 
+/// How to start this program again (`[wblab]`, or `[python, -m, wblab]`): `wblab measure`
+/// starts it as the watchdog that undoes a measurement killed without warning.
+pub fn set_self_command(cmd: Vec<std::ffi::OsString>) {
+    wblab_probe::watchdog::set_self_command(cmd);
+}
+
 /// Run the `wblab` command line with `args` (the first is the program's name). Bad
 /// arguments print clap's message and give its exit code; nothing here exits the process.
 pub fn main_with<I, T>(args: I) -> ExitCode

@@ -13,5 +13,9 @@ fn restore_sigpipe() {
 
 fn main() -> ExitCode {
     restore_sigpipe();
+    // `wblab measure` starts this binary again as its watchdog.
+    if let Ok(exe) = std::env::current_exe() {
+        wblab::set_self_command(vec![exe.into_os_string()]);
+    }
     wblab::main_with(std::env::args_os())
 }

@@ -32,6 +32,18 @@ pub struct MeasureArgs {
     /// Undo what an interrupted (killed) measurement left behind, then exit.
     #[arg(long)]
     pub restore: bool,
+    /// With --restore: first wait for the measurement PID:START to end (the watchdog a
+    /// measurement starts runs this).
+    #[arg(long, value_name = "PID:START", requires = "restore", hide = true)]
+    pub after: Option<String>,
+    /// Print every command, file, device, sysctl, sysfs and cgroup path the measurement would
+    /// touch and every process it would start, and exit without doing any of it.
+    #[arg(long)]
+    pub plan: bool,
+    /// Run as an unprivileged user would, even as root: files in the scratch directory and
+    /// timings only; no sysctl, loop device, mount, throttle rule, cgroup or trace instance.
+    #[arg(long)]
+    pub unprivileged: bool,
     /// Print summary.json to stdout instead of the table.
     #[arg(long)]
     pub json: bool,
@@ -42,7 +54,7 @@ pub struct MeasureArgs {
 
 pub fn measure(a: MeasureArgs) -> ExitCode {
     if a.restore {
-        return restore();
+        return restore(a.after.as_deref(), a.quiet);
     }
     let Some(path) = a.scenario else {
         eprintln!("error: wblab measure needs a scenario file (or --restore)");
@@ -64,6 +76,11 @@ pub fn measure(a: MeasureArgs) -> ExitCode {
     }
     opts.host_knobs = a.host_knobs;
     opts.quiet = a.quiet || a.json;
+    opts.unprivileged = a.unprivileged;
+    if a.plan {
+        return print_plan(&sc, &opts, &path);
+    }
+    opts.restorer = wblab_probe::watchdog::restorer();
     match wblab_probe::measure(&sc, &opts) {
         Ok(rep) => {
             for w in &rep.warnings {
@@ -111,15 +128,57 @@ pub fn measure(a: MeasureArgs) -> ExitCode {
     }
 }
 
-fn restore() -> ExitCode {
+/// `--plan`: what the measurement would do, checked as a measurement checks it.
+fn print_plan(sc: &wblab_sim::config::Scenario, opts: &MeasureOptions, path: &Path) -> ExitCode {
+    if let Err(e) = wblab_probe::measure::check_scenario(sc) {
+        eprintln!("error: cannot measure {}: {e}", path.display());
+        return ExitCode::from(2);
+    }
+    let host = wblab_probe::plan::Host::detect(opts);
+    match wblab_probe::plan::Plan::build(sc, opts, &host) {
+        Ok(plan) => {
+            print!("{}", plan.render());
+            let escapes = plan.escapes();
+            if escapes.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                for e in escapes {
+                    eprintln!("error: the plan leaves its scratch directory: {e}");
+                }
+                ExitCode::from(1)
+            }
+        }
+        Err(e) => {
+            eprintln!("error: cannot measure {}: {e}", path.display());
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// `--restore` (after the process `after` names has ended, for the watchdog, which says
+/// nothing when there is nothing to do).
+fn restore(after: Option<&str>, quiet: bool) -> ExitCode {
+    if let Some(who) = after {
+        if let Err(e) = wblab_probe::watchdog::wait_for_end(who) {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    }
     match journal::restore() {
         Ok(done) if done.is_empty() => {
-            println!("nothing to restore");
+            if !quiet {
+                println!("nothing to restore");
+            }
             ExitCode::SUCCESS
         }
         Ok(done) => {
+            let who = if after.is_some() {
+                "wblab measure (watchdog): the measurement ended without undoing its changes; "
+            } else {
+                ""
+            };
             for d in done {
-                println!("restored: {d}");
+                eprintln!("{who}restored: {d}");
             }
             ExitCode::SUCCESS
         }

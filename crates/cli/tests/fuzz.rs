@@ -30,6 +30,8 @@ fn a_ci_batch_finds_nothing() {
     let (valid, refused, runs) = (count(&o, "valid"), count(&o, "refused"), count(&o, "runs with the laws"));
     assert!(valid >= 2000 && refused >= 2000, "{o}");
     assert!(runs >= valid * 9 / 10, "most valid cases ran: {o}");
+    // And `wblab measure`'s plan of every valid file stayed in its scratch directory.
+    assert!(count(&o, "measurement plans built") >= valid, "{o}");
 }
 
 #[test]

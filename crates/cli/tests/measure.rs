@@ -1,10 +1,13 @@
 //! End-to-end tests of `wblab measure` on the real kernel of this machine, and of `compare`.
 //!
-//! They need root, /dev/loop-control and a cgroup v1 blkio hierarchy, and are skipped with a
-//! loud note otherwise. Each one snapshots everything a measurement may touch (sysctls, every
-//! queue and bdi knob, block devices, loop bindings, mounts, blk-throttle rules, tracefs state)
-//! before and after, and requires the two to be identical and no scratch directory to remain:
-//! after a normal run, after SIGINT midway, and after SIGKILL + `wblab measure --restore`.
+//! They run only when asked (`scripts/test --real-kernel`, or WBLAB_REAL_KERNEL=1), and need
+//! root, /dev/loop-control and cgroup v1 blkio and memory hierarchies; they are skipped with a
+//! loud note otherwise. Each checks that everything the measurement changed — each entry of
+//! its journal: knobs, loop devices, mounts, throttle rules, trace instances, cgroups, the
+//! scratch directory — is undone: after a normal run, after SIGINT midway, after SIGKILL (the
+//! watchdog), and after SIGKILL of both + `wblab measure --restore`. Only what the run itself
+//! made is looked at, so other work on the machine cannot fail them. Each uses a state
+//! directory of its own.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -19,9 +22,11 @@ fn wblab() -> Command {
     Command::new(env!("CARGO_BIN_EXE_wblab"))
 }
 
-/// `wblab measure SC --quiet --out OUT --scratch SCRATCH`, to run or spawn.
+/// `wblab measure SC --quiet --out OUT --scratch SCRATCH`, to run or spawn, with the state
+/// directory `SCRATCH/state`.
 fn measure(sc: &Path, out: &Path, scratch: &Path) -> Command {
     let mut c = wblab();
+    c.env("WBLAB_STATE_DIR", scratch.join("state"));
     c.arg("measure")
         .arg(sc)
         .arg("--quiet")
@@ -33,6 +38,10 @@ fn measure(sc: &Path, out: &Path, scratch: &Path) -> Command {
 }
 
 fn can_run() -> bool {
+    if std::env::var_os("WBLAB_REAL_KERNEL").is_none_or(|v| v != "1") {
+        eprintln!("\n*** SKIPPED: real-kernel tests run only when asked (scripts/test --real-kernel) ***\n");
+        return false;
+    }
     let root = wblab_probe::sys::geteuid() == 0;
     let ok = root
         && Path::new("/dev/loop-control").exists()
@@ -113,11 +122,35 @@ cgroup = "/reader"
     p
 }
 
-fn assert_clean(before: &leaks::Snapshot, scratch_parent: &Path) {
-    let diff = leaks::diff(before, &leaks::snapshot());
-    assert!(diff.is_empty(), "the machine was not left as found:\n{}", diff.join("\n"));
-    let left = leaks::scratch_left(scratch_parent);
-    assert!(left.is_empty(), "scratch left behind: {left:?}");
+/// Every change recorded in `changes` undone, no scratch directory and no journal left.
+fn assert_undone(changes: &[wblab_probe::journal::Entry], scratch_parent: &Path) {
+    assert!(changes.len() > 3, "a measurement as root changes things: {changes:?}");
+    let left = leaks::not_undone(changes);
+    assert!(left.is_empty(), "the machine was not left as found:\n{}", left.join("\n"));
+    let scratch = leaks::scratch_left(scratch_parent);
+    assert!(scratch.is_empty(), "scratch left behind: {scratch:?}");
+    assert!(!scratch_parent.join("state").join("measure.journal").exists(), "a journal is left");
+}
+
+/// [`assert_undone`] of the changes a results directory records.
+fn assert_clean(out: &Path, scratch_parent: &Path) {
+    assert_undone(&leaks::changes_of(out).expect("changes.jsonl"), scratch_parent);
+}
+
+/// The journal of a measurement under way (state directory `parent/state`).
+fn journal_of(parent: &Path) -> Vec<wblab_probe::journal::Entry> {
+    wblab_probe::journal::read_entries(&parent.join("state").join("measure.journal")).unwrap_or_default()
+}
+
+/// The watchdog of measurement `pid` (its command line holds `--after <pid>:`).
+fn watchdog_of(pid: u32) -> Option<u32> {
+    std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
+        let p: u32 = e.file_name().to_str()?.parse().ok()?;
+        let cmd = std::fs::read(e.path().join("cmdline")).ok()?;
+        let args: Vec<&[u8]> = cmd.split(|&b| b == 0).collect();
+        let after = args.iter().position(|a| *a == b"--after")?;
+        args.get(after + 1)?.starts_with(format!("{pid}:").as_bytes()).then_some(p)
+    })
 }
 
 fn sysctl(name: &str) -> String {
@@ -134,11 +167,10 @@ fn measure_writes_a_complete_results_dir_and_restores_every_knob() {
     let t = Tmp::new("full");
     let sc = scenario(&t.0, 4);
     let out = t.0.join("out");
-    let before = leaks::snapshot();
     let o = measure(&sc, &out, &t.0).output().unwrap();
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "exit {:?}\n{stderr}", o.status);
-    assert_clean(&before, &t.0);
+    assert_clean(&out, &t.0);
     for f in [
         "summary.json",
         "trace.txt",
@@ -190,7 +222,7 @@ fn measure_writes_a_complete_results_dir_and_restores_every_knob() {
         "{per_second} of {counted} reads in whole seconds"
     );
     // The reader's memory cgroup was made, sampled each second within its limit, and removed
-    // (assert_clean compares the wblab cgroups left with none).
+    // (assert_clean checks each cgroup directory the run made is gone).
     let cg = std::fs::read_to_string(out.join("cgroups.csv")).unwrap();
     let usage: Vec<u64> = cg
         .lines()
@@ -267,7 +299,6 @@ fn sigint_midway_tears_everything_down() {
     let t = Tmp::new("sigint");
     let sc = scenario(&t.0, 30);
     let out = t.0.join("out");
-    let before = leaks::snapshot();
     let mut child = measure(&sc, &out, &t.0)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -279,11 +310,8 @@ fn sigint_midway_tears_everything_down() {
     );
     // A couple of seconds into the workload: writer throttled, reader running, trace on.
     std::thread::sleep(Duration::from_millis(2500));
-    assert_ne!(
-        leaks::diff(&before, &leaks::snapshot()),
-        Vec::<String>::new(),
-        "the run changed nothing?"
-    );
+    let changes = journal_of(&t.0);
+    assert!(!leaks::not_undone(&changes).is_empty(), "the run changed nothing?");
     let k = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
     assert!(k.success());
     let t0 = Instant::now();
@@ -297,7 +325,8 @@ fn sigint_midway_tears_everything_down() {
     let mut stderr = String::new();
     std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
     assert_eq!(status.code(), Some(130), "{stderr}");
-    assert_clean(&before, &t.0);
+    assert_clean(&out, &t.0);
+    assert_undone(&changes, &t.0);
     // Partial results, marked as interrupted.
     let m: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("machine.json")).unwrap()).unwrap();
     assert_eq!(m["interrupted"], "SIGINT");
@@ -305,38 +334,62 @@ fn sigint_midway_tears_everything_down() {
     assert!(out.join("summary.json").is_file());
 }
 
+/// SIGKILL: the watchdog undoes the run; with the watchdog killed too, the journal stays,
+/// a new run refuses to start, and `--restore` undoes it.
 #[test]
-fn restore_undoes_what_a_killed_run_left() {
+fn a_killed_run_is_undone_by_its_watchdog_or_by_restore() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let _machine = leaks::serial_lock();
     if !can_run() {
         return;
     }
-    let t = Tmp::new("sigkill");
-    let sc = scenario(&t.0, 30);
-    let before = leaks::snapshot();
-    let mut child = measure(&sc, &t.0.join("out"), &t.0)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    assert!(wait_for_sysctl("dirty_bytes", "67108864", Duration::from_secs(20)));
-    std::thread::sleep(Duration::from_millis(1500));
-    child.kill().unwrap();
-    child.wait().unwrap();
-    // Killed: the loop device, mount, throttle rule and sysctls are still there.
-    assert_eq!(sysctl("dirty_bytes"), "67108864");
-    assert!(wblab_probe::journal::pending());
-    // A new run refuses to start on top of it.
-    let o = wblab().args(["measure"]).arg(&sc).arg("--quiet").output().unwrap();
-    assert!(!o.status.success());
-    assert!(String::from_utf8_lossy(&o.stderr).contains("--restore"));
-    let o = wblab().args(["measure", "--restore"]).output().unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert!(String::from_utf8_lossy(&o.stdout).contains("restored"));
-    assert_clean(&before, &t.0);
-    let o = wblab().args(["measure", "--restore"]).output().unwrap();
-    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "nothing to restore");
+    for kill_the_watchdog in [false, true] {
+        let t = Tmp::new(if kill_the_watchdog { "sigkill-both" } else { "sigkill" });
+        let sc = scenario(&t.0, 30);
+        let mut child = measure(&sc, &t.0.join("out"), &t.0)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        assert!(wait_for_sysctl("dirty_bytes", "67108864", Duration::from_secs(20)));
+        std::thread::sleep(Duration::from_millis(1500));
+        let changes = journal_of(&t.0);
+        let watchdog = watchdog_of(child.id()).expect("a watchdog for the measurement");
+        if kill_the_watchdog {
+            wblab_probe::sys::kill(watchdog, libc::SIGKILL).unwrap();
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let state = |c: &mut Command| {
+            c.env("WBLAB_STATE_DIR", t.0.join("state"));
+        };
+        if kill_the_watchdog {
+            // Killed with its watchdog: the loop device, mount, throttle rule and sysctls
+            // are still there, and a new run refuses to start on top of them.
+            assert_eq!(sysctl("dirty_bytes"), "67108864");
+            let mut c = wblab();
+            state(&mut c);
+            let o = c.args(["measure"]).arg(&sc).arg("--quiet").output().unwrap();
+            assert!(!o.status.success());
+            assert!(String::from_utf8_lossy(&o.stderr).contains("--restore"));
+            let mut c = wblab();
+            state(&mut c);
+            let o = c.args(["measure", "--restore"]).output().unwrap();
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            assert!(String::from_utf8_lossy(&o.stderr).contains("restored"));
+        } else {
+            let t0 = Instant::now();
+            while t.0.join("state").join("measure.journal").exists() {
+                assert!(t0.elapsed() < Duration::from_secs(60), "the watchdog did not undo the killed run");
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+        assert_undone(&changes, &t.0);
+        let mut c = wblab();
+        state(&mut c);
+        let o = c.args(["measure", "--restore"]).output().unwrap();
+        assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "nothing to restore");
+    }
 }
 
 #[test]
@@ -370,19 +423,19 @@ fn without_root_it_runs_what_it_can() {
         eprintln!("\n*** SKIPPED: the unprivileged run needs root and setpriv to become nobody ***\n");
         return;
     }
+    let t = Tmp::new("nobody");
+    std::fs::set_permissions(&t.0, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
     let nobody = |args: &[&str]| {
         let mut c = Command::new("setpriv");
         c.args(["--reuid=65534", "--regid=65534", "--clear-groups", env!("CARGO_BIN_EXE_wblab")]);
         c.args(args);
-        c.env("TMPDIR", "/tmp");
+        c.env("TMPDIR", t.0.to_str().unwrap());
         c
     };
     if !nobody(&["--version"]).output().is_ok_and(|o| o.status.success()) {
         eprintln!("\n*** SKIPPED: nobody cannot execute the wblab binary here ***\n");
         return;
     }
-    let t = Tmp::new("nobody");
-    std::fs::set_permissions(&t.0, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
     let sc = t.0.join("plain.toml");
     std::fs::write(
         &sc,
@@ -390,7 +443,6 @@ fn without_root_it_runs_what_it_can() {
     )
     .unwrap();
     let out = t.0.join("out");
-    let before = leaks::snapshot();
     let o = nobody(&[
         "measure",
         sc.to_str().unwrap(),
@@ -404,7 +456,9 @@ fn without_root_it_runs_what_it_can() {
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{stderr}");
     assert!(stderr.contains("not root"), "{stderr}");
-    assert_clean(&before, &t.0);
+    assert!(leaks::scratch_left(&t.0).is_empty());
+    // Its state directory is its own, and empty once it is done.
+    assert!(!t.0.join("wblab-65534").exists(), "the state directory is left");
     let s: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
     assert!(s["tasks"][0]["op_latency_ms"]["count"].as_u64().unwrap() > 0);
     assert_eq!(s["tasks"][1]["bytes_written"].as_u64().unwrap(), 32 << 20);
@@ -420,7 +474,6 @@ fn calibrate_a_throttled_loop_and_use_the_section() {
         return;
     }
     let t = Tmp::new("calibrate");
-    let before = leaks::snapshot();
     let section = t.0.join("device.toml");
     let o = wblab()
         .args([
@@ -438,10 +491,13 @@ fn calibrate_a_throttled_loop_and_use_the_section() {
         .arg(&t.0)
         .arg("--out")
         .arg(&section)
+        .env("WBLAB_STATE_DIR", t.0.join("state"))
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert_clean(&before, &t.0);
+    assert!(leaks::scratch_left(&t.0).is_empty());
+    assert!(wblab_probe::loopdev::bound_under(&t.0).is_empty(), "a loop device is still bound");
+    assert!(!t.0.join("state").exists(), "the state directory is left");
     let c: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let points = c["points"].as_array().unwrap();
     assert_eq!(points.len(), 2 + 6 + 1, "seq write, seq read, 6 queue depths, rand write");
@@ -503,10 +559,9 @@ fn fio_jobs_run_with_real_fio_and_leave_nothing_behind() {
     )
     .unwrap();
     let out = t.0.join("out");
-    let before = leaks::snapshot();
     let o = measure(&sc, &out, &t.0).output().unwrap();
     assert!(o.status.success(), "exit {:?}\n{}", o.status, String::from_utf8_lossy(&o.stderr));
-    assert_clean(&before, &t.0);
+    assert_clean(&out, &t.0);
     let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("fio.json")).unwrap()).unwrap();
     let jobs = json["jobs"].as_array().unwrap();
     let names: Vec<&str> = jobs.iter().map(|j| j["jobname"].as_str().unwrap()).collect();

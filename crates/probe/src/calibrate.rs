@@ -232,7 +232,7 @@ fn run(o: &CalibrateOptions, j: &mut Journal) -> Result<Calibration, String> {
             mount::make_backing(&backing, o.size).map_err(e)?;
             let ld = loopdev::add_fresh(j).map_err(e)?;
             let dio = loopdev::attach(j, &ld, &backing).map_err(e)?;
-            let rules = cgroup::apply(j, &ld.devnum(), &o.throttle).map_err(e)?;
+            let rules = cgroup::apply(j, &ld.devnum(), &cgroup::rules(&o.throttle)).map_err(e)?;
             let mut d = format!(
                 "/dev/{} over {} (direct I/O {})",
                 ld.name(),

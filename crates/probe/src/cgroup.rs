@@ -32,9 +32,9 @@ pub fn rules(t: &BlkThrottleConfig) -> Vec<(&'static str, u64)> {
     out
 }
 
-/// Install `t` for device `dev` ("7:64"); each rule is journaled before it is written.
-pub fn apply(j: &mut Journal, dev: &str, t: &BlkThrottleConfig) -> io::Result<Vec<(String, u64)>> {
-    let rs = rules(t);
+/// Install `rs` ([`rules`]) for device `dev` ("7:64"); each rule is journaled before it is
+/// written.
+pub fn apply(j: &mut Journal, dev: &str, rs: &[(&'static str, u64)]) -> io::Result<Vec<(String, u64)>> {
     if rs.is_empty() {
         return Ok(Vec::new());
     }
@@ -45,7 +45,7 @@ pub fn apply(j: &mut Journal, dev: &str, t: &BlkThrottleConfig) -> io::Result<Ve
         )
     })?;
     let mut out = Vec::new();
-    for (name, v) in rs {
+    for &(name, v) in rs {
         let file = root.join(name);
         j.record(Entry::Throttle {
             file: file.clone(),

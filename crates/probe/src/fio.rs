@@ -1,44 +1,44 @@
 //! The scenario's fio jobs run by real fio: one `fio` process for all of them (so fio itself
-//! keeps `stonewall`, `wait_for` and `numjobs`), on job text rendered from the scenario — the
-//! options as written, with each job's files placed in its device's scratch directory and its
-//! start as the scenario computed it. fio's JSON and logs land in a scratch directory the
-//! harness copies into the results.
+//! keeps `stonewall`, `wait_for` and `numjobs`), on a job file printed from the parsed jobs
+//! (`wblab_scenario::fio::render`: numbers and closed-set words, never the text as written),
+//! with each job's files placed in its device's scratch directory and its start as the
+//! scenario computed it. fio's JSON and logs land in a scratch directory the harness copies
+//! into the results.
 
 use std::path::{Path, PathBuf};
-use wblab_sim::config::{JobConfig, Scenario};
+use wblab_scenario::fio::render;
+use wblab_sim::config::{JobConfig, Scenario, TaskConfig};
 
-/// Options the harness writes itself rather than copy: where the files are and when the job
-/// starts.
-const PLACED: &[&str] = &["directory", "filename", "startdelay"];
+/// Options the harness writes itself: where the files are and when the job starts.
+pub const PLACED: &[&str] = &["directory", "filename", "startdelay"];
 
 /// The job file for real fio: every fio task group of `sc` as a section, its files in
-/// `dirs[device]`. Errors name what cannot be placed.
+/// `dirs[device]`. Errors name what cannot be run.
 pub fn render(sc: &Scenario, dirs: &[PathBuf]) -> Result<String, String> {
     let mut out = String::from("; rendered by wblab measure from the scenario's fio jobs\n");
-    for t in &sc.tasks {
-        let JobConfig::Fio(j) = &t.job else { continue };
+    // The jobs of one job file are consecutive tasks, its first with index 0.
+    let mut file_start = 0;
+    let fio: Vec<(usize, &TaskConfig)> = sc
+        .tasks
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| matches!(t.job, JobConfig::Fio(_)))
+        .collect();
+    for (k, &(i, t)) in fio.iter().enumerate() {
+        let JobConfig::Fio(j) = &t.job else { unreachable!() };
         if t.cgroup.is_some() || t.ioprio != Default::default() {
             return Err(format!("fio job `{}`: cgroup and ionice of fio tasks are not measured yet", j.name));
         }
-        if !j.name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) {
-            return Err(format!("fio job `{}`: a job name with characters fio may misread", j.name));
+        if j.index == 0 {
+            file_start = k;
         }
+        let earlier: Vec<&TaskConfig> = fio[file_start..k].iter().map(|&(_, t)| t).collect();
+        let first_group = fio[file_start].0;
+        debug_assert!(earlier.iter().all(|e| e.name != t.name) && i >= first_group);
         out.push_str(&format!("[{}]\n", j.name));
-        for (k, v) in &j.options {
-            if PLACED.contains(&k.as_str()) {
-                continue;
-            }
-            // Logs go to fio's working directory (the harness's), never elsewhere.
-            let v = if k.starts_with("write_") && k.ends_with("_log") {
-                v.rsplit('/').next().unwrap_or(v)
-            } else {
-                v.as_str()
-            };
-            if v.is_empty() {
-                out.push_str(&format!("{k}\n"));
-            } else {
-                out.push_str(&format!("{k}={v}\n"));
-            }
+        for line in render::section(t, j, &earlier, first_group) {
+            out.push_str(&line);
+            out.push('\n');
         }
         out.push_str(&format!("directory={}\n", dirs[t.device].display()));
         if j.shared_file {
@@ -46,10 +46,21 @@ pub fn render(sc: &Scenario, dirs: &[PathBuf]) -> Result<String, String> {
             out.push_str(&format!("filename={base}\n"));
         }
         if t.start > 0 {
-            out.push_str(&format!("startdelay={}us\n", t.start / 1_000));
+            out.push_str(&format!("startdelay={}us\n", t.start.div_ceil(1_000)));
         }
     }
     Ok(out)
+}
+
+/// fio's arguments for a job file: JSON output into its out directory.
+pub fn args(job_file: &Path) -> Vec<String> {
+    vec![
+        "--output-format=json".to_string(),
+        format!("--output={}", out_dir(job_file).join(JSON_FILE).display()),
+        // `--`: the job file is never read as an option.
+        "--".to_string(),
+        job_file.display().to_string(),
+    ]
 }
 
 /// Where a job file's outputs go: fio runs there, and writes its JSON as [`JSON_FILE`].

@@ -25,11 +25,56 @@ const LOCK_FILE: &str = "measure.lock";
 /// How long to wait for another measurement to finish.
 const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(300);
 
-/// Where the journal and lock live.
+/// Where the journal and lock live: `WBLAB_STATE_DIR`, else `/run/wblab` for root, else
+/// `$XDG_RUNTIME_DIR/wblab` (a directory only the user can enter), else `/tmp/wblab-<uid>`.
+/// Whichever it is, [`secure_state_dir`] makes sure only we can write it.
 pub fn state_dir() -> PathBuf {
-    std::env::var_os("WBLAB_STATE_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/run/wblab"))
+    if let Some(d) = std::env::var_os("WBLAB_STATE_DIR") {
+        return PathBuf::from(d);
+    }
+    let uid = sys::geteuid();
+    if uid == 0 {
+        return PathBuf::from("/run/wblab");
+    }
+    match std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from) {
+        Some(d) if d.is_absolute() => d.join("wblab"),
+        _ => std::env::temp_dir().join(format!("wblab-{uid}")),
+    }
+}
+
+/// Make the state directory (mode 0700) if it is missing, and refuse one that another user
+/// could have prepared: a symbolic link, not a directory, not owned by us, or writable by
+/// others. The journal it holds says what root undoes; nobody else may write it.
+pub fn secure_state_dir(dir: &Path) -> io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+    if let Some(parent) = dir.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(io::Error::new(e.kind(), format!("state directory {}: {e}", dir.display()))),
+    }
+    let m = std::fs::symlink_metadata(dir)?;
+    let why = if m.file_type().is_symlink() {
+        Some("is a symbolic link")
+    } else if !m.is_dir() {
+        Some("is not a directory")
+    } else if m.uid() != sys::geteuid() {
+        Some("belongs to another user")
+    } else if m.mode() & 0o022 != 0 {
+        Some("is writable by others")
+    } else {
+        None
+    };
+    match why {
+        Some(w) => Err(io::Error::other(format!(
+            "state directory {} {w}: refusing to keep the undo journal there (remove it, or set WBLAB_STATE_DIR \
+             to a directory of your own)",
+            dir.display()
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// Restore order of knobs: lower first.
@@ -88,7 +133,7 @@ fn lock(dir: &Path) -> io::Result<File> {
     let mut told = false;
     loop {
         // The previous holder removes the lock file and the directory when it is done.
-        std::fs::create_dir_all(dir)?;
+        secure_state_dir(dir)?;
         let lock = match OpenOptions::new().create(true).truncate(false).write(true).open(&path) {
             Ok(f) => f,
             Err(e) if e.kind() == io::ErrorKind::NotFound => continue,

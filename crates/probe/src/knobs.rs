@@ -189,34 +189,83 @@ fn set_pair(j: &mut Journal, ratio_name: &str, bytes_name: &str, ratio: u64, byt
     out.push(rec);
 }
 
-/// Apply the scenario's `vm.*` sysctls (every one of them: the scenario states the machine).
-pub fn apply_sysctl(j: &mut Journal, s: &VmSysctl) -> Vec<KnobRecord> {
-    let mut out = Vec::new();
-    set_pair(j, "dirty_ratio", "dirty_bytes", s.dirty_ratio as u64, s.dirty_bytes, &mut out);
-    set_pair(
-        j,
-        "dirty_background_ratio",
-        "dirty_background_bytes",
-        s.dirty_background_ratio as u64,
-        s.dirty_background_bytes,
-        &mut out,
-    );
-    for (name, v) in [
+/// One sysctl write of a measurement: a `vm.dirty_*` ratio/bytes pair (written as one, see
+/// [`restore_pair`]) or a single knob, each by its file name under `/proc/sys/vm`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SysctlWrite {
+    Pair {
+        ratio: &'static str,
+        bytes: &'static str,
+        ratio_value: u64,
+        bytes_value: u64,
+    },
+    One {
+        name: &'static str,
+        value: u64,
+    },
+}
+
+impl SysctlWrite {
+    /// The files it writes, and what: for plans and messages.
+    pub fn describe(&self) -> Vec<(PathBuf, String)> {
+        match *self {
+            SysctlWrite::Pair {
+                ratio, bytes, bytes_value, ..
+            } if bytes_value > 0 => vec![(vm(bytes), bytes_value.to_string()), (vm(ratio), "0 (the kernel zeroes it)".into())],
+            SysctlWrite::Pair {
+                ratio, bytes, ratio_value, ..
+            } => vec![(vm(ratio), ratio_value.to_string()), (vm(bytes), "0 (the kernel zeroes it)".into())],
+            SysctlWrite::One { name, value } => vec![(vm(name), value.to_string())],
+        }
+    }
+}
+
+/// The scenario's `vm.*` sysctls as writes (every one of them: the scenario states the
+/// machine); `min_free_kbytes` = 0 means "as the kernel computed it at boot" and is left.
+pub fn sysctl_writes(s: &VmSysctl) -> Vec<SysctlWrite> {
+    let mut out = vec![
+        SysctlWrite::Pair {
+            ratio: "dirty_ratio",
+            bytes: "dirty_bytes",
+            ratio_value: s.dirty_ratio as u64,
+            bytes_value: s.dirty_bytes,
+        },
+        SysctlWrite::Pair {
+            ratio: "dirty_background_ratio",
+            bytes: "dirty_background_bytes",
+            ratio_value: s.dirty_background_ratio as u64,
+            bytes_value: s.dirty_background_bytes,
+        },
+    ];
+    for (name, value) in [
         ("dirty_expire_centisecs", s.dirty_expire_centisecs as u64),
         ("dirty_writeback_centisecs", s.dirty_writeback_centisecs as u64),
         ("watermark_scale_factor", s.watermark_scale_factor as u64),
     ] {
-        out.push(set(j, &vm(name), &v.to_string(), KnobClass::Sysctl, true));
+        out.push(SysctlWrite::One { name, value });
     }
-    // 0 = "as the kernel computed it at boot": leave it.
     if s.min_free_kbytes > 0 {
-        out.push(set(
-            j,
-            &vm("min_free_kbytes"),
-            &s.min_free_kbytes.to_string(),
-            KnobClass::Sysctl,
-            true,
-        ));
+        out.push(SysctlWrite::One {
+            name: "min_free_kbytes",
+            value: s.min_free_kbytes,
+        });
+    }
+    out
+}
+
+/// Make the writes, each journaled first.
+pub fn apply_sysctl(j: &mut Journal, writes: &[SysctlWrite]) -> Vec<KnobRecord> {
+    let mut out = Vec::new();
+    for w in writes {
+        match *w {
+            SysctlWrite::Pair {
+                ratio,
+                bytes,
+                ratio_value,
+                bytes_value,
+            } => set_pair(j, ratio, bytes, ratio_value, bytes_value, &mut out),
+            SysctlWrite::One { name, value } => out.push(set(j, &vm(name), &value.to_string(), KnobClass::Sysctl, true)),
+        }
     }
     out
 }
@@ -238,18 +287,11 @@ pub fn sysctl_snapshot() -> Vec<(String, String)> {
     .collect()
 }
 
-/// Apply the scenario's queue knobs to `/sys/block/<dev>/queue` (scheduler first: it resets
-/// `nr_requests` and brings its own iosched files).
-pub fn apply_queue(j: &mut Journal, dev: &str, q: &QueueConfig, journal_it: bool) -> Vec<KnobRecord> {
-    let base = Path::new("/sys/block").join(dev).join("queue");
-    let mut out = vec![set(
-        j,
-        &base.join("scheduler"),
-        q.scheduler.name(),
-        KnobClass::Scheduler,
-        journal_it,
-    )];
+/// The scenario's queue knobs as (file under `/sys/block/<dev>/queue`, value), the
+/// scheduler first: switching it resets `nr_requests` and brings its own iosched files.
+pub fn queue_knobs(q: &QueueConfig) -> Vec<(String, String)> {
     let mut knobs: Vec<(&str, String)> = vec![
+        ("scheduler", q.scheduler.name().to_string()),
         ("nr_requests", q.nr_requests.to_string()),
         ("max_sectors_kb", q.max_sectors_kb.to_string()),
         ("read_ahead_kb", q.read_ahead_kb.to_string()),
@@ -281,10 +323,19 @@ pub fn apply_queue(j: &mut Journal, dev: &str, q: &QueueConfig, journal_it: bool
             ("iosched/write_lat_nsec", (WRITE_LAT_NSEC.get)(q).uint().to_string()),
         ]);
     }
-    for (k, v) in knobs {
-        out.push(set(j, &base.join(k), &v, KnobClass::Queue, journal_it));
-    }
-    out
+    knobs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+}
+
+/// Write `knobs` ([`queue_knobs`]) to `/sys/block/<dev>/queue`.
+pub fn apply_queue(j: &mut Journal, dev: &str, knobs: &[(String, String)], journal_it: bool) -> Vec<KnobRecord> {
+    let base = Path::new("/sys/block").join(dev).join("queue");
+    knobs
+        .iter()
+        .map(|(k, v)| {
+            let class = if k == "scheduler" { KnobClass::Scheduler } else { KnobClass::Queue };
+            set(j, &base.join(k), v, class, journal_it)
+        })
+        .collect()
 }
 
 /// Every readable knob under `/sys/block/<dev>/queue` (and iosched), for before/after checks.
@@ -304,39 +355,30 @@ pub fn queue_snapshot(dev: &str) -> Vec<(String, String)> {
     out
 }
 
-/// Apply the scenario's bdi knobs to `/sys/class/bdi/<maj:min>`.
-pub fn apply_bdi(j: &mut Journal, devnum: &str, b: &BdiConfig, journal_it: bool) -> Vec<KnobRecord> {
-    let base = Path::new("/sys/class/bdi").join(devnum);
-    let mut out = Vec::new();
-    // min before max: the kernel refuses min > max.
-    out.push(set(
-        j,
-        &base.join("min_ratio_fine"),
-        &b.min_ratio_ppm.to_string(),
-        KnobClass::Queue,
-        journal_it,
-    ));
-    out.push(set(
-        j,
-        &base.join("max_ratio_fine"),
-        &b.max_ratio_ppm.to_string(),
-        KnobClass::Queue,
-        journal_it,
-    ));
+/// The scenario's bdi knobs as (file under `/sys/class/bdi/<maj:min>`, value); min before
+/// max: the kernel refuses min > max.
+pub fn bdi_knobs(b: &BdiConfig) -> Vec<(String, String)> {
+    let mut out = vec![
+        ("min_ratio_fine".to_string(), b.min_ratio_ppm.to_string()),
+        ("max_ratio_fine".to_string(), b.max_ratio_ppm.to_string()),
+    ];
     if let Some(v) = b.min_bytes {
-        out.push(set(j, &base.join("min_bytes"), &v.to_string(), KnobClass::Queue, journal_it));
+        out.push(("min_bytes".into(), v.to_string()));
     }
     if let Some(v) = b.max_bytes {
-        out.push(set(j, &base.join("max_bytes"), &v.to_string(), KnobClass::Queue, journal_it));
+        out.push(("max_bytes".into(), v.to_string()));
     }
-    out.push(set(
-        j,
-        &base.join("strict_limit"),
-        &u8::from(b.strict_limit).to_string(),
-        KnobClass::Queue,
-        journal_it,
-    ));
+    out.push(("strict_limit".into(), u8::from(b.strict_limit).to_string()));
     out
+}
+
+/// Write `knobs` ([`bdi_knobs`]) to `/sys/class/bdi/<maj:min>`.
+pub fn apply_bdi(j: &mut Journal, devnum: &str, knobs: &[(String, String)], journal_it: bool) -> Vec<KnobRecord> {
+    let base = Path::new("/sys/class/bdi").join(devnum);
+    knobs
+        .iter()
+        .map(|(k, v)| set(j, &base.join(k), v, KnobClass::Queue, journal_it))
+        .collect()
 }
 
 #[cfg(test)]

@@ -1,100 +1,75 @@
-//! A snapshot of everything a measurement may touch, to check that a run left the machine as
-//! it found it: sysctls, every block device's queue knobs, every bdi's knobs, block devices,
-//! loop bindings, mounts, blk-throttle rules, tracefs state, the journal.
+//! Whether a measurement left anything behind — judged on what it changed, not on the whole
+//! machine, so that other work on the machine (loop devices, mounts, cgroups made and removed
+//! by other jobs) cannot make a clean run look dirty. A measurement's results directory
+//! holds its journal ([`CHANGES_FILE`]); a killed one leaves the journal in its state
+//! directory. [`not_undone`] checks each entry: a knob back at its original, a loop device,
+//! mount, throttle rule, trace instance, cgroup or scratch directory gone.
 
-use crate::{cgroup, journal, knobs, sys, tracefs};
-use std::collections::BTreeMap;
+use crate::journal::Entry;
+use crate::{cgroup, knobs, loopdev, sys};
 use std::path::Path;
 
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Snapshot {
-    pub values: BTreeMap<String, String>,
+/// The results directory's copy of the measurement's journal: every change it made, in
+/// order, one JSON object per line (all of them undone when the run ended).
+pub const CHANGES_FILE: &str = "changes.jsonl";
+
+/// The entries of `changes` that are not undone now, each as a sentence.
+pub fn not_undone(changes: &[Entry]) -> Vec<String> {
+    let mut left = Vec::new();
+    for e in changes {
+        let problem = match e {
+            Entry::Run { .. } | Entry::Done => None,
+            Entry::Knob { path, original, .. } => match knobs::read_knob(path) {
+                Ok(v) if &v != original => Some(format!("{} is {v}, was {original}", path.display())),
+                _ => None,
+            },
+            Entry::DirtyPair {
+                ratio_path,
+                bytes_path,
+                ratio,
+                bytes,
+            } => {
+                let read = |p: &Path| sys::read_trim(p).ok().and_then(|v| v.parse::<u64>().ok());
+                let now = (read(ratio_path), read(bytes_path));
+                (now != (Some(*ratio), Some(*bytes))).then(|| {
+                    format!(
+                        "{} / {} are {now:?}, were {ratio} / {bytes}",
+                        ratio_path.display(),
+                        bytes_path.display()
+                    )
+                })
+            }
+            Entry::Scratch { path } => path
+                .exists()
+                .then(|| format!("scratch directory {} is still there", path.display())),
+            Entry::LoopDevice { index } => {
+                let ours = changes
+                    .iter()
+                    .any(|b| matches!(b, Entry::LoopBinding { index: i, backing } if i == index && loopdev::backing_file(*i).is_some_and(|f| f.trim_end_matches(" (deleted)") == backing.to_string_lossy())));
+                ours.then(|| format!("loop{index} is still bound to our backing file"))
+            }
+            Entry::LoopBinding { index, backing } => loopdev::backing_file(*index)
+                .filter(|f| f.trim_end_matches(" (deleted)") == backing.to_string_lossy())
+                .map(|f| format!("loop{index} is still bound to {f}")),
+            Entry::Mount { path } => sys::is_mount_point(path).then(|| format!("{} is still mounted", path.display())),
+            Entry::Throttle { file, dev } => {
+                cgroup::rule_of(file, dev).map(|v| format!("{}: the rule {dev} {v} is still there", file.display()))
+            }
+            Entry::TraceInstance { path } => path.exists().then(|| format!("trace instance {} is still there", path.display())),
+            Entry::Cgroup { path } => path.exists().then(|| format!("cgroup {} is still there", path.display())),
+        };
+        left.extend(problem);
+    }
+    left
 }
 
-fn bdi_knobs(out: &mut BTreeMap<String, String>) {
-    let Ok(rd) = std::fs::read_dir("/sys/class/bdi") else { return };
-    for e in rd.flatten() {
-        // min_bytes/max_bytes are derived from the current dirty threshold: they move by themselves.
-        for k in ["min_ratio_fine", "max_ratio_fine", "strict_limit", "read_ahead_kb"] {
-            let p = e.path().join(k);
-            if let Ok(v) = sys::read_trim(&p) {
-                out.insert(p.display().to_string(), v);
-            }
-        }
-    }
-}
-
-/// Take a snapshot.
-pub fn snapshot() -> Snapshot {
-    let mut v = BTreeMap::new();
-    for (k, x) in knobs::sysctl_snapshot() {
-        v.insert(k, x);
-    }
-    let mut devs: Vec<String> = std::fs::read_dir("/sys/block")
-        .map(|rd| rd.flatten().map(|e| e.file_name().to_string_lossy().to_string()).collect())
-        .unwrap_or_default();
-    devs.sort();
-    v.insert("block devices".into(), devs.join(" "));
-    for d in &devs {
-        for (k, x) in knobs::queue_snapshot(d) {
-            // Read-only and statistics-like files that change by themselves are left out.
-            if k.ends_with("/stat") {
-                continue;
-            }
-            v.insert(k, x);
-        }
-        if let Some(idx) = d.strip_prefix("loop").and_then(|i| i.parse::<u32>().ok()) {
-            if let Some(b) = crate::loopdev::backing_file(idx) {
-                v.insert(format!("{d} backing"), b);
-            }
-        }
-    }
-    v.insert("wblab memory cgroups".into(), crate::memcg::left_behind().join(" "));
-    bdi_knobs(&mut v);
-    let mut mounts: Vec<String> = sys::mounts().into_iter().map(|(s, m, t, _)| format!("{s} {m} {t}")).collect();
-    mounts.sort();
-    v.insert("mounts".into(), mounts.join("\n"));
-    v.insert("blk-throttle rules".into(), cgroup::all_rules().join("\n"));
-    match tracefs::find() {
-        Some(root) => {
-            for f in ["tracing_on", "set_event", "buffer_size_kb", "current_tracer"] {
-                v.insert(format!("tracefs {f}"), sys::read_trim(&root.join(f)).unwrap_or_default());
-            }
-            let mut inst: Vec<String> = std::fs::read_dir(root.join("instances"))
-                .map(|rd| rd.flatten().map(|e| e.file_name().to_string_lossy().to_string()).collect())
-                .unwrap_or_default();
-            inst.sort();
-            v.insert("tracefs instances".into(), inst.join(" "));
-        }
-        None => {
-            v.insert("tracefs".into(), "not mounted".into());
-        }
-    }
-    v.insert("journal pending".into(), journal::pending().to_string());
-    v.insert("state dir exists".into(), journal::state_dir().exists().to_string());
-    Snapshot { values: v }
-}
-
-/// Differences between two snapshots, one line each.
-pub fn diff(before: &Snapshot, after: &Snapshot) -> Vec<String> {
-    let mut out = Vec::new();
-    for (k, a) in &before.values {
-        match after.values.get(k) {
-            Some(b) if b == a => {}
-            Some(b) => out.push(format!("{k}: was {a:?}, now {b:?}")),
-            None => out.push(format!("{k}: was {a:?}, now gone")),
-        }
-    }
-    for (k, b) in &after.values {
-        if !before.values.contains_key(k) {
-            out.push(format!("{k}: new, {b:?}"));
-        }
-    }
-    out
+/// The changes a results directory records ([`CHANGES_FILE`]).
+pub fn changes_of(results: &Path) -> std::io::Result<Vec<Entry>> {
+    crate::journal::read_entries(&results.join(CHANGES_FILE))
 }
 
 /// Serialise real-kernel tests across processes (two `cargo test` runs on one machine would
-/// otherwise see each other's loop devices and knobs in their before/after snapshots): an
+/// otherwise wait on each other's measurement lock or see each other's sysctls): an
 /// exclusive `flock` on the temporary directory itself, so no lock file is left behind.
 /// Held until the returned file is dropped.
 pub fn serial_lock() -> std::fs::File {

@@ -22,9 +22,12 @@ pub mod loopdev;
 pub mod measure;
 pub mod memcg;
 pub mod mount;
+pub mod outdir;
+pub mod plan;
 pub mod sys;
 pub mod tracefs;
 pub mod vmstat;
+pub mod watchdog;
 pub mod workload;
 
 pub use measure::{measure, MeasureError, MeasureOptions, MeasureReport};

@@ -13,9 +13,11 @@
 use crate::facts::{self, MachineFacts};
 use crate::journal::{self, Journal};
 use crate::knobs::{self, KnobRecord};
+use crate::outdir::OutDir;
+use crate::plan::{DevicePlan, Host, LoopPlan, Plan};
 use crate::tracefs::{TraceStats, Tracer};
 use crate::vmstat::{self, DiskStat, Sampler};
-use crate::workload::{self, TaskOutcome, TaskSpec, Workload};
+use crate::workload::{self, TaskOutcome, Workload};
 use crate::{cgroup, guard, loopdev, mount, sys};
 use serde::Serialize;
 use std::collections::HashMap;
@@ -23,7 +25,7 @@ use std::io::{self, BufRead, BufReader, Write};
 use std::path::{Component, Path, PathBuf};
 use std::time::{Duration, Instant};
 use wblab_report::load::trace_parse;
-use wblab_sim::config::{DeviceConfig, DeviceModelConfig, JobConfig, Scenario};
+use wblab_sim::config::{DeviceConfig, JobConfig, Scenario};
 use wblab_sim::metrics::{DeviceResult, JournalResult, LatencyHist, RunResult, TaskResult, ThrottleSample, VmstatSample};
 use wblab_sim::Ns;
 
@@ -59,6 +61,13 @@ pub struct MeasureOptions {
     /// tracefs buffer per CPU, KiB.
     pub trace_buffer_kb: u64,
     pub quiet: bool,
+    /// Run as an unprivileged user would, even as root: files in the scratch directory and
+    /// timings only; no sysctl, loop device, mount, throttle rule, cgroup or trace instance.
+    pub unprivileged: bool,
+    /// The command that undoes an interrupted measurement (`wblab measure --restore`), started
+    /// as a watchdog that waits for this process to end: a measurement killed by a signal that
+    /// cannot be caught (SIGKILL, a crash) is undone all the same. None: no watchdog.
+    pub restorer: Option<Vec<std::ffi::OsString>>,
 }
 
 impl MeasureOptions {
@@ -69,6 +78,8 @@ impl MeasureOptions {
             host_knobs: false,
             trace_buffer_kb: 32 * 1024,
             quiet: false,
+            unprivileged: false,
+            restorer: None,
         }
     }
 }
@@ -136,7 +147,7 @@ struct MachineJson<'a> {
     scenario: &'a str,
     started_unix: u64,
     duration_s: f64,
-    interrupted: Option<&'static str>,
+    interrupted: Option<String>,
     root: bool,
     facts: &'a MachineFacts,
     scratch: &'a Path,
@@ -197,20 +208,6 @@ fn check_aborted() -> Result<(), MeasureError> {
     }
 }
 
-/// Refuse an output directory that holds anything but a previous results directory.
-pub fn check_out_dir(out: &Path) -> Result<(), MeasureError> {
-    let Ok(rd) = std::fs::read_dir(out) else { return Ok(()) };
-    let names: Vec<String> = rd.flatten().map(|e| e.file_name().to_string_lossy().to_string()).collect();
-    if names.is_empty() || names.iter().any(|n| n == wblab_report::SUMMARY_FILE) {
-        return Ok(());
-    }
-    Err(MeasureError::Refused(format!(
-        "{} already holds other data ({}): give an empty or new directory",
-        out.display(),
-        names.iter().take(3).cloned().collect::<Vec<_>>().join(", ")
-    )))
-}
-
 /// Whether the scenario can run here; the reasons it cannot.
 pub fn check_scenario(sc: &Scenario) -> Result<(), MeasureError> {
     let mut why = Vec::new();
@@ -248,34 +245,6 @@ pub fn map_file(file: &str, dev: &str, dir: &Path) -> Result<PathBuf, MeasureErr
     Ok(dir.join(rel))
 }
 
-fn task_specs(sc: &Scenario, places: &[DevicePlacement]) -> Result<Vec<TaskSpec>, MeasureError> {
-    let mut out = Vec::new();
-    // fio jobs run in one fio process of their own (see `crate::fio`).
-    for t in sc.tasks.iter().filter(|t| !matches!(t.job, JobConfig::Fio(_))) {
-        let place = &places[t.device];
-        for n in 0..t.count {
-            let file = t.file.replace("{n}", &n.to_string());
-            let path = map_file(&file, &place.name, &place.dir)?;
-            if let Some(parent) = path.parent() {
-                std::fs::create_dir_all(parent).map_err(failed)?;
-            }
-            out.push(TaskSpec {
-                name: t.name.clone(),
-                instance: n,
-                job: t.job.clone(),
-                file: path,
-                device: place.name.clone(),
-                start: t.start_of(n),
-                stop: t.stop.unwrap_or(sc.duration).min(sc.duration),
-                seed: sc.seed ^ ((out.len() as u64 + 1) << 32),
-                ioprio: t.ioprio,
-                cgroup_tasks: Vec::new(),
-            });
-        }
-    }
-    Ok(out)
-}
-
 fn self_cpu_ns() -> u64 {
     let get = |who| {
         // SAFETY: rusage is POD.
@@ -308,37 +277,47 @@ pub fn measure(sc: &Scenario, opts: &MeasureOptions) -> Result<MeasureReport, Me
     guard::install();
     guard::reset();
     check_scenario(sc)?;
-    check_out_dir(&opts.out)?;
-    let root = sys::geteuid() == 0;
-    if !root {
-        // Unprivileged: a journal of our scratch dir only, in a private state dir.
-        if std::env::var_os("WBLAB_STATE_DIR").is_none() {
-            std::env::set_var("WBLAB_STATE_DIR", std::env::temp_dir().join(format!("wblab-{}", sys::geteuid())));
-        }
+    let host = Host::detect(opts);
+    let plan = Plan::build(sc, opts, &host)?;
+    let escapes = plan.escapes();
+    if !escapes.is_empty() {
+        return Err(MeasureError::Failed(format!(
+            "refusing to act on a plan that leaves its scratch directory (a bug in wblab, please report it): {}",
+            escapes.join("; ")
+        )));
     }
+    let out = OutDir::prepare(&opts.out).map_err(MeasureError::Refused)?;
+    let root = plan.root;
     let wall0 = Instant::now();
     let sysctl_before = knobs::sysctl_snapshot();
     let facts = facts::collect();
     let started_unix = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
+    let j = Journal::begin().map_err(|e| MeasureError::Refused(e.to_string()))?;
+    let _watchdog = match &opts.restorer {
+        Some(cmd) => Some(crate::watchdog::start(cmd).map_err(|e| MeasureError::Failed(format!("cannot start the watchdog: {e}")))?),
+        None => None,
+    };
     let mut session = Session {
         sc,
         opts,
+        plan: &plan,
         root,
-        j: Journal::begin().map_err(|e| MeasureError::Refused(e.to_string()))?,
-        warnings: Vec::new(),
+        j,
+        warnings: plan.warnings.clone(),
         places: Vec::new(),
         sysctl: Vec::new(),
         tracer: TracerInfo::default(),
         scratch: PathBuf::new(),
         memcg_dirs: Vec::new(),
     };
+    crate::guard::fault_point("setup");
     let inner = session.run();
     // Results are built from data in memory and the trace in the scratch dir: write them
     // before the tear-down removes the scratch dir.
     let written = match &inner {
-        Ok(c) => write_results(sc, opts, c, &session.places, &facts, wall0.elapsed().as_secs_f64()).map(Some),
+        Ok(c) => write_results(sc, &out, c, &session.places, &facts, wall0.elapsed().as_secs_f64()).map(Some),
         Err(_) => Ok(None),
     };
     let Session {
@@ -351,6 +330,14 @@ pub fn measure(sc: &Scenario, opts: &MeasureOptions) -> Result<MeasureReport, Me
         ..
     } = session;
     let cleanup_problems = j.teardown();
+    // What was changed and undone, kept with the results (also of a run that failed).
+    let changes: String = j
+        .entries()
+        .iter()
+        .filter_map(|e| serde_json::to_string(e).ok())
+        .map(|l| l + "\n")
+        .collect();
+    out.write(crate::leaks::CHANGES_FILE, changes.as_bytes()).map_err(failed)?;
     let wall = wall0.elapsed().as_secs_f64();
     let c = inner?;
     let (result, lines) = written.map_err(failed)?.expect("written when the run succeeded");
@@ -418,7 +405,7 @@ pub fn measure(sc: &Scenario, opts: &MeasureOptions) -> Result<MeasureReport, Me
         },
     };
     let text = serde_json::to_string_pretty(&machine).map_err(failed)? + "\n";
-    std::fs::write(opts.out.join(MACHINE_FILE), text).map_err(failed)?;
+    out.write(MACHINE_FILE, text.as_bytes()).map_err(failed)?;
     for o in &c.outcomes {
         if let Some(n) = &o.note {
             warnings.push(format!("task {}#{}: {n}", o.spec.name, o.spec.instance));
@@ -447,6 +434,7 @@ struct TracerInfo {
 struct Session<'a> {
     sc: &'a Scenario,
     opts: &'a MeasureOptions,
+    plan: &'a Plan,
     root: bool,
     j: Journal,
     warnings: Vec<String>,
@@ -462,11 +450,12 @@ impl Session<'_> {
     /// Set up, run the workload, collect. Every change goes into the journal, which the
     /// caller tears down on every path.
     fn run(&mut self) -> Result<Collected, MeasureError> {
+        let plan = self.plan;
         self.make_scratch()?;
         self.compare_machines();
-        for d in &self.sc.devices {
+        for (d, dp) in self.sc.devices.iter().zip(&plan.devices) {
             check_aborted()?;
-            let p = self.place(d)?;
+            let p = self.place(d, dp)?;
             for k in &p.knobs {
                 if let Some(n) = &k.note {
                     self.warnings.push(format!("{}: {n}", k.path));
@@ -474,46 +463,26 @@ impl Session<'_> {
             }
             self.places.push(p);
         }
-        // Tasks and the files they read.
-        let mut specs = task_specs(self.sc, &self.places)?;
-        if crate::fio::has_jobs(self.sc) {
-            // One real fio for every fio job: its job file in the scratch directory.
-            let dirs: Vec<PathBuf> = self.places.iter().map(|p| p.dir.clone()).collect();
-            let text = crate::fio::render(self.sc, &dirs).map_err(MeasureError::Refused)?;
-            let dir = self.scratch.join("fio");
-            std::fs::create_dir_all(&dir).map_err(failed)?;
-            let file = dir.join("jobs.fio");
-            std::fs::write(&file, text).map_err(failed)?;
-            let first = self
-                .sc
-                .tasks
-                .iter()
-                .find(|t| matches!(t.job, JobConfig::Fio(_)))
-                .expect("a fio task");
-            specs.push(TaskSpec {
-                name: "fio".into(),
-                instance: 0,
-                job: first.job.clone(),
-                file,
-                device: self.places[first.device].name.clone(),
-                start: 0,
-                stop: self.sc.duration,
-                seed: self.sc.seed,
-                ioprio: Default::default(),
-                cgroup_tasks: Vec::new(),
-            });
-        }
+        // Tasks, the fio job file and the files that jobs read.
+        let specs = plan.tasks.clone();
         for s in &specs {
-            if let Some(size) = workload::prefill_size(&s.job) {
-                check_aborted()?;
-                log(self.opts, &format!("creating {} ({})", s.file.display(), human(size)));
-                workload::prefill(&s.file, size).map_err(|e| failed(format!("{}: {e}", s.file.display())))?;
+            if let Some(parent) = s.file.parent() {
+                std::fs::create_dir_all(parent).map_err(failed)?;
             }
+        }
+        if let Some((file, text)) = &plan.fio {
+            std::fs::write(file, text).map_err(failed)?;
+        }
+        for (file, size) in &plan.prefill {
+            check_aborted()?;
+            log(self.opts, &format!("creating {} ({})", file.display(), human(*size)));
+            workload::prefill(file, *size).map_err(|e| failed(format!("{}: {e}", file.display())))?;
         }
         self.apply_sysctl_and_throttle()?;
         let specs = self.make_cgroups(specs)?;
         check_aborted()?;
         let tracer = self.start_tracing();
+        crate::guard::fault_point("workload");
         self.run_workload(specs, tracer)
     }
 
@@ -538,11 +507,8 @@ impl Session<'_> {
     }
 
     fn make_scratch(&mut self) -> Result<(), MeasureError> {
-        let stamp = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis());
-        let name = format!("wblab-measure-{}-{stamp}", sys::getpid());
-        self.scratch = journal::make_scratch(&mut self.j, &self.opts.scratch_parent, &name).map_err(failed)?;
+        let (parent, name) = (self.opts.scratch_parent.as_path(), self.plan.scratch.file_name().expect("a name"));
+        self.scratch = journal::make_scratch(&mut self.j, parent, &name.to_string_lossy()).map_err(failed)?;
         log(self.opts, &format!("scratch {}", self.scratch.display()));
         Ok(())
     }
@@ -564,26 +530,18 @@ impl Session<'_> {
                 sc.machine.cpus, facts.cpus_online
             ));
         }
-        if !self.root {
-            self.warnings.push(
-                "not root: no sysctls, no loop devices, no throttling, no tracing; files go to the scratch directory \
-                 and only throughput and latencies are measured"
-                    .to_string(),
-            );
-        }
     }
 
-    /// Where device `d`'s files go: a fresh loop device with its file system (a `loop` model,
-    /// as root), or a directory on the scratch file system.
-    fn place(&mut self, d: &DeviceConfig) -> Result<DevicePlacement, MeasureError> {
-        let dir = self.scratch.join("mnt").join(&d.name);
-        std::fs::create_dir_all(&dir).map_err(failed)?;
+    /// Device `d` as planned: a fresh loop device with its file system (a `loop` model, as
+    /// root), or a directory on the scratch file system.
+    fn place(&mut self, d: &DeviceConfig, dp: &DevicePlan) -> Result<DevicePlacement, MeasureError> {
+        std::fs::create_dir_all(&dp.dir).map_err(failed)?;
         let mut p = DevicePlacement {
             name: d.name.clone(),
             model: d.model.kind().to_string(),
             block_device: None,
             devnum: None,
-            dir,
+            dir: dp.dir.clone(),
             loop_index: None,
             backing_file: None,
             backing_size: None,
@@ -593,76 +551,46 @@ impl Session<'_> {
             knobs: Vec::new(),
             created: false,
         };
-        let want_loop = matches!(d.model, DeviceModelConfig::Loop(_));
-        if want_loop && self.root {
-            self.make_loop(d, &mut p)?;
-        } else {
-            self.place_on_host(d, &mut p, want_loop);
+        match &dp.loop_device {
+            Some(l) => self.make_loop(d, l, &mut p)?,
+            None => {
+                p.block_device = facts::block_device_of(&self.scratch);
+                p.devnum = p.block_device.as_deref().and_then(facts::devnum);
+                if let Some(h) = &dp.host_knobs {
+                    p.knobs = knobs::apply_queue(&mut self.j, &h.disk, &h.queue, true);
+                    p.knobs.extend(knobs::apply_bdi(&mut self.j, &h.devnum, &h.bdi, true));
+                }
+            }
         }
         Ok(p)
     }
 
-    fn make_loop(&mut self, d: &DeviceConfig, p: &mut DevicePlacement) -> Result<(), MeasureError> {
+    fn make_loop(&mut self, d: &DeviceConfig, l: &LoopPlan, p: &mut DevicePlacement) -> Result<(), MeasureError> {
         let (opts, j) = (self.opts, &mut self.j);
-        let fs = d.fs.as_ref().map_or("ext4", |m| m.fs.name()).to_string();
-        let options = d.fs.as_ref().map_or("", |m| m.options.as_str());
-        let backing = self.scratch.join(format!("{}.img", d.name));
-        log(opts, &format!("{}: {} backing file, mkfs.{fs}", d.name, human(d.size)));
-        mount::make_backing(&backing, d.size).map_err(|e| failed(format!("backing file {}: {e}", backing.display())))?;
-        mount::mkfs(&fs, &backing, d.fs.as_ref().and_then(|m| m.journal_size)).map_err(failed)?;
+        log(opts, &format!("{}: {} backing file, mkfs.{}", d.name, human(l.size), l.fs));
+        mount::make_backing(&l.backing, l.size).map_err(|e| failed(format!("backing file {}: {e}", l.backing.display())))?;
+        mount::mkfs(&l.fs, &l.backing, d.fs.as_ref().and_then(|m| m.journal_size)).map_err(failed)?;
         let ld = loopdev::add_fresh(j).map_err(failed)?;
-        let dio = loopdev::attach(j, &ld, &backing).map_err(failed)?;
+        let dio = loopdev::attach(j, &ld, &l.backing).map_err(failed)?;
         if !dio {
             self.warnings.push(format!("{}: the loop device does not do direct I/O", ld.name()));
         }
-        mount::mount(j, &ld.dev_path(), &p.dir, &fs, options).map_err(failed)?;
+        mount::mount(j, &ld.dev_path(), &p.dir, &l.fs, &l.mount_options).map_err(failed)?;
         log(
             opts,
             &format!("{}: /dev/{} ({}) on {}", d.name, ld.name(), ld.devnum(), p.dir.display()),
         );
-        p.knobs = knobs::apply_queue(j, &ld.name(), &d.queue, false);
-        p.knobs.extend(knobs::apply_bdi(j, &ld.devnum(), &d.bdi, false));
+        p.knobs = knobs::apply_queue(j, &ld.name(), &l.queue, false);
+        p.knobs.extend(knobs::apply_bdi(j, &ld.devnum(), &l.bdi, false));
         p.block_device = Some(ld.name());
         p.devnum = Some(ld.devnum());
         p.loop_index = Some(ld.index);
-        p.backing_file = Some(backing);
-        p.backing_size = Some(d.size);
+        p.backing_file = Some(l.backing.clone());
+        p.backing_size = Some(l.size);
         p.direct_io = Some(dio);
-        p.fs = Some(fs);
+        p.fs = Some(l.fs.clone());
         p.created = true;
         Ok(())
-    }
-
-    /// Files in a directory of the scratch file system: what cannot apply there is a warning;
-    /// the host device's knobs are set only with `--host-knobs`.
-    fn place_on_host(&mut self, d: &DeviceConfig, p: &mut DevicePlacement, want_loop: bool) {
-        if want_loop {
-            self.warnings.push(format!(
-                "device `{}`: a loop device needs root; its files go to {}",
-                d.name,
-                p.dir.display()
-            ));
-        }
-        if d.fs.is_some() {
-            self.warnings.push(format!(
-                "device `{}`: fs ignored, the files are on the file system of the scratch directory",
-                d.name
-            ));
-        }
-        if d.throttle.is_limited() {
-            self.warnings.push(format!(
-                "device `{}`: throttling needs model = \"loop\" and root; not applied",
-                d.name
-            ));
-        }
-        p.block_device = facts::block_device_of(&self.scratch);
-        p.devnum = p.block_device.as_deref().and_then(facts::devnum);
-        if self.root && self.opts.host_knobs {
-            if let (Some(bd), Some(dn)) = (p.block_device.clone(), p.devnum.clone()) {
-                p.knobs = knobs::apply_queue(&mut self.j, &bd, &d.queue, true);
-                p.knobs.extend(knobs::apply_bdi(&mut self.j, &dn, &d.bdi, true));
-            }
-        }
     }
 
     /// The scenario's sysctls, then the throttle rules of the devices created (root only).
@@ -670,17 +598,15 @@ impl Session<'_> {
         if !self.root {
             return Ok(());
         }
-        self.sysctl = knobs::apply_sysctl(&mut self.j, &self.sc.sysctl);
+        self.sysctl = knobs::apply_sysctl(&mut self.j, &self.plan.sysctl);
         for k in &self.sysctl {
             if let Some(n) = &k.note {
                 self.warnings.push(format!("{}: {n}", k.path));
             }
         }
-        for (p, d) in self.places.iter_mut().zip(&self.sc.devices) {
-            if p.created {
-                if let Some(dn) = p.devnum.clone() {
-                    p.throttle = cgroup::apply(&mut self.j, &dn, &d.throttle).map_err(failed)?;
-                }
+        for (p, dp) in self.places.iter_mut().zip(&self.plan.devices) {
+            if let (Some(l), Some(dn)) = (&dp.loop_device, p.devnum.clone()) {
+                p.throttle = cgroup::apply(&mut self.j, &dn, &l.throttle).map_err(failed)?;
             }
         }
         Ok(())
@@ -690,55 +616,36 @@ impl Session<'_> {
     /// devices created (of every device when the scenario asks for block tracing, as
     /// `wblab run --trace-block` would). None without root or tracefs.
     fn start_tracing(&mut self) -> Option<Tracer> {
-        if !self.root {
-            return None;
-        }
-        let mut events: Vec<&str> = WRITEBACK_EVENTS.to_vec();
-        let ours: Vec<String> = self
-            .places
-            .iter()
-            .filter(|p| p.created)
-            .filter_map(|p| p.devnum.as_deref().and_then(kernel_dev_t))
-            .map(|d| format!("dev == {d}"))
-            .collect();
+        let plan = self.plan.trace.as_ref()?;
+        let events = plan.events.clone();
+        // Filters: only the devices created here (the host's are not ours to record).
+        let filter = |which: &dyn Fn(&DeviceConfig) -> bool| -> String {
+            self.places
+                .iter()
+                .zip(&self.sc.devices)
+                .filter(|(p, d)| p.created && which(d))
+                .filter_map(|(p, _)| p.devnum.as_deref().and_then(kernel_dev_t))
+                .map(|d| format!("dev == {d}"))
+                .collect::<Vec<_>>()
+                .join(" || ")
+        };
+        let (ours, ext4, kyber) = (
+            filter(&|_| true),
+            filter(&|d| d.fs.as_ref().is_some_and(|m| m.fs == wblab_sim::config::FsKind::Ext4)),
+            filter(&|d| d.queue.scheduler == wblab_sim::config::SchedulerKind::KYBER),
+        );
         let mut filters: Vec<(&str, String)> = Vec::new();
-        if self.sc.trace.block || !ours.is_empty() {
-            events.extend(BLOCK_EVENTS);
-            if !self.sc.trace.block {
-                for ev in BLOCK_EVENTS {
-                    filters.push((ev, ours.join(" || ")));
-                }
-            }
-        }
-        let ext4: Vec<String> = self
-            .places
-            .iter()
-            .zip(&self.sc.devices)
-            .filter(|(p, d)| p.created && d.fs.as_ref().is_some_and(|m| m.fs == wblab_sim::config::FsKind::Ext4))
-            .filter_map(|(p, _)| p.devnum.as_deref().and_then(kernel_dev_t))
-            .map(|d| format!("dev == {d}"))
-            .collect();
-        if !ext4.is_empty() {
-            // Only our file systems' journals, not the host's.
-            events.extend(JBD2_EVENTS);
-            for ev in JBD2_EVENTS {
-                filters.push((ev, ext4.join(" || ")));
-            }
-        }
-        let kyber: Vec<String> = self
-            .places
-            .iter()
-            .zip(&self.sc.devices)
-            .filter(|(p, d)| p.created && d.queue.scheduler == wblab_sim::config::SchedulerKind::KYBER)
-            .filter_map(|(p, _)| p.devnum.as_deref().and_then(kernel_dev_t))
-            .map(|d| format!("dev == {d}"))
-            .collect();
-        if !kyber.is_empty() {
-            let frequent: &[&str] = if self.sc.trace.block { KYBER_FREQUENT_EVENTS } else { &[] };
-            for &ev in KYBER_EVENTS.iter().chain(frequent) {
-                events.push(ev);
-                filters.push((ev, kyber.join(" || ")));
-            }
+        for &ev in &events {
+            let f = if BLOCK_EVENTS.contains(&ev) && !self.sc.trace.block {
+                &ours
+            } else if JBD2_EVENTS.contains(&ev) {
+                &ext4
+            } else if KYBER_EVENTS.contains(&ev) || KYBER_FREQUENT_EVENTS.contains(&ev) {
+                &kyber
+            } else {
+                continue;
+            };
+            filters.push((ev, f.clone()));
         }
         let trace_tmp = self.scratch.join("trace.raw");
         let (j, buffer_kb) = (&mut self.j, self.opts.trace_buffer_kb);
@@ -887,6 +794,27 @@ impl Session<'_> {
     }
 }
 
+/// The trace events a measurement records: the writeback events; the block events when the
+/// scenario asks for them or a device is created here (filtered to ours); jbd2's for the
+/// created devices with ext4, kyber's for those that run it.
+pub fn trace_events(sc: &Scenario, devices: &[DevicePlan]) -> Vec<&'static str> {
+    let created = |want: &dyn Fn(&DeviceConfig) -> bool| sc.devices.iter().zip(devices).any(|(d, p)| p.loop_device.is_some() && want(d));
+    let mut events: Vec<&'static str> = WRITEBACK_EVENTS.to_vec();
+    if sc.trace.block || created(&|_| true) {
+        events.extend(BLOCK_EVENTS);
+    }
+    if created(&|d| d.fs.as_ref().is_some_and(|m| m.fs == wblab_sim::config::FsKind::Ext4)) {
+        events.extend(JBD2_EVENTS);
+    }
+    if created(&|d| d.queue.scheduler == wblab_sim::config::SchedulerKind::KYBER) {
+        events.extend(KYBER_EVENTS);
+        if sc.trace.block {
+            events.extend(KYBER_FREQUENT_EVENTS);
+        }
+    }
+    events
+}
+
 /// The kernel's internal dev_t of "MAJ:MIN" (`MKDEV`: major << 20 | minor), as block event
 /// filters compare it.
 fn kernel_dev_t(devnum: &str) -> Option<u64> {
@@ -924,7 +852,7 @@ struct TraceDigest {
     lines: u64,
 }
 
-fn digest_trace(raw: &Path, out: &Path, places: &[DevicePlacement], cpus: usize, page_kb: u64) -> io::Result<TraceDigest> {
+fn digest_trace(raw: &Path, out: std::fs::File, places: &[DevicePlacement], cpus: usize, page_kb: u64) -> io::Result<TraceDigest> {
     let f = std::fs::File::open(raw)?;
     let mut lines: Vec<String> = Vec::new();
     for l in BufReader::new(f).lines() {
@@ -1053,7 +981,7 @@ fn digest_trace(raw: &Path, out: &Path, places: &[DevicePlacement], cpus: usize,
     }
     d.throttle.extend(pending.into_values());
     d.throttle.sort_by_key(|s| (s.t_ns, s.device));
-    let mut w = io::BufWriter::new(std::fs::File::create(out)?);
+    let mut w = io::BufWriter::new(out);
     let mut header = String::new();
     wblab_report::write_trace_header(&mut header, lines.len(), cpus as u32);
     w.write_all(header.as_bytes())?;
@@ -1067,19 +995,18 @@ fn digest_trace(raw: &Path, out: &Path, places: &[DevicePlacement], cpus: usize,
 
 fn write_results(
     sc: &Scenario,
-    opts: &MeasureOptions,
+    out: &OutDir,
     c: &Collected,
     places: &[DevicePlacement],
     facts: &MachineFacts,
     wall: f64,
 ) -> io::Result<(RunResult, u64)> {
-    let out = &opts.out;
-    std::fs::create_dir_all(out)?;
-    // Real fio's JSON and logs, from its scratch directory.
+    // Real fio's JSON and logs, from its scratch directory (ours: nothing else writes there).
     for o in c.outcomes.iter().filter(|o| matches!(o.spec.job, JobConfig::Fio(_))) {
         for e in std::fs::read_dir(crate::fio::out_dir(&o.spec.file))?.flatten() {
-            if e.file_type().is_ok_and(|t| t.is_file()) {
-                std::fs::copy(e.path(), out.join(e.file_name()))?;
+            let name = e.file_name().to_string_lossy().into_owned();
+            if e.file_type().is_ok_and(|t| t.is_file()) && wblab_scenario::names::name_problem(&name, "file").is_none() {
+                io::copy(&mut std::fs::File::open(e.path())?, &mut out.create(&name)?)?;
             }
         }
     }
@@ -1087,7 +1014,7 @@ fn write_results(
     let digest = match &c.trace_tmp {
         Some(raw) => Some(digest_trace(
             raw,
-            &out.join(wblab_report::TRACE_FILE),
+            out.create(wblab_report::TRACE_FILE)?,
             places,
             facts.cpus_online,
             page_kb,
@@ -1095,7 +1022,7 @@ fn write_results(
         None => {
             let mut h = String::new();
             wblab_report::write_trace_header(&mut h, 0, facts.cpus_online as u32);
-            std::fs::write(out.join(wblab_report::TRACE_FILE), h)?;
+            out.write(wblab_report::TRACE_FILE, h.as_bytes())?;
             None
         }
     };
@@ -1169,27 +1096,27 @@ fn write_results(
         cgroups: c.cgroups.clone(),
         fio: Vec::new(),
     };
-    std::fs::write(out.join(wblab_report::SUMMARY_FILE), wblab_report::summary_text(&r, wall))?;
-    let mut w = io::BufWriter::new(std::fs::File::create(out.join(wblab_report::TIMESERIES_FILE))?);
+    out.write(wblab_report::SUMMARY_FILE, wblab_report::summary_text(&r, wall).as_bytes())?;
+    let mut w = io::BufWriter::new(out.create(wblab_report::TIMESERIES_FILE)?);
     wblab_report::write_timeseries(&mut w, &r)?;
     w.flush()?;
-    let mut w = io::BufWriter::new(std::fs::File::create(out.join(wblab_report::THROTTLE_FILE))?);
+    let mut w = io::BufWriter::new(out.create(wblab_report::THROTTLE_FILE)?);
     wblab_report::write_throttle(&mut w, &r)?;
     w.flush()?;
-    let mut w = io::BufWriter::new(std::fs::File::create(out.join(wblab_report::IOSTAT_FILE))?);
+    let mut w = io::BufWriter::new(out.create(wblab_report::IOSTAT_FILE)?);
     wblab_report::write_iostat(&mut w, &r)?;
     w.flush()?;
     if wblab_report::has_latency(&r) {
-        let mut w = io::BufWriter::new(std::fs::File::create(out.join(wblab_report::LATENCY_FILE))?);
+        let mut w = io::BufWriter::new(out.create(wblab_report::LATENCY_FILE)?);
         wblab_report::write_latency(&mut w, &r)?;
         w.flush()?;
     }
     if !r.cgroups.is_empty() {
-        let mut w = io::BufWriter::new(std::fs::File::create(out.join(wblab_report::results::CGROUPS_FILE))?);
+        let mut w = io::BufWriter::new(out.create(wblab_report::results::CGROUPS_FILE)?);
         wblab_report::results::write_cgroups(&mut w, &r)?;
         w.flush()?;
     }
-    let mut w = io::BufWriter::new(std::fs::File::create(out.join(wblab_report::HISTOGRAMS_FILE))?);
+    let mut w = io::BufWriter::new(out.create(wblab_report::HISTOGRAMS_FILE)?);
     wblab_report::results::histograms::write_histograms(&mut w, &r)?;
     w.flush()?;
     Ok((r, lines))
@@ -1258,7 +1185,7 @@ mod tests {
             knobs: Vec::new(),
             created: true,
         };
-        let d = digest_trace(&dir.join("raw"), &dir.join("trace.txt"), &[p], 2, 4).unwrap();
+        let d = digest_trace(&dir.join("raw"), std::fs::File::create(dir.join("trace.txt")).unwrap(), &[p], 2, 4).unwrap();
         assert_eq!(d.lines, 6);
         // Only pauses > 0, in ns, per pid; other bdis' events count for their own tasks.
         assert_eq!(d.pauses[&780].count(), 1);

@@ -26,7 +26,7 @@ pub fn memory_root() -> Option<PathBuf> {
 }
 
 /// This process's group in the v1 hierarchy of `controller` ("/" for its root).
-fn own_group(controller: &str) -> String {
+pub fn own_group(controller: &str) -> String {
     std::fs::read_to_string("/proc/self/cgroup")
         .ok()
         .and_then(|t| {
@@ -61,7 +61,7 @@ pub fn check(tree: &CgroupTree) -> Result<(), String> {
 }
 
 /// Whether a group sets files of the blkio controller.
-fn has_blkio_files(g: &CgroupConfig) -> bool {
+pub fn has_blkio_files(g: &CgroupConfig) -> bool {
     g.bfq_weight.is_some() || !g.bfq_weight_device.is_empty() || !g.io_max.is_empty()
 }
 
@@ -93,7 +93,11 @@ pub fn create(j: &mut Journal, tree: &CgroupTree, devnums: &[Option<String>]) ->
         return Ok(dirs);
     }
     let root = memory_root().ok_or_else(|| io::Error::other("no cgroup v1 memory hierarchy"))?;
-    for (g, dir) in tree.groups.iter().zip(make_tree(j, &root, "memory", tree)?) {
+    let planned = tree_dirs(&root, &own_group("memory"), std::process::id(), tree);
+    for d in &planned {
+        make_dir(j, d)?;
+    }
+    for (g, dir) in tree.groups.iter().zip(planned.into_iter().skip(1)) {
         if let Some(max) = g.memory_max {
             write_checked(&dir.join("memory.limit_in_bytes"), &max.to_string())?;
         }
@@ -103,37 +107,28 @@ pub fn create(j: &mut Journal, tree: &CgroupTree, devnums: &[Option<String>]) ->
         return Ok(dirs);
     }
     let root = crate::cgroup::blkio_root().ok_or_else(|| io::Error::other("no cgroup v1 blkio hierarchy"))?;
-    let devnum = |d: usize| {
-        devnums
-            .get(d)
-            .cloned()
-            .flatten()
-            .ok_or_else(|| io::Error::other(format!("device {d} has no block device here for its blkio rules")))
-    };
-    for (g, dir) in tree.groups.iter().zip(make_tree(j, &root, "blkio", tree)?) {
-        if let Some(w) = g.bfq_weight {
-            let file = dir.join("blkio.bfq.weight");
-            if !file.exists() {
+    let planned = tree_dirs(&root, &own_group("blkio"), std::process::id(), tree);
+    for d in &planned {
+        make_dir(j, d)?;
+    }
+    let devnum = |d: usize| devnums.get(d).cloned().flatten();
+    for (g, dir) in tree.groups.iter().zip(planned.into_iter().skip(1)) {
+        for (name, value) in blkio_files(g, &devnum)? {
+            let file = dir.join(&name);
+            if name == "blkio.bfq.weight" && !file.exists() {
                 return Err(io::Error::other(format!("{}: no such file (is bfq built in?)", file.display())));
             }
-            write_checked(&file, &w.to_string())?;
-        }
-        for &(d, w) in &g.bfq_weight_device {
-            let dn = devnum(d)?;
-            let file = dir.join("blkio.bfq.weight_device");
-            std::fs::write(&file, format!("{dn} {w}"))
-                .map_err(|e| io::Error::new(e.kind(), format!("{}: {dn} {w}: {e}", file.display())))?;
-        }
-        for (d, t) in &g.io_max {
-            let dn = devnum(*d)?;
-            for (name, v) in crate::cgroup::rules(t) {
-                let file = dir.join(name);
-                sys::append_value(&file, &format!("{dn} {v}"))
-                    .map_err(|e| io::Error::new(e.kind(), format!("{}: {dn} {v}: {e}", file.display())))?;
-                let got = crate::cgroup::rule_of(&file, &dn);
-                if got != Some(v) {
-                    return Err(io::Error::other(format!("{}: wrote {dn} {v}, reads {got:?}", file.display())));
+            if name.starts_with("blkio.throttle.") {
+                sys::append_value(&file, &value).map_err(|e| io::Error::new(e.kind(), format!("{}: {value}: {e}", file.display())))?;
+                let dn = value.split(' ').next().unwrap_or("");
+                let got = crate::cgroup::rule_of(&file, dn);
+                if got.map(|v| v.to_string()).as_deref() != value.split(' ').nth(1) {
+                    return Err(io::Error::other(format!("{}: wrote {value}, reads {got:?}", file.display())));
                 }
+            } else if name == "blkio.bfq.weight" {
+                write_checked(&file, &value)?;
+            } else {
+                std::fs::write(&file, &value).map_err(|e| io::Error::new(e.kind(), format!("{}: {value}: {e}", file.display())))?;
             }
         }
         dirs.blkio.push(dir);
@@ -141,19 +136,33 @@ pub fn create(j: &mut Journal, tree: &CgroupTree, devnums: &[Option<String>]) ->
     Ok(dirs)
 }
 
-/// The tree's directories below `<own group>/wblab-<pid>` in the hierarchy at `root`.
-fn make_tree(j: &mut Journal, root: &Path, controller: &str, tree: &CgroupTree) -> io::Result<Vec<PathBuf>> {
-    let base = root
-        .join(own_group(controller).trim_start_matches('/'))
-        .join(format!("{DIR_PREFIX}{}", std::process::id()));
-    make_dir(j, &base)?;
-    let mut dirs = Vec::with_capacity(tree.groups.len());
-    for g in &tree.groups {
-        let dir = base.join(g.path.trim_start_matches('/'));
-        make_dir(j, &dir)?;
-        dirs.push(dir);
+/// The files a group writes in the blkio hierarchy and their values, in order; `devnum(d)`
+/// is device `d`'s `MAJ:MIN`.
+pub fn blkio_files(g: &CgroupConfig, devnum: &dyn Fn(usize) -> Option<String>) -> io::Result<Vec<(String, String)>> {
+    let dn = |d: usize| devnum(d).ok_or_else(|| io::Error::other(format!("device {d} has no block device here for its blkio rules")));
+    let mut out = Vec::new();
+    if let Some(w) = g.bfq_weight {
+        out.push(("blkio.bfq.weight".to_string(), w.to_string()));
     }
-    Ok(dirs)
+    for &(d, w) in &g.bfq_weight_device {
+        out.push(("blkio.bfq.weight_device".to_string(), format!("{} {w}", dn(d)?)));
+    }
+    for (d, t) in &g.io_max {
+        let n = dn(*d)?;
+        for (name, v) in crate::cgroup::rules(t) {
+            out.push((name.to_string(), format!("{n} {v}")));
+        }
+    }
+    Ok(out)
+}
+
+/// The directories of `tree` in the hierarchy at `root`: `<own group>/wblab-<pid>` first, then
+/// each group below it, in the tree's order (parents first).
+pub fn tree_dirs(root: &Path, own_group: &str, pid: u32, tree: &CgroupTree) -> Vec<PathBuf> {
+    let base = root.join(own_group.trim_start_matches('/')).join(format!("{DIR_PREFIX}{pid}"));
+    let mut dirs = vec![base.clone()];
+    dirs.extend(tree.groups.iter().map(|g| base.join(g.path.trim_start_matches('/'))));
+    dirs
 }
 
 /// Write `value` to a cgroup file and read it back.

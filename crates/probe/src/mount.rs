@@ -19,41 +19,52 @@ pub fn make_backing(path: &Path, size: u64) -> io::Result<()> {
     f.sync_all()
 }
 
-/// mkfs on the backing *file*, before it is attached, so the fresh bdi never sees mkfs's
-/// writes. ext4 initialises its inode tables and journal now rather than lazily: the
-/// background `ext4lazyinit` thread would otherwise write through the throttled device during
-/// the measurement. `journal_size` (bytes, ext2/3/4) becomes `-J size=` in MiB.
-pub fn mkfs(fs: &str, target: &Path, journal_size: Option<u64>) -> io::Result<()> {
-    let journal = journal_size.map(|b| format!("size={}", b >> 20));
-    let (tool, mut args): (&str, Vec<&str>) = match fs {
+/// The mkfs program and arguments for a `fs` on the backing *file* `target`, made before it
+/// is attached so that the fresh bdi never sees mkfs's writes. ext4 initialises its inode
+/// tables and journal now rather than lazily: the background `ext4lazyinit` thread would
+/// otherwise write through the throttled device during the measurement. `journal_size`
+/// (bytes, ext3/4) becomes `-J size=` in MiB.
+pub fn mkfs_command(fs: &str, target: &Path, journal_size: Option<u64>) -> io::Result<(&'static str, Vec<String>)> {
+    let (tool, mut args): (&'static str, Vec<String>) = match fs {
         "ext4" | "ext3" | "ext2" => (
             match fs {
                 "ext4" => "mkfs.ext4",
                 "ext3" => "mkfs.ext3",
                 _ => "mkfs.ext2",
             },
-            vec!["-F", "-q", "-E", "lazy_itable_init=0,lazy_journal_init=0"],
+            ["-F", "-q", "-E", "lazy_itable_init=0,lazy_journal_init=0"]
+                .map(String::from)
+                .to_vec(),
         ),
-        "xfs" => ("mkfs.xfs", vec!["-f", "-q"]),
-        "btrfs" => ("mkfs.btrfs", vec!["-f", "-q"]),
+        "xfs" => ("mkfs.xfs", ["-f", "-q"].map(String::from).to_vec()),
+        "btrfs" => ("mkfs.btrfs", ["-f", "-q"].map(String::from).to_vec()),
         other => {
             return Err(io::Error::other(format!(
                 "file system `{other}` is not supported by wblab measure (ext2/3/4, xfs, btrfs)"
             )))
         }
     };
-    if let Some(j) = &journal {
+    if let Some(b) = journal_size {
         if !fs.starts_with("ext") {
             return Err(io::Error::other(format!("a journal size is only taken by ext3/ext4, not {fs}")));
         }
-        args.extend(["-J", j.as_str()]);
+        args.extend(["-J".to_string(), format!("size={}", b >> 20)]);
     }
+    // `--`: the target is never read as an option, whatever its name.
+    args.push("--".into());
+    args.push(target.display().to_string());
+    Ok((tool, args))
+}
+
+/// Run [`mkfs_command`].
+pub fn mkfs(fs: &str, target: &Path, journal_size: Option<u64>) -> io::Result<()> {
+    let (tool, args) = mkfs_command(fs, target, journal_size)?;
     let exe = sys::which(tool).ok_or_else(|| {
         io::Error::other(format!(
             "{tool} is not installed: cannot make a {fs} file system (scripts/setup-measure installs the mkfs tools)"
         ))
     })?;
-    let out = Command::new(exe).args(args).arg(target).stdin(Stdio::null()).output()?;
+    let out = Command::new(exe).args(args).stdin(Stdio::null()).output()?;
     if !out.status.success() {
         return Err(io::Error::other(format!(
             "{tool} failed: {}",

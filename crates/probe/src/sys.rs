@@ -244,18 +244,25 @@ fn unescape_mount(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-pub fn is_mount_point(p: &Path) -> bool {
-    let s = p.to_string_lossy();
-    mounts().iter().any(|(_, m, _, _)| *m == s)
+/// `p` as the mount table names it: its canonical path (`.`, `..` and links resolved), so
+/// that `a/mnt/..` is found mounted where `a` is.
+fn canonical(p: &Path) -> Option<std::path::PathBuf> {
+    std::fs::canonicalize(p).ok()
 }
 
-/// Mount points at or below `dir`.
+/// Whether something is mounted on `p` (compared as canonical paths, never as text).
+pub fn is_mount_point(p: &Path) -> bool {
+    let Some(c) = canonical(p) else { return false };
+    mounts().iter().any(|(_, m, _, _)| Path::new(m) == c)
+}
+
+/// Mount points at or below `dir` (compared as canonical paths).
 pub fn mounts_under(dir: &Path) -> Vec<String> {
-    let d = dir.to_string_lossy().trim_end_matches('/').to_string();
+    let Some(d) = canonical(dir) else { return Vec::new() };
     mounts()
         .into_iter()
         .map(|(_, m, _, _)| m)
-        .filter(|m| *m == d || m.starts_with(&format!("{d}/")))
+        .filter(|m| Path::new(m).starts_with(&d))
         .collect()
 }
 

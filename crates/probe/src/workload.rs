@@ -113,6 +113,26 @@ pub fn check_job(job: &JobConfig) -> Result<(), String> {
     }
 }
 
+/// dd's arguments for a `dd` job writing `file`: every one is `key=value` made from numbers
+/// and the harness's own path, so none can be read as another option.
+pub fn dd_args(job: &JobConfig, file: &Path) -> Vec<String> {
+    let JobConfig::Dd { bs, size, fsync, direct } = job else {
+        return Vec::new();
+    };
+    let mut a = vec!["if=/dev/zero".to_string(), format!("of={}", file.display()), format!("bs={bs}")];
+    if let Some(sz) = size {
+        a.push("iflag=count_bytes".into());
+        a.push(format!("count={sz}"));
+    }
+    if *direct {
+        a.push("oflag=direct".into());
+    }
+    if *fsync {
+        a.push("conv=fsync".into());
+    }
+    a
+}
+
 /// Size of the file a job needs to exist before it starts.
 pub fn prefill_size(job: &JobConfig) -> Option<u64> {
     match job {
@@ -271,21 +291,10 @@ impl Workload {
         let slot = &mut self.slots[i];
         slot.started = now;
         slot.runner = match &slot.spec.job {
-            JobConfig::Dd { bs, size, fsync, direct } => {
+            JobConfig::Dd { .. } => {
                 let stderr = self.scratch.join(format!("dd-{i}.stderr"));
                 let mut cmd = Command::new("dd");
-                cmd.arg("if=/dev/zero")
-                    .arg(format!("of={}", slot.spec.file.display()))
-                    .arg(format!("bs={bs}"));
-                if let Some(sz) = size {
-                    cmd.arg("iflag=count_bytes").arg(format!("count={sz}"));
-                }
-                if *direct {
-                    cmd.arg("oflag=direct");
-                }
-                if *fsync {
-                    cmd.arg("conv=fsync");
-                }
+                cmd.args(dd_args(&slot.spec.job, &slot.spec.file));
                 cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(File::create(&stderr)?);
                 // SAFETY: prctl is async-signal-safe; dd must not outlive us if we are SIGKILLed.
                 let ioprio = slot.spec.ioprio.raw();
@@ -312,9 +321,7 @@ impl Workload {
                 std::fs::create_dir_all(&out)?;
                 let stderr = self.scratch.join("fio.stderr");
                 let mut cmd = Command::new("fio");
-                cmd.arg("--output-format=json")
-                    .arg(format!("--output={}", out.join(crate::fio::JSON_FILE).display()))
-                    .arg(&slot.spec.file)
+                cmd.args(crate::fio::args(&slot.spec.file))
                     .current_dir(&out)
                     .stdin(Stdio::null())
                     .stdout(Stdio::null())

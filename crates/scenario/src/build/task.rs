@@ -324,6 +324,18 @@ fn placement(sec: &Section<'_>, name: &str, devices: &[DeviceConfig]) -> Result<
                     .problem(format!("`{file}` is not an absolute file path"))
                     .hint("e.g. file = \"/mnt/sda/big{n}\""));
             }
+            // The path names a place on the device (under `wblab measure`, in its directory,
+            // and an argument of dd): each part is a plain name (`{n}`, the instance, aside),
+            // so it never climbs and never reads as anything else.
+            if let Some((m, h)) = file
+                .split('/')
+                .skip(1)
+                .find_map(|part| crate::names::name_problem(&part.replace("{n}", "0"), "file"))
+            {
+                return Err(e
+                    .problem(format!("`{file}`: {m}"))
+                    .hint(format!("{h}; e.g. file = \"/mnt/sda/big{{n}}\"")));
+            }
             if let Some(mount) = mount_of(file).filter(|m| index_of(m).is_none()) {
                 return Err(e
                     .problem(format!("the file is under `/mnt/{mount}/`, but there is no device named `{mount}`"))

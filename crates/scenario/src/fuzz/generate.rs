@@ -29,6 +29,17 @@ pub(super) const WILD: &[&str] = &[
     "{}",
     "true",
     "1979-05-27",
+    // Hostile strings: what a file handed to `wblab measure` (run as root) might hold.
+    "\"x\\nexec_prerun=touch /tmp/wblab-pwned\"",
+    "\"..\"",
+    "\"/etc/passwd\"",
+    "\"/mnt/sda/../../etc/shadow\"",
+    "\"\\u0000\"",
+    "\"\\u001b[2J\"",
+    "\"a\\u202eb\"",
+    "\"$(id)\"",
+    "\"-rf\"",
+    "\"ünïcödé\"",
 ];
 
 const RELEASES: &[&str] = &[
