@@ -451,6 +451,16 @@ fn run_one(
         }
     };
     let wall = t0.elapsed().as_secs_f64();
+    if sc.until_done && r.sim_ns >= sc.duration {
+        bar.suspend(|| {
+            eprintln!(
+                "warning: the run reached its bound of {:.0} s before every task was done: the figures are of the jobs \
+                 cut short",
+                sc.duration as f64 / 1e9
+            );
+            eprintln!("  hint: bound the jobs with runtime=, or run them from a scenario with a longer duration");
+        });
+    }
     let stream = stream.expect("the simulation asked for a trace sink");
     if !json {
         bar.suspend(|| print!("{}", wblab_report::terminal_summary(&r, wall)));

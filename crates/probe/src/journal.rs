@@ -293,6 +293,13 @@ pub fn restore() -> Result<Vec<String>, Vec<String>> {
         return Ok(Vec::new());
     }
     let entries = read_entries(&path).map_err(|e| vec![format!("{}: {e}", path.display())])?;
+    let odd = implausible(&entries);
+    if !odd.is_empty() {
+        return Err(odd
+            .into_iter()
+            .map(|o| format!("{}: {o}: no measurement writes such an entry; nothing was replayed", path.display()))
+            .collect());
+    }
     let done: Vec<String> = entries
         .iter()
         .filter(|e| !matches!(e, Entry::Run { .. } | Entry::Done))
@@ -306,6 +313,56 @@ pub fn restore() -> Result<Vec<String>, Vec<String>> {
     } else {
         Err(problems)
     }
+}
+
+/// Entries no measurement or calibration writes (the journal is read back as root: it must
+/// not name what to unmount, detach or remove elsewhere than a run's own objects). Mounts and
+/// backing files lie in a scratch directory of the same journal; knobs are the kernel's
+/// vm, queue and bdi files; trace instances and cgroups are named `wblab-*`.
+pub fn implausible(entries: &[Entry]) -> Vec<String> {
+    use std::path::Component;
+    let plain = |p: &Path| p.is_absolute() && p.components().all(|c| matches!(c, Component::RootDir | Component::Normal(_)));
+    let scratches: Vec<&PathBuf> = entries
+        .iter()
+        .filter_map(|e| match e {
+            Entry::Scratch { path } => Some(path),
+            _ => None,
+        })
+        .collect();
+    let in_scratch = |p: &Path| plain(p) && scratches.iter().any(|s| p.starts_with(s) && p != s.as_path());
+    let named = |p: &Path, prefix: &str| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with(prefix));
+    let knob = |p: &Path| plain(p) && ["/proc/sys/vm/", "/sys/block/", "/sys/class/bdi/"].iter().any(|r| p.starts_with(r));
+    entries
+        .iter()
+        .filter(|e| match e {
+            Entry::Run { .. } | Entry::Done => false,
+            Entry::Scratch { path } => !(plain(path) && (named(path, "wblab-measure-") || named(path, "wblab-calibrate-"))),
+            Entry::Mount { path } => !in_scratch(path),
+            Entry::LoopBinding { index, backing } => *index < loopdev::FIRST_INDEX || !in_scratch(backing),
+            Entry::LoopDevice { index } => *index < loopdev::FIRST_INDEX,
+            Entry::Knob { path, .. } => !knob(path),
+            Entry::DirtyPair {
+                ratio_path, bytes_path, ..
+            } => {
+                !(ratio_path.starts_with("/proc/sys/vm/")
+                    && bytes_path.starts_with("/proc/sys/vm/")
+                    && plain(ratio_path)
+                    && plain(bytes_path))
+            }
+            Entry::Throttle { file, dev } => {
+                !(plain(file)
+                    && named(file, "blkio.throttle.")
+                    && dev
+                        .split_once(':')
+                        .is_some_and(|(a, b)| a.parse::<u32>().is_ok() && b.parse::<u32>().is_ok()))
+            }
+            Entry::TraceInstance { path } => {
+                !(plain(path) && named(path, "wblab-") && path.parent().is_some_and(|p| named(p, "instances")))
+            }
+            Entry::Cgroup { path } => !(plain(path) && path.components().any(|c| c.as_os_str().to_string_lossy().starts_with("wblab-"))),
+        })
+        .map(describe)
+        .collect()
 }
 
 /// Whether an interrupted run left a journal.
@@ -447,6 +504,63 @@ mod tests {
         std::fs::write(&p, text).unwrap();
         assert_eq!(read_entries(&p).unwrap(), vec![e1, e2]);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_journal_naming_objects_not_a_runs_own_is_not_replayed() {
+        let scratch = PathBuf::from("/var/tmp/wblab-measure-1-2");
+        let ok = vec![
+            Entry::Run { pid: 1, started_unix: 0 },
+            Entry::Scratch { path: scratch.clone() },
+            Entry::LoopDevice { index: 64 },
+            Entry::LoopBinding {
+                index: 64,
+                backing: scratch.join("key.img"),
+            },
+            Entry::Mount {
+                path: scratch.join("mnt/key"),
+            },
+            Entry::Knob {
+                path: "/sys/block/loop64/queue/scheduler".into(),
+                original: "none".into(),
+                class: KnobClass::Scheduler,
+            },
+            Entry::Throttle {
+                file: "/sys/fs/cgroup/blkio/blkio.throttle.write_bps_device".into(),
+                dev: "7:64".into(),
+            },
+            Entry::TraceInstance {
+                path: "/sys/kernel/tracing/instances/wblab-1".into(),
+            },
+            Entry::Cgroup {
+                path: "/sys/fs/cgroup/memory/wblab-1/g".into(),
+            },
+        ];
+        assert_eq!(implausible(&ok), Vec::<String>::new());
+        for bad in [
+            Entry::Scratch { path: "/home".into() },
+            Entry::Mount { path: "/".into() },
+            Entry::Mount {
+                path: scratch.join("../../../home"),
+            },
+            Entry::LoopBinding {
+                index: 0,
+                backing: scratch.join("x"),
+            },
+            Entry::Knob {
+                path: "/etc/passwd".into(),
+                original: "x".into(),
+                class: KnobClass::Sysctl,
+            },
+            Entry::TraceInstance { path: "/home/x".into() },
+            Entry::Cgroup {
+                path: "/sys/fs/cgroup/memory/system.slice".into(),
+            },
+        ] {
+            let mut v = ok.clone();
+            v.push(bad.clone());
+            assert_eq!(implausible(&v).len(), 1, "{bad:?}");
+        }
     }
 
     #[test]

@@ -68,6 +68,10 @@ pub fn is_fio(path: &Path) -> bool {
 /// ends when they are done.
 pub const FIO_MAX_DURATION: wblab_sim::Ns = 6 * 3600 * 1_000_000_000;
 
+/// The most I/O a job without `runtime` may ask for in a bare job file: 256 TiB, what 12 GB/s
+/// does in [`FIO_MAX_DURATION`] — above any modelled device.
+pub const MAX_UNTIMED_IO: u128 = 256 << 40;
+
 /// A fio job file on the default machine (the default experiment's 7200 rpm disk, memory,
 /// CPUs and 6.x knobs, without its tasks): the jobs run on its device, and the run lasts
 /// until they are done. For another machine, put `[[task]] fio = "job.fio"` in a scenario.
@@ -88,6 +92,29 @@ pub fn fio_scenario(text: &str, file_name: &str) -> Result<Scenario, ScenarioErr
     sc.name = names::from_stem(stem.as_deref().unwrap_or(""), "fio");
     sc.duration = fio::longest_run(&sc.tasks, FIO_MAX_DURATION);
     sc.until_done = true;
+    // A job that runs until its I/O is done must be able to finish within the bound.
+    for t in &sc.tasks {
+        let wblab_sim::config::JobConfig::Fio(j) = &t.job else { continue };
+        let bytes = u128::from(j.size) * u128::from(j.loops) * u128::from(t.count);
+        if j.runtime.is_none() && bytes > MAX_UNTIMED_IO {
+            let line = text.lines().position(|l| l.trim() == format!("[{}]", j.name)).map_or(0, |i| i + 1);
+            return Err(ScenarioError {
+                file: file_name.to_string(),
+                line,
+                column: usize::from(line > 0),
+                key: Some("loops".into()),
+                message: format!(
+                    "job `{}` asks for {} TiB of I/O (size × loops × numjobs) and has no runtime: no modelled device \
+                     does that within the {} h a job file may run",
+                    j.name,
+                    bytes >> 40,
+                    FIO_MAX_DURATION / 3_600_000_000_000
+                ),
+                hint: Some("lower loops or size, or bound the job with runtime= (and time_based)".into()),
+                more: Vec::new(),
+            });
+        }
+    }
     let need: u64 = sc
         .tasks
         .iter()

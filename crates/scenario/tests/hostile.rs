@@ -116,6 +116,20 @@ fn job_files_are_bounded() {
     }
 }
 
+/// A job file that runs until its I/O is done must be able to finish within its bound.
+#[test]
+fn an_untimed_job_file_asking_for_more_than_its_bound_allows_is_refused() {
+    let e = refused("fio-loops-hours.fio");
+    located(&e, line_of("fio-loops-hours.fio", "[j]"), "loops", "1024 TiB of I/O");
+    // With a runtime it is bounded by that, and runs.
+    let text = "[j]\nrw=write\nsize=1m\nloops=1073741824\nruntime=2s\n";
+    let sc = wblab_scenario::fio_scenario(text, "j.fio").unwrap();
+    assert!(sc.duration <= 62_000_000_000, "{}", sc.duration);
+    // Sized jobs keep the job file's bound.
+    let sc = wblab_scenario::fio_scenario("[j]\nrw=write\nsize=1g\nloops=100\n", "j.fio").unwrap();
+    assert_eq!(sc.duration, wblab_scenario::FIO_MAX_DURATION);
+}
+
 #[test]
 fn fio_paths_read_only_small_regular_text_and_never_quote_it() {
     let dir = std::env::temp_dir().join(format!("wblab-hostile-{}", std::process::id()));
