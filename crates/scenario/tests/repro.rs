@@ -92,3 +92,27 @@ fn runaway_sizes_are_refused_with_the_limit() {
         assert!(e.hint.is_some(), "{e}");
     }
 }
+
+/// Three fio clones reading one shared file on the wake-one kernels: the liveness law took the
+/// `__lock_page` waiters queued behind the one an unlock woke for lost wakeups. Each clone
+/// reads the whole file and finishes, the disk reads it once, and the clones behind did wait
+/// in `__lock_page`.
+#[test]
+fn shared_file_readers_pass_the_page_lock_on() {
+    let file = "law-liveness-shared-file-readers.toml";
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/repro").join(file)).unwrap();
+    const GIB: u64 = 1 << 30;
+    for kernel in ["2.6.20", "2.6.22", "3.2"] {
+        let sc = wblab_scenario::parse(&text.replace("\"2.6.22\"", &format!("\"{kernel}\"")), file).unwrap();
+        assert_eq!(sc.kernel, kernel);
+        let r = wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress).unwrap_or_else(|v| panic!("{kernel}: {v}"));
+        assert_eq!(r.tasks.len(), 3);
+        for t in &r.tasks {
+            assert_eq!(t.bytes_read, GIB, "{kernel}: {}#{} read the whole file", t.name, t.instance);
+            assert!(t.ended < r.sim_ns, "{kernel}: {}#{} finished", t.name, t.instance);
+        }
+        assert_eq!(r.devices[0].bytes_read, GIB, "{kernel}: one page cache, one read of the file");
+        let locks: u64 = r.tasks.iter().map(|t| t.sched.lock_page).sum();
+        assert!(locks > 0, "{kernel}: the clones behind waited in __lock_page");
+    }
+}
