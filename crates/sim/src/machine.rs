@@ -198,7 +198,7 @@ fn attach_devices(cfg: &Scenario, thresh: u64, now_j: u64) -> (Vec<WbState>, Vec
     (wbs, flushers, queues)
 }
 
-/// The memory cgroups, with each task and its file placed in its group. On a cgroup v2
+/// The memory cgroups, with each task and its files placed in its group. On a cgroup v2
 /// machine a group's files are written through a wb of their own per device
 /// (`cgwb_create`), with its own lists, flusher work and bandwidth estimates, appended after
 /// the devices' root wbs; not on NFS nor ext3/ext4 with data=journal, which do not support
@@ -236,28 +236,37 @@ fn attach_cgroups(
         let Some(cg) = t.memcg else { continue };
         let g = &mut memcgs[cg as usize];
         g.tasks.push(tid as u32);
-        g.inodes.push(t.file);
-        let inode = &mut inodes[t.file as usize];
-        inode.memcg = Some(cg);
-        let d = &cfg.devices[inode.dev as usize];
-        let cgroup_wb = !matches!(d.model, crate::config::DeviceModelConfig::Nfs(_))
-            && !d.fs.as_ref().is_some_and(|m| m.data == crate::config::DataMode::Journal);
-        if !v2 || !cgroup_wb {
-            continue;
-        }
-        inode.wb = match wbs.iter().position(|w| w.dev == inode.dev && w.memcg == Some(cg)) {
-            Some(w) => w as u16,
-            None => {
-                let mut wb = WbState::new(wbs[inode.dev as usize].name, &d.bdi, thresh, now_j);
-                wb.dev = inode.dev;
-                wb.memcg = Some(cg);
-                wb.cgroup_ino = g.cgroup_ino;
-                g.has_wb = true;
-                wbs.push(wb);
-                flushers.push(Wb::new(now_j));
-                (wbs.len() - 1) as u16
+        // Every file the task uses (a fio job's several), each charged to one group only: a
+        // file shared by tasks (fio's `filename`) goes to the first of them in a group, in
+        // declaration order, as the kernel charges a page to whoever brings it in.
+        let files = t.fio.as_ref().map_or(std::slice::from_ref(&t.file), |f| &f.files[..]);
+        for &file in files {
+            let inode = &mut inodes[file as usize];
+            if inode.memcg.is_some() {
+                continue;
             }
-        };
+            g.inodes.push(file);
+            inode.memcg = Some(cg);
+            let d = &cfg.devices[inode.dev as usize];
+            let cgroup_wb = !matches!(d.model, crate::config::DeviceModelConfig::Nfs(_))
+                && !d.fs.as_ref().is_some_and(|m| m.data == crate::config::DataMode::Journal);
+            if !v2 || !cgroup_wb {
+                continue;
+            }
+            inode.wb = match wbs.iter().position(|w| w.dev == inode.dev && w.memcg == Some(cg)) {
+                Some(w) => w as u16,
+                None => {
+                    let mut wb = WbState::new(wbs[inode.dev as usize].name, &d.bdi, thresh, now_j);
+                    wb.dev = inode.dev;
+                    wb.memcg = Some(cg);
+                    wb.cgroup_ino = g.cgroup_ino;
+                    g.has_wb = true;
+                    wbs.push(wb);
+                    flushers.push(Wb::new(now_j));
+                    (wbs.len() - 1) as u16
+                }
+            };
+        }
     }
     memcgs
 }
