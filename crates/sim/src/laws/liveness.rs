@@ -329,7 +329,7 @@ impl Machine {
         }
         // Not started: it waits for the tasks of earlier groups (fio's stonewall), one of which
         // is still running.
-        if t.phase == Phase::Idle && t.waits_for.iter().any(|&g| self.group_tasks(g).any(|u| !self.tasks[u].is_done())) {
+        if t.phase == Phase::Idle && t.waits_for.iter().any(|&g| self.groups.running(g)) {
             return None;
         }
         if let Some(SyncWait::Work { dev, left: 1.. }) = t.sync {
