@@ -223,6 +223,35 @@ fn sub_page_buffered_writes_read_the_page_first() {
     assert_eq!(fallocated, 0.0, "a fallocated file's blocks read as zeros");
 }
 
+/// A time_based job whose runtime is centuries long (fio's "unlimited" 2^64 − 1 s saturates
+/// to it) used to end at once: its end, now + ramp + runtime, wrapped to a time already past.
+/// It runs until the run stops it, and its statistics start after the ramp. The runtime is
+/// set in code: the parser may refuse one that long.
+#[test]
+fn a_runtime_of_centuries_runs_the_job_until_the_run_ends() {
+    let mut sc =
+        wblab_scenario::fio_scenario("[j]\nrw=write\nsize=1m\nruntime=1\ntime_based\n", "forever.fio").unwrap_or_else(|e| panic!("{e}"));
+    let wblab_sim::config::JobConfig::Fio(j) = &mut sc.tasks[0].job else {
+        panic!("a fio job");
+    };
+    j.ramp = SEC;
+    // Wrapped, now + 1 s + this would end the job half-way through its ramp.
+    j.runtime = Some(u64::MAX - SEC / 2);
+    sc.duration = 3 * SEC;
+    let r = wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress).unwrap_or_else(|v| panic!("{v}"));
+    let j = job(&r, "j");
+    let task = &r.tasks[j.task];
+    assert!(
+        task.ended >= 3 * SEC - SEC / 10,
+        "the job ran to the run's end, not {} ns",
+        task.ended
+    );
+    assert_eq!(r.sim_ns, 3 * SEC);
+    // time_based rewrites its 1 MiB file over and over: far more than one pass, after the ramp too.
+    assert!(task.bytes_written > 16 << 20, "wrote {} bytes", task.bytes_written);
+    assert!(j.stats.dir[WRITE].bytes > 0 && j.stats.started >= SEC, "{:?}", j.stats.started);
+}
+
 /// Hundreds of job groups chained by stonewall and wait_for (each task's end used to scan
 /// every group and every task): each group starts exactly when the last task of the groups
 /// it waits for is done, plus its startdelay, and the run ends with the last job.
