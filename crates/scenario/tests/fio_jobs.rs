@@ -222,3 +222,98 @@ fn sub_page_buffered_writes_read_the_page_first() {
     assert!(whole_p50 < small_p50 / 10, "4 KiB write p50 {whole_p50} ns vs {small_p50} ns");
     assert_eq!(fallocated, 0.0, "a fallocated file's blocks read as zeros");
 }
+
+/// A time_based job whose runtime is centuries long (fio's "unlimited" 2^64 − 1 s saturates
+/// to it) used to end at once: its end, now + ramp + runtime, wrapped to a time already past.
+/// It runs until the run stops it, and its statistics start after the ramp. The runtime is
+/// set in code: the parser may refuse one that long.
+#[test]
+fn a_runtime_of_centuries_runs_the_job_until_the_run_ends() {
+    let mut sc =
+        wblab_scenario::fio_scenario("[j]\nrw=write\nsize=1m\nruntime=1\ntime_based\n", "forever.fio").unwrap_or_else(|e| panic!("{e}"));
+    let wblab_sim::config::JobConfig::Fio(j) = &mut sc.tasks[0].job else {
+        panic!("a fio job");
+    };
+    j.ramp = SEC;
+    // Wrapped, now + 1 s + this would end the job half-way through its ramp.
+    j.runtime = Some(u64::MAX - SEC / 2);
+    sc.duration = 3 * SEC;
+    let r = wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress).unwrap_or_else(|v| panic!("{v}"));
+    let j = job(&r, "j");
+    let task = &r.tasks[j.task];
+    assert!(
+        task.ended >= 3 * SEC - SEC / 10,
+        "the job ran to the run's end, not {} ns",
+        task.ended
+    );
+    assert_eq!(r.sim_ns, 3 * SEC);
+    // time_based rewrites its 1 MiB file over and over: far more than one pass, after the ramp too.
+    assert!(task.bytes_written > 16 << 20, "wrote {} bytes", task.bytes_written);
+    assert!(j.stats.dir[WRITE].bytes > 0 && j.stats.started >= SEC, "{:?}", j.stats.started);
+}
+
+/// Hundreds of job groups chained by stonewall and wait_for (each task's end used to scan
+/// every group and every task): each group starts exactly when the last task of the groups
+/// it waits for is done, plus its startdelay, and the run ends with the last job.
+#[test]
+fn many_groups_start_exactly_when_the_groups_they_wait_for_are_done() {
+    let mut text = String::new();
+    for i in 0..300 {
+        text += &format!("[j{i}]\nrw=write\nbs=4k\nsize={}k\n", 64 * (1 + i % 7));
+        if i % 4 == 0 {
+            text += "numjobs=2\n";
+        }
+        if i % 5 == 3 {
+            text += "startdelay=10ms\n";
+        }
+        if i > 0 && i % 25 == 0 {
+            text += "stonewall\n";
+        } else if i % 3 == 1 {
+            text += &format!("wait_for=j{}\n", i - 1);
+        } else if i % 7 == 2 && i >= 5 {
+            text += &format!("wait_for=j{}\n", i - 5);
+        }
+    }
+    let sc = wblab_scenario::fio_scenario(&text, "chain.fio").unwrap_or_else(|e| panic!("{e}"));
+    let r = wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress).unwrap_or_else(|v| panic!("{v}"));
+    // Group g's tasks are first[g]..first[g + 1].
+    let mut first = vec![0usize];
+    for tc in &sc.tasks {
+        first.push(first[first.len() - 1] + tc.count as usize);
+    }
+    assert_eq!(r.tasks.len(), first[sc.tasks.len()]);
+    let mut waiting = 0;
+    for (g, tc) in sc.tasks.iter().enumerate() {
+        // fio's startdelay counts from the moment the groups waited for are done.
+        let due = match tc
+            .after
+            .iter()
+            .flat_map(|&a| first[a]..first[a + 1])
+            .map(|t| r.tasks[t].ended)
+            .max()
+        {
+            Some(done) => {
+                waiting += 1;
+                done + tc.start
+            }
+            None => tc.start,
+        };
+        for t in &r.tasks[first[g]..first[g + 1]] {
+            assert_eq!(t.started, due, "{}#{} (waits for {:?})", t.name, t.instance, tc.after);
+            assert_eq!(
+                t.bytes_written,
+                64 * 1024 * (1 + g as u64 % 7),
+                "{}#{} wrote its file",
+                t.name,
+                t.instance
+            );
+            assert!(t.ended > t.started);
+        }
+    }
+    assert!(waiting > 100, "{waiting} groups wait");
+    assert_eq!(
+        r.sim_ns,
+        r.tasks.iter().map(|t| t.ended).max().unwrap(),
+        "the run ends with the last job"
+    );
+}

@@ -92,3 +92,52 @@ fn runaway_sizes_are_refused_with_the_limit() {
         assert!(e.hint.is_some(), "{e}");
     }
 }
+
+/// Three fio clones reading one shared file on the wake-one kernels: the liveness law took the
+/// `__lock_page` waiters queued behind the one an unlock woke for lost wakeups. Each clone
+/// reads the whole file and finishes, the disk reads it once, and the clones behind did wait
+/// in `__lock_page`.
+#[test]
+fn shared_file_readers_pass_the_page_lock_on() {
+    let file = "law-liveness-shared-file-readers.toml";
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/repro").join(file)).unwrap();
+    const GIB: u64 = 1 << 30;
+    for kernel in ["2.6.20", "2.6.22", "3.2"] {
+        let sc = wblab_scenario::parse(&text.replace("\"2.6.22\"", &format!("\"{kernel}\"")), file).unwrap();
+        assert_eq!(sc.kernel, kernel);
+        let r = wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress).unwrap_or_else(|v| panic!("{kernel}: {v}"));
+        assert_eq!(r.tasks.len(), 3);
+        for t in &r.tasks {
+            assert_eq!(t.bytes_read, GIB, "{kernel}: {}#{} read the whole file", t.name, t.instance);
+            assert!(t.ended < r.sim_ns, "{kernel}: {}#{} finished", t.name, t.instance);
+        }
+        assert_eq!(r.devices[0].bytes_read, GIB, "{kernel}: one page cache, one read of the file");
+        let locks: u64 = r.tasks.iter().map(|t| t.sched.lock_page).sum();
+        assert!(locks > 0, "{kernel}: the clones behind waited in __lock_page");
+    }
+}
+
+/// fio clones sharing one file in a memory cgroup: the group listed the file once per clone
+/// and the conservation law counted its pages twice. The group holds the file's pages once.
+#[test]
+fn a_file_shared_in_a_cgroup_is_charged_once() {
+    let r = run("law-conservation-shared-file-cgroup.toml");
+    for t in &r.tasks {
+        assert_eq!(t.bytes_read, 1 << 20, "{}#{} read the whole file", t.name, t.instance);
+    }
+    assert_eq!(r.devices[0].bytes_read, 1 << 20, "one page cache, one read of the file");
+    let g = &r.cgroups[0];
+    assert_eq!(g.samples.last().expect("samples").file, 256, "the group holds the 1 MiB file once");
+    // Shared by writers of two groups, the file is charged to the first one's group alone.
+    let text = "[[cgroup]]\npath = \"/a\"\n[[cgroup]]\npath = \"/b\"\n\
+        [[task]]\nfio = \"\"\"\n[w]\nrw=write\nsize=1m\nnumjobs=2\nfilename=shared\n\"\"\"\ncgroup = \"/a\"\n\
+        [[task]]\nfio = \"\"\"\n[v]\nrw=write\nsize=1m\nfilename=shared\n\"\"\"\ncgroup = \"/b\"\n";
+    let sc = wblab_scenario::parse(text, "two-groups.toml").unwrap_or_else(|e| panic!("{e}"));
+    let r = wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress).unwrap_or_else(|v| panic!("{v}"));
+    assert_eq!(r.tasks.len(), 3);
+    for t in &r.tasks {
+        assert_eq!(t.bytes_written, 1 << 20, "{}#{} wrote the whole file", t.name, t.instance);
+    }
+    let file = |i: usize| r.cgroups[i].samples.last().expect("samples").file;
+    assert_eq!((file(0), file(1)), (256, 0), "the file is /a's");
+}

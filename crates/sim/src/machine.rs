@@ -145,6 +145,8 @@ pub struct Machine {
     pub journals: Vec<Option<crate::fs::jbd2::Journal>>,
     /// The memory cgroups, in the scenario's order (`mm::memcontrol`).
     pub memcgs: Vec<crate::mm::memcontrol::MemCgroup>,
+    /// The `[[task]]` groups, what waits for each, and how many tasks are left.
+    pub groups: crate::kernel::task::TaskGroups,
 }
 
 /// Index of the first flusher in `RunResult::comms` (after "<idle>" and the tasks).
@@ -198,7 +200,7 @@ fn attach_devices(cfg: &Scenario, thresh: u64, now_j: u64) -> (Vec<WbState>, Vec
     (wbs, flushers, queues)
 }
 
-/// The memory cgroups, with each task and its file placed in its group. On a cgroup v2
+/// The memory cgroups, with each task and its files placed in its group. On a cgroup v2
 /// machine a group's files are written through a wb of their own per device
 /// (`cgwb_create`), with its own lists, flusher work and bandwidth estimates, appended after
 /// the devices' root wbs; not on NFS nor ext3/ext4 with data=journal, which do not support
@@ -236,28 +238,37 @@ fn attach_cgroups(
         let Some(cg) = t.memcg else { continue };
         let g = &mut memcgs[cg as usize];
         g.tasks.push(tid as u32);
-        g.inodes.push(t.file);
-        let inode = &mut inodes[t.file as usize];
-        inode.memcg = Some(cg);
-        let d = &cfg.devices[inode.dev as usize];
-        let cgroup_wb = !matches!(d.model, crate::config::DeviceModelConfig::Nfs(_))
-            && !d.fs.as_ref().is_some_and(|m| m.data == crate::config::DataMode::Journal);
-        if !v2 || !cgroup_wb {
-            continue;
-        }
-        inode.wb = match wbs.iter().position(|w| w.dev == inode.dev && w.memcg == Some(cg)) {
-            Some(w) => w as u16,
-            None => {
-                let mut wb = WbState::new(wbs[inode.dev as usize].name, &d.bdi, thresh, now_j);
-                wb.dev = inode.dev;
-                wb.memcg = Some(cg);
-                wb.cgroup_ino = g.cgroup_ino;
-                g.has_wb = true;
-                wbs.push(wb);
-                flushers.push(Wb::new(now_j));
-                (wbs.len() - 1) as u16
+        // Every file the task uses (a fio job's several), each charged to one group only: a
+        // file shared by tasks (fio's `filename`) goes to the first of them in a group, in
+        // declaration order, as the kernel charges a page to whoever brings it in.
+        let files = t.fio.as_ref().map_or(std::slice::from_ref(&t.file), |f| &f.files[..]);
+        for &file in files {
+            let inode = &mut inodes[file as usize];
+            if inode.memcg.is_some() {
+                continue;
             }
-        };
+            g.inodes.push(file);
+            inode.memcg = Some(cg);
+            let d = &cfg.devices[inode.dev as usize];
+            let cgroup_wb = !matches!(d.model, crate::config::DeviceModelConfig::Nfs(_))
+                && !d.fs.as_ref().is_some_and(|m| m.data == crate::config::DataMode::Journal);
+            if !v2 || !cgroup_wb {
+                continue;
+            }
+            inode.wb = match wbs.iter().position(|w| w.dev == inode.dev && w.memcg == Some(cg)) {
+                Some(w) => w as u16,
+                None => {
+                    let mut wb = WbState::new(wbs[inode.dev as usize].name, &d.bdi, thresh, now_j);
+                    wb.dev = inode.dev;
+                    wb.memcg = Some(cg);
+                    wb.cgroup_ino = g.cgroup_ino;
+                    g.has_wb = true;
+                    wbs.push(wb);
+                    flushers.push(Wb::new(now_j));
+                    (wbs.len() - 1) as u16
+                }
+            };
+        }
     }
     memcgs
 }
@@ -464,7 +475,6 @@ impl Machine {
             queues,
             inodes,
             allocs,
-            tasks,
             cpus: CpuPool::new(ncpus, ntasks, nflushers, crate::generations::sched_slice(&cfg.kernel)),
             flusher_cpu: vec![0; nflushers],
             lru: Lru::default(),
@@ -514,6 +524,8 @@ impl Machine {
                 })
                 .collect(),
             memcgs,
+            groups: crate::kernel::task::TaskGroups::new(&cfg.tasks, &tasks),
+            tasks,
             cfg: cfg.clone(),
         };
         for (q, d) in m.queues.iter_mut().zip(&cfg.devices) {
@@ -1562,38 +1574,41 @@ impl Machine {
         self.start_era();
     }
 
-    /// The tasks of `[[task]]` group `g`, by task id.
-    pub(crate) fn group_tasks(&self, g: usize) -> std::ops::Range<usize> {
-        let first: usize = self.cfg.tasks[..g].iter().map(|tc| tc.count as usize).sum();
-        first..first + self.cfg.tasks[g].count as usize
+    /// Task `tid` finished its job: it is done from now on.
+    pub(crate) fn mark_done(&mut self, tid: u32) {
+        let now = self.now();
+        let task = &mut self.tasks[tid as usize];
+        let first = !task.is_done();
+        task.phase = Phase::Done;
+        task.ended = Some(now.min(task.stop));
+        if first {
+            let live = task.start < task.stop;
+            self.groups.done(tid, live);
+        }
     }
 
     /// Task `tid` is done: the tasks that waited for its group (fio's `stonewall`,
-    /// `wait_for`) start once every task of it is done, their `start` counted from now.
+    /// `wait_for`) start once every task of it is done, their `start` counted from now. One
+    /// whose start lands at or past its stop never runs, and what waits for it never starts.
     pub(crate) fn start_dependents(&mut self, tid: u32) {
-        let mut g = 0;
-        while !self.group_tasks(g).contains(&(tid as usize)) {
-            g += 1;
-        }
-        if self.group_tasks(g).any(|t| !self.tasks[t].is_done()) {
+        let g = self.groups.group_of(tid);
+        if self.groups.running(g) {
             return;
         }
         let now = self.now();
-        for u in 0..self.tasks.len() {
-            let task = &mut self.tasks[u];
-            let before = task.waits_for.len();
-            task.waits_for.retain(|&w| w != g);
-            if before > 0 && task.waits_for.is_empty() && task.phase == Phase::Idle {
-                let delay = task.start;
-                task.start = now + delay;
-                let stop = task.stop;
-                if task.start < stop {
-                    let start = task.start;
-                    self.run_task_at(u as u32, start);
-                    self.q.schedule(start + (stop - start) / 2, Event::TaskMid(u as u32));
-                } else {
-                    self.start_dependents(u as u32);
-                }
+        for i in self.groups.dependents(g) {
+            let u = self.groups.dependent(i);
+            if !self.groups.released(u) || self.tasks[u as usize].phase != Phase::Idle {
+                continue;
+            }
+            let task = &mut self.tasks[u as usize];
+            let was = task.start < task.stop;
+            task.start = now.saturating_add(task.start);
+            let (start, stop) = (task.start, task.stop);
+            self.groups.restarted(was, start < stop);
+            if start < stop {
+                self.run_task_at(u, start);
+                self.q.schedule(start + (stop - start) / 2, Event::TaskMid(u));
             }
         }
         self.check_until_done();
@@ -1601,7 +1616,7 @@ impl Machine {
 
     /// With `until_done`, the run ends once every task is done.
     fn check_until_done(&mut self) {
-        if self.cfg.until_done && self.tasks.iter().all(|t| t.is_done() || t.start >= t.stop) {
+        if self.cfg.until_done && self.groups.all_done() {
             let now = self.now();
             self.run_end = Some(now);
         }

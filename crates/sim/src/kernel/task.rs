@@ -135,7 +135,7 @@ pub struct Task {
     pub tio: crate::workload::state::TioTask,
     /// A fio job's files, in-flight I/O and statistics.
     pub fio: Option<Box<crate::workload::fio::FioState>>,
-    /// Groups of tasks (`stonewall`, `wait_for`) still to finish before this task starts.
+    /// Groups of tasks (`stonewall`, `wait_for`) to finish before this task starts.
     pub waits_for: Vec<usize>,
     /// A latency-sensitive job (not a bulk writer): each operation is logged as (end,
     /// latency) for the op latency timeline.
@@ -220,5 +220,122 @@ impl Task {
 
     pub fn is_done(&self) -> bool {
         self.phase == Phase::Done
+    }
+}
+
+/// The `[[task]]` groups and what waits for them (fio's `stonewall`, `wait_for`), indexed so
+/// that a task's end costs O(1) plus its group's dependents: thousands of groups used to
+/// cost a scan of every group and every task at each end.
+#[derive(Clone, Debug, Default)]
+pub struct TaskGroups {
+    /// Each task's group.
+    of: Vec<u32>,
+    /// Tasks of each group not done yet.
+    unfinished: Vec<u32>,
+    /// The tasks waiting for group g are `deps[dep_first[g]..dep_first[g + 1]]`, by task id.
+    dep_first: Vec<u32>,
+    deps: Vec<u32>,
+    /// Distinct groups each task still waits for (one that does not exist: for ever).
+    waiting: Vec<u32>,
+    /// Tasks not done that are still to run or running (`start < stop`): `until_done` ends
+    /// the run when none is left.
+    live: u32,
+}
+
+impl TaskGroups {
+    /// The groups of `tasks`, built from `cfg`'s `[[task]]` tables (in whose order the
+    /// tasks were spawned).
+    pub fn new(cfg: &[crate::config::TaskConfig], tasks: &[Task]) -> Self {
+        let ngroups = cfg.len();
+        let mut of = Vec::with_capacity(tasks.len());
+        for (g, tc) in cfg.iter().enumerate() {
+            of.extend(std::iter::repeat_n(g as u32, tc.count as usize));
+        }
+        let unfinished = cfg.iter().map(|tc| tc.count).collect();
+        // The distinct groups a task waits for, into `buf`.
+        let distinct = |t: &Task, buf: &mut Vec<usize>| {
+            buf.clear();
+            buf.extend_from_slice(&t.waits_for);
+            buf.sort_unstable();
+            buf.dedup();
+        };
+        // A counting sort of (group, task): each group's dependents in task order.
+        let mut dep_first = vec![0u32; ngroups + 1];
+        let mut waiting = Vec::with_capacity(tasks.len());
+        let mut groups = Vec::new();
+        for t in tasks {
+            distinct(t, &mut groups);
+            waiting.push(groups.len() as u32);
+            for &g in groups.iter().filter(|&&g| g < ngroups) {
+                dep_first[g + 1] += 1;
+            }
+        }
+        for g in 0..ngroups {
+            dep_first[g + 1] += dep_first[g];
+        }
+        let mut fill = dep_first.clone();
+        let mut deps = vec![0u32; dep_first[ngroups] as usize];
+        for (u, t) in tasks.iter().enumerate() {
+            distinct(t, &mut groups);
+            for &g in groups.iter().filter(|&&g| g < ngroups) {
+                deps[fill[g] as usize] = u as u32;
+                fill[g] += 1;
+            }
+        }
+        TaskGroups {
+            of,
+            unfinished,
+            dep_first,
+            deps,
+            waiting,
+            live: tasks.iter().filter(|t| t.start < t.stop).count() as u32,
+        }
+    }
+
+    /// The group of task `tid`.
+    pub fn group_of(&self, tid: u32) -> usize {
+        self.of[tid as usize] as usize
+    }
+
+    /// Whether some task of group `g` is not done (a group that does not exist never is).
+    pub fn running(&self, g: usize) -> bool {
+        self.unfinished.get(g).is_none_or(|&n| n > 0)
+    }
+
+    /// The tasks that wait for group `g`, by task id.
+    pub fn dependents(&self, g: usize) -> std::ops::Range<usize> {
+        self.dep_first[g] as usize..self.dep_first[g + 1] as usize
+    }
+
+    /// The `i`th entry of the dependents' table (see [`TaskGroups::dependents`]).
+    pub fn dependent(&self, i: usize) -> u32 {
+        self.deps[i]
+    }
+
+    /// Task `u` saw one of the groups it waits for finish: true if it waits for no other
+    /// now (false if it waited for none).
+    pub fn released(&mut self, u: u32) -> bool {
+        let w = &mut self.waiting[u as usize];
+        if *w == 0 {
+            return false;
+        }
+        *w -= 1;
+        *w == 0
+    }
+
+    /// Task `tid` (whose `start < stop` said `live`) is done.
+    pub fn done(&mut self, tid: u32, live: bool) {
+        self.unfinished[self.of[tid as usize] as usize] -= 1;
+        self.live -= u32::from(live);
+    }
+
+    /// A waiting task's start moved: it was live (`start < stop`) as `was`, is as `now`.
+    pub fn restarted(&mut self, was: bool, now: bool) {
+        self.live = self.live - u32::from(was) + u32::from(now);
+    }
+
+    /// No task is left to run (`until_done`'s test).
+    pub fn all_done(&self) -> bool {
+        self.live == 0
     }
 }

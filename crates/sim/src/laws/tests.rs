@@ -7,7 +7,7 @@ use super::Law;
 use crate::block::queue::Submitter;
 use crate::config::{DeviceModelConfig, JobConfig, Scenario, SsdParams};
 use crate::kernel::task::Phase;
-use crate::kernel::waitqueue::{PageWaitState, WaitSite, PG_WRITEBACK};
+use crate::kernel::waitqueue::{PageWaitState, WaitSite, PG_LOCKED, PG_WRITEBACK};
 use crate::machine::{Event, Machine, NoProgress};
 use crate::units::{GIB, KIB, MIB};
 
@@ -180,6 +180,48 @@ fn a_page_waiter_whose_page_is_idle_is_a_lost_wakeup() {
     let v = m.check_laws().expect("liveness");
     assert_eq!(v.law, Law::Liveness);
     assert!(v.detail.starts_with("lost wakeup"), "{v}");
+}
+
+/// wake-one (2.6.7–4.9) wakes one `__lock_page` waiter of an unlocked page; the others sleep
+/// on until its unlock: not a lost wakeup while it has yet to run, one once it is gone.
+#[test]
+fn a_locker_behind_a_woken_locker_waits_for_its_unlock() {
+    let mut sc = Scenario::one_device("laws", DeviceModelConfig::Ssd(SsdParams::default()), 4 * GIB, 2, 5 * SEC);
+    let dd = JobConfig::Dd {
+        bs: MIB,
+        size: Some(8 * MIB),
+        fsync: false,
+        direct: false,
+    };
+    sc.add_task("dd", 2, 0, dd);
+    let mut m = Machine::new(&sc);
+    m.start();
+    run_until(&mut m, SEC);
+    let file = m.tasks[0].file;
+    let lock = |queued| {
+        Some(PageWaitState {
+            file,
+            page: 1 << 30,
+            bits: PG_LOCKED,
+            site: WaitSite::LockPage,
+            exclusive: true,
+            queued,
+        })
+    };
+    for t in &mut m.tasks {
+        t.phase = Phase::WaitRead;
+    }
+    // Task 0 was woken and holds the wakeup; task 1 sleeps behind it.
+    m.tasks[0].wq.wait = lock(false);
+    m.tasks[0].runs_pending = 1;
+    m.tasks[1].wq.wait = lock(true);
+    assert_eq!(m.check_laws(), None);
+    // The woken one went away without unlocking: task 1 sleeps on a free page for nothing.
+    m.tasks[0].wq.wait = None;
+    m.tasks[0].phase = Phase::Done;
+    let v = m.check_laws().expect("liveness");
+    assert_eq!(v.law, Law::Liveness);
+    assert!(v.subject.contains("dd#1") && v.detail.starts_with("lost wakeup"), "{v}");
 }
 
 #[test]

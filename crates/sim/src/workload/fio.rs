@@ -259,10 +259,12 @@ impl Machine {
         };
         let f = self.tasks[t].fio.as_mut().expect("fio task");
         f.begun = Some(now);
-        f.stats_from = now + ramp;
-        f.stats.started = now + ramp;
-        f.end = runtime.map(|r| now + ramp + r);
-        f.sample_at = now + ramp + SAMPLE_NS;
+        // The user's times saturate: a runtime of centuries means "until stopped", not a
+        // sum that wraps to an end already past.
+        f.stats_from = now.saturating_add(ramp);
+        f.stats.started = f.stats_from;
+        f.end = runtime.map(|r| f.stats_from.saturating_add(r));
+        f.sample_at = f.stats_from.saturating_add(SAMPLE_NS);
         f.window.start_ms = 0;
         if invalidate && self.era.inactive.is_none() {
             let files = f.files.clone();
@@ -345,7 +347,7 @@ impl Machine {
         let slot = f.cur_slot as usize;
         // The I/O may have completed already (its slot reused): only a live one is stamped.
         if f.slots[slot].reqs > 0 {
-            f.slots[slot].submitted = self.q.now() + overhead;
+            f.slots[slot].submitted = self.q.now().saturating_add(overhead);
         }
         self.tasks[t].phase = Phase::FioSubmitCpu;
         self.cpu_run(Who::Task(tid), overhead);
@@ -602,12 +604,15 @@ fn decide(j: &FioJob, f: &mut FioState, now: Ns, stop: Ns) -> Next {
         }
     };
     let begun = f.begun.unwrap_or(now);
+    // When `done` bytes or I/Os at `rate` per second may have been issued (saturating: a tiny
+    // rate puts it past the end, not back before the start).
+    let due = |done: u64, rate: u64| begun.saturating_add(Ns::try_from(done as u128 * 1_000_000_000 / rate as u128).unwrap_or(Ns::MAX));
     let mut earliest = 0;
     if j.rate[ddir] > 0 {
-        earliest = begun + (f.rate_bytes[ddir] as u128 * 1_000_000_000 / j.rate[ddir] as u128) as Ns;
+        earliest = due(f.rate_bytes[ddir], j.rate[ddir]);
     }
     if j.rate_iops[ddir] > 0 {
-        earliest = earliest.max(begun + (f.rate_ios[ddir] as u128 * 1_000_000_000 / j.rate_iops[ddir] as u128) as Ns);
+        earliest = earliest.max(due(f.rate_ios[ddir], j.rate_iops[ddir]));
     }
     if earliest > now {
         return Next::Sleep(earliest - now);

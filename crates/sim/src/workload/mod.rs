@@ -249,10 +249,7 @@ impl Machine {
     }
 
     fn task_done(&mut self, tid: u32) -> Option<Phase> {
-        let now = self.now();
-        let task = &mut self.tasks[tid as usize];
-        task.phase = Phase::Done;
-        task.ended = Some(now.min(task.stop));
+        self.mark_done(tid);
         self.start_dependents(tid);
         None
     }

@@ -142,10 +142,7 @@ impl Machine {
         let bs = bs.max(1);
         let tio = self.tasks[t].tio;
         if tio.phase as usize >= PHASES.len() {
-            let now = self.now();
-            let task = &mut self.tasks[t];
-            task.phase = Phase::Done;
-            task.ended = Some(now.min(task.stop));
+            self.mark_done(tid);
             return None;
         }
         let sequential = tio.phase == 0 || tio.phase == 2;
