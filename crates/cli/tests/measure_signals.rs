@@ -244,3 +244,45 @@ fn a_state_directory_others_can_write_is_refused() {
         .unwrap();
     assert!(!o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
+
+/// `measure-out-symlink.sh`: a results directory holding a link to another file gets a new
+/// file of that name; the link's target is untouched.
+#[test]
+fn results_are_never_written_through_a_link_in_the_results_directory() {
+    let t = tmp("out-link");
+    let out = t.0.join("out");
+    std::fs::create_dir(&out).unwrap();
+    std::fs::write(out.join("summary.json"), "{}").unwrap();
+    let victim = t.0.join("victim");
+    std::fs::write(&victim, "VICTIM ORIGINAL").unwrap();
+    std::os::unix::fs::symlink(&victim, out.join("timeseries.csv")).unwrap();
+    let sc = t.0.join("sig.toml");
+    std::fs::write(&sc, SCENARIO.replace("60s", "1s")).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_wblab"))
+        .args(["measure", "--unprivileged", "--quiet", "--scratch"])
+        .arg(&t.0)
+        .arg("--out")
+        .arg(&out)
+        .arg(&sc)
+        .env("WBLAB_STATE_DIR", t.0.join("state"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "VICTIM ORIGINAL");
+    let ts = out.join("timeseries.csv");
+    assert!(!std::fs::symlink_metadata(&ts).unwrap().file_type().is_symlink());
+    assert!(std::fs::read_to_string(&ts).unwrap().starts_with("t_s,"));
+    // A link on the path to the results is refused before anything is done.
+    let link = t.0.join("link");
+    std::os::unix::fs::symlink(&t.0, &link).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_wblab"))
+        .args(["measure", "--unprivileged", "--quiet", "--out"])
+        .arg(link.join("out2"))
+        .arg(&sc)
+        .env("WBLAB_STATE_DIR", t.0.join("state"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("is a symbolic link") && !t.0.join("out2").exists(), "{err}");
+}

@@ -312,7 +312,6 @@ pub fn measure(sc: &Scenario, opts: &MeasureOptions) -> Result<MeasureReport, Me
         scratch: PathBuf::new(),
         memcg_dirs: Vec::new(),
     };
-    crate::guard::fault_point("setup");
     let inner = session.run();
     // Results are built from data in memory and the trace in the scratch dir: write them
     // before the tear-down removes the scratch dir.
@@ -463,6 +462,7 @@ impl Session<'_> {
             }
             self.places.push(p);
         }
+        crate::guard::fault_point("setup");
         // Tasks, the fio job file and the files that jobs read.
         let specs = plan.tasks.clone();
         for s in &specs {

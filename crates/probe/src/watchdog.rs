@@ -49,8 +49,17 @@ pub struct Watchdog {
     pub pid: u32,
 }
 
-/// Start `cmd` as the watchdog of this process.
+/// The watchdog of this process, once started: it serves every later measurement of the
+/// process too (a Python session may run many), since it acts only when the process ends.
+static STARTED: Mutex<Option<u32>> = Mutex::new(None);
+
+/// Start `cmd` as the watchdog of this process (once per process).
 pub fn start(cmd: &[OsString]) -> io::Result<Watchdog> {
+    let mut started = STARTED.lock().unwrap_or_else(|e| e.into_inner());
+    // SAFETY: signal 0 only asks whether the process exists.
+    if let Some(pid) = (*started).filter(|&p| unsafe { libc::kill(p as libc::pid_t, 0) } == 0) {
+        return Ok(Watchdog { pid });
+    }
     let (exe, args) = cmd.split_first().ok_or_else(|| io::Error::other("an empty restorer command"))?;
     let mut c = Command::new(exe);
     c.args(args).stdin(Stdio::null()).stdout(Stdio::null());
@@ -65,6 +74,7 @@ pub fn start(cmd: &[OsString]) -> io::Result<Watchdog> {
     }
     let child = c.spawn()?;
     let pid = child.id();
+    *started = Some(pid);
     // Reaped by a thread of ours, not left a zombie while we run; if we die first, init
     // reaps it.
     std::thread::Builder::new().name("wblab-watchdog".into()).spawn(move || {
