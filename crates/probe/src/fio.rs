@@ -24,7 +24,7 @@ pub fn render(sc: &Scenario, dirs: &[PathBuf]) -> Result<String, String> {
         .enumerate()
         .filter(|(_, t)| matches!(t.job, JobConfig::Fio(_)))
         .collect();
-    for (k, &(i, t)) in fio.iter().enumerate() {
+    for (k, &(_, t)) in fio.iter().enumerate() {
         let JobConfig::Fio(j) = &t.job else { unreachable!() };
         if t.cgroup.is_some() || t.ioprio != Default::default() {
             return Err(format!("fio job `{}`: cgroup and ionice of fio tasks are not measured yet", j.name));
@@ -34,7 +34,6 @@ pub fn render(sc: &Scenario, dirs: &[PathBuf]) -> Result<String, String> {
         }
         let earlier: Vec<&TaskConfig> = fio[file_start..k].iter().map(|&(_, t)| t).collect();
         let first_group = fio[file_start].0;
-        debug_assert!(earlier.iter().all(|e| e.name != t.name) && i >= first_group);
         out.push_str(&format!("[{}]\n", j.name));
         for line in render::section(t, j, &earlier, first_group) {
             out.push_str(&line);

@@ -10,6 +10,7 @@ use proptest::strategy::ValueTree;
 use std::path::{Path, PathBuf};
 use wblab_probe::plan::{Host, Plan};
 use wblab_probe::MeasureOptions;
+use wblab_testkit::fixtures::toml_quoted;
 
 /// Words a hostile file might put anywhere.
 const ATOMS: &[&str] = &[
@@ -50,22 +51,6 @@ const ATOMS: &[&str] = &[
     "4k",
     "64m",
 ];
-
-fn toml_quoted(v: &str) -> String {
-    let mut out = String::from("\"");
-    for c in v.chars() {
-        match c {
-            '"' | '\\' => {
-                out.push('\\');
-                out.push(c);
-            }
-            c if c.is_control() => out.push_str(&format!("\\u{:04X}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
 
 /// A value: one or two atoms, sometimes with a long run.
 fn value() -> impl Strategy<Value = String> {

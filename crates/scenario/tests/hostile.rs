@@ -5,6 +5,7 @@
 use proptest::prelude::*;
 use std::path::{Path, PathBuf};
 use wblab_scenario::{load, parse, ScenarioError};
+use wblab_testkit::fixtures::toml_quoted;
 
 fn t3(file: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/repro/t3").join(file)
@@ -182,23 +183,6 @@ const PLACES: &[(&str, &str)] = &[
     ),
     ("vm.dirty_bytes", "[sysctl]\n\"vm.dirty_bytes\" = {V}\n"),
 ];
-
-/// `v` as a TOML basic string, control characters as `\uXXXX`.
-fn toml_quoted(v: &str) -> String {
-    let mut out = String::from("\"");
-    for c in v.chars() {
-        match c {
-            '"' | '\\' => {
-                out.push('\\');
-                out.push(c);
-            }
-            c if c.is_control() => out.push_str(&format!("\\u{:04X}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
 
 fn hostile_string() -> impl Strategy<Value = String> {
     let bad = prop::sample::select(vec![

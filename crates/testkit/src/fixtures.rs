@@ -38,3 +38,21 @@ file_size = "64MiB"
 think = "20ms"
 "#
 }
+
+/// `v` as a TOML basic string, control characters as `\uXXXX`: hostile values written into
+/// a scenario's text exactly.
+pub fn toml_quoted(v: &str) -> String {
+    let mut out = String::from("\"");
+    for c in v.chars() {
+        match c {
+            '"' | '\\' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
