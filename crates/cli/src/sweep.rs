@@ -13,7 +13,7 @@ use wblab_scenario::{SweepPlan, SweepPoint};
 use wblab_sim::config::Scenario;
 use wblab_sim::metrics::RunResult;
 use wblab_sweep::objective::Objectives;
-use wblab_sweep::{Failure, Options, PointRows};
+use wblab_sweep::{Options, PointRows};
 
 /// The options only a sweep reads (`wblab run` and `wblab sweep` share them).
 #[derive(clap::Args, Clone, Default)]
@@ -25,8 +25,8 @@ pub struct SweepArgs {
     /// into <out>/<key=value,...>/; by default only the sweep's tables are written.
     #[arg(long)]
     pub runs: bool,
-    /// For a sweep: keep the points already in <out>/sweep.csv (same index and values) and
-    /// run only the others, e.g. after an interrupted sweep.
+    /// For a sweep: keep the points already whole in <out>/sweep.csv (this sweep's index and
+    /// values, every row once) and run only the others, e.g. after an interrupted sweep.
     #[arg(long)]
     pub resume: bool,
     /// For a sweep: draw this figure (`reader.op_p99_ms`, names as in sweep.csv) against the
@@ -252,21 +252,33 @@ fn run(
     }
     let t0 = std::time::Instant::now();
     let mut progress = Progress::new(quiet || json, &name, plan.len());
-    let outcome = wblab_sweep::run_sweep(plan, &out, args.resume, &opts, |d, t| progress.tick(d, t));
+    // Points in the table so far: whether a stop leaves anything for --resume to keep.
+    let mut done = 0;
+    let outcome = wblab_sweep::run_sweep(plan, &out, args.resume, &opts, |d, t| {
+        done = d;
+        progress.tick(d, t)
+    });
     progress.finish();
     let outcome = match outcome {
         Ok(o) => o,
         Err(f) => {
             eprintln!("error: {f}");
-            if !matches!(f, Failure::Scenario(_)) || plan.len() > 1 {
+            if done > 0 {
                 eprintln!(
-                    "  the points that finished are in {}; --resume runs the rest",
+                    "  the {done} points that finished are in {}; --resume runs the rest",
                     out.join(wblab_sweep::TASKS_CSV).display()
                 );
             }
             return ExitCode::from(f.exit_code());
         }
     };
+    if outcome.dropped > 0 && !quiet {
+        eprintln!(
+            "note: {}: the rows of {} points were incomplete, duplicated, out of order or not this sweep's: they ran again",
+            out.join(wblab_sweep::TASKS_CSV).display(),
+            outcome.dropped
+        );
+    }
     let wall = t0.elapsed().as_secs_f64();
     let ran = outcome.points.len() as u64 - outcome.resumed;
     match plots(plan, &outcome.points, args, &x, &per) {

@@ -423,6 +423,80 @@ fn a_sweep_resumes_from_the_points_in_its_table() {
     assert!(code != Some(0) && err.contains("cannot resume") && err.contains("hint:"), "{err}");
 }
 
+/// `--resume` checks what it keeps (the finding of sweep-resume-trusts-csv.sh): duplicated
+/// rows, a point missing a row and rows out of order are dropped and their points run again,
+/// with a note, so the tables end byte for byte as a sweep run in one go. A table that is not
+/// text or not a file is refused with its name and a hint, and no "--resume runs the rest".
+#[test]
+fn resume_drops_rows_it_cannot_trust_and_refuses_what_is_no_table() {
+    let (dir, file) = copy_sweep(
+        "sweep-resume-damaged",
+        "\"vm.dirty_bytes\" = { min = \"16MiB\", max = \"512MiB\", steps = 3, log = true }\n\"queue/wbt_lat_usec\" = [0, 75000]\n",
+    );
+    fs::write(
+        &file,
+        fs::read_to_string(&file).unwrap().replace(
+            "[sweep]",
+            "[[task]]\nname = \"r\"\njob = \"randread\"\nfile_size = \"64MiB\"\n[sweep]",
+        ),
+    )
+    .unwrap();
+    let whole = dir.join("whole");
+    let (code, _, err) = sweep_cmd(&file, &whole, &[]);
+    assert_eq!(code, Some(0), "{err}");
+    let full = fs::read_to_string(whole.join("sweep.csv")).unwrap();
+    let lines: Vec<&str> = full.lines().collect();
+    assert_eq!(lines.len(), 1 + 6 * 2, "{full}");
+    let damaged = [
+        ("dup", format!("{full}{}\n", lines[1..].join("\n"))),
+        ("half", full.replace(&format!("{}\n", lines[8]), "")),
+        (
+            "reorder",
+            format!(
+                "{}\n{}\n",
+                lines[0],
+                lines[1..].iter().rev().copied().collect::<Vec<_>>().join("\n")
+            ),
+        ),
+    ];
+    for (name, text) in damaged {
+        let out = dir.join(name);
+        fs::create_dir_all(&out).unwrap();
+        fs::write(out.join("sweep.csv"), text).unwrap();
+        fs::copy(whole.join("sweep-devices.csv"), out.join("sweep-devices.csv")).unwrap();
+        let o = wblab(&["sweep", file.to_str().unwrap(), "--out", out.to_str().unwrap(), "--resume"]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{name}: {err}");
+        assert!(
+            err.contains("were incomplete, duplicated, out of order or not this sweep's"),
+            "{name}: {err}"
+        );
+        for f in ["sweep.csv", "sweep-devices.csv", "sweep.parquet", "sweep-devices.parquet"] {
+            assert!(fs::read(whole.join(f)).unwrap() == fs::read(out.join(f)).unwrap(), "{name}: {f}");
+        }
+    }
+    let bad = dir.join("bad");
+    fs::create_dir_all(&bad).unwrap();
+    fs::write(bad.join("sweep.csv"), b"point,\xff\n").unwrap();
+    fs::copy(whole.join("sweep-devices.csv"), bad.join("sweep-devices.csv")).unwrap();
+    let (code, _, err) = sweep_cmd(&file, &bad, &["--resume"]);
+    assert!(
+        code == Some(1) && err.contains("sweep.csv: cannot resume: not UTF-8") && err.contains("hint:"),
+        "{err}"
+    );
+    assert!(!err.contains("runs the rest"), "{err}");
+    fs::remove_file(bad.join("sweep.csv")).unwrap();
+    fs::create_dir_all(bad.join("sweep.csv")).unwrap();
+    for args in [&["--resume"][..], &[]] {
+        let (code, _, err) = sweep_cmd(&file, &bad, args);
+        assert!(
+            code == Some(1) && err.contains("sweep.csv: not a regular file") && err.contains("hint:"),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("runs the rest"), "{err}");
+    }
+}
+
 /// `--plot` draws a figure against a key, a line per value of the other key; a figure or a
 /// key the sweep does not have is refused before anything runs; `wblab sweep` wants a sweep.
 #[test]
