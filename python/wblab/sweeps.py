@@ -39,6 +39,15 @@ class SweepResult:
     def devices(self) -> pd.DataFrame:
         return self._read("sweep-devices.csv")
 
+    @property
+    def invalid(self) -> pd.DataFrame:
+        """The points that are not valid scenarios (a combination of values, such as a task
+        starting after a swept duration), which did not run: ``point``, the keys and
+        ``reason`` (``sweep-invalid.csv``; empty when every point ran)."""
+        if not (self.dir / "sweep-invalid.csv").exists():
+            return pd.DataFrame(columns=["point", *self.keys, "reason"])
+        return self._read("sweep-invalid.csv")
+
     def figure(self, name: str) -> pd.DataFrame:
         """One figure per point, named as ``--where`` names it (``reader.op_p99_ms``,
         ``sda.util_pct``): the points' keys and a column ``name``."""
@@ -135,5 +144,6 @@ def sweep(
         raise _wblab.WblabError(f"error: unknown backend `{backend}`\n  hint: local, ray or dask")
     groups = "".join(p[0] for p in parts)
     devices = "".join(p[1] for p in parts)
-    _wblab.write_tables(text, name, str(directory), groups, devices)
+    invalid = "".join(p[2] for p in parts)
+    _wblab.write_tables(text, name, str(directory), groups, devices, invalid)
     return SweepResult(directory, keys)

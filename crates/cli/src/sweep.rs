@@ -279,6 +279,17 @@ fn run(
             outcome.dropped
         );
     }
+    // Said even when quiet: the table lacks these points.
+    if let Some(first) = outcome.invalid.first() {
+        eprintln!(
+            "warning: {} of the {} points are not valid scenarios (their combination of values) and did not run; {} lists each with its reason. The first, point {}: {}",
+            outcome.invalid.len(),
+            plan.len(),
+            out.join(wblab_sweep::INVALID_CSV).display(),
+            first.point,
+            first.reason
+        );
+    }
     let wall = t0.elapsed().as_secs_f64();
     let ran = outcome.points.len() as u64 - outcome.resumed;
     match plots(plan, &outcome.points, args, &x, &per) {
@@ -312,6 +323,10 @@ fn run(
     };
     println!("{} points in {wall:.1} s ({rate:.1} points/s){resumed}", ran);
     let mut files = ["sweep.csv", "sweep-devices.csv", "sweep.parquet", "sweep-devices.parquet"].join(", ");
+    if !outcome.invalid.is_empty() {
+        files.push_str(", ");
+        files.push_str(wblab_sweep::INVALID_CSV);
+    }
     if args.runs {
         files.push_str(", a directory per point");
     }

@@ -1,13 +1,16 @@
 //! A whole sweep into a directory: the points not already there run, their rows reach
 //! `sweep.csv` and `sweep-devices.csv` as each finishes (so a stopped sweep keeps every
 //! finished point), and at the end both tables are rewritten in sweep order, beside their
-//! Parquet twins. With `resume`, the points whose rows are already in the tables, whole and
-//! this sweep's, are kept and skipped; every other row is dropped and its point runs again.
+//! Parquet twins; points that are not valid scenarios are listed in `sweep-invalid.csv`.
+//! With `resume`, the points whose rows are already in the tables, whole and this sweep's,
+//! are kept and skipped; every other row is dropped and its point runs again.
 
 use crate::figures::{expected_rows, RowKeys};
 use crate::parquet_out;
-use crate::run::{run_points, workers_for, Failure, Options};
-use crate::table::{read_rows, to_csv, BadRow, CsvWriter, Item, PointRows, Table, DEVICES_CSV, TASKS_CSV};
+use crate::run::{run_points, workers_for, Failure, Options, PointOutcome};
+use crate::table::{
+    invalid_csv, read_rows, to_csv, BadRow, CsvWriter, InvalidPoint, Item, PointRows, Table, DEVICES_CSV, INVALID_CSV, TASKS_CSV,
+};
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
 use std::io::BufWriter;
@@ -18,6 +21,8 @@ use wblab_scenario::{ScenarioError, SweepPlan, SweepPoint};
 pub struct Outcome {
     /// Every point's rows, in sweep order.
     pub points: Vec<PointRows>,
+    /// The points that are not valid scenarios, in sweep order: not run.
+    pub invalid: Vec<InvalidPoint>,
     /// Points whose rows were kept from an earlier run of the sweep.
     pub resumed: u64,
     /// Points whose rows an earlier run left but that were not kept (incomplete, duplicated,
@@ -186,6 +191,7 @@ pub fn run_sweep(
         (Vec::new(), 0)
     };
     let resumed = points.len() as u64;
+    remove_invalid(dir)?;
     // The tables start as what is kept, in order; new rows are appended as points finish.
     let (g, d) = (dir.join(TASKS_CSV), dir.join(DEVICES_CSV));
     let (gt, dt) = to_csv(plan.keys(), &points);
@@ -202,9 +208,16 @@ pub fn run_sweep(
     let total = plan.len();
     let mut count = resumed;
     progress(count, total);
-    let ran = run_points(plan, &todo, opts, |rows| {
-        w.write(&rows).map_err(|e| Failure::Io(format!("{}: {e}", g.display())))?;
-        points.push(rows);
+    // Invalid points are found again, at no cost, by a resumed sweep: listed at the end only.
+    let mut invalid = Vec::new();
+    let ran = run_points(plan, &todo, opts, |outcome| {
+        match outcome {
+            PointOutcome::Ran(rows) => {
+                w.write(&rows).map_err(|e| Failure::Io(format!("{}: {e}", g.display())))?;
+                points.push(rows);
+            }
+            PointOutcome::Invalid(p) => invalid.push(p),
+        }
         count += 1;
         progress(count, total);
         Ok(())
@@ -212,13 +225,29 @@ pub fn run_sweep(
     drop(w);
     ran?;
     points.sort_by_key(|p| p.point);
-    write_tables(dir, plan.keys(), &points)?;
-    Ok(Outcome { points, resumed, dropped })
+    invalid.sort_by_key(|p| p.point);
+    write_tables(dir, plan.keys(), &points, &invalid)?;
+    Ok(Outcome {
+        points,
+        invalid,
+        resumed,
+        dropped,
+    })
+}
+
+/// Remove an earlier run's `sweep-invalid.csv`.
+fn remove_invalid(dir: &Path) -> Result<(), Failure> {
+    let f = dir.join(INVALID_CSV);
+    if regular_or_absent(&f)? {
+        std::fs::remove_file(&f).map_err(io(&f))?;
+    }
+    Ok(())
 }
 
 /// Write a sweep's finished tables into `dir`: both CSVs and their Parquet twins, the points
-/// in the order given (sweep order, for every writer to give the same bytes).
-pub fn write_tables(dir: &Path, keys: &[String], points: &[PointRows]) -> Result<(), Failure> {
+/// in the order given (sweep order, for every writer to give the same bytes), and
+/// `sweep-invalid.csv` when some points are not valid scenarios.
+pub fn write_tables(dir: &Path, keys: &[String], points: &[PointRows], invalid: &[InvalidPoint]) -> Result<(), Failure> {
     std::fs::create_dir_all(dir).map_err(io(dir))?;
     for f in [parquet_out::TASKS_PARQUET, parquet_out::DEVICES_PARQUET] {
         regular_or_absent(&dir.join(f))?;
@@ -226,5 +255,10 @@ pub fn write_tables(dir: &Path, keys: &[String], points: &[PointRows]) -> Result
     let (gt, dt) = to_csv(keys, points);
     replace(&dir.join(TASKS_CSV), &gt)?;
     replace(&dir.join(DEVICES_CSV), &dt)?;
-    parquet_out::write_tables(dir, keys, points).map_err(Failure::Io)
+    parquet_out::write_tables(dir, keys, points).map_err(Failure::Io)?;
+    if invalid.is_empty() {
+        remove_invalid(dir)
+    } else {
+        replace(&dir.join(INVALID_CSV), &invalid_csv(keys, invalid, true))
+    }
 }

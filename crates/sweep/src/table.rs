@@ -338,3 +338,75 @@ pub fn parse_csv(keys: &[String], groups: &str, devices: &str, headers: bool) ->
     }
     Ok(points.into_values().collect())
 }
+
+pub const INVALID_CSV: &str = "sweep-invalid.csv";
+
+/// A point whose combination of values is not a valid scenario (a task starting after a
+/// swept duration): it is not run, and `sweep-invalid.csv` lists it with the reason, so the
+/// rest of the sweep runs and a resumed sweep finishes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InvalidPoint {
+    pub point: u64,
+    /// Each swept key's value, as the tables show it.
+    pub values: Vec<String>,
+    /// The scenario error, on one line (`FILE:LINE:COL: key `start`: ...`).
+    pub reason: String,
+}
+
+/// `sweep-invalid.csv`'s header.
+pub fn invalid_header(keys: &[String]) -> Vec<String> {
+    std::iter::once("point".to_string())
+        .chain(keys.iter().cloned())
+        .chain(["reason".to_string()])
+        .collect()
+}
+
+/// `sweep-invalid.csv` as text (with its header when `headers`), the points in the order given.
+pub fn invalid_csv(keys: &[String], points: &[InvalidPoint], headers: bool) -> String {
+    let mut w = csv::WriterBuilder::new()
+        .terminator(csv::Terminator::Any(b'\n'))
+        .from_writer(Vec::new());
+    let mut write = || -> csv::Result<()> {
+        if headers {
+            w.write_record(invalid_header(keys))?;
+        }
+        for p in points {
+            let lead = std::iter::once(p.point.to_string()).chain(p.values.iter().cloned());
+            w.write_record(lead.chain([p.reason.clone()]))?;
+        }
+        w.flush()?;
+        Ok(())
+    };
+    write().expect("writing to memory");
+    String::from_utf8(w.into_inner().expect("writing to memory")).expect("our rows are UTF-8")
+}
+
+/// The points of [`invalid_csv`]'s text without its header, as gathered from other processes.
+pub fn parse_invalid_csv(keys: &[String], text: &str) -> Result<Vec<InvalidPoint>, String> {
+    let mut r = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(text.as_bytes());
+    let mut out = Vec::new();
+    for (n, rec) in r.records().enumerate() {
+        let rec = rec.map_err(|e| format!("{INVALID_CSV}: {e}"))?;
+        let fields: Vec<&str> = rec.iter().collect();
+        if fields.len() != keys.len() + 2 {
+            return Err(format!(
+                "{INVALID_CSV}: line {}: {} fields where the header has {}",
+                n + 1,
+                fields.len(),
+                keys.len() + 2
+            ));
+        }
+        let point = fields[0]
+            .parse()
+            .map_err(|_| format!("{INVALID_CSV}: line {}: `{}` is not a point", n + 1, fields[0]))?;
+        out.push(InvalidPoint {
+            point,
+            values: fields[1..=keys.len()].iter().map(|s| s.to_string()).collect(),
+            reason: fields[keys.len() + 1].to_string(),
+        });
+    }
+    Ok(out)
+}
