@@ -53,7 +53,7 @@ fn version() -> &'static str {
 /// build (before every column named its unit) comes back upgraded, as `wblab report` reads it.
 #[pyfunction]
 fn results_csv(path: PathBuf) -> PyResult<String> {
-    let text = std::fs::read_to_string(&path).map_err(|e| err(format!("{}: {e}", path.display())))?;
+    let text = wblab_report::load::file::read_text(&path).map_err(|e| err(format!("{}: {e}", path.display())))?;
     let c = wblab_report::load::rundir::Csv::parse(&text).map_err(|e| err(format!("{}: {e}", path.display())))?;
     Ok(c.to_text())
 }
