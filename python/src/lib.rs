@@ -53,7 +53,7 @@ fn version() -> &'static str {
 /// build (before every column named its unit) comes back upgraded, as `wblab report` reads it.
 #[pyfunction]
 fn results_csv(path: PathBuf) -> PyResult<String> {
-    let text = std::fs::read_to_string(&path).map_err(|e| err(format!("{}: {e}", path.display())))?;
+    let text = wblab_report::load::file::read_text(&path).map_err(|e| err(format!("{}: {e}", path.display())))?;
     let c = wblab_report::load::rundir::Csv::parse(&text).map_err(|e| err(format!("{}: {e}", path.display())))?;
     Ok(c.to_text())
 }
@@ -114,10 +114,18 @@ fn sweep_values(text: &str, file: &str, start: u64, end: u64) -> PyResult<Vec<Ve
 }
 
 /// Run the points `indices` (on `workers` threads; 0 = every core) and return their rows as
-/// the two tables' CSV text without headers, for [`write_tables`] to gather.
+/// the two tables' CSV text without headers, and the points that are not valid scenarios as
+/// `sweep-invalid.csv`'s, for [`write_tables`] to gather.
 #[pyfunction]
 #[pyo3(signature = (text, file, indices, workers=1, check=false))]
-fn run_points(py: Python<'_>, text: &str, file: &str, indices: Vec<u64>, workers: usize, check: bool) -> PyResult<(String, String)> {
+fn run_points(
+    py: Python<'_>,
+    text: &str,
+    file: &str,
+    indices: Vec<u64>,
+    workers: usize,
+    check: bool,
+) -> PyResult<(String, String, String)> {
     // Points are checked one by one as they run; a worker need not check the whole sweep.
     let p = SweepPlan::parse(text, file)
         .map_err(err)?
@@ -128,21 +136,25 @@ fn run_points(py: Python<'_>, text: &str, file: &str, indices: Vec<u64>, workers
             check,
             ..Default::default()
         };
-        let rows = wblab_sweep::run_sorted(&p, &indices, &opts).map_err(err)?;
+        let (rows, invalid) = wblab_sweep::run_sorted(&p, &indices, &opts).map_err(err)?;
         let (g, d) = wblab_sweep::table::to_csv(p.keys(), &rows);
         let body = |t: String| t.split_once('\n').map_or(String::new(), |(_, rest)| rest.to_string());
-        Ok((body(g), body(d)))
+        Ok((body(g), body(d), wblab_sweep::table::invalid_csv(p.keys(), &invalid, false)))
     })
 }
 
 /// Gather rows from [`run_points`] (any order, any split) into `out`'s tables, as a local
-/// sweep writes them: CSV and Parquet, in sweep order.
+/// sweep writes them: CSV and Parquet, in sweep order, and `sweep-invalid.csv` if any point
+/// is not a valid scenario.
 #[pyfunction]
-fn write_tables(text: &str, file: &str, out: PathBuf, groups: &str, devices: &str) -> PyResult<u64> {
+#[pyo3(signature = (text, file, out, groups, devices, invalid=""))]
+fn write_tables(text: &str, file: &str, out: PathBuf, groups: &str, devices: &str, invalid: &str) -> PyResult<u64> {
     let p = plan(text, file)?;
     let mut rows = wblab_sweep::table::parse_csv(p.keys(), groups, devices, false).map_err(err)?;
     rows.sort_by_key(|r| r.point);
-    wblab_sweep::write_tables(&out, p.keys(), &rows).map_err(err)?;
+    let mut invalid = wblab_sweep::table::parse_invalid_csv(p.keys(), invalid).map_err(err)?;
+    invalid.sort_by_key(|r| r.point);
+    wblab_sweep::write_tables(&out, p.keys(), &rows, &invalid).map_err(err)?;
     Ok(rows.len() as u64)
 }
 

@@ -73,6 +73,44 @@ def test_a_bad_backend_or_point_is_an_error(sweep20, tmp_path):
         wblab.sweep(bad)
 
 
+LATE = """name = "late"
+duration = "1s"
+[[device]]
+name = "sda"
+model = "ssd"
+[[task]]
+name = "w"
+job = "dd"
+size = "1MiB"
+[sweep]
+duration = ["3s", "1s"]
+"task/w/start" = ["0s", "1500ms"]
+"vm.dirty_ratio" = { min = 1, max = 60, steps = 75 }
+"""
+
+
+def test_invalid_points_are_listed_and_the_sweep_goes_on(tmp_path):
+    # 300 points, beyond those `check` builds one by one: the 75 with the task starting
+    # after the run's end are listed, not run, and the sweep finishes.
+    p = tmp_path / "late.toml"
+    p.write_text(LATE)
+    s = wblab.sweep(p, out=tmp_path / "local")
+    inv = s.invalid
+    assert inv["point"].tolist() == list(range(225, 300))
+    assert list(inv.columns) == ["point", "duration", "task/w/start", "vm.dirty_ratio", "reason"]
+    assert inv["reason"].str.contains("starts at or after the end of the run").all()
+    assert s.tasks["point"].nunique() == 225
+    # Gathered as the Ray and Dask backends gather chunks (in any order): the same files.
+    text, name = wblab.scenario_text(p)
+    parts = [wblab._wblab.run_points(text, name, list(range(i, min(i + 70, 300)))) for i in reversed(range(0, 300, 70))]
+    tables = ["".join(part[k] for part in parts) for k in range(3)]
+    wblab._wblab.write_tables(text, name, str(tmp_path / "gathered"), *tables)
+    for f in TABLES + ["sweep-invalid.csv"]:
+        assert filecmp.cmp(tmp_path / "local" / f, tmp_path / "gathered" / f, shallow=False), f
+    # A sweep where every point is valid has an empty `invalid`.
+    assert wblab.sweep(p.read_text().replace('"1500ms"]', '"500ms"]')).invalid.empty
+
+
 def test_the_command_line_takes_a_backend(sweep20, tmp_path, capsys):
     pytest.importorskip("distributed")
     from wblab.__main__ import main

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
+import weakref
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Dict, Union
@@ -31,10 +33,27 @@ class Result:
     - :attr:`ops` — every latency-sensitive operation: when it ended and how long it took;
     - :attr:`histograms` — the full latency histograms (pauses, operations, requests) in long
       form: ``owner``, ``instance``, ``kind``, ``value_ns``, ``count``.
+
+    A result in a temporary directory (:func:`wblab.run` without ``out=``) owns it: the
+    directory is removed by :meth:`close` (or at the end of a ``with`` block), when the result
+    is garbage-collected, or at the interpreter's exit. Tables read before stay in memory.
     """
 
-    def __init__(self, directory: Union[str, Path]):
+    def __init__(self, directory: Union[str, Path], *, temporary: bool = False):
         self.dir = Path(directory)
+        self._cleanup = weakref.finalize(self, shutil.rmtree, str(self.dir), True) if temporary else None
+
+    def close(self) -> None:
+        """Remove the result's temporary directory now (nothing for a directory given as
+        ``out=``); tables already read stay available."""
+        if self._cleanup is not None:
+            self._cleanup()
+
+    def __enter__(self) -> "Result":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
 
     def __repr__(self) -> str:
         s = self.summary

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Optional, Sequence, Union
@@ -27,11 +28,22 @@ def run(
     A file that lists several kernels runs the first; a file with a ``[sweep]`` is refused:
     use :func:`wblab.sweep`. The interpreter's lock is released while the simulation runs, so
     threads may run several at once.
+
+    A temporary directory belongs to the returned :class:`Result`, which removes it when
+    closed or garbage-collected (pass ``out`` to keep the files); a run that fails removes it
+    at once.
     """
     text, name = scenario_text(scenario)
-    directory = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="wblab-"))
-    _wblab.run(text, name, str(directory), seed, check, report)
-    return Result(directory)
+    if out is not None:
+        _wblab.run(text, name, str(out), seed, check, report)
+        return Result(out)
+    directory = tempfile.mkdtemp(prefix="wblab-")
+    try:
+        _wblab.run(text, name, directory, seed, check, report)
+    except BaseException:
+        shutil.rmtree(directory, ignore_errors=True)
+        raise
+    return Result(directory, temporary=True)
 
 
 def measure(scenario: Union[str, Path], *, out: Union[str, Path], args: Sequence[str] = ()) -> Result:

@@ -3,7 +3,9 @@ Dask cluster — the same points, the same table."""
 
 from __future__ import annotations
 
+import shutil
 import tempfile
+import weakref
 from pathlib import Path
 from typing import Any, List, Optional, Union
 
@@ -18,11 +20,25 @@ class SweepResult:
     :attr:`devices` (``sweep-devices.csv``: a row per point and device), each beginning with
     the point's index and one column per swept key, every figure's name ending in its unit
     (``throughput_mb_s``, ``op_p99_ms``, ``util_pct``). :attr:`dir` holds the files, also as
-    Parquet."""
+    Parquet. A temporary directory (:func:`wblab.sweep` without ``out=``) belongs to the
+    result: removed by :meth:`close` (or a ``with`` block), when the result is
+    garbage-collected, or at exit."""
 
-    def __init__(self, directory: Union[str, Path], keys: List[str]):
+    def __init__(self, directory: Union[str, Path], keys: List[str], *, temporary: bool = False):
         self.dir = Path(directory)
         self.keys = keys
+        self._cleanup = weakref.finalize(self, shutil.rmtree, str(self.dir), True) if temporary else None
+
+    def close(self) -> None:
+        """Remove the sweep's temporary directory now (nothing for ``out=``)."""
+        if self._cleanup is not None:
+            self._cleanup()
+
+    def __enter__(self) -> "SweepResult":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
 
     def __repr__(self) -> str:
         return f"<wblab.SweepResult of {', '.join(self.keys)}: {self.tasks['point'].nunique()} points in {self.dir}>"
@@ -38,6 +54,15 @@ class SweepResult:
     @property
     def devices(self) -> pd.DataFrame:
         return self._read("sweep-devices.csv")
+
+    @property
+    def invalid(self) -> pd.DataFrame:
+        """The points that are not valid scenarios (a combination of values, such as a task
+        starting after a swept duration), which did not run: ``point``, the keys and
+        ``reason`` (``sweep-invalid.csv``; empty when every point ran)."""
+        if not (self.dir / "sweep-invalid.csv").exists():
+            return pd.DataFrame(columns=["point", *self.keys, "reason"])
+        return self._read("sweep-invalid.csv")
 
     def figure(self, name: str) -> pd.DataFrame:
         """One figure per point, named as ``--where`` names it (``reader.op_p99_ms``,
@@ -92,15 +117,43 @@ def sweep(
 
     Points go to workers ``chunk`` at a time (default: about four chunks per worker). Each
     point is one single-threaded, deterministic simulation, so every backend gives the same
-    table, byte for byte, in ``out`` (default: a new temporary directory): ``sweep.csv``,
-    ``sweep-devices.csv`` and their Parquet twins.
+    table, byte for byte, in ``out``: ``sweep.csv``, ``sweep-devices.csv`` and their Parquet
+    twins. Without ``out``, a new temporary directory that belongs to the returned
+    :class:`SweepResult` (removed when it is closed or garbage-collected; at once if the sweep
+    fails).
     """
     text, name = scenario_text(scenario)
     keys, n, _random = _wblab.sweep_info(text, name)
-    directory = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="wblab-sweep-"))
+    if out is not None:
+        _sweep(text, name, n, Path(out), backend, jobs, resume, check, quiet, client, chunk)
+        return SweepResult(out, keys)
+    # A temporary directory belongs to the result; a sweep that fails removes it at once.
+    directory = Path(tempfile.mkdtemp(prefix="wblab-sweep-"))
+    try:
+        _sweep(text, name, n, directory, backend, jobs, resume, check, quiet, client, chunk)
+    except BaseException:
+        shutil.rmtree(directory, ignore_errors=True)
+        raise
+    return SweepResult(directory, keys, temporary=True)
+
+
+def _sweep(
+    text: str,
+    name: str,
+    n: int,
+    directory: Path,
+    backend: str,
+    jobs: Optional[int],
+    resume: bool,
+    check: bool,
+    quiet: bool,
+    client: Any,
+    chunk: Optional[int],
+) -> None:
+    """Run the sweep into ``directory`` (see :func:`sweep`)."""
     if backend == "local":
         _wblab.sweep_local(text, name, str(directory), jobs or 0, resume, check, quiet)
-        return SweepResult(directory, keys)
+        return
     if resume:
         raise _wblab.WblabError("error: resume=True is for backend=\"local\"; a distributed sweep writes its table once, at the end")
     indices = list(range(n))
@@ -135,5 +188,5 @@ def sweep(
         raise _wblab.WblabError(f"error: unknown backend `{backend}`\n  hint: local, ray or dask")
     groups = "".join(p[0] for p in parts)
     devices = "".join(p[1] for p in parts)
-    _wblab.write_tables(text, name, str(directory), groups, devices)
-    return SweepResult(directory, keys)
+    invalid = "".join(p[2] for p in parts)
+    _wblab.write_tables(text, name, str(directory), groups, devices, invalid)

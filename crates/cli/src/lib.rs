@@ -557,7 +557,7 @@ fn cmd_check(path: &Path, json: bool) -> ExitCode {
         let checked = if plan.len() <= wblab_scenario::SWEEP_CHECKS_EVERY_POINT_UP_TO {
             "every point checked".to_string()
         } else {
-            "each key's every value checked; each point is checked again as it runs".to_string()
+            "each key's every value checked; a point whose combination of values is not valid is found as the sweep reaches it, listed in sweep-invalid.csv and not run".to_string()
         };
         println!(
             "sweep of {}: {} points{how} ({checked}); the above is its first point",

@@ -112,6 +112,16 @@ pub fn report(a: ReportArgs) -> ExitCode {
         return status;
     }
     if a.terminal || a.stem.is_some() {
+        // Files that are there but could not be read (a missing one is no news here).
+        for r in &runs {
+            for w in r
+                .warnings
+                .iter()
+                .filter(|w| !w.ends_with(&format!(": {}", wblab_report::load::rundir::MISSING)))
+            {
+                eprintln!("warning: {}/{w}", r.dir.display());
+            }
+        }
         let mut status = ExitCode::SUCCESS;
         for (i, r) in runs.iter().enumerate() {
             if i > 0 {
@@ -217,13 +227,14 @@ pub fn vmstat(a: VmstatArgs) -> ExitCode {
 /// `wblab iostat DIR [-x]`.
 pub fn iostat(a: IostatArgs) -> ExitCode {
     let path = a.dir.join(wblab_report::IOSTAT_FILE);
-    let text = match std::fs::read_to_string(&path) {
+    let text = match wblab_report::load::file::read_text(&path) {
         Ok(t) => t,
         Err(e) => {
             eprintln!("error: {}: {e}", path.display());
-            if a.dir.join("sweep.csv").exists() || a.dir.join("kernels.csv").exists() {
+            let missing = wblab_report::load::file::is_missing(&e);
+            if missing && (a.dir.join("sweep.csv").exists() || a.dir.join("kernels.csv").exists()) {
                 eprintln!("  hint: {} holds several runs: give one of its run directories", a.dir.display());
-            } else if a.dir.join(wblab_report::SUMMARY_FILE).exists() {
+            } else if missing && a.dir.join(wblab_report::SUMMARY_FILE).exists() {
                 eprintln!("  hint: the run was written by an older wblab; run it again to get iostat.csv");
             }
             return ExitCode::from(2);
@@ -264,7 +275,7 @@ pub fn iostat(a: IostatArgs) -> ExitCode {
 
 /// The run's latency.csv as sparklines, if it has one that reads.
 fn latency_timeline(dir: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(dir.join(wblab_report::LATENCY_FILE)).ok()?;
+    let text = wblab_report::load::file::read_text(&dir.join(wblab_report::LATENCY_FILE)).ok()?;
     let csv = wblab_report::load::rundir::Csv::parse(&text).ok()?;
     wblab_report::terminal::timeline::check(&csv).ok()?;
     Some(wblab_report::terminal::timeline::timeline_text(&csv))

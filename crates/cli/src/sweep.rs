@@ -13,7 +13,7 @@ use wblab_scenario::{SweepPlan, SweepPoint};
 use wblab_sim::config::Scenario;
 use wblab_sim::metrics::RunResult;
 use wblab_sweep::objective::Objectives;
-use wblab_sweep::{Failure, Options, PointRows};
+use wblab_sweep::{Options, PointRows};
 
 /// The options only a sweep reads (`wblab run` and `wblab sweep` share them).
 #[derive(clap::Args, Clone, Default)]
@@ -25,8 +25,8 @@ pub struct SweepArgs {
     /// into <out>/<key=value,...>/; by default only the sweep's tables are written.
     #[arg(long)]
     pub runs: bool,
-    /// For a sweep: keep the points already in <out>/sweep.csv (same index and values) and
-    /// run only the others, e.g. after an interrupted sweep.
+    /// For a sweep: keep the points already whole in <out>/sweep.csv (this sweep's index and
+    /// values, every row once) and run only the others, e.g. after an interrupted sweep.
     #[arg(long)]
     pub resume: bool,
     /// For a sweep: draw this figure (`reader.op_p99_ms`, names as in sweep.csv) against the
@@ -252,21 +252,44 @@ fn run(
     }
     let t0 = std::time::Instant::now();
     let mut progress = Progress::new(quiet || json, &name, plan.len());
-    let outcome = wblab_sweep::run_sweep(plan, &out, args.resume, &opts, |d, t| progress.tick(d, t));
+    // Points in the table so far: whether a stop leaves anything for --resume to keep.
+    let mut done = 0;
+    let outcome = wblab_sweep::run_sweep(plan, &out, args.resume, &opts, |d, t| {
+        done = d;
+        progress.tick(d, t)
+    });
     progress.finish();
     let outcome = match outcome {
         Ok(o) => o,
         Err(f) => {
             eprintln!("error: {f}");
-            if !matches!(f, Failure::Scenario(_)) || plan.len() > 1 {
+            if done > 0 {
                 eprintln!(
-                    "  the points that finished are in {}; --resume runs the rest",
+                    "  the {done} points that finished are in {}; --resume runs the rest",
                     out.join(wblab_sweep::TASKS_CSV).display()
                 );
             }
             return ExitCode::from(f.exit_code());
         }
     };
+    if outcome.dropped > 0 && !quiet {
+        eprintln!(
+            "note: {}: the rows of {} points were incomplete, duplicated, out of order or not this sweep's: they ran again",
+            out.join(wblab_sweep::TASKS_CSV).display(),
+            outcome.dropped
+        );
+    }
+    // Said even when quiet: the table lacks these points.
+    if let Some(first) = outcome.invalid.first() {
+        eprintln!(
+            "warning: {} of the {} points are not valid scenarios (their combination of values) and did not run; {} lists each with its reason. The first, point {}: {}",
+            outcome.invalid.len(),
+            plan.len(),
+            out.join(wblab_sweep::INVALID_CSV).display(),
+            first.point,
+            first.reason
+        );
+    }
     let wall = t0.elapsed().as_secs_f64();
     let ran = outcome.points.len() as u64 - outcome.resumed;
     match plots(plan, &outcome.points, args, &x, &per) {
@@ -300,6 +323,10 @@ fn run(
     };
     println!("{} points in {wall:.1} s ({rate:.1} points/s){resumed}", ran);
     let mut files = ["sweep.csv", "sweep-devices.csv", "sweep.parquet", "sweep-devices.parquet"].join(", ");
+    if !outcome.invalid.is_empty() {
+        files.push_str(", ");
+        files.push_str(wblab_sweep::INVALID_CSV);
+    }
     if args.runs {
         files.push_str(", a directory per point");
     }

@@ -635,3 +635,135 @@ fn damaged_results_name_the_directory_and_the_file() {
     let e = String::from_utf8_lossy(&o.stderr);
     assert!(e.contains(&format!("warning: {}/histograms.json", s(&gone))), "{e}");
 }
+
+/// `wblab ARGS`, killed (by its own pid) and the test failed if it has not ended in 60 s: a
+/// command that opens a FIFO waits for a writer forever.
+fn wblab_within(args: &[&str]) -> Output {
+    let child = Command::new(env!("CARGO_BIN_EXE_wblab"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("wblab starts");
+    let id = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(Duration::from_secs(60)) {
+        Ok(out) => out.expect("wblab output"),
+        Err(_) => {
+            let _ = Command::new("kill").arg("-9").arg(id.to_string()).status();
+            panic!("wblab {args:?} did not finish within 60 s");
+        }
+    }
+}
+
+/// Results directories are input too (repro t3 report-summary-wrong-shape.sh): a FIFO in place
+/// of a file is refused without being opened — summary.json (and iostat's iostat.csv) with exit
+/// 2, an optional file with a warning naming it — a summary.json of the wrong shape is refused
+/// naming the field, and a garbage histograms.json is "cannot be read", not "no histograms.json".
+#[test]
+fn hostile_results_are_refused_without_waiting() {
+    let dir = scratch("report-hostile");
+    let good = short_run(&dir, &["--no-report"]);
+    let copy = |name: &str| {
+        let d = dir.join(name);
+        fs::create_dir_all(&d).unwrap();
+        for e in fs::read_dir(&good).unwrap() {
+            let p = e.unwrap().path();
+            fs::copy(&p, d.join(p.file_name().unwrap())).unwrap();
+        }
+        d
+    };
+    let fifo = |d: &Path, f: &str| {
+        fs::remove_file(d.join(f)).unwrap();
+        assert!(Command::new("mkfifo").arg(d.join(f)).status().unwrap().success());
+    };
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    let stderr = |o: &Output| String::from_utf8_lossy(&o.stderr).into_owned();
+
+    let d = copy("fifo-trace");
+    fifo(&d, "trace.txt");
+    let out = s(&dir.join("fifo-trace-report"));
+    for args in [vec!["report", "--terminal"], vec!["vmstat"], vec!["report", "--out", &out]] {
+        let ds = s(&d);
+        let mut a = args.clone();
+        a.push(&ds);
+        let o = wblab_within(&a);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        if args[0] == "report" {
+            let want = format!("warning: {}/trace.txt: is a FIFO, not a file wblab writes", s(&d));
+            assert!(stderr(&o).contains(&want), "{args:?}: {}", stderr(&o));
+        }
+    }
+
+    let d = copy("fifo-summary");
+    fifo(&d, "summary.json");
+    fifo(&d, "iostat.csv");
+    for args in [
+        vec!["report", "--terminal"],
+        vec!["vmstat"],
+        vec!["report"],
+        vec!["compare", &s(&good)],
+        vec!["iostat"],
+    ] {
+        let ds = s(&d);
+        let mut a = args.clone();
+        a.push(&ds);
+        let o = wblab_within(&a);
+        let file = if args[0] == "iostat" { "iostat.csv" } else { "summary.json" };
+        assert!(
+            o.status.code() == Some(2) && stderr(&o).contains(&format!("{}/{file}: is a FIFO", s(&d))),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+    }
+
+    let summary: serde_json::Value = serde_json::from_str(&fs::read_to_string(good.join("summary.json")).unwrap()).unwrap();
+    let mut ten = summary.clone();
+    ten["sim_seconds"] = "ten".into();
+    let mut five = summary.clone();
+    five["tasks"] = 5.into();
+    let mut huge = summary.clone();
+    huge["devices"][0]["util"] = 1e308.into();
+    for (name, text, want) in [
+        ("array", "[1,2,3]".to_string(), "is an array, not a JSON object"),
+        ("string", ten.to_string(), "`sim_seconds` is \"ten\", not a number"),
+        ("tasks-5", five.to_string(), "`tasks` is 5, not an array"),
+        ("util-1e308", huge.to_string(), "`devices[0].util` is 1e308"),
+    ] {
+        let d = copy(name);
+        fs::write(d.join("summary.json"), text).unwrap();
+        for args in [vec!["report", "--terminal"], vec!["vmstat"], vec!["compare", &s(&good)]] {
+            let ds = s(&d);
+            let mut a = args.clone();
+            a.push(&ds);
+            let o = wblab_within(&a);
+            let e = stderr(&o);
+            assert!(
+                o.status.code() == Some(2) && e.contains(&format!("{}/summary.json: ", s(&d))) && e.contains(want),
+                "{name} {args:?}: {e}"
+            );
+            assert!(!String::from_utf8_lossy(&o.stdout).contains("inf"), "{name} {args:?}");
+        }
+    }
+
+    let d = copy("garbage-histograms");
+    fs::write(d.join("histograms.json"), "garbage").unwrap();
+    let o = wblab_within(&["report", "--terminal", &s(&d)]);
+    let e = stderr(&o);
+    assert!(
+        o.status.code() == Some(2)
+            && e.contains(&format!("{}/histograms.json cannot be read: ", s(&d)))
+            && !e.contains("no histograms.json"),
+        "{e}"
+    );
+    let o = wblab_within(&["compare", &s(&good), &s(&d)]);
+    assert!(
+        o.status.code() == Some(2) && stderr(&o).contains(&format!("{}/histograms.json: ", s(&d))),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -423,6 +423,146 @@ fn a_sweep_resumes_from_the_points_in_its_table() {
     assert!(code != Some(0) && err.contains("cannot resume") && err.contains("hint:"), "{err}");
 }
 
+/// `--resume` checks what it keeps (the finding of sweep-resume-trusts-csv.sh): duplicated
+/// rows, a point missing a row and rows out of order are dropped and their points run again,
+/// with a note, so the tables end byte for byte as a sweep run in one go. A table that is not
+/// text or not a file is refused with its name and a hint, and no "--resume runs the rest".
+#[test]
+fn resume_drops_rows_it_cannot_trust_and_refuses_what_is_no_table() {
+    let (dir, file) = copy_sweep(
+        "sweep-resume-damaged",
+        "\"vm.dirty_bytes\" = { min = \"16MiB\", max = \"512MiB\", steps = 3, log = true }\n\"queue/wbt_lat_usec\" = [0, 75000]\n",
+    );
+    fs::write(
+        &file,
+        fs::read_to_string(&file).unwrap().replace(
+            "[sweep]",
+            "[[task]]\nname = \"r\"\njob = \"randread\"\nfile_size = \"64MiB\"\n[sweep]",
+        ),
+    )
+    .unwrap();
+    let whole = dir.join("whole");
+    let (code, _, err) = sweep_cmd(&file, &whole, &[]);
+    assert_eq!(code, Some(0), "{err}");
+    let full = fs::read_to_string(whole.join("sweep.csv")).unwrap();
+    let lines: Vec<&str> = full.lines().collect();
+    assert_eq!(lines.len(), 1 + 6 * 2, "{full}");
+    let damaged = [
+        ("dup", format!("{full}{}\n", lines[1..].join("\n"))),
+        ("half", full.replace(&format!("{}\n", lines[8]), "")),
+        (
+            "reorder",
+            format!(
+                "{}\n{}\n",
+                lines[0],
+                lines[1..].iter().rev().copied().collect::<Vec<_>>().join("\n")
+            ),
+        ),
+    ];
+    for (name, text) in damaged {
+        let out = dir.join(name);
+        fs::create_dir_all(&out).unwrap();
+        fs::write(out.join("sweep.csv"), text).unwrap();
+        fs::copy(whole.join("sweep-devices.csv"), out.join("sweep-devices.csv")).unwrap();
+        let o = wblab(&["sweep", file.to_str().unwrap(), "--out", out.to_str().unwrap(), "--resume"]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{name}: {err}");
+        assert!(
+            err.contains("were incomplete, duplicated, out of order or not this sweep's"),
+            "{name}: {err}"
+        );
+        for f in ["sweep.csv", "sweep-devices.csv", "sweep.parquet", "sweep-devices.parquet"] {
+            assert!(fs::read(whole.join(f)).unwrap() == fs::read(out.join(f)).unwrap(), "{name}: {f}");
+        }
+    }
+    let bad = dir.join("bad");
+    fs::create_dir_all(&bad).unwrap();
+    fs::write(bad.join("sweep.csv"), b"point,\xff\n").unwrap();
+    fs::copy(whole.join("sweep-devices.csv"), bad.join("sweep-devices.csv")).unwrap();
+    let (code, _, err) = sweep_cmd(&file, &bad, &["--resume"]);
+    assert!(
+        code == Some(1) && err.contains("sweep.csv: cannot resume: not UTF-8") && err.contains("hint:"),
+        "{err}"
+    );
+    assert!(!err.contains("runs the rest"), "{err}");
+    fs::remove_file(bad.join("sweep.csv")).unwrap();
+    fs::create_dir_all(bad.join("sweep.csv")).unwrap();
+    for args in [&["--resume"][..], &[]] {
+        let (code, _, err) = sweep_cmd(&file, &bad, args);
+        assert!(
+            code == Some(1) && err.contains("sweep.csv: not a regular file") && err.contains("hint:"),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("runs the rest"), "{err}");
+    }
+}
+
+/// A sweep of more than 256 points is checked on each key's every value, not on every
+/// combination (repro t3 sweep-late-invalid-point.toml): a point whose combination is not a
+/// valid scenario is listed in sweep-invalid.csv with its reason and the sweep goes on, so it
+/// finishes (exit 0, with a warning even when quiet), and so does --resume.
+#[test]
+fn an_invalid_combination_is_listed_and_the_sweep_goes_on() {
+    let dir = fresh_dir("sweep-late-invalid");
+    let file = dir.join("late.toml");
+    fs::write(
+        &file,
+        "name = \"late\"\nduration = \"1s\"\n[[device]]\nname = \"sda\"\nmodel = \"ssd\"\n[[task]]\nname = \"w\"\njob = \"dd\"\nsize = \"1MiB\"\n\
+         [sweep]\nduration = [\"3s\", \"1s\"]\n\"task/w/start\" = [\"0s\", \"1500ms\"]\n\"vm.dirty_ratio\" = { min = 1, max = 60, steps = 150 }\n",
+    )
+    .unwrap();
+    let c = check(&file);
+    assert!(c.status.success() && String::from_utf8_lossy(&c.stdout).contains("listed in sweep-invalid.csv"));
+    let out = dir.join("out");
+    let (code, text, err) = sweep_cmd(&file, &out, &[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!err.contains("error:"), "{err}");
+    assert!(
+        err.contains("warning: 150 of the 600 points are not valid scenarios")
+            && err.contains("sweep-invalid.csv")
+            && err.contains("point 450: ")
+            && err.contains("late.toml:12:25: key `start`")
+            && err.contains("starts at or after the end of the run"),
+        "{err}"
+    );
+    assert!(text.contains("450 points in") && text.contains("sweep-invalid.csv"), "{text}");
+    let invalid = fs::read_to_string(out.join("sweep-invalid.csv")).unwrap();
+    let lines: Vec<&str> = invalid.lines().collect();
+    assert_eq!(lines[0], "point,duration,task/w/start,vm.dirty_ratio,reason");
+    assert_eq!(lines.len(), 151);
+    assert!(
+        lines[1].starts_with("450,1s,1500ms,1,") && lines[150].starts_with("599,1s,1500ms,60,"),
+        "{invalid}"
+    );
+    let table = fs::read_to_string(out.join("sweep.csv")).unwrap();
+    let points: std::collections::BTreeSet<&str> = table.lines().skip(1).map(|l| l.split(',').next().unwrap()).collect();
+    assert_eq!(points.len(), 450);
+    // Stopped before the invalid points: --resume runs them (again found invalid) and ends
+    // with the same files.
+    let part = dir.join("part");
+    fs::create_dir_all(&part).unwrap();
+    let keep: String = fs::read_to_string(out.join("sweep.csv"))
+        .unwrap()
+        .lines()
+        .take(101)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    fs::write(part.join("sweep.csv"), keep).unwrap();
+    fs::copy(out.join("sweep-devices.csv"), part.join("sweep-devices.csv")).unwrap();
+    let (code, text, err) = sweep_cmd(&file, &part, &["--resume"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(text.contains("100 kept from the earlier run"), "{text}");
+    for f in ["sweep.csv", "sweep-devices.csv", "sweep.parquet", "sweep-invalid.csv"] {
+        assert!(fs::read(out.join(f)).unwrap() == fs::read(part.join(f)).unwrap(), "{f}");
+    }
+    // A sweep with no invalid point leaves no sweep-invalid.csv behind.
+    let fixed = fs::read_to_string(&file).unwrap().replace("\"1500ms\"]", "\"500ms\"]");
+    fs::write(&file, fixed).unwrap();
+    let (code, _, err) = sweep_cmd(&file, &out, &[]);
+    assert!(code == Some(0) && !err.contains("warning"), "{err}");
+    assert!(!out.join("sweep-invalid.csv").exists());
+}
+
 /// `--plot` draws a figure against a key, a line per value of the other key; a figure or a
 /// key the sweep does not have is refused before anything runs; `wblab sweep` wants a sweep.
 #[test]

@@ -97,13 +97,29 @@ fn rms(a: &[f64], b: &[f64]) -> f64 {
     (a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum::<f64>() / n as f64).sqrt()
 }
 
+/// An optional file's text: `None` when it is not there; an error naming it when it is there
+/// but cannot be read (not a regular file, too large, not UTF-8).
+fn read_optional(p: &Path) -> io::Result<Option<String>> {
+    match crate::load::file::read_text(p) {
+        Ok(t) => Ok(Some(t)),
+        Err(e) if crate::load::file::is_missing(&e) => Ok(None),
+        Err(e) => Err(io::Error::new(e.kind(), format!("{}: {e}", p.display()))),
+    }
+}
+
+fn bad_data(p: &Path, e: impl std::fmt::Display) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, format!("{}: {e}", p.display()))
+}
+
 /// A CSV's rows by column name, through [`Csv::parse`] (so files of older builds read with
-/// today's column names and units); a missing or unreadable file has none.
-fn read_csv(p: &Path) -> Vec<HashMap<String, String>> {
-    let Some(c) = std::fs::read_to_string(p).ok().and_then(|t| Csv::parse(&t).ok()) else {
-        return Vec::new();
+/// today's column names and units); a missing file has none, one that does not read is an
+/// error naming it.
+fn read_csv(p: &Path) -> io::Result<Vec<HashMap<String, String>>> {
+    let Some(text) = read_optional(p)? else {
+        return Ok(Vec::new());
     };
-    c.rows.into_iter().map(|r| c.header.iter().cloned().zip(r).collect()).collect()
+    let c = Csv::parse(&text).map_err(|e| bad_data(p, e))?;
+    Ok(c.rows.into_iter().map(|r| c.header.iter().cloned().zip(r).collect()).collect())
 }
 
 /// The group a task belongs to: its `[[task]]` name.
@@ -141,14 +157,14 @@ pub fn load(dir: &Path) -> io::Result<RunData> {
 
 /// Load one results directory, without looking for repeats.
 fn load_one(dir: &Path) -> io::Result<RunData> {
-    let sp = dir.join(crate::SUMMARY_FILE);
-    let text = std::fs::read_to_string(&sp).map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", sp.display())))?;
-    let summary: Value =
-        serde_json::from_str(&text).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("{}: {e}", sp.display())))?;
+    let summary = crate::load::rundir::load_summary(dir).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
     let groups = task_groups(&summary);
-    let hists = std::fs::read_to_string(dir.join(crate::HISTOGRAMS_FILE))
-        .ok()
-        .and_then(|t| parse_histograms(&t).ok());
+    // Without histograms.json (an older build), the pauses come from the trace; a
+    // histograms.json that does not read is an error, not a reason to guess.
+    let hp = dir.join(crate::HISTOGRAMS_FILE);
+    let hists = read_optional(&hp)?
+        .map(|t| parse_histograms(&t).map_err(|e| bad_data(&hp, e.trim_start_matches("histograms.json: "))))
+        .transpose()?;
     let (pauses, ops) = match hists {
         Some(h) => {
             let mut p: BTreeMap<String, Dist> = BTreeMap::new();
@@ -167,7 +183,7 @@ fn load_one(dir: &Path) -> io::Result<RunData> {
             (Some(p), Some(o))
         }
         None => {
-            let p = std::fs::read_to_string(dir.join(crate::TRACE_FILE)).ok().map(|t| {
+            let p = read_optional(&dir.join(crate::TRACE_FILE))?.map(|t| {
                 let mut m: BTreeMap<String, Vec<f64>> = BTreeMap::new();
                 for e in trace_parse::parse_lines(&t) {
                     if e.event != "balance_dirty_pages" {
@@ -203,10 +219,10 @@ fn load_one(dir: &Path) -> io::Result<RunData> {
         summary,
         pauses,
         ops,
-        timeseries: read_csv(&dir.join(crate::TIMESERIES_FILE)),
-        throttle: read_csv(&dir.join(crate::THROTTLE_FILE)),
-        fio: std::fs::read_to_string(dir.join(crate::results::fio::FIO_JSON_FILE))
-            .ok()
+        timeseries: read_csv(&dir.join(crate::TIMESERIES_FILE))?,
+        throttle: read_csv(&dir.join(crate::THROTTLE_FILE))?,
+        // Real fio may print lines before its JSON.
+        fio: read_optional(&dir.join(crate::results::fio::FIO_JSON_FILE))?
             .and_then(|t| t.find('{').and_then(|i| serde_json::from_str(&t[i..]).ok())),
         repeats: Vec::new(),
     })

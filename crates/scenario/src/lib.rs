@@ -245,6 +245,24 @@ impl SweepPlan {
             .map_err(|p| error::locate_all(p, &self.file, &self.text))
     }
 
+    /// Gives `f` a builder of points ([`SweepPlan::point`]) that parses the file once, for
+    /// callers that build many: a point is then built (and checked) at a few thousand per
+    /// second and core, where each [`SweepPlan::point`] parses the file again. An error is the
+    /// file's own (a bad kernel), which every point would give.
+    pub fn with_points<R>(&self, f: impl FnOnce(&dyn Fn(u64) -> Result<SweepPoint, ScenarioError>) -> R) -> Result<R, ScenarioError> {
+        build::with_sweep_points(&self.text, &self.file, |build| {
+            f(&|i| {
+                let (values, scenario) = build(i).map_err(|p| error::locate_all(p, &self.file, &self.text))?;
+                Ok(SweepPoint {
+                    index: i,
+                    values,
+                    scenario,
+                })
+            })
+        })
+        .map_err(|p| error::locate_all(p, &self.file, &self.text))
+    }
+
     /// Point `i`, built and checked as a scenario file is; an error names the point's values.
     pub fn point(&self, i: u64) -> Result<SweepPoint, ScenarioError> {
         let (values, scenario) = build::sweep_point(&self.text, &self.file, i).map_err(|p| error::locate_all(p, &self.file, &self.text))?;

@@ -141,6 +141,47 @@ fn ranges_and_sizes_are_refused_with_a_hint() {
     let many = "\"vm.dirty_ratio\" = { min = 1, max = 100, steps = 1000000 }\n\"seed\" = { min = 1, max = 1000, steps = 1000 }\n";
     let e = error(many);
     assert!(e.contains(&format!("more than {SWEEP_MAX_POINTS}")), "{e}");
+    // More points than a u64 counts: said so, not as 18446744073709551615 points.
+    let range = "{ min = 1, max = 1000000, steps = 1000000 }";
+    let huge: String = ["seed", "vm.dirty_ratio", "hz", "duration"]
+        .iter()
+        .map(|k| format!("\"{k}\" = {range}\n"))
+        .collect();
+    let e = error(&huge);
+    assert!(
+        e.contains("more points than a 64-bit count holds") && e.contains("1000000 × 1000000") && e.contains(&SWEEP_MAX_POINTS.to_string()),
+        "{e}"
+    );
+    assert!(!e.contains(&u64::MAX.to_string()), "{e}");
+}
+
+/// A range of durations takes whole milliseconds (whole microseconds below 1 ms), written as
+/// durations; a bound that is neither a size nor a duration, or bounds of two kinds, are
+/// refused with the syntax.
+#[test]
+fn a_range_of_durations_takes_durations() {
+    let p = plan("duration = { min = \"1s\", max = \"4s\", steps = 4 }\n");
+    let got: Vec<u64> = (0..4).map(|i| p.point(i).unwrap().scenario.duration).collect();
+    assert_eq!(got, [1, 2, 3, 4].map(|s| s * 1_000_000_000));
+    assert_eq!(p.values(0, 2), vec![vec!["1s".to_string()], vec!["2s".to_string()]]);
+    let p = plan("\"task/copy/start\" = { min = \"100us\", max = \"2500ms\", steps = 3, log = true }\n");
+    let starts: Vec<u64> = (0..3).map(|i| p.point(i).unwrap().scenario.tasks[0].start).collect();
+    assert_eq!(starts, [100_000, 15_811_000, 2_500_000_000]);
+    let p = plan("random = { points = 50, seed = 1 }\nduration = { min = \"1s\", max = \"1min\" }\n");
+    for i in 0..50 {
+        let d = p.point(i).unwrap().scenario.duration;
+        assert!(d.is_multiple_of(1_000_000) && (1_000_000_000..=60_000_000_000).contains(&d), "{d}");
+    }
+    for (sweep, want) in [
+        ("duration = { min = \"1s\", max = \"1GiB\", steps = 2 }\n", "both durations"),
+        (
+            "duration = { min = \"1s\", max = \"ten\", steps = 2 }\n",
+            "`ten` is neither a size nor a duration",
+        ),
+    ] {
+        let e = error(sweep);
+        assert!(e.contains(want) && e.contains("hint:"), "{sweep}: {e}");
+    }
 }
 
 /// A sweep of a hundred thousand points is only a description until it runs: reading and

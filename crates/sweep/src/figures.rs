@@ -3,6 +3,7 @@
 //! and device) — every header ending in its unit — and the names `--minimize`, `--maximize`
 //! and `--where` take (`reader.op_p99_ms`, `sda.util_pct`).
 
+use wblab_sim::config::Scenario;
 use wblab_sim::metrics::{LatencyHist, RunResult};
 
 /// A task group's figures, in this order.
@@ -118,6 +119,28 @@ pub fn group_figures(r: &RunResult) -> Vec<GroupFigures> {
             }
         })
         .collect()
+}
+
+/// Which rows a run gives: each task group's (name, job, tasks) and each device's (name,
+/// model), in the order the tables list them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RowKeys {
+    pub groups: Vec<(String, &'static str, u64)>,
+    pub devices: Vec<(String, &'static str)>,
+}
+
+/// The rows a run of `sc` gives, without running it (in the order of [`group_figures`] and
+/// [`device_figures`]). A resumed sweep keeps a point's rows only when they are exactly these.
+pub fn expected_rows(sc: &Scenario) -> RowKeys {
+    let mut groups: Vec<(String, &'static str, u64)> = Vec::new();
+    for t in sc.tasks.iter().filter(|t| t.count > 0) {
+        match groups.iter_mut().find(|g| g.0 == t.name) {
+            Some(g) => g.2 += u64::from(t.count),
+            None => groups.push((t.name.clone(), t.job.kind(), u64::from(t.count))),
+        }
+    }
+    let devices = sc.devices.iter().map(|d| (d.name.clone(), d.model.kind())).collect();
+    RowKeys { groups, devices }
 }
 
 /// Each device's figures.

@@ -16,5 +16,5 @@ pub mod summary;
 pub mod table;
 
 pub use driver::{run_sweep, write_tables, Outcome};
-pub use run::{run_point, run_points, run_sorted, Failure, Options};
-pub use table::{PointRows, DEVICES_CSV, TASKS_CSV};
+pub use run::{run_point, run_points, run_sorted, Failure, Options, PointOutcome};
+pub use table::{InvalidPoint, PointRows, DEVICES_CSV, INVALID_CSV, TASKS_CSV};

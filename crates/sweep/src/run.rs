@@ -2,7 +2,7 @@
 //! single-threaded, so a point's figures are what it gives alone, in any order and on any
 //! machine). Finished points reach the caller one at a time, on its thread, as they finish.
 
-use crate::table::PointRows;
+use crate::table::{InvalidPoint, PointRows};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::Instant;
@@ -10,11 +10,10 @@ use wblab_scenario::{SweepPlan, SweepPoint};
 use wblab_sim::config::Scenario;
 use wblab_sim::metrics::RunResult;
 
-/// Why a sweep stopped.
+/// Why a sweep stopped. (A point that is not a valid scenario does not stop it: see
+/// [`InvalidPoint`].)
 #[derive(Debug, Clone, PartialEq)]
 pub enum Failure {
-    /// A point is not a valid scenario (the message names it and its key).
-    Scenario(String),
     /// A point broke one of the model's laws: a bug in wblab, not in the file.
     Law(String),
     /// Results could not be written or read.
@@ -22,10 +21,9 @@ pub enum Failure {
 }
 
 impl Failure {
-    /// The exit code `wblab` gives it: 2 bad input, 3 a broken law, 1 I/O.
+    /// The exit code `wblab` gives it: 3 a broken law, 1 I/O.
     pub fn exit_code(&self) -> u8 {
         match self {
-            Failure::Scenario(_) => 2,
             Failure::Law(_) => 3,
             Failure::Io(_) => 1,
         }
@@ -35,7 +33,7 @@ impl Failure {
 impl std::fmt::Display for Failure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Failure::Scenario(m) | Failure::Io(m) => f.write_str(m),
+            Failure::Io(m) => f.write_str(m),
             Failure::Law(m) => write!(
                 f,
                 "{m}\n  hint: a broken law is a bug in wblab's model, not in the scenario; please report it with the scenario file"
@@ -92,9 +90,30 @@ pub fn each_parallel<R: Send>(n: usize, workers: usize, work: impl Fn(usize) -> 
     out.into_iter().map(|r| r.expect("every item ran")).collect()
 }
 
-/// Build, simulate and tabulate point `i`.
-pub fn run_point(plan: &SweepPlan, i: u64, opts: &Options<'_>) -> Result<PointRows, Failure> {
-    let mut p = plan.point(i).map_err(|e| Failure::Scenario(e.to_string()))?;
+/// What a point gave: its rows, or why it is not a valid scenario.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PointOutcome {
+    Ran(PointRows),
+    Invalid(InvalidPoint),
+}
+
+/// Build, simulate and tabulate point `i`. A point that does not build (a combination of
+/// values that is not a valid scenario, which `wblab check` of a large sweep does not try) is
+/// [`PointOutcome::Invalid`], not a failure: the sweep goes on without it.
+pub fn run_point(plan: &SweepPlan, i: u64, opts: &Options<'_>) -> Result<PointOutcome, Failure> {
+    let mut p = match plan.point(i) {
+        Ok(p) => p,
+        Err(e) => {
+            // The first line of the first error, without its `error: `: one CSV cell.
+            let text = e.to_string();
+            let line = text.lines().next().unwrap_or_default();
+            return Ok(PointOutcome::Invalid(InvalidPoint {
+                point: i,
+                values: plan.values(i, i + 1).pop().unwrap_or_default(),
+                reason: line.strip_prefix("error: ").unwrap_or(line).to_string(),
+            }));
+        }
+    };
     if let Some(adjust) = opts.adjust {
         adjust(&mut p.scenario);
     }
@@ -112,7 +131,7 @@ pub fn run_point(plan: &SweepPlan, i: u64, opts: &Options<'_>) -> Result<PointRo
     if let Some(keep) = opts.keep {
         keep(&p, &r, t0.elapsed().as_secs_f64()).map_err(Failure::Io)?;
     }
-    Ok(PointRows::of(i, p.values, &r))
+    Ok(PointOutcome::Ran(PointRows::of(i, p.values, &r)))
 }
 
 /// Run the points `indices` of `plan`, calling `done` with each as it finishes (on this
@@ -122,12 +141,12 @@ pub fn run_points(
     plan: &SweepPlan,
     indices: &[u64],
     opts: &Options<'_>,
-    mut done: impl FnMut(PointRows) -> Result<(), Failure>,
+    mut done: impl FnMut(PointOutcome) -> Result<(), Failure>,
 ) -> Result<(), Failure> {
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
     let workers = workers_for(opts.workers, indices.len());
-    let (tx, rx) = mpsc::channel::<Result<PointRows, Failure>>();
+    let (tx, rx) = mpsc::channel::<Result<PointOutcome, Failure>>();
     std::thread::scope(|s| {
         for _ in 0..workers {
             let tx = tx.clone();
@@ -161,14 +180,18 @@ pub fn run_points(
     })
 }
 
-/// Run the points `indices` and return their rows in sweep order (for a caller that wants the
-/// table in memory, not files).
-pub fn run_sorted(plan: &SweepPlan, indices: &[u64], opts: &Options<'_>) -> Result<Vec<PointRows>, Failure> {
-    let mut rows = Vec::with_capacity(indices.len());
+/// Run the points `indices` and return their rows, and the points that are not valid
+/// scenarios, in sweep order (for a caller that wants the table in memory, not files).
+pub fn run_sorted(plan: &SweepPlan, indices: &[u64], opts: &Options<'_>) -> Result<(Vec<PointRows>, Vec<InvalidPoint>), Failure> {
+    let (mut rows, mut invalid) = (Vec::with_capacity(indices.len()), Vec::new());
     run_points(plan, indices, opts, |r| {
-        rows.push(r);
+        match r {
+            PointOutcome::Ran(r) => rows.push(r),
+            PointOutcome::Invalid(p) => invalid.push(p),
+        }
         Ok(())
     })?;
     rows.sort_by_key(|r| r.point);
-    Ok(rows)
+    invalid.sort_by_key(|p| p.point);
+    Ok((rows, invalid))
 }

@@ -183,79 +183,230 @@ pub fn to_csv(keys: &[String], points: &[PointRows]) -> (String, String) {
     )
 }
 
+/// One row of a table read back: its point, values and task group or device.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row {
+    /// Its line in the table, from 1.
+    pub line: usize,
+    pub point: u64,
+    pub values: Vec<String>,
+    pub item: Item,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Item {
+    Group(GroupRow),
+    Device(DeviceRow),
+}
+
+/// A row that could not be read: its point when that much could be, and what is wrong (naming
+/// the table and line).
+#[derive(Clone, Debug, PartialEq)]
+pub struct BadRow {
+    pub point: Option<u64>,
+    pub message: String,
+}
+
+/// Which of the two tables a text is.
+#[derive(Clone, Copy, PartialEq)]
+pub enum Table {
+    Groups,
+    Devices,
+}
+
+/// The rows of one table written by [`CsvWriter`] for a sweep of `keys` (`headers`: whether the
+/// text begins with its header, which must be this sweep's), each read on its own: a bad row
+/// does not hide the others, so a reader may drop it and keep the rest.
+pub fn read_rows(keys: &[String], text: &str, table: Table, headers: bool) -> Result<Vec<Result<Row, BadRow>>, String> {
+    let (head, own, names, what) = match table {
+        Table::Groups => (groups_header(keys), 3, &GROUP_FIGURES[..], TASKS_CSV),
+        Table::Devices => (devices_header(keys), 2, &DEVICE_FIGURES[..], DEVICES_CSV),
+    };
+    let lead = 1 + keys.len();
+    let mut r = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(text.as_bytes());
+    let mut out = Vec::new();
+    for (n, rec) in r.records().enumerate() {
+        let line = n + 1;
+        let bad = |point: Option<u64>, m: String| BadRow {
+            point,
+            message: format!("{what}: line {line}: {m}"),
+        };
+        let rec = match rec {
+            Ok(rec) => rec,
+            Err(e) => {
+                out.push(Err(BadRow {
+                    point: None,
+                    message: format!("{what}: {e}"),
+                }));
+                continue;
+            }
+        };
+        let fields: Vec<&str> = rec.iter().collect();
+        if headers && n == 0 {
+            if fields != head.iter().map(String::as_str).collect::<Vec<_>>() {
+                return Err(format!(
+                    "{what}: its header is not this sweep's ({})",
+                    head[1..=keys.len()].join(", ")
+                ));
+            }
+            continue;
+        }
+        let first = fields.first().copied().unwrap_or("");
+        let point = first.parse::<u64>().ok();
+        let Some(p) = point else {
+            out.push(Err(bad(None, format!("`{first}` is not a point"))));
+            continue;
+        };
+        if fields.len() != head.len() {
+            out.push(Err(bad(
+                point,
+                format!("{} fields where the header has {}", fields.len(), head.len()),
+            )));
+            continue;
+        }
+        let figures = fields[lead + own..]
+            .iter()
+            .zip(names)
+            .map(|(f, n)| f.parse::<f64>().map_err(|_| format!("{n} `{f}` is not a number")))
+            .collect::<Result<Vec<f64>, String>>();
+        let figures = match figures {
+            Ok(f) => f,
+            Err(m) => {
+                out.push(Err(bad(point, m)));
+                continue;
+            }
+        };
+        let item = &fields[lead..lead + own];
+        let item = match table {
+            Table::Devices => Item::Device(DeviceRow {
+                device: item[0].to_string(),
+                model: item[1].to_string(),
+                figures,
+            }),
+            Table::Groups => match item[2].parse() {
+                Ok(tasks) => Item::Group(GroupRow {
+                    group: item[0].to_string(),
+                    job: item[1].to_string(),
+                    tasks,
+                    figures,
+                }),
+                Err(_) => {
+                    out.push(Err(bad(point, format!("tasks `{}` is not a count", item[2]))));
+                    continue;
+                }
+            },
+        };
+        out.push(Ok(Row {
+            line,
+            point: p,
+            values: fields[1..lead].iter().map(|s| s.to_string()).collect(),
+            item,
+        }));
+    }
+    Ok(out)
+}
+
 /// The points of tables written by [`CsvWriter`] for a sweep of `keys` (`headers`: whether
 /// the texts begin with their headers). A row cut short (a sweep stopped mid-write) or of
 /// another sweep is an error naming its line.
 pub fn parse_csv(keys: &[String], groups: &str, devices: &str, headers: bool) -> Result<Vec<PointRows>, String> {
     let mut points: std::collections::BTreeMap<u64, PointRows> = Default::default();
-    let lead = 1 + keys.len();
-    let mut read = |text: &str, head: Vec<String>, own: usize, names: &[&str], what: &str, devices: bool| -> Result<(), String> {
-        let mut r = csv::ReaderBuilder::new()
-            .has_headers(false)
-            .flexible(true)
-            .from_reader(text.as_bytes());
-        for (n, rec) in r.records().enumerate() {
-            let rec = rec.map_err(|e| format!("{what}: {e}"))?;
-            let fields: Vec<&str> = rec.iter().collect();
-            if headers && n == 0 {
-                if fields != head.iter().map(String::as_str).collect::<Vec<_>>() {
-                    return Err(format!(
-                        "{what}: its header is not this sweep's ({})",
-                        head[1..=keys.len()].join(", ")
-                    ));
-                }
-                continue;
-            }
-            let line = n + 1;
-            if fields.len() != head.len() {
-                return Err(format!(
-                    "{what}: line {line}: {} fields where the header has {}",
-                    fields.len(),
-                    head.len()
-                ));
-            }
-            let point: u64 = fields[0]
-                .parse()
-                .map_err(|_| format!("{what}: line {line}: `{}` is not a point", fields[0]))?;
-            let figures = fields[lead + own..]
-                .iter()
-                .zip(names)
-                .map(|(f, n)| {
-                    f.parse::<f64>()
-                        .map_err(|_| format!("{what}: line {line}: {n} `{f}` is not a number"))
-                })
-                .collect::<Result<Vec<f64>, String>>()?;
-            let values: Vec<String> = fields[1..lead].iter().map(|s| s.to_string()).collect();
-            let p = points.entry(point).or_insert_with(|| PointRows {
-                point,
-                values: values.clone(),
+    for (text, table) in [(groups, Table::Groups), (devices, Table::Devices)] {
+        for row in read_rows(keys, text, table, headers)? {
+            let row = row.map_err(|b| b.message)?;
+            let p = points.entry(row.point).or_insert_with(|| PointRows {
+                point: row.point,
+                values: row.values.clone(),
                 groups: Vec::new(),
                 devices: Vec::new(),
             });
-            if p.values != values {
-                return Err(format!("{what}: line {line}: point {point} appears with two sets of values"));
+            if p.values != row.values {
+                let what = if table == Table::Groups { TASKS_CSV } else { DEVICES_CSV };
+                return Err(format!(
+                    "{what}: line {}: point {} appears with two sets of values",
+                    row.line, row.point
+                ));
             }
-            let item = &fields[lead..lead + own];
-            if devices {
-                p.devices.push(DeviceRow {
-                    device: item[0].to_string(),
-                    model: item[1].to_string(),
-                    figures,
-                });
-            } else {
-                p.groups.push(GroupRow {
-                    group: item[0].to_string(),
-                    job: item[1].to_string(),
-                    tasks: item[2]
-                        .parse()
-                        .map_err(|_| format!("{what}: line {line}: tasks `{}` is not a count", item[2]))?,
-                    figures,
-                });
+            match row.item {
+                Item::Group(g) => p.groups.push(g),
+                Item::Device(d) => p.devices.push(d),
             }
         }
+    }
+    Ok(points.into_values().collect())
+}
+
+pub const INVALID_CSV: &str = "sweep-invalid.csv";
+
+/// A point whose combination of values is not a valid scenario (a task starting after a
+/// swept duration): it is not run, and `sweep-invalid.csv` lists it with the reason, so the
+/// rest of the sweep runs and a resumed sweep finishes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InvalidPoint {
+    pub point: u64,
+    /// Each swept key's value, as the tables show it.
+    pub values: Vec<String>,
+    /// The scenario error, on one line (`FILE:LINE:COL: key `start`: ...`).
+    pub reason: String,
+}
+
+/// `sweep-invalid.csv`'s header.
+pub fn invalid_header(keys: &[String]) -> Vec<String> {
+    std::iter::once("point".to_string())
+        .chain(keys.iter().cloned())
+        .chain(["reason".to_string()])
+        .collect()
+}
+
+/// `sweep-invalid.csv` as text (with its header when `headers`), the points in the order given.
+pub fn invalid_csv(keys: &[String], points: &[InvalidPoint], headers: bool) -> String {
+    let mut w = csv::WriterBuilder::new()
+        .terminator(csv::Terminator::Any(b'\n'))
+        .from_writer(Vec::new());
+    let mut write = || -> csv::Result<()> {
+        if headers {
+            w.write_record(invalid_header(keys))?;
+        }
+        for p in points {
+            let lead = std::iter::once(p.point.to_string()).chain(p.values.iter().cloned());
+            w.write_record(lead.chain([p.reason.clone()]))?;
+        }
+        w.flush()?;
         Ok(())
     };
-    read(groups, groups_header(keys), 3, &GROUP_FIGURES, TASKS_CSV, false)?;
-    read(devices, devices_header(keys), 2, &DEVICE_FIGURES, DEVICES_CSV, true)?;
-    Ok(points.into_values().collect())
+    write().expect("writing to memory");
+    String::from_utf8(w.into_inner().expect("writing to memory")).expect("our rows are UTF-8")
+}
+
+/// The points of [`invalid_csv`]'s text without its header, as gathered from other processes.
+pub fn parse_invalid_csv(keys: &[String], text: &str) -> Result<Vec<InvalidPoint>, String> {
+    let mut r = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(text.as_bytes());
+    let mut out = Vec::new();
+    for (n, rec) in r.records().enumerate() {
+        let rec = rec.map_err(|e| format!("{INVALID_CSV}: {e}"))?;
+        let fields: Vec<&str> = rec.iter().collect();
+        if fields.len() != keys.len() + 2 {
+            return Err(format!(
+                "{INVALID_CSV}: line {}: {} fields where the header has {}",
+                n + 1,
+                fields.len(),
+                keys.len() + 2
+            ));
+        }
+        let point = fields[0]
+            .parse()
+            .map_err(|_| format!("{INVALID_CSV}: line {}: `{}` is not a point", n + 1, fields[0]))?;
+        out.push(InvalidPoint {
+            point,
+            values: fields[1..=keys.len()].iter().map(|s| s.to_string()).collect(),
+            reason: fields[keys.len() + 1].to_string(),
+        });
+    }
+    Ok(out)
 }

@@ -31,7 +31,11 @@ pub fn sweep(words: &[String], ctx: &Ctx) -> Result<String, String> {
     key(&x)?;
     let per = a.sweep.per.iter().map(|k| key(k)).collect::<Result<Vec<usize>, String>>()?;
     let indices: Vec<u64> = (0..plan.len()).collect();
-    let points = wblab_sweep::run_sorted(&plan, &indices, &Default::default()).map_err(|e| e.to_string())?;
+    let (points, invalid) = wblab_sweep::run_sorted(&plan, &indices, &Default::default()).map_err(|e| e.to_string())?;
+    // A shipped sweep has no invalid point.
+    if let Some(p) = invalid.first() {
+        return Err(format!("{}: point {} is not a valid scenario: {}", plan.file(), p.point, p.reason));
+    }
     let mut body = format!("```\n$ wblab sweep {}\n", words.join(" "));
     let objectives = a.sweep.objectives();
     if objectives.is_empty() && a.sweep.plot.is_empty() {

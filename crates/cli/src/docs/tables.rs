@@ -318,7 +318,11 @@ fn outcome(path: &str) -> Result<String, String> {
     if let Some(plan) = wblab_scenario::load_sweep(p).map_err(|e| e.to_string())? {
         let first = plan.point(0).map_err(|e| e.to_string())?;
         let indices: Vec<u64> = (0..plan.len()).collect();
-        let points = wblab_sweep::run_sorted(&plan, &indices, &Default::default()).map_err(|e| e.to_string())?;
+        let (points, invalid) = wblab_sweep::run_sorted(&plan, &indices, &Default::default()).map_err(|e| e.to_string())?;
+        // A shipped sweep has no invalid point.
+        if let Some(p) = invalid.first() {
+            return Err(format!("{}: point {} is not a valid scenario: {}", plan.file(), p.point, p.reason));
+        }
         return Ok(format!("```\n{}```\n", crate::sweep::table(&plan, &first.scenario, &points)));
     }
     let all = wblab_scenario::load_all(p).map_err(|e| e.to_string())?;

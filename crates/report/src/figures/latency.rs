@@ -26,6 +26,19 @@ fn log_bins(h: &Hist) -> Vec<(f64, f64)> {
     pts
 }
 
+/// Why a run has no histograms: none written, or one that cannot be read.
+fn hists_note(r: &Run) -> String {
+    let unreadable = r.data.warnings.iter().any(|w| {
+        w.strip_prefix("histograms.json: ")
+            .is_some_and(|e| e != crate::load::rundir::MISSING)
+    });
+    if unreadable {
+        format!("{}: histograms.json cannot be read", r.label)
+    } else {
+        format!("{}: no histograms.json", r.label)
+    }
+}
+
 /// 9. Request latency histogram per device.
 pub(super) fn request_latency_figure(runs: &[Run]) -> Figure {
     let mut c = Chart::new(
@@ -39,7 +52,7 @@ pub(super) fn request_latency_figure(runs: &[Run]) -> Figure {
     let mut k = 0;
     for (ri, r) in runs.iter().enumerate() {
         let Some(h) = r.data.hists.as_ref() else {
-            c.notes.push(format!("{}: no histograms.json", r.label));
+            c.notes.push(hists_note(r));
             continue;
         };
         for d in &h.devices {
@@ -124,7 +137,7 @@ pub(super) fn cdf_figure(runs: &[Run], pause: bool) -> Figure {
     let mut k = 0;
     for (ri, r) in runs.iter().enumerate() {
         if r.data.hists.is_none() {
-            c.notes.push(format!("{}: no histograms.json", r.label));
+            c.notes.push(hists_note(r));
             continue;
         }
         let us: Vec<Unit> = units(&r.data.tasks)

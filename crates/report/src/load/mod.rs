@@ -1,5 +1,7 @@
 //! Reading results directories back, simulated or measured: [`rundir`] loads one,
-//! [`trace_parse`] reads ftrace text (ours or a real kernel's).
+//! [`trace_parse`] reads ftrace text (ours or a real kernel's), [`file`] opens their files
+//! without trusting them.
 
+pub mod file;
 pub mod rundir;
 pub mod trace_parse;

@@ -3,6 +3,7 @@
 //! and terminal views are built from this, never from a `RunResult`, so measured and
 //! simulated runs are drawn the same way.
 
+use crate::load::file;
 use crate::load::trace_parse::{leading_int, leading_u64, parse_line_ref};
 use crate::results::csv::LEGACY_COLUMNS;
 use crate::results::histograms::{parse_histograms, Histograms};
@@ -323,26 +324,210 @@ pub struct Parts {
     pub timeseries: Result<String, String>,
     pub throttle: Result<String, String>,
     pub histograms: Result<String, String>,
-    /// `None`: the run has no latency.csv.
-    pub latency: Option<String>,
-    pub cgroups: Option<String>,
+    /// `None`: the run has no latency.csv (`Some(Err)`: it has one that cannot be read).
+    pub latency: Option<Result<String, String>>,
+    pub cgroups: Option<Result<String, String>>,
     /// `None`: the run has no iostat.csv.
-    pub iostat: Option<String>,
+    pub iostat: Option<Result<String, String>>,
     /// `None`: the run has no ops.csv.
-    pub ops: Option<String>,
+    pub ops: Option<Result<String, String>>,
     pub trace: Result<TraceData, String>,
 }
 
+/// What [`RunDir`]'s warnings say of a file that is not there, as opposed to one that is there
+/// but cannot be read.
+pub const MISSING: &str = "missing";
+
+/// The largest magnitude a non-integer number of summary.json may have: 10^15 ms is 31,000
+/// years, 10^15 MB an exabyte. Beyond, figures print as hundreds of digits or `inf`.
+const MAX_FIGURE: f64 = 1e15;
+
+/// A JSON value in an error: short, its kind for arrays and objects.
+fn show(v: &Value) -> String {
+    match v {
+        Value::Array(_) => "an array".into(),
+        Value::Object(_) => "an object".into(),
+        Value::String(s) if s.chars().count() > 40 => format!("\"{}...\"", s.chars().take(40).collect::<String>()),
+        other => other.to_string(),
+    }
+}
+
+/// Every non-integer number under `v` is within [`MAX_FIGURE`]; `path` names where `v` is.
+fn check_floats(v: &Value, path: &mut Vec<String>) -> Result<(), String> {
+    match v {
+        Value::Number(n) if !(n.is_u64() || n.is_i64()) => {
+            let f = n.as_f64().unwrap_or(f64::NAN);
+            if !f.is_finite() || f.abs() > MAX_FIGURE {
+                return Err(format!(
+                    "`{}` is {f:e}, beyond any figure a run gives (at most {MAX_FIGURE:e})",
+                    path.concat()
+                ));
+            }
+            Ok(())
+        }
+        Value::Array(a) => a.iter().enumerate().try_for_each(|(i, x)| {
+            path.push(format!("[{i}]"));
+            let r = check_floats(x, path);
+            path.pop();
+            r
+        }),
+        Value::Object(o) => o.iter().try_for_each(|(k, x)| {
+            path.push(if path.is_empty() { k.clone() } else { format!(".{k}") });
+            let r = check_floats(x, path);
+            path.pop();
+            r
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// One object's fields the report reads, each (when present) of its kind.
+struct Fields<'a> {
+    v: &'a Value,
+    at: String,
+}
+
+impl<'a> Fields<'a> {
+    fn of(v: &'a Value, at: String) -> Result<Fields<'a>, String> {
+        if v.is_object() {
+            Ok(Fields { v, at })
+        } else {
+            Err(format!("`{at}` is {}, not an object", show(v)))
+        }
+    }
+
+    fn name(&self, k: &str) -> String {
+        if self.at.is_empty() {
+            k.to_string()
+        } else {
+            format!("{}.{k}", self.at)
+        }
+    }
+
+    fn check(&self, k: &str, ok: impl Fn(&Value) -> bool, want: &str) -> Result<(), String> {
+        match self.v.get(k) {
+            Some(x) if !ok(x) => Err(format!("`{}` is {}, not {want}", self.name(k), show(x))),
+            _ => Ok(()),
+        }
+    }
+
+    fn numbers(&self, keys: &[&str]) -> Result<(), String> {
+        keys.iter()
+            .try_for_each(|k| self.check(k, |x| x.as_f64().is_some_and(|f| f >= 0.0), "a number ≥ 0"))
+    }
+
+    fn counts(&self, keys: &[&str], max: u64) -> Result<(), String> {
+        let want = if max == u64::MAX {
+            "a count (an integer ≥ 0)".to_string()
+        } else {
+            format!("an integer from 0 to {max}")
+        };
+        keys.iter()
+            .try_for_each(|k| self.check(k, |x| x.as_u64().is_some_and(|n| n <= max), &want))
+    }
+
+    fn texts(&self, keys: &[&str]) -> Result<(), String> {
+        keys.iter().try_for_each(|k| self.check(k, Value::is_string, "a string"))
+    }
+
+    /// The array `k` (empty when absent), each item an object.
+    fn objects(&self, k: &str) -> Result<Vec<Fields<'a>>, String> {
+        match self.v.get(k) {
+            None => Ok(Vec::new()),
+            Some(Value::Array(a)) => a
+                .iter()
+                .enumerate()
+                .map(|(i, x)| Fields::of(x, format!("{}[{i}]", self.name(k))))
+                .collect(),
+            Some(x) => Err(format!("`{}` is {}, not an array", self.name(k), show(x))),
+        }
+    }
+
+    /// The object `k`, if present.
+    fn object(&self, k: &str) -> Result<Option<Fields<'a>>, String> {
+        self.v.get(k).map(|x| Fields::of(x, self.name(k))).transpose()
+    }
+
+    /// A latency summary (`pauses`, `op_latency_ms`, `request_latency_ms`).
+    fn latency(&self, k: &str) -> Result<(), String> {
+        if let Some(l) = self.object(k)? {
+            l.counts(&["count"], u64::MAX)?;
+            l.numbers(&[
+                "p50_ms", "p90_ms", "p99_ms", "max_ms", "total_ms", "p50", "p90", "p99", "max", "mean",
+            ])?;
+        }
+        Ok(())
+    }
+}
+
+/// Check that summary.json has the shape the report reads: an object with `sim_seconds`, each
+/// field the report reads (when present: older builds and measured runs lack some) of its kind
+/// — numbers not strings, `tasks` and `devices` arrays of objects — and no number so large that
+/// its figures overflow. The error names the field.
+pub fn check_summary(v: &Value) -> Result<(), String> {
+    let top = Fields::of(v, String::new()).map_err(|_| format!("is {}, not a JSON object", show(v)))?;
+    if v.get("sim_seconds").is_none() {
+        return Err("has no `sim_seconds`".into());
+    }
+    check_floats(v, &mut Vec::new())?;
+    top.numbers(&["sim_seconds", "wall_seconds"])?;
+    top.counts(&["events"], u64::MAX)?;
+    if let Some(sc) = top.object("scenario")? {
+        sc.texts(&["name", "kernel"])?;
+        sc.counts(&["seed"], u64::MAX)?;
+        for d in sc.objects("devices")? {
+            d.texts(&["name"])?;
+            d.counts(&["major", "minor"], u64::from(u32::MAX))?;
+        }
+    }
+    for t in top.objects("tasks")? {
+        t.texts(&["name", "job", "device"])?;
+        t.counts(&["instance", "pid"], u64::from(u32::MAX))?;
+        t.counts(&["bytes_written", "bytes_read", "reclaim_waits"], u64::MAX)?;
+        t.numbers(&["throughput_mb_s", "reclaim_wait_ms"])?;
+        t.latency("pauses")?;
+        t.latency("op_latency_ms")?;
+    }
+    for d in top.objects("devices")? {
+        d.texts(&["name", "model"])?;
+        d.counts(&["bytes_written", "bytes_read", "requests_written", "requests_read"], u64::MAX)?;
+        d.numbers(&["util"])?;
+        d.latency("request_latency_ms")?;
+    }
+    Ok(())
+}
+
+/// A results file's text, or why not: [`MISSING`] when it is not there.
+fn read_file(path: &Path) -> Result<String, String> {
+    file::read_text(path).map_err(|e| if file::is_missing(&e) { MISSING.to_string() } else { e.to_string() })
+}
+
+/// `dir`'s summary.json, read and checked ([`check_summary`]); the error names the file.
+pub fn load_summary(dir: &Path) -> Result<Value, String> {
+    let sp = dir.join(crate::SUMMARY_FILE);
+    let bad = |e: String| format!("{}: {e}", sp.display());
+    let text = file::read_text(&sp).map_err(|e| bad(e.to_string()))?;
+    let summary: Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+    check_summary(&summary).map_err(|e| bad(format!("{e}: not a summary.json as wblab run or measure writes it")))?;
+    Ok(summary)
+}
+
 impl RunDir {
-    /// Load `dir`. Only summary.json is required.
+    /// Load `dir`. Only summary.json is required, and must have its shape
+    /// ([`check_summary`]); the other files are optional, and one that cannot be read is a
+    /// warning. No file is opened unless it is a regular one (a FIFO would block the reader).
     pub fn load(dir: &Path) -> Result<RunDir, String> {
-        let sp = dir.join(crate::SUMMARY_FILE);
-        let text = std::fs::read_to_string(&sp).map_err(|e| format!("{}: {e}", sp.display()))?;
-        let summary: Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", sp.display()))?;
-        let read = |file: &str| std::fs::read_to_string(dir.join(file)).map_err(|e| e.to_string());
+        let summary = load_summary(dir)?;
+        let read = |file: &str| read_file(&dir.join(file));
+        // A file that is not there is no file; one that is there but unreadable is a warning.
+        let optional = |file: &str| match read(file) {
+            Err(e) if e == MISSING => None,
+            r => Some(r),
+        };
         let sim_seconds = summary.get("sim_seconds").and_then(Value::as_f64).unwrap_or(0.0);
-        let trace = match std::fs::File::open(dir.join(crate::TRACE_FILE)) {
-            Ok(f) => read_trace(BufReader::new(f), sim_seconds).map_err(|e| e.to_string()),
+        let trace = match file::open_regular(&dir.join(crate::TRACE_FILE)) {
+            Ok((f, _)) => read_trace(BufReader::new(f), sim_seconds).map_err(|e| e.to_string()),
+            Err(e) if file::is_missing(&e) => Err(MISSING.to_string()),
             Err(e) => Err(e.to_string()),
         };
         Ok(RunDir::from_parts(
@@ -352,13 +537,22 @@ impl RunDir {
                 timeseries: read(crate::TIMESERIES_FILE),
                 throttle: read(crate::THROTTLE_FILE),
                 histograms: read(crate::HISTOGRAMS_FILE),
-                latency: read(crate::LATENCY_FILE).ok(),
-                cgroups: read(crate::results::CGROUPS_FILE).ok(),
-                iostat: read(crate::results::IOSTAT_FILE).ok(),
-                ops: read(crate::results::OPS_FILE).ok(),
+                latency: optional(crate::LATENCY_FILE),
+                cgroups: optional(crate::results::CGROUPS_FILE),
+                iostat: optional(crate::results::IOSTAT_FILE),
+                ops: optional(crate::results::OPS_FILE),
                 trace,
             },
         ))
+    }
+
+    /// Why `file` (one of the optional files) is not loaded: missing, or there but unreadable.
+    pub fn why_not(&self, file: &str) -> String {
+        let prefix = format!("{file}: ");
+        match self.warnings.iter().find_map(|w| w.strip_prefix(&prefix)) {
+            Some(e) if e != MISSING => format!("{}/{file} cannot be read: {e}", self.dir.display()),
+            _ => format!("{}: no {file} (written by wblab run)", self.dir.display()),
+        }
     }
 
     /// A results directory from its parts, as read from the files or as `wblab run` has them
@@ -421,34 +615,18 @@ impl RunDir {
         let mut warnings = Vec::new();
         let timeseries = read_part(crate::TIMESERIES_FILE, parts.timeseries, &mut warnings, Csv::parse);
         let throttle = read_part(crate::THROTTLE_FILE, parts.throttle, &mut warnings, Csv::parse);
-        let latency = parts.latency.and_then(|t| match Csv::parse(&t) {
-            Ok(c) => Some(c),
-            Err(e) => {
-                warnings.push(format!("{}: {e}", crate::LATENCY_FILE));
-                None
-            }
-        });
-        let ops = parts.ops.and_then(|t| match OpPoints::parse(&t) {
-            Ok(c) => Some(c),
-            Err(e) => {
-                warnings.push(format!("{}: {e}", crate::results::OPS_FILE));
-                None
-            }
-        });
-        let cgroups = parts.cgroups.and_then(|t| match Csv::parse(&t) {
-            Ok(c) => Some(c),
-            Err(e) => {
-                warnings.push(format!("{}: {e}", crate::results::CGROUPS_FILE));
-                None
-            }
-        });
-        let iostat = parts.iostat.and_then(|t| match Csv::parse(&t) {
-            Ok(c) => Some(c),
-            Err(e) => {
-                warnings.push(format!("{}: {e}", crate::results::IOSTAT_FILE));
-                None
-            }
-        });
+        let latency = parts
+            .latency
+            .and_then(|t| read_part(crate::LATENCY_FILE, t, &mut warnings, Csv::parse));
+        let ops = parts
+            .ops
+            .and_then(|t| read_part(crate::results::OPS_FILE, t, &mut warnings, OpPoints::parse));
+        let cgroups = parts
+            .cgroups
+            .and_then(|t| read_part(crate::results::CGROUPS_FILE, t, &mut warnings, Csv::parse));
+        let iostat = parts
+            .iostat
+            .and_then(|t| read_part(crate::results::IOSTAT_FILE, t, &mut warnings, Csv::parse));
         let hists = read_part(crate::HISTOGRAMS_FILE, parts.histograms, &mut warnings, |t| {
             parse_histograms(t).map_err(|e| e.trim_start_matches("histograms.json: ").to_string())
         });

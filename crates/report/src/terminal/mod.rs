@@ -205,7 +205,7 @@ pub struct Pick {
 /// picks balance_dirty_pages pauses instead of op latency (the default for bulk writers).
 pub fn pick_latency(run: &RunDir, task: Option<&str>, pauses: Option<bool>) -> Result<Option<Pick>, String> {
     if run.hists.is_none() {
-        return Err(format!("{}: no histograms.json (written by wblab run)", run.dir.display()));
+        return Err(run.why_not(crate::HISTOGRAMS_FILE));
     }
     let us = units(&run.tasks);
     let unit: Unit = match task {

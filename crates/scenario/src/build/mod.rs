@@ -177,18 +177,32 @@ pub(crate) fn sweep_values(text: &str, from: u64, to: u64) -> std::result::Resul
         .collect())
 }
 
-/// Point `i` of the file's sweep: its values and scenario, for the first kernel the file lists
-/// (or the swept one).
-pub(crate) fn sweep_point(text: &str, file_name: &str, i: u64) -> std::result::Result<(Vec<String>, Scenario), Problems> {
+/// A builder of the file's sweep points (point `i`: its values and scenario, for the first
+/// kernel the file lists or the swept one), the file parsed once, given to `f`: building many
+/// points costs their building only.
+pub(crate) fn with_sweep_points<R>(
+    text: &str,
+    file_name: &str,
+    f: impl FnOnce(&dyn Fn(u64) -> std::result::Result<(Vec<String>, Scenario), Problems>) -> R,
+) -> std::result::Result<R, Problems> {
     let doc = DeTable::parse(text).map_err(|e| vec![syntax_problem(e)])?;
     let root = top(&doc)?;
     let e = root.get("sweep").ok_or_else(Problems::new)?;
     let sw = sweep::parse(e).map_err(|p| vec![p])?;
     let (kernel, generation) = file_kernels(&root).map_err(|p| vec![p])?.swap_remove(0);
-    let picks = sw.picks(i);
-    let labels = sw.labels(&picks, &sw.drawn(&picks));
-    let sc = build_at(&root, file_name, &sw, &picks, &kernel, generation).map_err(|p| at_point(p, &sw, &picks, Some(i)))?;
-    Ok((labels, sc))
+    let build = |i: u64| {
+        let picks = sw.picks(i);
+        let labels = sw.labels(&picks, &sw.drawn(&picks));
+        let sc = build_at(&root, file_name, &sw, &picks, &kernel, generation).map_err(|p| at_point(p, &sw, &picks, Some(i)))?;
+        Ok((labels, sc))
+    };
+    Ok(f(&build))
+}
+
+/// Point `i` of the file's sweep: its values and scenario, for the first kernel the file lists
+/// (or the swept one).
+pub(crate) fn sweep_point(text: &str, file_name: &str, i: u64) -> std::result::Result<(Vec<String>, Scenario), Problems> {
+    with_sweep_points(text, file_name, |build| build(i))?
 }
 
 /// The value of a part of the file, or `None` with its problem kept: the parts a later check

@@ -547,11 +547,23 @@ pub(super) fn parse<'a>(e: &Entry<'a>) -> Result<Sweep<'a>> {
                 .key(&a.key)
                 .hint("add steps = N, or draw points anywhere in the range with random = N"));
         }
-        let n = axes.iter().try_fold(1u64, |n, a| n.checked_mul(a.len() as u64)).unwrap_or(u64::MAX);
-        if n > MAX_POINTS {
-            return Err(e
-                .problem(format!("the sweep asks for {n} points, more than {MAX_POINTS}"))
-                .hint("every combination of the keys' values runs: sweep fewer values, or draw points with random = N"));
+        let hint = "every combination of the keys' values runs: sweep fewer values, or draw points with random = N";
+        match axes.iter().try_fold(1u64, |n, a| n.checked_mul(a.len() as u64)) {
+            Some(n) if n <= MAX_POINTS => {}
+            Some(n) => {
+                return Err(e
+                    .problem(format!("the sweep asks for {n} points, more than {MAX_POINTS}"))
+                    .hint(hint))
+            }
+            None => {
+                let counts: Vec<String> = axes.iter().map(|a| a.len().to_string()).collect();
+                return Err(e
+                    .problem(format!(
+                        "the sweep asks for more points than a 64-bit count holds ({} values multiplied overflow), where the most is {MAX_POINTS}",
+                        counts.join(" × ")
+                    ))
+                    .hint(hint));
+            }
         }
     }
     Ok(Sweep { axes, mode })

@@ -1,8 +1,9 @@
 //! A swept key's range, `{ min = "16MiB", max = "1GiB", steps = 7, log = true }`: evenly (or
 //! log-evenly) spaced values for a grid, or values drawn anywhere between the bounds for
-//! `random = N`. Bounds are integers, floats or sizes; a drawn value is rounded to the bounds'
-//! kind (a size to whole MiB when the range starts at 1 MiB or more, else to 4 KiB pages, as
-//! the kernel counts dirty memory), so a range only yields values one would write by hand.
+//! `random = N`. Bounds are integers, floats, sizes or durations; a drawn value is rounded to
+//! the bounds' kind (a size to whole MiB when the range starts at 1 MiB or more, else to 4 KiB
+//! pages, as the kernel counts dirty memory; a duration to whole ms from 1 ms, else whole µs),
+//! so a range only yields values one would write by hand.
 
 use crate::error::Result;
 use crate::section::{describe, Entry, Nesting, Section};
@@ -20,6 +21,7 @@ enum Kind {
     Int,
     Float,
     Size,
+    Duration,
 }
 
 /// A parsed range.
@@ -33,6 +35,7 @@ pub(crate) struct Range {
 }
 
 const EXAMPLE: &str = "e.g. { min = \"16MiB\", max = \"1GiB\", steps = 7, log = true }";
+const BOUND_SYNTAX: &str = "a range's bounds are numbers, sizes (\"16MiB\") or durations (\"500ms\", \"2min\"; a bare `m` is MiB)";
 
 fn bound(e: &Entry<'_>) -> Result<(f64, Kind)> {
     match e.value {
@@ -45,9 +48,19 @@ fn bound(e: &Entry<'_>) -> Result<(f64, Kind)> {
                 Err(e.problem("a range's bound must be finite"))
             }
         }
-        DeValue::String(_) => Ok((e.size()? as f64, Kind::Size)),
+        // A size where the text is one (`"1m"` is 1 MiB), else a duration (`"1s"`, `"1min"`).
+        DeValue::String(s) => match (crate::units::parse_size(s), crate::units::parse_duration(s)) {
+            (Ok(b), _) => Ok((b as f64, Kind::Size)),
+            (Err(_), Ok(ns)) => Ok((ns as f64, Kind::Duration)),
+            (Err(why), Err(_)) => Err(e
+                .problem(format!("`{s}` is neither a size nor a duration: {why}"))
+                .hint(BOUND_SYNTAX)),
+        },
         other => Err(e
-            .problem(format!("a range's bound is a number or a size, found {}", describe(other)))
+            .problem(format!(
+                "a range's bound is a number, a size or a duration, found {}",
+                describe(other)
+            ))
             .hint(EXAMPLE)),
     }
 }
@@ -74,7 +87,7 @@ impl Range {
             (Kind::Int, Kind::Float) | (Kind::Float, Kind::Int) => Kind::Float,
             _ => {
                 return Err(hi
-                    .problem("`min` and `max` must be of one kind: both sizes or both numbers")
+                    .problem("`min` and `max` must be of one kind: both sizes, both durations or both numbers")
                     .hint(EXAMPLE))
             }
         };
@@ -136,6 +149,13 @@ impl Range {
                 let bytes = (v / grain).round() * grain;
                 let bytes = (bytes as u64).clamp(self.lo as u64, self.hi as u64);
                 let label = crate::units::format_size(bytes);
+                (format!("\"{label}\""), label)
+            }
+            Kind::Duration => {
+                // Whole milliseconds from 1 ms, whole microseconds below.
+                let grain = if self.lo >= 1e6 { 1e6 } else { 1e3 };
+                let ns = ((v / grain).round() * grain) as u64;
+                let label = crate::units::format_duration(ns.clamp(self.lo as u64, self.hi as u64));
                 (format!("\"{label}\""), label)
             }
         }
