@@ -588,20 +588,22 @@ fn terminal_report_without_latency_tasks_prints_what_it_has() {
     assert!(o.stderr.is_empty(), "{}", String::from_utf8_lossy(&o.stderr));
 }
 
+/// A copy of the results directory `good` at `to`, to damage.
+fn copy_results(good: &Path, to: &Path) -> PathBuf {
+    fs::create_dir_all(to).unwrap();
+    for e in fs::read_dir(good).unwrap() {
+        let p = e.unwrap().path();
+        fs::copy(&p, to.join(p.file_name().unwrap())).unwrap();
+    }
+    to.to_path_buf()
+}
+
 /// Every command that reads a results directory names the directory and the file at fault.
 #[test]
 fn damaged_results_name_the_directory_and_the_file() {
     let dir = scratch("report-damaged");
     let good = short_run(&dir, &["--no-report"]);
-    let copy = |name: &str| {
-        let d = dir.join(name);
-        fs::create_dir_all(&d).unwrap();
-        for e in fs::read_dir(&good).unwrap() {
-            let p = e.unwrap().path();
-            fs::copy(&p, d.join(p.file_name().unwrap())).unwrap();
-        }
-        d
-    };
+    let copy = |name: &str| copy_results(&good, &dir.join(name));
     let err = |o: &Output| {
         assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stdout));
         String::from_utf8_lossy(&o.stderr).into_owned()
@@ -668,15 +670,7 @@ fn wblab_within(args: &[&str]) -> Output {
 fn hostile_results_are_refused_without_waiting() {
     let dir = scratch("report-hostile");
     let good = short_run(&dir, &["--no-report"]);
-    let copy = |name: &str| {
-        let d = dir.join(name);
-        fs::create_dir_all(&d).unwrap();
-        for e in fs::read_dir(&good).unwrap() {
-            let p = e.unwrap().path();
-            fs::copy(&p, d.join(p.file_name().unwrap())).unwrap();
-        }
-        d
-    };
+    let copy = |name: &str| copy_results(&good, &dir.join(name));
     let fifo = |d: &Path, f: &str| {
         fs::remove_file(d.join(f)).unwrap();
         assert!(Command::new("mkfifo").arg(d.join(f)).status().unwrap().success());

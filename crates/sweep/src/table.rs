@@ -214,6 +214,15 @@ pub enum Table {
     Devices,
 }
 
+/// A CSV reader of `text` that hands every record over as it is (header included, any
+/// number of fields): the callers check each row themselves.
+fn rows_reader(text: &str) -> csv::Reader<&[u8]> {
+    csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(text.as_bytes())
+}
+
 /// The rows of one table written by [`CsvWriter`] for a sweep of `keys` (`headers`: whether the
 /// text begins with its header, which must be this sweep's), each read on its own: a bad row
 /// does not hide the others, so a reader may drop it and keep the rest.
@@ -223,10 +232,7 @@ pub fn read_rows(keys: &[String], text: &str, table: Table, headers: bool) -> Re
         Table::Devices => (devices_header(keys), 2, &DEVICE_FIGURES[..], DEVICES_CSV),
     };
     let lead = 1 + keys.len();
-    let mut r = csv::ReaderBuilder::new()
-        .has_headers(false)
-        .flexible(true)
-        .from_reader(text.as_bytes());
+    let mut r = rows_reader(text);
     let mut out = Vec::new();
     for (n, rec) in r.records().enumerate() {
         let line = n + 1;
@@ -383,10 +389,7 @@ pub fn invalid_csv(keys: &[String], points: &[InvalidPoint], headers: bool) -> S
 
 /// The points of [`invalid_csv`]'s text without its header, as gathered from other processes.
 pub fn parse_invalid_csv(keys: &[String], text: &str) -> Result<Vec<InvalidPoint>, String> {
-    let mut r = csv::ReaderBuilder::new()
-        .has_headers(false)
-        .flexible(true)
-        .from_reader(text.as_bytes());
+    let mut r = rows_reader(text);
     let mut out = Vec::new();
     for (n, rec) in r.records().enumerate() {
         let rec = rec.map_err(|e| format!("{INVALID_CSV}: {e}"))?;
