@@ -1075,6 +1075,9 @@ fn write_results(
                 request_latency: digest.as_ref().map(|dg| dg.request_latency[i].clone()).unwrap_or_default(),
                 requests_written: b.writes.saturating_sub(a.writes),
                 requests_read: b.reads.saturating_sub(a.reads),
+                flushes: b.flushes.saturating_sub(a.flushes),
+                // diskstats does not count FUA writes (the block trace's rwbs does).
+                fua_writes: 0,
                 journal: digest.as_ref().and_then(|dg| dg.journals[i].clone()),
             }
         })

@@ -40,6 +40,8 @@ pub struct DiskStat {
     pub write_sectors: u64,
     pub write_ticks_ms: u64,
     pub io_ticks_ms: u64,
+    /// Flush requests completed (field 16 of the line, since 5.5).
+    pub flushes: u64,
 }
 
 pub fn disk_stat(dev: &str) -> DiskStat {
@@ -58,6 +60,7 @@ fn parse_disk_stat(text: &str) -> DiskStat {
         write_sectors: g(6),
         write_ticks_ms: g(7),
         io_ticks_ms: g(9),
+        flushes: g(15),
     }
 }
 

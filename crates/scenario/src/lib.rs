@@ -78,6 +78,10 @@ pub const MAX_UNTIMED_IO: u128 = 256 << 40;
 pub fn fio_scenario(text: &str, file_name: &str) -> Result<Scenario, ScenarioError> {
     let mut sc = default_scenario();
     sc.tasks.clear();
+    // The jobs' files live on ext4 with the release's default mount, as on most machines
+    // that run fio; the device table says so.
+    let release = wblab_sim::generations::parse_version(&sc.kernel).unwrap_or(wblab_sim::generations::Version(6, 0, 0));
+    sc.devices[0].fs = Some(wblab_sim::config::MountConfig::defaults(wblab_sim::config::FsKind::Ext4, release));
     let at = fio::Placement {
         device: 0,
         device_name: sc.devices[0].name.clone(),

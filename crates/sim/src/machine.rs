@@ -6,7 +6,7 @@
 
 use crate::block::queue::{BlockQueue, Submit, Submitter, FLUSH_ID, NO_BIO};
 use crate::block::sched::ElvTrace;
-use crate::config::{JobConfig, Scenario};
+use crate::config::{FioLayout, FsKind, JobConfig, Scenario};
 use crate::drivers::Op;
 use crate::engine::time::NSEC_PER_SEC;
 use crate::engine::{Clock, EventQueue, RngStream};
@@ -374,22 +374,36 @@ fn spawn_tasks(cfg: &Scenario, allocs: &mut [DevAllocator]) -> (Vec<Inode>, Vec<
                 } else {
                     (0..job.nrfiles).map(|k| format!("{path}.{k}")).collect()
                 };
-                // fio lays out (reads) or fallocates (writes) each file before the job: its
-                // blocks are contiguous and allocated.
+                // fio lays out (writes out), fallocates or truncates each file before the
+                // job (`FioLayout`): laid out and fallocated blocks are contiguous.
                 let pages = bytes_to_pages(job.file_size);
+                let unwritten_extents = cfg.devices[tc.device]
+                    .fs
+                    .as_ref()
+                    .is_some_and(|m| matches!(m.fs, FsKind::Ext4 | FsKind::Xfs));
                 let files: Vec<u32> = names
                     .into_iter()
                     .map(|name| {
                         let f = *fio_files.entry(name).or_insert_with(|| {
-                            let blocks = BlockMap::contiguous(allocs[tc.device].preallocate(pages), pages);
+                            let reserved = if job.layout == FioLayout::Sparse { 0 } else { pages };
+                            let blocks = BlockMap::contiguous(allocs[tc.device].preallocate(reserved), reserved);
                             let mut inode = Inode::new(tc.device as u16, blocks, pages);
-                            inode.unwritten = true;
+                            // ext3 has no unwritten extents: glibc's posix_fallocate writes
+                            // the blocks instead. A bare device has no extents at all.
+                            if job.layout == FioLayout::Preallocated && unwritten_extents {
+                                inode.unwritten.insert(0..pages);
+                            }
                             inodes.push(inode);
                             (inodes.len() - 1) as u32
                         });
-                        // A file any job reads is laid out with data.
-                        if job.rw.reads() {
-                            inodes[f as usize].unwritten = false;
+                        // A file any job lays out is written out, whatever another job
+                        // sharing it asked for.
+                        if job.layout == FioLayout::Written {
+                            let inode = &mut inodes[f as usize];
+                            inode.unwritten.clear();
+                            if inode.blocks.extents() == 0 {
+                                inode.blocks = BlockMap::contiguous(allocs[tc.device].preallocate(pages), pages);
+                            }
                         }
                         f
                     })
@@ -1111,6 +1125,7 @@ impl Machine {
                     q.log_bytes_written += log_bytes;
                     q.sec_written += bytes;
                     q.requests_written += 1;
+                    q.fua_writes += u64::from(q.rq(id).fua);
                     q.sec_io.writes += 1;
                     q.sec_io.write_ticks_ns += ticks;
                 }
@@ -1154,8 +1169,21 @@ impl Machine {
         } else {
             None
         };
+        // The write reached new or fallocated blocks: the extent is converted (and the size
+        // updated) in a handle before the pages end writeback (ext4's end_io work, xfs's
+        // ioend). ext3 did both in write().
+        let converted_in = match first_file {
+            Some(f) if op == Op::Write && !held && self.journals[d].is_some() => {
+                self.journal_end_io(f, dev);
+                Some(self.inodes[f as usize].datasync_tid)
+            }
+            _ => None,
+        };
         for i in 0..nsegs {
             let s = self.queues[d].rq(id).segs[i];
+            if let Some(tid) = converted_in {
+                self.unwritten_converted(s.file, s.start, s.pages, tid);
+            }
             match op {
                 Op::Write if s.bio != NO_BIO => {
                     // A part of a split bio: its pages end writeback with the last part.
@@ -1225,11 +1253,6 @@ impl Machine {
             }
         }
         if self.journals[d].is_some() && op == Op::Write {
-            if new_blocks {
-                if let Some(f) = first_file {
-                    self.journal_end_io(f, dev);
-                }
-            }
             if ckpt_tid > 0 {
                 self.checkpoint_written(dev, ckpt_tid);
             } else {
@@ -1773,6 +1796,8 @@ impl Machine {
                 request_latency: std::mem::take(&mut q.latency),
                 requests_written: q.requests_written,
                 requests_read: q.requests_read,
+                flushes: q.flush.issued,
+                fua_writes: q.fua_writes,
                 journal: self.journals[i].as_ref().map(|j| crate::metrics::JournalResult {
                     fs: j.p.fs.name(),
                     commits: j.stats.commits,

@@ -320,10 +320,16 @@ fn task_tables(r: &RunResult, out: &mut String) {
 fn device_table(r: &RunResult, out: &mut String) {
     let mut t = device_table_header();
     let secs = r.sim_ns as f64 / 1e9;
-    for d in &r.devices {
+    for (i, d) in r.devices.iter().enumerate() {
+        // The file system beside the model: a bare job file's device gets ext4, which its
+        // reader should not have to guess.
+        let model = match r.scenario.devices.get(i).and_then(|c| c.fs.as_ref()) {
+            Some(m) => format!("{} {}", d.model, m.fs.name()),
+            None => d.model.to_string(),
+        };
         t.row(device_row(
             &d.name,
-            d.model,
+            &model,
             (d.bytes_written, d.bytes_read),
             secs,
             d.util,

@@ -3,7 +3,7 @@
 
 use super::value::{boolean, int, per_dir, size, time};
 use crate::suggest;
-use wblab_sim::config::{FioBs, FioDist, FioEngine, FioJob, FioLogs, FioRw, FIO_PERCENTILES, READ, WRITE};
+use wblab_sim::config::{FioBs, FioDist, FioEngine, FioJob, FioLayout, FioLogs, FioRw, FioSync, FIO_PERCENTILES, READ, WRITE};
 use wblab_sim::Ns;
 
 /// One `key[=value]` line.
@@ -84,6 +84,7 @@ pub const MODELLED: &[&str] = &[
     "unlink",
     "overwrite",
     "fallocate",
+    "sync",
     "write_lat_log",
     "write_bw_log",
     "write_iops_log",
@@ -135,7 +136,6 @@ const NOT_MODELLED: &[&str] = &[
     "fill_fs",
     "file_append",
     "trim_percentage",
-    "sync",
     "exitall",
     "exitall_on_error",
     "continue_on_error",
@@ -195,6 +195,9 @@ pub struct JobBuilder {
     randseed: Option<u64>,
     /// `bs` options and their line values, resolved at the end (kb_base may come after).
     sizes: Vec<(String, String)>,
+    /// `overwrite=` and `fallocate=`, which decide [`FioJob::layout`] at the end.
+    overwrite: bool,
+    fallocate: FioLayout,
 }
 
 /// fio's seed when `randrepeat` is on and no `randseed` is given.
@@ -221,6 +224,8 @@ impl JobBuilder {
                 direct: false,
                 fsync_every: 0,
                 fdatasync: false,
+                sync: FioSync::None,
+                layout: FioLayout::Preallocated,
                 end_fsync: false,
                 rate: [0; 2],
                 rate_iops: [0; 2],
@@ -252,6 +257,8 @@ impl JobBuilder {
             randrepeat: true,
             randseed: None,
             sizes: Vec::new(),
+            overwrite: false,
+            fallocate: FioLayout::Preallocated,
         }
     }
 
@@ -272,19 +279,27 @@ impl JobBuilder {
                 "tausworthe" | "tausworthe64" | "lfsr" => {}
                 x => return Err(hintless(format!("unknown random_generator `{x}`"))),
             },
-            "overwrite" => {
-                boolean(v).map_err(hintless)?;
-            }
-            "fallocate" => match need()? {
-                "native" | "posix" | "keep" | "1" | "truncate" => {}
-                "none" | "0" => {
-                    return Err((
-                        "fallocate=none is not modelled".into(),
-                        "the model lays out or preallocates every fio file before its job".into(),
-                    ))
+            "overwrite" => self.overwrite = boolean(v).map_err(hintless)?,
+            "fallocate" => {
+                self.fallocate = match need()? {
+                    "native" | "posix" | "keep" | "1" => FioLayout::Preallocated,
+                    "none" | "0" | "truncate" => FioLayout::Sparse,
+                    x => return Err(hintless(format!("unknown fallocate mode `{x}`"))),
                 }
-                x => return Err(hintless(format!("unknown fallocate mode `{x}`"))),
-            },
+            }
+            "sync" => {
+                j.sync = match need()? {
+                    "0" | "none" => FioSync::None,
+                    "1" | "sync" => FioSync::Sync,
+                    "dsync" => FioSync::Dsync,
+                    x => {
+                        return Err((
+                            format!("unknown sync mode `{x}`"),
+                            "sync=1 (or sync) opens the file O_SYNC, sync=dsync O_DSYNC, sync=0 neither".into(),
+                        ))
+                    }
+                }
+            }
             "rw" | "readwrite" => {
                 let x = need()?;
                 if x.contains(':') {
@@ -569,6 +584,19 @@ impl JobBuilder {
         }
         j.file_size = file_size;
         j.size = budget.max(1);
+        // fio writes a file out before the job (its "layout") when the job reads it or when
+        // asked to (`overwrite`); otherwise it only reserves its blocks as `fallocate` says.
+        j.layout = if self.overwrite || j.rw.reads() {
+            FioLayout::Written
+        } else {
+            self.fallocate
+        };
+        if j.sync != FioSync::None && j.engine != FioEngine::Sync {
+            return Err((
+                "sync= with an asynchronous engine is not modelled".into(),
+                "O_SYNC/O_DSYNC writes are modelled for the synchronous engines: ioengine=psync (or sync, pvsync, pvsync2)".into(),
+            ));
+        }
         j.iodepth_low = j.iodepth_low.min(j.iodepth);
         if j.engine == FioEngine::Sync {
             j.iodepth = 1;

@@ -10,7 +10,7 @@
 //! harness's to write: [`section`] leaves them out.
 
 use super::options::Opt;
-use wblab_sim::config::{FioBs, FioDist, FioEngine, FioJob, TaskConfig, READ, WRITE};
+use wblab_sim::config::{FioBs, FioDist, FioEngine, FioJob, FioSync, TaskConfig, READ, WRITE};
 
 /// Every option [`section`] may write.
 pub const RENDERED: &[&str] = &[
@@ -56,6 +56,7 @@ pub const RENDERED: &[&str] = &[
     "wait_for",
     "overwrite",
     "fallocate",
+    "sync",
     "unlink",
     "thread",
     "group_reporting",
@@ -70,7 +71,7 @@ const CARRIED: &[(&str, Option<&[&str]>)] = &[
         "ioengine",
         Some(&["psync", "sync", "pvsync", "pvsync2", "vsync", "libaio", "io_uring"]),
     ),
-    ("fallocate", Some(&["native", "posix", "keep", "1", "truncate"])),
+    ("fallocate", Some(&["native", "posix", "keep", "1", "truncate", "none", "0"])),
     ("random_generator", Some(&["tausworthe", "tausworthe64", "lfsr"])),
     ("overwrite", None),
     ("unlink", None),
@@ -112,6 +113,11 @@ pub fn section(t: &TaskConfig, j: &FioJob, earlier: &[&TaskConfig], first_group:
     }
     if j.end_fsync {
         put("end_fsync", "1".into());
+    }
+    match j.sync {
+        FioSync::None => {}
+        FioSync::Dsync => put("sync", "dsync".into()),
+        FioSync::Sync => put("sync", "sync".into()),
     }
     if j.rate != [0, 0] {
         put("rate", format!("{},{}", j.rate[READ], j.rate[WRITE]));
@@ -329,6 +335,7 @@ mod tests {
             (0u32..64).prop_map(|v| format!("fsync={v}")),
             (0u32..64).prop_map(|v| format!("fdatasync={v}")),
             Just("end_fsync=1".to_string()),
+            prop::sample::select(vec!["sync=1", "sync=dsync", "sync=0", "sync=sync"]).prop_map(str::to_string),
             prop::sample::select(vec!["1m", "10m,2m", ",500k"]).prop_map(|v| format!("rate={v}")),
             prop::sample::select(vec!["100", "100,200", ",50"]).prop_map(|v| format!("rate_iops={v}")),
             prop::sample::select(vec!["0", "500", "2ms", "1s"]).prop_map(|v| format!("thinktime={v}")),
@@ -352,6 +359,8 @@ mod tests {
                 "thread",
                 "group_reporting",
                 "fallocate=keep",
+                "fallocate=none",
+                "fallocate=truncate",
                 "random_generator=lfsr"
             ])
             .prop_map(str::to_string),

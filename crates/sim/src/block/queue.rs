@@ -123,6 +123,8 @@ pub struct BlockQueue {
     pub log_bytes_written: u64,
     pub bytes_read: u64,
     pub requests_written: u64,
+    /// Writes that carried REQ_FUA.
+    pub fua_writes: u64,
     pub requests_read: u64,
     pub latency: LatencyHist,
     /// Bytes completed this second (for vmstat bi/bo).
@@ -210,6 +212,7 @@ impl BlockQueue {
             log_bytes_written: 0,
             bytes_read: 0,
             requests_written: 0,
+            fua_writes: 0,
             requests_read: 0,
             latency: LatencyHist::new(),
             sec_written: 0,

@@ -97,6 +97,35 @@ pub enum FioEngine {
     IoUring,
 }
 
+/// What a job's file holds before the job starts (fio's file setup, `fallocate=` and
+/// `overwrite=`): it decides whether a write allocates, converts an unwritten extent (a
+/// journalled change `fdatasync` must commit) or only overwrites.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FioLayout {
+    /// `fallocate=posix|native|keep` (fio's default is posix): blocks reserved as unwritten
+    /// extents; the first write of each converts it at I/O completion.
+    #[default]
+    Preallocated,
+    /// `fallocate=none|truncate`: a sparse file; writeback (or a direct write) allocates.
+    Sparse,
+    /// `overwrite=1`, or a job reads the file: fio writes it out first, every extent written.
+    Written,
+}
+
+/// `sync=`: the file is opened O_SYNC or O_DSYNC, so every write() returns only once durable
+/// (`generic_write_sync`; an O_DSYNC direct overwrite may go as one FUA write instead).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FioSync {
+    #[default]
+    None,
+    /// `sync=dsync`: O_DSYNC, data and the metadata needed to read it back.
+    Dsync,
+    /// `sync=1` or `sync=sync`: O_SYNC, the inode's timestamps too.
+    Sync,
+}
+
 /// `write_{lat,bw,iops}_log` and their windowing.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct FioLogs {
@@ -150,6 +179,10 @@ pub struct FioJob {
     /// fsync() every N writes (`fsync`), or fdatasync() (`fdatasync`); 0: never.
     pub fsync_every: u32,
     pub fdatasync: bool,
+    /// `sync=`: O_DSYNC or O_SYNC writes.
+    pub sync: FioSync,
+    /// What the file holds before the job (`fallocate=`, `overwrite=`).
+    pub layout: FioLayout,
     /// fsync() at the end of the job (`end_fsync`) or on closing each file (`fsync_on_close`).
     pub end_fsync: bool,
     /// Rate caps, bytes/s and I/Os per second, per direction (0: none).

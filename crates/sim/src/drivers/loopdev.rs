@@ -43,6 +43,15 @@
 //!   flush, measured idle) plus destaging what was written since the previous flush, at most
 //!   `backing_cache` bytes (beyond that the host writes back on its own), at
 //!   `backing_flush_bandwidth`.
+//!   **Fitted, and contradicted in isolation**: re-measured on 2026-12-01
+//!   (`validation/measured/loop-flush/`), an fsync of a fresh direct-io loop after 0–1024 MiB of
+//!   O_DIRECT writes costs 0.1–0.3 ms whatever was written (slope +2.6 µs/MiB; mean 1.5 ms with
+//!   the shared machine's scheduler-tick waits), so the destage term is not what an idle loop
+//!   pays. It stays because it is what reproduces the validation set: v6's commits under a
+//!   throttled copy measured 94 ms (their pre-flush 128 ms in the block trace) and v8's idle
+//!   commits 3.1–4.3 ms, which a 0.15 ms flush without destage misses by −83 % (v8 fsync p50
+//!   −53 %). What makes a loop flush slow behind a throttled copy is not yet found; until it is,
+//!   these parameters are a fit to v6/v8, not a law.
 //! - Completions are computed at dispatch (no per-piece events); a direction's completions come
 //!   in dispatch order, so two FIFOs replace a heap.
 //!

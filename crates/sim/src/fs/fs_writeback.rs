@@ -669,7 +669,9 @@ impl Machine {
                     false,
                 );
                 self.queues[dev].rq_mut(id).set_writeback_at_submit = true;
-                if new_blocks {
+                // New blocks (allocated unwritten, as ext4 with dioread_nolock and xfs do) and
+                // fallocated ones are converted at completion.
+                if new_blocks || (journalled && self.inodes[ino as usize].has_unwritten(p, len)) {
                     self.queues[dev].rq_mut(id).new_blocks = true;
                 }
                 if chain != NO_BIO {

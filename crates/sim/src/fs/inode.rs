@@ -4,6 +4,7 @@
 use crate::fs::block_alloc::BlockMap;
 use crate::mm::page_cache::AddressSpace;
 use crate::mm::vmscan::Mappings;
+use rangemap::RangeSet;
 
 /// Which of its wb's lists an inode is on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,15 +45,22 @@ pub struct Inode {
     /// The block device's page cache (metadata read through the buffer cache): allocated
     /// `GFP_NOFS`, from lowmem only (`grow_dev_page`).
     pub buffer_cache: bool,
-    /// `i_sync_tid`: the journal transaction that last changed the inode (0: none).
+    /// `i_sync_tid`: the journal transaction that last changed the inode, timestamps
+    /// included (`I_DIRTY_SYNC`; what fsync commits; 0: none).
     pub sync_tid: u32,
+    /// `i_datasync_tid`: the last transaction that changed what reading the data back needs
+    /// (`I_DIRTY_DATASYNC`: size, block allocation, unwritten-extent conversion); what
+    /// fdatasync and O_DSYNC commit. An overwrite of written blocks leaves it alone.
+    pub datasync_tid: u32,
     /// Tick of the last mtime and atime updates (a handle each).
     pub mtime_jiffy: Option<u64>,
     pub atime_jiffy: Option<u64>,
-    /// Fallocated and never written (fio's layout of a file no job reads): its blocks read
-    /// as zeros, so a write covering part of a page need not read it first. Kept for the
-    /// file's life: a page written back, dropped and partly rewritten is not read either.
-    pub unwritten: bool,
+    /// Pages whose blocks are unwritten extents (fallocated, or allocated by a direct write
+    /// into a hole, and not yet written): they read as zeros, so a write covering part of a
+    /// page need not read it first, and the write that reaches them converts the extent at
+    /// I/O completion, in a journal handle (`ext4_convert_unwritten_extents`,
+    /// `xfs_iomap_write_unwritten`).
+    pub unwritten: RangeSet<u64>,
     /// The file is on disk already; false for a writer's new file until its first write
     /// creates it (`open(O_CREAT)`: a directory entry, an inode from the inode bitmap).
     pub exists: bool,
@@ -77,11 +85,17 @@ impl Inode {
             nr_written: 0,
             buffer_cache: false,
             sync_tid: 0,
+            datasync_tid: 0,
             mtime_jiffy: None,
             atime_jiffy: None,
             exists: true,
-            unwritten: false,
+            unwritten: RangeSet::new(),
         }
+    }
+
+    /// Whether any of pages [start, start + n) is an unwritten extent.
+    pub fn has_unwritten(&self, start: u64, n: u64) -> bool {
+        !self.unwritten.is_empty() && self.unwritten.overlaps(&(start..start.saturating_add(n.max(1))))
     }
 }
 

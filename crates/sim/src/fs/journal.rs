@@ -139,9 +139,10 @@ impl Machine {
         false
     }
 
-    /// A handle of task `tid` changed `blocks` of `ino`'s file system: the inode joins the
-    /// running transaction (its `i_sync_tid`), and with ext3's ordered data its file too.
-    fn handle_touch(&mut self, ino: u32, dev: u16, blocks: &[MetaBlock], order: bool) {
+    /// A handle changed `blocks` of `ino`'s file system: the inode joins the running
+    /// transaction (its `i_sync_tid`; its `i_datasync_tid` too when the change is one reading
+    /// the data back needs, `datasync`), and with ext3's ordered data its file too.
+    fn handle_touch(&mut self, ino: u32, dev: u16, blocks: &[MetaBlock], order: bool, datasync: bool) {
         let tid = self.journal_touch(dev, blocks);
         let j = self.jn(dev);
         if order && j.p.ordered != Ordered::None {
@@ -150,7 +151,11 @@ impl Machine {
                 t.ordered.push(ino);
             }
         }
-        self.inodes[ino as usize].sync_tid = tid;
+        let inode = &mut self.inodes[ino as usize];
+        inode.sync_tid = tid;
+        if datasync {
+            inode.datasync_tid = tid;
+        }
     }
 
     /// A handle changed `blocks`: they join the running transaction (made now if there is
@@ -188,8 +193,9 @@ impl Machine {
         let Some(j) = self.journal(dev) else { return true };
         let jif = self.jiffies();
         let inode = &self.inodes[ino as usize];
+        let handle_per_write = j.p.handle_per_write;
         let due = match which {
-            TimeStamp::Mtime => j.p.handle_per_write || inode.mtime_jiffy != Some(jif),
+            TimeStamp::Mtime => handle_per_write || inode.mtime_jiffy != Some(jif),
             TimeStamp::Atime => match j.p.atime {
                 Atime::Noatime => false,
                 Atime::Relatime => inode.atime_jiffy.is_none(),
@@ -219,8 +225,11 @@ impl Machine {
             let now = self.now();
             self.jn(dev).running_txn(now).data_blocks += pages;
         }
+        // ext3's write() allocates the blocks it reaches (and grows the size) in this
+        // handle: that is data-integrity metadata, as a new file is; a timestamp alone is not.
+        let datasync = created || (which == TimeStamp::Mtime && handle_per_write && self.write_allocates(tid));
         // ext3's write() joins its file to the ordered data; a read orders nothing.
-        self.handle_touch(ino, dev, touched, which == TimeStamp::Mtime);
+        self.handle_touch(ino, dev, touched, which == TimeStamp::Mtime, datasync);
         true
     }
 
@@ -236,7 +245,7 @@ impl Machine {
             return false;
         }
         let blocks = [MetaBlock::RootDir, jbd2::inode_block(ino), MetaBlock::InodeBitmap(0)];
-        self.handle_touch(ino, dev, &blocks, false);
+        self.handle_touch(ino, dev, &blocks, false, false);
         true
     }
 
@@ -267,15 +276,15 @@ impl Machine {
     /// `mpage_map_and_submit_extent`, xfs's delalloc conversion).
     pub(crate) fn journal_alloc(&mut self, ino: u32, dev: u16, sector: u64) {
         let order = self.journal(dev).is_some_and(|j| j.p.ordered == Ordered::WaitAllocated);
-        self.handle_touch(ino, dev, &jbd2::alloc_blocks(ino, sector), order);
+        self.handle_touch(ino, dev, &jbd2::alloc_blocks(ino, sector), order, true);
     }
 
-    /// A write of newly allocated blocks completed: ext4 converts the unwritten extent and
-    /// updates the on-disk size, xfs logs the size, in a handle of the transaction running
-    /// now. ext3 did both in `write()`.
+    /// A write of newly allocated or fallocated blocks completed: ext4 converts the unwritten
+    /// extent and updates the on-disk size, xfs logs the size, in a handle of the transaction
+    /// running now — a change fdatasync must commit. ext3 did both in `write()`.
     pub(crate) fn journal_end_io(&mut self, ino: u32, dev: u16) {
         if self.journal(dev).is_some_and(|j| j.p.fs != crate::config::FsKind::Ext3) {
-            self.handle_touch(ino, dev, &[jbd2::inode_block(ino)], false);
+            self.handle_touch(ino, dev, &[jbd2::inode_block(ino)], false, true);
         }
     }
 
@@ -776,8 +785,12 @@ impl Machine {
                 continue;
             }
             let Some(j) = self.journal(dev) else { continue };
+            let inode = &self.inodes[self.tasks[t].file as usize];
             let need = match only {
-                Some(_) => self.inodes[self.tasks[t].file as usize].sync_tid,
+                // `ext4_fsync_journal`: fdatasync commits `i_datasync_tid`, fsync `i_sync_tid`
+                // (xfs: the log force skips an inode whose only change is a timestamp).
+                Some(_) if self.tasks[t].datasync => inode.datasync_tid,
+                Some(_) => inode.sync_tid,
                 None => j
                     .running
                     .as_ref()
@@ -796,6 +809,14 @@ impl Machine {
         }
         self.tasks[t].sync = Some(SyncWait::Commit { left, since: now });
         true
+    }
+
+    /// Whether the changes to `ino` an fsync (or, with `datasync`, an fdatasync) must make
+    /// durable are committed.
+    pub(crate) fn inode_durable(&self, j: &Journal, ino: u32, datasync: bool) -> bool {
+        let i = &self.inodes[ino as usize];
+        let need = if datasync { i.datasync_tid } else { i.sync_tid };
+        need == 0 || j.committed(need)
     }
 
     /// A commit task `tid` waited for is done.

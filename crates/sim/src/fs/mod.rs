@@ -12,3 +12,4 @@ pub mod metadata;
 pub mod namei;
 pub mod pdflush;
 pub mod sync;
+pub mod unwritten;

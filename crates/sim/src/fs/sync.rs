@@ -42,18 +42,45 @@ use crate::workload::state::SyncWait;
 impl Machine {
     /// fsync() of the task's file: write its dirty pages, submit them, and wait.
     pub(crate) fn vfs_fsync(&mut self, tid: u32) -> Option<Phase> {
+        self.tasks[tid as usize].op_start = self.now();
+        self.vfs_fsync_range(tid, 0, u64::MAX, false)
+    }
+
+    /// fdatasync() of the task's file: as fsync, but the journal is committed only for
+    /// changes reading the data back needs (`i_datasync_tid`), not for timestamps.
+    pub(crate) fn vfs_fdatasync(&mut self, tid: u32) -> Option<Phase> {
+        self.tasks[tid as usize].op_start = self.now();
+        self.vfs_fsync_range(tid, 0, u64::MAX, true)
+    }
+
+    /// `vfs_fsync_range(file, start, end, datasync)` on pages [`first`, `end`) of the task's
+    /// file: fsync and fdatasync (the whole file) and `generic_write_sync` after an O_SYNC or
+    /// O_DSYNC write (its range). The caller set `op_start`.
+    pub(crate) fn vfs_fsync_range(&mut self, tid: u32, first: u64, end: u64, datasync: bool) -> Option<Phase> {
         let t = tid as usize;
         let ino = self.tasks[t].file;
         let dev = self.inodes[ino as usize].dev;
-        self.tasks[t].op_start = self.now();
-        self.durability_begin(tid, Some(ino));
-        self.do_writepages(ino, 0, u64::MAX, Submitter::Task(tid), true, false);
+        self.tasks[t].datasync = datasync;
+        self.durability_begin_range(tid, ino, first, end, datasync);
+        if first == 0 && end == u64::MAX {
+            self.do_writepages(ino, 0, u64::MAX, Submitter::Task(tid), true, false);
+        } else {
+            let mut idx = first;
+            while let Some((s, n)) = self.inodes[ino as usize].mapping.next_dirty(idx, end.saturating_sub(idx)) {
+                if s >= end {
+                    break;
+                }
+                let n = n.min(end - s);
+                self.do_writepages(ino, s, n, Submitter::Task(tid), true, false);
+                idx = s + n;
+            }
+        }
         self.tasks[t].sync = Some(SyncWait::Wait {
             all: false,
             dev,
             ino,
-            index: 0,
-            end: self.inodes[ino as usize].mapping.end(),
+            index: first,
+            end: self.inodes[ino as usize].mapping.end().min(end),
         });
         self.tasks[t].phase = Phase::WaitSync;
         if !self.task_submit_pending(tid) {
@@ -65,6 +92,7 @@ impl Machine {
     /// sync(): wake every flusher, then sync the devices one after the other.
     pub(crate) fn ksys_sync(&mut self, tid: u32) -> Option<Phase> {
         self.tasks[tid as usize].op_start = self.now();
+        self.tasks[tid as usize].datasync = false;
         self.durability_begin(tid, None);
         self.wakeup_flusher_threads(WbReason::Sync);
         self.sync_inodes_sb(tid, 0);

@@ -99,6 +99,9 @@ pub struct Task {
     pub timeout_gen: Option<u32>,
     /// Where the task is in an fsync() or sync() call.
     pub sync: Option<crate::workload::state::SyncWait>,
+    /// The call in progress is an fdatasync (or an O_DSYNC write's sync): it commits the
+    /// journal only for data-integrity metadata.
+    pub datasync: bool,
     pub bytes_written: u64,
     pub bytes_read: u64,
     pub mid_bytes: Option<u64>,
@@ -186,6 +189,7 @@ impl Task {
             rq_wait: None,
             inflight: 0,
             sync: None,
+            datasync: false,
             runs_pending: 0,
             timeout_gen: None,
             bytes_written: 0,

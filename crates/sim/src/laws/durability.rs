@@ -1,12 +1,17 @@
-//! Durability: fsync(), fdatasync(), `conv=fsync` and sync() return only after every page
-//! that was dirty or under writeback at the call has completed writeback, and, where such a
-//! page lives on a device that caches writes, after a cache flush of that device completed for
-//! the call.
+//! Durability: fsync(), fdatasync(), an O_SYNC/O_DSYNC write, `conv=fsync` and sync() return
+//! only after every page that was dirty or under writeback at the call (in the call's range)
+//! has completed writeback, and, where such a page lives on a device that caches writes, after
+//! a cache flush of that device completed for the call; on a journalled file system, only
+//! after the metadata needed to read the data back is durable too: the transaction that last
+//! made such a change before the call (`i_datasync_tid`; for fsync and O_SYNC any change,
+//! timestamps included, `i_sync_tid`) and every transaction that converted a promised page's
+//! unwritten extent during the call are committed.
 //!
 //! At the call the law notes the runs of dirty and writeback pages of the file (fsync) or of
-//! every file (sync); from then on it logs the ranges dirtied again in those files. When the
-//! call returns, no noted page may still be dirty or under writeback unless it was dirtied
-//! again after the call (which the call does not promise to cover).
+//! every file (sync); from then on it logs the ranges dirtied again in those files and the
+//! ranges converted, with their transaction. When the call returns, no noted page may still
+//! be dirty or under writeback unless it was dirtied again after the call (which the call does
+//! not promise to cover).
 
 use super::Law;
 use crate::machine::Machine;
@@ -22,13 +27,19 @@ struct Promise {
     called: Ns,
     runs: Vec<(u32, u64, u64)>,
     log_from: Vec<(u32, usize)>,
+    /// The file of an fsync/fdatasync, the transaction its metadata needed at the call, and
+    /// where the file's conversion log stood.
+    meta: Option<(u32, u32, usize)>,
+    datasync: bool,
 }
 
-/// Ranges dirtied in a file while a call watches it.
+/// Ranges dirtied in a file while a call watches it, and ranges whose unwritten extents were
+/// converted, with the converting transaction.
 #[derive(Default)]
 struct Watch {
     watchers: u32,
     log: Vec<(u64, u64)>,
+    converted: Vec<(u64, u64, u32)>,
 }
 
 /// The open promises, per task, and the files they watch.
@@ -55,11 +66,31 @@ impl Obligations {
             w.log.push((start, n));
         }
     }
+
+    /// Pages of `ino` at [start, start + n) were converted from unwritten in transaction
+    /// `tid`: log them if a call watches the file.
+    pub fn converted(&mut self, ino: u32, start: u64, n: u64, tid: u32) {
+        if let Some(w) = self.watched.get_mut(&ino) {
+            w.converted.push((start, n, tid));
+        }
+    }
 }
 
 impl Machine {
     /// An fsync() of `ino` (or, with None, a sync()) by `tid` begins.
     pub(crate) fn durability_begin(&mut self, tid: u32, ino: Option<u32>) {
+        match ino {
+            Some(i) => self.durability_begin_range(tid, i, 0, u64::MAX, false),
+            None => self.durability_begin_scope(tid, None, (0, u64::MAX), false),
+        }
+    }
+
+    /// An fsync of pages [first, end) of `ino` (fdatasync or O_DSYNC with `datasync`) starts.
+    pub(crate) fn durability_begin_range(&mut self, tid: u32, ino: u32, first: u64, end: u64, datasync: bool) {
+        self.durability_begin_scope(tid, Some(ino), (first, end), datasync);
+    }
+
+    fn durability_begin_scope(&mut self, tid: u32, ino: Option<u32>, (first, end): (u64, u64), datasync: bool) {
         if !self.laws.on {
             return;
         }
@@ -73,19 +104,33 @@ impl Machine {
                 .collect(),
         };
         let mut p = Promise {
-            what: if ino.is_some() { "fsync" } else { "sync" },
+            what: match (ino.is_some(), datasync) {
+                (false, _) => "sync",
+                (true, false) => "fsync",
+                (true, true) => "fdatasync",
+            },
             called: self.now(),
             runs: Vec::new(),
             log_from: Vec::new(),
+            meta: None,
+            datasync,
         };
         for &i in &inodes {
             let m = &self.inodes[i as usize].mapping;
             for st in [PageState::Dirty, PageState::Writeback, PageState::WritebackDirty] {
-                p.runs.extend(m.runs_in_state(st).map(|(s, n)| (i, s, n)));
+                p.runs.extend(m.runs_in_state(st).filter_map(|(s, n)| {
+                    let (a, b) = (s.max(first), (s + n).min(end));
+                    (a < b).then_some((i, a, b - a))
+                }));
             }
             let w = self.laws.durability.watched.entry(i).or_default();
             w.watchers += 1;
             p.log_from.push((i, w.log.len()));
+            if ino.is_some() {
+                let inode = &self.inodes[i as usize];
+                let need = if datasync { inode.datasync_tid } else { inode.sync_tid };
+                p.meta = Some((i, need, w.converted.len()));
+            }
         }
         self.laws.durability.promises[tid as usize] = Some(p);
     }
@@ -124,6 +169,7 @@ impl Machine {
             }
         }
         let flushed = matches!(self.tasks[tid as usize].sync, Some(SyncWait::Flush { left: 0 }));
+        let metadata = if broken.is_none() { self.metadata_not_durable(&p) } else { None };
         for &(ino, _) in &p.log_from {
             let watched = &mut self.laws.durability.watched;
             if let Some(w) = watched.get_mut(&ino) {
@@ -150,6 +196,13 @@ impl Machine {
                 ),
             );
             self.laws.break_law(v);
+        } else if let Some(why) = metadata {
+            let v = self.violation(
+                Law::Durability,
+                self.task_label(tid),
+                format!("{} called at {:.6} s returned before {why}", p.what, p.called as f64 / 1e9),
+            );
+            self.laws.break_law(v);
         } else if let (Some(dev), false) = (owes_flush, flushed) {
             let v = self.violation(
                 Law::Durability,
@@ -164,6 +217,33 @@ impl Machine {
             );
             self.laws.break_law(v);
         }
+    }
+
+    /// What of the metadata the call of `p` promised is not durable at its return: the
+    /// transaction its file needed at the call, or one that converted a promised page since.
+    fn metadata_not_durable(&self, p: &Promise) -> Option<String> {
+        let (ino, need, conv_from) = p.meta?;
+        let j = self.journal(self.inodes[ino as usize].dev)?;
+        let durable = |t: u32| t == 0 || j.committed(t);
+        if !durable(need) {
+            let what = if p.datasync { "size or allocation" } else { "metadata" };
+            return Some(format!(
+                "transaction {need}, which holds {}'s {what} change, was committed",
+                self.inode_label(ino)
+            ));
+        }
+        let w = self.laws.durability.watched.get(&ino)?;
+        for &(s, n, t) in &w.converted[conv_from..] {
+            let promised = p.runs.iter().any(|&(i, a, m)| i == ino && s < a + m && a < s + n);
+            if promised && !durable(t) && !self.redirtied(p, ino, s, n) {
+                return Some(format!(
+                    "transaction {t}, which converted the unwritten extent of pages {s}..{} of {}, was committed",
+                    s + n,
+                    self.inode_label(ino)
+                ));
+            }
+        }
+        None
     }
 
     /// Whether pages [idx, idx + len) of `ino` were all dirtied again after the call of `p`.

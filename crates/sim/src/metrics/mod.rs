@@ -138,6 +138,10 @@ pub struct DeviceResult {
     pub request_latency: LatencyHist,
     pub requests_written: u64,
     pub requests_read: u64,
+    /// Cache flushes sent to the device (diskstats' flush requests) and writes that carried
+    /// REQ_FUA.
+    pub flushes: u64,
+    pub fua_writes: u64,
     /// The file system's journal, if it has one.
     pub journal: Option<JournalResult>,
 }

@@ -16,7 +16,7 @@
 //! hashing; the model serialises its buffered reads too), and its time is completion latency.
 
 use super::fio_offsets::OffsetGen;
-use crate::config::{FioBs, FioEngine, FioJob, FioRw, JobConfig, READ, WRITE};
+use crate::config::{FioBs, FioEngine, FioJob, FioRw, FioSync, JobConfig, READ, WRITE};
 use crate::drivers::Op;
 use crate::engine::RngStream;
 use crate::kernel::cpu::Who;
@@ -24,6 +24,7 @@ use crate::kernel::task::Phase;
 use crate::machine::Machine;
 use crate::metrics::fio::{FioStats, LogRow, LogWindow, SAMPLE_NS};
 use crate::mm::page_cache::PageState;
+use crate::units::PAGE_SIZE;
 use crate::Ns;
 
 /// One I/O of a fio job.
@@ -38,6 +39,8 @@ pub struct FioIo {
     pub bs: u64,
     /// Its requests not yet completed (O_DIRECT).
     pub reqs: u32,
+    /// An O_DSYNC direct write sent as FUA writes: durable when they complete.
+    pub fua: bool,
 }
 
 /// A fio job clone's progress.
@@ -78,6 +81,9 @@ pub struct FioState {
     finishing: bool,
     /// Times the task blocked (fio's `ctx`).
     pub ctx: u64,
+    /// An O_SYNC/O_DSYNC write whose data is written and whose `generic_write_sync` is still
+    /// to come (or under way): it completes, for fio, when that returns.
+    write_sync: Option<FioIo>,
     pub stats: FioStats,
     /// Next bandwidth/IOPS sample, and the open window of a `log_avg_msec` log.
     sample_at: Ns,
@@ -118,6 +124,7 @@ impl FioState {
             end_syncs: 0,
             finishing: false,
             ctx: 0,
+            write_sync: None,
             stats: FioStats::default(),
             sample_at: 0,
             window: LogWindow::default(),
@@ -184,6 +191,9 @@ impl Machine {
         if self.tasks[t].fio.as_ref().expect("fio task").begun.is_none() {
             self.fio_begin(tid);
         }
+        if let Some(io) = self.tasks[t].fio.as_ref().expect("fio task").write_sync {
+            return self.generic_write_sync(tid, io);
+        }
         let next = {
             let task = &mut self.tasks[t];
             let j = job(&task.job);
@@ -207,7 +217,11 @@ impl Machine {
             }
             Next::Fsync(file) => {
                 self.tasks[t].file = file;
-                self.vfs_fsync(tid)
+                if job(&self.tasks[t].job).fdatasync {
+                    self.vfs_fdatasync(tid)
+                } else {
+                    self.vfs_fsync(tid)
+                }
             }
             Next::Finish => {
                 let task = &mut self.tasks[t];
@@ -321,10 +335,23 @@ impl Machine {
         let depth = f.inflight;
         f.stats.depth[FioStats::depth_bucket(depth)] += 1;
         let op = if io.ddir as usize == READ { Op::Read } else { Op::Write };
+        let write_through =
+            op == Op::Write && job(&self.tasks[t].job).sync == FioSync::Dsync && self.dio_write_through(io.file, io.offset, io.bs);
         let reqs = self.queue_direct(tid, io.file, op, io.offset, io.bs, slot);
+        if write_through {
+            // REQ_FUA on each of the write's requests (they were just queued on the plug).
+            let task = &self.tasks[t];
+            let n = task.pending.len();
+            let ids: Vec<(u16, u32)> = task.pending.iter().skip(n - reqs as usize).copied().collect();
+            for (d, id) in ids {
+                self.queues[d as usize].rq_mut(id).fua = true;
+            }
+        }
         let task = &mut self.tasks[t];
         task.inflight += 1;
-        task.fio.as_mut().expect("fio task").slots[slot as usize].reqs = reqs;
+        let f = task.fio.as_mut().expect("fio task");
+        f.slots[slot as usize].reqs = reqs;
+        f.slots[slot as usize].fua = write_through;
         if engine == FioEngine::Sync {
             task.fio.as_mut().expect("fio task").wake_at = 0;
             task.phase = Phase::WaitDirect;
@@ -377,6 +404,20 @@ impl Machine {
         } else {
             task.bytes_written += io.bs;
         }
+        if io.ddir as usize != READ {
+            self.dio_write_end(io.file, io.offset, io.bs);
+        }
+        let task = &mut self.tasks[t];
+        if io.ddir as usize != READ && !io.fua && job(&task.job).sync != FioSync::None {
+            // `generic_write_sync` before the write returns (a synchronous engine: sync= is
+            // refused with the others).
+            task.fio.as_mut().expect("fio task").write_sync = Some(io);
+            if task.phase == Phase::WaitDirect && task.pending.is_empty() {
+                task.phase = Phase::NextOp;
+                self.run_task_at(tid, now);
+            }
+            return;
+        }
         task.record_op(now, now - io.start);
         self.fio_account(tid, io, now, engine != FioEngine::Sync);
         let task = &mut self.tasks[t];
@@ -394,6 +435,10 @@ impl Machine {
         let engine = job(&self.tasks[t].job).engine;
         let task = &mut self.tasks[t];
         let mut io = task.fio.as_ref().expect("fio task").cur;
+        if io.ddir as usize != READ && job(&task.job).sync != FioSync::None {
+            task.fio.as_mut().expect("fio task").write_sync = Some(io);
+            return Some(Phase::NextOp);
+        }
         task.record_op(now, now - io.start);
         // libaio does buffered I/O inside io_submit: all of it is submission.
         io.submitted = if engine == FioEngine::Libaio { now } else { io.start };
@@ -401,10 +446,29 @@ impl Machine {
         Some(Phase::NextOp)
     }
 
-    /// An fsync()/fdatasync() of the job returned.
+    /// `generic_write_sync` of an O_SYNC/O_DSYNC write whose data is written:
+    /// `vfs_fsync_range` over the bytes it wrote (datasync for O_DSYNC). The write's latency
+    /// runs on from its start.
+    fn generic_write_sync(&mut self, tid: u32, io: FioIo) -> Option<Phase> {
+        let t = tid as usize;
+        let datasync = job(&self.tasks[t].job).sync == FioSync::Dsync;
+        let task = &mut self.tasks[t];
+        task.file = io.file;
+        task.op_start = io.start;
+        let (first, end) = (io.offset / PAGE_SIZE, (io.offset + io.bs).div_ceil(PAGE_SIZE));
+        self.vfs_fsync_range(tid, first, end, datasync)
+    }
+
+    /// An fsync()/fdatasync() of the job returned, or the sync of an O_SYNC/O_DSYNC write
+    /// (which completes the write).
     pub(crate) fn fio_sync_done(&mut self, tid: u32) -> Option<Phase> {
         let now = self.now();
         let task = &mut self.tasks[tid as usize];
+        if let Some(io) = task.fio.as_mut().expect("fio task").write_sync.take() {
+            // A synchronous engine's write (sync= is refused with the others).
+            self.fio_account(tid, io, now, false);
+            return Some(Phase::NextOp);
+        }
         let start = task.op_start;
         let f = task.fio.as_mut().expect("fio task");
         if start >= f.stats_from {
@@ -649,5 +713,6 @@ fn decide(j: &FioJob, f: &mut FioState, now: Ns, stop: Ns) -> Next {
         offset,
         bs,
         reqs: 0,
+        fua: false,
     })
 }

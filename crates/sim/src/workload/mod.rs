@@ -442,7 +442,7 @@ impl Machine {
         let mut wait_on = None;
         for p in self.partial_page_ranges(tid).into_iter().flatten() {
             match self.inodes[ino as usize].mapping.state(p) {
-                None if !self.inodes[ino as usize].unwritten && self.inodes[ino as usize].blocks.lookup(p).is_some() => {
+                None if !self.inodes[ino as usize].has_unwritten(p, 1) && self.inodes[ino as usize].blocks.lookup(p).is_some() => {
                     if !self.read_one_page(tid, ino, p) {
                         return None;
                     }
@@ -562,8 +562,13 @@ impl Machine {
 
     /// Build the requests of an O_DIRECT I/O of [offset, offset+bytes) of `ino` onto the
     /// task's pending list, tagged `aio` (a fio job's in-flight slot); returns how many. O_DIRECT
-    /// writes allocate at submission; a request stops at `max_sectors_kb` and at an extent's end.
+    /// writes allocate at submission (as unwritten extents on a journalled file system,
+    /// converted when the write completes); a request stops at `max_sectors_kb` and at an
+    /// extent's end.
     pub(crate) fn queue_direct(&mut self, tid: u32, ino: u32, op: Op, offset: u64, bytes: u64, aio: u16) -> u32 {
+        if op == Op::Write {
+            self.dio_write_begin(ino, offset, bytes);
+        }
         let dev = self.inodes[ino as usize].dev as usize;
         let max = self.queues[dev].max_sectors * 512;
         let mut off = offset;
@@ -599,6 +604,11 @@ impl Machine {
             return;
         }
         let n = task.op_left;
+        if let JobConfig::Dd { .. } = task.job {
+            let (file, offset) = (task.file, task.offset);
+            self.dio_write_end(file, offset, n);
+        }
+        let task = &mut self.tasks[tid as usize];
         match task.job {
             JobConfig::Dd { .. } => {
                 task.bytes_written += n;

@@ -1,0 +1,129 @@
+//! Durability as a database uses it, through fio job text: fdatasync commits the journal only
+//! for what reading the data back needs (an overwrite: none; a fallocated or sparse file:
+//! every call), fsync also for timestamps, O_DSYNC direct overwrites go as FUA writes where the
+//! device takes them and pay a cache flush where it does not. The durability law, which now
+//! also checks the journal commits each call owes, runs on every simulation here.
+
+use wblab_sim::config::WRITE;
+use wblab_sim::metrics::RunResult;
+
+/// A WAL job: 4 KiB sequential writes for 4 s, with `extra` lines (the sync and the layout).
+fn wal(extra: &str) -> String {
+    format!("[wal]\nrw=write\nbs=4k\nsize=64m\nruntime=4s\ntime_based\n{extra}\n")
+}
+
+/// Run job text as a bare job file: the default 7200 rpm disk (it takes FUA writes), ext4.
+fn on_disk(jobs: &str) -> RunResult {
+    let sc = wblab_scenario::fio_scenario(jobs, "wal.fio").unwrap_or_else(|e| panic!("{e}"));
+    wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress).unwrap_or_else(|v| panic!("{v}"))
+}
+
+/// Run job text on a loop device (a write cache, no FUA) with `fs`.
+fn on_loop(jobs: &str, fs: &str) -> RunResult {
+    let toml = format!(
+        "duration = \"30s\"\nuntil_done = true\n[[device]]\nname = \"loop0\"\nmodel = \"loop\"\nfs = \"{fs}\"\n\
+         [[task]]\nfio = \"\"\"\n{jobs}\n\"\"\"\n"
+    );
+    let sc = wblab_scenario::parse(&toml, "wal.toml").unwrap_or_else(|e| panic!("{e}"));
+    wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress).unwrap_or_else(|v| panic!("{v}"))
+}
+
+/// (syncs, mean sync latency in ms, journal commits, cache flushes) of the run's one job.
+fn syncs(r: &RunResult) -> (u64, f64, u64, u64) {
+    let f = &r.fio[0].stats;
+    let n = f.sync.n;
+    let mean = if n > 0 { f.sync.mean() / 1e6 } else { 0.0 };
+    let d = &r.devices[0];
+    (n, mean, d.journal.as_ref().map_or(0, |j| j.commits), d.flushes)
+}
+
+#[test]
+fn fdatasync_of_an_overwrite_commits_nothing_and_flushes_once_per_call() {
+    let r = on_disk(&wal("fdatasync=1\noverwrite=1"));
+    let (n, _, commits, flushes) = syncs(&r);
+    assert!(n > 50, "{n} fdatasyncs");
+    // The commit timer (5 s) may commit the mtime updates once; the calls commit nothing.
+    assert!(commits <= 1, "{commits} commits for {n} fdatasyncs of overwritten blocks");
+    assert!(flushes >= n, "each call flushes the cache: {flushes} flushes for {n} calls");
+}
+
+#[test]
+fn fdatasync_commits_every_conversion_of_a_fallocated_or_sparse_file() {
+    for layout in ["fallocate=posix", "fallocate=none"] {
+        let r = on_disk(&wal(&format!("fdatasync=1\n{layout}")));
+        let (n, _, commits, _) = syncs(&r);
+        assert!(n > 20, "{layout}: {n} fdatasyncs");
+        // Each call's page is new (unwritten or unallocated): its conversion is committed
+        // before the call returns, one commit per call.
+        assert!(commits + 1 >= n, "{layout}: {commits} commits for {n} fdatasyncs");
+    }
+}
+
+#[test]
+fn fdatasync_of_an_overwrite_is_faster_than_of_an_append_and_than_fsync() {
+    let (_, over, ..) = syncs(&on_disk(&wal("fdatasync=1\noverwrite=1")));
+    let (_, prealloc, ..) = syncs(&on_disk(&wal("fdatasync=1")));
+    let (_, fsync, fsync_commits, _) = syncs(&on_disk(&wal("fsync=1\noverwrite=1")));
+    assert!(prealloc > 1.5 * over, "prealloc {prealloc:.2} ms vs overwrite {over:.2} ms");
+    // fsync commits the mtime change once per tick: most calls commit.
+    assert!(fsync > 1.5 * over, "fsync {fsync:.2} ms vs fdatasync {over:.2} ms");
+    assert!(fsync_commits > 20, "fsync committed {fsync_commits} times");
+}
+
+#[test]
+fn o_dsync_direct_overwrites_carry_fua_where_the_device_takes_it() {
+    let r = on_disk(&wal("sync=dsync\ndirect=1\noverwrite=1"));
+    let d = &r.devices[0];
+    let writes = r.fio[0].stats.dir[WRITE].ios;
+    assert!(writes > 50, "{writes} writes");
+    assert_eq!(d.flushes, 0, "a FUA write needs no flush");
+    assert!(d.fua_writes >= writes, "{} FUA writes for {writes} O_DSYNC writes", d.fua_writes);
+}
+
+#[test]
+fn o_dsync_writes_pay_a_flush_where_the_device_has_no_fua() {
+    for extra in [
+        "sync=dsync\ndirect=1\noverwrite=1",
+        "sync=dsync\noverwrite=1",
+        "sync=1\noverwrite=1",
+    ] {
+        let r = on_loop(&wal(extra), "ext4");
+        let d = &r.devices[0];
+        let writes = r.fio[0].stats.dir[WRITE].ios;
+        assert!(writes > 50, "{extra}: {writes} writes");
+        assert_eq!(d.fua_writes, 0, "{extra}: the loop device takes no FUA");
+        assert!(d.flushes >= writes, "{extra}: {} flushes for {writes} writes", d.flushes);
+    }
+}
+
+#[test]
+fn o_dsync_into_fallocated_blocks_commits_each_conversion() {
+    let r = on_disk(&wal("sync=dsync\ndirect=1"));
+    let writes = r.fio[0].stats.dir[WRITE].ios;
+    let commits = r.devices[0].journal.as_ref().map_or(0, |j| j.commits);
+    // The only FUA writes are the commits' records: an unwritten extent cannot go
+    // write-through.
+    assert!(
+        r.devices[0].fua_writes <= commits,
+        "{} FUA writes, {commits} commits",
+        r.devices[0].fua_writes
+    );
+    assert!(commits + 1 >= writes, "{commits} commits for {writes} writes");
+}
+
+#[test]
+fn xfs_skips_the_log_force_for_a_timestamp_alone() {
+    let over = on_loop(&wal("fdatasync=1\noverwrite=1"), "xfs");
+    let pre = on_loop(&wal("fdatasync=1"), "xfs");
+    let (n, _, c_over, _) = syncs(&over);
+    let (m, _, c_pre, _) = syncs(&pre);
+    assert!(c_over <= 1, "{c_over} log forces for {n} fdatasyncs of overwrites");
+    assert!(c_pre + 1 >= m, "{c_pre} log forces for {m} fdatasyncs of fallocated blocks");
+}
+
+#[test]
+fn a_bare_job_file_runs_on_ext4() {
+    let r = on_disk(&wal("fdatasync=1"));
+    assert_eq!(r.scenario.devices[0].fs.as_ref().map(|m| m.fs.name()), Some("ext4"));
+    assert!(r.devices[0].journal.is_some(), "the journal runs");
+}

@@ -1,0 +1,94 @@
+//! Unwritten extents: blocks a file owns whose contents were never written. `fallocate`
+//! reserves them (fio's default `fallocate=posix` does it for every file it creates), ext4
+//! with `dioread_nolock` (the default since 5.6) and xfs allocate writeback's and direct
+//! writes' new blocks as unwritten too. They read as zeros; the write that reaches them is
+//! followed, at I/O completion, by a conversion in a journal handle (ext4's end_io work,
+//! `ext4_convert_unwritten_extents`; xfs's `xfs_iomap_write_unwritten`), a change to what
+//! reading the data back needs, so `i_datasync_tid` moves with it and the next fdatasync
+//! commits. An overwrite of written blocks converts nothing: its fdatasync is the data and a
+//! cache flush.
+//!
+//! The model keeps each inode's unwritten pages as a set of page ranges
+//! ([`crate::fs::inode::Inode::unwritten`]) and converts at the completion of the request
+//! (buffered writeback) or of the whole direct write. The conversion itself takes no time and
+//! never waits for a locked transaction (the kernel's end_io work can).
+
+use crate::machine::Machine;
+use crate::units::PAGE_SIZE;
+
+impl Machine {
+    /// Pages [start, start + n) of `ino` were written: those that were unwritten extents are
+    /// now converted, in the handle of transaction `tid`.
+    pub(crate) fn unwritten_converted(&mut self, ino: u32, start: u64, n: u64, tid: u32) {
+        let inode = &mut self.inodes[ino as usize];
+        if !inode.has_unwritten(start, n) {
+            return;
+        }
+        inode.unwritten.remove(start..start + n.max(1));
+        self.laws.durability.converted(ino, start, n, tid);
+    }
+
+    /// A direct write of `bytes` at `offset` into `ino` is about to be mapped: pages without
+    /// blocks get them now, as unwritten extents, in a handle (`ext4_iomap_alloc`), so the
+    /// write converts them when it completes. Only on a journalled file system.
+    pub(crate) fn dio_write_begin(&mut self, ino: u32, offset: u64, bytes: u64) {
+        let dev = self.inodes[ino as usize].dev;
+        if self.journal(dev).is_none() || bytes == 0 {
+            return;
+        }
+        let (first, end) = (offset / PAGE_SIZE, (offset + bytes).div_ceil(PAGE_SIZE));
+        let mut p = first;
+        while p < end {
+            if self.inodes[ino as usize].blocks.lookup(p).is_some() {
+                p += 1;
+                continue;
+            }
+            let hole = (p..end)
+                .take_while(|&q| self.inodes[ino as usize].blocks.lookup(q).is_none())
+                .count() as u64;
+            let (sector, got) = self.inodes[ino as usize].blocks.map(p, hole, &mut self.allocs[dev as usize]);
+            self.inodes[ino as usize].unwritten.insert(p..p + got);
+            self.journal_alloc(ino, dev, sector);
+            p += got.max(1);
+        }
+    }
+
+    /// A direct write of `bytes` at `offset` into `ino` completed (`iomap_dio_complete` →
+    /// the file system's end_io): convert what of it was unwritten.
+    pub(crate) fn dio_write_end(&mut self, ino: u32, offset: u64, bytes: u64) {
+        let (first, end) = (offset / PAGE_SIZE, (offset + bytes).div_ceil(PAGE_SIZE));
+        if !self.inodes[ino as usize].has_unwritten(first, end - first) {
+            return;
+        }
+        let dev = self.inodes[ino as usize].dev;
+        self.journal_end_io(ino, dev);
+        let tid = self.inodes[ino as usize].datasync_tid;
+        self.unwritten_converted(ino, first, end - first, tid);
+    }
+
+    /// Whether the task's write() reaches pages without blocks (ext3 allocates them in the
+    /// write, under its handle).
+    pub(crate) fn write_allocates(&self, tid: u32) -> bool {
+        let t = &self.tasks[tid as usize];
+        let inode = &self.inodes[t.file as usize];
+        let (first, last) = (t.offset / PAGE_SIZE, (t.offset + t.op_left.max(1) - 1) / PAGE_SIZE);
+        inode.blocks.lookup(first).is_none() || inode.blocks.lookup(last).is_none()
+    }
+
+    /// Whether an O_DSYNC direct write of `bytes` at `offset` into `ino` may go as FUA writes
+    /// and skip `generic_write_sync` (`iomap_dio_can_use_fua`): the device takes FUA, every
+    /// block is written already (an unwritten or new one needs its conversion committed), and
+    /// the inode has no uncommitted data-integrity change (`IOMAP_F_DIRTY`).
+    pub(crate) fn dio_write_through(&self, ino: u32, offset: u64, bytes: u64) -> bool {
+        let inode = &self.inodes[ino as usize];
+        let dev = inode.dev;
+        if !self.queues[dev as usize].supports_fua() {
+            return false;
+        }
+        let (first, end) = (offset / PAGE_SIZE, (offset + bytes).div_ceil(PAGE_SIZE));
+        if inode.has_unwritten(first, end - first) || (first..end).any(|p| inode.blocks.lookup(p).is_none()) {
+            return false;
+        }
+        self.journal(dev).is_none_or(|j| self.inode_durable(j, ino, true))
+    }
+}
