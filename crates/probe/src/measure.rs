@@ -569,7 +569,13 @@ impl Session<'_> {
         let (opts, j) = (self.opts, &mut self.j);
         log(opts, &format!("{}: {} backing file, mkfs.{}", d.name, human(l.size), l.fs));
         mount::make_backing(&l.backing, l.size).map_err(|e| failed(format!("backing file {}: {e}", l.backing.display())))?;
-        mount::mkfs(&l.fs, &l.backing, d.fs.as_ref().and_then(|m| m.journal_size)).map_err(failed)?;
+        mount::mkfs(
+            &l.fs,
+            &l.backing,
+            d.fs.as_ref().and_then(|m| m.journal_size),
+            d.fs.as_ref().is_some_and(|m| m.fast_commit),
+        )
+        .map_err(failed)?;
         let ld = loopdev::add_fresh(j).map_err(failed)?;
         let dio = loopdev::attach(j, &ld, &l.backing).map_err(failed)?;
         if !dio {

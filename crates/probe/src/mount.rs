@@ -24,7 +24,7 @@ pub fn make_backing(path: &Path, size: u64) -> io::Result<()> {
 /// tables and journal now rather than lazily: the background `ext4lazyinit` thread would
 /// otherwise write through the throttled device during the measurement. `journal_size`
 /// (bytes, ext3/4) becomes `-J size=` in MiB.
-pub fn mkfs_command(fs: &str, target: &Path, journal_size: Option<u64>) -> io::Result<(&'static str, Vec<String>)> {
+pub fn mkfs_command(fs: &str, target: &Path, journal_size: Option<u64>, fast_commit: bool) -> io::Result<(&'static str, Vec<String>)> {
     let (tool, mut args): (&'static str, Vec<String>) = match fs {
         "ext4" | "ext3" | "ext2" => (
             match fs {
@@ -44,6 +44,12 @@ pub fn mkfs_command(fs: &str, target: &Path, journal_size: Option<u64>) -> io::R
             )))
         }
     };
+    if fast_commit {
+        if fs != "ext4" {
+            return Err(io::Error::other(format!("fast_commit is an ext4 feature, not {fs}'s")));
+        }
+        args.extend(["-O".to_string(), "fast_commit".to_string()]);
+    }
     if let Some(b) = journal_size {
         if !fs.starts_with("ext") {
             return Err(io::Error::other(format!("a journal size is only taken by ext3/ext4, not {fs}")));
@@ -57,8 +63,8 @@ pub fn mkfs_command(fs: &str, target: &Path, journal_size: Option<u64>) -> io::R
 }
 
 /// Run [`mkfs_command`].
-pub fn mkfs(fs: &str, target: &Path, journal_size: Option<u64>) -> io::Result<()> {
-    let (tool, args) = mkfs_command(fs, target, journal_size)?;
+pub fn mkfs(fs: &str, target: &Path, journal_size: Option<u64>, fast_commit: bool) -> io::Result<()> {
+    let (tool, args) = mkfs_command(fs, target, journal_size, fast_commit)?;
     let exe = sys::which(tool).ok_or_else(|| {
         io::Error::other(format!(
             "{tool} is not installed: cannot make a {fs} file system (scripts/setup-measure installs the mkfs tools)"

@@ -166,8 +166,13 @@ impl Plan {
             if want_loop && host.root {
                 let fs = d.fs.as_ref().map_or("ext4", |m| m.fs.name()).to_string();
                 let backing = scratch.join(format!("{}.img", d.name));
-                let mkfs = mount::mkfs_command(&fs, &backing, d.fs.as_ref().and_then(|m| m.journal_size))
-                    .map_err(|e| MeasureError::Refused(format!("device `{}`: {e}", d.name)))?;
+                let mkfs = mount::mkfs_command(
+                    &fs,
+                    &backing,
+                    d.fs.as_ref().and_then(|m| m.journal_size),
+                    d.fs.as_ref().is_some_and(|m| m.fast_commit),
+                )
+                .map_err(|e| MeasureError::Refused(format!("device `{}`: {e}", d.name)))?;
                 p.loop_device = Some(LoopPlan {
                     backing,
                     size: d.size,

@@ -20,8 +20,13 @@ fn on_disk(jobs: &str) -> RunResult {
 
 /// Run job text on a loop device (a write cache, no FUA) with `fs`.
 fn on_loop(jobs: &str, fs: &str) -> RunResult {
+    on_device("loop", &format!("fs = \"{fs}\""), jobs)
+}
+
+/// Run job text on a device of `model` with the device keys `keys`.
+fn on_device(model: &str, keys: &str, jobs: &str) -> RunResult {
     let toml = format!(
-        "duration = \"30s\"\nuntil_done = true\n[[device]]\nname = \"loop0\"\nmodel = \"loop\"\nfs = \"{fs}\"\n\
+        "duration = \"30s\"\nuntil_done = true\n[[device]]\nname = \"dev0\"\nmodel = \"{model}\"\n{keys}\n\
          [[task]]\nfio = \"\"\"\n{jobs}\n\"\"\"\n"
     );
     let sc = wblab_scenario::parse(&toml, "wal.toml").unwrap_or_else(|e| panic!("{e}"));
@@ -126,4 +131,43 @@ fn a_bare_job_file_runs_on_ext4() {
     let r = on_disk(&wal("fdatasync=1"));
     assert_eq!(r.scenario.devices[0].fs.as_ref().map(|m| m.fs.name()), Some("ext4"));
     assert!(r.devices[0].journal.is_some(), "the journal runs");
+}
+
+#[test]
+fn fast_commit_shortens_an_fsync_that_needs_a_commit() {
+    for model in ["hdd", "loop"] {
+        let full = on_device(model, "fs = \"ext4\"", &wal("fsync=1\noverwrite=1"));
+        let fast = on_device(model, "fs = \"ext4\"\nfast_commit = true", &wal("fsync=1\noverwrite=1"));
+        let (n, full_ms, full_commits, _) = syncs(&full);
+        let (m, fast_ms, fast_commits, _) = syncs(&fast);
+        let fc = fast.devices[0].journal.as_ref().map_or(0, |j| j.fast_commits);
+        assert!(full_commits > 20, "{model}: without fast commits, fsync commits: {full_commits}");
+        assert!(fc > 20, "{model}: {fc} fast commits for {m} fsyncs");
+        assert!(
+            fast_commits < full_commits / 4,
+            "{model}: full commits {fast_commits} with fast commits, {full_commits} without"
+        );
+        assert!(
+            fast_ms < full_ms,
+            "{model}: fsync {fast_ms:.3} ms with fast commits, {full_ms:.3} ms without ({m} and {n} calls)"
+        );
+    }
+}
+
+#[test]
+fn fast_commit_serves_fdatasync_of_fallocated_blocks_too() {
+    let r = on_device("hdd", "fs = \"ext4\"\nfast_commit = true", &wal("fdatasync=1"));
+    let (n, ..) = syncs(&r);
+    let j = r.devices[0].journal.as_ref().expect("journal");
+    assert!(j.fast_commits + 1 >= n, "{} fast commits for {n} fdatasyncs", j.fast_commits);
+    assert!(j.commits <= 2, "{} full commits", j.commits);
+}
+
+#[test]
+fn fast_commit_is_an_ext4_feature() {
+    let toml = "[[device]]\nname = \"sda\"\nfs = \"xfs\"\nfast_commit = true\n";
+    let e = wblab_scenario::parse(toml, "fc.toml")
+        .expect_err("xfs has no fast commits")
+        .to_string();
+    assert!(e.contains("fast_commit") && e.contains("fc.toml:4"), "{e}");
 }

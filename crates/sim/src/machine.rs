@@ -1087,7 +1087,9 @@ impl Machine {
             self.trace_ev(0, 0, ev);
         }
         for w in self.queues[d].flush_completed() {
-            if w & crate::fs::jbd2::JOURNAL_WAITER != 0 {
+            if w & crate::fs::jbd2::JOURNAL_WAITER != 0 && w & crate::fs::jbd2::FC_WAITER != 0 {
+                self.fast_commit_flushed((w & 0xffff) as u16);
+            } else if w & crate::fs::jbd2::JOURNAL_WAITER != 0 {
                 self.journal_flushed((w & !crate::fs::jbd2::JOURNAL_WAITER) as u16);
             } else {
                 self.cache_flushed(w);
@@ -1164,7 +1166,15 @@ impl Machine {
         let nsegs = if held { 0 } else { self.queues[d].rq(id).segs.len() };
         let new_blocks = self.queues[d].rq(id).new_blocks;
         let ckpt_tid = self.queues[d].rq(id).ckpt_tid;
-        let first_file = if new_blocks {
+        // New blocks, or fallocated pages (a merge may have brought some into a request that
+        // was not built for them).
+        let converts = new_blocks
+            || (op == Op::Write
+                && self.journals[d].is_some()
+                && self.queues[d].rq(id).segs[..nsegs]
+                    .iter()
+                    .any(|s| self.inodes[s.file as usize].has_unwritten(s.start, s.pages)));
+        let first_file = if converts {
             self.queues[d].rq(id).segs.first().map(|s| s.file)
         } else {
             None
@@ -1253,7 +1263,9 @@ impl Machine {
             }
         }
         if self.journals[d].is_some() && op == Op::Write {
-            if ckpt_tid > 0 {
+            if ckpt_tid == crate::fs::fast_commit::FC_WRITE {
+                self.fast_commit_written(dev);
+            } else if ckpt_tid > 0 {
                 self.checkpoint_written(dev, ckpt_tid);
             } else {
                 self.journal_io_done(dev, log_bytes / 512);
@@ -1810,6 +1822,7 @@ impl Machine {
                     handle_waits: j.stats.handle_waits,
                     handle_wait_ns: j.stats.handle_wait_ns,
                     checkpoint_blocks: j.stats.checkpoint_blocks,
+                    fast_commits: j.stats.fast_commits,
                 }),
             })
             .collect();

@@ -342,10 +342,11 @@ fn device_table(r: &RunResult, out: &mut String) {
         if let Some(j) = &d.journal {
             writeln!(
                 out,
-                "{} journal ({}): {} commits, {} blocks logged, {} written home; commit mean {:.1} ms (locked {:.1}, ordered data {:.1}, log {:.1}), max {:.1} ms; {} handles waited {:.1} ms",
+                "{} journal ({}): {} commits{}, {} blocks logged, {} written home; commit mean {:.1} ms (locked {:.1}, ordered data {:.1}, log {:.1}), max {:.1} ms; {} handles waited {:.1} ms",
                 d.name,
                 j.fs,
                 j.commits,
+                if j.fast_commits > 0 { format!(" and {} fast commits", j.fast_commits) } else { String::new() },
                 j.blocks_logged,
                 j.checkpoint_blocks,
                 j.commit_mean_ns as f64 / 1e6,

@@ -10,7 +10,18 @@ use wblab_sim::config::{default_queue, default_size, BdiConfig, DeviceConfig, De
 use wblab_sim::drivers::model::{model_info, sd_name, Naming};
 use wblab_sim::units::{format_size, MIB};
 
-pub(super) const IDENTITY_KEYS: &[&str] = &["name", "model", "size", "major", "minor", "fs", "mount", "journal_size", "used"];
+pub(super) const IDENTITY_KEYS: &[&str] = &[
+    "name",
+    "model",
+    "size",
+    "major",
+    "minor",
+    "fs",
+    "mount",
+    "journal_size",
+    "fast_commit",
+    "used",
+];
 
 /// NVMe's block major: a disk named `nvme...` gets it instead of sd's.
 const NVME_MAJOR: u32 = 259;

@@ -610,6 +610,7 @@ fn misplaced(e: &Entry<'_>) -> Problem {
         || k.starts_with("throttle")
         || k == "fs"
         || k == "journal_size"
+        || k == "fast_commit"
         || model::is_param(k)
     {
         Some("device knobs go in a [[device]] table".to_string())

@@ -24,7 +24,11 @@ const XFS_OPTIONS: &[&str] = &["logbsize", "logbufs", "barrier", "nobarrier"];
 /// `journal_size` are errors). `size` is the device's, in bytes.
 pub(super) fn build(sec: &Section<'_>, kernel: &str, size: u64) -> Result<Option<MountConfig>> {
     let Some(fs_entry) = sec.get("fs") else {
-        if let Some(e) = sec.get("mount").or_else(|| sec.get("journal_size")) {
+        if let Some(e) = sec
+            .get("mount")
+            .or_else(|| sec.get("journal_size"))
+            .or_else(|| sec.get("fast_commit"))
+        {
             return Err(e
                 .key_problem(format!("`{}` needs a file system", e.key.as_str()))
                 .hint("add fs = \"ext4\" (or ext3, xfs, btrfs) to the device"));
@@ -43,6 +47,19 @@ pub(super) fn build(sec: &Section<'_>, kernel: &str, size: u64) -> Result<Option
     }
     if let Some(e) = sec.get("journal_size") {
         m.journal_size = Some(journal_size(e, m.fs, size)?);
+    }
+    if let Some(e) = sec.get("fast_commit") {
+        m.fast_commit = e.boolean()?;
+        if m.fast_commit && m.fs != FsKind::Ext4 {
+            return Err(e
+                .key_problem(format!("fast_commit is an ext4 feature, not {}'s", m.fs.name()))
+                .hint("drop fast_commit, or use fs = \"ext4\""));
+        }
+        if m.fast_commit && m.data == DataMode::Journal {
+            return Err(e
+                .key_problem("ext4 does not fast-commit with data=journal".to_string())
+                .hint("drop fast_commit or data=journal"));
+        }
     }
     Ok(Some(m))
 }

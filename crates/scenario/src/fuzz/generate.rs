@@ -219,7 +219,7 @@ impl Generator {
                 // (else the file is refused for that alone, too often to leave enough valid
                 // ones).
                 let section = &o[o.rfind("[[device]]").unwrap_or(0)..];
-                if matches!(*key, "mount" | "journal_size") && !section.contains("\nfs = ") {
+                if matches!(*key, "mount" | "journal_size" | "fast_commit") && !section.contains("\nfs = ") {
                     continue;
                 }
                 if chance(r, rate_of(key, 0.04)) {

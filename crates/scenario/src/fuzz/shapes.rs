@@ -164,6 +164,7 @@ pub fn device(key: &str, models: &[&'static str]) -> Option<Shape> {
             "commit=5,data=bogus",
         ]),
         "journal_size" => Shape::Size(M, 64 * M),
+        "fast_commit" => Shape::Bool,
         "used" => Shape::Int(0, 100),
         "queue/scheduler" => {
             let mut w: Vec<&'static str> = Vec::new();

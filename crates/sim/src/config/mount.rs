@@ -80,6 +80,9 @@ pub struct MountConfig {
     /// The journal's size as mkfs made it (`mke2fs -J size=`), bytes; `None`: mke2fs's
     /// default for the device's size.
     pub journal_size: Option<u64>,
+    /// ext4's fast commits (5.10+; `mkfs.ext4 -O fast_commit`): an fsync whose changes it can
+    /// describe writes a block to the fast-commit area instead of waiting for a full commit.
+    pub fast_commit: bool,
     /// The page cache of its files holds large folios (xfs from 5.18, ext4 from 6.16), so a
     /// writeback bio is no longer bounded by one request ([`MountConfig::writeback_bio_pages`]).
     pub large_folios: bool,
@@ -121,6 +124,7 @@ impl MountConfig {
             auto_da_alloc: fs == FsKind::Ext4,
             logbsize: 32 * 1024,
             journal_size: None,
+            fast_commit: false,
             large_folios: (fs == FsKind::Xfs && release >= Version(5, 18, 0)) || (fs == FsKind::Ext4 && release >= Version(6, 16, 0)),
             writeback_bump_pages: if fs == FsKind::Ext4 && release >= Version(2, 6, 31) && release < Version(3, 10, 0) {
                 (128 << 20) / crate::units::PAGE_SIZE

@@ -52,6 +52,12 @@ pub struct Inode {
     /// (`I_DIRTY_DATASYNC`: size, block allocation, unwritten-extent conversion); what
     /// fdatasync and O_DSYNC commit. An overwrite of written blocks leaves it alone.
     pub datasync_tid: u32,
+    /// Journalled changes to the inode so far (every handle that touched it), the count at
+    /// its last data-integrity change, and the count an ext4 fast commit last made durable
+    /// (the fast commit logs the inode as it is, ahead of the transaction's full commit).
+    pub meta_seq: u64,
+    pub datasync_seq: u64,
+    pub fc_seq: u64,
     /// Tick of the last mtime and atime updates (a handle each).
     pub mtime_jiffy: Option<u64>,
     pub atime_jiffy: Option<u64>,
@@ -86,10 +92,23 @@ impl Inode {
             buffer_cache: false,
             sync_tid: 0,
             datasync_tid: 0,
+            meta_seq: 0,
+            datasync_seq: 0,
+            fc_seq: 0,
             mtime_jiffy: None,
             atime_jiffy: None,
             exists: true,
             unwritten: RangeSet::new(),
+        }
+    }
+
+    /// The change a sync must make durable: (transaction, change count) of the last change
+    /// (fsync) or of the last data-integrity change (`datasync`).
+    pub fn sync_need(&self, datasync: bool) -> (u32, u64) {
+        if datasync {
+            (self.datasync_tid, self.datasync_seq)
+        } else {
+            (self.sync_tid, self.meta_seq)
         }
     }
 

@@ -37,6 +37,8 @@ use std::collections::{HashSet, VecDeque};
 
 /// Bit marking a flush waiter as a journal (the rest is the device index), not a task.
 pub const JOURNAL_WAITER: u32 = 1 << 31;
+/// With [`JOURNAL_WAITER`]: the flush is a fast commit's (`fs/fast_commit.rs`).
+pub const FC_WAITER: u32 = 1 << 30;
 /// `MAX_WRITEPAGES_EXTENT_LEN`: ext4 maps at most 2048 blocks under one handle.
 pub const EXTENT_PAGES_PER_HANDLE: u64 = 2048;
 /// jbd2 tags per 4 KiB descriptor block (csum v3: 16-byte tags).
@@ -86,6 +88,8 @@ pub struct JournalParams {
     pub auto_da_alloc: bool,
     /// `data=journal`: every `write()` journals the pages it wrote.
     pub journal_data: bool,
+    /// ext4 fast commits (off with data=journal, which ext4 refuses them for).
+    pub fast_commit: bool,
 }
 
 /// What a commit does with file data.
@@ -121,6 +125,7 @@ impl JournalParams {
             logbsize: m.logbsize,
             auto_da_alloc: m.fs == FsKind::Ext4 && m.auto_da_alloc && !journal_data,
             journal_data,
+            fast_commit: m.fs == FsKind::Ext4 && m.fast_commit && !journal_data,
         }
     }
 }
@@ -211,6 +216,23 @@ pub struct JournalStats {
     pub handle_waits: u64,
     /// Metadata blocks written home by checkpointing.
     pub checkpoint_blocks: u64,
+    /// Fast commits written, and fsyncs that fell back to a full commit.
+    pub fast_commits: u64,
+    pub fc_fallbacks: u64,
+}
+
+/// The fast-commit machinery of an ext4 journal (`jbd2_fc_begin_commit` .. `_end_commit`).
+#[derive(Debug, Default)]
+pub struct FastCommits {
+    /// A fast commit is being written: (task, inode, the inode's change count it logs).
+    pub running: Vec<(u32, u32, u64)>,
+    /// Fsyncs that asked while one was being written, served by the next.
+    pub queued: Vec<(u32, u32, u64)>,
+    /// The running fast commit's block is written (the flush now awaited is its post-flush).
+    pub written: bool,
+    /// The newest transaction a fast commit cannot describe (a rename): an fsync that needs it
+    /// falls back to the full commit (`s_fc_ineligible_tid`).
+    pub ineligible_tid: u32,
 }
 
 /// One device's journal.
@@ -252,6 +274,7 @@ pub struct Journal {
     pub checkpoints: VecDeque<Checkpoint>,
     /// When the checkpoint timer is armed.
     pub checkpoint_at: Option<Ns>,
+    pub fc: FastCommits,
     pub stats: JournalStats,
 }
 
@@ -293,6 +316,7 @@ impl Journal {
             last_barrier_at: None,
             checkpoints: VecDeque::new(),
             checkpoint_at: None,
+            fc: FastCommits::default(),
             stats: JournalStats::default(),
         }
     }

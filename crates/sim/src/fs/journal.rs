@@ -153,8 +153,10 @@ impl Machine {
         }
         let inode = &mut self.inodes[ino as usize];
         inode.sync_tid = tid;
+        inode.meta_seq += 1;
         if datasync {
             inode.datasync_tid = tid;
+            inode.datasync_seq = inode.meta_seq;
         }
     }
 
@@ -246,6 +248,10 @@ impl Machine {
         }
         let blocks = [MetaBlock::RootDir, jbd2::inode_block(ino), MetaBlock::InodeBitmap(0)];
         self.handle_touch(ino, dev, &blocks, false, false);
+        // A rename is beyond what a fast commit can replay (`EXT4_FC_REASON_RENAME_DIR` and
+        // kin): fsyncs needing this transaction wait for its full commit.
+        let tid = self.inodes[ino as usize].sync_tid;
+        self.jn(dev).fc.ineligible_tid = tid;
         true
     }
 
@@ -796,7 +802,16 @@ impl Machine {
                     .as_ref()
                     .map_or(j.commit_sequence.max(j.committing.as_ref().map_or(0, |c| c.txn.tid)), |r| r.tid),
             };
-            if need == 0 || j.committed(need) {
+            let ino = self.tasks[t].file;
+            let fc_covered = only.is_some() && {
+                let i = &self.inodes[ino as usize];
+                i.fc_seq >= i.sync_need(self.tasks[t].datasync).1
+            };
+            if need == 0 || j.committed(need) || fc_covered {
+                continue;
+            }
+            if only.is_some() && self.fast_commit(tid, dev, ino, need) {
+                left += 1;
                 continue;
             }
             self.jn(dev).commit_waiters.push((tid, need));
@@ -812,15 +827,15 @@ impl Machine {
     }
 
     /// Whether the changes to `ino` an fsync (or, with `datasync`, an fdatasync) must make
-    /// durable are committed.
+    /// durable are: committed, or written by a fast commit.
     pub(crate) fn inode_durable(&self, j: &Journal, ino: u32, datasync: bool) -> bool {
         let i = &self.inodes[ino as usize];
-        let need = if datasync { i.datasync_tid } else { i.sync_tid };
-        need == 0 || j.committed(need)
+        let (need, seq) = i.sync_need(datasync);
+        need == 0 || j.committed(need) || i.fc_seq >= seq
     }
 
     /// A commit task `tid` waited for is done.
-    fn commit_waited(&mut self, tid: u32) {
+    pub(crate) fn commit_waited(&mut self, tid: u32) {
         if let Some(SyncWait::Commit { left, .. }) = self.tasks[tid as usize].sync.as_mut() {
             *left -= 1;
             if *left == 0 {

@@ -3,6 +3,7 @@
 pub mod bdflush;
 pub mod block_alloc;
 pub mod ext3_balloc;
+pub mod fast_commit;
 pub mod flusher;
 pub mod fs_writeback;
 pub mod inode;

@@ -25,7 +25,8 @@ impl Machine {
             return;
         }
         inode.unwritten.remove(start..start + n.max(1));
-        self.laws.durability.converted(ino, start, n, tid);
+        let seq = inode.datasync_seq;
+        self.laws.durability.converted(ino, start, n, tid, seq);
     }
 
     /// A direct write of `bytes` at `offset` into `ino` is about to be mapped: pages without

@@ -5,7 +5,7 @@
 //! after the metadata needed to read the data back is durable too: the transaction that last
 //! made such a change before the call (`i_datasync_tid`; for fsync and O_SYNC any change,
 //! timestamps included, `i_sync_tid`) and every transaction that converted a promised page's
-//! unwritten extent during the call are committed.
+//! unwritten extent during the call are committed (or written by an ext4 fast commit).
 //!
 //! At the call the law notes the runs of dirty and writeback pages of the file (fsync) or of
 //! every file (sync); from then on it logs the ranges dirtied again in those files and the
@@ -27,9 +27,9 @@ struct Promise {
     called: Ns,
     runs: Vec<(u32, u64, u64)>,
     log_from: Vec<(u32, usize)>,
-    /// The file of an fsync/fdatasync, the transaction its metadata needed at the call, and
-    /// where the file's conversion log stood.
-    meta: Option<(u32, u32, usize)>,
+    /// The file of an fsync/fdatasync, the transaction (and change count) its metadata
+    /// needed at the call, and where the file's conversion log stood.
+    meta: Option<(u32, u32, u64, usize)>,
     datasync: bool,
 }
 
@@ -39,7 +39,7 @@ struct Promise {
 struct Watch {
     watchers: u32,
     log: Vec<(u64, u64)>,
-    converted: Vec<(u64, u64, u32)>,
+    converted: Vec<(u64, u64, u32, u64)>,
 }
 
 /// The open promises, per task, and the files they watch.
@@ -68,10 +68,10 @@ impl Obligations {
     }
 
     /// Pages of `ino` at [start, start + n) were converted from unwritten in transaction
-    /// `tid`: log them if a call watches the file.
-    pub fn converted(&mut self, ino: u32, start: u64, n: u64, tid: u32) {
+    /// `tid`, the inode's change `seq`: log them if a call watches the file.
+    pub fn converted(&mut self, ino: u32, start: u64, n: u64, tid: u32, seq: u64) {
         if let Some(w) = self.watched.get_mut(&ino) {
-            w.converted.push((start, n, tid));
+            w.converted.push((start, n, tid, seq));
         }
     }
 }
@@ -127,9 +127,8 @@ impl Machine {
             w.watchers += 1;
             p.log_from.push((i, w.log.len()));
             if ino.is_some() {
-                let inode = &self.inodes[i as usize];
-                let need = if datasync { inode.datasync_tid } else { inode.sync_tid };
-                p.meta = Some((i, need, w.converted.len()));
+                let (need, seq) = self.inodes[i as usize].sync_need(datasync);
+                p.meta = Some((i, need, seq, w.converted.len()));
             }
         }
         self.laws.durability.promises[tid as usize] = Some(p);
@@ -222,10 +221,10 @@ impl Machine {
     /// What of the metadata the call of `p` promised is not durable at its return: the
     /// transaction its file needed at the call, or one that converted a promised page since.
     fn metadata_not_durable(&self, p: &Promise) -> Option<String> {
-        let (ino, need, conv_from) = p.meta?;
+        let (ino, need, seq, conv_from) = p.meta?;
         let j = self.journal(self.inodes[ino as usize].dev)?;
-        let durable = |t: u32| t == 0 || j.committed(t);
-        if !durable(need) {
+        let durable = |t: u32, s: u64| t == 0 || j.committed(t) || self.inodes[ino as usize].fc_seq >= s;
+        if !durable(need, seq) {
             let what = if p.datasync { "size or allocation" } else { "metadata" };
             return Some(format!(
                 "transaction {need}, which holds {}'s {what} change, was committed",
@@ -233,9 +232,9 @@ impl Machine {
             ));
         }
         let w = self.laws.durability.watched.get(&ino)?;
-        for &(s, n, t) in &w.converted[conv_from..] {
+        for &(s, n, t, q) in &w.converted[conv_from..] {
             let promised = p.runs.iter().any(|&(i, a, m)| i == ino && s < a + m && a < s + n);
-            if promised && !durable(t) && !self.redirtied(p, ino, s, n) {
+            if promised && !durable(t, q) && !self.redirtied(p, ino, s, n) {
                 return Some(format!(
                     "transaction {t}, which converted the unwritten extent of pages {s}..{} of {}, was committed",
                     s + n,

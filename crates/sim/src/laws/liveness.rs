@@ -263,6 +263,8 @@ impl Machine {
         }
         for j in self.journals.iter().flatten() {
             j.commit_waiters.iter().for_each(|&(t, _)| list(t));
+            // A fast commit's fsyncs: its flush or block is on the device queue.
+            j.fc.running.iter().chain(&j.fc.queued).for_each(|&(t, ..)| list(t));
             j.locked_waiters.iter().for_each(|&(t, _)| list(t));
             j.space_waiters.iter().for_each(|&(t, _)| list(t));
             for &(s, _) in &j.locked_submitters {

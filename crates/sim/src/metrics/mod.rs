@@ -168,6 +168,8 @@ pub struct JournalResult {
     pub handle_wait_ns: Ns,
     /// Metadata blocks written home by checkpointing.
     pub checkpoint_blocks: u64,
+    /// ext4 fast commits written (`/proc/fs/ext4/<dev>/fc_info`'s commits).
+    pub fast_commits: u64,
 }
 
 /// One device's completed requests over a sample interval, as `/sys/block/<dev>/stat`

@@ -276,7 +276,7 @@ const TOP: &[&str] = &["duration", "seed", "hz"];
 /// The device keys a sweep may vary: all but the device's identity (`name`, `major`,
 /// `minor`), which the sweep's tables key on.
 fn device_keys() -> Vec<&'static str> {
-    ["model", "size", "fs", "mount", "journal_size"]
+    ["model", "size", "fs", "mount", "journal_size", "fast_commit"]
         .into_iter()
         .chain(queue::KEYS.iter().copied())
         .chain(queue::tunable_keys())

@@ -1,0 +1,117 @@
+//! ext4 fast commits (`fs/ext4/fast_commit.c`, 5.10+, `mkfs.ext4 -O fast_commit`): an fsync
+//! whose inode's changes since the last full commit can be described as a delta writes them
+//! to the fast-commit area after the log — one block for one inode — as a REQ_PREFLUSH |
+//! REQ_FUA write, and returns without waiting for the running transaction to commit
+//! (`ext4_fc_commit` → `ext4_fc_perform_commit`). The full commit still comes, by its timer.
+//!
+//! It falls back to the full commit (`jbd2_complete_transaction`) when the transaction it needs
+//! is already committing (`jbd2_fc_begin_commit` says -EALREADY) or when the transaction holds
+//! a change fast commits cannot replay (a rename: `ext4_fc_mark_ineligible`). One fast commit
+//! is written at a time; fsyncs that arrive meanwhile are served together by the next, as
+//! the kernel's next `ext4_fc_commit` writes every inode on its list.
+//!
+//! Simplified: the block is queued by the journal's submitter rather than the fsyncing task;
+//! a full commit does not wait for a fast commit in progress; the fast-commit area never fills
+//! (the kernel then falls back to a full commit).
+
+use crate::block::queue::Submitter;
+use crate::drivers::Op;
+use crate::fs::jbd2::{FC_WAITER, JOURNAL_WAITER};
+use crate::machine::Machine;
+
+/// `ckpt_tid` of the request carrying a fast-commit block.
+pub const FC_WRITE: u32 = u32::MAX;
+
+impl Machine {
+    /// `ext4_fc_commit` for task `tid`'s fsync of `ino`, which needs transaction `need` of
+    /// `dev`'s journal: true when it goes as a fast commit (the task now waits for it), false
+    /// when it must wait for the full commit.
+    pub(crate) fn fast_commit(&mut self, tid: u32, dev: u16, ino: u32, need: u32) -> bool {
+        let Some(j) = self.journals[dev as usize].as_mut() else {
+            return false;
+        };
+        if !j.p.fast_commit {
+            return false;
+        }
+        if j.running.as_ref().is_none_or(|t| t.tid != need) || j.fc.ineligible_tid >= need {
+            j.stats.fc_fallbacks += 1;
+            return false;
+        }
+        if !j.fc.running.is_empty() {
+            j.fc.queued.push((tid, ino, 0));
+            return true;
+        }
+        j.fc.running.push((tid, ino, 0));
+        self.fc_start(dev);
+        true
+    }
+
+    /// The tail block is REQ_PREFLUSH | REQ_FUA: its pre-flush first, which also covers the
+    /// data the fsyncs wrote (so no flush follows: the transaction "will send a barrier").
+    fn fc_start(&mut self, dev: u16) {
+        let now = self.now();
+        let j = self.journals[dev as usize].as_mut().expect("journal");
+        // Each inode is logged as it is now.
+        for e in &mut j.fc.running {
+            e.2 = self.inodes[e.1 as usize].meta_seq;
+        }
+        j.fc.written = false;
+        j.last_barrier_at = Some(now);
+        self.queues[dev as usize].queue_flush(JOURNAL_WAITER | FC_WAITER | dev as u32);
+        self.kick_queue(dev);
+    }
+
+    /// A flush of the fast commit completed: after the pre-flush, write the block; after the
+    /// post-flush that stands for FUA on a device without it, the commit is done.
+    pub(crate) fn fast_commit_flushed(&mut self, dev: u16) {
+        let d = dev as usize;
+        let j = self.journals[d].as_ref().expect("journal");
+        if j.fc.written {
+            self.fast_commit_done(dev);
+            return;
+        }
+        // The fast-commit area follows the log (`j_fc_first`).
+        let sector = j.area_start + j.area_len;
+        let fua = self.queues[d].supports_fua();
+        let id = self.queues[d].alloc(Op::Write, sector, 8, None, Submitter::Journal(dev), true, false, false, false);
+        let r = self.queues[d].rq_mut(id);
+        r.wbt_tracked = false;
+        r.fua = fua;
+        r.ckpt_tid = FC_WRITE;
+        r.log_sectors = 8;
+        self.journals[d].as_mut().expect("journal").pending.push_back(id);
+        self.journal_submit(dev);
+    }
+
+    /// The fast-commit block is written: done with FUA, else after a post-flush.
+    pub(crate) fn fast_commit_written(&mut self, dev: u16) {
+        let d = dev as usize;
+        self.journals[d].as_mut().expect("journal").fc.written = true;
+        if self.queues[d].supports_fua() || !self.fs_flushes(dev) {
+            self.fast_commit_done(dev);
+        } else {
+            self.queues[d].queue_flush(JOURNAL_WAITER | FC_WAITER | dev as u32);
+            self.kick_queue(dev);
+        }
+    }
+
+    /// The fast commit is on stable storage: its inodes' changes up to the transactions their
+    /// fsyncs needed are durable; those fsyncs go on; the next fast commit starts.
+    fn fast_commit_done(&mut self, dev: u16) {
+        let j = self.journals[dev as usize].as_mut().expect("journal");
+        j.stats.fast_commits += 1;
+        let served = std::mem::take(&mut j.fc.running);
+        let next = std::mem::take(&mut j.fc.queued);
+        for &(_, ino, seq) in &served {
+            let inode = &mut self.inodes[ino as usize];
+            inode.fc_seq = inode.fc_seq.max(seq);
+        }
+        for (task, ..) in served {
+            self.commit_waited(task);
+        }
+        if !next.is_empty() {
+            self.journals[dev as usize].as_mut().expect("journal").fc.running = next;
+            self.fc_start(dev);
+        }
+    }
+}
