@@ -1062,6 +1062,7 @@ fn write_results(
                 reclaim_waits: 0,
                 reclaim_wait_ns: 0,
                 sched: Default::default(),
+                syncs: Default::default(),
             }
         })
         .collect();

@@ -16,7 +16,11 @@
 //!   `balance_dirty_pages` (below the free-run point, in its control area around the setpoint,
 //!   at the hard limit), when they left free run at all;
 //! * **slow fsync**: a commit probe's median fsync() took [`SLOW_FSYNC_MS`] or more, and what
-//!   it waited on: the journal's commits where the device has one, else the device's queue;
+//!   it waited on: the journal's commits where the device has one, else the device's queue
+//!   (for runs that do not record the calls' own waits, e.g. measured ones);
+//! * **sync waits**: a group's slowest fsync/fdatasync/sync (or O_SYNC write's sync) took
+//!   [`SLOW_FSYNC_MS`] or more: how long it waited for its data, the journal commit and the
+//!   cache flush, and the shares of all its calls' time;
 //! * **device-bound**: a device had a request inside it [`BUSY_UTIL`] of the run or more;
 //! * **blk-throttle**: a device's blk-throttle limit (`throttle/write_bps`, `read_bps`; the
 //!   cgroup v1 `blkio.throttle.*_bps_device` files) held its traffic: it moved at
@@ -34,7 +38,7 @@
 //!   cache and waited on writeback) for [`RECLAIM_SHARE`] of its time and
 //!   [`RECLAIM_MIN_MS`] or more.
 
-use crate::load::rundir::{Csv, RunDir};
+use crate::load::rundir::{Csv, RunDir, SyncSplit};
 use wblab_sim::metrics::RunResult;
 
 /// A stall is this many times the typical second's longest operation...
@@ -94,6 +98,7 @@ struct Group {
     op_max_ms: f64,
     reclaim_waits: u64,
     reclaim_ms: f64,
+    syncs: Option<SyncSplit>,
 }
 
 /// A device as the rules see it; `journal` = (commit mean, logging mean, ordered-data mean), ms.
@@ -157,6 +162,7 @@ impl Input {
                 name: n.to_string(),
                 reclaim_waits: ts.iter().map(|t| t.reclaim_waits).sum(),
                 reclaim_ms: ts.iter().map(|t| t.reclaim_wait_ms).sum(),
+                syncs: ts.iter().fold(None, |a, t| SyncSplit::merge(a, t.syncs)),
                 label: label(n, ts.len()),
                 tasks: ts.len(),
                 pauses,
@@ -239,6 +245,7 @@ impl Input {
                     name: n.to_string(),
                     reclaim_waits: ts.iter().map(|t| t.reclaim_waits).sum(),
                     reclaim_ms: ts.iter().map(|t| t.reclaim_wait_ns).sum::<u64>() as f64 / 1e6,
+                    syncs: ts.iter().fold(None, |a, t| SyncSplit::merge(a, SyncSplit::of(&t.syncs))),
                     label: label(n, ts.len()),
                     tasks: ts.len(),
                     pauses: s.count,
@@ -320,6 +327,7 @@ pub fn verdict(i: &Input) -> Vec<Finding> {
     slowed(i, &mut out);
     governed(i, &mut out);
     slow_fsync(i, &mut out);
+    sync_waits(i, &mut out);
     device_bound(i, &mut out);
     blk_throttle(i, &mut out);
     cgroup_limits(i, &mut out);
@@ -720,7 +728,12 @@ fn governed(i: &Input, out: &mut Vec<Finding>) {
 }
 
 fn slow_fsync(i: &Input, out: &mut Vec<Finding>) {
-    for g in i.groups.iter().filter(|g| g.job == "fsync" && g.op_p50_ms >= SLOW_FSYNC_MS) {
+    // Where the sync calls' own waits are recorded, `sync_waits` says it from them.
+    for g in i
+        .groups
+        .iter()
+        .filter(|g| g.job == "fsync" && g.op_p50_ms >= SLOW_FSYNC_MS && g.syncs.is_none())
+    {
         let Some(d) = i.devices.iter().find(|d| d.name == g.device) else {
             continue;
         };
@@ -744,6 +757,37 @@ fn slow_fsync(i: &Input, out: &mut Vec<Finding>) {
             text: format!(
                 "{}'s fsync() took {:.0} ms at the median, {:.0} ms at worst: {why}.",
                 g.label, g.op_p50_ms, g.op_max_ms
+            ),
+            figure: "latency-cdf",
+        });
+    }
+}
+
+/// A group's slowest sync call took [`SLOW_FSYNC_MS`] or more: what it waited for (its data's
+/// writeback, the journal commit, the cache flush), and where all its calls' time went.
+fn sync_waits(i: &Input, out: &mut Vec<Finding>) {
+    for g in &i.groups {
+        let Some(s) = g.syncs else { continue };
+        let worst: f64 = s.worst_ms.iter().sum();
+        if worst < SLOW_FSYNC_MS {
+            continue;
+        }
+        let all: f64 = s.total_ms.iter().sum::<f64>().max(f64::MIN_POSITIVE);
+        let pct = |k: usize| s.total_ms[k] / all * 100.0;
+        out.push(Finding {
+            rule: "sync-waits",
+            text: format!(
+                "{}'s slowest sync call took {worst:.0} ms: {:.0} ms for its data to be written (queued behind the writes \
+                 ahead of it), {:.0} ms waiting for the journal commit, {:.0} ms for the cache flush; over its \
+                 {} calls, {:.0} % of the time went to data, {:.0} % to commits, {:.0} % to flushes.",
+                g.label,
+                s.worst_ms[0],
+                s.worst_ms[1],
+                s.worst_ms[2],
+                s.calls,
+                pct(0),
+                pct(1),
+                pct(2)
             ),
             figure: "latency-cdf",
         });

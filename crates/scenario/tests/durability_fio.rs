@@ -171,3 +171,26 @@ fn fast_commit_is_an_ext4_feature() {
         .to_string();
     assert!(e.contains("fast_commit") && e.contains("fc.toml:4"), "{e}");
 }
+
+#[test]
+fn each_sync_call_says_what_it_waited_for() {
+    let over = on_disk(&wal("fdatasync=1\noverwrite=1"));
+    let pre = on_disk(&wal("fdatasync=1"));
+    let parts = |r: &RunResult| r.tasks[0].syncs;
+    let (o, p) = (parts(&over), parts(&pre));
+    assert_eq!(o.total[1], 0, "an overwrite's fdatasync waits for no commit: {o:?}");
+    assert!(o.total[2] > 0, "it waits for the cache flush: {o:?}");
+    assert!(
+        p.total[1] > p.total[2],
+        "a conversion's fdatasync waits mostly for its commit: {p:?}"
+    );
+    // The parts are the calls' whole latency, as fio reports it.
+    let fio = &over.fio[0].stats.sync;
+    let sum: u64 = o.total.iter().sum();
+    assert_eq!(o.calls, fio.n, "every call is split");
+    assert!(
+        (sum as f64 / fio.sum as f64 - 1.0).abs() < 0.01,
+        "parts {sum} ns, calls {} ns",
+        fio.sum
+    );
+}

@@ -1792,6 +1792,7 @@ impl Machine {
                     reclaim_waits: t.reclaim_waits + u64::from(t.reclaim_since.is_some()),
                     reclaim_wait_ns: t.reclaim_wait + t.reclaim_since.map_or(0, |s| ended.saturating_sub(s)),
                     sched: t.wq.stats(),
+                    syncs: t.sync_parts,
                 }
             })
             .collect();

@@ -280,6 +280,7 @@ mod tests {
             op: Lat::default(),
             reclaim_waits: 0,
             reclaim_wait_ms: 0.0,
+            syncs: None,
         }
     }
 

@@ -171,6 +171,58 @@ pub struct TaskInfo {
     /// Allocations that waited for memory, and their time, ms (0 where not recorded).
     pub reclaim_waits: u64,
     pub reclaim_wait_ms: f64,
+    /// Where its sync calls waited (simulated runs; `None` where not recorded).
+    pub syncs: Option<SyncSplit>,
+}
+
+/// A task's sync calls (fsync, fdatasync, sync, O_SYNC writes' syncs): how many, and the
+/// time they waited for their data, the journal commit and the cache flush, ms — summed,
+/// and of the slowest call.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SyncSplit {
+    pub calls: u64,
+    pub total_ms: [f64; 3],
+    pub worst_ms: [f64; 3],
+}
+
+impl SyncSplit {
+    /// From a run in memory.
+    pub fn of(s: &wblab_sim::metrics::SyncParts) -> Option<SyncSplit> {
+        (s.calls > 0).then(|| SyncSplit {
+            calls: s.calls,
+            total_ms: s.total.map(|v| v as f64 / 1e6),
+            worst_ms: s.worst.map(|v| v as f64 / 1e6),
+        })
+    }
+
+    /// From summary.json's `syncs` object.
+    fn from_json(v: &Value) -> Option<SyncSplit> {
+        let calls = v.get("calls")?.as_u64()?;
+        let three =
+            |o: &Value| -> [f64; 3] { ["data_ms", "commit_ms", "flush_ms"].map(|k| o.get(k).and_then(Value::as_f64).unwrap_or(0.0)) };
+        Some(SyncSplit {
+            calls,
+            total_ms: three(v),
+            worst_ms: three(v.get("worst").unwrap_or(&Value::Null)),
+        })
+    }
+
+    /// The group's: sums, and the slowest of its tasks' slowest calls.
+    pub fn merge(a: Option<SyncSplit>, b: Option<SyncSplit>) -> Option<SyncSplit> {
+        match (a, b) {
+            (Some(x), Some(y)) => Some(SyncSplit {
+                calls: x.calls + y.calls,
+                total_ms: [0, 1, 2].map(|k| x.total_ms[k] + y.total_ms[k]),
+                worst_ms: if y.worst_ms.iter().sum::<f64>() > x.worst_ms.iter().sum::<f64>() {
+                    y.worst_ms
+                } else {
+                    x.worst_ms
+                },
+            }),
+            (x, None) => x,
+            (None, y) => y,
+        }
+    }
 }
 
 impl TaskInfo {
@@ -581,6 +633,7 @@ impl RunDir {
                         op: lat(t.get("op_latency_ms"), false),
                         reclaim_waits: u64_of(t, "reclaim_waits"),
                         reclaim_wait_ms: t.get("reclaim_wait_ms").and_then(Value::as_f64).unwrap_or(0.0),
+                        syncs: t.get("syncs").and_then(SyncSplit::from_json),
                     })
                     .collect()
             })

@@ -85,6 +85,26 @@ struct TaskSummary<'a> {
     reclaim_waits: u64,
     reclaim_wait_ms: f64,
     schedules: SchedSummary,
+    /// Its sync calls' waits (only for a task that made some).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    syncs: Option<SyncSummary>,
+}
+
+/// Where a task's sync calls waited, ms: summed over the calls, and the slowest call's.
+#[derive(Serialize)]
+struct SyncSummary {
+    calls: u64,
+    data_ms: f64,
+    commit_ms: f64,
+    flush_ms: f64,
+    worst: SyncWorst,
+}
+
+#[derive(Serialize)]
+struct SyncWorst {
+    data_ms: f64,
+    commit_ms: f64,
+    flush_ms: f64,
 }
 
 /// Calls of schedule() per page-wait site, and page-wait wakeups (all, spurious).
@@ -190,6 +210,17 @@ fn task(t: &TaskResult) -> TaskSummary<'_> {
         runqueue_wait_ms: ns_to_ms(t.runqueue_wait_ns),
         reclaim_waits: t.reclaim_waits,
         reclaim_wait_ms: ns_to_ms(t.reclaim_wait_ns),
+        syncs: (t.syncs.calls > 0).then(|| SyncSummary {
+            calls: t.syncs.calls,
+            data_ms: ns_to_ms(t.syncs.total[0]),
+            commit_ms: ns_to_ms(t.syncs.total[1]),
+            flush_ms: ns_to_ms(t.syncs.total[2]),
+            worst: SyncWorst {
+                data_ms: ns_to_ms(t.syncs.worst[0]),
+                commit_ms: ns_to_ms(t.syncs.worst[1]),
+                flush_ms: ns_to_ms(t.syncs.worst[2]),
+            },
+        }),
         schedules: SchedSummary {
             wait_on_page_bit: t.sched.wait_on_page_bit,
             __lock_page: t.sched.lock_page,

@@ -61,6 +61,7 @@ impl Machine {
         let ino = self.tasks[t].file;
         let dev = self.inodes[ino as usize].dev;
         self.tasks[t].datasync = datasync;
+        self.tasks[t].sync_wait = (0, self.now(), [0; 3]);
         self.durability_begin_range(tid, ino, first, end, datasync);
         if first == 0 && end == u64::MAX {
             self.do_writepages(ino, 0, u64::MAX, Submitter::Task(tid), true, false);
@@ -93,6 +94,7 @@ impl Machine {
     pub(crate) fn ksys_sync(&mut self, tid: u32) -> Option<Phase> {
         self.tasks[tid as usize].op_start = self.now();
         self.tasks[tid as usize].datasync = false;
+        self.tasks[tid as usize].sync_wait = (0, self.now(), [0; 3]);
         self.durability_begin(tid, None);
         self.wakeup_flusher_threads(WbReason::Sync);
         self.sync_inodes_sb(tid, 0);
@@ -138,15 +140,18 @@ impl Machine {
             match self.tasks[t].sync {
                 None => {
                     let only = self.sync_device(tid);
+                    self.sync_wait_now(tid, 1);
                     if self.journal_force(tid, only) {
                         return None;
                     }
+                    self.sync_wait_now(tid, 2);
                     if self.issue_cache_flushes(tid, None) {
                         return None;
                     }
                     return self.sync_done(tid);
                 }
                 Some(SyncWait::Commit { left: 0, since }) => {
+                    self.sync_wait_now(tid, 2);
                     if self.issue_cache_flushes(tid, Some(since)) {
                         return None;
                     }
@@ -280,11 +285,22 @@ impl Machine {
             .map(|i| i as u32)
     }
 
+    /// The sync call of `tid` moves on to wait `next` (1: the journal, 2: the cache flush):
+    /// the time since the last move goes to the wait it leaves.
+    fn sync_wait_now(&mut self, tid: u32, next: usize) {
+        let now = self.now();
+        let (cur, since, parts) = &mut self.tasks[tid as usize].sync_wait;
+        parts[*cur] += now - *since;
+        (*cur, *since) = (next, now);
+    }
+
     /// The call returns: check durability, record its latency, go on with the job.
     fn sync_done(&mut self, tid: u32) -> Option<Phase> {
         self.durability_end(tid);
+        self.sync_wait_now(tid, 0);
         let now = self.now();
         let task = &mut self.tasks[tid as usize];
+        task.sync_parts.record(task.sync_wait.2);
         task.record_op(now, now - task.op_start);
         if task.fio.is_some() {
             return self.fio_sync_done(tid);

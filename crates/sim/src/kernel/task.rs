@@ -102,6 +102,10 @@ pub struct Task {
     /// The call in progress is an fdatasync (or an O_DSYNC write's sync): it commits the
     /// journal only for data-integrity metadata.
     pub datasync: bool,
+    /// The sync call in progress: the wait it is in (0 data, 1 commit, 2 flush), since when,
+    /// and the time of each so far; and all calls' ([`crate::metrics::SyncParts`]).
+    pub sync_wait: (usize, Ns, [Ns; 3]),
+    pub sync_parts: crate::metrics::SyncParts,
     pub bytes_written: u64,
     pub bytes_read: u64,
     pub mid_bytes: Option<u64>,
@@ -190,6 +194,8 @@ impl Task {
             inflight: 0,
             sync: None,
             datasync: false,
+            sync_wait: (0, 0, [0; 3]),
+            sync_parts: Default::default(),
             runs_pending: 0,
             timeout_gen: None,
             bytes_written: 0,

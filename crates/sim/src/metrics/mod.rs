@@ -105,6 +105,32 @@ pub struct TaskResult {
     pub reclaim_wait_ns: Ns,
     /// Schedules per page-wait site and page-wait wakeups (all and spurious).
     pub sched: WaitStats,
+    /// Where its fsync/fdatasync/sync calls (and O_SYNC writes' syncs) spent their time.
+    pub syncs: SyncParts,
+}
+
+/// The time sync calls spent in each of their waits: their data's writeback (behind whatever
+/// the device had queued), the journal commit, the cache flush.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SyncParts {
+    pub calls: u64,
+    /// Summed over the calls: [data, commit, flush], ns.
+    pub total: [Ns; 3],
+    /// The slowest call's: [data, commit, flush], ns.
+    pub worst: [Ns; 3],
+}
+
+impl SyncParts {
+    /// One call's parts.
+    pub fn record(&mut self, parts: [Ns; 3]) {
+        self.calls += 1;
+        for (t, p) in self.total.iter_mut().zip(parts) {
+            *t += p;
+        }
+        if parts.iter().sum::<Ns>() > self.worst.iter().sum::<Ns>() {
+            self.worst = parts;
+        }
+    }
 }
 
 impl TaskResult {
