@@ -200,10 +200,18 @@ start = "5s"
     )
 }
 
+/// The run as a measurement gives it: the sync calls' own waits not recorded.
+fn without_sync_split(mut r: RunResult) -> RunResult {
+    for t in &mut r.tasks {
+        t.syncs = Default::default();
+    }
+    r
+}
+
 #[test]
 fn a_slow_fsync_is_put_on_the_journal_only_when_its_commits_make_the_wait() {
     // ext3's ordered mode writes the copy's data inside every commit: the commits are the wait.
-    let r = sim(&probe_beside_a_copy("ext3", "data=ordered,barrier=1"));
+    let r = without_sync_split(sim(&probe_beside_a_copy("ext3", "data=ordered,barrier=1")));
     let f = verdict(&Input::from_result(&r));
     let slow = f.iter().find(|x| x.rule == "slow-fsync").expect("a slow fsync");
     let j = r.devices[0].journal.as_ref().unwrap();
@@ -215,10 +223,42 @@ fn a_slow_fsync_is_put_on_the_journal_only_when_its_commits_make_the_wait() {
     // Behind a 32 MiB/s throttle the probe's own data waits; the commits are a small part.
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let sc = wblab_scenario::load(&root.join("validation/v6-fsync-ext4.toml")).unwrap();
-    let r = wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress).unwrap();
+    let r = without_sync_split(wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress).unwrap());
     let f = verdict(&Input::from_result(&r));
     let slow = f.iter().find(|x| x.rule == "slow-fsync").expect("a slow fsync");
     assert!(slow.text.contains("so it waits for its own data"), "{}", slow.text);
+}
+
+/// Where the calls' own waits are recorded, the sentence splits them, and the split agrees
+/// with what the run did: ext3's ordered commits hold the copy's data, so the commits are
+/// the wait; behind v6's throttle the probe's own data is.
+#[test]
+fn a_slow_sync_is_split_into_what_it_waited_for() {
+    let r = sim(&probe_beside_a_copy("ext3", "data=ordered,barrier=1"));
+    let f = verdict(&Input::from_result(&r));
+    assert!(!rules(&f).contains(&"slow-fsync"), "one sentence, not two: {f:?}");
+    let s = the(&f, "sync-waits");
+    let parts = r.tasks.iter().find(|t| t.name == "commit").unwrap().syncs;
+    assert!(
+        parts.total[1] > parts.total[0] + parts.total[2],
+        "ext3 ordered: commits are the wait: {parts:?}"
+    );
+    assert!(
+        s.text.contains("commit's slowest sync call") && s.text.contains("to commits"),
+        "{}",
+        s.text
+    );
+
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let sc = wblab_scenario::load(&root.join("validation/v6-fsync-ext4.toml")).unwrap();
+    let r = wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress).unwrap();
+    let parts = r.tasks.iter().find(|t| t.name == "commit").unwrap().syncs;
+    assert!(
+        parts.total[0] > parts.total[1] + parts.total[2],
+        "behind a throttle: its data is the wait: {parts:?}"
+    );
+    let f = verdict(&Input::from_result(&r));
+    assert_eq!(the(&f, "sync-waits").figure, "latency-cdf");
 }
 
 #[test]
@@ -230,7 +270,8 @@ fn a_fast_fsync_gets_no_sentence() {
     let r = sim(&text);
     let p50 = r.tasks.iter().find(|t| t.name == "commit").unwrap().op_latency.summary().p50 as f64 / 1e6;
     assert!(p50 < wblab_report::verdict::SLOW_FSYNC_MS, "{p50} ms");
-    assert!(!rules(&verdict(&Input::from_result(&r))).contains(&"slow-fsync"));
+    let f = verdict(&Input::from_result(&r));
+    assert!(!rules(&f).contains(&"slow-fsync") && !rules(&f).contains(&"sync-waits"), "{f:?}");
 }
 
 /// A writer in a 512 MiB memory cgroup beside one outside, on cgroup v2 or (with
