@@ -4,6 +4,12 @@
 //! REQ_FUA write, and returns without waiting for the running transaction to commit
 //! (`ext4_fc_commit` → `ext4_fc_perform_commit`). The full commit still comes, by its timer.
 //!
+//! Every fsync whose transaction is still running writes one, whether or not its inode changed
+//! since the last (`jbd2_fc_begin_commit` skips only a committed transaction): where most
+//! fsyncs would otherwise find their transaction committed and only flush — overwrites, whose
+//! mtime changes once a tick — fast commits make them slower. Measured on 6.18 (validation
+//! v22 against v27): 0.16 ms against 0.35 ms at the median.
+//!
 //! It falls back to the full commit (`jbd2_complete_transaction`) when the transaction it needs
 //! is already committing (`jbd2_fc_begin_commit` says -EALREADY) or when the transaction holds
 //! a change fast commits cannot replay (a rename: `ext4_fc_mark_ineligible`). One fast commit

@@ -803,13 +803,13 @@ impl Machine {
                     .map_or(j.commit_sequence.max(j.committing.as_ref().map_or(0, |c| c.txn.tid)), |r| r.tid),
             };
             let ino = self.tasks[t].file;
-            let fc_covered = only.is_some() && {
-                let i = &self.inodes[ino as usize];
-                i.fc_seq >= i.sync_need(self.tasks[t].datasync).1
-            };
-            if need == 0 || j.committed(need) || fc_covered {
+            if need == 0 || j.committed(need) {
                 continue;
             }
+            // With fast commits, every fsync whose transaction is still running writes a fast
+            // commit, whether or not the inode changed since the last one (`jbd2_fc_begin_commit`
+            // only skips a transaction already committed): measured on 6.18 (validation v27),
+            // an fsync of overwrites takes twice as long with fast commits as without.
             if only.is_some() && self.fast_commit(tid, dev, ino, need) {
                 left += 1;
                 continue;
