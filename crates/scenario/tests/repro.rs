@@ -141,3 +141,12 @@ fn a_file_shared_in_a_cgroup_is_charged_once() {
     let file = |i: usize| r.cgroups[i].samples.last().expect("samples").file;
     assert_eq!((file(0), file(1)), (256, 0), "the file is /a's");
 }
+
+/// The liveness law once flagged an NFS mount's unstable pages as stranded while blk-throttle
+/// still held the writes whose replies would send the COMMIT (found by the fuzzer).
+#[test]
+fn nfs_unstable_pages_behind_throttled_writes_are_not_stranded() {
+    let r = run("law-liveness-nfs-commit-throttled.toml");
+    assert!(r.devices[0].bytes_written > 0, "the writers' data reached the server");
+    assert!(r.tasks.iter().any(|t| t.job == "dd" && t.bytes_written > 0));
+}

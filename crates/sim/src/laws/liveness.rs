@@ -131,7 +131,12 @@ impl Machine {
         // mount's pages to be unstable, so dirty pages still to be written (the flusher's
         // business, held by the expiry law) are a way forward; an idle device with only
         // unstable pages left and no flusher at work is not.
-        let idle = !has_inside && q.device.next_event().is_none() && !queued_or_inside;
+        // A write still on its way (built, throttled, waiting for wbt or a tag) will reply and
+        // have the COMMIT rule checked again.
+        let writes_on_the_way = q
+            .live_requests()
+            .any(|(_, r)| r.op == crate::drivers::Op::Write && r.stage != RqStage::Free);
+        let idle = !has_inside && q.device.next_event().is_none() && !queued_or_inside && !writes_on_the_way;
         if q.unstable_pages > 0 && idle && self.wbs[d].reclaimable == 0 && !self.flusher_active(d as u16) {
             return Some(self.violation(
                 Law::Liveness,
