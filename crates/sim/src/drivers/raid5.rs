@@ -497,9 +497,9 @@ impl Device for Raid5 {
                 }
             }
             self.part_done = parts;
-            for mm in 0..self.members.len() {
-                self.next[mm] = refill(self.members[mm].as_mut(), &mut self.pending[mm], t).unwrap_or(NEVER);
-            }
+            // Only the member that completed has room again: the others' new parts (an
+            // RMW's writes) were dispatched or queued by `submit`, which set their next event.
+            self.next[m] = refill(self.members[m].as_mut(), &mut self.pending[m], t).unwrap_or(NEVER);
         }
         self.flush_partial(now, true);
         for mm in 0..self.members.len() {
