@@ -250,6 +250,60 @@ pub(crate) fn submit_part(dev: &mut dyn Device, pending: &mut VecDeque<DevReques
     }
 }
 
+/// Array devices: each member's next event time (`Ns::MAX`: none), with a heap that finds the
+/// first due in O(log members) instead of a scan per member event — an array of a thousand
+/// members whose members have many internal events spent its time scanning.
+pub(crate) struct MemberClock {
+    next: Vec<Ns>,
+    /// (time, member), earliest first and the lowest member on a tie; entries whose time is no
+    /// longer the member's are dropped when met.
+    heap: std::collections::BinaryHeap<std::cmp::Reverse<(Ns, usize)>>,
+}
+
+impl MemberClock {
+    pub(crate) fn new(members: usize) -> Self {
+        MemberClock {
+            next: vec![Ns::MAX; members],
+            heap: std::collections::BinaryHeap::with_capacity(members),
+        }
+    }
+
+    pub(crate) fn get(&self, m: usize) -> Ns {
+        self.next[m]
+    }
+
+    /// Member `m`'s next event is at `t` (an entry is pushed even for an unchanged time: the
+    /// one it had may have been taken by `first_due`).
+    pub(crate) fn set(&mut self, m: usize, t: Ns) {
+        self.next[m] = t;
+        if t != Ns::MAX {
+            self.heap.push(std::cmp::Reverse((t, m)));
+        }
+    }
+
+    /// The earliest member event, if any.
+    pub(crate) fn min(&self) -> Option<Ns> {
+        self.next.iter().copied().min().filter(|&t| t != Ns::MAX)
+    }
+
+    /// The member whose event comes first at or before `now` (the lowest index on a tie),
+    /// taken off the heap: the caller advances it and sets its next time.
+    pub(crate) fn first_due(&mut self, now: Ns) -> Option<(Ns, usize)> {
+        while let Some(&std::cmp::Reverse((t, m))) = self.heap.peek() {
+            if self.next[m] != t {
+                self.heap.pop();
+                continue;
+            }
+            if t > now {
+                return None;
+            }
+            self.heap.pop();
+            return Some((t, m));
+        }
+        None
+    }
+}
+
 /// Array devices: the member whose next event (`next`, by member) comes first at or before
 /// `now`, the lowest index on a tie; (time, member).
 pub(crate) fn first_due(next: &[Ns], now: Ns) -> Option<(Ns, usize)> {

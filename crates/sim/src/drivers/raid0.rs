@@ -45,7 +45,7 @@
 use super::model::{DeviceModel, Naming, MAX_MEMBERS};
 use super::ssd::SsdParams;
 use super::DeviceModelConfig;
-use super::{build_model, first_due, refill, submit_part, ArraySlots, DevRequest, Device, Op};
+use super::{build_model, refill, submit_part, ArraySlots, DevRequest, Device, MemberClock, Op};
 use crate::config::default_queue;
 use crate::config::{CfqTunables, DeadlineTunables, Knob, KnobKind, QueueConfig, SchedulerKind};
 use crate::engine::RngStream;
@@ -175,7 +175,7 @@ const NEVER: Ns = Ns::MAX;
 pub struct Raid0 {
     members: Vec<Box<dyn Device>>,
     /// Each member's next event time (NEVER if none).
-    next: Vec<Ns>,
+    next: MemberClock,
     /// Parts waiting for a slot in their member.
     pending: Vec<VecDeque<DevRequest>>,
     /// Requests inside, by slot: (request id, parts not yet completed). A part's id on its
@@ -201,7 +201,7 @@ impl Raid0 {
         let depth = members.iter().map(|m| m.queue_depth()).sum::<u32>().max(1);
         let per_member = members.iter().map(|m| m.queue_depth() as usize).max().unwrap_or(1);
         Raid0 {
-            next: vec![NEVER; n],
+            next: MemberClock::new(n),
             pending: (0..n).map(|_| VecDeque::with_capacity(per_member)).collect(),
             reqs: ArraySlots::with_capacity(depth as usize),
             parts: vec![(0, 0); n],
@@ -232,7 +232,9 @@ impl Raid0 {
 
     /// Give part `rq` to member `m` at `now`, or queue it there.
     fn submit(&mut self, now: Ns, m: usize, rq: DevRequest) {
-        submit_part(self.members[m].as_mut(), &mut self.pending[m], &mut self.next[m], now, rq);
+        let mut t = self.next.get(m);
+        submit_part(self.members[m].as_mut(), &mut self.pending[m], &mut t, now, rq);
+        self.next.set(m, t);
     }
 }
 
@@ -287,12 +289,12 @@ impl Device for Raid0 {
     }
 
     fn next_event(&self) -> Option<Ns> {
-        self.next.iter().copied().min().filter(|&t| t != NEVER)
+        self.next.min()
     }
 
     fn advance(&mut self, now: Ns, done: &mut Vec<u32>) {
         // The member whose event comes first (the lowest index on a tie).
-        while let Some((t, m)) = first_due(&self.next, now) {
+        while let Some((t, m)) = self.next.first_due(now) {
             let mut parts = std::mem::take(&mut self.part_done);
             parts.clear();
             self.members[m].advance(t, &mut parts);
@@ -301,7 +303,8 @@ impl Device for Raid0 {
             }
             self.part_done = parts;
             // The member has room again: start its waiting parts.
-            self.next[m] = refill(self.members[m].as_mut(), &mut self.pending[m], t).unwrap_or(NEVER);
+            let next = refill(self.members[m].as_mut(), &mut self.pending[m], t).unwrap_or(NEVER);
+            self.next.set(m, next);
         }
     }
 
