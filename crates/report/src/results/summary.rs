@@ -148,6 +148,10 @@ struct DeviceSummary<'a> {
     util: f64,
     requests_written: u64,
     requests_read: u64,
+    /// Cache flushes sent (diskstats' flush requests) and writes with REQ_FUA (simulated only:
+    /// diskstats does not count them).
+    flushes: u64,
+    fua_writes: u64,
     request_latency_ms: LatencySummary,
     #[serde(skip_serializing_if = "Option::is_none")]
     journal: Option<JournalSummary>,
@@ -167,6 +171,8 @@ struct JournalSummary {
     handle_waits: u64,
     handle_wait_ms: f64,
     checkpoint_blocks: u64,
+    /// ext4 fast commits written.
+    fast_commits: u64,
 }
 
 fn pauses(h: &LatencyHist) -> PauseSummary {
@@ -240,6 +246,8 @@ fn device(d: &DeviceResult) -> DeviceSummary<'_> {
         util: round3(d.util),
         requests_written: d.requests_written,
         requests_read: d.requests_read,
+        flushes: d.flushes,
+        fua_writes: d.fua_writes,
         request_latency_ms: latency(d.request_latency.summary()),
         journal: d.journal.as_ref().map(|j| JournalSummary {
             fs: j.fs,
@@ -253,6 +261,7 @@ fn device(d: &DeviceResult) -> DeviceSummary<'_> {
             handle_waits: j.handle_waits,
             handle_wait_ms: ns_to_ms(j.handle_wait_ns),
             checkpoint_blocks: j.checkpoint_blocks,
+            fast_commits: j.fast_commits,
         }),
     }
 }
