@@ -18,6 +18,11 @@ pub fn bytes_to_pages(bytes: u64) -> u64 {
     bytes.div_ceil(PAGE_SIZE)
 }
 
+/// The pages a byte range touches: [first, end), the partial pages at either end included.
+pub fn page_range(offset: u64, bytes: u64) -> (u64, u64) {
+    (offset / PAGE_SIZE, (offset + bytes).div_ceil(PAGE_SIZE))
+}
+
 /// Pages per second → KB/s, as the writeback tracepoints print rates (`KBps()`).
 pub fn pages_to_kbps(pages: u64) -> u64 {
     pages << (PAGE_SHIFT - 10)

@@ -14,7 +14,7 @@
 //! never waits for a locked transaction (the kernel's end_io work can).
 
 use crate::machine::Machine;
-use crate::units::PAGE_SIZE;
+use crate::units::{page_range, PAGE_SIZE};
 
 impl Machine {
     /// Pages [start, start + n) of `ino` were written: those that were unwritten extents are
@@ -37,7 +37,7 @@ impl Machine {
         if self.journal(dev).is_none() || bytes == 0 {
             return;
         }
-        let (first, end) = (offset / PAGE_SIZE, (offset + bytes).div_ceil(PAGE_SIZE));
+        let (first, end) = page_range(offset, bytes);
         let mut p = first;
         while p < end {
             if self.inodes[ino as usize].blocks.lookup(p).is_some() {
@@ -57,7 +57,7 @@ impl Machine {
     /// A direct write of `bytes` at `offset` into `ino` completed (`iomap_dio_complete` →
     /// the file system's end_io): convert what of it was unwritten.
     pub(crate) fn dio_write_end(&mut self, ino: u32, offset: u64, bytes: u64) {
-        let (first, end) = (offset / PAGE_SIZE, (offset + bytes).div_ceil(PAGE_SIZE));
+        let (first, end) = page_range(offset, bytes);
         if !self.inodes[ino as usize].has_unwritten(first, end - first) {
             return;
         }
@@ -86,7 +86,7 @@ impl Machine {
         if !self.queues[dev as usize].supports_fua() {
             return false;
         }
-        let (first, end) = (offset / PAGE_SIZE, (offset + bytes).div_ceil(PAGE_SIZE));
+        let (first, end) = page_range(offset, bytes);
         if inode.has_unwritten(first, end - first) || (first..end).any(|p| inode.blocks.lookup(p).is_none()) {
             return false;
         }

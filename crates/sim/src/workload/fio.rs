@@ -24,7 +24,7 @@ use crate::kernel::task::Phase;
 use crate::machine::Machine;
 use crate::metrics::fio::{FioStats, LogRow, LogWindow, SAMPLE_NS};
 use crate::mm::page_cache::PageState;
-use crate::units::PAGE_SIZE;
+use crate::units::page_range;
 use crate::Ns;
 
 /// One I/O of a fio job.
@@ -337,16 +337,7 @@ impl Machine {
         let op = if io.ddir as usize == READ { Op::Read } else { Op::Write };
         let write_through =
             op == Op::Write && job(&self.tasks[t].job).sync == FioSync::Dsync && self.dio_write_through(io.file, io.offset, io.bs);
-        let reqs = self.queue_direct(tid, io.file, op, io.offset, io.bs, slot);
-        if write_through {
-            // REQ_FUA on each of the write's requests (they were just queued on the plug).
-            let task = &self.tasks[t];
-            let n = task.pending.len();
-            let ids: Vec<(u16, u32)> = task.pending.iter().skip(n - reqs as usize).copied().collect();
-            for (d, id) in ids {
-                self.queues[d as usize].rq_mut(id).fua = true;
-            }
-        }
+        let reqs = self.queue_direct(tid, io.file, op, io.offset, io.bs, slot, write_through);
         let task = &mut self.tasks[t];
         task.inflight += 1;
         let f = task.fio.as_mut().expect("fio task");
@@ -409,17 +400,13 @@ impl Machine {
         }
         let task = &mut self.tasks[t];
         if io.ddir as usize != READ && !io.fua && job(&task.job).sync != FioSync::None {
-            // `generic_write_sync` before the write returns (a synchronous engine: sync= is
-            // refused with the others).
+            // `generic_write_sync` before the write returns (the next step of a synchronous
+            // engine: sync= is refused with the others); the write is accounted after it.
             task.fio.as_mut().expect("fio task").write_sync = Some(io);
-            if task.phase == Phase::WaitDirect && task.pending.is_empty() {
-                task.phase = Phase::NextOp;
-                self.run_task_at(tid, now);
-            }
-            return;
+        } else {
+            task.record_op(now, now - io.start);
+            self.fio_account(tid, io, now, engine != FioEngine::Sync);
         }
-        task.record_op(now, now - io.start);
-        self.fio_account(tid, io, now, engine != FioEngine::Sync);
         let task = &mut self.tasks[t];
         let f = task.fio.as_ref().expect("fio task");
         if task.phase == Phase::WaitDirect && f.inflight <= f.wake_at && task.pending.is_empty() {
@@ -455,7 +442,7 @@ impl Machine {
         let task = &mut self.tasks[t];
         task.file = io.file;
         task.op_start = io.start;
-        let (first, end) = (io.offset / PAGE_SIZE, (io.offset + io.bs).div_ceil(PAGE_SIZE));
+        let (first, end) = page_range(io.offset, io.bs);
         self.vfs_fsync_range(tid, first, end, datasync)
     }
 

@@ -554,7 +554,7 @@ impl Machine {
     fn start_direct(&mut self, tid: u32, op: Op, offset: u64, bytes: u64) {
         let t = tid as usize;
         let ino = self.tasks[t].file;
-        let n = self.queue_direct(tid, ino, op, offset, bytes, 0);
+        let n = self.queue_direct(tid, ino, op, offset, bytes, 0, false);
         self.tasks[t].inflight += n;
         self.tasks[t].phase = Phase::WaitDirect;
         self.task_submit_pending(tid);
@@ -565,7 +565,10 @@ impl Machine {
     /// writes allocate at submission (as unwritten extents on a journalled file system,
     /// converted when the write completes); a request stops at `max_sectors_kb` and at an
     /// extent's end.
-    pub(crate) fn queue_direct(&mut self, tid: u32, ino: u32, op: Op, offset: u64, bytes: u64, aio: u16) -> u32 {
+    // The I/O's own fields, each a different kind of thing: a struct for them would be built
+    // at both call sites only to be taken apart here.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn queue_direct(&mut self, tid: u32, ino: u32, op: Op, offset: u64, bytes: u64, aio: u16, fua: bool) -> u32 {
         if op == Op::Write {
             self.dio_write_begin(ino, offset, bytes);
         }
@@ -583,7 +586,9 @@ impl Machine {
             let len = (end - off).min(max).min(contig * PAGE_SIZE - in_page);
             let sector = page_sector + in_page / 512;
             let id = self.queues[dev].alloc(op, sector, len.div_ceil(512), None, Submitter::Task(tid), true, false, false, true);
-            self.queues[dev].rq_mut(id).aio = aio;
+            let r = self.queues[dev].rq_mut(id);
+            r.aio = aio;
+            r.fua = fua;
             self.tasks[tid as usize].pending.push_back((dev as u16, id));
             n += 1;
             off += len;
