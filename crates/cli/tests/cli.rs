@@ -449,8 +449,8 @@ fn shipped_scenarios_all_parse() {
 }
 
 /// `--repeat N` runs the seeds after the scenario's own and gives each figure's spread: the
-/// wakeup noise makes them differ, the first is the run written to the results directory, and
-/// without noise every seed gives the same figures.
+/// system's chance makes them differ, the first is the run written to the results directory,
+/// and with chance off every seed gives the same figures.
 #[test]
 fn repeats_spread_over_seeds_and_vanish_without_noise() {
     let dir = scratch("repeat");
@@ -485,9 +485,9 @@ fn repeats_spread_over_seeds_and_vanish_without_noise() {
         "the seeds gave identical figures: {rows:?}"
     );
 
-    // No noise source: the seeds are the same experiment.
+    // Chance off: the seeds are the same experiment.
     let quiet = dir.join("quiet.toml");
-    fs::write(&quiet, short().replace("cpus = 2", "cpus = 2\nwakeup_latency = \"0s\"")).unwrap();
+    fs::write(&quiet, short().replace("cpus = 2", "cpus = 2\nchance = false")).unwrap();
     let out = dir.join("quiet");
     run_quietly_with(&quiet, &out, &["--repeat", "3"]);
     let rows = read(&out);

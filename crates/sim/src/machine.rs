@@ -195,7 +195,8 @@ fn attach_devices(cfg: &Scenario, thresh: u64, now_j: u64) -> (Vec<WbState>, Vec
         wb.dev = wbs.len() as u16;
         wbs.push(wb);
         flushers.push(Wb::new(now_j));
-        queues.push(BlockQueue::new(d, cfg.seed, cfg.hz));
+        let chance = RngStream::of_chance(cfg.machine.chance, cfg.seed, &format!("device/{}", d.name));
+        queues.push(BlockQueue::new(d, chance, cfg.hz));
     }
     (wbs, flushers, queues)
 }
@@ -509,7 +510,7 @@ impl Machine {
             run_end: None,
             scratch_ids: Vec::new(),
             last_sample_dirtied: 0,
-            rng: RngStream::new(cfg.seed, "machine"),
+            rng: RngStream::of_chance(cfg.machine.chance, cfg.seed, "machine"),
             pagewait: crate::kernel::waitqueue::PageWaitTable::new(
                 cfg.policy.page_wake,
                 crate::kernel::waitqueue::table_size(
@@ -1767,9 +1768,11 @@ impl Machine {
             .map(|t| {
                 let ended = t.ended.unwrap_or(t.stop.min(dur)).max(t.start);
                 let total = t.bytes_written + t.bytes_read;
+                // The second half of the task's life; a task that ended before the run's
+                // midpoint reached it has only its whole life (as `measure` without a sample).
                 let (steady_bytes, steady_ns) = match t.mid_bytes {
-                    Some(b) => (total - b, ended.saturating_sub(t.mid_ns)),
-                    None => (total, ended.saturating_sub(t.start)),
+                    Some(b) if t.mid_ns < ended => (total - b, ended - t.mid_ns),
+                    _ => (total, ended.saturating_sub(t.start)),
                 };
                 TaskResult {
                     name: t.name.clone(),

@@ -350,7 +350,7 @@ fn memory_low_keeps_a_groups_cache_through_a_copys_cache_pressure() {
     // A database's buffered random reads over a 512 MiB table in /db, and a copy outside any
     // group whose written-back pages press on a 2 GiB machine's page cache.
     let scenario = |low: Option<u64>| {
-        let mut sc = Scenario::one_device("low", ssd(), 2 * GIB, 2, 20 * SEC);
+        let mut sc = Scenario::one_device("low", ssd(), 2 * GIB, 2, 30 * SEC);
         sc.cgroups.groups.push(CgroupConfig {
             path: "/db".into(),
             memory_low: low,

@@ -165,8 +165,9 @@ pub struct BlockQueue {
 }
 
 impl BlockQueue {
-    pub fn new(cfg: &DeviceConfig, seed: u64, hz: u64) -> Self {
-        let device = drivers::build(cfg, RngStream::new(seed, &format!("device/{}", cfg.name)));
+    /// The queue of device `cfg`; `rng` is the device's stream of chance.
+    pub fn new(cfg: &DeviceConfig, rng: RngStream, hz: u64) -> Self {
+        let device = drivers::build(cfg, rng);
         let q = &cfg.queue;
         // blk_queue_depth(): SCSI-like devices report the device queue depth to wbt.
         // wbt scales from one hardware queue's depth (the device's queues are pooled).

@@ -30,6 +30,11 @@ pub struct MachineConfig {
     /// run's seed. The one noise source every scenario has: with it `--seed` gives a
     /// distribution; 0 makes runs independent of the seed again.
     pub wakeup_latency: Ns,
+    /// The system's chance: devices' service times (an SSD read meeting a program, a disk's
+    /// spindle phase, firmware time) and `wakeup_latency` drawn from the run's seed. Off, every
+    /// draw is its median and every seed gives the same run (workloads' random offsets still
+    /// follow the seed).
+    pub chance: bool,
     /// A woken page waiter that finds its page still busy: re-test, `finish_wait`,
     /// `prepare_to_wait` and the `io_schedule` back out, ns (on top of the wakeup and switch).
     pub wait_recheck_cost: Ns,
@@ -57,6 +62,7 @@ impl Default for MachineConfig {
             wakeup_cost: 1_000,
             context_switch_cost: 1_000,
             wakeup_latency: 200_000,
+            chance: true,
             wait_recheck_cost: 300,
             page_wait_buckets: 0,
             struct_page_size: 64,

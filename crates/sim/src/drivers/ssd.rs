@@ -15,6 +15,9 @@
 //! | `queue_depth` | depth of each hardware queue |
 //! | `nr_hw_queues` | hardware queues (NVMe submission queues); blk-mq maps the CPUs onto them, and each has its own tags (`nr_requests`) |
 //! | `write_cache` | writes complete when they are in the write buffer ([`WRITE_BUFFER`] bytes) |
+//! | `erase_latency` | time a unit takes to erase a block (tBERS) |
+//! | `erase_block` | bytes a unit programs between two erases |
+//! | `read_spread` | how much a page read's time depends on the page type, % of `read_latency` |
 //!
 //! # Reads (and writes with `write_cache = false`)
 //!
@@ -45,17 +48,41 @@
 //! completes `write_latency` after the buffer has drained what was admitted before it; NVMe
 //! queues it beside other commands.
 //!
+//! # Reads beside writes, and chance
+//!
+//! The drain is the units programming: while the buffer holds data, each unit is programming
+//! one piece after another, a piece taking `prog = parallelism · PIECE / write_bandwidth`
+//! (278 µs with the defaults), with an erase of `erase_latency` every `erase_block` bytes. A
+//! read that finds its unit free of host work but the buffer draining waits for what is left
+//! of the unit's current program — or, for the erase's share of the unit's time, of its erase.
+//! The unit's phase has nothing to do with the read's arrival, so that rest is drawn uniformly
+//! from the device's random stream. Reads already queued on the unit go before the next
+//! program (drives favour reads), and the unit time reads take is lost to the drain, which then
+//! ends later. With the defaults a 4 KiB reader beside a buffered stream sees its median
+//! latency roughly double and its p99 several times the idle one, with erase-length waits (ms)
+//! in the thousandth tail; FUA and `write_cache = false` writes queue on the units themselves.
+//!
+//! A read's page time depends on the page type of TLC flash (lower, middle, upper page take
+//! longer to sense the more bits share the cell): each read takes `read_latency` times 1 −
+//! `read_spread`%, 1 or 1 + `read_spread`%, one of the three at random, so the mean stays
+//! `read_latency`. Both draws come from the device's stream: the same seed gives the same run.
+//!
+//! Defaults and where they come from (see `docs/model-scope.md`): SimpleSSD's TLC timings
+//! (lower/centre/upper page reads 56.5/77.5/106 µs: a mean of 80 µs and ±30 %; block erase 3 ms),
+//! 16 MiB erase blocks on each of a unit's 4 planes; reads under program and erase roughly 2×
+//! slower on average (Wu & He, FAST 2012) with ms tails (Litz et al., RAIL, 2022).
+//!
 //! # Utilisation
 //! [`Device::busy_ns`] is the time with at least one request inside the device (iostat
 //! `%util`); buffer drain with nothing outstanding is not counted.
 //!
 //! # Simplifications
-//! - The buffer drain uses neither the units nor the transfer token: reads are not slowed by
-//!   background writes (a real drive's reads do suffer under sustained writes), and buffered data
-//!   is not read back from the buffer.
-//! - No garbage collection, write amplification, SLC cache, thermal throttling or latency noise
-//!   (the [`RngStream`] is held but not drawn from); no read-disturb or per-die queues beyond
-//!   FIFO per unit; no command overhead.
+//! - The drain's programs and erases are a fluid at `write_bandwidth` meeting reads by chance,
+//!   not scheduled operations: no program/erase suspend, and the drain does not use the
+//!   transfer token; buffered data is not read back from the buffer.
+//! - No garbage collection beyond one erase per erase block (no write amplification, so a full
+//!   drive's GC storms are not there), no SLC cache, thermal throttling or read-disturb; no
+//!   per-die queues beyond FIFO per unit; no command overhead.
 //! - The token and the units are reserved at dispatch in dispatch order (FIFO), so a request
 //!   never overtakes an earlier one on the same unit.
 
@@ -88,6 +115,13 @@ pub struct SsdParams {
     /// Hardware queues; the drive takes `queue_depth` commands from each.
     pub nr_hw_queues: u32,
     pub write_cache: bool,
+    /// Time a unit takes to erase a block, ns (tBERS).
+    pub erase_latency: Ns,
+    /// Bytes a unit programs between two erases (its erase block).
+    pub erase_block: u64,
+    /// Spread of a page read's time by page type (TLC: lower, middle, upper pages), as a
+    /// percentage of `read_latency` either side of it; 0 reads every page in `read_latency`.
+    pub read_spread: u32,
 }
 
 impl Default for SsdParams {
@@ -101,6 +135,9 @@ impl Default for SsdParams {
             queue_depth: 64,
             nr_hw_queues: 1,
             write_cache: true,
+            erase_latency: 3_000_000,
+            erase_block: 64 * MIB,
+            read_spread: 30,
         }
     }
 }
@@ -149,7 +186,7 @@ impl DeviceModel for SsdParams {
     }
 }
 
-static SSD_KNOBS: [Knob<SsdParams>; 8] = [
+static SSD_KNOBS: [Knob<SsdParams>; 11] = [
     knob!(SsdParams, "parallelism", KnobKind::Count { min: 1, max: 1024 }, "channels/dies serving requests at once", parallelism: u32),
     knob!(SsdParams, "read_latency", LATENCY, "latency of a 4 KiB read", read_latency: u64),
     knob!(SsdParams, "write_latency", LATENCY, "latency of a 4 KiB program into the write buffer", write_latency: u64),
@@ -158,6 +195,9 @@ static SSD_KNOBS: [Knob<SsdParams>; 8] = [
     knob!(SsdParams, "queue_depth", QUEUE_DEPTH, "depth of each hardware queue", queue_depth: u32),
     knob!(SsdParams, "nr_hw_queues", KnobKind::Count { min: 1, max: 1024 }, "hardware queues (NVMe: one per CPU, up to the drive's limit)", nr_hw_queues: u32),
     knob!(SsdParams, "write_cache", KnobKind::Bool, "volatile write buffer on", write_cache: bool),
+    knob!(SsdParams, "erase_latency", LATENCY, "time a unit takes to erase a block (tBERS); a read waits for it", erase_latency: u64),
+    knob!(SsdParams, "erase_block", KnobKind::Size { min: PIECE, max: 1 << 40, pages: false }, "bytes a unit programs between two erases", erase_block: u64),
+    knob!(SsdParams, "read_spread", KnobKind::Count { min: 0, max: 90 }, "page read time spread by page type, % of read_latency either side", read_spread: u32),
 ];
 
 /// Bytes a unit reads or programs in one operation (a 4-plane page of 16 KiB pages).
@@ -179,7 +219,11 @@ pub struct Ssd {
     completions: BinaryHeap<Reverse<(Ns, u64, u32)>>,
     seq: u64,
     busy: BusyClock,
-    _rng: RngStream,
+    /// Time a unit takes to program one piece while the buffer drains at `write_bandwidth`.
+    prog_ns: Ns,
+    /// Share of a draining unit's time spent erasing rather than programming.
+    erase_share: f64,
+    rng: RngStream,
     _size: u64,
 }
 
@@ -187,8 +231,13 @@ impl Ssd {
     pub fn new(p: SsdParams, size: u64, rng: RngStream) -> Self {
         let units = p.parallelism.max(1) as usize;
         let qd = p.queue_depth.max(1) as usize;
+        let prog_ns = xfer(units as u64 * PIECE, p.write_bandwidth).max(1);
+        let block_ns = xfer(p.erase_block.saturating_mul(units as u64), p.write_bandwidth);
+        let erase_share = p.erase_latency as f64 / p.erase_latency.saturating_add(block_ns).max(1) as f64;
         Ssd {
             p,
+            prog_ns,
+            erase_share,
             unit_free: vec![0; units],
             token_free: 0,
             drain_end: 0,
@@ -197,7 +246,7 @@ impl Ssd {
             completions: BinaryHeap::with_capacity(qd + 1),
             seq: 0,
             busy: BusyClock::default(),
-            _rng: rng,
+            rng,
             _size: size,
         }
     }
@@ -210,26 +259,63 @@ impl Ssd {
 
     /// Give the pieces of `[byte, byte + bytes)` to their units from `now`, each costing `lat`;
     /// returns when the last one is done.
-    fn units(&mut self, now: Ns, byte: u64, bytes: u64, lat: Ns) -> Ns {
+    ///
+    /// A read meets the write buffer's drain: while it drains, a unit the host is not already
+    /// using is in the middle of a program (or, `erase_share` of the time, an erase) and the
+    /// read waits for the rest of it; reads queued behind that read go first, before the next
+    /// program. The read time each unit lends is lost to the drain.
+    fn units(&mut self, now: Ns, byte: u64, bytes: u64, lat: Ns, read: bool) -> Ns {
         let nunits = self.unit_free.len() as u64;
         let p0 = byte / PIECE;
         let p1 = (byte + bytes.max(1) - 1) / PIECE;
         let n = p1 - p0 + 1;
         let (per, extra) = (n / nunits, n % nunits);
+        let draining = read && self.drain_end > now;
         let mut last = now;
         for k in 0..n.min(nunits) {
             let u = ((p0 + k) % nunits) as usize;
             let cnt = per + u64::from(k < extra);
-            let f = self.unit_free[u].max(now) + cnt * lat;
+            let mut start = self.unit_free[u].max(now);
+            if draining && self.unit_free[u] <= now {
+                start += self.residual_flash_op();
+            }
+            let f = start + cnt * lat;
             self.unit_free[u] = f;
             last = last.max(f);
+        }
+        if draining {
+            self.drain_end += n * lat / nunits;
         }
         last
     }
 
+    /// What is left of the program or erase a draining unit is in the middle of, at a moment
+    /// with no relation to its phase.
+    fn residual_flash_op(&mut self) -> Ns {
+        if self.rng.next_f64() < self.erase_share {
+            self.rng.below(self.p.erase_latency)
+        } else {
+            self.rng.below(self.prog_ns)
+        }
+    }
+
+    /// This read's page time: TLC pages take longer to sense the more bits their cell holds
+    /// (lower, middle, upper page), one of the three at random.
+    fn page_read_ns(&mut self) -> Ns {
+        let spread = self.p.read_latency * u64::from(self.p.read_spread) / 100;
+        if spread == 0 {
+            return self.p.read_latency;
+        }
+        match self.rng.below(3) {
+            0 => self.p.read_latency - spread,
+            1 => self.p.read_latency,
+            _ => self.p.read_latency + spread,
+        }
+    }
+
     /// Completion time of a request served by the units and the token.
     fn through_units(&mut self, now: Ns, rq: &DevRequest, lat: Ns, rate: u64) -> Ns {
-        let units_end = self.units(now, rq.sector * 512, rq.bytes, lat);
+        let units_end = self.units(now, rq.sector * 512, rq.bytes, lat, rq.op == Op::Read);
         let token_end = self.token_free.max(now) + xfer(rq.bytes, rate);
         self.token_free = token_end;
         token_end.max(units_end + xfer(rq.bytes.min(PIECE), rate))
@@ -266,7 +352,10 @@ impl Device for Ssd {
     fn dispatch(&mut self, now: Ns, rq: DevRequest) {
         self.busy.enter(now, self.completions.is_empty());
         let done = match rq.op {
-            Op::Read => self.through_units(now, &rq, self.p.read_latency, self.p.read_bandwidth),
+            Op::Read => {
+                let lat = self.page_read_ns();
+                self.through_units(now, &rq, lat, self.p.read_bandwidth)
+            }
             // A FUA write is programmed before it completes, past the write buffer.
             Op::Write if self.p.write_cache && !rq.fua => self.buffered(now, rq.bytes),
             Op::Write => self.through_units(now, &rq, self.p.write_latency, self.p.write_bandwidth),
@@ -359,10 +448,21 @@ mod tests {
     fn random_reads_latency_and_parallelism() {
         let p = SsdParams::default();
         let lbas = random_4k(4000);
+        let x4k = xfer(4096, p.read_bandwidth);
+        // Without the page-type spread every read takes the same time.
+        let mut d = ssd(SsdParams {
+            read_spread: 0,
+            ..p.clone()
+        });
+        let done = run(&mut d, 1, lbas.len(), |i| (Op::Read, lbas[i], 4096));
+        assert!(done.iter().all(|&(a, b, _)| b - a == p.read_latency + x4k));
+        // With it, reads spread either side of the same mean.
         let mut d = ssd(p.clone());
         let done = run(&mut d, 1, lbas.len(), |i| (Op::Read, lbas[i], 4096));
-        let x4k = xfer(4096, p.read_bandwidth);
-        assert!(done.iter().all(|&(a, b, _)| b - a == p.read_latency + x4k));
+        let lat: Vec<Ns> = done.iter().map(|&(a, b, _)| b - a).collect();
+        let mean = lat.iter().sum::<Ns>() as f64 / lat.len() as f64;
+        assert!((mean / (p.read_latency + x4k) as f64 - 1.0).abs() < 0.02, "mean {mean:.0} ns");
+        assert!(lat.iter().min() < lat.iter().max());
         let qd1 = iops(&done);
 
         let mut d = ssd(p.clone());
@@ -383,6 +483,67 @@ mod tests {
         let cap = fast.read_bandwidth as f64 / 4096.0;
         let got = iops(&done);
         assert!(got <= cap * 1.001 && got >= 0.9 * cap, "{got:.0} IOPS vs cap {cap:.0}");
+    }
+
+    /// Read latencies of the reads among `done` (ids `i` with `is_read(i)`), sorted, after the
+    /// first `skip` completions.
+    fn read_lat(done: &[(Ns, Ns, u32)], skip: usize, is_read: impl Fn(u32) -> bool) -> Vec<Ns> {
+        let mut v: Vec<Ns> = done[skip..].iter().filter(|r| is_read(r.2)).map(|&(a, b, _)| b - a).collect();
+        v.sort_unstable();
+        v
+    }
+
+    fn pct(v: &[Ns], q: f64) -> Ns {
+        v[((v.len() - 1) as f64 * q).round() as usize]
+    }
+
+    /// A 4 KiB reader beside a stream of 1 MiB buffered writes (one read in eight requests).
+    fn reader_beside_writer(p: &SsdParams) -> (Vec<Ns>, f64) {
+        let lbas = random_4k(4000);
+        let mut d = ssd(p.clone());
+        let n = 8 * lbas.len();
+        let done = run(&mut d, 8, n, |i| {
+            if i % 8 == 0 {
+                (Op::Read, lbas[i / 8], 4096)
+            } else {
+                (Op::Write, SIZE / 2 + i as u64 * MIB, MIB)
+            }
+        });
+        let secs = done.last().unwrap().1 as f64 * 1e-9;
+        let written = (n - n / 8) as f64 * MIB as f64;
+        (read_lat(&done, 400, |id| id % 8 == 0), written / secs / 1e6)
+    }
+
+    #[test]
+    fn reads_wait_for_the_programs_and_erases_of_the_drain() {
+        let p = SsdParams::default();
+        let lbas = random_4k(4000);
+        let mut d = ssd(p.clone());
+        let alone = read_lat(&run(&mut d, 1, lbas.len(), |i| (Op::Read, lbas[i], 4096)), 0, |_| true);
+        let (mixed, wrote) = reader_beside_writer(&p);
+        let (p50, p99) = (pct(&mixed, 0.5), pct(&mixed, 0.99));
+        assert!(
+            p50 as f64 > 1.5 * pct(&alone, 0.5) as f64,
+            "p50 {p50} ns beside writes, {} alone",
+            pct(&alone, 0.5)
+        );
+        assert!(
+            p99 as f64 > 3.0 * pct(&alone, 0.99) as f64,
+            "p99 {p99} ns beside writes, {} alone",
+            pct(&alone, 0.99)
+        );
+        // The units the reads borrow are lost to the drain, a little.
+        let full = mb(p.write_bandwidth);
+        assert!(wrote < full && wrote > 0.9 * full, "writes {wrote:.0} MB/s of {full:.0}");
+
+        // The slowest reads are the ones that met an erase: without erases the tail is short.
+        let (no_erase, _) = reader_beside_writer(&SsdParams {
+            erase_latency: 0,
+            ..p.clone()
+        });
+        let (t, t0) = (pct(&mixed, 0.999), pct(&no_erase, 0.999));
+        assert!(t as f64 > 2.0 * t0 as f64, "p99.9 {t} ns with erases, {t0} ns without");
+        assert!(*mixed.last().unwrap() <= p.erase_latency + 2 * p.read_latency + 2 * p.write_latency + pct(&no_erase, 1.0));
     }
 
     #[test]

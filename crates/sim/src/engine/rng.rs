@@ -8,6 +8,9 @@ use rand_pcg::Pcg64Mcg;
 
 pub struct RngStream {
     inner: Pcg64Mcg,
+    /// Chance switched off (`[machine] chance = false`): every draw is its distribution's
+    /// median, the same under every seed.
+    median: bool,
 }
 
 /// 64-bit FNV-1a, used only to turn a stream label into a number.
@@ -37,10 +40,25 @@ impl RngStream {
         let state = ((a as u128) << 64) | (b as u128) | 1;
         RngStream {
             inner: Pcg64Mcg::new(state),
+            median: false,
+        }
+    }
+
+    /// The stream of the system's chance for `label` (a device's service times, the machine's
+    /// wakeup latency): [`RngStream::new`] when `chance` is on, else a stream whose every draw
+    /// is the median (`next_f64` 0.5, `below(n)` n/2, `exp(m)` m·ln 2), so that every seed
+    /// gives the same run. Workloads' own randomness (offsets) never uses this.
+    pub fn of_chance(chance: bool, seed: u64, label: &str) -> Self {
+        RngStream {
+            median: !chance,
+            ..RngStream::new(seed, label)
         }
     }
 
     pub fn next_u64(&mut self) -> u64 {
+        if self.median {
+            return 1 << 63;
+        }
         self.inner.next_u64()
     }
 
@@ -59,6 +77,22 @@ impl RngStream {
         (x as u64).min(20 * mean)
     }
 
+    /// A service time with median `median` and 99th percentile `p99` (integer ns): the
+    /// log-logistic distribution, `median · (u / (1 − u))^(1/β)` with `β = ln 99 / ln(p99 /
+    /// median)`, a right-skewed law with a power tail often fitted to I/O latencies, whose
+    /// inverse is closed-form (so chance off, `u = ½`, gives the median exactly). Cut at 1000
+    /// medians so one draw cannot stall a run. `median` itself, without drawing, when
+    /// `p99 <= median`.
+    pub fn log_logistic(&mut self, median: u64, p99: u64) -> u64 {
+        if p99 <= median || median == 0 {
+            return median;
+        }
+        let u = self.next_f64().clamp(1e-12, 1.0 - 1e-12);
+        let beta = 99f64.ln() / (p99 as f64 / median as f64).ln();
+        let x = median as f64 * (u / (1.0 - u)).powf(1.0 / beta);
+        (x as u64).min(median.saturating_mul(1000))
+    }
+
     /// Uniform integer in [0, n). Returns 0 for n == 0.
     pub fn below(&mut self, n: u64) -> u64 {
         if n == 0 {
@@ -71,6 +105,18 @@ impl RngStream {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn log_logistic_has_its_median_and_p99() {
+        let mut r = RngStream::new(5, "service");
+        let mut xs: Vec<u64> = (0..200_000).map(|_| r.log_logistic(100_000, 400_000)).collect();
+        xs.sort_unstable();
+        let q = |p: f64| xs[(p * (xs.len() - 1) as f64) as usize] as f64;
+        assert!((q(0.5) / 100_000.0 - 1.0).abs() < 0.02, "median {}", q(0.5));
+        assert!((q(0.99) / 400_000.0 - 1.0).abs() < 0.05, "p99 {}", q(0.99));
+        assert_eq!(RngStream::of_chance(false, 5, "service").log_logistic(100_000, 400_000), 100_000);
+        assert_eq!(r.log_logistic(100_000, 100_000), 100_000);
+    }
 
     #[test]
     fn streams_are_reproducible_and_independent() {
