@@ -13,6 +13,7 @@ mod report_cmd;
 mod reproduce;
 mod simulate;
 mod sweep;
+mod validate;
 
 use clap::{CommandFactory, Parser, Subcommand};
 use std::path::{Path, PathBuf};
@@ -172,6 +173,9 @@ enum Cmd {
     /// Generated and damaged scenarios through the parser and the simulator, laws checked;
     /// findings are written as reproducer files.
     Fuzz(fuzz_cmd::FuzzArgs),
+    /// The differential validator: random scenarios this machine can run, each measured on its
+    /// kernel (several repeats) and simulated (as many seeds), graded, summarised (root).
+    Validate(validate::ValidateArgs),
     /// Check (or --write) the reference tables in the Markdown docs against the code.
     Docs(docs::DocsArgs),
     /// Show results directories side by side, with relative errors against the first.
@@ -313,6 +317,7 @@ where
         Cmd::Calibrate(a) => probe_cmd::calibrate(a),
         Cmd::Compare { dirs, json } => probe_cmd::compare(&dirs, json),
         Cmd::Fuzz(a) => fuzz_cmd::fuzz(a),
+        Cmd::Validate(a) => validate::validate(a),
         Cmd::Docs(a) => docs::docs(a, &Cli::command()),
     }
 }

@@ -13,6 +13,7 @@ use wblab_sim::units::format_size;
 /// The names a marker may use, with their arguments, for error hints.
 pub const GENERATORS: &[&str] = &[
     "commands",
+    "validate-summary DIR",
     "sweep FILE OPTIONS...",
     "generations",
     "policies",
@@ -65,6 +66,7 @@ pub fn generate(name: &str, args: &[String], cli: &clap::Command, ctx: &Ctx) -> 
         "outcome" => outcome(one_arg()?),
         "sweep" => super::sweep_block::sweep(args, ctx),
         "reproduce" => reproduce(one_arg()?),
+        "validate-summary" => crate::validate::summary_of(std::path::Path::new(one_arg()?)),
         "stem" => match args {
             [scenario, task] => stem(scenario, task),
             _ => Err("`stem` takes a scenario file and a task name".to_string()),

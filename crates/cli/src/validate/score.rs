@@ -1,0 +1,286 @@
+//! Grading a simulated case against the kernel's repeats: which figures count, how close is
+//! close enough, and the error distribution over every case run so far.
+//!
+//! A figure is graded against the mean of the kernel's repeats. Tolerances follow what a user
+//! acts on: throughput within 15 %, medians within 25 %, p99s within 50 %. The model's own
+//! run-to-run range (its seeds) is graded against the kernel's: within a factor of two, or both
+//! under 2 % of the mean.
+
+use serde::{Deserialize, Serialize};
+use wblab_report::compare::Comparison;
+
+/// What a figure measures, for its tolerance.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum Class {
+    Throughput,
+    P50,
+    P99,
+}
+
+impl Class {
+    /// The figure's class by its name in `wblab compare`, None for figures not graded (levels,
+    /// counts, maxima: reported, but too dependent on one event to grade).
+    pub fn of(name: &str) -> Option<Class> {
+        let tail = name.rsplit(": ").next().unwrap_or(name);
+        match tail {
+            "MB written" | "MB read" | "MB/s" | "steady MB/s" | "bw" | "iops" => Some(Class::Throughput),
+            "op latency p50" | "clat p50" | "sync p50" | "pause p50" => Some(Class::P50),
+            "op latency p99" | "clat p99" | "sync p99" | "pause p99" => Some(Class::P99),
+            _ => None,
+        }
+    }
+
+    /// Largest relative error that still agrees.
+    pub fn tolerance(self) -> f64 {
+        match self {
+            Class::Throughput => 0.15,
+            Class::P50 => 0.25,
+            Class::P99 => 0.50,
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Class::Throughput => "throughput",
+            Class::P50 => "p50 latency",
+            Class::P99 => "p99 latency",
+        }
+    }
+}
+
+/// Below these the figure is noise, not a measurement: a few MB moved, latencies under a µs.
+fn big_enough(class: Class, unit: &str, mean: f64) -> bool {
+    match (class, unit) {
+        (Class::Throughput, "MB") => mean >= 5.0,
+        (Class::Throughput, _) => mean > 0.0,
+        (_, "ms") => mean >= 0.001,
+        (_, _) => mean >= 1.0,
+    }
+}
+
+/// One graded figure of one case.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Graded {
+    pub figure: String,
+    pub unit: String,
+    pub class: Class,
+    /// The kernel's repeats: mean, lowest, highest.
+    pub measured: f64,
+    pub measured_lo: f64,
+    pub measured_hi: f64,
+    /// The model (first seed), and its range over the seeds.
+    pub simulated: f64,
+    pub simulated_lo: f64,
+    pub simulated_hi: f64,
+    /// (simulated − measured) / measured.
+    pub error: f64,
+    pub agrees: bool,
+    /// The model's range over its seeds against the kernel's over its repeats.
+    pub spread_agrees: bool,
+}
+
+/// Grade a comparison whose first `repeats` runs are the kernel's and whose last is the model's
+/// (with its seeds as repeats).
+pub fn grade(c: &Comparison, repeats: usize) -> Vec<Graded> {
+    let mut out = Vec::new();
+    for f in &c.figures {
+        let Some(class) = Class::of(&f.name) else { continue };
+        let kernel: Vec<f64> = f.values.iter().take(repeats).flatten().copied().collect();
+        let Some(Some(sim)) = f.values.get(repeats) else { continue };
+        if kernel.len() < repeats {
+            continue;
+        }
+        let mean = kernel.iter().sum::<f64>() / kernel.len() as f64;
+        if !big_enough(class, f.unit, mean) {
+            continue;
+        }
+        let lo = kernel.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = kernel.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let (slo, shi) = f.range.get(repeats).copied().flatten().unwrap_or((*sim, *sim));
+        let error = (sim - mean) / mean;
+        let (ks, ss) = ((hi - lo) / mean, (shi - slo) / mean);
+        let spread_agrees = (ks < 0.02 && ss < 0.02) || (ss <= 2.0 * ks && ks <= 2.0 * ss);
+        out.push(Graded {
+            figure: f.name.clone(),
+            unit: f.unit.to_string(),
+            class,
+            measured: mean,
+            measured_lo: lo,
+            measured_hi: hi,
+            simulated: *sim,
+            simulated_lo: slo,
+            simulated_hi: shi,
+            error,
+            agrees: error.abs() <= class.tolerance(),
+            spread_agrees,
+        });
+    }
+    out
+}
+
+/// A case's grades as `score.json` keeps them.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct CaseScore {
+    pub case: String,
+    pub figures: Vec<Graded>,
+}
+
+/// The share of `xs` that are true, in percent.
+fn share(n: usize, of: usize) -> f64 {
+    if of == 0 {
+        0.0
+    } else {
+        100.0 * n as f64 / of as f64
+    }
+}
+
+fn quantile(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    sorted[((sorted.len() - 1) as f64 * q).round() as usize]
+}
+
+/// The Markdown error distribution over `cases`: per class, how many figures agree, the median
+/// and 90th percentile of |error|, and the spread test; then the figure kinds that fail most.
+pub fn summary(cases: &[CaseScore]) -> String {
+    let mut s = String::new();
+    let all: Vec<&Graded> = cases.iter().flat_map(|c| &c.figures).collect();
+    s += &format!("{} cases, {} graded figures.\n\n", cases.len(), all.len());
+    s += "| class | tolerance | figures | agree | median \\|error\\| | p90 \\|error\\| | spread within 2× |\n";
+    s += "|---|---|---|---|---|---|---|\n";
+    for class in [Class::Throughput, Class::P50, Class::P99] {
+        let fs: Vec<&&Graded> = all.iter().filter(|g| g.class == class).collect();
+        let mut errs: Vec<f64> = fs.iter().map(|g| g.error.abs()).collect();
+        errs.sort_by(f64::total_cmp);
+        let agree = fs.iter().filter(|g| g.agrees).count();
+        let spread = fs.iter().filter(|g| g.spread_agrees).count();
+        s += &format!(
+            "| {} | {:.0} % | {} | {:.0} % | {:.0} % | {:.0} % | {:.0} % |\n",
+            class.label(),
+            100.0 * class.tolerance(),
+            fs.len(),
+            share(agree, fs.len()),
+            100.0 * quantile(&errs, 0.5),
+            100.0 * quantile(&errs, 0.9),
+            share(spread, fs.len()),
+        );
+    }
+    // The figure kinds that disagree most often, with the direction of the error.
+    let mut kinds: std::collections::BTreeMap<String, (usize, usize, usize)> = Default::default();
+    for g in &all {
+        let kind = g.figure.rsplit(": ").next().unwrap_or(&g.figure).to_string();
+        let e = kinds.entry(kind).or_default();
+        e.0 += 1;
+        if !g.agrees {
+            if g.error > 0.0 {
+                e.1 += 1;
+            } else {
+                e.2 += 1;
+            }
+        }
+    }
+    let mut worst: Vec<(String, (usize, usize, usize))> = kinds.into_iter().filter(|(_, v)| v.1 + v.2 > 0).collect();
+    worst.sort_by_key(|(k, v)| (std::cmp::Reverse(v.1 + v.2), k.clone()));
+    if !worst.is_empty() {
+        s += "\n| figure | graded | model too high | model too low |\n|---|---|---|---|\n";
+        for (k, (n, hi, lo)) in worst {
+            s += &format!("| {k} | {n} | {hi} | {lo} |\n");
+        }
+    }
+    s
+}
+
+/// The disagreements of `cases`, one section per case, for `findings.md`.
+pub fn findings(cases: &[CaseScore]) -> String {
+    let mut s = String::from("# Findings: figures outside tolerance\n\n");
+    s += "Each case is `<case>/case.toml`; `<case>/measured/r*` are the kernel's repeats and\n";
+    s += "`<case>/sim` the model's run (its seeds in `repeats/`). Errors are against the mean of the\n";
+    s += "kernel's repeats.\n";
+    for c in cases {
+        let bad: Vec<&Graded> = c.figures.iter().filter(|g| !g.agrees).collect();
+        if bad.is_empty() {
+            continue;
+        }
+        s += &format!(
+            "\n## {}\n\n| figure | kernel (range) | model (range) | error |\n|---|---|---|---|\n",
+            c.case
+        );
+        for g in bad {
+            s += &format!(
+                "| {} | {} ({}–{}) {} | {} ({}–{}) | {:+.0} % |\n",
+                g.figure,
+                num(g.measured),
+                num(g.measured_lo),
+                num(g.measured_hi),
+                g.unit,
+                num(g.simulated),
+                num(g.simulated_lo),
+                num(g.simulated_hi),
+                100.0 * g.error
+            );
+        }
+    }
+    s
+}
+
+fn num(v: f64) -> String {
+    wblab_report::compare::num(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wblab_report::compare::Figure;
+
+    fn figure(name: &str, unit: &'static str, kernel: [f64; 3], sim: f64, sim_range: (f64, f64)) -> Figure {
+        let mut values: Vec<Option<f64>> = kernel.iter().map(|&v| Some(v)).collect();
+        values.push(Some(sim));
+        Figure {
+            name: name.into(),
+            unit,
+            values,
+            rel_err: vec![None; 4],
+            range: vec![None, None, None, Some(sim_range)],
+            significant: vec![None; 4],
+        }
+    }
+
+    fn comparison(figures: Vec<Figure>) -> Comparison {
+        Comparison {
+            runs: Vec::new(),
+            figures,
+            demerits: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn grades_by_class_tolerance_and_spread() {
+        let c = comparison(vec![
+            figure("dd0: MB written", "MB", [100.0, 110.0, 90.0], 112.0, (108.0, 118.0)),
+            figure("randread1: op latency p50", "ms", [1.0, 1.0, 1.0], 1.3, (1.3, 1.3)),
+            figure("randread1: op latency p99", "ms", [10.0, 8.0, 12.0], 14.0, (13.9, 14.1)),
+            figure("vmstat 2nd half: nr_dirty", "MiB", [10.0, 10.0, 10.0], 50.0, (50.0, 50.0)),
+            figure("dd0: MB read", "MB", [0.1, 0.1, 0.1], 3.0, (3.0, 3.0)),
+        ]);
+        let g = grade(&c, 3);
+        assert_eq!(g.len(), 3, "levels and tiny figures are not graded: {g:?}");
+        assert!(g[0].agrees && g[0].spread_agrees);
+        assert!(!g[1].agrees, "a 30 % miss on a median");
+        assert!(g[1].spread_agrees, "no spread on either side");
+        assert!(g[2].agrees, "40 % is inside a p99's tolerance");
+        assert!(!g[2].spread_agrees, "the model's 2 % range against the kernel's 40 %");
+        let s = summary(&[CaseScore {
+            case: "g000".into(),
+            figures: g.clone(),
+        }]);
+        assert!(s.contains("| p50 latency | 25 % | 1 | 0 % |"), "{s}");
+        assert!(s.contains("| op latency p50 | 1 | 1 | 0 |"), "{s}");
+        let f = findings(&[CaseScore {
+            case: "g000".into(),
+            figures: g,
+        }]);
+        assert!(f.contains("## g000") && f.contains("+30 %"), "{f}");
+    }
+}
