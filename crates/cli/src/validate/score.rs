@@ -7,7 +7,7 @@
 //! under 2 % of the mean.
 
 use serde::{Deserialize, Serialize};
-use wblab_report::compare::Comparison;
+use wblab_report::compare::{quantile, Comparison};
 
 /// What a figure measures, for its tolerance.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, PartialOrd, Ord)]
@@ -126,20 +126,13 @@ pub struct CaseScore {
     pub figures: Vec<Graded>,
 }
 
-/// The share of `xs` that are true, in percent.
+/// `n` of `of`, in percent.
 fn share(n: usize, of: usize) -> f64 {
     if of == 0 {
         0.0
     } else {
         100.0 * n as f64 / of as f64
     }
-}
-
-fn quantile(sorted: &[f64], q: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    sorted[((sorted.len() - 1) as f64 * q).round() as usize]
 }
 
 /// The Markdown error distribution over `cases`: per class, how many figures agree, the median
