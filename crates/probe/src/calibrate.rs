@@ -328,6 +328,21 @@ fn run(o: &CalibrateOptions, j: &mut Journal) -> Result<Calibration, String> {
 }
 
 /// Fit an `ssd` (or, for a seeking device, `hdd`) model section to the points.
+/// The `ssd` model's `read_spread` for a device whose queue-depth-1 reads have `p`'s
+/// latencies, and their p99 / p50: with one read in three taking `1 + spread` times the median
+/// page time, the model's QD1 p99 is that many times its median, so the fit matches the
+/// measured p99 (clamped to the knob's range; beyond the p99 the model's reads have no tail).
+/// None without a median to go by.
+fn read_spread_fit(p: &Point) -> Option<(u32, f64)> {
+    use wblab_sim::drivers::ssd::MAX_READ_SPREAD;
+    if p.lat_p50_us <= 0.0 || p.lat_p99_us <= 0.0 {
+        return None;
+    }
+    let ratio = p.lat_p99_us / p.lat_p50_us;
+    let spread = (100.0 * (ratio - 1.0)).round().clamp(0.0, f64::from(MAX_READ_SPREAD)) as u32;
+    Some((spread, ratio))
+}
+
 pub fn fit(points: &[Point], block_device: Option<&str>, desc: &str, kernel: &str) -> (String, String) {
     let find = |job: &str, qd: u32| points.iter().find(|p| p.job == job && p.queue_depth == qd);
     let seq_w = find("seq write", 1).map_or(0.0, |p| p.mb_s * 1e6);
@@ -388,6 +403,15 @@ pub fn fit(points: &[Point], block_device: Option<&str>, desc: &str, kernel: &st
         s.push_str("model = \"ssd\"\n");
         s.push_str(&format!("parallelism = {parallelism}\n"));
         s.push_str(&format!("read_latency = {}\n", us(read_lat_us)));
+        if let Some((spread, ratio)) = rr1.and_then(read_spread_fit) {
+            if f64::from(spread) < 100.0 * (ratio - 1.0) - 0.5 {
+                s.push_str(&format!(
+                    "# QD1 reads: p99 {ratio:.2}× the median, more than the page-type spread can give (at most {:.2}×)\n",
+                    1.0 + f64::from(wblab_sim::drivers::ssd::MAX_READ_SPREAD) / 100.0
+                ));
+            }
+            s.push_str(&format!("read_spread = {spread}\n"));
+        }
         s.push_str(&format!("write_latency = {}\n", us(write_lat_us)));
         s.push_str(&format!("read_bandwidth = {}\n", kbs(seq_r)));
         s.push_str(&format!("write_bandwidth = {}\n", kbs(seq_w)));
@@ -431,6 +455,27 @@ mod tests {
         assert!(s.contains("parallelism = 8"), "{s}");
         assert!(s.contains("read_latency = \"100us\""), "{s}");
         assert!(s.contains("read_bandwidth = \"800000KB/s\""), "{s}");
+        // Every QD1 read took the same time: no spread.
+        assert!(s.contains("read_spread = 0\n"), "{s}");
+    }
+
+    #[test]
+    fn fit_the_read_spread_to_the_qd1_tail() {
+        let mut rr1 = p("rand read", 1, 40.0, 10_000.0, 100.0);
+        rr1.lat_p99_us = 125.0;
+        let (_, s) = fit(&[rr1.clone()], None, "test", "6.18");
+        assert!(s.contains("read_spread = 25\n") && !s.contains("more than"), "{s}");
+        // A tail the three page types cannot reach: the most they give, and a comment says so.
+        rr1.lat_p99_us = 230.0;
+        let (_, s) = fit(&[rr1], None, "test", "6.18");
+        assert!(s.contains("read_spread = 90\n") && s.contains("p99 2.30× the median"), "{s}");
+        // What calibrate prints is a scenario the model takes.
+        let dev = s
+            .lines()
+            .skip_while(|l| !l.starts_with("[[device]]"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        wblab_scenario::parse(&format!("{dev}\nsize = \"1GiB\"\n"), "calibrated.toml").expect("the fitted section parses");
     }
 
     #[test]

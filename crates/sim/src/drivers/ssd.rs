@@ -197,9 +197,11 @@ static SSD_KNOBS: [Knob<SsdParams>; 11] = [
     knob!(SsdParams, "write_cache", KnobKind::Bool, "volatile write buffer on", write_cache: bool),
     knob!(SsdParams, "erase_latency", LATENCY, "time a unit takes to erase a block (tBERS); a read waits for it", erase_latency: u64),
     knob!(SsdParams, "erase_block", KnobKind::Size { min: PIECE, max: 1 << 40, pages: false }, "bytes a unit programs between two erases", erase_block: u64),
-    knob!(SsdParams, "read_spread", KnobKind::Count { min: 0, max: 90 }, "page read time spread by page type, % of read_latency either side", read_spread: u32),
+    knob!(SsdParams, "read_spread", KnobKind::Count { min: 0, max: MAX_READ_SPREAD as u64 }, "page read time spread by page type, % of read_latency either side", read_spread: u32),
 ];
 
+/// Largest `read_spread`: the fastest page still takes a tenth of `read_latency`.
+pub const MAX_READ_SPREAD: u32 = 90;
 /// Bytes a unit reads or programs in one operation (a 4-plane page of 16 KiB pages).
 pub const PIECE: u64 = 64 << 10;
 /// Capacity of the write buffer, bytes.
