@@ -6,7 +6,8 @@
 //! Each step is a child `wblab` process: `measure` keeps its own safety (plan, journal,
 //! watchdog, restore) and a failed or killed case costs only itself. Every step's output is
 //! kept, so a run resumes where it stopped: a repeat with its `summary.json` is not measured
-//! again, a simulation with its repeats is not run again.
+//! again. The simulation is always run again (a few seconds a case), so a resumed run grades
+//! every case against today's model.
 
 pub mod generate;
 pub mod score;
