@@ -69,27 +69,41 @@ pub fn out_dir(job_file: &Path) -> PathBuf {
 
 pub const JSON_FILE: &str = "fio.json";
 
-/// Bytes fio writes to lay out the files of its jobs that read (each file once), before they
-/// start: dirtied by fio, not by a job.
-pub fn layout_bytes(sc: &Scenario) -> u64 {
-    let mut seen: Vec<&str> = Vec::new();
-    let mut total = 0;
+/// The files of the jobs that read, each once, with their sizes, as fio names them in
+/// `dirs[device]` (`$jobname.$jobnum.$filenum`, or the shared file's name). The harness writes
+/// them before the run: the model's fio finds its read files laid out, and a real fio finding
+/// a file of the right size reads it as it is, so neither run spends its first seconds laying
+/// out (fio would otherwise write them through the run's throttle rules and dirty limits, on
+/// the clock, beside the other jobs).
+pub fn read_files(sc: &Scenario, dirs: &[PathBuf]) -> Vec<(PathBuf, u64)> {
+    let mut files: Vec<(PathBuf, u64)> = Vec::new();
     for t in &sc.tasks {
         let JobConfig::Fio(j) = &t.job else { continue };
         if !j.rw.reads() {
             continue;
         }
+        let dir = &dirs[t.device];
         if j.shared_file {
-            if seen.contains(&t.file.as_str()) {
-                continue;
+            let base = t.file.rsplit('/').next().unwrap_or(&t.file);
+            let path = dir.join(base);
+            if !files.iter().any(|(f, _)| *f == path) {
+                files.push((path, j.file_size));
             }
-            seen.push(&t.file);
-            total += j.file_size;
         } else {
-            total += j.file_size * u64::from(j.nrfiles) * u64::from(t.count);
+            for jobnum in 0..t.count {
+                for filenum in 0..j.nrfiles {
+                    files.push((dir.join(format!("{}.{jobnum}.{filenum}", j.name)), j.file_size));
+                }
+            }
         }
     }
-    total
+    files
+}
+
+/// Bytes of [`read_files`]: written by the harness before the run, not by a job.
+pub fn layout_bytes(sc: &Scenario) -> u64 {
+    let dirs = vec![PathBuf::new(); sc.devices.len()];
+    read_files(sc, &dirs).iter().map(|(_, n)| n).sum()
 }
 
 /// Whether the scenario has fio jobs.

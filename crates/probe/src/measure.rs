@@ -155,13 +155,17 @@ struct MachineJson<'a> {
     sysctl: &'a [KnobRecord],
     sysctl_before: &'a [(String, String)],
     trace: TraceJson<'a>,
-    /// Share of all CPU time during the run used by anything other than wblab and its children
-    /// (kernel threads such as the flusher included): other load that may disturb the figures.
+    /// Share of all CPU time during the run used by processes other than wblab and its children
+    /// (host steal included): other load that may disturb the figures.
     other_cpu_fraction: f64,
+    /// Share of all CPU time spent by kernel threads and interrupts (the flushers, the loop
+    /// workers, jbd2, softirqs): mostly the run's own I/O.
+    kernel_cpu_fraction: f64,
     /// Pages dirtied on the whole machine during the run beyond what the run's own writers
     /// wrote, MiB: other processes' dirty data shares the global dirty limit with ours.
     other_dirtied_mib: f64,
-    /// Bytes fio wrote to lay out its reading jobs' files (not counted as other processes').
+    /// Bytes of fio's reading jobs' files, written by the harness before the run (O_DIRECT: not
+    /// dirtied during it).
     #[serde(skip_serializing_if = "is_zero")]
     fio_layout_bytes: u64,
     tasks: Vec<TaskJson<'a>>,
@@ -266,6 +270,7 @@ struct Collected {
     trace_tmp: Option<PathBuf>,
     trace_stats: Option<TraceStats>,
     other_cpu_fraction: f64,
+    kernel_cpu_fraction: f64,
     interrupted: Option<i32>,
     /// The scenario's memory cgroups, sampled each second.
     cgroups: Vec<wblab_sim::metrics::CgroupResult>,
@@ -346,8 +351,7 @@ pub fn measure(sc: &Scenario, opts: &MeasureOptions) -> Result<MeasureReport, Me
         .iter()
         .filter(|o| !matches!(o.spec.job, wblab_sim::config::JobConfig::Dd { direct: true, .. }))
         .map(|o| o.bytes_written)
-        .sum::<u64>()
-        + crate::fio::layout_bytes(sc);
+        .sum::<u64>();
     let dirtied = c.vmstat.last().map_or(0, |v| v.nr_dirtied) * facts.page_size;
     let other_dirtied_mib = dirtied.saturating_sub(ours) as f64 / (1u64 << 20) as f64;
     if ours > 0 && other_dirtied_mib * (1u64 << 20) as f64 > 0.05 * ours as f64 {
@@ -384,6 +388,7 @@ pub fn measure(sc: &Scenario, opts: &MeasureOptions) -> Result<MeasureReport, Me
             lines,
         },
         other_cpu_fraction: (c.other_cpu_fraction * 1000.0).round() / 1000.0,
+        kernel_cpu_fraction: (c.kernel_cpu_fraction * 1000.0).round() / 1000.0,
         other_dirtied_mib: (other_dirtied_mib * 10.0).round() / 10.0,
         fio_layout_bytes: crate::fio::layout_bytes(sc),
         tasks: c
@@ -688,6 +693,7 @@ impl Session<'_> {
         let devs: Vec<String> = self.places.iter().map(|p| p.block_device.clone().unwrap_or_default()).collect();
         let disk_before: Vec<DiskStat> = devs.iter().map(|d| vmstat::disk_stat(d)).collect();
         let (cpu_total0, cpu_idle0) = vmstat::cpu_jiffies();
+        let kernel0 = vmstat::kernel_cpu_jiffies();
         let self0 = self_cpu_ns();
         log(self.opts, &format!("running `{}` for {:.1} s", sc.name, sc.duration as f64 / 1e9));
         let t0 = Instant::now();
@@ -714,6 +720,7 @@ impl Session<'_> {
         let vm = sampler.finish();
         let disk_after: Vec<DiskStat> = devs.iter().map(|d| vmstat::disk_stat(d)).collect();
         let (cpu_total1, cpu_idle1) = vmstat::cpu_jiffies();
+        let kernel1 = vmstat::kernel_cpu_jiffies();
         let self1 = self_cpu_ns();
         let trace_stats = tracer.and_then(|t| t.stop().map_err(|e| self.warnings.push(format!("trace: {e}"))).ok());
         // SAFETY: sysconf has no memory effects.
@@ -721,6 +728,7 @@ impl Session<'_> {
         let busy_s = ((cpu_total1 - cpu_total0) - (cpu_idle1 - cpu_idle0)) as f64 / hz;
         let total_s = (cpu_total1 - cpu_total0).max(1) as f64 / hz;
         let ours_s = (self1 - self0) as f64 / 1e9;
+        let kernel_s = kernel1.saturating_sub(kernel0) as f64 / hz;
         Ok(Collected {
             outcomes: wl.outcomes(),
             vmstat: vm,
@@ -729,7 +737,8 @@ impl Session<'_> {
             disk_after,
             trace_tmp: trace_stats.as_ref().map(|_| self.scratch.join("trace.raw")),
             trace_stats,
-            other_cpu_fraction: ((busy_s - ours_s) / total_s).clamp(0.0, 1.0),
+            other_cpu_fraction: ((busy_s - ours_s - kernel_s) / total_s).clamp(0.0, 1.0),
+            kernel_cpu_fraction: (kernel_s / total_s).clamp(0.0, 1.0),
             interrupted,
             cgroups: sc
                 .cgroups

@@ -227,10 +227,12 @@ impl Plan {
             });
             fio = Some((file, text));
         }
-        let prefill = tasks
+        let mut prefill: Vec<(PathBuf, u64)> = tasks
             .iter()
             .filter_map(|s| workload::prefill_size(&s.job).map(|n| (s.file.clone(), n)))
             .collect();
+        let dirs: Vec<PathBuf> = devices.iter().map(|p| p.dir.clone()).collect();
+        prefill.extend(crate::fio::read_files(sc, &dirs));
         let cgroups = if host.root {
             cgroup_plan(&sc.cgroups, host, &devices)
         } else {

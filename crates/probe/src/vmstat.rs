@@ -76,6 +76,34 @@ pub fn cpu_jiffies() -> (u64, u64) {
     (total, idle)
 }
 
+/// CPU jiffies the kernel spent on its own account: hard and soft interrupts (the `cpu` line of
+/// /proc/stat) and every kernel thread (`PF_KTHREAD` in /proc/<pid>/stat: flushers, kworkers,
+/// the loop workers, jbd2, ksoftirqd). During a run that is mostly work done for the run's own
+/// I/O, so it is not other load.
+pub fn kernel_cpu_jiffies() -> u64 {
+    const PF_KTHREAD: u64 = 0x0020_0000;
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let irq: u64 = stat
+        .lines()
+        .find(|l| l.starts_with("cpu "))
+        .map(|l| l.split_whitespace().skip(6).take(2).filter_map(|t| t.parse::<u64>().ok()).sum())
+        .unwrap_or(0);
+    let Ok(dir) = std::fs::read_dir("/proc") else { return irq };
+    let threads: u64 = dir
+        .flatten()
+        .filter(|e| e.file_name().to_str().is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit())))
+        .filter_map(|e| std::fs::read_to_string(e.path().join("stat")).ok())
+        .filter_map(|text| {
+            // The command name may hold spaces and parentheses: the fields follow the last ')'.
+            let rest = &text[text.rfind(')')? + 1..];
+            let f: Vec<u64> = rest.split_whitespace().skip(1).map(|t| t.parse().unwrap_or(0)).collect();
+            // From `ppid` on: flags is the 6th, utime and stime the 11th and 12th.
+            (f.get(5)? & PF_KTHREAD != 0).then(|| f.get(10).unwrap_or(&0) + f.get(11).unwrap_or(&0))
+        })
+        .sum();
+    irq + threads
+}
+
 pub struct Sampler {
     stop: Arc<AtomicBool>,
     handle: Option<JoinHandle<Vec<VmstatSample>>>,

@@ -7,9 +7,11 @@
 //! watchdog, restore) and a failed or killed case costs only itself. Every step's output is
 //! kept, so a run resumes where it stopped: a repeat with its `summary.json` is not measured
 //! again. The simulation is always run again (a few seconds a case), so a resumed run grades
-//! every case against today's model.
+//! every case against today's model. Each repeat waits for a quiet machine and is measured
+//! again when other processes disturbed it ([`quiet`]).
 
 pub mod generate;
+pub mod quiet;
 pub mod score;
 
 use std::fs;
@@ -37,6 +39,10 @@ pub struct ValidateArgs {
     /// Do not measure: simulate and grade the cases already measured (no root needed).
     #[arg(long)]
     no_measure: bool,
+    /// Measure again the repeats already measured that other processes disturbed (their
+    /// `other_cpu_fraction` above 25 %).
+    #[arg(long, conflicts_with = "no_measure")]
+    remeasure_disturbed: bool,
     /// Print case N's scenario file and exit.
     #[arg(long, value_name = "N")]
     print: Option<u32>,
@@ -121,15 +127,32 @@ fn run_case(me: &Path, a: &ValidateArgs, case: &generate::Case, dir: &Path) -> R
     let mut repeats = Vec::new();
     for r in 1..=a.repeat {
         let out = dir.join("measured").join(format!("r{r}"));
-        if !out.join(wblab_report::SUMMARY_FILE).exists() {
+        let measured = out.join(wblab_report::SUMMARY_FILE).exists();
+        let disturbed = |out: &Path| quiet::disturbance(out).is_some_and(|f| f > quiet::DISTURBED);
+        if !measured || (a.remeasure_disturbed && disturbed(&out)) {
             if a.no_measure {
                 return Err("not measured (run without --no-measure to measure it)".into());
             }
-            eprintln!("  measure, repeat {r} of {}", a.repeat);
-            let _ = fs::remove_dir_all(&out);
-            step(me, &["measure", &path(&toml), "--out", &path(&out), "--quiet"])?;
-            // The kernel's trace is large and compare needs only its histograms.
-            let _ = fs::remove_file(out.join(wblab_report::TRACE_FILE));
+            for attempt in 1..=quiet::ATTEMPTS {
+                quiet::wait(std::time::Duration::from_secs(300));
+                eprintln!("  measure, repeat {r} of {}", a.repeat);
+                let _ = fs::remove_dir_all(&out);
+                step(me, &["measure", &path(&toml), "--out", &path(&out), "--quiet"])?;
+                // The kernel's trace is large and compare needs only its histograms.
+                let _ = fs::remove_file(out.join(wblab_report::TRACE_FILE));
+                if !disturbed(&out) {
+                    break;
+                }
+                let share = quiet::disturbance(&out).unwrap_or(0.0) * 100.0;
+                eprintln!(
+                    "  other processes used {share:.0}% of the CPUs: {}",
+                    if attempt < quiet::ATTEMPTS {
+                        "measuring again"
+                    } else {
+                        "kept (disturbed)"
+                    }
+                );
+            }
         }
         repeats.push(out);
     }
