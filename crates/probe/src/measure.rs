@@ -692,8 +692,7 @@ impl Session<'_> {
         check_aborted()?;
         let devs: Vec<String> = self.places.iter().map(|p| p.block_device.clone().unwrap_or_default()).collect();
         let disk_before: Vec<DiskStat> = devs.iter().map(|d| vmstat::disk_stat(d)).collect();
-        let (cpu_total0, cpu_idle0) = vmstat::cpu_jiffies();
-        let kernel0 = vmstat::kernel_cpu_jiffies();
+        let cpu0 = vmstat::CpuTimes::now();
         let self0 = self_cpu_ns();
         log(self.opts, &format!("running `{}` for {:.1} s", sc.name, sc.duration as f64 / 1e9));
         let t0 = Instant::now();
@@ -719,16 +718,10 @@ impl Session<'_> {
         }
         let vm = sampler.finish();
         let disk_after: Vec<DiskStat> = devs.iter().map(|d| vmstat::disk_stat(d)).collect();
-        let (cpu_total1, cpu_idle1) = vmstat::cpu_jiffies();
-        let kernel1 = vmstat::kernel_cpu_jiffies();
+        let cpu = vmstat::CpuTimes::now().since(&cpu0);
         let self1 = self_cpu_ns();
         let trace_stats = tracer.and_then(|t| t.stop().map_err(|e| self.warnings.push(format!("trace: {e}"))).ok());
-        // SAFETY: sysconf has no memory effects.
-        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
-        let busy_s = ((cpu_total1 - cpu_total0) - (cpu_idle1 - cpu_idle0)) as f64 / hz;
-        let total_s = (cpu_total1 - cpu_total0).max(1) as f64 / hz;
         let ours_s = (self1 - self0) as f64 / 1e9;
-        let kernel_s = kernel1.saturating_sub(kernel0) as f64 / hz;
         Ok(Collected {
             outcomes: wl.outcomes(),
             vmstat: vm,
@@ -737,8 +730,8 @@ impl Session<'_> {
             disk_after,
             trace_tmp: trace_stats.as_ref().map(|_| self.scratch.join("trace.raw")),
             trace_stats,
-            other_cpu_fraction: ((busy_s - ours_s - kernel_s) / total_s).clamp(0.0, 1.0),
-            kernel_cpu_fraction: (kernel_s / total_s).clamp(0.0, 1.0),
+            other_cpu_fraction: ((cpu.busy_s - ours_s - cpu.kernel_s) / cpu.total_s).clamp(0.0, 1.0),
+            kernel_cpu_fraction: (cpu.kernel_s / cpu.total_s).clamp(0.0, 1.0),
             interrupted,
             cgroups: sc
                 .cgroups

@@ -104,6 +104,49 @@ pub fn kernel_cpu_jiffies() -> u64 {
     irq + threads
 }
 
+/// The machine's CPU counters at one moment: /proc/stat's total and idle jiffies and the
+/// kernel's own ([`kernel_cpu_jiffies`]). Two of them say how the CPUs were used between.
+#[derive(Clone, Copy, Debug)]
+pub struct CpuTimes {
+    total: u64,
+    idle: u64,
+    kernel: u64,
+}
+
+/// CPU seconds between two [`CpuTimes`], summed over the CPUs.
+#[derive(Clone, Copy, Debug)]
+pub struct CpuUse {
+    /// Every CPU's time (at least one tick).
+    pub total_s: f64,
+    /// Not idle (nor waiting for I/O).
+    pub busy_s: f64,
+    /// The kernel's own threads and interrupts.
+    pub kernel_s: f64,
+}
+
+impl CpuTimes {
+    pub fn now() -> CpuTimes {
+        let (total, idle) = cpu_jiffies();
+        CpuTimes {
+            total,
+            idle,
+            kernel: kernel_cpu_jiffies(),
+        }
+    }
+
+    /// How the CPUs were used from `earlier` to `self`.
+    pub fn since(&self, earlier: &CpuTimes) -> CpuUse {
+        // SAFETY: sysconf has no memory effects.
+        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+        let total = self.total.saturating_sub(earlier.total);
+        CpuUse {
+            total_s: total.max(1) as f64 / hz,
+            busy_s: total.saturating_sub(self.idle.saturating_sub(earlier.idle)) as f64 / hz,
+            kernel_s: self.kernel.saturating_sub(earlier.kernel) as f64 / hz,
+        }
+    }
+}
+
 pub struct Sampler {
     stop: Arc<AtomicBool>,
     handle: Option<JoinHandle<Vec<VmstatSample>>>,

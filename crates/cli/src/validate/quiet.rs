@@ -8,7 +8,7 @@
 
 use std::path::Path;
 use std::time::{Duration, Instant};
-use wblab_probe::vmstat::{cpu_jiffies, kernel_cpu_jiffies};
+use wblab_probe::vmstat::CpuTimes;
 
 /// A repeat whose other processes used more than this share of the CPUs is disturbed (the same
 /// bound at which `wblab measure` warns).
@@ -19,14 +19,10 @@ pub const ATTEMPTS: u32 = 3;
 
 /// Share of the CPUs busy outside the kernel's own threads over `window`.
 fn busy_share(window: Duration) -> f64 {
-    let (t0, i0) = cpu_jiffies();
-    let k0 = kernel_cpu_jiffies();
+    let before = CpuTimes::now();
     std::thread::sleep(window);
-    let (t1, i1) = cpu_jiffies();
-    let k1 = kernel_cpu_jiffies();
-    let total = t1.saturating_sub(t0).max(1) as f64;
-    let busy = (t1.saturating_sub(t0)).saturating_sub(i1.saturating_sub(i0)) as f64;
-    ((busy - k1.saturating_sub(k0) as f64) / total).clamp(0.0, 1.0)
+    let u = CpuTimes::now().since(&before);
+    ((u.busy_s - u.kernel_s) / u.total_s).clamp(0.0, 1.0)
 }
 
 /// Wait (at most `patience`) until a second passes with less than [`DISTURBED`] of the CPUs
