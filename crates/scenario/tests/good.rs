@@ -362,14 +362,11 @@ model = "hdd"
     assert_eq!((hdd.major, hdd.minor), (8, 0), "sd numbering is not disturbed by loops");
     let DeviceModelConfig::Loop(p) = &l0.model else { panic!("loop") };
     assert_eq!(
-        (
-            p.backing_read_bandwidth,
-            p.backing_write_bandwidth,
-            p.backing_latency,
-            p.queue_depth
-        ),
-        (1065 * MIB, 944 * MIB, 20_000, 128)
+        *p,
+        wblab_sim::drivers::loopdev::LoopParams::default(),
+        "no knobs: the model's defaults"
     );
+    assert_eq!(p.queue_depth, 128, "loop.c's hw_queue_depth");
     // loop_add/loop_configure on 6.18: no elevator, 128 tags, 1280 KiB requests, wbt 2 ms,
     // rotational from the backing disk (vda: 1), read-ahead 2 x max_sectors, a write cache.
     let q = &l0.queue;

@@ -295,8 +295,10 @@ fn v3_four_writers_share_32_mib_s() {
 
 #[test]
 fn an_unthrottled_loop_writes_at_the_backing_bandwidth() {
-    // No rule: writeback is bounded by the backing file's store (944 MiB/s by default), not by
-    // the loop driver, and the loop's queue (128 tags) holds the backlog instead. No journal:
+    // No rule: writeback is bounded by the backing file's store, not by the loop driver, and
+    // the loop's queue (128 tags) holds the backlog instead. Writeback's requests (up to
+    // 1280 KiB) fill the host disk's ring one at a time, so each one's round trip comes on top
+    // of its transfer: a little under the store's bandwidth. No journal:
     // its commits' flushes would stop the loop worker while the host destages its cache.
     let mut sc = lab(0, 1, 20);
     sc.devices[0].fs = None;
@@ -313,7 +315,7 @@ fn an_unthrottled_loop_writes_at_the_backing_bandwidth() {
     let backing = LoopParams::default().backing_write_bandwidth as f64;
     let r = run(&sc);
     let rate = device_rate(&r, 5, 20);
-    assert!(within(rate, backing, backing, 0.02), "device {:.0} MiB/s", mib(rate));
+    assert!(rate < backing && rate > 0.85 * backing, "device {:.0} MiB/s", mib(rate));
     // Nothing waits above the queue: writeback is at most what the queue and the flusher hold.
     let (wb, _) = steady_writeback_and_dirty(&r, 5, 20);
     assert!(wb < 400.0, "NR_WRITEBACK {wb:.0} MiB");

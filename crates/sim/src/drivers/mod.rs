@@ -22,7 +22,7 @@ use crate::Ns;
 use std::collections::VecDeque;
 
 /// Operation of a request as the device sees it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Op {
     Read,
     Write,
@@ -103,6 +103,7 @@ pub mod raid0;
 pub mod raid5;
 pub mod ssd;
 pub mod usb;
+pub mod virtio_host;
 
 #[cfg(test)]
 pub(crate) mod testkit;
