@@ -490,7 +490,10 @@ impl Machine {
             queues,
             inodes,
             allocs,
-            cpus: CpuPool::new(ncpus, ntasks, nflushers, crate::generations::sched_slice(&cfg.kernel)),
+            cpus: CpuPool::new(ncpus, ntasks, nflushers, {
+                let s = crate::generations::sched_slice(&cfg.kernel, ncpus);
+                (s.ns, if s.at_tick { clock.tick_ns() } else { 0 })
+            }),
             flusher_cpu: vec![0; nflushers],
             lru: Lru::default(),
             policy,

@@ -16,9 +16,12 @@
 //! finds its slice over; only then do the waiting ones get the CPU. Without it, every system
 //! call would hand the CPU to the next waiter, and 512 writers on 6 CPUs would take turns one
 //! page at a time — which matters wherever the order of their calls is visible, as in the
-//! blocks a file system hands out at `write()`. From 2.6.23 the slice is 0: the CPU goes to
-//! the queue's first at the end of every burst, which stands for CFS/EEVDF's wakeup
-//! preemption of a task that has run more than the one woken.
+//! blocks a file system hands out at `write()`. From 2.6.23 to 6.5 the slice is 0: the CPU
+//! goes to the queue's first at the end of every burst, which stands for CFS's wakeup
+//! preemption of a task that has run more than the one woken. From 6.6 (EEVDF) a task that
+//! keeps asking is protected for its slice from its pick, and the scheduler notices the end
+//! only at the next tick: a task woken during the protection waits for that tick, one woken
+//! after it takes the CPU at the end of the runner's burst.
 
 use crate::Ns;
 use std::cmp::Reverse;
@@ -58,9 +61,15 @@ pub struct CpuPool {
     /// A CPU whose burst just ended, kept for its entity while the machine runs what the
     /// entity does next: if that asks for a CPU within the slice, it keeps this one.
     held: Vec<Option<Who>>,
-    /// When the slice of the entity running on each CPU ends.
+    /// When the slice of the entity running on each CPU ends: where the scheduler notices
+    /// that its protection is over (the tick after it, with EEVDF).
     slice_end: Vec<Ns>,
+    /// When its protection ends: a task woken after it takes the CPU at the end of the
+    /// runner's burst (EEVDF's wakeup preemption once the runner is no longer protected).
+    protect_end: Vec<Ns>,
     slice: Ns,
+    /// The scheduler tick a slice's end waits for (EEVDF); 0: the slice ends on time.
+    tick: Ns,
     runq: BinaryHeap<Reverse<Queued>>,
     waiting: Vec<Waiting>,
     free_slots: Vec<u32>,
@@ -82,14 +91,17 @@ pub struct Started {
 }
 
 impl CpuPool {
-    /// `n` CPUs whose entities run for `slice` before a waiting one takes over.
-    pub fn new(n: u32, tasks: usize, flushers: usize, slice: Ns) -> Self {
+    /// `n` CPUs whose entities run for `slice` before a waiting one takes over, at the first
+    /// multiple of `tick` after it if `tick` is not 0 (`(slice, tick)`).
+    pub fn new(n: u32, tasks: usize, flushers: usize, (slice, tick): (Ns, Ns)) -> Self {
         let n = n.max(1) as usize;
         CpuPool {
             running: vec![None; n],
             held: vec![None; n],
             slice_end: vec![0; n],
+            protect_end: vec![0; n],
             slice,
+            tick,
             runq: BinaryHeap::new(),
             waiting: Vec::new(),
             free_slots: Vec::new(),
@@ -129,9 +141,14 @@ impl CpuPool {
         let key = *v;
         if let Some(cpu) = self.held.iter().position(|h| *h == Some(who)) {
             self.held[cpu] = None;
-            if now < self.slice_end[cpu] || self.runq.is_empty() {
+            // It keeps the CPU while nobody waits, or within its slice for those that woke
+            // while it was protected; one that woke after takes the CPU now.
+            let within = now < self.slice_end[cpu] && self.first_queued().is_some_and(|q| q < self.protect_end[cpu]);
+            if within || self.runq.is_empty() {
                 if now >= self.slice_end[cpu] {
-                    self.slice_end[cpu] = now + self.slice;
+                    // The tick that ended its slice picked it again: a new slice from there.
+                    let picked = now.checked_div(self.tick).map_or(now, |ticks| ticks * self.tick);
+                    self.new_slice(cpu, picked);
                 }
                 return Some(self.start(now, cpu, who, burst, key, 0));
             }
@@ -140,11 +157,25 @@ impl CpuPool {
             return self.fill(now, cpu as u16);
         }
         if let Some(cpu) = (0..self.running.len()).find(|&c| self.running[c].is_none() && self.held[c].is_none()) {
-            self.slice_end[cpu] = now + self.slice;
+            self.new_slice(cpu, now);
             return Some(self.start(now, cpu, who, burst, key, 0));
         }
         self.enqueue(now, who, burst, key);
         None
+    }
+
+    /// A slice picked at `at` on `cpu`: protected for `slice`, over at the first tick after
+    /// that, where the scheduler notices (EEVDF's `update_curr` at the tick).
+    fn new_slice(&mut self, cpu: usize, at: Ns) {
+        let end = at + self.slice;
+        self.protect_end[cpu] = end;
+        self.slice_end[cpu] = if self.tick == 0 { end } else { end.div_ceil(self.tick) * self.tick };
+    }
+
+    /// When the next burst to run was queued.
+    fn first_queued(&self) -> Option<Ns> {
+        let Reverse((_, tag)) = *self.runq.peek()?;
+        Some(self.waiting[(tag & ((1 << SLOT_BITS) - 1)) as usize].queued)
     }
 
     fn start(&mut self, now: Ns, cpu: usize, who: Who, burst: Ns, key: Ns, waited: Ns) -> Started {
@@ -200,7 +231,7 @@ impl CpuPool {
         let slot = (tag & ((1 << SLOT_BITS) - 1)) as u32;
         let Waiting { who, burst, queued } = self.waiting[slot as usize];
         self.free_slots.push(slot);
-        self.slice_end[c] = now + self.slice;
+        self.new_slice(c, now);
         Some(self.start(now, c, who, burst, key, now - queued))
     }
 
@@ -228,7 +259,7 @@ mod tests {
 
     #[test]
     fn bursts_queue_when_cpus_are_busy() {
-        let mut p = CpuPool::new(1, 3, 0, SLICE);
+        let mut p = CpuPool::new(1, 3, 0, (SLICE, 0));
         let a = p.request(0, Who::Task(0), 100).expect("free cpu");
         assert_eq!(a.end, 100);
         assert!(p.request(10, Who::Task(1), 50).is_none());
@@ -242,7 +273,7 @@ mod tests {
 
     #[test]
     fn the_entity_that_ran_least_goes_first() {
-        let mut p = CpuPool::new(1, 3, 1, SLICE);
+        let mut p = CpuPool::new(1, 3, 1, (SLICE, 0));
         // Task 0 has run a lot, task 1 a little.
         p.request(0, Who::Task(0), 2_000_000).expect("free cpu");
         finish_and_fill(&mut p, 2_000_000, 0);
@@ -260,7 +291,7 @@ mod tests {
 
     #[test]
     fn a_running_task_keeps_its_cpu_for_its_slice_then_yields() {
-        let mut p = CpuPool::new(1, 2, 0, SLICE);
+        let mut p = CpuPool::new(1, 2, 0, (SLICE, 0));
         p.request(0, Who::Task(0), 1_000_000).expect("free cpu");
         assert!(p.request(10, Who::Task(1), 1_000_000).is_none(), "task 1 waits");
         // Task 0's next burst follows at once, 1 ms into its 3 ms slice: it goes on running.
@@ -280,7 +311,7 @@ mod tests {
 
     #[test]
     fn a_cpu_whose_task_goes_to_sleep_goes_to_the_waiter_and_is_not_given_twice() {
-        let mut p = CpuPool::new(1, 3, 0, SLICE);
+        let mut p = CpuPool::new(1, 3, 0, (SLICE, 0));
         p.request(0, Who::Task(0), 100).expect("free cpu");
         assert!(p.request(10, Who::Task(1), 100).is_none());
         p.finish(100, 0);
@@ -293,7 +324,7 @@ mod tests {
 
     #[test]
     fn without_slices_the_first_waiter_takes_the_cpu_as_a_burst_ends() {
-        let mut p = CpuPool::new(1, 2, 0, 0);
+        let mut p = CpuPool::new(1, 2, 0, (0, 0));
         p.request(0, Who::Task(0), 100).expect("free cpu");
         assert!(p.request(10, Who::Task(1), 100).is_none());
         let (who, next) = p.finish(100, 0);
@@ -301,9 +332,40 @@ mod tests {
         assert!(p.request(100, Who::Task(0), 100).is_none(), "task 0 waits its turn");
     }
 
+    /// A CPU-bound task (100 µs bursts back to back from 0) and a task woken at `wake`: when
+    /// the woken one gets the CPU, under EEVDF's 1.5 ms protected slice and a 4 ms tick.
+    fn eevdf_wait(wake: Ns) -> Ns {
+        let mut p = CpuPool::new(1, 2, 0, (1_500_000, 4_000_000));
+        p.request(0, Who::Task(0), 100_000).expect("free cpu");
+        let mut t = 0;
+        loop {
+            t += 100_000;
+            if t > wake && p.runq.is_empty() {
+                // It wakes during the burst that ends at t.
+                assert!(p.request(wake, Who::Task(1), 10).is_none(), "the CPU is busy");
+            }
+            p.finish(t, 0);
+            let next = p.request(t, Who::Task(0), 100_000).expect("the CPU is taken");
+            if next.who == Who::Task(1) {
+                return t;
+            }
+            assert!(p.fill(t, 0).is_none());
+        }
+    }
+
+    #[test]
+    fn eevdf_a_task_woken_while_the_runner_is_protected_waits_for_the_tick() {
+        // Woken 0.45 ms after the runner's pick (within its 1.5 ms): it runs at the 4 ms tick.
+        assert_eq!(eevdf_wait(450_000), 4_000_000);
+        // Woken at 2.05 ms, after the protection: at the end of the runner's burst.
+        assert_eq!(eevdf_wait(2_050_000), 2_100_000);
+        // From the tick at 4 ms the runner, picked again, is protected anew until 5.5 ms.
+        assert_eq!(eevdf_wait(4_250_000), 8_000_000);
+    }
+
     #[test]
     fn a_long_sleeper_keeps_only_bounded_credit() {
-        let mut p = CpuPool::new(1, 2, 0, SLICE);
+        let mut p = CpuPool::new(1, 2, 0, (SLICE, 0));
         // Task 1 runs 20 ms while task 0 sleeps; then both queue behind a burst.
         p.request(0, Who::Task(1), 20_000_000).expect("free cpu");
         finish_and_fill(&mut p, 20_000_000, 0);
