@@ -48,6 +48,11 @@ type Queued = (Ns, u64);
 
 const SLOT_BITS: u32 = 24;
 
+/// The slot in `waiting` a queued burst's tag names.
+fn slot_of(tag: u64) -> u32 {
+    (tag & ((1 << SLOT_BITS) - 1)) as u32
+}
+
 /// What a queued burst is: the entity, the burst length and when it was queued.
 #[derive(Clone, Copy)]
 struct Waiting {
@@ -175,7 +180,7 @@ impl CpuPool {
     /// When the next burst to run was queued.
     fn first_queued(&self) -> Option<Ns> {
         let Reverse((_, tag)) = *self.runq.peek()?;
-        Some(self.waiting[(tag & ((1 << SLOT_BITS) - 1)) as usize].queued)
+        Some(self.waiting[slot_of(tag) as usize].queued)
     }
 
     fn start(&mut self, now: Ns, cpu: usize, who: Who, burst: Ns, key: Ns, waited: Ns) -> Started {
@@ -228,7 +233,7 @@ impl CpuPool {
             return None;
         }
         let Reverse((key, tag)) = self.runq.pop()?;
-        let slot = (tag & ((1 << SLOT_BITS) - 1)) as u32;
+        let slot = slot_of(tag);
         let Waiting { who, burst, queued } = self.waiting[slot as usize];
         self.free_slots.push(slot);
         self.new_slice(c, now);
