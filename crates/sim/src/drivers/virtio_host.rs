@@ -72,15 +72,15 @@ pub struct HostParams {
     pub ring: u32,
 }
 
-/// A backing I/O on its way: the loop request it serves, its direction, place and size.
+/// A backing I/O on its way: the loop request it serves, its operation, place and size.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 struct Io {
     id: u32,
-    write: bool,
+    op: Op,
     sector: u64,
     bytes: u64,
-    /// A cache flush, and what it costs the host (its fsync of the disk's image), ns.
-    flush: Option<Ns>,
+    /// What a flush costs the host (its fsync of the disk's image), ns.
+    flush_cost: Ns,
 }
 
 /// The virtio disk: the guest's elevator, the ring and the host's server.
@@ -128,19 +128,15 @@ impl HostDisk {
 
     /// Queue a backing I/O for loop request `id`, submitted at `at`.
     pub fn submit(&mut self, at: Ns, id: u32, op: Op, sector: u64, bytes: u64) {
-        let write = op == Op::Write;
         self.seq += 1;
-        self.arriving.push(Reverse((
-            at,
-            self.seq,
-            Io {
-                id,
-                write,
-                sector,
-                bytes,
-                flush: None,
-            },
-        )));
+        let io = Io {
+            id,
+            op,
+            sector,
+            bytes,
+            flush_cost: 0,
+        };
+        self.arriving.push(Reverse((at, self.seq, io)));
     }
 
     /// Queue a cache flush for loop request `id`, submitted at `at`, that costs the host
@@ -151,10 +147,10 @@ impl HostDisk {
         self.seq += 1;
         let io = Io {
             id,
-            write: false,
+            op: Op::Flush,
             sector: 0,
             bytes: 0,
-            flush: Some(cost),
+            flush_cost: cost,
         };
         self.arriving.push(Reverse((at, self.seq, io)));
     }
@@ -177,42 +173,34 @@ impl HostDisk {
             // The host is done with it: its descriptors go back to the ring.
             let Reverse((_, _, io, desc)) = self.served.pop().expect("peeked");
             self.ring_used -= desc;
-            let op = if io.flush.is_some() {
-                Op::Flush
-            } else {
+            if io.op != Op::Flush {
                 self.elevator.completed(t, io.id);
-                if io.write {
-                    Op::Write
-                } else {
-                    Op::Read
-                }
-            };
-            Some((io.id, op))
+            }
+            Some((io.id, io.op))
         } else {
             let Reverse((_, _, io)) = self.arriving.pop().expect("peeked");
-            if io.flush.is_some() {
+            if io.op == Op::Flush {
                 self.front.push_back(io);
-                self.admit(t);
-                return Some((t, None));
+            } else {
+                let slot = io.id as usize;
+                if self.waiting.len() <= slot {
+                    self.waiting.resize(slot + 1, None);
+                }
+                self.waiting[slot] = Some(io);
+                self.elevator.insert(
+                    t,
+                    ElvRq {
+                        id: io.id,
+                        op: io.op,
+                        sector: io.sector,
+                        nr_sectors: io.bytes.div_ceil(512).max(1),
+                        sync: true,
+                        owner: 0,
+                        prio: Default::default(),
+                        blkcg: None,
+                    },
+                );
             }
-            let slot = io.id as usize;
-            if self.waiting.len() <= slot {
-                self.waiting.resize(slot + 1, None);
-            }
-            self.waiting[slot] = Some(io);
-            self.elevator.insert(
-                t,
-                ElvRq {
-                    id: io.id,
-                    op: if io.write { Op::Write } else { Op::Read },
-                    sector: io.sector,
-                    nr_sectors: io.bytes.div_ceil(512).max(1),
-                    sync: true,
-                    owner: 0,
-                    prio: Default::default(),
-                    blkcg: None,
-                },
-            );
             None
         };
         self.admit(t);
@@ -230,7 +218,7 @@ impl HostDisk {
                 },
             };
             // A flush is a header and a status, no data.
-            let desc = if io.flush.is_some() {
+            let desc = if io.op == Op::Flush {
                 2.min(self.p.ring)
             } else {
                 descriptors(io.bytes, self.p.ring)
@@ -241,26 +229,24 @@ impl HostDisk {
             }
             let rested = self.ring_used == 0;
             self.ring_used += desc;
-            let (rate, exit) = if io.write {
-                (self.p.write_bandwidth, self.p.write_idle_exit)
-            } else {
-                (self.p.read_bandwidth, self.p.read_idle_exit)
-            };
-            let wake = if rested {
-                idle_exit(now.saturating_sub(self.quiet_from), exit, self.p.idle_time)
-            } else {
-                0
-            };
-            let at = if let Some(cost) = io.flush {
+            let at = if io.op == Op::Flush {
                 // The host's fsync of the image, measured whole (issue to completion).
-                let end = self.server_free.max(now) + cost;
-                self.server_free = end;
-                end
+                self.server_free = self.server_free.max(now) + io.flush_cost;
+                self.server_free
             } else {
-                let end = self.server_free.max(now) + self.p.request_cost + xfer(io.bytes, rate);
-                self.server_free = end;
+                let (rate, exit) = if io.op == Op::Write {
+                    (self.p.write_bandwidth, self.p.write_idle_exit)
+                } else {
+                    (self.p.read_bandwidth, self.p.read_idle_exit)
+                };
+                let wake = if rested {
+                    idle_exit(now.saturating_sub(self.quiet_from), exit, self.p.idle_time)
+                } else {
+                    0
+                };
+                self.server_free = self.server_free.max(now) + self.p.request_cost + xfer(io.bytes, rate);
                 let p99 = self.p.latency + self.p.latency_spread;
-                end + wake + self.rng.log_logistic(self.p.latency, p99)
+                self.server_free + wake + self.rng.log_logistic(self.p.latency, p99)
             };
             self.quiet_from = self.quiet_from.max(at);
             self.seq += 1;
