@@ -16,6 +16,7 @@ pub(super) const KEYS: &[&str] = &[
     "wakeup_cost",
     "context_switch_cost",
     "wakeup_latency",
+    "idle_wake_latency",
     "chance",
     "wait_recheck_cost",
     "page_wait_buckets",
@@ -42,6 +43,7 @@ pub(super) fn build(sec: &Section<'_>) -> Result<MachineConfig> {
         e.duration_in(0, 1_000_000_000)
     })?;
     sec.read("wakeup_latency", &mut m.wakeup_latency, |e| e.duration_in(0, 1_000_000_000))?;
+    sec.read("idle_wake_latency", &mut m.idle_wake_latency, |e| e.duration_in(0, 1_000_000_000))?;
     sec.read("chance", &mut m.chance, |e| e.boolean())?;
     sec.read("wait_recheck_cost", &mut m.wait_recheck_cost, |e| e.duration_in(0, 1_000_000_000))?;
     sec.read("page_wait_buckets", &mut m.page_wait_buckets, |e| e.u32(0, 1 << 20))?;

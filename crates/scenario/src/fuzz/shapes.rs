@@ -88,6 +88,7 @@ pub fn machine(key: &str) -> Option<Shape> {
         "syscall_overhead" => Shape::Duration(0, 50 * US),
         "wakeup_cost" | "context_switch_cost" => Shape::Duration(0, 100 * US),
         "wakeup_latency" => Shape::Duration(0, 2_000 * US),
+        "idle_wake_latency" => Shape::Duration(0, 500 * US),
         "chance" => Shape::Bool,
         "wait_recheck_cost" => Shape::Duration(0, 5 * US),
         "page_wait_buckets" => Shape::Int(0, 4096),

@@ -91,6 +91,10 @@ pub trait Device {
     fn supports_fua(&self) -> bool {
         false
     }
+    /// Sectors that hold data from before the run (files laid out beforehand,
+    /// files laid out beforehand). A loop device's image remembers which of its blocks were
+    /// ever written; other devices ignore it.
+    fn mark_written(&mut self, _sectors: std::ops::Range<u64>) {}
 }
 
 pub mod characterize;

@@ -28,7 +28,8 @@
 //! the notification's round trip (`latency`, drawn per request, plus the store's wake-up when
 //! the ring had been empty, [`idle_exit`]) and holds its descriptors until then. A flush goes to
 //! the head of the dispatch list (it bypasses the elevator, as blk-flush inserts it) and costs
-//! the host what the caller says.
+//! the host what the caller says. The host file system's own writes (an fsync of the image
+//! writing its inode, [`HOST_META_ID`]) queue in the elevator like the loop's, behind them.
 //!
 //! Simplified: a request's segments are its 4 KiB pages (the loop's pages are seldom physically
 //! contiguous), a request larger than the ring takes the whole ring (the block layer would split
@@ -44,6 +45,20 @@ use crate::engine::RngStream;
 use crate::Ns;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
+
+/// The id of the host file system's own metadata write (the image file's inode or extent
+/// block, written by its fsync): never a loop request's, which are pool indices or the flush's.
+pub const HOST_META_ID: u32 = u32::MAX - 1;
+
+/// The elevator's id for a backing I/O: the loop's ids shifted by one, 0 for the host's own
+/// metadata write, so that the elevator's per-id tables stay small.
+fn elv_id(id: u32) -> u32 {
+    if id == HOST_META_ID {
+        0
+    } else {
+        id + 1
+    }
+}
 
 /// The descriptors a request of `bytes` takes in a ring of `ring` without indirect descriptors:
 /// one per 4 KiB segment plus the header's and the status's, at most the whole ring.
@@ -126,7 +141,8 @@ impl HostDisk {
         }
     }
 
-    /// Queue a backing I/O for loop request `id`, submitted at `at`.
+    /// Queue a backing I/O for loop request `id` (or the host's metadata write,
+    /// [`HOST_META_ID`]), submitted at `at`.
     pub fn submit(&mut self, at: Ns, id: u32, op: Op, sector: u64, bytes: u64) {
         self.seq += 1;
         let io = Io {
@@ -174,7 +190,7 @@ impl HostDisk {
             let Reverse((_, _, io, desc)) = self.served.pop().expect("peeked");
             self.ring_used -= desc;
             if io.op != Op::Flush {
-                self.elevator.completed(t, io.id);
+                self.elevator.completed(t, elv_id(io.id));
             }
             Some((io.id, io.op))
         } else {
@@ -182,15 +198,15 @@ impl HostDisk {
             if io.op == Op::Flush {
                 self.front.push_back(io);
             } else {
-                let slot = io.id as usize;
-                if self.waiting.len() <= slot {
-                    self.waiting.resize(slot + 1, None);
+                let slot = elv_id(io.id);
+                if self.waiting.len() <= slot as usize {
+                    self.waiting.resize(slot as usize + 1, None);
                 }
-                self.waiting[slot] = Some(io);
+                self.waiting[slot as usize] = Some(io);
                 self.elevator.insert(
                     t,
                     ElvRq {
-                        id: io.id,
+                        id: slot,
                         op: io.op,
                         sector: io.sector,
                         nr_sectors: io.bytes.div_ceil(512).max(1),

@@ -61,6 +61,8 @@ pub struct DevAllocator {
     capacity: u64,
     /// ext3 without reservation windows: the block bitmap every allocation searches.
     bitmap: Option<Box<Ext3Bitmap>>,
+    /// Sectors no file gets: the journal's (mkfs puts it in the middle of the device).
+    reserved: Option<std::ops::Range<u64>>,
 }
 
 impl DevAllocator {
@@ -70,6 +72,29 @@ impl DevAllocator {
             next: 0,
             capacity: capacity_sectors.max(SECTORS_PER_PAGE),
             bitmap: None,
+            reserved: None,
+        }
+    }
+
+    /// Keep `sectors` (whole pages) out of every file: the journal's area.
+    pub fn reserve(&mut self, sectors: std::ops::Range<u64>) {
+        let start = sectors.start / SECTORS_PER_PAGE * SECTORS_PER_PAGE;
+        let end = sectors.end.div_ceil(SECTORS_PER_PAGE) * SECTORS_PER_PAGE;
+        if start < end && end <= self.capacity {
+            self.reserved = Some(start..end);
+        }
+    }
+
+    /// Move the cursor past the reserved area if it stands in it; how many pages may be
+    /// taken from it before reaching the area.
+    fn skip_reserved(&mut self) -> u64 {
+        match &self.reserved {
+            Some(r) if r.contains(&self.next) => {
+                self.next = r.end;
+                (self.capacity - self.next) / SECTORS_PER_PAGE
+            }
+            Some(r) if self.next < r.start => (r.start - self.next) / SECTORS_PER_PAGE,
+            _ => (self.capacity - self.next) / SECTORS_PER_PAGE,
         }
     }
 
@@ -77,7 +102,11 @@ impl DevAllocator {
     /// reservation windows); what is allocated so far stays in use.
     pub fn use_ext3_bitmap(&mut self) {
         let blocks = self.capacity / SECTORS_PER_PAGE;
-        self.bitmap = Some(Box::new(Ext3Bitmap::new(blocks, self.next / SECTORS_PER_PAGE)));
+        let mut bitmap = Box::new(Ext3Bitmap::new(blocks, self.next / SECTORS_PER_PAGE));
+        if let Some(r) = &self.reserved {
+            bitmap.mark_used(r.start / SECTORS_PER_PAGE, (r.end - r.start) / SECTORS_PER_PAGE);
+        }
+        self.bitmap = Some(bitmap);
     }
 
     /// Whether blocks are allocated at `write()` by ext3's bitmap search.
@@ -87,6 +116,12 @@ impl DevAllocator {
 
     /// Reserve `pages` contiguous pages at the cursor for a pre-existing file, before the run.
     pub fn preallocate(&mut self, pages: u64) -> u64 {
+        // Contiguous: past the reserved area if it would cross it.
+        if let Some(r) = &self.reserved {
+            if self.next < r.end && self.next + pages * SECTORS_PER_PAGE > r.start {
+                self.next = r.end;
+            }
+        }
         let s = self.next;
         self.next = (self.next + pages * SECTORS_PER_PAGE).min(self.capacity);
         self.base = self.next;
@@ -94,6 +129,12 @@ impl DevAllocator {
             b.mark_used(s / SECTORS_PER_PAGE, pages);
         }
         s
+    }
+
+    /// Where the space of the files that exist before the run ends: every sector below it
+    /// holds data (laid-out files, an aged file system's used part).
+    pub fn preexisting_end(&self) -> u64 {
+        self.base
     }
 
     /// Start allocating after the first `pct` percent of the device: the space an aged file
@@ -125,10 +166,15 @@ impl DevAllocator {
     }
 
     fn take(&mut self, pages: u64) -> (u64, u64) {
-        let room = (self.capacity - self.next) / SECTORS_PER_PAGE;
+        let mut room = self.skip_reserved();
         if room == 0 {
             self.next = if self.base < self.capacity { self.base } else { 0 };
-            return self.take(pages);
+            room = self.skip_reserved();
+            if room == 0 {
+                // Nothing outside the reserved area after the base: start over at 0.
+                self.next = 0;
+                room = self.skip_reserved().max(1);
+            }
         }
         let got = pages.min(room);
         let s = self.next;
@@ -224,6 +270,29 @@ impl BlockMap {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn no_file_gets_the_journals_sectors() {
+        // A 1 GiB device with a 64 MiB journal in its middle: a laid-out file, then files
+        // written until the device wraps, never land in it.
+        let cap = (1u64 << 30) / 512;
+        let journal = cap / 2..cap / 2 + (64 << 20) / 512;
+        let mut a = DevAllocator::new(cap);
+        a.reserve(journal.clone());
+        let outside = |s: u64, pages: u64| s + pages * SECTORS_PER_PAGE <= journal.start || s >= journal.end;
+        let laid = a.preallocate(100_000);
+        assert!(outside(laid, 100_000), "a laid-out file across the journal at {laid}");
+        let mut f = BlockMap::default();
+        let mut mapped = 0;
+        let mut page = 0;
+        while mapped < 2 * cap / SECTORS_PER_PAGE {
+            let (s, n) = f.map(page, 4096, &mut a);
+            assert!(n > 0);
+            assert!(outside(s, n), "pages {page}.. at sector {s} (+{n}) in the journal");
+            mapped += n;
+            page += n;
+        }
+    }
 
     #[test]
     fn interleaved_writeback_of_two_files_is_sequential_on_disk() {

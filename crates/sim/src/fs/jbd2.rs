@@ -269,6 +269,9 @@ pub struct Journal {
     /// When the last pre-flush of a commit was queued (a later fsync's data is not covered
     /// by an earlier flush: `jbd2_trans_will_send_data_barrier`).
     pub last_barrier_at: Option<Ns>,
+    /// What the journal thread was woken for and will do once it runs ([`JournalWake`]
+    /// bits); non-zero while its `JournalWake` event is pending.
+    pub woken_for: u8,
     /// Committed transactions, oldest first, until their metadata is home
     /// (`j_checkpoint_transactions`); the log from the oldest on is in use.
     pub checkpoints: VecDeque<Checkpoint>,
@@ -314,6 +317,7 @@ impl Journal {
             blocked: false,
             timer_at: None,
             last_barrier_at: None,
+            woken_for: 0,
             checkpoints: VecDeque::new(),
             checkpoint_at: None,
             fc: FastCommits::default(),
@@ -502,6 +506,18 @@ pub fn home_sector(b: MetaBlock) -> Option<u64> {
         MetaBlock::RootDir => 8 * (2 + crate::fs::metadata::INODES_PER_GROUP / INODES_PER_BLOCK + 1),
         MetaBlock::TreeInode(..) => return None,
     })
+}
+
+/// Why the journal thread was woken (bits of [`Journal::woken_for`]).
+pub struct JournalWake;
+
+impl JournalWake {
+    /// A commit was asked for while it slept.
+    pub const START: u8 = 1;
+    /// The I/O a commit step waited for completed (ordered data, log blocks, the record).
+    pub const ADVANCE: u8 = 2;
+    /// The flush it waited for completed.
+    pub const FLUSHED: u8 = 4;
 }
 
 /// `round_jiffies_up` of an absolute time: the next whole second (the commit timer's

@@ -8,7 +8,7 @@
 use crate::block::queue::Submitter;
 use crate::config::Atime;
 use crate::drivers::Op;
-use crate::fs::jbd2::{self, CommitPhase, Journal, MetaBlock, Ordered, JOURNAL_WAITER};
+use crate::fs::jbd2::{self, CommitPhase, Journal, JournalWake, MetaBlock, Ordered, JOURNAL_WAITER};
 use crate::kernel::task::Phase;
 use crate::kernel::waitqueue::{WaitSite, PG_LOCKED};
 use crate::machine::{Event, Machine};
@@ -336,6 +336,12 @@ impl Machine {
     /// (fsync does not make a commit synchronous: `t_synchronous_commit` is for O_SYNC
     /// handles, not modelled, so the trace's `sync` is 0 as on a real fsync.)
     fn request_commit(&mut self, dev: u16, tid: u32) {
+        self.request_commit_from(dev, tid, false);
+    }
+
+    /// The same from the journal thread itself (`awake`: it starts the commit without a
+    /// wake-up) or from a task or timer, which wake it.
+    fn request_commit_from(&mut self, dev: u16, tid: u32, awake: bool) {
         let now = self.now();
         let j = self.jn(dev);
         j.commit_request = j.commit_request.max(tid);
@@ -343,7 +349,42 @@ impl Machine {
             t.requested.get_or_insert(now);
         }
         if j.committing.is_none() && j.running.as_ref().is_some_and(|t| t.tid <= j.commit_request) {
-            self.start_commit(dev);
+            if awake {
+                self.start_commit(dev);
+            } else {
+                self.journal_wake(dev, JournalWake::START);
+            }
+        }
+    }
+
+    /// Wake the journal thread for `why`: it runs `[machine] idle_wake_latency` later (at
+    /// once when that is 0), doing everything it was woken for meanwhile.
+    fn journal_wake(&mut self, dev: u16, why: u8) {
+        let lat = self.cfg.machine.idle_wake_latency;
+        let j = self.jn(dev);
+        let pending = j.woken_for != 0;
+        j.woken_for |= why;
+        if lat == 0 {
+            self.journal_woken(dev);
+        } else if !pending {
+            self.q.schedule_in(lat, Event::JournalWake(dev));
+        }
+    }
+
+    /// The journal thread runs: what it was woken for, in the order it finds it.
+    pub(crate) fn journal_woken(&mut self, dev: u16) {
+        let why = std::mem::take(&mut self.jn(dev).woken_for);
+        if why & JournalWake::FLUSHED != 0 {
+            self.journal_flushed_now(dev);
+        }
+        if why & JournalWake::ADVANCE != 0 {
+            self.commit_advance(dev);
+        }
+        if why & JournalWake::START != 0 {
+            let j = self.jn(dev);
+            if j.committing.is_none() && j.running.as_ref().is_some_and(|t| t.tid <= j.commit_request) {
+                self.start_commit(dev);
+            }
         }
     }
 
@@ -571,8 +612,14 @@ impl Machine {
         if log_write {
             c.io_left -= log_sectors;
         }
-        if log_write || c.phase == CommitPhase::Flushing {
-            self.commit_advance(dev);
+        // The thread sleeps until the step's I/O is all done.
+        let step_done = match c.phase {
+            CommitPhase::Flushing => true,
+            CommitPhase::Logging | CommitPhase::Record => log_write && c.io_left == 0,
+            _ => false,
+        };
+        if step_done {
+            self.journal_wake(dev, JournalWake::ADVANCE);
         }
     }
 
@@ -581,8 +628,12 @@ impl Machine {
         self.kick_queue(dev);
     }
 
-    /// A flush the journal queued completed.
+    /// A flush the journal queued completed: its thread wakes.
     pub(crate) fn journal_flushed(&mut self, dev: u16) {
+        self.journal_wake(dev, JournalWake::FLUSHED);
+    }
+
+    fn journal_flushed_now(&mut self, dev: u16) {
         let j = self.jn(dev);
         let c = j.committing.as_mut().expect("a commit waits for the flush");
         match c.phase {
@@ -657,7 +708,7 @@ impl Machine {
         self.arm_checkpoint_timer(dev);
         let j = self.jn(dev);
         if let Some(next) = j.running.as_ref().map(|r| r.tid).filter(|&r| r <= j.commit_request) {
-            self.request_commit(dev, next);
+            self.request_commit_from(dev, next, true);
         }
     }
 
@@ -839,7 +890,11 @@ impl Machine {
         if let Some(SyncWait::Commit { left, .. }) = self.tasks[tid as usize].sync.as_mut() {
             *left -= 1;
             if *left == 0 {
-                self.wake_task(tid);
+                // Woken by the journal thread: it runs once its CPU is back from idle.
+                let t = &mut self.tasks[tid as usize];
+                t.wait_gen = t.wait_gen.wrapping_add(1);
+                let at = self.q.now() + self.cfg.machine.idle_wake_latency;
+                self.run_task_at(tid, at);
             }
         }
     }

@@ -99,7 +99,7 @@ fn spin_limit(entities: usize) -> u64 {
 }
 
 /// Number of [`Event`] kinds (for the progress law's census).
-const EVENT_KINDS: usize = 15;
+const EVENT_KINDS: usize = 16;
 
 fn event_kind(ev: &Event) -> (usize, &'static str) {
     match ev {
@@ -118,6 +118,7 @@ fn event_kind(ev: &Event) -> (usize, &'static str) {
         Event::TaskMid(_) => (12, "TaskMid"),
         Event::JournalTimer(_) => (13, "JournalTimer"),
         Event::IolatTimer(_) => (14, "IolatTimer"),
+        Event::JournalWake(_) => (15, "JournalWake"),
     }
 }
 
