@@ -15,6 +15,7 @@ pub mod cgroup;
 pub mod facts;
 pub mod fio;
 pub mod guard;
+pub mod hostdisk;
 pub mod journal;
 pub mod knobs;
 pub mod leaks;

@@ -161,6 +161,9 @@ struct MachineJson<'a> {
     /// Share of all CPU time spent by kernel threads and interrupts (the flushers, the loop
     /// workers, jbd2, softirqs): mostly the run's own I/O.
     kernel_cpu_fraction: f64,
+    /// The disk the loop devices' backing files lived on, timed before they were made.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    host_disk: Option<crate::hostdisk::HostDiskStamp>,
     /// Pages dirtied on the whole machine during the run beyond what the run's own writers
     /// wrote, MiB: other processes' dirty data shares the global dirty limit with ours.
     other_dirtied_mib: f64,
@@ -316,6 +319,7 @@ pub fn measure(sc: &Scenario, opts: &MeasureOptions) -> Result<MeasureReport, Me
         tracer: TracerInfo::default(),
         scratch: PathBuf::new(),
         memcg_dirs: Vec::new(),
+        host_disk: None,
     };
     let inner = session.run();
     // Results are built from data in memory and the trace in the scratch dir: write them
@@ -331,6 +335,7 @@ pub fn measure(sc: &Scenario, opts: &MeasureOptions) -> Result<MeasureReport, Me
         sysctl,
         tracer: tracer_info,
         scratch,
+        host_disk,
         ..
     } = session;
     let cleanup_problems = j.teardown();
@@ -389,6 +394,7 @@ pub fn measure(sc: &Scenario, opts: &MeasureOptions) -> Result<MeasureReport, Me
         },
         other_cpu_fraction: (c.other_cpu_fraction * 1000.0).round() / 1000.0,
         kernel_cpu_fraction: (c.kernel_cpu_fraction * 1000.0).round() / 1000.0,
+        host_disk,
         other_dirtied_mib: (other_dirtied_mib * 10.0).round() / 10.0,
         fio_layout_bytes: crate::fio::layout_bytes(sc),
         tasks: c
@@ -448,6 +454,8 @@ struct Session<'a> {
     scratch: PathBuf,
     /// The directory of each of the scenario's memory cgroups (v1).
     memcg_dirs: Vec<PathBuf>,
+    /// The backing files' disk as timed before the loop devices were made.
+    host_disk: Option<crate::hostdisk::HostDiskStamp>,
 }
 
 impl Session<'_> {
@@ -457,6 +465,13 @@ impl Session<'_> {
         let plan = self.plan;
         self.make_scratch()?;
         self.compare_machines();
+        if plan.devices.iter().any(|d| d.loop_device.is_some()) {
+            log(self.opts, "timing the backing files' disk");
+            match crate::hostdisk::stamp(&self.scratch) {
+                Ok(s) => self.host_disk = Some(s),
+                Err(e) => self.warnings.push(format!("cannot time the backing files' disk: {e}")),
+            }
+        }
         for (d, dp) in self.sc.devices.iter().zip(&plan.devices) {
             check_aborted()?;
             let p = self.place(d, dp)?;

@@ -397,6 +397,13 @@ impl Plan {
             "results:  {} (made, or a previous results directory replaced)",
             self.out.display()
         );
+        if self.devices.iter().any(|d| d.loop_device.is_some()) {
+            let _ = writeln!(
+                o,
+                "time     the backing files' disk: {} (at most 256 MiB of O_DIRECT writes and reads, 21 fsyncs; removed)",
+                s.join("host-disk.probe").display()
+            );
+        }
         for d in &self.devices {
             let _ = writeln!(o, "\ndevice `{}` ({}):", d.name, d.model);
             let _ = writeln!(o, "  mkdir    {}", d.dir.display());
