@@ -774,9 +774,15 @@ impl Machine {
 
     /// Wake a sleeping task now (cancels its pending timeout).
     pub fn wake_task(&mut self, tid: u32) {
+        self.wake_task_at(tid, self.q.now());
+    }
+
+    /// Wake a task now that runs at `at` (a wake-up that lands on an idle CPU): its timed
+    /// wait, if any, is over.
+    pub fn wake_task_at(&mut self, tid: u32, at: Ns) {
         let t = &mut self.tasks[tid as usize];
         t.wait_gen = t.wait_gen.wrapping_add(1);
-        self.run_task_at(tid, self.q.now());
+        self.run_task_at(tid, at);
     }
 
     /// Let the task run at `at` (a `TaskRun` event), leaving any timed wait in place.

@@ -14,9 +14,7 @@ const PER_REQUEST_US: f64 = 37.0;
 
 /// The stamp in a measured repeat's `machine.json`, if it has one.
 pub fn stamp_of(repeat: &Path) -> Option<HostDiskStamp> {
-    let text = std::fs::read_to_string(repeat.join("machine.json")).ok()?;
-    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-    serde_json::from_value(v.get("host_disk")?.clone()).ok()
+    serde_json::from_value(super::machine_field(repeat, "host_disk")?).ok()
 }
 
 /// The median of each figure over the repeats; `None` unless every repeat has a stamp.

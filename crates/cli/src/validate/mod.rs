@@ -207,6 +207,14 @@ fn run_case(me: &Path, a: &ValidateArgs, case: &generate::Case, dir: &Path) -> R
     fs::write(dir.join("score.json"), json).map_err(|e| format!("cannot write score.json: {e}"))
 }
 
+/// Field `key` of a measured repeat's `machine.json` (`None` when the file or the field is
+/// missing).
+fn machine_field(repeat: &Path, key: &str) -> Option<serde_json::Value> {
+    let text = fs::read_to_string(repeat.join("machine.json")).ok()?;
+    let mut v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    v.get_mut(key).map(serde_json::Value::take)
+}
+
 fn path(p: &Path) -> String {
     p.display().to_string()
 }

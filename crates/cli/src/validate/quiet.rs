@@ -59,9 +59,7 @@ pub fn wait(patience: Duration) -> f64 {
 /// The other processes' share of the CPUs during a measured repeat, from its `machine.json`
 /// (`None` when the file or the field is missing).
 pub fn disturbance(repeat: &Path) -> Option<f64> {
-    let text = std::fs::read_to_string(repeat.join("machine.json")).ok()?;
-    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-    v.get("other_cpu_fraction")?.as_f64()
+    super::machine_field(repeat, "other_cpu_fraction")?.as_f64()
 }
 
 #[cfg(test)]

@@ -474,11 +474,17 @@ impl LoopDev {
         let blocks = u8::from(self.image.extents_dirty) + u8::from(self.image.inode_dirty);
         self.image.extents_dirty = false;
         self.image.inode_dirty = false;
+        self.flush_step(start, id, blocks);
+    }
+
+    /// The fsync's next step at `at`: the next of the `blocks` dirty metadata blocks still to
+    /// write, or, with none left, the disk's flush.
+    fn flush_step(&mut self, at: Ns, id: u32, blocks: u8) {
         if blocks > 0 {
-            self.disk.submit(start, HOST_META_ID, Op::Write, HOST_META_SECTOR, 4096);
+            self.disk.submit(at, HOST_META_ID, Op::Write, HOST_META_SECTOR, 4096);
             self.flush = Some((id, FlushStage::Metadata { left: blocks - 1 }));
         } else {
-            self.flush_cache(start, id);
+            self.flush_cache(at, id);
         }
     }
 
@@ -498,13 +504,7 @@ impl LoopDev {
         let Some((id, FlushStage::Metadata { left })) = self.flush else {
             unreachable!("a metadata write belongs to a flush")
         };
-        let at = t + SYNC_WRITE_WAIT_NS;
-        if left > 0 {
-            self.disk.submit(at, HOST_META_ID, Op::Write, HOST_META_SECTOR, 4096);
-            self.flush = Some((id, FlushStage::Metadata { left: left - 1 }));
-        } else {
-            self.flush_cache(at, id);
-        }
+        self.flush_step(t + SYNC_WRITE_WAIT_NS, id, left);
     }
 
     /// The flush returns at `now`: the worker takes its list again.

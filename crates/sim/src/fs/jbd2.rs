@@ -282,6 +282,12 @@ pub struct Journal {
 }
 
 impl Journal {
+    /// Whether a commit can start now: none is under way and the running transaction's was
+    /// asked for.
+    pub fn commit_due(&self) -> bool {
+        self.committing.is_none() && self.running.as_ref().is_some_and(|t| t.tid <= self.commit_request)
+    }
+
     /// A journal of `m` on a device of `capacity` sectors: the log sits in the middle of the
     /// device, where mke2fs (1.43+) and mkfs.xfs put it; its size is mke2fs's default for
     /// the file system's size (`ext2fs_default_journal_size`) unless `journal_size` says

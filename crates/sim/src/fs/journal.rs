@@ -348,7 +348,7 @@ impl Machine {
         if let Some(t) = j.running.as_mut().filter(|t| t.tid == tid) {
             t.requested.get_or_insert(now);
         }
-        if j.committing.is_none() && j.running.as_ref().is_some_and(|t| t.tid <= j.commit_request) {
+        if j.commit_due() {
             if awake {
                 self.start_commit(dev);
             } else {
@@ -380,11 +380,8 @@ impl Machine {
         if why & JournalWake::ADVANCE != 0 {
             self.commit_advance(dev);
         }
-        if why & JournalWake::START != 0 {
-            let j = self.jn(dev);
-            if j.committing.is_none() && j.running.as_ref().is_some_and(|t| t.tid <= j.commit_request) {
-                self.start_commit(dev);
-            }
+        if why & JournalWake::START != 0 && self.jn(dev).commit_due() {
+            self.start_commit(dev);
         }
     }
 
@@ -891,10 +888,8 @@ impl Machine {
             *left -= 1;
             if *left == 0 {
                 // Woken by the journal thread: it runs once its CPU is back from idle.
-                let t = &mut self.tasks[tid as usize];
-                t.wait_gen = t.wait_gen.wrapping_add(1);
                 let at = self.q.now() + self.cfg.machine.idle_wake_latency;
-                self.run_task_at(tid, at);
+                self.wake_task_at(tid, at);
             }
         }
     }
