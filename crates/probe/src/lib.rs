@@ -22,6 +22,7 @@ pub mod leaks;
 pub mod loopdev;
 pub mod measure;
 pub mod memcg;
+pub mod memtouch;
 pub mod mount;
 pub mod outdir;
 pub mod plan;

@@ -164,6 +164,9 @@ struct MachineJson<'a> {
     /// The disk the loop devices' backing files lived on, timed before they were made.
     #[serde(skip_serializing_if = "Option::is_none")]
     host_disk: Option<crate::hostdisk::HostDiskStamp>,
+    /// What the first touch of long-free memory cost the page cache, timed before the run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    memory_touch: Option<crate::memtouch::MemoryTouchStamp>,
     /// Pages dirtied on the whole machine during the run beyond what the run's own writers
     /// wrote, MiB: other processes' dirty data shares the global dirty limit with ours.
     other_dirtied_mib: f64,
@@ -320,6 +323,7 @@ pub fn measure(sc: &Scenario, opts: &MeasureOptions) -> Result<MeasureReport, Me
         scratch: PathBuf::new(),
         memcg_dirs: Vec::new(),
         host_disk: None,
+        memory_touch: None,
     };
     let inner = session.run();
     // Results are built from data in memory and the trace in the scratch dir: write them
@@ -336,6 +340,7 @@ pub fn measure(sc: &Scenario, opts: &MeasureOptions) -> Result<MeasureReport, Me
         tracer: tracer_info,
         scratch,
         host_disk,
+        memory_touch,
         ..
     } = session;
     let cleanup_problems = j.teardown();
@@ -395,6 +400,7 @@ pub fn measure(sc: &Scenario, opts: &MeasureOptions) -> Result<MeasureReport, Me
         other_cpu_fraction: (c.other_cpu_fraction * 1000.0).round() / 1000.0,
         kernel_cpu_fraction: (c.kernel_cpu_fraction * 1000.0).round() / 1000.0,
         host_disk,
+        memory_touch,
         other_dirtied_mib: (other_dirtied_mib * 10.0).round() / 10.0,
         fio_layout_bytes: crate::fio::layout_bytes(sc),
         tasks: c
@@ -456,6 +462,8 @@ struct Session<'a> {
     memcg_dirs: Vec<PathBuf>,
     /// The backing files' disk as timed before the loop devices were made.
     host_disk: Option<crate::hostdisk::HostDiskStamp>,
+    /// The page cache's first touch of long-free memory, timed first of all.
+    memory_touch: Option<crate::memtouch::MemoryTouchStamp>,
 }
 
 impl Session<'_> {
@@ -465,6 +473,11 @@ impl Session<'_> {
         let plan = self.plan;
         self.make_scratch()?;
         self.compare_machines();
+        log(self.opts, "timing the first touch of free memory");
+        match crate::memtouch::stamp(&self.scratch) {
+            Ok(s) => self.memory_touch = Some(s),
+            Err(e) => self.warnings.push(format!("cannot time the first touch of free memory: {e}")),
+        }
         if plan.devices.iter().any(|d| d.loop_device.is_some()) {
             log(self.opts, "timing the backing files' disk");
             match crate::hostdisk::stamp(&self.scratch) {

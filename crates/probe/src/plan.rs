@@ -397,6 +397,11 @@ impl Plan {
             "results:  {} (made, or a previous results directory replaced)",
             self.out.display()
         );
+        let _ = writeln!(
+            o,
+            "time     the first touch of free memory: {} (320 and 128 MiB written through the page cache, never synced; removed; 2.5 s wait first where the kernel reports free pages to a host)",
+            s.join("memory-touch.probe").display()
+        );
         if self.devices.iter().any(|d| d.loop_device.is_some()) {
             let _ = writeln!(
                 o,

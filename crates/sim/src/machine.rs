@@ -19,6 +19,7 @@ use crate::laws::LawViolation;
 use crate::metrics::trace::{TraceEvent, TraceRecord, TraceSink};
 use crate::metrics::{DeviceResult, RunResult, TaskResult, ThrottleSample, VmstatSample};
 use crate::mm::page_cache::PageState;
+use crate::mm::page_reporting::{PageReporting, REPORTING_RESERVE_PAGES};
 use crate::mm::page_writeback::{self, DirtyThrottle, ThrottleOut, WbDomain, WbState};
 use crate::mm::vmscan::{Lru, SWAP_CLUSTER_MAX};
 use crate::mm::vmstat::VmStat;
@@ -60,6 +61,9 @@ pub enum Event {
     IolatTimer(u16),
     /// A device's journal thread runs after a wake-up.
     JournalWake(u16),
+    /// Free page reporting's pass (`page_reporting_process`): long-free frames go back to
+    /// the host.
+    PageReport,
 }
 
 /// The `rwbs` of a cache flush request.
@@ -106,6 +110,9 @@ pub struct Machine {
     pub clock: Clock,
     pub q: EventQueue<Event>,
     pub vm: VmStat,
+    /// The frames a virtual machine's host backs, when touching others costs
+    /// (`[machine] page_first_touch`); `None` on a machine whose memory is all there.
+    pub reporting: Option<PageReporting>,
     pub dom: WbDomain,
     /// mm side of each wb, one per device.
     pub wbs: Vec<WbState>,
@@ -501,6 +508,13 @@ impl Machine {
         let mut m = Machine {
             clock,
             q: EventQueue::new(),
+            reporting: (cfg.machine.page_first_touch > 0).then(|| {
+                PageReporting::new(
+                    cfg.machine.page_reporting_delay,
+                    total - vm.nr_free,
+                    vm.wmark_low + REPORTING_RESERVE_PAGES,
+                )
+            }),
             vm,
             dom,
             wbs,
@@ -1632,6 +1646,7 @@ impl Machine {
             Event::FpropPeriod => self.on_fprop_period(),
             Event::JournalTimer(d) => self.on_journal_timer(d),
             Event::JournalWake(d) => self.journal_woken(d),
+            Event::PageReport => self.page_report(),
             Event::Sample => self.on_sample(),
             Event::ThrottleSample => self.on_throttle_sample(),
             Event::TaskMid(t) => {
@@ -1656,6 +1671,9 @@ impl Machine {
         }
         self.q.schedule(NSEC_PER_SEC.min(dur), Event::Sample);
         self.q.schedule(0, Event::ThrottleSample);
+        if let Some(delay) = self.reporting.as_ref().map(PageReporting::delay).filter(|&d| d > 0) {
+            self.q.schedule(delay, Event::PageReport);
+        }
         self.start_era();
     }
 

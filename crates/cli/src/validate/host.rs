@@ -1,12 +1,16 @@
-//! The host disk a case was measured on. The loop model's defaults describe this lab's `vda`
-//! on one day; the disk's speed changes from day to day (1 MiB writes 0.55–2.9 GB/s in one
-//! week), so a case compared against a run from another day would grade the host, not the
-//! model. `measure` times the disk before it makes its loop devices (`machine.json`,
-//! `host_disk`); the case is then simulated on that disk: its loop devices get the repeats'
-//! median speeds and flush cost.
+//! The host a case was measured on. The loop model's defaults describe this lab's `vda` on
+//! one day; the disk's speed changes from day to day (1 MiB writes 0.55–2.9 GB/s in one
+//! week), and so does what the VM's memory costs the page cache (a copy into memory the host
+//! took back ran at 0.35 GB/s on one day and at 2.3 on another), so a case compared against
+//! a run from another day would grade the host, not the model. `measure` times both before
+//! it sets anything up (`machine.json`: `memory_touch`, `host_disk`); the case is then
+//! simulated on that machine: `[machine] page_first_touch` from the repeats' median first
+//! touch, and (asked for with `--host-disk`) its loop devices get the repeats' median disk
+//! speeds and flush cost.
 
 use std::path::{Path, PathBuf};
 use wblab_probe::hostdisk::HostDiskStamp;
+use wblab_probe::memtouch::MemoryTouchStamp;
 
 /// The host's work per 1 MiB request besides its transfer, µs: the loop model's
 /// `backing_request_cost` (7) and `backing_latency` (20) and the guest's own path (about 10).
@@ -15,6 +19,49 @@ const PER_REQUEST_US: f64 = 37.0;
 /// The stamp in a measured repeat's `machine.json`, if it has one.
 pub fn stamp_of(repeat: &Path) -> Option<HostDiskStamp> {
     serde_json::from_value(super::machine_field(repeat, "host_disk")?).ok()
+}
+
+/// The memory stamp in a measured repeat's `machine.json`, if it has one.
+pub fn memory_stamp_of(repeat: &Path) -> Option<MemoryTouchStamp> {
+    serde_json::from_value(super::machine_field(repeat, "memory_touch")?).ok()
+}
+
+/// The median first-touch cost over the repeats, µs; `None` unless every repeat has a stamp.
+pub fn median_first_touch(stamps: &[Option<MemoryTouchStamp>]) -> Option<f64> {
+    let mut v: Vec<f64> = stamps.iter().map(|s| s.map(|s| s.first_touch_us)).collect::<Option<_>>()?;
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    Some(v[v.len() / 2])
+}
+
+/// `case` with `[machine] page_first_touch` set to `us`: after its `[machine]` line, or in a
+/// `[machine]` table of its own before its first table.
+pub fn with_first_touch(case: &str, us: f64) -> String {
+    let key = format!("page_first_touch = \"{}ns\"\n", (us * 1000.0).round() as u64);
+    let mut out = String::with_capacity(case.len() + key.len() + 16);
+    let has_machine = case.lines().any(|l| l.trim() == "[machine]");
+    let mut done = false;
+    for line in case.lines() {
+        let t = line.trim();
+        if !done && !has_machine && t.starts_with('[') {
+            out.push_str("[machine]\n");
+            out.push_str(&key);
+            done = true;
+        }
+        out.push_str(line);
+        out.push('\n');
+        if !done && t == "[machine]" {
+            out.push_str(&key);
+            done = true;
+        }
+    }
+    if !done {
+        out.push_str("[machine]\n");
+        out.push_str(&key);
+    }
+    out
 }
 
 /// The median of each figure over the repeats; `None` unless every repeat has a stamp.
@@ -68,23 +115,37 @@ pub fn with_loop_keys(case: &str, keys: &[(&str, String)]) -> String {
 }
 
 /// Where the case is simulated from: `case.toml`, or `sim.toml` beside it — the case on the
-/// disk its repeats measured — when every repeat has a stamp.
-pub fn scenario_for(case_toml: &Path, repeats: &[PathBuf]) -> Result<PathBuf, String> {
+/// machine its repeats measured — when every repeat has a stamp: the memory's first touch
+/// always, the disk when `disk` is asked for.
+pub fn scenario_for(case_toml: &Path, repeats: &[PathBuf], disk: bool) -> Result<PathBuf, String> {
     let sim = case_toml.with_file_name("sim.toml");
-    let Some(s) = median(&repeats.iter().map(|r| stamp_of(r)).collect::<Vec<_>>()) else {
+    let touch = median_first_touch(&repeats.iter().map(|r| memory_stamp_of(r)).collect::<Vec<_>>());
+    let host = if disk {
+        median(&repeats.iter().map(|r| stamp_of(r)).collect::<Vec<_>>())
+    } else {
+        None
+    };
+    if touch.is_none() && host.is_none() {
         let _ = std::fs::remove_file(&sim);
         return Ok(case_toml.to_path_buf());
-    };
-    let text = std::fs::read_to_string(case_toml).map_err(|e| format!("cannot read {}: {e}", case_toml.display()))?;
-    let header = format!(
-        "# {} on the host disk its measurements found (median of {} repeats: writes {} MiB/s, reads {} MiB/s, flush {} µs)\n",
-        case_toml.file_name().map_or(String::new(), |n| n.to_string_lossy().into_owned()),
-        repeats.len(),
-        s.write_mib_s,
-        s.read_mib_s,
-        s.flush_us
-    );
-    std::fs::write(&sim, header + &with_loop_keys(&text, &loop_keys(&s))).map_err(|e| format!("cannot write {}: {e}", sim.display()))?;
+    }
+    let mut text = std::fs::read_to_string(case_toml).map_err(|e| format!("cannot read {}: {e}", case_toml.display()))?;
+    let name = case_toml.file_name().map_or(String::new(), |n| n.to_string_lossy().into_owned());
+    let mut header = format!("# {name} on the machine its {} measurements found:", repeats.len());
+    if let Some(us) = touch {
+        header += &format!(" first touch of free memory {us} µs a page (median);");
+        text = with_first_touch(&text, us);
+    }
+    if let Some(s) = host {
+        header += &format!(
+            " host disk writes {} MiB/s, reads {} MiB/s, flush {} µs (medians);",
+            s.write_mib_s, s.read_mib_s, s.flush_us
+        );
+        text = with_loop_keys(&text, &loop_keys(&s));
+    }
+    header.pop();
+    header.push('\n');
+    std::fs::write(&sim, header + &text).map_err(|e| format!("cannot write {}: {e}", sim.display()))?;
     Ok(sim)
 }
 
@@ -137,5 +198,26 @@ mod tests {
         assert!(at > out.find("model = \"loop\"").unwrap() && at < out.find("size").unwrap());
         let sc = wblab_scenario::parse(&out, "sim.toml");
         assert!(sc.is_ok(), "{:?}", sc.err().map(|e| e.to_string()));
+    }
+
+    #[test]
+    fn the_first_touch_goes_into_the_machine_table() {
+        let with = "name = \"g\"\n[machine]\ncpus = 2\n[[device]]\nname = \"a\"\nmodel = \"ssd\"\n";
+        let without = "name = \"g\"\n[[device]]\nname = \"a\"\nmodel = \"ssd\"\n";
+        for case in [with, without] {
+            let out = with_first_touch(case, 10.89);
+            let sc = wblab_scenario::parse(&out, "sim.toml").map_err(|e| e.to_string()).unwrap();
+            assert_eq!(sc.machine.page_first_touch, 10_890, "{out}");
+            assert_eq!(sc.machine.cpus, 2);
+        }
+        let m = |us: f64| {
+            Some(MemoryTouchStamp {
+                first_touch_us: us,
+                warm_us: 0.8,
+                reporting: true,
+            })
+        };
+        assert_eq!(median_first_touch(&[m(3.0), m(11.0), m(9.0)]), Some(9.0));
+        assert_eq!(median_first_touch(&[m(3.0), None]), None);
     }
 }

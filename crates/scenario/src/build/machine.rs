@@ -17,6 +17,8 @@ pub(super) const KEYS: &[&str] = &[
     "context_switch_cost",
     "wakeup_latency",
     "idle_wake_latency",
+    "page_first_touch",
+    "page_reporting_delay",
     "chance",
     "wait_recheck_cost",
     "page_wait_buckets",
@@ -44,6 +46,10 @@ pub(super) fn build(sec: &Section<'_>) -> Result<MachineConfig> {
     })?;
     sec.read("wakeup_latency", &mut m.wakeup_latency, |e| e.duration_in(0, 1_000_000_000))?;
     sec.read("idle_wake_latency", &mut m.idle_wake_latency, |e| e.duration_in(0, 1_000_000_000))?;
+    sec.read("page_first_touch", &mut m.page_first_touch, |e| e.duration_in(0, 1_000_000))?;
+    sec.read("page_reporting_delay", &mut m.page_reporting_delay, |e| {
+        e.duration_in(0, 3_600_000_000_000)
+    })?;
     sec.read("chance", &mut m.chance, |e| e.boolean())?;
     sec.read("wait_recheck_cost", &mut m.wait_recheck_cost, |e| e.duration_in(0, 1_000_000_000))?;
     sec.read("page_wait_buckets", &mut m.page_wait_buckets, |e| e.u32(0, 1 << 20))?;

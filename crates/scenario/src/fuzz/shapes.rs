@@ -89,6 +89,8 @@ pub fn machine(key: &str) -> Option<Shape> {
         "wakeup_cost" | "context_switch_cost" => Shape::Duration(0, 100 * US),
         "wakeup_latency" => Shape::Duration(0, 2_000 * US),
         "idle_wake_latency" => Shape::Duration(0, 500 * US),
+        "page_first_touch" => Shape::Duration(0, 50 * US),
+        "page_reporting_delay" => Shape::Duration(0, 5_000_000 * US),
         "chance" => Shape::Bool,
         "wait_recheck_cost" => Shape::Duration(0, 5 * US),
         "page_wait_buckets" => Shape::Int(0, 4096),

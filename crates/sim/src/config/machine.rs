@@ -37,6 +37,16 @@ pub struct MachineConfig {
     /// the journal thread submitted its commit block 43 µs after its log write completed, and
     /// the fsync returned 35 µs after the commit's last flush, two wake-ups in it.
     pub idle_wake_latency: Ns,
+    /// CPU a task pays the first time it touches a page frame its host does not back, ns per
+    /// 4 KiB page: a virtual machine whose host allocates guest memory on demand and takes back
+    /// what the guest reports free (virtio-balloon free page reporting) stalls the vCPU on a
+    /// host page fault. 0 (bare metal, or a VM whose memory is all backed): free. 11 µs on this
+    /// lab's Firecracker guest (see `crate::mm::page_reporting`).
+    pub page_first_touch: Ns,
+    /// How long a freed frame stays backed before the guest reports it to the host
+    /// (`PAGE_REPORTING_DELAY`); 0: the guest never reports, so only never-touched memory
+    /// pays `page_first_touch`.
+    pub page_reporting_delay: Ns,
     /// The system's chance: devices' service times (an SSD read meeting a program, a disk's
     /// spindle phase, firmware time) and `wakeup_latency` drawn from the run's seed. Off, every
     /// draw is its median and every seed gives the same run (workloads' random offsets still
@@ -70,6 +80,8 @@ impl Default for MachineConfig {
             context_switch_cost: 1_000,
             wakeup_latency: 200_000,
             idle_wake_latency: 25_000,
+            page_first_touch: 0,
+            page_reporting_delay: 2_000_000_000,
             chance: true,
             wait_recheck_cost: 300,
             page_wait_buckets: 0,

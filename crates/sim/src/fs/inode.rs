@@ -45,6 +45,9 @@ pub struct Inode {
     /// The block device's page cache (metadata read through the buffer cache): allocated
     /// `GFP_NOFS`, from lowmem only (`grow_dev_page`).
     pub buffer_cache: bool,
+    /// Cached pages whose frames no one has touched since the host backed them again (a read
+    /// filled them by DMA): the first copy out pays `[machine] page_first_touch`.
+    pub untouched: u64,
     /// `i_sync_tid`: the journal transaction that last changed the inode, timestamps
     /// included (`I_DIRTY_SYNC`; what fsync commits; 0: none).
     pub sync_tid: u32,
@@ -90,6 +93,7 @@ impl Inode {
             nr_dirtied: 0,
             nr_written: 0,
             buffer_cache: false,
+            untouched: 0,
             sync_tid: 0,
             datasync_tid: 0,
             meta_seq: 0,

@@ -99,7 +99,7 @@ fn spin_limit(entities: usize) -> u64 {
 }
 
 /// Number of [`Event`] kinds (for the progress law's census).
-const EVENT_KINDS: usize = 16;
+const EVENT_KINDS: usize = 17;
 
 fn event_kind(ev: &Event) -> (usize, &'static str) {
     match ev {
@@ -119,6 +119,7 @@ fn event_kind(ev: &Event) -> (usize, &'static str) {
         Event::JournalTimer(_) => (13, "JournalTimer"),
         Event::IolatTimer(_) => (14, "IolatTimer"),
         Event::JournalWake(_) => (15, "JournalWake"),
+        Event::PageReport => (16, "PageReport"),
     }
 }
 

@@ -472,8 +472,10 @@ impl Machine {
         if !self.alloc_pages(tid, pages) {
             return None;
         }
+        // The copy is the first touch of the frames the allocation took.
+        let fresh = self.fresh_frames();
         let bytes = pages * PAGE_SIZE;
-        let mut burst = self.copy_ns(bytes);
+        let mut burst = self.copy_ns(bytes) + self.first_touch_ns(fresh);
         if self.tasks[tid as usize].op_start == self.now() {
             burst += self.cfg.machine.syscall_overhead;
         }
@@ -511,6 +513,7 @@ impl Machine {
         if !self.alloc_pages(tid, 1) {
             return false;
         }
+        self.fresh_frames_for(ino);
         self.start_page_read(tid, ino, idx);
         true
     }

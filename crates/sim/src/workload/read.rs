@@ -66,6 +66,7 @@ impl Machine {
             if !self.alloc_pages_noretry(tid, run) {
                 break;
             }
+            self.fresh_frames_for(ino);
             self.inodes[ino as usize].mapping.set_range(idx, run, Some(PageState::Reading));
             self.memcg_account(ino, run as i64, 0, 0);
             self.page_inserted(ino, idx, run);
@@ -100,8 +101,11 @@ impl Machine {
 
     /// The read's pages are all uptodate: copy them out.
     fn read_copy(&mut self, tid: u32) -> Option<Phase> {
+        let t = &self.tasks[tid as usize];
+        let (ino, left) = (t.file, t.op_left);
+        let touch = self.copy_out_touch_ns(ino, left.div_ceil(PAGE_SIZE));
         self.tasks[tid as usize].phase = Phase::ReadCopyDone;
-        let burst = self.copy_ns(self.tasks[tid as usize].op_left) + self.cfg.machine.syscall_overhead;
+        let burst = self.copy_ns(left) + self.cfg.machine.syscall_overhead + touch;
         self.cpu_run(Who::Task(tid), burst);
         None
     }
@@ -182,6 +186,7 @@ impl Machine {
                         if !self.alloc_pages(tid, e - s) {
                             return None;
                         }
+                        self.fresh_frames_for(ino);
                         self.tasks[t].ra.handle_ra_miss(k, max, min);
                         self.start_pages_read(tid, ino, s, e - s);
                         return self.read_wait(tid, ino, idx, true);
