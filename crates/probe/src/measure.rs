@@ -514,6 +514,13 @@ impl Session<'_> {
         self.apply_sysctl_and_throttle()?;
         let specs = self.make_cgroups(specs)?;
         check_aborted()?;
+        // Memory freed during the setup (and by the probes) goes back to the host first, so
+        // that every run starts from the same memory.
+        if self.memory_touch.is_some_and(|m| m.reporting) {
+            log(self.opts, "waiting for freed memory to go back to the host");
+            crate::memtouch::settle();
+        }
+        check_aborted()?;
         let tracer = self.start_tracing();
         crate::guard::fault_point("workload");
         self.run_workload(specs, tracer)

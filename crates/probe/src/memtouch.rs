@@ -11,7 +11,7 @@
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// What the probe found.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -31,20 +31,51 @@ pub struct MemoryTouchStamp {
 const PROBE_BYTES: usize = 128 << 20;
 const CUSHION_BYTES: usize = 192 << 20;
 const CHUNK: usize = 1 << 20;
-/// Longer than the kernel's reporting delay (2 s): memory freed before the probe has been
-/// handed back by the time it writes.
-const SETTLE: Duration = Duration::from_millis(2_500);
-/// Where the kernel shows free page reporting.
+/// The kernel's reporting delay (`PAGE_REPORTING_DELAY`, 2 s) with a margin: where the kernel
+/// does not say how far its reporting has gone, memory freed this long ago is taken as
+/// reported.
+const DELAY: Duration = Duration::from_millis(2_500);
+/// Where the kernel shows free page reporting, and (this lab's guest kernel) how much it has
+/// reported so far.
 const REPORTING: &str = "/sys/module/page_reporting";
+const REPORTED_KIB: &str = "/sys/module/page_reporting/parameters/reported_kib";
+/// The longest `settle` waits: a pass reports a few hundred MiB every two seconds, so many
+/// GiB freed at once take tens of seconds.
+const SETTLE_MAX: Duration = Duration::from_secs(60);
+
+/// Wait until the memory freed before now has gone back to the host, so that a run starts
+/// with its free memory as the model's machine boots with it: where the kernel counts what it
+/// reported, until that count has not moved for longer than a pass's delay (at most a
+/// minute); where it reports without counting, for the delay; where it does not report, not
+/// at all. Returns how long it waited.
+pub fn settle() -> Duration {
+    let t0 = Instant::now();
+    let reported = || {
+        std::fs::read_to_string(REPORTED_KIB)
+            .ok()
+            .and_then(|s| s.trim().parse::<u64>().ok())
+    };
+    if let Some(mut last) = reported() {
+        let mut still = Instant::now();
+        while still.elapsed() < DELAY && t0.elapsed() < SETTLE_MAX {
+            std::thread::sleep(Duration::from_millis(200));
+            let now = reported().unwrap_or(last);
+            if now != last {
+                last = now;
+                still = Instant::now();
+            }
+        }
+    } else if Path::new(REPORTING).exists() {
+        std::thread::sleep(DELAY);
+    }
+    t0.elapsed()
+}
 
 /// Time the page cache's first touch of memory, writing (and removing) files of 320 and
-/// 128 MiB in `dir`, without syncing them. Waits 2.5 s first when the kernel reports free
-/// pages.
+/// 128 MiB in `dir`, without syncing them, once the memory freed before has been reported.
 pub fn stamp(dir: &Path) -> std::io::Result<MemoryTouchStamp> {
     let reporting = Path::new(REPORTING).exists();
-    if reporting {
-        std::thread::sleep(SETTLE);
-    }
+    settle();
     let path = dir.join("memory-touch.probe");
     let result = (|| {
         let cold = write_pass(&path, CUSHION_BYTES, PROBE_BYTES)?;

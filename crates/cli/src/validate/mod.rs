@@ -226,6 +226,17 @@ fn step(me: &Path, args: &[&str]) -> Result<(), String> {
         return Ok(());
     }
     let err = String::from_utf8_lossy(&out.stderr);
+    // A step stopped by a signal (its own exit code 128 + n, or killed): the user or the
+    // system is stopping the validation, not the case failing. Stop here; it resumes.
+    let signalled = std::os::unix::process::ExitStatusExt::signal(&out.status);
+    if let Some(code) = signalled.map(|s| 128 + s).or(out.status.code().filter(|&c| c > 128)) {
+        eprintln!(
+            "`wblab {}` was interrupted ({}): stopping; the same command resumes where this stopped",
+            args[0],
+            err.lines().last().unwrap_or("by a signal")
+        );
+        std::process::exit(code);
+    }
     let tail: Vec<&str> = err.lines().rev().take(6).collect();
     Err(format!(
         "`wblab {}` failed ({}):\n{}",

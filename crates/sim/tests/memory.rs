@@ -1,0 +1,107 @@
+//! A virtual machine's memory as the page cache meets it: where the host takes back what the
+//! guest reports free (`[machine] page_first_touch`), a copy that grows the page cache pays a
+//! host page fault for each new frame and a `cat` for each frame its readahead filled, while
+//! memory freed and taken again within the reporting delay (a memory cgroup recycling its own
+//! pages) costs nothing. Every run is checked by the laws.
+
+use wblab_sim::config::{CgroupConfig, CgroupTree, CgroupVersion, JobConfig, Scenario};
+use wblab_sim::metrics::{RunResult, TaskResult};
+use wblab_sim::units::{GIB, KIB, MIB, PAGE_SIZE};
+use wblab_testkit::sim::*;
+
+/// 11 µs a page: this lab's Firecracker guest on 2026-12-02.
+const TOUCH: u64 = 11_000;
+/// Free memory a reporting pass leaves backed, at most (32 blocks of 2 MiB and the low
+/// watermark of an 8 GiB machine, with room).
+const RESERVE: u64 = 96 * MIB / PAGE_SIZE;
+
+fn of<'a>(r: &'a RunResult, name: &str) -> &'a TaskResult {
+    r.tasks.iter().find(|t| t.name.starts_with(name)).expect("task")
+}
+
+/// One dd copying `size` to an SSD on an 8 GiB machine whose frames cost `touch` at first touch,
+/// in a v1 memory cgroup of `limit` if given.
+fn copy(touch: u64, size: u64, limit: Option<u64>) -> RunResult {
+    let mut sc = Scenario::one_device("touch", ssd(), 8 * GIB, 2, 20 * SEC);
+    sc.machine.page_first_touch = touch;
+    let mut t = task("dd", "/mnt/sda/copy", 0, dd_with(MIB, size, false));
+    if let Some(limit) = limit {
+        sc.cgroups = CgroupTree {
+            version: CgroupVersion::V1,
+            groups: vec![CgroupConfig {
+                path: "/pod".into(),
+                memory_max: Some(limit),
+                ..Default::default()
+            }],
+        };
+        t.cgroup = Some(0);
+    }
+    sc.tasks.push(t);
+    run(&sc)
+}
+
+#[test]
+fn a_copy_into_memory_the_host_took_back_runs_at_its_fault_rate() {
+    let size = GIB;
+    let pages = size / PAGE_SIZE;
+    let cold = copy(TOUCH, size, None);
+    let free = copy(0, size, None);
+    let (c, f) = (of(&cold, "dd"), of(&free, "dd"));
+    assert_eq!(c.bytes_written, size, "the copy finished");
+    // Every page beyond the reserve pays the fault, on the writer's own CPU.
+    let paid = c.cpu_sys_ns.saturating_sub(f.cpu_sys_ns);
+    assert!(
+        paid >= (pages - RESERVE) * TOUCH && paid <= pages * TOUCH,
+        "the copy paid {paid} ns more CPU for {pages} pages at {TOUCH} ns"
+    );
+    // Its rate is bounded by the fault rate, which is far below the SSD's.
+    let fault_rate = PAGE_SIZE as f64 / TOUCH as f64 * 1e3;
+    let mb_s = |t: &TaskResult| t.bytes_written as f64 / (t.ended - t.started) as f64 * 1e3;
+    assert!(mb_s(c) <= fault_rate, "{:.0} MB/s over the fault rate {fault_rate:.0}", mb_s(c));
+    assert!(
+        mb_s(f) > 2.0 * mb_s(c),
+        "{:.0} MB/s without the faults, {:.0} with",
+        mb_s(f),
+        mb_s(c)
+    );
+}
+
+#[test]
+fn memory_reused_within_the_reporting_delay_costs_nothing() {
+    let limit = 256 * MIB;
+    let size = GIB;
+    let pod = copy(TOUCH, size, Some(limit));
+    let base = copy(0, size, Some(limit));
+    let (p, b) = (of(&pod, "dd"), of(&base, "dd"));
+    assert_eq!(p.bytes_written, size, "the copy finished");
+    // The group reclaims its own pages and the writer takes the freed frames again at once:
+    // only its first fill of the group (less the reserve) is new memory.
+    let paid = p.cpu_sys_ns.saturating_sub(b.cpu_sys_ns);
+    let fill = limit / PAGE_SIZE;
+    assert!(
+        paid >= (fill - RESERVE) * TOUCH && paid <= (fill + fill / 4) * TOUCH,
+        "the copy in a {} MiB group paid {paid} ns for first touches",
+        limit / MIB
+    );
+}
+
+#[test]
+fn a_read_pays_for_the_frames_its_readahead_filled() {
+    let bs = 128 * KIB;
+    let p50 = |touch: u64| {
+        let mut sc = Scenario::one_device("cat", ssd(), 8 * GIB, 2, 10 * SEC);
+        sc.machine.page_first_touch = touch;
+        sc.tasks
+            .push(task("cat", "/mnt/sda/file", 0, JobConfig::Cat { bs, file_size: 512 * MIB }));
+        let r = run(&sc);
+        assert_eq!(of(&r, "cat").bytes_read, 512 * MIB, "the cat finished");
+        of(&r, "cat").op_latency.summary().p50
+    };
+    let (cold, free) = (p50(TOUCH), p50(0));
+    // Each read copies out 32 frames no one touched since the device filled them.
+    let touch = bs / PAGE_SIZE * TOUCH;
+    assert!(
+        cold >= free + touch * 9 / 10 && cold <= free + touch * 11 / 10,
+        "read p50 {cold} ns on fresh frames, {free} ns on backed ones, {touch} ns of touches"
+    );
+}
