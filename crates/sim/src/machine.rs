@@ -512,7 +512,9 @@ impl Machine {
                 PageReporting::new(
                     cfg.machine.page_reporting_delay,
                     total - vm.nr_free,
-                    vm.wmark_low + REPORTING_RESERVE_PAGES,
+                    cfg.machine
+                        .page_reporting_reserve
+                        .map_or(vm.wmark_low + REPORTING_RESERVE_PAGES, |b| b / PAGE_SIZE),
                 )
             }),
             vm,

@@ -26,20 +26,30 @@ pub fn memory_stamp_of(repeat: &Path) -> Option<MemoryTouchStamp> {
     serde_json::from_value(super::machine_field(repeat, "memory_touch")?).ok()
 }
 
-/// The median first-touch cost over the repeats, µs; `None` unless every repeat has a stamp.
-pub fn median_first_touch(stamps: &[Option<MemoryTouchStamp>]) -> Option<f64> {
-    let mut v: Vec<f64> = stamps.iter().map(|s| s.map(|s| s.first_touch_us)).collect::<Option<_>>()?;
-    if v.is_empty() {
+/// The median first-touch cost (µs a page) and unreported reserve (MiB) over the repeats;
+/// `None` unless every repeat has a stamp.
+pub fn median_first_touch(stamps: &[Option<MemoryTouchStamp>]) -> Option<(f64, f64)> {
+    let all: Vec<MemoryTouchStamp> = stamps.iter().copied().collect::<Option<_>>()?;
+    if all.is_empty() {
         return None;
     }
-    v.sort_by(f64::total_cmp);
-    Some(v[v.len() / 2])
+    let mid = |f: fn(&MemoryTouchStamp) -> f64| {
+        let mut v: Vec<f64> = all.iter().map(f).collect();
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    Some((mid(|s| s.first_touch_us), mid(|s| s.reserve_mib)))
 }
 
-/// `case` with `[machine] page_first_touch` set to `us`: after its `[machine]` line, or in a
-/// `[machine]` table of its own before its first table.
-pub fn with_first_touch(case: &str, us: f64) -> String {
-    let key = format!("page_first_touch = \"{}ns\"\n", (us * 1000.0).round() as u64);
+/// `case` with `[machine] page_first_touch` set to `us` and `page_reporting_reserve` to
+/// `reserve_mib`: after its `[machine]` line, or in a `[machine]` table of its own before its
+/// first table.
+pub fn with_first_touch(case: &str, (us, reserve_mib): (f64, f64)) -> String {
+    let key = format!(
+        "page_first_touch = \"{}ns\"\npage_reporting_reserve = \"{}MiB\"\n",
+        (us * 1000.0).round() as u64,
+        reserve_mib.round() as u64
+    );
     let mut out = String::with_capacity(case.len() + key.len() + 16);
     let has_machine = case.lines().any(|l| l.trim() == "[machine]");
     let mut done = false;
@@ -132,9 +142,9 @@ pub fn scenario_for(case_toml: &Path, repeats: &[PathBuf], disk: bool) -> Result
     let mut text = std::fs::read_to_string(case_toml).map_err(|e| format!("cannot read {}: {e}", case_toml.display()))?;
     let name = case_toml.file_name().map_or(String::new(), |n| n.to_string_lossy().into_owned());
     let mut header = format!("# {name} on the machine its {} measurements found:", repeats.len());
-    if let Some(us) = touch {
-        header += &format!(" first touch of free memory {us} µs a page (median);");
-        text = with_first_touch(&text, us);
+    if let Some((us, reserve)) = touch {
+        header += &format!(" first touch of free memory {us} µs a page past {reserve} MiB (medians);");
+        text = with_first_touch(&text, (us, reserve));
     }
     if let Some(s) = host {
         header += &format!(
@@ -205,9 +215,10 @@ mod tests {
         let with = "name = \"g\"\n[machine]\ncpus = 2\n[[device]]\nname = \"a\"\nmodel = \"ssd\"\n";
         let without = "name = \"g\"\n[[device]]\nname = \"a\"\nmodel = \"ssd\"\n";
         for case in [with, without] {
-            let out = with_first_touch(case, 10.89);
+            let out = with_first_touch(case, (10.89, 256.0));
             let sc = wblab_scenario::parse(&out, "sim.toml").map_err(|e| e.to_string()).unwrap();
             assert_eq!(sc.machine.page_first_touch, 10_890, "{out}");
+            assert_eq!(sc.machine.page_reporting_reserve, Some(256 << 20));
             assert_eq!(sc.machine.cpus, 2);
         }
         let m = |us: f64| {
@@ -215,9 +226,10 @@ mod tests {
                 first_touch_us: us,
                 warm_us: 0.8,
                 reporting: true,
+                reserve_mib: 32.0 * us,
             })
         };
-        assert_eq!(median_first_touch(&[m(3.0), m(11.0), m(9.0)]), Some(9.0));
+        assert_eq!(median_first_touch(&[m(3.0), m(11.0), m(9.0)]), Some((9.0, 288.0)));
         assert_eq!(median_first_touch(&[m(3.0), None]), None);
     }
 }

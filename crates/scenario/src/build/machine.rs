@@ -19,6 +19,7 @@ pub(super) const KEYS: &[&str] = &[
     "idle_wake_latency",
     "page_first_touch",
     "page_reporting_delay",
+    "page_reporting_reserve",
     "chance",
     "wait_recheck_cost",
     "page_wait_buckets",
@@ -50,6 +51,9 @@ pub(super) fn build(sec: &Section<'_>) -> Result<MachineConfig> {
     sec.read("page_reporting_delay", &mut m.page_reporting_delay, |e| {
         e.duration_in(0, 3_600_000_000_000)
     })?;
+    if let Some(e) = sec.get("page_reporting_reserve") {
+        m.page_reporting_reserve = Some(e.size_in(0, MAX_MEMORY)?);
+    }
     sec.read("chance", &mut m.chance, |e| e.boolean())?;
     sec.read("wait_recheck_cost", &mut m.wait_recheck_cost, |e| e.duration_in(0, 1_000_000_000))?;
     sec.read("page_wait_buckets", &mut m.page_wait_buckets, |e| e.u32(0, 1 << 20))?;

@@ -91,6 +91,7 @@ pub fn machine(key: &str) -> Option<Shape> {
         "idle_wake_latency" => Shape::Duration(0, 500 * US),
         "page_first_touch" => Shape::Duration(0, 50 * US),
         "page_reporting_delay" => Shape::Duration(0, 5_000_000 * US),
+        "page_reporting_reserve" => Shape::Size(0, 512 * M),
         "chance" => Shape::Bool,
         "wait_recheck_cost" => Shape::Duration(0, 5 * US),
         "page_wait_buckets" => Shape::Int(0, 4096),

@@ -47,6 +47,9 @@ pub struct MachineConfig {
     /// (`PAGE_REPORTING_DELAY`); 0: the guest never reports, so only never-touched memory
     /// pays `page_first_touch`.
     pub page_reporting_delay: Ns,
+    /// Free memory a reporting pass leaves backed, bytes; `None`: upstream's rule, the low
+    /// watermark and 32 blocks of 2 MiB (`PAGE_REPORTING_CAPACITY` × `pageblock_order`).
+    pub page_reporting_reserve: Option<u64>,
     /// The system's chance: devices' service times (an SSD read meeting a program, a disk's
     /// spindle phase, firmware time) and `wakeup_latency` drawn from the run's seed. Off, every
     /// draw is its median and every seed gives the same run (workloads' random offsets still
@@ -82,6 +85,7 @@ impl Default for MachineConfig {
             idle_wake_latency: 25_000,
             page_first_touch: 0,
             page_reporting_delay: 2_000_000_000,
+            page_reporting_reserve: None,
             chance: true,
             wait_recheck_cost: 300,
             page_wait_buckets: 0,
