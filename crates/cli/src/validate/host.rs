@@ -29,16 +29,25 @@ pub fn memory_stamp_of(repeat: &Path) -> Option<MemoryTouchStamp> {
 /// The median first-touch cost (µs a page) and unreported reserve (MiB) over the repeats;
 /// `None` unless every repeat has a stamp.
 pub fn median_first_touch(stamps: &[Option<MemoryTouchStamp>]) -> Option<(f64, f64)> {
-    let all: Vec<MemoryTouchStamp> = stamps.iter().copied().collect::<Option<_>>()?;
-    if all.is_empty() {
-        return None;
+    let m = Medians::of(stamps)?;
+    Some((m.median(|s| s.first_touch_us), m.median(|s| s.reserve_mib)))
+}
+
+/// Every repeat's stamp, for the median of each figure.
+struct Medians<S>(Vec<S>);
+
+impl<S: Copy> Medians<S> {
+    /// `None` unless every repeat has a stamp.
+    fn of(stamps: &[Option<S>]) -> Option<Self> {
+        let all: Vec<S> = stamps.iter().copied().collect::<Option<_>>()?;
+        (!all.is_empty()).then_some(Medians(all))
     }
-    let mid = |f: fn(&MemoryTouchStamp) -> f64| {
-        let mut v: Vec<f64> = all.iter().map(f).collect();
+
+    fn median(&self, f: fn(&S) -> f64) -> f64 {
+        let mut v: Vec<f64> = self.0.iter().map(f).collect();
         v.sort_by(f64::total_cmp);
         v[v.len() / 2]
-    };
-    Some((mid(|s| s.first_touch_us), mid(|s| s.reserve_mib)))
+    }
 }
 
 /// `case` with `[machine] page_first_touch` set to `us` and `page_reporting_reserve` to
@@ -76,19 +85,11 @@ pub fn with_first_touch(case: &str, (us, reserve_mib): (f64, f64)) -> String {
 
 /// The median of each figure over the repeats; `None` unless every repeat has a stamp.
 pub fn median(stamps: &[Option<HostDiskStamp>]) -> Option<HostDiskStamp> {
-    let all: Vec<HostDiskStamp> = stamps.iter().copied().collect::<Option<_>>()?;
-    if all.is_empty() {
-        return None;
-    }
-    let mid = |f: fn(&HostDiskStamp) -> f64| {
-        let mut v: Vec<f64> = all.iter().map(f).collect();
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
+    let m = Medians::of(stamps)?;
     Some(HostDiskStamp {
-        write_mib_s: mid(|s| s.write_mib_s),
-        read_mib_s: mid(|s| s.read_mib_s),
-        flush_us: mid(|s| s.flush_us),
+        write_mib_s: m.median(|s| s.write_mib_s),
+        read_mib_s: m.median(|s| s.read_mib_s),
+        flush_us: m.median(|s| s.flush_us),
     })
 }
 
