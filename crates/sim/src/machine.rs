@@ -511,7 +511,7 @@ impl Machine {
             reporting: (cfg.machine.page_first_touch > 0).then(|| {
                 PageReporting::new(
                     cfg.machine.page_reporting_delay,
-                    total - vm.nr_free,
+                    vm.in_use(),
                     cfg.machine
                         .page_reporting_reserve
                         .map_or(vm.wmark_low + REPORTING_RESERVE_PAGES, |b| b / PAGE_SIZE),

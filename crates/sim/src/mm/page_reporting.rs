@@ -14,9 +14,10 @@
 //! out the frames freed last first (per-CPU lists and the heads of the buddy lists), so the
 //! frames in use plus those freed within the reporting delay are backed, and a reporting
 //! pass returns the rest: the frames above the most that were in use since the previous
-//! pass have been free for a whole delay. A pass leaves a zone the low watermark and 32 of
-//! the blocks it reports (`PAGE_REPORTING_CAPACITY` × 2 MiB) free and backed: the first
-//! 64–128 MiB a copy takes cost nothing on that guest, the rest 11 µs a page.
+//! pass have been free for a whole delay. A pass leaves some free memory backed
+//! (`[machine] page_reporting_reserve`; upstream the low watermark and 32 of the blocks it
+//! reports, `PAGE_REPORTING_CAPACITY` × 2 MiB): the first 0.1–1 GiB a copy took cost nothing
+//! on that guest, the rest 10–14 µs a page.
 
 use crate::machine::{Event, Machine};
 use crate::Ns;
@@ -84,7 +85,7 @@ impl Machine {
     /// The frames the last allocation took that the host did not back: the task that
     /// touches them first pays `[machine] page_first_touch` for each.
     pub(crate) fn fresh_frames(&mut self) -> u64 {
-        let in_use = self.vm.total - self.vm.nr_free;
+        let in_use = self.vm.in_use();
         self.reporting.as_mut().map_or(0, |r| r.allocated(in_use))
     }
 
@@ -112,7 +113,7 @@ impl Machine {
 
     /// `page_reporting_process`: a pass, and the next one a delay later.
     pub(crate) fn page_report(&mut self) {
-        let in_use = self.vm.total - self.vm.nr_free;
+        let in_use = self.vm.in_use();
         if let Some(r) = self.reporting.as_mut() {
             r.pass(in_use);
             let delay = r.delay();

@@ -36,6 +36,11 @@ pub struct VmStat {
 }
 
 impl VmStat {
+    /// Frames not free: page cache, kernel and anonymous memory, allocations in flight.
+    pub fn in_use(&self) -> u64 {
+        self.total - self.nr_free
+    }
+
     /// Readahead's allocation into the page cache: `n` free pages if that leaves the min
     /// watermark intact (it gives up rather than reclaim hard).
     pub fn take_for_readahead(&mut self, n: u64) -> bool {
