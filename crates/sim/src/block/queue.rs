@@ -283,6 +283,7 @@ impl BlockQueue {
                     aio: 0,
                     set_writeback_at_submit: false,
                     stripe_member: NO_MEMBER,
+                    phys_segs: 0,
                 });
                 (self.pool.len() - 1) as u32
             }
@@ -325,6 +326,8 @@ impl BlockQueue {
         r.aio = 0;
         r.set_writeback_at_submit = false;
         r.stripe_member = NO_MEMBER;
+        // A segment per 4 KiB page; page-cache bios with large folios say fewer.
+        r.phys_segs = nr_sectors.div_ceil(8) as u32;
         id
     }
 
@@ -417,8 +420,13 @@ impl BlockQueue {
         if self.nomerges < 2 && !r.direct && !r.fua && r.ckpt_tid == 0 {
             if let Some((target, _side)) = self.elv.try_merge(op, sector, nr, self.max_sectors) {
                 let segs = std::mem::take(&mut self.pool[id as usize].segs);
-                let (log, new_blocks) = (self.pool[id as usize].log_sectors, self.pool[id as usize].new_blocks);
+                let (log, new_blocks, phys) = (
+                    self.pool[id as usize].log_sectors,
+                    self.pool[id as usize].new_blocks,
+                    self.pool[id as usize].phys_segs,
+                );
                 let t = &mut self.pool[target as usize];
+                t.phys_segs += phys;
                 t.sector = t.sector.min(sector);
                 t.nr_sectors += nr;
                 t.log_sectors += log;
@@ -662,6 +670,7 @@ impl BlockQueue {
                     op: Op::Flush,
                     sector: 0,
                     bytes: 0,
+                    segments: 0,
                     sync: true,
                     fua: false,
                 },
@@ -691,6 +700,7 @@ impl BlockQueue {
                     op: r.op,
                     sector: r.sector,
                     bytes: r.bytes(),
+                    segments: r.phys_segs,
                     sync: r.sync,
                     fua: r.fua,
                 },

@@ -124,6 +124,11 @@ pub struct Request {
     /// A read counted in the member list of a striped device ([`super::request_list::StripeReads`]):
     /// the member, or `NO_MEMBER`.
     pub stripe_member: u16,
+    /// `nr_phys_segments`: physically contiguous runs of memory it carries, what a driver's
+    /// scatter list (a virtqueue's descriptors) takes one entry each for. A user buffer of
+    /// O_DIRECT and a journal's buffers are a segment per 4 KiB page; page-cache pages a
+    /// segment per folio.
+    pub phys_segs: u32,
 }
 
 /// [`Request::stripe_member`] of a request not counted at any member.
@@ -132,5 +137,51 @@ pub const NO_MEMBER: u16 = u16::MAX;
 impl Request {
     pub fn bytes(&self) -> u64 {
         self.nr_sectors * 512
+    }
+}
+
+/// Physically contiguous segments of pages `start..start + pages` of a page cache whose folios
+/// are `folio_pages` long and aligned to their size: the folios the range touches (adjacent
+/// folios are taken to be apart in memory).
+pub fn folio_segments(start: u64, pages: u64, folio_pages: u32) -> u32 {
+    if pages == 0 {
+        return 0;
+    }
+    let f = u64::from(folio_pages.max(1));
+    ((start + pages - 1) / f - start / f + 1) as u32
+}
+
+/// The folio a buffered write of `len` pages at page `index` gets (`fgf_set_order` and the
+/// index alignment of `__filemap_get_folio`): the largest power of two that fits the write,
+/// divides the index and is at most `max_pages`.
+pub fn write_folio_pages(index: u64, len: u64, max_pages: u64) -> u32 {
+    let mut f = len.clamp(1, max_pages.max(1));
+    f = 1 << f.ilog2();
+    if index != 0 {
+        f = f.min(1 << index.trailing_zeros().min(63));
+    }
+    f as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_range_has_a_segment_per_folio_it_touches() {
+        assert_eq!(folio_segments(0, 256, 1), 256, "4 KiB folios: a page each");
+        assert_eq!(folio_segments(0, 256, 256), 1, "one 1 MiB folio");
+        assert_eq!(folio_segments(128, 320, 256), 2, "the second half of one and a whole next");
+        assert_eq!(folio_segments(255, 2, 256), 2, "across a folio boundary");
+        assert_eq!(folio_segments(7, 0, 256), 0);
+    }
+
+    #[test]
+    fn a_writes_folio_follows_its_length_and_alignment() {
+        assert_eq!(write_folio_pages(0, 256, 512), 256, "1 MiB at 0: a 1 MiB folio");
+        assert_eq!(write_folio_pages(0, 1, 512), 1, "4 KiB: a page");
+        assert_eq!(write_folio_pages(0, 300, 512), 256, "the largest power of two that fits");
+        assert_eq!(write_folio_pages(64, 256, 512), 64, "an index aligned to 64 pages only");
+        assert_eq!(write_folio_pages(0, 4096, 512), 512, "at most the largest folio");
     }
 }

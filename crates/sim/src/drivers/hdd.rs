@@ -1632,6 +1632,7 @@ mod tests {
                         op: if w { Op::Write } else { Op::Read },
                         sector: byte / 512,
                         bytes: len * 512,
+                        segments: (len * 512).div_ceil(4096) as u32,
                         sync: w && far,
                         fua: false,
                     };

@@ -42,6 +42,9 @@ pub struct DevRequest {
     /// First 512-byte sector.
     pub sector: u64,
     pub bytes: u64,
+    /// Physically contiguous memory segments (`nr_phys_segments`): a scatter-gather entry
+    /// each.
+    pub segments: u32,
     /// REQ_SYNC.
     pub sync: bool,
     /// REQ_FUA: the write completes only once it is on stable media (sent only to a device

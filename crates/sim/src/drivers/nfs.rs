@@ -501,6 +501,7 @@ mod tests {
             op,
             sector: byte / 512,
             bytes,
+            segments: bytes.div_ceil(4096) as u32,
             sync: false,
             fua: false,
         }

@@ -280,6 +280,8 @@ impl Device for Raid0 {
                 op: rq.op,
                 sector: byte / 512,
                 bytes,
+                // The whole's segments in proportion (at least one).
+                segments: ((u64::from(rq.segments) * bytes).div_ceil(rq.bytes.max(1)) as u32).max(1),
                 sync: rq.sync,
                 fua: false,
             };
@@ -381,6 +383,7 @@ mod tests {
             op: Op::Write,
             sector: (2 * 512 * KIB - 128 * KIB) / 512,
             bytes: 512 * KIB,
+            segments: 128,
             sync: false,
             fua: false,
         };
@@ -407,6 +410,7 @@ mod tests {
                 op: Op::Read,
                 sector: 0,
                 bytes: 4 * MIB,
+                segments: 1024,
                 sync: false,
                 fua: false,
             },
@@ -432,6 +436,7 @@ mod tests {
                     op: Op::Read,
                     sector: chunk * 512 * KIB / 512,
                     bytes: 4096,
+                    segments: 1,
                     sync: false,
                     fua: false,
                 },

@@ -261,6 +261,7 @@ impl Raid5 {
             op,
             sector: byte / 512,
             bytes,
+            segments: bytes.div_ceil(4096) as u32,
             sync: false,
             fua: false,
         };
@@ -548,6 +549,7 @@ mod tests {
             op: Op::Write,
             sector: byte / 512,
             bytes,
+            segments: bytes.div_ceil(4096) as u32,
             sync: false,
             fua: false,
         }
@@ -622,6 +624,7 @@ mod tests {
                 op: Op::Read,
                 sector: (1 << 30) / 512,
                 bytes: 64 * KIB,
+                segments: (64 * KIB).div_ceil(4096) as u32,
                 sync: false,
                 fua: false,
             },

@@ -612,6 +612,7 @@ mod tests {
                         op: if w { Op::Write } else { Op::Read },
                         sector: region * 4096,
                         bytes: len * 512,
+                        segments: (len * 512).div_ceil(4096) as u32,
                         sync: false,
                         fua: false,
                     };

@@ -26,6 +26,7 @@ pub(crate) fn run<D: Device + ?Sized>(d: &mut D, qd: u32, n: usize, mut next: im
                     op,
                     sector: byte / 512,
                     bytes,
+                    segments: bytes.div_ceil(4096) as u32,
                     sync: false,
                     fua: false,
                 },
@@ -91,6 +92,7 @@ pub(crate) fn mixed_trace<D: Device + ?Sized>(d: &mut D, r: &mut RngStream, n: u
             op,
             sector: r.below(sectors) * 8,
             bytes: (1 + r.below(max_pages)) * 4096,
+            segments: ((1 + r.below(max_pages)) * 4096).div_ceil(4096) as u32,
             sync: false,
             fua: false,
         };

@@ -317,6 +317,7 @@ mod tests {
                     op: Op::Read,
                     sector: u64::from(i) * 8,
                     bytes: 4096,
+                    segments: 1,
                     sync: false,
                     fua: false,
                 },

@@ -669,6 +669,8 @@ impl Machine {
                     false,
                 );
                 self.queues[dev].rq_mut(id).set_writeback_at_submit = true;
+                let folio = self.inodes[ino as usize].folio_pages;
+                self.queues[dev].rq_mut(id).phys_segs = crate::block::request::folio_segments(p, len, folio);
                 // New blocks (allocated unwritten, as ext4 with dioread_nolock and xfs do) and
                 // fallocated ones are converted at completion.
                 if new_blocks || (journalled && self.inodes[ino as usize].has_unwritten(p, len)) {

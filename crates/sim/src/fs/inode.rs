@@ -73,6 +73,12 @@ pub struct Inode {
     /// The file is on disk already; false for a writer's new file until its first write
     /// creates it (`open(O_CREAT)`: a directory entry, an inode from the inode bitmap).
     pub exists: bool,
+    /// The largest folio its page cache holds, pages (a power of two; 1 without large
+    /// folios): a buffered write's folios follow the write's length and alignment
+    /// (`fgf_set_order`), readahead's its window. One size per file, not per folio: the model
+    /// keeps no folio boundaries, and counts a request's physically contiguous segments as if
+    /// every folio of the file were this large (`crate::block::request::folio_segments`).
+    pub folio_pages: u32,
 }
 
 impl Inode {
@@ -103,6 +109,7 @@ impl Inode {
             atime_jiffy: None,
             exists: true,
             unwritten: RangeSet::new(),
+            folio_pages: 1,
         }
     }
 

@@ -31,6 +31,12 @@ pub mod tiotest;
 pub const MAX_FOLIO_BYTES: u64 = 2 << 20;
 
 impl Machine {
+    /// Whether the file system of inode `ino` keeps large folios in its page cache.
+    pub(crate) fn large_folios(&self, ino: usize) -> bool {
+        let dev = self.inodes[ino].dev as usize;
+        self.cfg.devices[dev].fs.as_ref().is_some_and(|m| m.large_folios)
+    }
+
     pub(super) fn copy_ns(&self, bytes: u64) -> Ns {
         (bytes as u128 * 1_000_000_000 / self.cfg.machine.memory_bandwidth.max(1) as u128) as Ns
     }
@@ -385,6 +391,17 @@ impl Machine {
             let wb = &self.wbs[self.inodes[self.tasks[t].file as usize].wb as usize];
             self.policy.chunk_limit(wb, &self.bdp_ratelimits, &self.tasks[t].dirty)
         };
+        let ino = self.tasks[t].file as usize;
+        if self.large_folios(ino) {
+            let task = &self.tasks[t];
+            let len = task
+                .op_left
+                .min(MAX_FOLIO_BYTES - task.offset % MAX_FOLIO_BYTES)
+                .div_ceil(PAGE_SIZE);
+            let f = crate::block::request::write_folio_pages(task.offset / PAGE_SIZE, len, MAX_FOLIO_BYTES / PAGE_SIZE);
+            let inode = &mut self.inodes[ino];
+            inode.folio_pages = inode.folio_pages.max(f);
+        }
         let task = &mut self.tasks[t];
         let in_folio = MAX_FOLIO_BYTES - task.offset % MAX_FOLIO_BYTES;
         let chunk = task.op_left.min(in_folio).min(limit.saturating_mul(PAGE_SIZE));

@@ -52,6 +52,18 @@ impl Machine {
         let end = (start + n).min(size);
         let dev = self.tasks[t].dev as usize;
         let max_pages = (self.queues[dev].max_sectors / 8).max(1);
+        // Readahead's folios follow its window (`page_cache_ra_order`), as a write's follow
+        // the write.
+        if self.large_folios(ino as usize) {
+            let f = crate::block::request::write_folio_pages(
+                start,
+                end.saturating_sub(start),
+                super::MAX_FOLIO_BYTES / crate::units::PAGE_SIZE,
+            );
+            let inode = &mut self.inodes[ino as usize];
+            inode.folio_pages = inode.folio_pages.max(f);
+        }
+        let folio = self.inodes[ino as usize].folio_pages;
         let mut idx = start;
         let mut started = 0;
         while idx < end {
@@ -72,6 +84,7 @@ impl Machine {
             self.page_inserted(ino, idx, run);
             let seg = crate::block::queue::Seg::new(ino, idx, run);
             let id = self.queues[dev].alloc(Op::Read, sector, run * 8, Some(seg), Submitter::Task(tid), true, false, true, false);
+            self.queues[dev].rq_mut(id).phys_segs = crate::block::request::folio_segments(idx, run, folio);
             self.tasks[t].pending.push_back((dev as u16, id));
             idx += run;
             started += run;
