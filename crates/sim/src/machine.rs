@@ -489,7 +489,12 @@ impl Machine {
         // No file's blocks in the journal's area.
         for (a, j) in allocs.iter_mut().zip(&journals) {
             if let Some(j) = j {
-                a.reserve(j.area_start..j.area_start + j.area_len);
+                let fc = if j.p.fast_commit {
+                    8 * crate::fs::jbd2::FC_AREA_BLOCKS as u64
+                } else {
+                    0
+                };
+                a.reserve(j.area_start..j.area_start + j.area_len + fc);
             }
         }
         let (mut inodes, tasks) = spawn_tasks(cfg, &mut allocs);

@@ -6,6 +6,7 @@
 
 mod blocks;
 mod sweep_block;
+mod sync_table;
 mod tables;
 
 use std::path::{Path, PathBuf};

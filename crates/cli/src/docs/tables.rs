@@ -29,6 +29,7 @@ pub const GENERATORS: &[&str] = &[
     "timeline SCENARIO",
     "outcome SCENARIO",
     "reproduce REPORT",
+    "fio-syncs SCENARIO...",
 ];
 
 /// The Markdown of generator `name` with `args`, or why it cannot be made.
@@ -67,6 +68,7 @@ pub fn generate(name: &str, args: &[String], cli: &clap::Command, ctx: &Ctx) -> 
         "sweep" => super::sweep_block::sweep(args, ctx),
         "reproduce" => reproduce(one_arg()?),
         "validate-summary" => crate::validate::summary_of(std::path::Path::new(one_arg()?)),
+        "fio-syncs" => super::sync_table::fio_syncs(args),
         "stem" => match args {
             [scenario, task] => stem(scenario, task),
             _ => Err("`stem` takes a scenario file and a task name".to_string()),
@@ -85,7 +87,7 @@ pub fn generate(name: &str, args: &[String], cli: &clap::Command, ctx: &Ctx) -> 
 }
 
 /// A Markdown table; `|` inside a cell is escaped.
-fn table(head: &[&str], rows: impl IntoIterator<Item = Vec<String>>) -> String {
+pub(super) fn table(head: &[&str], rows: impl IntoIterator<Item = Vec<String>>) -> String {
     let cell = |s: &str| s.replace('|', "\\|");
     let mut out = format!("| {} |\n|{}\n", head.join(" | "), "---|".repeat(head.len()));
     for row in rows {
@@ -293,7 +295,7 @@ fn include(path: &str, name: Option<&str>) -> Result<String, String> {
     Ok(format!("```{lang}\n{}\n```\n", body.join("\n")))
 }
 
-fn simulate(path: &str) -> Result<wblab_sim::metrics::RunResult, String> {
+pub(super) fn simulate(path: &str) -> Result<wblab_sim::metrics::RunResult, String> {
     let sc = wblab_scenario::load(std::path::Path::new(path)).map_err(|e| e.to_string())?;
     run_quietly(&sc)
 }

@@ -49,7 +49,17 @@ pub(super) fn build(sec: &Section<'_>) -> Result<MachineConfig> {
     sec.read("idle_wake_latency", &mut m.idle_wake_latency, |e| e.duration_in(0, 1_000_000_000))?;
     sec.read("page_first_touch", &mut m.page_first_touch, |e| e.duration_in(0, 1_000_000))?;
     sec.read("page_reporting_delay", &mut m.page_reporting_delay, |e| {
-        e.duration_in(0, 3_600_000_000_000)
+        // The pass is delayed work on the jiffies clock (2 s upstream, not tunable there): a
+        // delay under 10 ms has no kernel counterpart and would only make the run crawl.
+        match e.duration_in(0, 3_600_000_000_000)? {
+            d @ 1..10_000_000 => Err(e
+                .problem(format!(
+                    "{} is shorter than any reporting delay a kernel uses",
+                    crate::units::format_duration(d)
+                ))
+                .hint("write 0 to turn reporting off, or a delay of 10ms or more (upstream: 2s)")),
+            d => Ok(d),
+        }
     })?;
     if let Some(e) = sec.get("page_reporting_reserve") {
         m.page_reporting_reserve = Some(e.size_in(0, MAX_MEMORY)?);

@@ -90,7 +90,7 @@ pub fn machine(key: &str) -> Option<Shape> {
         "wakeup_latency" => Shape::Duration(0, 2_000 * US),
         "idle_wake_latency" => Shape::Duration(0, 500 * US),
         "page_first_touch" => Shape::Duration(0, 50 * US),
-        "page_reporting_delay" => Shape::Duration(0, 5_000_000 * US),
+        "page_reporting_delay" => Shape::Duration(10_000 * US, 5_000_000 * US),
         "page_reporting_reserve" => Shape::Size(0, 512 * M),
         "chance" => Shape::Bool,
         "wait_recheck_cost" => Shape::Duration(0, 5 * US),

@@ -16,13 +16,18 @@
 //! is written at a time; fsyncs that arrive meanwhile are served together by the next, as
 //! the kernel's next `ext4_fc_commit` writes every inode on its list.
 //!
+//! The fast-commit area is 256 blocks after the log, and each fast commit ends on a block
+//! boundary, so about every 256th fsync finds it full and falls back to a full commit, which
+//! empties it (`jbd2_fc_get_buf`'s error; `j_fc_off` reset by the commit). Measured on 6.18
+//! (v27): 0.0039 full commits per fsync.
+//!
 //! Simplified: the block is queued by the journal's submitter rather than the fsyncing task;
-//! a full commit does not wait for a fast commit in progress; the fast-commit area never fills
-//! (the kernel then falls back to a full commit).
+//! a full commit does not wait for a fast commit in progress; fsyncs queued behind a running
+//! fast commit are written by it even when that overruns the area by a block.
 
 use crate::block::queue::Submitter;
 use crate::drivers::Op;
-use crate::fs::jbd2::{FC_WAITER, JOURNAL_WAITER};
+use crate::fs::jbd2::{FastCommits, FC_WAITER, JOURNAL_WAITER};
 use crate::machine::Machine;
 
 /// `ckpt_tid` of the request carrying a fast-commit block.
@@ -39,7 +44,7 @@ impl Machine {
         if !j.p.fast_commit {
             return false;
         }
-        if j.running.as_ref().is_none_or(|t| t.tid != need) || j.fc.ineligible_tid >= need {
+        if j.running.as_ref().is_none_or(|t| t.tid != need) || j.fc.ineligible_tid >= need || !j.fc.fits(1) {
             j.stats.fc_fallbacks += 1;
             return false;
         }
@@ -62,6 +67,7 @@ impl Machine {
             e.2 = self.inodes[e.1 as usize].meta_seq;
         }
         j.fc.written = false;
+        j.fc.used += FastCommits::blocks_for(j.fc.running.len());
         j.last_barrier_at = Some(now);
         self.queues[dev as usize].queue_flush(JOURNAL_WAITER | FC_WAITER | dev as u32);
         self.kick_queue(dev);
@@ -76,8 +82,8 @@ impl Machine {
             self.fast_commit_done(dev);
             return;
         }
-        // The fast-commit area follows the log (`j_fc_first`).
-        let sector = j.area_start + j.area_len;
+        // The fast-commit area follows the log (`j_fc_first`); this commit's last block.
+        let sector = j.area_start + j.area_len + 8 * (j.fc.used.max(1) - 1) as u64;
         let fua = self.queues[d].supports_fua();
         let id = self.queues[d].alloc(Op::Write, sector, 8, None, Submitter::Journal(dev), true, false, false, false);
         let r = self.queues[d].rq_mut(id);

@@ -160,7 +160,7 @@ pub enum CommitPhase {
     Flushing,
     /// T_COMMIT: descriptor and metadata blocks (or iclogs) in flight.
     Logging,
-    /// The pre-flush before the commit record.
+    /// The pre-flush before the commit record (xfs: before the checkpoint's iclogs).
     PreFlush,
     /// The commit record in flight.
     Record,
@@ -184,6 +184,9 @@ pub struct Commit {
     /// Home 4 KiB blocks of the metadata being written to the log (BH_Shadow), sorted: a
     /// handle that changes one of them waits until the log write is done.
     pub shadow: Vec<u64>,
+    /// Sectors of the write that carries REQ_PREFLUSH | REQ_FUA: jbd2's commit block (8), or
+    /// xfs's iclogs, the whole checkpoint (xfs writes no commit block apart).
+    pub record_sectors: u64,
 }
 
 /// A committed transaction whose metadata is not yet written home (on the checkpoint list).
@@ -233,6 +236,29 @@ pub struct FastCommits {
     /// The newest transaction a fast commit cannot describe (a rename): an fsync that needs it
     /// falls back to the full commit (`s_fc_ineligible_tid`).
     pub ineligible_tid: u32,
+    /// Blocks of the fast-commit area written since the last full commit (`j_fc_off`).
+    pub used: u32,
+}
+
+/// Blocks of the fast-commit area (`EXT4_NUM_FC_BLKS`, what mkfs gives by default).
+pub const FC_AREA_BLOCKS: u32 = 256;
+
+/// Bytes one inode takes in a fast commit: its inode record (the on-disk inode, 256 bytes
+/// on today's mkfs) and its range and tag headers.
+const FC_INODE_BYTES: u32 = 320;
+
+impl FastCommits {
+    /// Blocks a fast commit of `inodes` inodes writes: its records then a tail that pads the
+    /// last block (`ext4_fc_write_tail`), so at least one.
+    pub fn blocks_for(inodes: usize) -> u32 {
+        (inodes as u32 * FC_INODE_BYTES).div_ceil(4096).max(1)
+    }
+
+    /// Whether a fast commit of `inodes` inodes still fits before the next full commit
+    /// (`jbd2_fc_get_buf` fails once `j_fc_off` reaches the area's end).
+    pub fn fits(&self, inodes: usize) -> bool {
+        self.used + Self::blocks_for(inodes) <= FC_AREA_BLOCKS
+    }
 }
 
 /// One device's journal.

@@ -6,7 +6,7 @@
 //! [`crate::fs::jbd2::Journal`].
 
 use crate::block::queue::Submitter;
-use crate::config::Atime;
+use crate::config::{Atime, FsKind};
 use crate::drivers::Op;
 use crate::fs::jbd2::{self, CommitPhase, Journal, JournalWake, MetaBlock, Ordered, JOURNAL_WAITER};
 use crate::kernel::task::Phase;
@@ -390,6 +390,8 @@ impl Machine {
         let j = self.jn(dev);
         let mut txn = j.running.take().expect("a running transaction");
         txn.requested.get_or_insert(now);
+        // A full commit makes the fast commits before it redundant: their area starts over.
+        j.fc.used = 0;
         j.committing = Some(jbd2::Commit {
             txn,
             phase: CommitPhase::Locked,
@@ -400,6 +402,7 @@ impl Machine {
             ordered_targets: Vec::new(),
             blocks_logged: 0,
             shadow: Vec::new(),
+            record_sectors: 8,
         });
         self.trace_commit_phase(dev, "start_commit");
         self.trace_commit_phase(dev, "commit_locking");
@@ -426,6 +429,9 @@ impl Machine {
                 CommitPhase::Flushing => {
                     if !self.ordered_done(dev) {
                         return;
+                    }
+                    if self.jn(dev).p.fs == FsKind::Xfs {
+                        return self.xlog_write_checkpoint(dev, flushes);
                     }
                     self.commit_write_log(dev);
                 }
@@ -461,12 +467,7 @@ impl Machine {
                     if c.io_left > 0 {
                         return;
                     }
-                    if flushes && !self.queues[dev as usize].supports_fua() {
-                        // blk-flush turns the record's FUA into a flush after it.
-                        self.jn(dev).committing.as_mut().expect("committing").phase = CommitPhase::PostFlush;
-                        self.journal_flush(dev);
-                        return;
-                    }
+                    // Its post-flush, where the device has no FUA, went at once (journal_io_done).
                     return self.commit_done(dev);
                 }
                 CommitPhase::PreFlush | CommitPhase::PostFlush => return,
@@ -549,8 +550,33 @@ impl Machine {
         self.journal_log_write(dev, sectors + if with_record { 8 } else { 0 }, false);
     }
 
+    /// xfs's log force of a checkpoint (`xlog_cil_push_work`, `xlog_sync`): its iclogs, the
+    /// first with REQ_PREFLUSH and the last, which holds the commit record, with REQ_FUA —
+    /// one write with both for a checkpoint that fits one iclog, and no commit block apart
+    /// as jbd2 writes. Without barriers, the iclogs alone.
+    fn xlog_write_checkpoint(&mut self, dev: u16, flushes: bool) {
+        let now = self.now();
+        let j = self.jn(dev);
+        let txn = &j.committing.as_ref().expect("committing").txn;
+        let (sectors, logged) = j.log_size(&txn.blocks, txn.data_blocks);
+        let c = j.committing.as_mut().expect("committing");
+        c.logging_at = now;
+        c.blocks_logged = logged;
+        c.record_sectors = sectors;
+        self.trace_commit_phase(dev, "commit_logging");
+        if flushes {
+            self.jn(dev).committing.as_mut().expect("committing").phase = CommitPhase::PreFlush;
+            self.jn(dev).last_barrier_at = Some(now);
+            self.journal_flush(dev);
+        } else {
+            self.jn(dev).committing.as_mut().expect("committing").phase = CommitPhase::Record;
+            self.journal_log_write(dev, sectors, false);
+        }
+    }
+
     /// Queue `sectors` of log writes at the head of the log, in pieces a request (xfs: an
-    /// iclog) carries, wrapping at the end of the area; then submit them.
+    /// iclog) carries, wrapping at the end of the area, the last with REQ_FUA if `fua`; then
+    /// submit them.
     fn journal_log_write(&mut self, dev: u16, sectors: u64, fua: bool) {
         let d = dev as usize;
         let max = self.queues[d].max_sectors;
@@ -565,7 +591,7 @@ impl Machine {
             // REQ_SYNC | REQ_META | REQ_IDLE: blk-wbt leaves log writes alone.
             r.wbt_tracked = false;
             r.log_sectors = piece;
-            r.fua = fua;
+            r.fua = fua && piece == left;
             let j = self.journals[d].as_mut().expect("journal");
             j.pending.push_back(id);
             j.committing.as_mut().expect("committing").io_left += piece;
@@ -615,6 +641,14 @@ impl Machine {
             CommitPhase::Logging | CommitPhase::Record => log_write && c.io_left == 0,
             _ => false,
         };
+        let record_done = step_done && c.phase == CommitPhase::Record;
+        if record_done && self.fs_flushes(dev) && !self.queues[dev as usize].supports_fua() {
+            // blk-flush turns the record's REQ_FUA into a flush after it, sent from the
+            // write's completion: the thread sleeps on until that flush is done.
+            self.jn(dev).committing.as_mut().expect("committing").phase = CommitPhase::PostFlush;
+            self.journal_flush(dev);
+            return;
+        }
         if step_done {
             self.journal_wake(dev, JournalWake::ADVANCE);
         }
@@ -625,9 +659,15 @@ impl Machine {
         self.kick_queue(dev);
     }
 
-    /// A flush the journal queued completed: its thread wakes.
+    /// A flush the journal queued completed: its thread wakes — unless it was the pre-flush of
+    /// a write that carries REQ_PREFLUSH, which blk-flush sends on at once (`blk_flush_complete_seq`).
     pub(crate) fn journal_flushed(&mut self, dev: u16) {
-        self.journal_wake(dev, JournalWake::FLUSHED);
+        let pre = self.jn(dev).committing.as_ref().is_some_and(|c| c.phase == CommitPhase::PreFlush);
+        if pre {
+            self.journal_flushed_now(dev);
+        } else {
+            self.journal_wake(dev, JournalWake::FLUSHED);
+        }
     }
 
     fn journal_flushed_now(&mut self, dev: u16) {
@@ -636,9 +676,10 @@ impl Machine {
         match c.phase {
             CommitPhase::PreFlush => {
                 c.phase = CommitPhase::Record;
-                // The commit record: REQ_PREFLUSH (done) | REQ_FUA.
+                // The commit record (xfs: the checkpoint's iclogs): REQ_PREFLUSH (done) | REQ_FUA.
+                let sectors = c.record_sectors;
                 let fua = self.queues[dev as usize].supports_fua();
-                self.journal_log_write(dev, 8, fua);
+                self.journal_log_write(dev, sectors, fua);
             }
             _ => self.commit_done(dev),
         }
