@@ -292,3 +292,68 @@ fn xfs_forces_its_log_in_one_write_and_syncs_sooner_than_ext4_commits() {
     );
     assert!(xfs_ms < ext4_ms * 0.95, "xfs {xfs_ms:.3} ms, ext4 {ext4_ms:.3} ms");
 }
+
+/// A buffered 4 KiB writer on the default disk for 4 s with `extra` (fio options).
+fn writer(extra: &str) -> RunResult {
+    on_disk(&format!(
+        "[w]\nrw=write\nbs=4k\nsize=64m\nruntime=4s\ntime_based\noverwrite=1\n{extra}\n"
+    ))
+}
+
+#[test]
+fn sync_file_range_write_starts_writeback_without_waiting_or_committing() {
+    // Below the background limit the data would sit dirty for 30 s; `write` every 16 writes
+    // sends it to the disk as it goes, and returns without waiting for the disk.
+    let plain = writer("");
+    let sfr = writer("sync_file_range=write:16");
+    let full = writer("fdatasync=16");
+    let written = |r: &RunResult| r.devices[0].bytes_written;
+    assert!(
+        written(&sfr) > 10 * written(&plain).max(1 << 20),
+        "the device wrote {} B with sync_file_range, {} B without",
+        written(&sfr),
+        written(&plain)
+    );
+    let (n, sfr_ms, commits, flushes) = syncs(&sfr);
+    let (_, full_ms, ..) = syncs(&full);
+    assert!(n > 100, "{n} calls");
+    assert!(commits <= 1, "{commits} journal commits for {n} sync_file_range calls");
+    assert_eq!(flushes, 0, "sync_file_range flushes no cache");
+    assert!(
+        sfr_ms * 10.0 < full_ms,
+        "sync_file_range {sfr_ms:.3} ms against fdatasync {full_ms:.3} ms"
+    );
+}
+
+#[test]
+fn sync_file_range_that_waits_waits_for_the_data_but_not_for_a_flush() {
+    // All three flags: the range is on the device (in its cache) when the call returns, which
+    // takes the disk's write; fdatasync adds the cache flush after it.
+    let (n, write_ms, ..) = syncs(&writer("sync_file_range=write:16"));
+    let (m, wait_ms, _, flushes) = syncs(&writer("sync_file_range=wait_before,write,wait_after:16"));
+    let (_, full_ms, ..) = syncs(&writer("fdatasync=16"));
+    assert!(n > 100 && m > 100, "{n} and {m} calls");
+    assert_eq!(flushes, 0, "no flush");
+    assert!(wait_ms > 1.5 * write_ms, "waiting {wait_ms:.3} ms against not {write_ms:.3} ms");
+    assert!(wait_ms < full_ms, "waiting {wait_ms:.3} ms against fdatasync {full_ms:.3} ms");
+}
+
+#[test]
+fn sync_file_range_flags_are_fios() {
+    for (opt, ok) in [
+        ("sync_file_range=wait_before,write:8", true),
+        ("sync_file_range=write", true),
+        ("sync_file_range=flush:8", false),
+        ("sync_file_range=write:0", false),
+    ] {
+        let toml = format!("[[task]]\nfio = \"\"\"\n[w]\nrw=write\nsize=1m\n{opt}\n\"\"\"\n");
+        match wblab_scenario::parse(&toml, "sfr.toml") {
+            Ok(_) => assert!(ok, "{opt} was accepted"),
+            Err(e) => {
+                let e = e.to_string();
+                assert!(!ok, "{opt}: {e}");
+                assert!(e.contains("sync_file_range") && e.contains("sfr.toml"), "{opt}: {e}");
+            }
+        }
+    }
+}

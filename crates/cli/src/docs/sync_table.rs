@@ -1,5 +1,6 @@
 //! `fio-syncs SCENARIO...`: a database WAL's sync calls, measured against simulated. Each
-//! scenario's job `wal` (fio: writes each followed by fsync/fdatasync, or O_DSYNC writes) is
+//! scenario's job `wal` (fio: writes each followed by fsync/fdatasync/sync_file_range, or
+//! O_DSYNC writes; a scenario of one job: that job) is
 //! read from the kernel's repeats (`validation/measured/<name>/r*/`: fio's JSON and the run's
 //! summary) and from a run of the model, with the same code, so the table in
 //! `docs/validation.md` is what the committed measurements and today's model give.
@@ -39,7 +40,10 @@ fn figures(dir: &Path) -> Result<WalFigures, String> {
     };
     let fio = read("fio.json")?;
     let summary = read("summary.json")?;
-    let wal = job(&fio, "wal").ok_or_else(|| format!("{}: no fio job `wal`", dir.display()))?;
+    // The job `wal`, else the first (a scenario of one job).
+    let wal = job(&fio, "wal")
+        .or_else(|| fio["jobs"].as_array().and_then(|j| j.first()))
+        .ok_or_else(|| format!("{}: no fio job", dir.display()))?;
     // fio counts sync calls in the latency's N (its `total_ios` stays 0).
     let syncs = wal["sync"]["lat_ns"]["N"].as_f64().unwrap_or(0.0);
     let lat = if syncs > 0.0 {

@@ -3,7 +3,9 @@
 
 use super::value::{boolean, int, per_dir, size, time};
 use crate::suggest;
-use wblab_sim::config::{FioBs, FioDist, FioEngine, FioJob, FioLayout, FioLogs, FioRw, FioSync, FIO_PERCENTILES, READ, WRITE};
+use wblab_sim::config::{
+    FioBs, FioDist, FioEngine, FioJob, FioLayout, FioLogs, FioRw, FioSync, SyncFileRange, FIO_PERCENTILES, READ, WRITE,
+};
 use wblab_sim::Ns;
 
 /// One `key[=value]` line.
@@ -50,6 +52,7 @@ pub const MODELLED: &[&str] = &[
     "buffered",
     "fsync",
     "fdatasync",
+    "sync_file_range",
     "end_fsync",
     "fsync_on_close",
     "rate",
@@ -224,6 +227,7 @@ impl JobBuilder {
                 direct: false,
                 fsync_every: 0,
                 fdatasync: false,
+                sync_file_range: None,
                 sync: FioSync::None,
                 layout: FioLayout::Preallocated,
                 end_fsync: false,
@@ -404,6 +408,7 @@ impl JobBuilder {
                 j.fsync_every = int(need()?, 0, u32::MAX as u64).map_err(hintless)? as u32;
                 j.fdatasync = true;
             }
+            "sync_file_range" => j.sync_file_range = Some(sync_file_range(need()?)?),
             "end_fsync" | "fsync_on_close" => j.end_fsync |= boolean(v).map_err(hintless)?,
             "rate_process" => match need()? {
                 "linear" => {}
@@ -733,6 +738,41 @@ fn distribution(s: &str) -> Result<FioDist, Fail> {
         "normal" | "gauss" | "zoned" | "zoned_abs" => Err((format!("random_distribution `{name}` is not modelled"), hint())),
         _ => Err((format!("unknown random_distribution `{name}`"), hint())),
     }
+}
+
+/// `sync_file_range=flags[:N]`: flags from `wait_before`, `write`, `wait_after` joined by
+/// commas, every N writes (1 when not given), as fio's `str_sfr_cb` reads it.
+fn sync_file_range(v: &str) -> Result<SyncFileRange, (String, String)> {
+    let (flags, every) = match v.split_once(':') {
+        Some((f, n)) => (f, n.trim().parse::<u32>().ok().filter(|&n| n > 0)),
+        None => (v, Some(1)),
+    };
+    let every = every.ok_or_else(|| {
+        (
+            format!("sync_file_range={v}: the count after `:` must be a whole number above 0"),
+            "e.g. sync_file_range=write:8 (every 8 writes)".to_string(),
+        )
+    })?;
+    let mut s = SyncFileRange {
+        every,
+        wait_before: false,
+        write: false,
+        wait_after: false,
+    };
+    for f in flags.split(',').map(str::trim) {
+        match f {
+            "wait_before" => s.wait_before = true,
+            "write" => s.write = true,
+            "wait_after" => s.wait_after = true,
+            other => {
+                return Err((
+                    format!("sync_file_range: `{other}` is not one of its flags"),
+                    "flags are wait_before, write, wait_after, joined by commas (sync_file_range=wait_before,write:8)".to_string(),
+                ))
+            }
+        }
+    }
+    Ok(s)
 }
 
 #[cfg(test)]

@@ -31,6 +31,7 @@ pub const RENDERED: &[&str] = &[
     "direct",
     "fsync",
     "fdatasync",
+    "sync_file_range",
     "end_fsync",
     "rate",
     "rate_iops",
@@ -110,6 +111,14 @@ pub fn section(t: &TaskConfig, j: &FioJob, earlier: &[&TaskConfig], first_group:
         put("fdatasync", j.fsync_every.to_string());
     } else if j.fsync_every > 0 {
         put("fsync", j.fsync_every.to_string());
+    }
+    if let Some(s) = j.sync_file_range {
+        let flags: Vec<&str> = [(s.wait_before, "wait_before"), (s.write, "write"), (s.wait_after, "wait_after")]
+            .iter()
+            .filter(|f| f.0)
+            .map(|f| f.1)
+            .collect();
+        put("sync_file_range", format!("{}:{}", flags.join(","), s.every));
     }
     if j.end_fsync {
         put("end_fsync", "1".into());
@@ -334,6 +343,17 @@ mod tests {
             any::<bool>().prop_map(|v| format!("direct={}", u8::from(v))),
             (0u32..64).prop_map(|v| format!("fsync={v}")),
             (0u32..64).prop_map(|v| format!("fdatasync={v}")),
+            (
+                prop::sample::select(vec![
+                    "write",
+                    "wait_before,write",
+                    "write,wait_after",
+                    "wait_before,write,wait_after",
+                    "wait_after"
+                ]),
+                1u32..16
+            )
+                .prop_map(|(f, n)| format!("sync_file_range={f}:{n}")),
             Just("end_fsync=1".to_string()),
             prop::sample::select(vec!["sync=1", "sync=dsync", "sync=0", "sync=sync"]).prop_map(str::to_string),
             prop::sample::select(vec!["1m", "10m,2m", ",500k"]).prop_map(|v| format!("rate={v}")),

@@ -179,6 +179,9 @@ pub struct FioJob {
     /// fsync() every N writes (`fsync`), or fdatasync() (`fdatasync`); 0: never.
     pub fsync_every: u32,
     pub fdatasync: bool,
+    /// `sync_file_range=flags:N`: sync_file_range(2) over the range written since the last
+    /// call, every N writes.
+    pub sync_file_range: Option<SyncFileRange>,
     /// `sync=`: O_DSYNC or O_SYNC writes.
     pub sync: FioSync,
     /// What the file holds before the job (`fallocate=`, `overwrite=`).
@@ -230,3 +233,24 @@ impl FioJob {
 pub const FIO_PERCENTILES: [f64; 17] = [
     1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99,
 ];
+
+/// fio's `sync_file_range=` option: which of sync_file_range(2)'s steps each call takes, and
+/// after how many writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct SyncFileRange {
+    pub every: u32,
+    /// `SYNC_FILE_RANGE_WAIT_BEFORE`: wait for the range's writeback already under way.
+    pub wait_before: bool,
+    /// `SYNC_FILE_RANGE_WRITE`: start writeback of its dirty pages.
+    pub write: bool,
+    /// `SYNC_FILE_RANGE_WAIT_AFTER`: wait for the range's writeback, the call's included.
+    pub wait_after: bool,
+}
+
+impl SyncFileRange {
+    /// All three steps: since 5.2 a data-integrity write of the range (`WB_SYNC_ALL`), as
+    /// fdatasync's data part, without its journal commit and cache flush.
+    pub fn write_and_wait(&self) -> bool {
+        self.wait_before && self.write && self.wait_after
+    }
+}

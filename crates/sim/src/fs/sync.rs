@@ -30,7 +30,7 @@
 //! (`fs/journal.rs`).
 
 use crate::block::queue::Submitter;
-use crate::config::JobConfig;
+use crate::config::{JobConfig, SyncFileRange};
 use crate::fs::fs_writeback::WbWork;
 use crate::kernel::task::Phase;
 use crate::kernel::waitqueue::{WaitSite, PG_WRITEBACK};
@@ -61,21 +61,35 @@ impl Machine {
         let ino = self.tasks[t].file;
         let dev = self.inodes[ino as usize].dev;
         self.tasks[t].datasync = datasync;
+        self.tasks[t].sync_range_only = false;
         self.tasks[t].sync_wait = (0, self.now(), [0; 3]);
         self.durability_begin_range(tid, ino, first, end, datasync);
+        self.write_range(tid, ino, first, end, true);
+        self.wait_range(tid, dev, ino, first, end)
+    }
+
+    /// `__filemap_fdatawrite_range` of pages [`first`, `end`) of `ino` by task `tid`:
+    /// `WB_SYNC_ALL` (`sync`) or `WB_SYNC_NONE`, which leaves pages under writeback alone.
+    fn write_range(&mut self, tid: u32, ino: u32, first: u64, end: u64, sync: bool) {
         if first == 0 && end == u64::MAX {
-            self.do_writepages(ino, 0, u64::MAX, Submitter::Task(tid), true, false);
-        } else {
-            let mut idx = first;
-            while let Some((s, n)) = self.inodes[ino as usize].mapping.next_dirty(idx, end.saturating_sub(idx)) {
-                if s >= end {
-                    break;
-                }
-                let n = n.min(end - s);
-                self.do_writepages(ino, s, n, Submitter::Task(tid), true, false);
-                idx = s + n;
-            }
+            self.do_writepages(ino, 0, u64::MAX, Submitter::Task(tid), sync, false);
+            return;
         }
+        let mut idx = first;
+        while let Some((s, n)) = self.inodes[ino as usize].mapping.next_dirty(idx, end.saturating_sub(idx)) {
+            if s >= end {
+                break;
+            }
+            let n = n.min(end - s);
+            self.do_writepages(ino, s, n, Submitter::Task(tid), sync, false);
+            idx = s + n;
+        }
+    }
+
+    /// Wait on the writeback of pages [`first`, `end`) of `ino` (`filemap_fdatawait_range`),
+    /// once the task's requests are submitted.
+    fn wait_range(&mut self, tid: u32, dev: u16, ino: u32, first: u64, end: u64) -> Option<Phase> {
+        let t = tid as usize;
         self.tasks[t].sync = Some(SyncWait::Wait {
             all: false,
             dev,
@@ -90,10 +104,58 @@ impl Machine {
         Some(Phase::WaitSync)
     }
 
+    /// `ksys_sync_file_range` on pages [`first`, `end`) of the task's file: wait for the
+    /// writeback under way (`WAIT_BEFORE`), start writeback of the dirty pages (`WRITE`), wait
+    /// for it (`WAIT_AFTER`) — data only: no metadata, no journal commit, no cache flush, so
+    /// nothing is promised durable. All three are a data-integrity write since 5.2
+    /// (`WB_SYNC_ALL`: a page dirtied again under writeback is waited for and written).
+    pub(crate) fn ksys_sync_file_range(&mut self, tid: u32, first: u64, end: u64, f: SyncFileRange) -> Option<Phase> {
+        let t = tid as usize;
+        let ino = self.tasks[t].file;
+        let dev = self.inodes[ino as usize].dev;
+        let now = self.now();
+        let task = &mut self.tasks[t];
+        task.op_start = now;
+        task.sync_range_only = true;
+        task.sfr_writes = f.write_and_wait();
+        task.sfr_then = None;
+        task.sync_wait = (0, now, [0; 3]);
+        if f.write_and_wait() {
+            self.write_range(tid, ino, first, end, true);
+            return self.wait_range(tid, dev, ino, first, end);
+        }
+        if f.wait_before {
+            // The write (and the second wait) come when this wait ends (`sync_step`).
+            self.tasks[t].sfr_then = Some((f.write, f.wait_after, first, end));
+            return self.wait_range(tid, dev, ino, first, end);
+        }
+        self.sfr_write_then_wait(tid, dev, ino, f.write, f.wait_after, first, end)
+    }
+
+    /// The rest of a sync_file_range after its first wait: the write, then the last wait or
+    /// the call's end.
+    #[allow(clippy::too_many_arguments)]
+    fn sfr_write_then_wait(&mut self, tid: u32, dev: u16, ino: u32, write: bool, wait: bool, first: u64, end: u64) -> Option<Phase> {
+        if write {
+            self.write_range(tid, ino, first, end, false);
+        }
+        if wait {
+            return self.wait_range(tid, dev, ino, first, end);
+        }
+        self.tasks[tid as usize].sync = None;
+        if !self.task_submit_pending(tid) {
+            // Its requests wait for a tag: the call returns once they are submitted.
+            self.tasks[tid as usize].phase = Phase::WaitSync;
+            return None;
+        }
+        self.sync_done(tid)
+    }
+
     /// sync(): wake every flusher, then sync the devices one after the other.
     pub(crate) fn ksys_sync(&mut self, tid: u32) -> Option<Phase> {
         self.tasks[tid as usize].op_start = self.now();
         self.tasks[tid as usize].datasync = false;
+        self.tasks[tid as usize].sync_range_only = false;
         self.tasks[tid as usize].sync_wait = (0, self.now(), [0; 3]);
         self.durability_begin(tid, None);
         self.wakeup_flusher_threads(WbReason::Sync);
@@ -138,6 +200,18 @@ impl Machine {
         let t = tid as usize;
         loop {
             match self.tasks[t].sync {
+                None if self.tasks[t].sync_range_only => {
+                    // sync_file_range: its data steps only.
+                    if let Some((write, wait, first, end)) = self.tasks[t].sfr_then.take() {
+                        let ino = self.tasks[t].file;
+                        let dev = self.inodes[ino as usize].dev;
+                        match self.sfr_write_then_wait(tid, dev, ino, write, wait, first, end) {
+                            Some(Phase::WaitSync) => continue,
+                            other => return other,
+                        }
+                    }
+                    return self.sync_done(tid);
+                }
                 None => {
                     let only = self.sync_device(tid);
                     self.sync_wait_now(tid, 1);
@@ -170,7 +244,12 @@ impl Machine {
                 }
                 Some(SyncWait::Wait { all, dev, ino, index, end }) => {
                     let m = &self.inodes[ino as usize].mapping;
-                    match m.next_matching(index, end, |st| st.is_dirty() || st.under_writeback()) {
+                    // A wait of sync_file_range without all its flags only waits: the dirty
+                    // pages it meets are not its to write.
+                    let writes = !self.tasks[t].sync_range_only || self.tasks[t].sfr_writes;
+                    match m.next_matching(index, end, |st| {
+                        (writes && st.is_dirty()) || st.under_writeback() || st == PageState::Queued
+                    }) {
                         // Under writeback, or taken by a writepages call whose request waits
                         // to be submitted: it will be written, wait for that.
                         Some((page, _, st)) if st.under_writeback() || st == PageState::Queued => {

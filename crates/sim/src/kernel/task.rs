@@ -102,6 +102,14 @@ pub struct Task {
     /// The call in progress is an fdatasync (or an O_DSYNC write's sync): it commits the
     /// journal only for data-integrity metadata.
     pub datasync: bool,
+    /// The call in progress is a sync_file_range: the data of a range only, no journal
+    /// commit, no cache flush, and nothing promised durable; `sfr_writes` when its waits
+    /// write what they find dirty (all three flags: `WB_SYNC_ALL`).
+    pub sync_range_only: bool,
+    pub sfr_writes: bool,
+    /// After a sync_file_range's `WAIT_BEFORE`: its write and last wait, over pages
+    /// (first, end).
+    pub sfr_then: Option<(bool, bool, u64, u64)>,
     /// The sync call in progress: the wait it is in (0 data, 1 commit, 2 flush), since when,
     /// and the time of each so far; and all calls' ([`crate::metrics::SyncParts`]).
     pub sync_wait: (usize, Ns, [Ns; 3]),
@@ -194,6 +202,9 @@ impl Task {
             inflight: 0,
             sync: None,
             datasync: false,
+            sync_range_only: false,
+            sfr_writes: false,
+            sfr_then: None,
             sync_wait: (0, 0, [0; 3]),
             sync_parts: Default::default(),
             runs_pending: 0,

@@ -62,6 +62,10 @@ pub struct FioState {
     end: Option<Ns>,
     since_think: u32,
     since_sync: u32,
+    /// Writes since the last sync_file_range call, and the pages they wrote: (file, first,
+    /// end), fio's `first_write` .. `last_write` of the file.
+    since_sfr: u32,
+    sfr_range: Option<(u32, u64, u64)>,
     /// Writes issued since the job's last fsync (for `end_fsync`).
     unsynced: bool,
     /// Issued since the job began, per direction, for `rate` and `rate_iops`.
@@ -112,6 +116,8 @@ impl FioState {
             end: None,
             since_think: 0,
             since_sync: 0,
+            since_sfr: 0,
+            sfr_range: None,
             unsynced: false,
             rate_bytes: [0; 2],
             rate_ios: [0; 2],
@@ -152,6 +158,8 @@ enum Next {
     Wait(u32),
     Sleep(Ns),
     Fsync(u32),
+    /// sync_file_range(2) over pages [first, end) of a file.
+    SyncRange(u32, u64, u64),
     Finish,
 }
 
@@ -222,6 +230,11 @@ impl Machine {
                 } else {
                     self.vfs_fsync(tid)
                 }
+            }
+            Next::SyncRange(file, first, end) => {
+                self.tasks[t].file = file;
+                let flags = job(&self.tasks[t].job).sync_file_range.expect("sync_file_range");
+                self.ksys_sync_file_range(tid, first, end, flags)
             }
             Next::Finish => {
                 let task = &mut self.tasks[t];
@@ -636,6 +649,17 @@ fn decide(j: &FioJob, f: &mut FioState, now: Ns, stop: Ns) -> Next {
         let last = f.cur.file;
         return Next::Fsync(last);
     }
+    if let Some(s) = j.sync_file_range {
+        if f.since_sfr >= s.every {
+            if f.inflight > 0 {
+                return Next::Wait(0);
+            }
+            f.since_sfr = 0;
+            if let Some((file, first, end)) = f.sfr_range.take() {
+                return Next::SyncRange(file, first, end);
+            }
+        }
+    }
     if j.thinktime > 0 && f.since_think >= j.thinktime_blocks.max(1) {
         if f.inflight > 0 {
             return Next::Wait(0);
@@ -691,6 +715,13 @@ fn decide(j: &FioJob, f: &mut FioState, now: Ns, stop: Ns) -> Next {
     if ddir == WRITE {
         f.since_sync += 1;
         f.unsynced = true;
+        f.since_sfr += 1;
+        let file = f.files[fi];
+        let (first, end) = page_range(offset, bs);
+        f.sfr_range = Some(match f.sfr_range {
+            Some((same, a, b)) if same == file => (file, a.min(first), b.max(end)),
+            _ => (file, first, end),
+        });
     }
     Next::Issue(FioIo {
         start: now,
