@@ -304,10 +304,12 @@ pub const LO_CMD_NS: Ns = 11_000;
 /// A second look (`validation/measured/loop-writes/`, 2026-12-02, fio libaio 4 KiB O_DIRECT on
 /// ext4 on a fresh loop, medians of 3): writes 103 µs at depth 1 against 78 µs for reads, and
 /// 65,000 IOPS at depth 32 against 51,000 for reads; on a file on `vda` itself writes and reads
-/// took the same 47–49 µs. So alone, a write's extra time is latency — since 6.18 a read is
-/// submitted from `loop_queue_rq` (`lo_rw_aio_nowait`) while a write wakes the worker — and
-/// only a few µs of it are serial. Modelled that way (a 21 µs worker wake for a write that
-/// finds the worker asleep, 6 µs of serial work), a loop's small writes at depth went from
+/// took the same 47–49 µs. So alone, a write's extra time is latency that overlaps at depth,
+/// and only a few µs of it are serial. Where it goes is not traced yet: the worker's wake for
+/// a write that cannot go `IOCB_NOWAIT` (`lo_rw_aio_nowait` tries writes too; one into an
+/// unwritten extent of the image falls back to the worker), or iomap's completion of an
+/// asynchronous direct write in the backing file system's `s_dio_done_wq` (reads complete
+/// inline). Modelled as a 21 µs wake of an idle worker for a write and 6 µs of serial work, a loop's small writes at depth went from
 /// 24,000 to 56,000 IOPS, but v16's 70/30 mix lost its reads' slowdown (their p50 144 → 92 µs
 /// against 192 µs measured) and writers beside a `dd` ran twice the kernel's rate (generated
 /// cases g005, g014): the 30 µs in turn stand in for an interference between the loop's reads
