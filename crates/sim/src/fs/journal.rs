@@ -564,12 +564,14 @@ impl Machine {
         c.blocks_logged = logged;
         c.record_sectors = sectors;
         self.trace_commit_phase(dev, "commit_logging");
+        let j = self.jn(dev);
+        let c = j.committing.as_mut().expect("committing");
         if flushes {
-            self.jn(dev).committing.as_mut().expect("committing").phase = CommitPhase::PreFlush;
-            self.jn(dev).last_barrier_at = Some(now);
+            c.phase = CommitPhase::PreFlush;
+            j.last_barrier_at = Some(now);
             self.journal_flush(dev);
         } else {
-            self.jn(dev).committing.as_mut().expect("committing").phase = CommitPhase::Record;
+            c.phase = CommitPhase::Record;
             self.journal_log_write(dev, sectors, false);
         }
     }

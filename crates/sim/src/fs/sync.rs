@@ -129,13 +129,14 @@ impl Machine {
             self.tasks[t].sfr_then = Some((f.write, f.wait_after, first, end));
             return self.wait_range(tid, dev, ino, first, end);
         }
-        self.sfr_write_then_wait(tid, dev, ino, f.write, f.wait_after, first, end)
+        self.sfr_write_then_wait(tid, f.write, f.wait_after, first, end)
     }
 
-    /// The rest of a sync_file_range after its first wait: the write, then the last wait or
-    /// the call's end.
-    #[allow(clippy::too_many_arguments)]
-    fn sfr_write_then_wait(&mut self, tid: u32, dev: u16, ino: u32, write: bool, wait: bool, first: u64, end: u64) -> Option<Phase> {
+    /// The rest of a sync_file_range of the task's file after its first wait: the write, then
+    /// the last wait or the call's end.
+    fn sfr_write_then_wait(&mut self, tid: u32, write: bool, wait: bool, first: u64, end: u64) -> Option<Phase> {
+        let ino = self.tasks[tid as usize].file;
+        let dev = self.inodes[ino as usize].dev;
         if write {
             self.write_range(tid, ino, first, end, false);
         }
@@ -203,9 +204,7 @@ impl Machine {
                 None if self.tasks[t].sync_range_only => {
                     // sync_file_range: its data steps only.
                     if let Some((write, wait, first, end)) = self.tasks[t].sfr_then.take() {
-                        let ino = self.tasks[t].file;
-                        let dev = self.inodes[ino as usize].dev;
-                        match self.sfr_write_then_wait(tid, dev, ino, write, wait, first, end) {
+                        match self.sfr_write_then_wait(tid, write, wait, first, end) {
                             Some(Phase::WaitSync) => continue,
                             other => return other,
                         }
