@@ -462,6 +462,17 @@ const FIO_OPTIONS: &[(&str, &[&str])] = &[
     ("thinktime", &["100", "5ms"]),
     ("fsync", &["1", "4", "0"]),
     ("fdatasync", &["2"]),
+    (
+        "sync_file_range",
+        &[
+            "write:4",
+            "wait_before,write:1",
+            "wait_before,write,wait_after:2",
+            "wait_after",
+            "flush:2",
+            "write:0",
+        ],
+    ),
     ("sync", &["dsync", "1", "0", "maybe"]),
     ("fallocate", &["none", "posix", "keep"]),
     ("overwrite", &["1", "0"]),
