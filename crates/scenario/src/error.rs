@@ -126,6 +126,73 @@ pub(crate) fn locate_all(mut problems: Vec<Problem>, file: &str, text: &str) -> 
 /// Problems of a file, as the builder collects them.
 pub(crate) type Problems = Vec<Problem>;
 
+/// A part of the file built, or every independent problem found in it.
+pub(crate) type Many<T> = std::result::Result<T, Problems>;
+
+impl From<Problem> for Problems {
+    fn from(p: Problem) -> Problems {
+        vec![p]
+    }
+}
+
+/// The problems of one part of the file, gathered so that one run reports them all: each
+/// key is read on its own, and a check that needs several keys runs once they are sound
+/// ([`Gather::sound`]).
+#[derive(Default)]
+pub(crate) struct Gather(Problems);
+
+impl Gather {
+    /// `r`'s value, or `None` with its problem kept.
+    pub fn keep<T>(&mut self, r: Result<T>) -> Option<T> {
+        r.map_err(|p| self.0.push(p)).ok()
+    }
+
+    /// As [`Gather::keep`], for a part that reports several problems.
+    pub fn keep_all<T>(&mut self, r: Many<T>) -> Option<T> {
+        r.map_err(|p| self.0.extend(p)).ok()
+    }
+
+    /// Overwrites `slot` with the value of `key` when the section sets it; a bad value is
+    /// kept as a problem and leaves `slot` as it was.
+    pub fn read<'a, T>(
+        &mut self,
+        sec: &crate::section::Section<'a>,
+        key: &str,
+        slot: &mut T,
+        parse: impl FnOnce(&crate::section::Entry<'a>) -> Result<T>,
+    ) {
+        let r = sec.read(key, slot, parse);
+        self.keep(r);
+    }
+
+    pub fn push(&mut self, p: Problem) {
+        self.0.push(p);
+    }
+
+    pub fn extend(&mut self, p: impl IntoIterator<Item = Problem>) {
+        self.0.extend(p);
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// `Ok` while nothing is wrong, else every problem so far: the point past which checks
+    /// across keys may trust the values read.
+    pub fn sound(&mut self) -> Many<()> {
+        if self.0.is_empty() {
+            Ok(())
+        } else {
+            Err(std::mem::take(&mut self.0))
+        }
+    }
+
+    /// `value` when nothing was wrong.
+    pub fn finish<T>(mut self, value: T) -> Many<T> {
+        self.sound().map(|()| value)
+    }
+}
+
 /// Keys and values are echoed in messages; a 100 kB key must not come back 100 kB long. The
 /// file's text always appears between backticks, and each such quote is cut to the key
 /// length; the whole message is bounded too, above the longest list a hint gives.

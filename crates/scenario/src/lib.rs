@@ -84,7 +84,9 @@ pub fn fio_scenario(text: &str, file_name: &str) -> Result<Scenario, ScenarioErr
     sc.devices[0].fs = Some(wblab_sim::config::MountConfig::defaults(wblab_sim::config::FsKind::Ext4, release));
     let at = fio::Placement {
         device: 0,
-        device_name: sc.devices[0].name.clone(),
+        devices: sc.devices.iter().map(|d| (d.name.clone(), d.size)).collect(),
+        pinned: false,
+        stand_in: true,
         first_group: 0,
         start: 0,
         stop: None,

@@ -105,6 +105,15 @@ impl<'a> Section<'a> {
             None => Ok(()),
         }
     }
+
+    /// Every entry whose key is not in `known`, each as "unknown `what`" with a did-you-mean.
+    pub fn unknown_keys(&self, known: &[&str], what: &str) -> Vec<Problem> {
+        self.entries
+            .iter()
+            .filter(|e| !known.contains(&e.key.as_str()))
+            .map(|e| e.unknown(known, what))
+            .collect()
+    }
 }
 
 fn flatten<'a>(table: &'a DeTable<'a>, prefix: &str, nesting: Nesting, out: &mut Vec<Entry<'a>>) {

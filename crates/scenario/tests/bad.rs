@@ -166,13 +166,100 @@ file_sise = \"1GiB\"
     let all: Vec<&ScenarioError> = std::iter::once(&e).chain(e.more.iter()).collect();
     let lines: Vec<usize> = all.iter().map(|e| e.line).collect();
     let keys: Vec<Option<&str>> = all.iter().map(|e| e.key.as_deref()).collect();
-    assert_eq!(lines, [1, 3, 6], "{e}");
-    assert_eq!(keys, [Some("duration"), Some("vm.dirty_ratoi"), Some("rpm")], "{e}");
+    assert_eq!(lines, [1, 3, 6, 10, 14], "{e}");
+    assert_eq!(
+        keys,
+        [Some("duration"), Some("vm.dirty_ratoi"), Some("rpm"), Some("bs"), Some("file_sise")],
+        "{e}"
+    );
     let shown = e.to_string();
-    assert!(shown.ends_with("3 errors in three.toml"), "{shown}");
-    // With the device fixed, the tasks' own mistakes show.
+    assert!(shown.ends_with("5 errors in three.toml"), "{shown}");
+    // With the device fixed, the tasks are placed too; their mistakes are the same.
     let fixed = text.replace("rpm = 0", "rpm = 7200");
     let e = wblab_scenario::parse(&fixed, "three.toml").expect_err("refused");
     let lines: Vec<usize> = std::iter::once(&e).chain(e.more.iter()).map(|e| e.line).collect();
     assert_eq!(lines, [1, 3, 10, 14], "{e}");
+}
+
+/// Lines and keys of every error `e` carries, in order.
+fn located(e: &ScenarioError) -> Vec<(usize, Option<String>)> {
+    std::iter::once(e).chain(e.more.iter()).map(|e| (e.line, e.key.clone())).collect()
+}
+
+/// Ten independent mistakes, one per line, in every part of a scenario — an unknown top-level
+/// key, `[machine]`, several in `[sysctl]`, a device's model and queue, a task's keys and
+/// values — are ten errors of one run, each at its own line and key.
+#[test]
+fn ten_mistakes_in_a_scenario_are_ten_errors() {
+    let text = "\
+name = \"ten\"
+duraton = \"10s\"
+[machine]
+cpus = \"two\"
+[sysctl]
+\"vm.dirty_ratoi\" = 20
+\"vm.dirty_background_ratio\" = \"ten\"
+\"vm.dirty_expire_centisecs\" = -5
+[[device]]
+name = \"sda\"
+model = \"hdd\"
+\"queue/nr_requests\" = 0
+\"queue/write_cache\" = \"write sometimes\"
+[[task]]
+name = \"dd\"
+job = \"dd\"
+file = \"/mnt/sda/big{n}\"
+cuont = 4
+[[task]]
+name = \"r\"
+job = \"kat\"
+start = \"soon\"
+";
+    let e = wblab_scenario::parse(text, "ten.toml").expect_err("refused");
+    let want: Vec<(usize, Option<String>)> = [
+        (2, "duraton"),
+        (4, "cpus"),
+        (6, "vm.dirty_ratoi"),
+        (7, "vm.dirty_background_ratio"),
+        (8, "vm.dirty_expire_centisecs"),
+        (12, "queue/nr_requests"),
+        (13, "queue/write_cache"),
+        (18, "cuont"),
+        (21, "job"),
+        (22, "start"),
+    ]
+    .iter()
+    .map(|&(l, k)| (l, Some(k.to_string())))
+    .collect();
+    assert_eq!(located(&e), want, "{e}");
+    assert!(e.to_string().ends_with("10 errors in ten.toml"), "{e}");
+}
+
+/// A job file's mistakes are all reported at once too, each at its own line (a size with a
+/// bad unit at the option's line, not the section's), an option of `[global]` once.
+#[test]
+fn ten_mistakes_in_a_job_file_are_ten_errors() {
+    let text = "\
+[global]
+ioengine=libiao
+bs=4kx
+[a]
+rw=randwrit
+iodepth=-1
+size=1Gq
+direct=2
+runtime=abc
+[b]
+rw=read
+size=1g
+numjobs=0
+zonemode_typo=zbd
+fsync=x
+";
+    let e = wblab_scenario::fio_scenario(text, "ten.fio").expect_err("refused");
+    let lines: Vec<usize> = located(&e).iter().map(|(l, _)| *l).collect();
+    assert_eq!(lines, [2, 3, 5, 6, 7, 8, 9, 13, 14, 15], "{e}");
+    assert!(e.to_string().ends_with("10 errors in ten.fio"), "{e}");
+    assert!(e.to_string().contains("did you mean `libaio`?"), "{e}");
+    assert!(e.to_string().contains("did you mean `randwrite`?"), "{e}");
 }

@@ -317,3 +317,55 @@ fn many_groups_start_exactly_when_the_groups_they_wait_for_are_done() {
         "the run ends with the last job"
     );
 }
+
+/// Two disks and one job file: each job runs where its `filename` or `directory` says, as
+/// fio would, and the other disk sees none of its I/O.
+#[test]
+fn jobs_run_on_the_device_their_filename_or_directory_names() {
+    let scenario = |jobs: &str| {
+        format!(
+            "duration = \"600s\"\nuntil_done = true\n\
+             [[device]]\nname = \"sda\"\nmodel = \"hdd\"\n[[device]]\nname = \"sdb\"\nmodel = \"ssd\"\nsize = \"64GiB\"\n\
+             [[task]]\nfio = \"\"\"\n{jobs}\n\"\"\"\n"
+        )
+    };
+    let bytes_on = |r: &RunResult, dev: &str| {
+        let d = r.devices.iter().find(|d| d.name == dev).unwrap_or_else(|| panic!("no {dev}"));
+        (d.bytes_read, d.bytes_written)
+    };
+    let run_text = |jobs: &str| {
+        let sc = wblab_scenario::parse(&scenario(jobs), "route.toml").unwrap_or_else(|e| panic!("{e}"));
+        wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress).unwrap_or_else(|v| panic!("{v}"))
+    };
+    // A raw block device: the job spans it (no size given) and reads only from it.
+    let r = run_text("[raw]\nfilename=/dev/sdb\nrw=randread\nbs=4k\ndirect=1\nio_size=8m");
+    assert!(bytes_on(&r, "sdb").0 >= 8 << 20, "{:?}", bytes_on(&r, "sdb"));
+    assert_eq!(bytes_on(&r, "sda"), (0, 0));
+    let raw = job(&r, "raw");
+    assert_eq!(raw.job.file_size, 64 << 30, "a job on /dev/sdb spans the device");
+    // A directory, and a file under /mnt/<device>/, route the same way; a job naming neither
+    // stays on the task's device (the first).
+    let r = run_text(
+        "[w]\ndirectory=/mnt/sdb\nrw=write\nbs=1m\nsize=32m\ndirect=1\n\
+         [f]\nfilename=/mnt/sdb/data\nrw=read\nbs=1m\nsize=16m\ndirect=1\n\
+         [home]\nrw=write\nbs=1m\nsize=8m\ndirect=1",
+    );
+    let (sdb_read, sdb_written) = bytes_on(&r, "sdb");
+    assert!(sdb_written >= 32 << 20 && sdb_read >= 16 << 20, "{sdb_read} {sdb_written}");
+    assert!(bytes_on(&r, "sda").1 >= 8 << 20, "{:?}", bytes_on(&r, "sda"));
+    assert!(bytes_on(&r, "sda").1 < 32 << 20, "{:?}", bytes_on(&r, "sda"));
+    // A device the scenario lacks, and a job elsewhere than the task's `device`, are mistakes
+    // at the option's line.
+    let e = wblab_scenario::parse(&scenario("[x]\nfilename=/dev/sdc\nrw=read\nsize=1m"), "route.toml").expect_err("no sdc");
+    assert!(
+        e.to_string()
+            .contains(":2: option `filename`: `sdc` is not a device of the scenario"),
+        "{e}"
+    );
+    let pinned = scenario("[x]\ndirectory=/mnt/sdb\nrw=read\nsize=1m").replace("[[task]]\n", "[[task]]\ndevice = \"sda\"\n");
+    let e = wblab_scenario::parse(&pinned, "route.toml").expect_err("pinned to sda");
+    assert!(e.to_string().contains("the task's device is `sda`"), "{e}");
+    // A bare job file runs on the default machine's disk whatever device it names.
+    let sc = wblab_scenario::fio_scenario("[x]\nfilename=/dev/nvme0n1\nrw=read\nsize=1m", "x.fio").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(sc.tasks[0].device, 0);
+}

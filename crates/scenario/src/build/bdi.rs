@@ -1,6 +1,6 @@
 //! `bdi/*`: `/sys/class/bdi/<maj:min>/` as `mm/backing-dev.c` accepts it.
 
-use crate::error::Result;
+use crate::error::{Gather, Many};
 use crate::section::Section;
 use wblab_sim::config::BdiConfig;
 
@@ -17,7 +17,8 @@ pub(super) const KEYS: &[&str] = &[
 /// Parts per million in 100 %: the unit of the `*_ratio_fine` files.
 pub(super) const PPM: u64 = 1_000_000;
 
-pub(super) fn build(sec: &Section<'_>) -> Result<BdiConfig> {
+pub(super) fn build(sec: &Section<'_>) -> Many<BdiConfig> {
+    let mut g = Gather::default();
     // Each limit has three spellings (percent, ppm, bytes); the kernel keeps whichever was
     // written last, so a file that sets two of them is ambiguous.
     for group in [
@@ -26,21 +27,23 @@ pub(super) fn build(sec: &Section<'_>) -> Result<BdiConfig> {
     ] {
         let set: Vec<&str> = group.iter().copied().filter(|k| sec.get(k).is_some()).collect();
         if set.len() > 1 {
-            return Err(sec
-                .conflict(&group, format!("`{}` and `{}` set the same limit", set[0], set[1]))
-                .hint("keep one: the kernel converts each into the same ratio and keeps the last write"));
+            g.push(
+                sec.conflict(&group, format!("`{}` and `{}` set the same limit", set[0], set[1]))
+                    .hint("keep one: the kernel converts each into the same ratio and keeps the last write"),
+            );
         }
     }
 
     let mut b = BdiConfig::default();
-    sec.read("bdi/min_ratio", &mut b.min_ratio_ppm, |e| Ok(e.uint(0, 100)? * (PPM / 100)))?;
-    sec.read("bdi/max_ratio", &mut b.max_ratio_ppm, |e| Ok(e.uint(0, 100)? * (PPM / 100)))?;
-    sec.read("bdi/min_ratio_fine", &mut b.min_ratio_ppm, |e| e.uint(0, PPM))?;
-    sec.read("bdi/max_ratio_fine", &mut b.max_ratio_ppm, |e| e.uint(0, PPM))?;
-    sec.read("bdi/min_bytes", &mut b.min_bytes, |e| e.size().map(Some))?;
-    sec.read("bdi/max_bytes", &mut b.max_bytes, |e| e.size().map(Some))?;
-    sec.read("bdi/strict_limit", &mut b.strict_limit, |e| e.boolean())?;
+    g.read(sec, "bdi/min_ratio", &mut b.min_ratio_ppm, |e| Ok(e.uint(0, 100)? * (PPM / 100)));
+    g.read(sec, "bdi/max_ratio", &mut b.max_ratio_ppm, |e| Ok(e.uint(0, 100)? * (PPM / 100)));
+    g.read(sec, "bdi/min_ratio_fine", &mut b.min_ratio_ppm, |e| e.uint(0, PPM));
+    g.read(sec, "bdi/max_ratio_fine", &mut b.max_ratio_ppm, |e| e.uint(0, PPM));
+    g.read(sec, "bdi/min_bytes", &mut b.min_bytes, |e| e.size().map(Some));
+    g.read(sec, "bdi/max_bytes", &mut b.max_bytes, |e| e.size().map(Some));
+    g.read(sec, "bdi/strict_limit", &mut b.strict_limit, |e| e.boolean());
 
+    g.sound()?;
     let crossed = match (b.min_bytes, b.max_bytes) {
         (Some(lo), Some(hi)) if lo > hi => Some(format!("min_bytes ({lo}) is above max_bytes ({hi})")),
         _ if b.min_ratio_ppm > b.max_ratio_ppm => Some(format!(
@@ -51,9 +54,9 @@ pub(super) fn build(sec: &Section<'_>) -> Result<BdiConfig> {
         _ => None,
     };
     if let Some(message) = crossed {
-        return Err(sec
-            .conflict(&KEYS[..6], message)
-            .hint("the kernel refuses min_ratio > max_ratio (EINVAL); lower the minimum or raise the maximum"));
+        return Err(vec![sec.conflict(&KEYS[..6], message).hint(
+            "the kernel refuses min_ratio > max_ratio (EINVAL); lower the minimum or raise the maximum",
+        )]);
     }
     Ok(b)
 }

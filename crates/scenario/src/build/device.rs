@@ -2,7 +2,7 @@
 //! parameters, the queue, the bdi and the blk-throttle limits, each from its own module.
 
 use super::{bdi, model, mount, queue, throttle};
-use crate::error::{Problem, Result};
+use crate::error::{Gather, Many, Problem, Result};
 use crate::section::{Entry, Section};
 use crate::suggest;
 use std::collections::HashMap;
@@ -41,7 +41,7 @@ pub(super) fn normalize(key: String) -> String {
 
 /// All devices, or one default HDD `sda` when the file declares none. `kernel`: the release
 /// simulated, for its default elevator (see [`queue::build`]) and mount options.
-pub(super) fn build_all(entry: Option<&Entry<'_>>, sections: &[Section<'_>], kernel: &str) -> Result<Vec<DeviceConfig>> {
+pub(super) fn build_all(entry: Option<&Entry<'_>>, sections: &[Section<'_>], kernel: &str) -> Many<Vec<DeviceConfig>> {
     let era_elevator = wblab_sim::generations::default_elevator(kernel);
     if entry.is_none() {
         let model = DeviceModelConfig::Hdd(HddParams::default());
@@ -65,12 +65,12 @@ pub(super) fn build_all(entry: Option<&Entry<'_>>, sections: &[Section<'_>], ker
     }
     if sections.is_empty() {
         let at = entry.map_or(0, |e| e.value_at);
-        return Err(Problem::new(at, "no devices")
+        return Err(vec![Problem::new(at, "no devices")
             .key("device")
-            .hint("declare at least one [[device]] table"));
+            .hint("declare at least one [[device]] table")]);
     }
     if let Some(extra) = sections.get(crate::limits::MAX_DEVICES) {
-        return Err(Problem::new(
+        return Err(vec![Problem::new(
             extra.at,
             format!(
                 "{} [[device]] tables, more than the {} a scenario may have",
@@ -79,7 +79,7 @@ pub(super) fn build_all(entry: Option<&Entry<'_>>, sections: &[Section<'_>], ker
             ),
         )
         .key("device")
-        .hint("an md array (raid0, raid5) with `members` stands for many disks as one device"));
+        .hint("an md array (raid0, raid5) with `members` stands for many disks as one device")]);
     }
     // Devices named and numbered by the kernel's schemes, each counted on its own: sd's
     // disks (and NVMe's, when so named), loopN, mdN, the NFS mounts' anonymous numbers.
@@ -88,21 +88,27 @@ pub(super) fn build_all(entry: Option<&Entry<'_>>, sections: &[Section<'_>], ker
     let kinds = model::kinds();
     let mut devices: Vec<DeviceConfig> = Vec::with_capacity(sections.len());
     let mut min_ppm_total = 0;
+    // Each device is checked on its own; the checks across devices run on the sound ones.
+    let mut g = Gather::default();
     for (i, sec) in sections.iter().enumerate() {
-        let kind = sec.value_or("model", "hdd", |e| e.keyword(&kinds, "device model"))?;
+        let Some(kind) = g.keep(sec.value_or("model", "hdd", |e| e.keyword(&kinds, "device model"))) else {
+            g.extend(sec.entries.iter().filter(|e| e.key == "name").filter_map(|e| device_name(e).err()));
+            continue;
+        };
         let naming = model_info(kind).expect("a listed model").naming;
         let name = match (sec.get("name"), naming) {
-            (Some(e), _) => device_name(e)?,
-            (None, Naming::Sd) => sd_name(i),
+            (Some(e), _) => g.keep(device_name(e)),
+            (None, Naming::Sd) => Some(sd_name(i)),
             (None, Naming::Indexed { prefix, .. } | Naming::Anonymous { prefix, .. }) => {
-                format!("{prefix}{}", indexed.get(prefix).copied().unwrap_or(0))
+                Some(format!("{prefix}{}", indexed.get(prefix).copied().unwrap_or(0)))
             }
         };
+        let name_or_default = name.clone().unwrap_or_else(|| sd_name(i));
         let default_number = match naming {
             Naming::Indexed { prefix, major } => {
                 // <prefix><N> is <major>:<N>; a device named otherwise takes the next index.
                 let next = indexed.entry(prefix).or_insert(0);
-                let index = name.strip_prefix(prefix).and_then(|n| n.parse().ok()).unwrap_or(*next);
+                let index = name_or_default.strip_prefix(prefix).and_then(|n| n.parse().ok()).unwrap_or(*next);
                 *next += 1;
                 (major, index)
             }
@@ -111,7 +117,7 @@ pub(super) fn build_all(entry: Option<&Entry<'_>>, sections: &[Section<'_>], ker
                 *next += 1;
                 (0, first_minor + *next - 1)
             }
-            Naming::Sd if name.starts_with("nvme") => {
+            Naming::Sd if name_or_default.starts_with("nvme") => {
                 nvme += 1;
                 (NVME_MAJOR, nvme - 1)
             }
@@ -121,34 +127,46 @@ pub(super) fn build_all(entry: Option<&Entry<'_>>, sections: &[Section<'_>], ker
                 (major, minor)
             }
         };
-        let d = build(sec, kind, name, default_number, era_elevator, kernel)?;
+        let Some(d) = g.keep_all(build(sec, kind, name_or_default, default_number, era_elevator, kernel)) else {
+            continue;
+        };
+        if name.is_none() {
+            continue;
+        }
         if devices.iter().any(|o| o.name == d.name) {
             let at = sec.get("name").map_or(sec.at, |e| e.value_at);
-            return Err(Problem::new(at, format!("device name `{}` is used twice", d.name))
-                .key("name")
-                .hint("each [[device]] needs its own name"));
+            g.push(
+                Problem::new(at, format!("device name `{}` is used twice", d.name))
+                    .key("name")
+                    .hint("each [[device]] needs its own name"),
+            );
+            continue;
         }
         if let Some(o) = devices.iter().find(|o| (o.major, o.minor) == (d.major, d.minor)) {
-            return Err(sec
-                .conflict(
+            g.push(
+                sec.conflict(
                     &["major", "minor", "name"],
                     format!("device number {}:{} is already `{}`'s", d.major, d.minor, o.name),
                 )
-                .hint("give this device its own major/minor"));
+                .hint("give this device its own major/minor"),
+            );
+            continue;
         }
         // bdi_set_min_ratio: the minimum shares of all bdis must stay below 100 %.
         min_ppm_total += d.bdi.min_ratio_ppm;
         if min_ppm_total >= bdi::PPM {
-            return Err(sec
-                .conflict(
+            g.push(
+                sec.conflict(
                     &["bdi/min_ratio", "bdi/min_ratio_fine"],
                     "the bdi minimum ratios of all devices add up to 100% or more",
                 )
-                .hint("the kernel refuses a min_ratio that brings the sum to 100% (EINVAL)"));
+                .hint("the kernel refuses a min_ratio that brings the sum to 100% (EINVAL)"),
+            );
+            continue;
         }
         devices.push(d);
     }
-    Ok(devices)
+    g.finish(devices)
 }
 
 fn build(
@@ -158,11 +176,12 @@ fn build(
     default_number: (u32, u32),
     era_elevator: Option<SchedulerKind>,
     kernel: &str,
-) -> Result<DeviceConfig> {
+) -> Many<DeviceConfig> {
+    let mut g = Gather::default();
     let member = model::member_kind(kind, sec)?;
-    check_keys(sec, kind, member)?;
+    g.extend(check_keys(sec, kind, member));
     let model = model::build(kind, sec)?;
-    let size = sec.value_or("size", default_size(&model), |e| {
+    let size = g.keep(sec.value_or("size", default_size(&model), |e| {
         let size = e.size_in(MIB, u64::MAX)?;
         if size % 512 != 0 {
             return Err(e.problem(format!("{size} bytes is not a whole number of 512-byte sectors")));
@@ -178,63 +197,72 @@ fn build(
                 .hint("size is the whole device's; an array needs one chunk per member at least"));
         }
         Ok(size)
-    })?;
+    }));
     // MAJORBITS = 12, MINORBITS = 20; only an NFS mount's anonymous device has major 0.
     let anonymous = matches!(model.info().naming, Naming::Anonymous { .. });
     let min_major = if anonymous { 0 } else { 1 };
-    let major = sec.value_or("major", default_number.0, |e| e.u32(min_major, (1 << 12) - 1))?;
-    let minor = sec.value_or("minor", default_number.1, |e| e.u32(0, (1 << 20) - 1))?;
-    let fs = mount::build(sec, kernel, size)?;
-    Ok(DeviceConfig {
-        name,
-        major,
-        minor,
-        size,
-        queue: queue::build(sec, &model, era_elevator)?,
-        bdi: bdi::build(sec)?,
-        model,
-        fs,
-        throttle: throttle::build(sec)?,
-        // An aged file system: new files go where free space is, past what it already holds.
-        used_pct: sec.value_or("used", 0, |e| {
-            e.u32(0, 95)
-                .map_err(|p| p.hint("percent of the device already holding data, e.g. used = 70"))
-        })?,
-    })
+    let major = g.keep(sec.value_or("major", default_number.0, |e| e.u32(min_major, (1 << 12) - 1)));
+    let minor = g.keep(sec.value_or("minor", default_number.1, |e| e.u32(0, (1 << 20) - 1)));
+    let fs = size.and_then(|size| g.keep(mount::build(sec, kernel, size)));
+    let queue = g.keep_all(queue::build(sec, &model, era_elevator));
+    let bdi = g.keep_all(bdi::build(sec));
+    let throttle = g.keep_all(throttle::build(sec));
+    // An aged file system: new files go where free space is, past what it already holds.
+    let used_pct = g.keep(sec.value_or("used", 0, |e| {
+        e.u32(0, 95)
+            .map_err(|p| p.hint("percent of the device already holding data, e.g. used = 70"))
+    }));
+    match (size, major, minor, fs, queue, bdi, throttle, used_pct) {
+        (Some(size), Some(major), Some(minor), Some(fs), Some(queue), Some(bdi), Some(throttle), Some(used_pct)) if g.is_empty() => {
+            Ok(DeviceConfig {
+                name,
+                major,
+                minor,
+                size,
+                queue,
+                bdi,
+                model,
+                fs,
+                throttle,
+                used_pct,
+            })
+        }
+        _ => Err(g.sound().expect_err("a part is missing, so a problem was kept")),
+    }
 }
 
 /// Every key must belong to the device, its queue, its bdi or its model (for raid0: the
 /// array's keys and its members' model's).
-fn check_keys(sec: &Section<'_>, kind: &str, member: Option<&str>) -> Result<()> {
+fn check_keys(sec: &Section<'_>, kind: &str, member: Option<&str>) -> Vec<Problem> {
     let own = model::keys(kind);
     let members = model::member_keys(member);
     let iosched = queue::tunable_keys();
     let groups: [&[&str]; 7] = [IDENTITY_KEYS, queue::KEYS, &iosched, bdi::KEYS, throttle::KEYS, &own, &members];
     let known = |k: &str| groups.iter().any(|g| g.contains(&k));
-    let Some(e) = sec.entries.iter().find(|e| !known(&e.key)) else {
-        return Ok(());
-    };
-    if model::is_param(&e.key) {
-        return Err(match member {
-            Some(m) => e
-                .key_problem(format!("does not apply to model `{kind}` with member_model `{m}`"))
-                .hint(format!(
-                    "{kind} parameters: {}; and the members' ({m}): {}",
-                    suggest::list(&own),
-                    suggest::list(&members)
-                )),
-            None => e
-                .key_problem(format!("does not apply to model `{kind}`"))
-                .hint(format!("{kind} parameters: {}", suggest::list(&own))),
-        });
-    }
     let all: Vec<&str> = groups.concat();
-    // A bare `scheduler` or `max_ratio` is a known knob missing its directory.
-    let hint = suggest::did_you_mean(&e.key, &all).unwrap_or_else(|| {
-        "device keys: name, model, size, major, minor, fs, queue/*, queue/iosched/*, bdi/*, throttle/*, and the model's parameters"
-            .to_string()
-    });
-    Err(e.key_problem("unknown key in [[device]]").hint(hint))
+    let unknown = |e: &Entry<'_>| {
+        if model::is_param(&e.key) {
+            return match member {
+                Some(m) => e
+                    .key_problem(format!("does not apply to model `{kind}` with member_model `{m}`"))
+                    .hint(format!(
+                        "{kind} parameters: {}; and the members' ({m}): {}",
+                        suggest::list(&own),
+                        suggest::list(&members)
+                    )),
+                None => e
+                    .key_problem(format!("does not apply to model `{kind}`"))
+                    .hint(format!("{kind} parameters: {}", suggest::list(&own))),
+            };
+        }
+        // A bare `scheduler` or `max_ratio` is a known knob missing its directory.
+        let hint = suggest::did_you_mean(&e.key, &all).unwrap_or_else(|| {
+            "device keys: name, model, size, major, minor, fs, queue/*, queue/iosched/*, bdi/*, throttle/*, and the model's parameters"
+                .to_string()
+        });
+        e.key_problem("unknown key in [[device]]").hint(hint)
+    };
+    sec.entries.iter().filter(|e| !known(&e.key)).map(unknown).collect()
 }
 
 /// A plain identifier ([`crate::names`]): the name becomes `/mnt/<name>/` and, under

@@ -1,6 +1,6 @@
 //! `[machine]`: memory, CPUs and the cost of copying.
 
-use crate::error::Result;
+use crate::error::{Gather, Many};
 use crate::section::Section;
 use crate::units::format_size;
 use wblab_sim::config::MachineConfig;
@@ -31,24 +31,29 @@ const MIN_MEMORY: u64 = 64 * MIB;
 /// A bound that keeps page counts far from overflow in the model's arithmetic.
 const MAX_MEMORY: u64 = 64 * 1024 * GIB;
 
-pub(super) fn build(sec: &Section<'_>) -> Result<MachineConfig> {
-    sec.reject_unknown(KEYS, "key in [machine]")?;
+pub(super) fn build(sec: &Section<'_>) -> Many<MachineConfig> {
+    let mut g = Gather::default();
+    g.extend(sec.unknown_keys(KEYS, "key in [machine]"));
     let mut m = MachineConfig::default();
-    sec.read("memory", &mut m.memory, |e| e.size_in(MIN_MEMORY, MAX_MEMORY))?;
+    g.read(sec, "memory", &mut m.memory, |e| e.size_in(MIN_MEMORY, MAX_MEMORY));
     // NR_CPUS of a distribution x86-64 kernel.
-    sec.read("cpus", &mut m.cpus, |e| e.u32(1, 4096))?;
-    sec.read("memory_bandwidth", &mut m.memory_bandwidth, |e| e.rate())?;
-    sec.read("unreclaimable", &mut m.unreclaimable, |e| e.size())?;
-    sec.read("highmem", &mut m.highmem, |e| e.size())?;
-    sec.read("syscall_overhead", &mut m.syscall_overhead, |e| e.duration_in(0, 1_000_000_000))?;
-    sec.read("wakeup_cost", &mut m.wakeup_cost, |e| e.duration_in(0, 1_000_000_000))?;
-    sec.read("context_switch_cost", &mut m.context_switch_cost, |e| {
+    g.read(sec, "cpus", &mut m.cpus, |e| e.u32(1, 4096));
+    g.read(sec, "memory_bandwidth", &mut m.memory_bandwidth, |e| e.rate());
+    g.read(sec, "unreclaimable", &mut m.unreclaimable, |e| e.size());
+    g.read(sec, "highmem", &mut m.highmem, |e| e.size());
+    g.read(sec, "syscall_overhead", &mut m.syscall_overhead, |e| {
         e.duration_in(0, 1_000_000_000)
-    })?;
-    sec.read("wakeup_latency", &mut m.wakeup_latency, |e| e.duration_in(0, 1_000_000_000))?;
-    sec.read("idle_wake_latency", &mut m.idle_wake_latency, |e| e.duration_in(0, 1_000_000_000))?;
-    sec.read("page_first_touch", &mut m.page_first_touch, |e| e.duration_in(0, 1_000_000))?;
-    sec.read("page_reporting_delay", &mut m.page_reporting_delay, |e| {
+    });
+    g.read(sec, "wakeup_cost", &mut m.wakeup_cost, |e| e.duration_in(0, 1_000_000_000));
+    g.read(sec, "context_switch_cost", &mut m.context_switch_cost, |e| {
+        e.duration_in(0, 1_000_000_000)
+    });
+    g.read(sec, "wakeup_latency", &mut m.wakeup_latency, |e| e.duration_in(0, 1_000_000_000));
+    g.read(sec, "idle_wake_latency", &mut m.idle_wake_latency, |e| {
+        e.duration_in(0, 1_000_000_000)
+    });
+    g.read(sec, "page_first_touch", &mut m.page_first_touch, |e| e.duration_in(0, 1_000_000));
+    g.read(sec, "page_reporting_delay", &mut m.page_reporting_delay, |e| {
         // The pass is delayed work on the jiffies clock (2 s upstream, not tunable there): a
         // delay under 10 ms has no kernel counterpart and would only make the run crawl.
         match e.duration_in(0, 3_600_000_000_000)? {
@@ -60,21 +65,24 @@ pub(super) fn build(sec: &Section<'_>) -> Result<MachineConfig> {
                 .hint("write 0 to turn reporting off, or a delay of 10ms or more (upstream: 2s)")),
             d => Ok(d),
         }
-    })?;
+    });
     if let Some(e) = sec.get("page_reporting_reserve") {
-        m.page_reporting_reserve = Some(e.size_in(0, MAX_MEMORY)?);
+        m.page_reporting_reserve = g.keep(e.size_in(0, MAX_MEMORY));
     }
-    sec.read("chance", &mut m.chance, |e| e.boolean())?;
-    sec.read("wait_recheck_cost", &mut m.wait_recheck_cost, |e| e.duration_in(0, 1_000_000_000))?;
-    sec.read("page_wait_buckets", &mut m.page_wait_buckets, |e| e.u32(0, 1 << 20))?;
-    sec.read("struct_page_size", &mut m.struct_page_size, |e| e.u32(16, 1024))?;
-    sec.read("page_size", &mut m.page_size, |e| {
+    g.read(sec, "chance", &mut m.chance, |e| e.boolean());
+    g.read(sec, "wait_recheck_cost", &mut m.wait_recheck_cost, |e| {
+        e.duration_in(0, 1_000_000_000)
+    });
+    g.read(sec, "page_wait_buckets", &mut m.page_wait_buckets, |e| e.u32(0, 1 << 20));
+    g.read(sec, "struct_page_size", &mut m.struct_page_size, |e| e.u32(16, 1024));
+    g.read(sec, "page_size", &mut m.page_size, |e| {
         let v = e.size_in(4096, 65536)?;
         e.power_of_two(v, "a page size", "4KiB (x86), 8KiB (sparc64), 16KiB or 64KiB (arm64, ppc64)")
-    })?;
+    });
+    g.sound()?;
     // Half of memory is generous: the model needs room for page cache and its watermarks.
     if m.unreclaimable > m.memory / 2 {
-        return Err(sec
+        return Err(vec![sec
             .conflict(
                 &["unreclaimable", "memory"],
                 format!(
@@ -83,12 +91,12 @@ pub(super) fn build(sec: &Section<'_>) -> Result<MachineConfig> {
                     format_size(m.memory)
                 ),
             )
-            .hint("lower unreclaimable or raise memory"));
+            .hint("lower unreclaimable or raise memory")]);
     }
     // A 32-bit kernel: lowmem (memory - highmem) holds the kernel and all of `unreclaimable`,
     // and needs room for its watermarks, reserve and buffer cache besides.
     if m.highmem > 0 && m.unreclaimable + LOWMEM_ROOM > m.memory.saturating_sub(m.highmem) {
-        return Err(sec
+        return Err(vec![sec
             .conflict(
                 &["highmem", "memory"],
                 format!(
@@ -99,7 +107,7 @@ pub(super) fn build(sec: &Section<'_>) -> Result<MachineConfig> {
                     format_size(LOWMEM_ROOM)
                 ),
             )
-            .hint("an i386 kernel has 896 MiB of lowmem: highmem = memory - 896MiB"));
+            .hint("an i386 kernel has 896 MiB of lowmem: highmem = memory - 896MiB")]);
     }
     Ok(m)
 }

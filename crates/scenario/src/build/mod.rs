@@ -52,20 +52,30 @@ pub(crate) fn scenario(text: &str, file_name: &str) -> std::result::Result<Scena
 
 /// The file's top level: its sections, the kernels it lists and its sweep. Errors here stop
 /// the parse (everything else depends on them), except unknown top-level keys, which are all
-/// reported.
+/// reported and left out (see [`top_keys`]).
 fn top<'a>(doc: &'a toml::Spanned<DeTable<'a>>) -> std::result::Result<Section<'a>, Problems> {
     let mut forbidden = Problems::new();
     forbidden_characters(doc.get_ref(), "", &mut forbidden);
     if !forbidden.is_empty() {
         return Err(forbidden);
     }
-    let root = Section::root(doc).map_err(|p| vec![p])?;
-    let misplaced: Problems = root
-        .entries
+    Section::root(doc).map_err(|p| vec![p])
+}
+
+/// A problem for each top-level key the format does not have; the rest of the file is still
+/// built, so its own mistakes are reported with these.
+fn top_keys(root: &Section<'_>) -> Problems {
+    root.entries
         .iter()
         .filter(|e| !TOP_KEYS.contains(&e.key.as_str()))
         .map(misplaced)
-        .collect();
+        .collect()
+}
+
+/// [`top`] for the callers that only read the sweep: a misplaced key is an error at once.
+fn top_strict<'a>(doc: &'a toml::Spanned<DeTable<'a>>) -> std::result::Result<Section<'a>, Problems> {
+    let root = top(doc)?;
+    let misplaced = top_keys(&root);
     if misplaced.is_empty() {
         Ok(root)
     } else {
@@ -88,6 +98,29 @@ pub const CHECK_EVERY_POINT_UP_TO: u64 = 256;
 pub(crate) fn scenarios(text: &str, file_name: &str) -> std::result::Result<Vec<Scenario>, Problems> {
     let doc = DeTable::parse(text).map_err(|e| vec![syntax_problem(e)])?;
     let root = top(&doc)?;
+    let misplaced = top_keys(&root);
+    match (scenarios_of(&root, file_name), misplaced.is_empty()) {
+        (Ok(all), true) => Ok(all),
+        (Ok(_), false) => Err(misplaced),
+        (Err(mut p), _) => {
+            p.extend(misplaced);
+            Err(p)
+        }
+    }
+}
+
+/// [`scenarios`] once the top level is read: the unknown top-level keys are left out.
+fn scenarios_of(root: &Section<'_>, file_name: &str) -> std::result::Result<Vec<Scenario>, Problems> {
+    let kept: Vec<Entry<'_>> = root
+        .entries
+        .iter()
+        .filter(|e| TOP_KEYS.contains(&e.key.as_str()))
+        .cloned()
+        .collect();
+    let root = Section {
+        at: root.at,
+        entries: kept,
+    };
     let kernels = file_kernels(&root).map_err(|p| vec![p])?;
     // A sweep file checks its points, and stands for its first one.
     let sw = root.get("sweep").map(sweep::parse).transpose().map_err(|p| vec![p])?;
@@ -157,7 +190,7 @@ fn at_point(problems: Problems, sw: &sweep::Sweep<'_>, picks: &[sweep::Pick], in
 /// random. `None` for a file without a sweep.
 pub(crate) fn sweep_info(text: &str) -> std::result::Result<Option<(Vec<String>, u64, bool)>, Problems> {
     let doc = DeTable::parse(text).map_err(|e| vec![syntax_problem(e)])?;
-    let root = top(&doc)?;
+    let root = top_strict(&doc)?;
     let Some(e) = root.get("sweep") else { return Ok(None) };
     let sw = sweep::parse(e).map_err(|p| vec![p])?;
     Ok(Some((sw.keys(), sw.len(), matches!(sw.mode, sweep::Mode::Random { .. }))))
@@ -166,7 +199,7 @@ pub(crate) fn sweep_info(text: &str) -> std::result::Result<Option<(Vec<String>,
 /// Each key's value (as the tables show it) at the points `from..to`.
 pub(crate) fn sweep_values(text: &str, from: u64, to: u64) -> std::result::Result<Vec<Vec<String>>, Problems> {
     let doc = DeTable::parse(text).map_err(|e| vec![syntax_problem(e)])?;
-    let root = top(&doc)?;
+    let root = top_strict(&doc)?;
     let e = root.get("sweep").ok_or_else(Problems::new)?;
     let sw = sweep::parse(e).map_err(|p| vec![p])?;
     Ok((from..to.min(sw.len()))
@@ -186,7 +219,7 @@ pub(crate) fn with_sweep_points<R>(
     f: impl FnOnce(&dyn Fn(u64) -> std::result::Result<(Vec<String>, Scenario), Problems>) -> R,
 ) -> std::result::Result<R, Problems> {
     let doc = DeTable::parse(text).map_err(|e| vec![syntax_problem(e)])?;
-    let root = top(&doc)?;
+    let root = top_strict(&doc)?;
     let e = root.get("sweep").ok_or_else(Problems::new)?;
     let sw = sweep::parse(e).map_err(|p| vec![p])?;
     let (kernel, generation) = file_kernels(&root).map_err(|p| vec![p])?.swap_remove(0);
@@ -207,8 +240,8 @@ pub(crate) fn sweep_point(text: &str, file_name: &str, i: u64) -> std::result::R
 
 /// The value of a part of the file, or `None` with its problem kept: the parts a later check
 /// does not depend on are all checked, so one run shows every independent mistake.
-fn keep<T>(problems: &mut Problems, r: Result<T>) -> Option<T> {
-    r.map_err(|p| problems.push(p)).ok()
+fn keep<T, E: Into<Problems>>(problems: &mut Problems, r: std::result::Result<T, E>) -> Option<T> {
+    r.map_err(|p| problems.extend(p.into())).ok()
 }
 
 /// The scenario for one kernel: the generation's policies and default knobs, then the file.
@@ -237,10 +270,12 @@ fn build_one(
     let name = keep(p, root.get("name").map_or_else(|| Ok(default_name(file_name)), scenario_name));
     let policy = keep(
         p,
-        table_with_sweep(root, "policy", sweep, sweep::Target::Policy).and_then(|t| match t {
-            Some(t) => policy::build(&t, generation.policy_for(&kernel)),
-            None => Ok(generation.policy_for(&kernel)),
-        }),
+        table_with_sweep(root, "policy", sweep, sweep::Target::Policy)
+            .map_err(Problems::from)
+            .and_then(|t| match t {
+                Some(t) => policy::build(&t, generation.policy_for(&kernel)),
+                None => Ok(generation.policy_for(&kernel)),
+            }),
     );
     let duration = keep(p, root.value_or("duration", 60_000_000_000, run_duration));
     let seed = keep(p, root.value_or("seed", 1, |e| e.uint(0, u64::MAX)));
@@ -248,10 +283,12 @@ fn build_one(
     let hz = keep(p, root.value_or("hz", 250, config_hz));
     let machine = keep(
         p,
-        table_with_sweep(root, "machine", sweep, sweep::Target::Machine).and_then(|t| match t {
-            Some(t) => machine::build(&t),
-            None => Ok(Default::default()),
-        }),
+        table_with_sweep(root, "machine", sweep, sweep::Target::Machine)
+            .map_err(Problems::from)
+            .and_then(|t| match t {
+                Some(t) => machine::build(&t),
+                None => Ok(Default::default()),
+            }),
     );
     if let (Some(m), Some(pol)) = (&machine, &policy) {
         keep(p, check_highmem(root, m, pol));
@@ -267,6 +304,7 @@ fn build_one(
                 entries: Vec::new(),
             }),
         }
+        .map_err(Problems::from)
         .and_then(|mut t| {
             if let Some(pt) = sweep {
                 sweep::apply_sysctl(pt, &mut t);
@@ -302,7 +340,13 @@ fn build_one(
                 &fio,
             )
         }
-        _ => None,
+        _ => {
+            // The tasks' own keys are still checked, without a device to put them on.
+            for sec in task_sections.iter().filter(|s| s.get("fio").is_none()) {
+                keep(p, task::build(sec, None, duration.unwrap_or(crate::limits::MAX_DURATION)));
+            }
+            None
+        }
     };
     let trace = keep(
         p,
@@ -402,7 +446,7 @@ fn devices(
     kernel: &str,
     policy: Option<&wblab_sim::config::PolicyConfig>,
     sweep: Option<&sweep::Point<'_>>,
-) -> Result<Vec<wblab_sim::config::DeviceConfig>> {
+) -> std::result::Result<Vec<wblab_sim::config::DeviceConfig>, Problems> {
     let mut device_sections = match root.get("device") {
         Some(e) => e.tables(Nesting::Flatten('/'), device::normalize)?,
         None => Vec::new(),
@@ -484,7 +528,7 @@ fn tasks(
             }
             continue;
         }
-        let Some(t) = keep(p, task::build(sec, devices, cgroups, duration)) else {
+        let Some(t) = keep(p, task::build(sec, Some((devices, cgroups)), duration)) else {
             continue;
         };
         if let Some(prev) = tasks.iter().position(|q: &TaskConfig| q.name == t.name) {

@@ -3,7 +3,7 @@
 //! new model needs nothing here. An array (`raid0`, `raid5`) takes `member_model` and its
 //! members' parameters in the same table.
 
-use crate::error::Result;
+use crate::error::{Gather, Many, Result};
 use crate::section::{Entry, Section};
 use crate::suggest;
 use wblab_sim::config::{DeviceModelConfig, KnobKind, KnobSpec, KnobValue};
@@ -62,20 +62,24 @@ pub(super) fn is_param(key: &str) -> bool {
 }
 
 /// Model `kind` with the section's parameters (and its members', for an array).
-pub(super) fn build(kind: &str, sec: &Section<'_>) -> Result<DeviceModelConfig> {
+pub(super) fn build(kind: &str, sec: &Section<'_>) -> Many<DeviceModelConfig> {
+    let mut g = Gather::default();
     let mut model = DeviceModelConfig::default_of(kind).expect("the kind was checked against MODELS");
     if let Some(member) = member_kind(kind, sec)? {
-        let built = build(member, sec)?;
-        *model.member_mut().expect("an array") = built;
+        if let Some(built) = g.keep_all(build(member, sec)) {
+            *model.member_mut().expect("an array") = built;
+        }
     }
     for spec in (model.info().knobs)() {
         if let Some(e) = sec.get(spec.key) {
-            let v = knob_value(e, &spec)?;
-            model.set_knob(spec.key, v);
+            if let Some(v) = g.keep(knob_value(e, &spec)) {
+                model.set_knob(spec.key, v);
+            }
         }
     }
+    g.sound()?;
     if let Err(c) = model.validate() {
-        return Err(sec.conflict(c.keys, c.message).hint(c.hint));
+        return Err(vec![sec.conflict(c.keys, c.message).hint(c.hint)]);
     }
     Ok(model)
 }

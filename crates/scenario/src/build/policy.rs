@@ -2,7 +2,7 @@
 //! per-bdi throttling with 6.x reclaim. Each key takes the names `wblab kernels` lists: a full
 //! name (`per-bdi-2.6.24`), or a family (`per-bdi`) meaning the kernel's own member of it.
 
-use crate::error::Result;
+use crate::error::{Gather, Many, Result};
 use crate::section::Section;
 use crate::suggest;
 use wblab_sim::config::{PieceError, PolicyConfig, PolicyPiece};
@@ -21,27 +21,28 @@ pub(super) const KEYS: &[&str] = &[
 ];
 
 /// The generation's policy with the section's overrides applied.
-pub(super) fn build(sec: &Section<'_>, mut p: PolicyConfig) -> Result<PolicyConfig> {
-    sec.reject_unknown(KEYS, "key in [policy]")?;
+pub(super) fn build(sec: &Section<'_>, mut p: PolicyConfig) -> Many<PolicyConfig> {
+    let mut g = Gather::default();
+    g.extend(sec.unknown_keys(KEYS, "key in [policy]"));
     let own = p.own;
-    piece(sec, "throttle", &mut p.throttle, own.throttle)?;
-    piece(sec, "flusher", &mut p.flusher, own.flusher)?;
+    g.keep(piece(sec, "throttle", &mut p.throttle, own.throttle));
+    g.keep(piece(sec, "flusher", &mut p.flusher, own.flusher));
     let reclaim = p.reclaim;
-    piece(sec, "reclaim", &mut p.reclaim, reclaim)?;
-    piece(sec, "queue", &mut p.queue, own.queue)?;
+    g.keep(piece(sec, "reclaim", &mut p.reclaim, reclaim));
+    g.keep(piece(sec, "queue", &mut p.queue, own.queue));
     let chunk = p.writeback_chunk;
-    piece(sec, "writeback_chunk", &mut p.writeback_chunk, chunk)?;
+    g.keep(piece(sec, "writeback_chunk", &mut p.writeback_chunk, chunk));
     let wake = p.page_wake;
-    piece(sec, "page_wake", &mut p.page_wake, wake)?;
+    g.keep(piece(sec, "page_wake", &mut p.page_wake, wake));
     let hash = p.page_hash;
-    piece(sec, "page_hash", &mut p.page_hash, hash)?;
+    g.keep(piece(sec, "page_hash", &mut p.page_hash, hash));
     let wheel = p.timer_wheel;
-    piece(sec, "timer_wheel", &mut p.timer_wheel, wheel)?;
+    g.keep(piece(sec, "timer_wheel", &mut p.timer_wheel, wheel));
     let ra = p.readahead;
-    piece(sec, "readahead", &mut p.readahead, ra)?;
+    g.keep(piece(sec, "readahead", &mut p.readahead, ra));
     let rw = p.read_wait;
-    piece(sec, "read_wait", &mut p.read_wait, rw)?;
-    Ok(p)
+    g.keep(piece(sec, "read_wait", &mut p.read_wait, rw));
+    g.finish(p)
 }
 
 /// Read one piece: a full name, or a family that stands for the kernel's own member (`own`).

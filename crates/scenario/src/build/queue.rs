@@ -1,7 +1,7 @@
 //! `queue/*` and `queue/iosched/*`: `/sys/block/<dev>/queue/` as `block/blk-sysfs.c` and
 //! `block/mq-deadline.c` accept it.
 
-use crate::error::Result;
+use crate::error::{Gather, Many, Result};
 use crate::section::{Entry, Section};
 use crate::suggest;
 use wblab_sim::block::sched::{elevator, elevator_named, ELEVATORS};
@@ -62,7 +62,8 @@ const UNMODELLED_SCHEDULERS: &[&str] = &["anticipatory", "as"];
 /// because switching elevators resets `nr_requests`, then everything else. `era_elevator` is
 /// the kernel generation's default elevator for devices that get one (the 2.5 era's
 /// deadline-2002), `None` for today's choice.
-pub(super) fn build(sec: &Section<'_>, model: &DeviceModelConfig, era_elevator: Option<SchedulerKind>) -> Result<QueueConfig> {
+pub(super) fn build(sec: &Section<'_>, model: &DeviceModelConfig, era_elevator: Option<SchedulerKind>) -> Many<QueueConfig> {
+    let mut g = Gather::default();
     let mut q = default_queue(model);
     if let Some(k) = era_elevator {
         if q.scheduler != SchedulerKind::NONE {
@@ -77,9 +78,9 @@ pub(super) fn build(sec: &Section<'_>, model: &DeviceModelConfig, era_elevator: 
     if let Some(e) = sec.get("queue/scheduler") {
         let kind = scheduler(e, era_elevator)?;
         if no_elevator && kind != SchedulerKind::NONE {
-            return Err(e
-                .problem(format!("a `{}` device has no elevator", model.kind()))
-                .hint("md arrays are bio-based and NFS mounts have no block queue: the scheduler is always `none`"));
+            return Err(vec![e.problem(format!("a `{}` device has no elevator", model.kind())).hint(
+                "md arrays are bio-based and NFS mounts have no block queue: the scheduler is always `none`",
+            )]);
         }
         q.select_elevator(kind);
         // blk_mq_init_sched / elevator_switch to none: 2 * min(depth, BLKDEV_DEFAULT_RQ) or the
@@ -93,7 +94,11 @@ pub(super) fn build(sec: &Section<'_>, model: &DeviceModelConfig, era_elevator: 
     // Each elevator keeps its own set of tunables: a key of another one is an error.
     let all_tunables = tunable_keys();
     let own = |k: &str| info.tunables.iter().any(|t| t.key == k);
-    if let Some(e) = sec.entries.iter().find(|e| all_tunables.contains(&e.key.as_str()) && !own(&e.key)) {
+    for e in sec
+        .entries
+        .iter()
+        .filter(|e| all_tunables.contains(&e.key.as_str()) && !own(&e.key))
+    {
         let owners = owners(&e.key);
         let quoted: Vec<String> = owners.iter().map(|o| format!("\"{o}\"")).collect();
         if q.scheduler == SchedulerKind::NONE {
@@ -102,12 +107,14 @@ pub(super) fn build(sec: &Section<'_>, model: &DeviceModelConfig, era_elevator: 
             } else {
                 format!("set \"queue/scheduler\" = {}", quoted[0])
             };
-            return Err(e
-                .key_problem(format!("is a tunable of {}, but the scheduler is `none`", suggest::list(&owners)))
-                .hint(hint));
+            g.push(
+                e.key_problem(format!("is a tunable of {}, but the scheduler is `none`", suggest::list(&owners)))
+                    .hint(hint),
+            );
+            continue;
         }
         let keys: Vec<&str> = info.tunables.iter().map(|t| short_key(t.key)).collect();
-        return Err(e.key_problem(format!("is not a {} tunable", info.kind.name())).hint(format!(
+        g.push(e.key_problem(format!("is not a {} tunable", info.kind.name())).hint(format!(
             "{} has {} ({}); `{}` belongs to {}: set \"queue/scheduler\" = {}",
             info.kind.name(),
             suggest::list(&keys),
@@ -122,55 +129,60 @@ pub(super) fn build(sec: &Section<'_>, model: &DeviceModelConfig, era_elevator: 
         SchedulerKind::NONE => depth,
         _ => MAX_SCHED_RQ,
     };
-    sec.read("queue/nr_requests", &mut q.nr_requests, |e| {
+    g.read(sec, "queue/nr_requests", &mut q.nr_requests, |e| {
         e.u32(MIN_NR_REQUESTS, max_nr.max(MIN_NR_REQUESTS)).map_err(|p| {
             p.hint(format!(
                 "at least {MIN_NR_REQUESTS} (BLKDEV_MIN_RQ); at most {MAX_SCHED_RQ} with mq-deadline (MAX_SCHED_RQ), the device's queue_depth ({depth}) with none"
             ))
         })
-    })?;
+    });
     // The driver's max_hw_sectors_kb: usb-storage's 120, the NFS wsize, the raid0 chunk.
     let max_hw = model.max_hw_sectors_kb().unwrap_or(MAX_HW_SECTORS_KB).clamp(4, MAX_HW_SECTORS_KB);
-    sec.read("queue/max_sectors_kb", &mut q.max_sectors_kb, |e| {
+    g.read(sec, "queue/max_sectors_kb", &mut q.max_sectors_kb, |e| {
         e.u32(4, max_hw).map_err(|p| {
             p.hint(format!(
                 "at least one page (4), at most max_hw_sectors_kb ({max_hw} for model `{}`)",
                 model.kind()
             ))
         })
-    })?;
-    sec.read("queue/rotational", &mut q.rotational, |e| e.boolean())?;
+    });
+    g.read(sec, "queue/rotational", &mut q.rotational, |e| e.boolean());
     if let Some(e) = sec.get("queue/wbt_lat_usec") {
         // -1 restores wbt_default_latency_nsec(), which depends on the rotational flag.
-        q.wbt_lat_usec = match e.int(-1, i64::MAX / 1000)? {
-            -1 if q.rotational => 75_000,
-            -1 => 2_000,
-            v => v.unsigned_abs(),
-        };
+        if let Some(v) = g.keep(e.int(-1, i64::MAX / 1000)) {
+            q.wbt_lat_usec = match v {
+                -1 if q.rotational => 75_000,
+                -1 => 2_000,
+                v => v.unsigned_abs(),
+            };
+        }
     }
-    sec.read("queue/read_ahead_kb", &mut q.read_ahead_kb, |e| e.u32(0, INT_MAX))?;
-    sec.read("queue/nomerges", &mut q.nomerges, |e| {
+    g.read(sec, "queue/read_ahead_kb", &mut q.read_ahead_kb, |e| e.u32(0, INT_MAX));
+    g.read(sec, "queue/nomerges", &mut q.nomerges, |e| {
         e.u32(0, 2)
             .map_err(|p| p.hint("0 = all merges, 1 = simple one-hit merges only, 2 = no merges"))
-    })?;
+    });
     if let Some(e) = sec.get("queue/write_cache") {
-        let back = e.keyword(&["write back", "write through", "none"], "write cache mode")? == "write back";
-        if back && !has_cache {
-            return Err(e
-                .problem("\"write back\" needs a volatile cache, but the device model has write_cache = false")
-                .hint("set write_cache = true in this [[device]] (the model's cache) or use \"write through\""));
+        match g.keep(e.keyword(&["write back", "write through", "none"], "write cache mode")) {
+            Some("write back") if !has_cache => g.push(
+                e.problem("\"write back\" needs a volatile cache, but the device model has write_cache = false")
+                    .hint("set write_cache = true in this [[device]] (the model's cache) or use \"write through\""),
+            ),
+            Some(mode) => q.write_cache = mode == "write back",
+            None => {}
         }
-        q.write_cache = back;
     }
 
     for t in info.tunables {
         if let Some(e) = sec.get(t.key) {
-            let v = super::model::knob_value(e, &t.spec())?;
-            (t.set)(&mut q, v);
+            if let Some(v) = g.keep(super::model::knob_value(e, &t.spec())) {
+                (t.set)(&mut q, v);
+            }
         }
     }
+    g.sound()?;
     if let Err(c) = (info.check)(&q) {
-        return Err(sec.conflict(c.keys, c.message).hint(c.hint));
+        return Err(vec![sec.conflict(c.keys, c.message).hint(c.hint)]);
     }
     Ok(q)
 }

@@ -1,7 +1,7 @@
 //! `[sysctl]`: the `vm.*` knobs, with the ranges and the ratio/bytes exclusivity of
 //! `mm/page-writeback.c`.
 
-use crate::error::Result;
+use crate::error::{Gather, Many, Result};
 use crate::section::{Entry, Section};
 use crate::suggest;
 use wblab_sim::config::VmSysctl;
@@ -115,22 +115,23 @@ fn bdflush(sec: &Section<'_>, s: &mut VmSysctl) -> Result<()> {
 }
 
 /// The `[sysctl]` section over `defaults` (the kernel release's boot-time values).
-pub(super) fn build(sec: &Section<'_>, defaults: VmSysctl) -> Result<VmSysctl> {
-    if let Some(e) = sec.entries.iter().find(|e| !KEYS.contains(&e.key.as_str())) {
-        let p = e.key_problem("unknown sysctl");
-        return Err(if UNMODELLED.contains(&e.key.as_str()) {
+pub(super) fn build(sec: &Section<'_>, defaults: VmSysctl) -> Many<VmSysctl> {
+    let mut g = Gather::default();
+    for e in sec.entries.iter().filter(|e| !KEYS.contains(&e.key.as_str())) {
+        g.push(if UNMODELLED.contains(&e.key.as_str()) {
             e.key_problem("is a real sysctl but the model does not use it")
                 .hint(format!("remove it; the modelled sysctls are {}", suggest::list(KEYS)))
         } else {
-            p.hint(suggest::did_you_mean(&e.key, KEYS).unwrap_or_else(|| format!("modelled sysctls: {}", suggest::list(KEYS))))
+            e.key_problem("unknown sysctl")
+                .hint(suggest::did_you_mean(&e.key, KEYS).unwrap_or_else(|| format!("modelled sysctls: {}", suggest::list(KEYS))))
         });
     }
     let mut s = defaults;
-    sec.read("vm.dirty_ratio", &mut s.dirty_ratio, |e| e.u32(0, 100))?;
-    sec.read("vm.dirty_background_ratio", &mut s.dirty_background_ratio, |e| e.u32(0, 100))?;
+    g.read(sec, "vm.dirty_ratio", &mut s.dirty_ratio, |e| e.u32(0, 100));
+    g.read(sec, "vm.dirty_background_ratio", &mut s.dirty_background_ratio, |e| e.u32(0, 100));
     // 0 reads as "not set" (what `sysctl -a` shows while the ratio is in use); a real write
     // must be at least `dirty_bytes_min` = 2 pages (dirty_bytes) or 1 byte (background).
-    sec.read("vm.dirty_bytes", &mut s.dirty_bytes, |e| match e.size()? {
+    g.read(sec, "vm.dirty_bytes", &mut s.dirty_bytes, |e| match e.size()? {
         b @ 1..8192 => Err(e
             .problem(format!(
                 "must be 0 (not set) or at least {} bytes (2 pages), got {b}",
@@ -138,15 +139,19 @@ pub(super) fn build(sec: &Section<'_>, defaults: VmSysctl) -> Result<VmSysctl> {
             ))
             .hint("the kernel refuses smaller values (dirty_bytes_min)")),
         b => Ok(b),
-    })?;
-    sec.read("vm.dirty_background_bytes", &mut s.dirty_background_bytes, |e| e.size())?;
-    sec.read("vm.dirty_expire_centisecs", &mut s.dirty_expire_centisecs, |e| e.u32(0, INT_MAX))?;
-    sec.read("vm.dirty_writeback_centisecs", &mut s.dirty_writeback_centisecs, |e| {
+    });
+    g.read(sec, "vm.dirty_background_bytes", &mut s.dirty_background_bytes, |e| e.size());
+    g.read(sec, "vm.dirty_expire_centisecs", &mut s.dirty_expire_centisecs, |e| {
         e.u32(0, INT_MAX)
-    })?;
-    sec.read("vm.min_free_kbytes", &mut s.min_free_kbytes, |e| e.uint(0, u64::from(INT_MAX)))?;
-    sec.read("vm.watermark_scale_factor", &mut s.watermark_scale_factor, |e| e.u32(1, 3000))?;
-    bdflush(sec, &mut s)?;
+    });
+    g.read(sec, "vm.dirty_writeback_centisecs", &mut s.dirty_writeback_centisecs, |e| {
+        e.u32(0, INT_MAX)
+    });
+    g.read(sec, "vm.min_free_kbytes", &mut s.min_free_kbytes, |e| e.uint(0, u64::from(INT_MAX)));
+    g.read(sec, "vm.watermark_scale_factor", &mut s.watermark_scale_factor, |e| e.u32(1, 3000));
+    let r = bdflush(sec, &mut s);
+    g.keep(r);
+    g.sound()?;
 
     // Writing one of a ratio/bytes pair zeroes the other in the kernel, so only one can be set.
     for (ratio_key, bytes_key, ratio, bytes) in [
@@ -163,9 +168,9 @@ pub(super) fn build(sec: &Section<'_>, defaults: VmSysctl) -> Result<VmSysctl> {
         }
         match sec.get(ratio_key) {
             Some(_) if *ratio != 0 => {
-                return Err(sec
+                return Err(vec![sec
                     .conflict(&[ratio_key, bytes_key], format!("`{ratio_key}` and `{bytes_key}` are both set"))
-                    .hint("keep one of the two: writing one zeroes the other in the kernel"))
+                    .hint("keep one of the two: writing one zeroes the other in the kernel")])
             }
             _ => *ratio = 0,
         }

@@ -1,6 +1,6 @@
 //! `[[task]]`: who runs, on which device and file, when, and the job's own knobs.
 
-use crate::error::Result;
+use crate::error::{Gather, Many, Problem, Result};
 use crate::section::{Entry, Section};
 use crate::suggest;
 use crate::units::{format_duration, format_size};
@@ -43,68 +43,87 @@ const MAX_INSTANCES: u32 = crate::limits::MAX_TASKS as u32;
 /// Directories a `du` tree with subdirectories may have (its shape is kept in memory).
 const MAX_NESTED_DIRS: u64 = 1 << 22;
 
-pub(super) fn build(sec: &Section<'_>, devices: &[DeviceConfig], cgroups: &CgroupTree, duration: Ns) -> Result<TaskConfig> {
+/// A task's keys are read one by one and every bad one is reported; the checks across keys
+/// (a shared file, stagger against stop) run once the keys they read are sound. Without
+/// `placed_on` (the devices and cgroups had mistakes of their own) the task's other keys are
+/// still checked, and the result is only its problems.
+pub(super) fn build(sec: &Section<'_>, placed_on: Option<(&[DeviceConfig], &CgroupTree)>, duration: Ns) -> Many<TaskConfig> {
+    let mut g = Gather::default();
     let name = match sec.get("name") {
-        Some(e) => task_name(e)?,
+        Some(e) => g.keep(task_name(e)),
         None => {
-            return Err(sec
-                .missing("name", "this [[task]] has no name")
-                .hint("add name = \"...\": it labels the task in tables and traces"))
+            g.push(
+                sec.missing("name", "this [[task]] has no name")
+                    .hint("add name = \"...\": it labels the task in tables and traces"),
+            );
+            None
         }
     };
     let job = match sec.get("job") {
-        Some(e) => e.keyword(JOB_NAMES, "job")?,
+        Some(e) => g.keep(e.keyword(JOB_NAMES, "job")),
         None => {
-            return Err(sec
-                .missing("job", format!("task `{name}` has no job"))
-                .hint(format!("add job = \"dd\" (one of {})", suggest::list(JOB_NAMES))))
+            g.push(
+                sec.missing("job", format!("task `{}` has no job", name.as_deref().unwrap_or("?")))
+                    .hint(format!("add job = \"dd\" (one of {})", suggest::list(JOB_NAMES))),
+            );
+            None
         }
     };
-    check_keys(sec, job)?;
+    // The keys a task may have depend on its job; without one, only the common keys are sure.
+    if let Some(job) = job {
+        g.extend(check_keys(sec, job));
+    }
 
-    let count = sec.value_or("count", 1, |e| {
+    let count = g.keep(sec.value_or("count", 1, |e| {
         e.u32(1, MAX_INSTANCES)
             .map_err(|p| p.hint("count is the number of identical tasks"))
-    })?;
-    let (device, file) = placement(sec, &name, devices)?;
+    }));
+    let placed = placed_on.and_then(|(devices, _)| g.keep(placement(sec, name.as_deref().unwrap_or("task"), devices)));
     // Only a file the user wrote can lack {n}: the default has it.
-    if let Some(e) = sec
-        .get("file")
-        .filter(|_| count > 1 && !TREE_JOBS.contains(&job) && !file.contains("{n}"))
-    {
-        return Err(e
-            .problem(format!("the {count} instances would all use the same file"))
-            .hint("put {n} in the path; it becomes the instance number, e.g. \"/mnt/sda/big{n}\""));
+    if let (Some(count), Some((_, file)), Some(job)) = (count, &placed, job) {
+        if let Some(e) = sec
+            .get("file")
+            .filter(|_| count > 1 && !TREE_JOBS.contains(&job) && !file.contains("{n}"))
+        {
+            g.push(
+                e.problem(format!("the {count} instances would all use the same file"))
+                    .hint("put {n} in the path; it becomes the instance number, e.g. \"/mnt/sda/big{n}\""),
+            );
+        }
     }
-    let start = sec.value_or("start", 0, |e| {
+    let start = g.keep(sec.value_or("start", 0, |e| {
         let start = e.duration()?;
         if start < duration {
             Ok(start)
         } else {
             Err(e.problem(format!("starts at or after the end of the run ({})", format_duration(duration))))
         }
-    })?;
+    }));
     // Instance n starts at start + n × stagger; the last one must start inside the run.
-    let stagger = sec.value_or("stagger", 0, |e| {
-        let stagger = e.duration()?;
-        let last = start.saturating_add(stagger.saturating_mul(u64::from(count - 1)));
-        if last < duration {
-            Ok(stagger)
-        } else {
-            Err(e
-                .problem(format!(
-                    "the last of the {count} instances would start at {}, at or after the end of the run ({})",
-                    format_duration(last),
-                    format_duration(duration)
-                ))
-                .hint("stagger is the time between two instances' starts, e.g. \"2ms\""))
-        }
-    })?;
-    let stop = match sec.get("stop") {
-        Some(e) => match e.duration()? {
-            stop if stop > start => Some(stop),
-            stop => {
-                return Err(e
+    let stagger = match (start, count) {
+        (Some(start), Some(count)) => g.keep(sec.value_or("stagger", 0, |e| {
+            let stagger = e.duration()?;
+            let last = start.saturating_add(stagger.saturating_mul(u64::from(count - 1)));
+            if last < duration {
+                Ok(stagger)
+            } else {
+                Err(e
+                    .problem(format!(
+                        "the last of the {count} instances would start at {}, at or after the end of the run ({})",
+                        format_duration(last),
+                        format_duration(duration)
+                    ))
+                    .hint("stagger is the time between two instances' starts, e.g. \"2ms\""))
+            }
+        })),
+        _ => None,
+    };
+    let stop = match (sec.get("stop"), start) {
+        (Some(e), Some(start)) => g.keep(e.duration().and_then(|stop| {
+            if stop > start {
+                Ok(Some(stop))
+            } else {
+                Err(e
                     .problem(format!(
                         "stop ({}) is not after start ({})",
                         format_duration(stop),
@@ -112,36 +131,52 @@ pub(super) fn build(sec: &Section<'_>, devices: &[DeviceConfig], cgroups: &Cgrou
                     ))
                     .hint("stop is an absolute time since the run began, like start"))
             }
-        },
-        None => None,
+        })),
+        (Some(e), None) => {
+            g.keep(e.duration());
+            None
+        }
+        (None, _) => Some(None),
     };
-    if let (Some(stop), Some(e)) = (stop, sec.get("stagger")) {
+    if let (Some(Some(stop)), Some(e), Some(start), Some(stagger), Some(count)) = (stop, sec.get("stagger"), start, stagger, count) {
         let last = start + stagger * u64::from(count - 1);
         if last >= stop {
-            return Err(e
-                .problem(format!(
+            g.push(
+                e.problem(format!(
                     "the last of the {count} instances would start at {}, not before stop ({})",
                     format_duration(last),
                     format_duration(stop)
                 ))
-                .hint("make stagger × (count − 1) shorter than stop − start"));
+                .hint("make stagger × (count − 1) shorter than stop − start"),
+            );
         }
     }
-    let ioprio = sec.value_or("ionice", IoPrio::default(), ionice)?;
-    let cgroup = sec.get("cgroup").map(|e| cgroup(e, cgroups)).transpose()?.flatten();
-    Ok(TaskConfig {
-        name,
-        count,
-        device,
-        file,
-        start,
-        stagger,
-        stop,
-        ioprio,
-        cgroup,
-        after: Vec::new(),
-        job: job_config(sec, job)?,
-    })
+    let ioprio = g.keep(sec.value_or("ionice", IoPrio::default(), ionice));
+    let cgroup = placed_on.and_then(|(_, cgroups)| {
+        g.keep(sec.get("cgroup").map(|e| cgroup(e, cgroups)).transpose())
+            .map(Option::flatten)
+    });
+    let job = job.and_then(|job| g.keep(job_config(sec, job)));
+    match (name, count, placed, start, stagger, stop, ioprio, cgroup, job) {
+        (Some(name), Some(count), Some((device, file)), Some(start), Some(stagger), Some(stop), Some(ioprio), Some(cgroup), Some(job))
+            if g.is_empty() =>
+        {
+            Ok(TaskConfig {
+                name,
+                count,
+                device,
+                file,
+                start,
+                stagger,
+                stop,
+                ioprio,
+                cgroup,
+                after: Vec::new(),
+                job,
+            })
+        }
+        _ => Err(g.sound().err().unwrap_or_default()),
+    }
 }
 
 /// Keys of a `[[task]]` that runs a fio job file: the jobs name themselves and size their
@@ -157,19 +192,19 @@ pub(super) fn build_fio(
     first_group: usize,
     scenario_file: &str,
     swept: &[(String, String, String, usize)],
-) -> Result<Vec<TaskConfig>> {
+) -> Many<Vec<TaskConfig>> {
     let e = sec.get("fio").expect("a fio task");
     if let Some(other) = sec.entries.iter().find(|x| !FIO_KEYS.contains(&x.key.as_str())) {
-        return Err(other.key_problem("does not apply to a fio task").hint(format!(
+        return Err(vec![other.key_problem("does not apply to a fio task").hint(format!(
             "the job file names, sizes and counts the jobs (numjobs); a fio task takes {}",
             suggest::list(FIO_KEYS)
-        )));
+        ))]);
     }
     if let Some(j) = sec.get("job") {
         if j.str()? != "fio" {
-            return Err(j
+            return Err(vec![j
                 .problem("a task with `fio` runs the job file")
-                .hint("drop `job`, or write job = \"fio\""));
+                .hint("drop `job`, or write job = \"fio\"")]);
         }
     }
     let given = e.str()?;
@@ -181,9 +216,9 @@ pub(super) fn build_fio(
         match crate::read::text_file(&path, crate::read::MAX_JOB_FILE_BYTES) {
             Ok(t) => (path.display().to_string(), t),
             Err(err) => {
-                return Err(e
+                return Err(vec![e
                     .problem(format!("cannot read the fio job file {}: {err}", path.display()))
-                    .hint("a path relative to the scenario file's directory, or the job text itself"))
+                    .hint("a path relative to the scenario file's directory, or the job text itself")])
             }
         }
     };
@@ -194,7 +229,9 @@ pub(super) fn build_fio(
     let cgroup = sec.get("cgroup").map(|e| cgroup(e, cgroups)).transpose()?.flatten();
     let at = crate::fio::Placement {
         device,
-        device_name: devices[device].name.clone(),
+        devices: devices.iter().map(|d| (d.name.clone(), d.size)).collect(),
+        pinned: sec.get("device").is_some(),
+        stand_in: false,
         first_group,
         start,
         stop,
@@ -202,22 +239,29 @@ pub(super) fn build_fio(
         cgroup,
     };
     let swept: Vec<(String, String, String)> = swept.iter().map(|(j, o, v, _)| (j.clone(), o.clone(), v.clone())).collect();
-    crate::fio::tasks_with(&text, &label, &at, &swept).map_err(|err| {
-        let mut msg = err.file.clone();
-        if err.line > 0 {
-            msg.push_str(&format!(":{}", err.line));
-        } else if err.key.is_some() {
-            msg.push_str(" (the [sweep]'s value)");
-        }
-        if let Some(k) = &err.key {
-            msg.push_str(&format!(": option `{k}`"));
-        }
-        msg.push_str(&format!(": {}", err.message));
-        let p = e.problem(msg);
-        match err.hint {
-            Some(h) => p.hint(h),
-            None => p,
-        }
+    // Each of the job file's mistakes becomes one at the `fio` key, naming its own line.
+    crate::fio::tasks_with(&text, &label, &at, &swept).map_err(|mut first| {
+        let more = std::mem::take(&mut first.more);
+        std::iter::once(first)
+            .chain(more)
+            .map(|err| {
+                let mut msg = err.file.clone();
+                if err.line > 0 {
+                    msg.push_str(&format!(":{}", err.line));
+                } else if err.key.is_some() {
+                    msg.push_str(" (the [sweep]'s value)");
+                }
+                if let Some(k) = &err.key {
+                    msg.push_str(&format!(": option `{k}`"));
+                }
+                msg.push_str(&format!(": {}", err.message));
+                let p = e.problem(msg);
+                match err.hint {
+                    Some(h) => p.hint(h),
+                    None => p,
+                }
+            })
+            .collect()
     })
 }
 
@@ -272,23 +316,23 @@ fn job_keys(job: &str) -> &'static [&'static str] {
 }
 
 /// Every key is common or belongs to `job`; a key of another job is named as such.
-fn check_keys(sec: &Section<'_>, job: &str) -> Result<()> {
+fn check_keys(sec: &Section<'_>, job: &str) -> Vec<Problem> {
     let own = job_keys(job);
-    let Some(e) = sec
-        .entries
-        .iter()
-        .find(|e| !COMMON_KEYS.contains(&e.key.as_str()) && !own.contains(&e.key.as_str()))
-    else {
-        return Ok(());
-    };
     let valid: Vec<&str> = [COMMON_KEYS, own].concat();
-    if JOBS.iter().any(|(_, keys)| keys.contains(&e.key.as_str())) {
-        return Err(e
-            .key_problem(format!("does not apply to job `{job}`"))
-            .hint(format!("keys of a `{job}` task: {}", suggest::list(&valid))));
-    }
-    let hint = suggest::did_you_mean(&e.key, &valid).unwrap_or_else(|| format!("keys of a `{job}` task: {}", suggest::list(&valid)));
-    Err(e.key_problem("unknown key in [[task]]").hint(hint))
+    let unknown = |e: &Entry<'_>| {
+        if JOBS.iter().any(|(_, keys)| keys.contains(&e.key.as_str())) {
+            return e
+                .key_problem(format!("does not apply to job `{job}`"))
+                .hint(format!("keys of a `{job}` task: {}", suggest::list(&valid)));
+        }
+        let hint = suggest::did_you_mean(&e.key, &valid).unwrap_or_else(|| format!("keys of a `{job}` task: {}", suggest::list(&valid)));
+        e.key_problem("unknown key in [[task]]").hint(hint)
+    };
+    sec.entries
+        .iter()
+        .filter(|e| !COMMON_KEYS.contains(&e.key.as_str()) && !own.contains(&e.key.as_str()))
+        .map(unknown)
+        .collect()
 }
 
 fn task_name(e: &Entry<'_>) -> Result<String> {

@@ -2,7 +2,7 @@
 //! `blkio.throttle.{read,write}_{bps,iops}_device` (cgroup v2: `io.max` `rbps`/`wbps`/`riops`/
 //! `wiops`), as `block/blk-throttle.c` (`tg_set_conf`) accepts them: 0 means no limit.
 
-use crate::error::Result;
+use crate::error::{Gather, Many, Result};
 use crate::section::{Entry, Section};
 use crate::units::RATE_SYNTAX;
 use wblab_sim::config::BlkThrottleConfig;
@@ -17,13 +17,14 @@ pub(super) const KEYS: &[&str] = &[
 /// IOPS limits are `unsigned int` in the kernel; UINT_MAX itself means "max".
 const MAX_IOPS: u64 = u32::MAX as u64;
 
-pub(super) fn build(sec: &Section<'_>) -> Result<BlkThrottleConfig> {
+pub(super) fn build(sec: &Section<'_>) -> Many<BlkThrottleConfig> {
+    let mut g = Gather::default();
     let mut t = BlkThrottleConfig::default();
-    sec.read("throttle/read_bps", &mut t.read_bps, bps)?;
-    sec.read("throttle/write_bps", &mut t.write_bps, bps)?;
-    sec.read("throttle/read_iops", &mut t.read_iops, iops)?;
-    sec.read("throttle/write_iops", &mut t.write_iops, iops)?;
-    Ok(t)
+    g.read(sec, "throttle/read_bps", &mut t.read_bps, bps);
+    g.read(sec, "throttle/write_bps", &mut t.write_bps, bps);
+    g.read(sec, "throttle/read_iops", &mut t.read_iops, iops);
+    g.read(sec, "throttle/write_iops", &mut t.write_iops, iops);
+    g.finish(t)
 }
 
 fn bps(e: &Entry<'_>) -> Result<Option<u64>> {

@@ -13,7 +13,7 @@ pub mod render;
 pub mod value;
 
 use crate::error::ScenarioError;
-use crate::names;
+use crate::{names, suggest};
 use options::{JobBuilder, Opt};
 use std::collections::HashSet;
 use wblab_sim::config::{FioJob, IoPrio, TaskConfig};
@@ -29,17 +29,29 @@ pub struct JobSection {
     pub globals: usize,
 }
 
-/// Splits job-file text into its job sections; errors name `file` and the line.
-pub fn sections(text: &str, file: &str) -> Result<Vec<JobSection>, ScenarioError> {
+/// Where the lines being read go.
+#[derive(Clone, Copy)]
+enum Reading {
+    /// Before the first section.
+    Nothing,
+    Global,
+    Job(usize),
+    /// A section header that was refused: its options are not read (its error says why).
+    Refused,
+}
+
+/// Splits job-file text into its job sections. Every line is checked, so one run names every
+/// malformed line; the errors name `file` and the line.
+pub fn sections(text: &str, file: &str) -> Result<Vec<JobSection>, Vec<ScenarioError>> {
     let mut global: Vec<Opt> = Vec::new();
     let mut jobs: Vec<JobSection> = Vec::new();
     let mut names: HashSet<&str> = HashSet::new();
-    // None before the first section; Some(None) in a [global]; Some(Some(i)) in job i.
-    let mut cur: Option<Option<usize>> = None;
+    let mut errors: Vec<ScenarioError> = Vec::new();
+    let mut cur = Reading::Nothing;
     for (i, raw) in text.lines().enumerate() {
         let line = i + 1;
         if let Some((at, c)) = raw.chars().enumerate().find(|&(_, c)| c != '\t' && names::is_forbidden(c)) {
-            return Err(ScenarioError {
+            errors.push(ScenarioError {
                 column: at + 1,
                 ..err(
                     file,
@@ -49,64 +61,65 @@ pub fn sections(text: &str, file: &str) -> Result<Vec<JobSection>, ScenarioError
                     "a job file is lines of printable text (tabs allowed)",
                 )
             });
+            continue;
         }
         let l = raw.trim();
         if l.is_empty() || l.starts_with(';') || l.starts_with('#') {
             continue;
         }
         if let Some(rest) = l.strip_prefix('[') {
+            cur = Reading::Refused;
             let Some(name) = rest.strip_suffix(']') else {
-                return Err(err(
+                errors.push(err(
                     file,
                     line,
                     None,
                     format!("`{l}` opens a section without closing it"),
                     "write [jobname]",
                 ));
+                continue;
             };
             let name = name.trim();
             if name.is_empty() {
-                return Err(err(file, line, None, "a section needs a name", "e.g. [randread]"));
-            }
-            if name == "global" {
-                cur = Some(None);
+                errors.push(err(file, line, None, "a section needs a name", "e.g. [randread]"));
+            } else if name == "global" {
+                cur = Reading::Global;
+            } else if let Some((m, h)) = names::name_problem(name, "job") {
+                errors.push(err(
+                    file,
+                    line,
+                    None,
+                    m,
+                    format!("{h}: the name labels the job's results and files"),
+                ));
+            } else if !names.insert(name) {
+                errors.push(err(
+                    file,
+                    line,
+                    None,
+                    format!("a second job named `{name}`"),
+                    "job names must differ: wait_for and the output name jobs by them",
+                ));
             } else {
-                if let Some((m, h)) = names::name_problem(name, "job") {
-                    return Err(err(
-                        file,
-                        line,
-                        None,
-                        m,
-                        format!("{h}: the name labels the job's results and files"),
-                    ));
-                }
-                if !names.insert(name) {
-                    return Err(err(
-                        file,
-                        line,
-                        None,
-                        format!("a second job named `{name}`"),
-                        "job names must differ: wait_for and the output name jobs by them",
-                    ));
-                }
                 jobs.push(JobSection {
                     name: name.to_string(),
                     line,
                     opts: global.clone(),
                     globals: global.len(),
                 });
-                cur = Some(Some(jobs.len() - 1));
+                cur = Reading::Job(jobs.len() - 1);
             }
             continue;
         }
         if l.starts_with("include ") {
-            return Err(err(
+            errors.push(err(
                 file,
                 line,
                 Some("include"),
                 "`include` of other job files is not supported",
                 "paste the included options into this file",
             ));
+            continue;
         }
         let (key, value) = match l.split_once('=') {
             Some((k, v)) => (k.trim(), Some(v.trim().to_string())),
@@ -115,22 +128,24 @@ pub fn sections(text: &str, file: &str) -> Result<Vec<JobSection>, ScenarioError
         // Not echoed: a file that is not a job file (a scenario may name any path) must not
         // have its lines quoted back.
         if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-            return Err(err(
+            errors.push(err(
                 file,
                 line,
                 None,
                 "the line is not a fio option (`option` or `option=value`), a [section] or a comment",
                 "is this a fio job file?",
             ));
+            continue;
         }
         if value.as_deref().is_some_and(|v| v.contains("${")) {
-            return Err(err(
+            errors.push(err(
                 file,
                 line,
                 Some(key),
                 "environment variables (${VAR}) are not expanded",
                 "write the value itself",
             ));
+            continue;
         }
         let opt = Opt {
             key: key.to_string(),
@@ -138,21 +153,20 @@ pub fn sections(text: &str, file: &str) -> Result<Vec<JobSection>, ScenarioError
             line,
         };
         match cur {
-            None => {
-                return Err(err(
-                    file,
-                    line,
-                    None,
-                    "an option before any section",
-                    "put it under [global] or a [jobname] section",
-                ))
-            }
-            Some(None) => global.push(opt),
-            Some(Some(j)) => jobs[j].opts.push(opt),
+            Reading::Nothing => errors.push(err(
+                file,
+                line,
+                None,
+                "an option before any section",
+                "put it under [global] or a [jobname] section",
+            )),
+            Reading::Global => global.push(opt),
+            Reading::Job(j) => jobs[j].opts.push(opt),
+            Reading::Refused => {}
         }
     }
-    if jobs.is_empty() {
-        return Err(err(
+    if jobs.is_empty() && errors.is_empty() {
+        errors.push(err(
             file,
             0,
             None,
@@ -160,7 +174,22 @@ pub fn sections(text: &str, file: &str) -> Result<Vec<JobSection>, ScenarioError
             "a job is a section other than [global], e.g. [randread] followed by rw=randread",
         ));
     }
-    Ok(jobs)
+    if errors.is_empty() {
+        Ok(jobs)
+    } else {
+        Err(errors)
+    }
+}
+
+/// A file's errors as one: the first in file order carries the others (each once: an option
+/// of `[global]` is applied to every job, and its mistake reported at its own line once).
+fn gathered(mut errors: Vec<ScenarioError>) -> ScenarioError {
+    errors.sort_by_key(|e| (e.line, e.column));
+    errors.dedup_by(|a, b| a.line == b.line && a.key == b.key && a.message == b.message);
+    let mut all = errors.into_iter();
+    let mut first = all.next().expect("at least one error");
+    first.more = all.collect();
+    first
 }
 
 fn err(file: &str, line: usize, key: Option<&str>, message: impl Into<String>, hint: impl Into<String>) -> ScenarioError {
@@ -179,8 +208,15 @@ fn err(file: &str, line: usize, key: Option<&str>, message: impl Into<String>, h
 /// groups before them, and what a `[[task]] fio = ...` adds (start, stop, ionice, cgroup).
 #[derive(Clone, Debug)]
 pub struct Placement {
+    /// The task's device: the jobs' unless their `filename` or `directory` names another.
     pub device: usize,
-    pub device_name: String,
+    /// The scenario's devices (name, size in bytes), by index.
+    pub devices: Vec<(String, u64)>,
+    /// The task named its device (`device = "sdb"`): a job naming another is a mistake.
+    pub pinned: bool,
+    /// A bare job file on the default machine: its one disk stands for whatever device the
+    /// jobs name, as a job file copied from another machine expects.
+    pub stand_in: bool,
     pub first_group: usize,
     pub start: Ns,
     pub stop: Option<Ns>,
@@ -196,7 +232,7 @@ pub fn tasks(text: &str, file: &str, at: &Placement) -> Result<Vec<TaskConfig>, 
 /// As [`tasks`], with (job, option, value) lines added after each named job's own options, as
 /// a sweep's `fio/<job>/<option>` sets them (a later line wins, as in fio).
 pub fn tasks_with(text: &str, file: &str, at: &Placement, extra: &[(String, String, String)]) -> Result<Vec<TaskConfig>, ScenarioError> {
-    let mut jobs = sections(text, file)?;
+    let mut jobs = sections(text, file).map_err(gathered)?;
     for (job, key, value) in extra {
         // A sweep's strings are checked where the scenario is read; a caller that builds
         // them itself is held to the same rule.
@@ -218,23 +254,52 @@ pub fn tasks_with(text: &str, file: &str, at: &Placement, extra: &[(String, Stri
             });
         }
     }
+    let mut errors: Vec<ScenarioError> = Vec::new();
     let mut out: Vec<TaskConfig> = Vec::with_capacity(jobs.len());
     let mut group = 0u32;
     let mut clones = 0u64;
     for (index, sec) in jobs.iter().enumerate() {
+        // Every option is applied, each mistake kept at its line; the checks across options
+        // count only when the options themselves were sound.
         let mut b = JobBuilder::new(&sec.name, index as u32);
+        let before = errors.len();
         for o in &sec.opts {
-            b.apply(o).map_err(|(m, h)| err(file, o.line, Some(&o.key), m, h))?;
+            if let Err((m, h)) = b.apply(o) {
+                errors.push(err(file, o.line, Some(&o.key), m, h));
+            }
         }
-        let built = b
-            .finish()
-            .map_err(|(m, h)| err(file, sec.line, None, format!("job `{}`: {m}", sec.name), h))?;
+        let options_sound = errors.len() == before;
+        let routed = match route(&b, at) {
+            Ok(r) => Some(r),
+            Err((key, (m, h))) => {
+                let line = sec.opts.iter().rev().find(|o| o.key == key).map_or(sec.line, |o| o.line);
+                errors.push(err(file, line, Some(key), m, h));
+                None
+            }
+        };
+        if let Some((device, true)) = routed {
+            b.on_block_device(at.devices[device].1);
+        }
+        let built = match b.finish() {
+            Ok(built) if options_sound && routed.is_some() => built,
+            Ok(_) => continue,
+            Err(slips) => {
+                for s in slips.into_iter().filter(|s| options_sound || s.line.is_some()) {
+                    let (m, h) = s.fail;
+                    errors.push(match s.line {
+                        Some(line) => err(file, line, s.key.as_deref(), m, h),
+                        None => err(file, sec.line, s.key.as_deref(), format!("job `{}`: {m}", sec.name), h),
+                    });
+                }
+                continue;
+            }
+        };
         // The scenario's bound on task instances holds for a job file too (a bare one has no
         // scenario to count them).
         clones += u64::from(built.numjobs);
         if clones > crate::limits::MAX_TASKS {
             let line = sec.opts.iter().rev().find(|o| o.key == "numjobs").map_or(sec.line, |o| o.line);
-            return Err(err(
+            errors.push(err(
                 file,
                 line,
                 Some("numjobs"),
@@ -244,6 +309,7 @@ pub fn tasks_with(text: &str, file: &str, at: &Placement, extra: &[(String, Stri
                 ),
                 "each clone is a task with its own state and histograms; fewer clones with a deeper iodepth ask the same of the device",
             ));
+            break;
         }
         // Jobs after a stonewall wait for every job before them; wait_for names one.
         let mut after: Vec<usize> = Vec::new();
@@ -255,13 +321,14 @@ pub fn tasks_with(text: &str, file: &str, at: &Placement, extra: &[(String, Stri
                 Some(i) => after.push(at.first_group + i),
                 None => {
                     let line = sec.opts.iter().rev().find(|o| o.key == "wait_for").map_or(sec.line, |o| o.line);
-                    return Err(err(
+                    errors.push(err(
                         file,
                         line,
                         Some("wait_for"),
                         format!("no job `{w}` before job `{}`", sec.name),
                         "wait_for names a job defined earlier in the file",
                     ));
+                    continue;
                 }
             }
         }
@@ -273,17 +340,19 @@ pub fn tasks_with(text: &str, file: &str, at: &Placement, extra: &[(String, Stri
         let mut job: FioJob = built.job;
         job.group = group;
         job.global_options = sec.globals;
+        let device = routed.map_or(at.device, |(d, _)| d);
+        let device_name = &at.devices[device].0;
         let file_path = match &built.filename {
             Some(f) => {
                 let base = f.rsplit('/').next().unwrap_or(f);
-                format!("/mnt/{}/{}", at.device_name, base)
+                format!("/mnt/{device_name}/{base}")
             }
-            None => format!("/mnt/{}/{}.{{n}}", at.device_name, sec.name),
+            None => format!("/mnt/{device_name}/{}.{{n}}", sec.name),
         };
         out.push(TaskConfig {
             name: sec.name.clone(),
             count: built.numjobs,
-            device: at.device,
+            device,
             file: file_path,
             start: at.start + built.startdelay,
             stagger: 0,
@@ -294,7 +363,63 @@ pub fn tasks_with(text: &str, file: &str, at: &Placement, extra: &[(String, Stri
             job: wblab_sim::config::JobConfig::Fio(Box::new(job)),
         });
     }
-    Ok(out)
+    if errors.is_empty() {
+        Ok(out)
+    } else {
+        Err(gathered(errors))
+    }
+}
+
+/// The device a job runs on, read from its `filename` (`/dev/sdb`, `/mnt/sdb/data`) or
+/// `directory` (`/mnt/sdb`), and whether its file is the whole block device; the task's device
+/// when neither names one. A mistake names the option at fault.
+fn route(b: &JobBuilder, at: &Placement) -> Result<(usize, bool), (&'static str, options::Fail)> {
+    let (filename, directory) = b.target();
+    let named = |path: &str, key: &'static str| -> Option<(&'static str, String, bool)> {
+        let one = |rest: &str| rest.split('/').next().filter(|d| !d.is_empty()).map(str::to_string);
+        if let Some(rest) = path.strip_prefix("/dev/") {
+            return one(rest).map(|d| (key, d, key == "filename"));
+        }
+        path.strip_prefix("/mnt/").and_then(one).map(|d| (key, d, false))
+    };
+    let from_filename = filename.and_then(|f| named(f, "filename"));
+    // A relative filename lives in the directory.
+    let from_directory = match filename {
+        Some(f) if f.starts_with('/') => None,
+        _ => directory.and_then(|d| named(d, "directory")),
+    };
+    let Some((key, name, block)) = from_filename.or(from_directory) else {
+        return Ok((at.device, false));
+    };
+    let names: Vec<&str> = at.devices.iter().map(|(n, _)| n.as_str()).collect();
+    let device = match names.iter().position(|n| *n == name) {
+        Some(i) => i,
+        None if at.stand_in => at.device,
+        None => {
+            return Err((
+                key,
+                (
+                    format!("`{name}` is not a device of the scenario"),
+                    suggest::did_you_mean(&name, &names).unwrap_or_else(|| {
+                        format!(
+                            "a job runs on the device its {key} names (/dev/<device> or /mnt/<device>/); the devices: {}",
+                            suggest::list(&names)
+                        )
+                    }),
+                ),
+            ))
+        }
+    };
+    if at.pinned && device != at.device {
+        return Err((
+            key,
+            (
+                format!("the job's {key} is on `{name}`, but the task's device is `{}`", names[at.device]),
+                "make them agree, or drop the task's `device`: each job then runs where its files are".into(),
+            ),
+        ));
+    }
+    Ok((device, block))
 }
 
 /// How long a run of these tasks may last: the sum of their jobs' lengths where every job

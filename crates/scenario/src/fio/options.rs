@@ -19,6 +19,15 @@ pub struct Opt {
 /// A message and a hint.
 pub type Fail = (String, String);
 
+/// A job's mistake found once all its options are read: at an option's line, or at the job's
+/// section (`line: None`) when it spans options.
+#[derive(Clone, Debug)]
+pub struct Slip {
+    pub line: Option<usize>,
+    pub key: Option<String>,
+    pub fail: Fail,
+}
+
 /// The options wblab runs (and their aliases), for messages and the docs.
 pub const MODELLED: &[&str] = &[
     "name",
@@ -196,11 +205,17 @@ pub struct JobBuilder {
     io_size: Option<u64>,
     randrepeat: bool,
     randseed: Option<u64>,
-    /// `bs` options and their line values, resolved at the end (kb_base may come after).
-    sizes: Vec<(String, String)>,
+    /// Size options as written (key, value, line): read at the end, in the job's final
+    /// `kb_base` (which may come after them).
+    sizes: Vec<(String, String, usize)>,
     /// `overwrite=` and `fallocate=`, which decide [`FioJob::layout`] at the end.
     overwrite: bool,
     fallocate: FioLayout,
+    /// `directory=`, which with `filename=` says which device the job runs on.
+    directory: Option<String>,
+    /// The size of the block device the job's `filename` names: its files' size when the
+    /// job gives none.
+    whole_device: Option<u64>,
 }
 
 /// fio's seed when `randrepeat` is on and no `randseed` is given.
@@ -263,7 +278,19 @@ impl JobBuilder {
             sizes: Vec::new(),
             overwrite: false,
             fallocate: FioLayout::Preallocated,
+            directory: None,
+            whole_device: None,
         }
+    }
+
+    /// `filename=` and `directory=` as written: where the job's files are.
+    pub fn target(&self) -> (Option<&str>, Option<&str>) {
+        (self.filename.as_deref(), self.directory.as_deref())
+    }
+
+    /// The job's file is a whole block device of `bytes` (`filename=/dev/sdb`).
+    pub fn on_block_device(&mut self, bytes: u64) {
+        self.whole_device = Some(bytes);
     }
 
     /// Apply one option line.
@@ -326,10 +353,12 @@ impl JobBuilder {
                         ))
                     }
                     _ => {
+                        const RW: &[&str] = &["read", "write", "randread", "randwrite", "rw", "readwrite", "randrw"];
+                        let all = "one of read, write, randread, randwrite, rw (readwrite), randrw";
                         return Err((
                             format!("unknown rw `{x}`"),
-                            "one of read, write, randread, randwrite, rw (readwrite), randrw".into(),
-                        ))
+                            suggest::did_you_mean(x, RW).map_or_else(|| all.to_string(), |d| format!("{d} ({all})")),
+                        ));
                     }
                 };
             }
@@ -337,7 +366,7 @@ impl JobBuilder {
             "rwmixwrite" => j.rwmixread = 100 - int(need()?, 0, 100).map_err(hintless)? as u32,
             "bs" | "blocksize" | "bsrange" | "blocksize_range" | "bssplit" | "size" | "filesize" | "io_size" | "io_limit" | "rate"
             | "rate_iops" => {
-                self.sizes.push((key.to_string(), need()?.to_string()));
+                self.sizes.push((key.to_string(), need()?.to_string(), o.line));
             }
             "kb_base" => {
                 self.kb_base = match need()? {
@@ -368,7 +397,11 @@ impl JobBuilder {
                 self.filename = Some(f.to_string());
             }
             "directory" => {
-                need()?;
+                let d = need()?;
+                if d.contains(':') {
+                    return Err(("several directories (a:b) are not modelled".into(), "name one directory".into()));
+                }
+                self.directory = Some(d.to_string());
             }
             "numjobs" => self.numjobs = int(need()?, 1, crate::limits::MAX_TASKS).map_err(hintless)? as u32,
             "ioengine" => {
@@ -377,10 +410,15 @@ impl JobBuilder {
                     "libaio" => FioEngine::Libaio,
                     "io_uring" => FioEngine::IoUring,
                     x => {
+                        const ENGINES: &[&str] = &["psync", "sync", "pvsync", "pvsync2", "vsync", "libaio", "io_uring"];
+                        let modelled = format!("modelled: {}", ENGINES.join(", "));
                         return Err((
                             format!("ioengine `{x}` is not modelled"),
-                            "modelled: psync, sync, pvsync, pvsync2, vsync, libaio, io_uring".into(),
-                        ))
+                            match suggest::did_you_mean(x, ENGINES) {
+                                Some(d) => format!("{d} ({modelled})"),
+                                None => modelled,
+                            },
+                        ));
                     }
                 }
             }
@@ -479,72 +517,95 @@ impl JobBuilder {
 
     /// The job, once every option is applied: sizes in the final `kb_base`, checks that span
     /// options.
-    pub fn finish(mut self) -> Result<Built, Fail> {
+    pub fn finish(mut self) -> Result<Built, Vec<Slip>> {
+        let mut slips: Vec<Slip> = Vec::new();
         let kb = self.kb_base;
-        let sz = |s: &str| size(s, kb);
-        for (key, v) in std::mem::take(&mut self.sizes) {
-            let bad = |m: String| {
-                (
-                    format!("{key}: {m}"),
-                    format!("sizes as fio takes them: 4k, 1m, 64KiB (kb_base={kb})"),
-                )
-            };
-            match key.as_str() {
-                "bs" | "blocksize" => {
-                    let [r, w] = per_dir(&v, sz).map_err(bad)?;
-                    for (d, b) in [(READ, r), (WRITE, w)] {
-                        if let Some(b) = b {
-                            self.job.bs[d] = FioBs::Fixed(b);
-                        }
-                    }
-                }
-                "bsrange" | "blocksize_range" => {
-                    let [r, w] = per_dir(&v, |s| {
-                        let (lo, hi) = s.split_once('-').ok_or_else(|| format!("`{s}` is not a range lo-hi"))?;
-                        let (lo, hi) = (sz(lo)?, sz(hi)?);
-                        if lo == 0 || hi < lo {
-                            return Err(format!("`{s}` is not a range of sizes lo-hi with lo > 0"));
-                        }
-                        Ok(FioBs::Range(lo, hi))
-                    })
-                    .map_err(bad)?;
-                    for (d, b) in [(READ, r), (WRITE, w)] {
-                        if let Some(b) = b {
-                            self.job.bs[d] = b;
-                        }
-                    }
-                }
-                "bssplit" => {
-                    let [r, w] = per_dir(&v, |s| bssplit(s, kb)).map_err(bad)?;
-                    for (d, b) in [(READ, r), (WRITE, w)] {
-                        if let Some(b) = b {
-                            self.job.bs[d] = b;
-                        }
-                    }
-                }
-                "size" => {
-                    if v.trim_end().ends_with('%') {
-                        return Err(("size as a percentage is not modelled".into(), "give a size, e.g. size=1g".into()));
-                    }
-                    self.size = Some(sz(&v).map_err(bad)?);
-                }
-                "filesize" => {
-                    if v.contains('-') {
-                        return Err(("a filesize range is not modelled".into(), "give one size".into()));
-                    }
-                    self.filesize = Some(sz(&v).map_err(bad)?);
-                }
-                "io_size" | "io_limit" => self.io_size = Some(sz(&v).map_err(bad)?),
-                "rate" => {
-                    let [r, w] = per_dir(&v, sz).map_err(bad)?;
-                    self.job.rate = [r.unwrap_or(0), w.unwrap_or(0)];
-                }
-                _ => {
-                    let [r, w] = per_dir(&v, |s| int(s, 0, u64::MAX)).map_err(bad)?;
-                    self.job.rate_iops = [r.unwrap_or(0), w.unwrap_or(0)];
-                }
+        for (key, v, line) in std::mem::take(&mut self.sizes) {
+            let bad = |m: String| (m, format!("sizes as fio takes them: 4k, 1m, 64KiB (kb_base={kb})"));
+            if let Err(fail) = self.read_size(&key, &v, bad) {
+                slips.push(Slip {
+                    line: Some(line),
+                    key: Some(key.clone()),
+                    fail,
+                });
             }
         }
+        if !slips.is_empty() {
+            return Err(slips);
+        }
+        self.check().map_err(|fail| {
+            vec![Slip {
+                line: None,
+                key: None,
+                fail,
+            }]
+        })
+    }
+
+    /// One size option's value, in the job's `kb_base`.
+    fn read_size(&mut self, key: &str, v: &str, bad: impl Fn(String) -> Fail) -> Result<(), Fail> {
+        let kb = self.kb_base;
+        let sz = |s: &str| size(s, kb);
+        match key {
+            "bs" | "blocksize" => {
+                let [r, w] = per_dir(v, sz).map_err(&bad)?;
+                for (d, b) in [(READ, r), (WRITE, w)] {
+                    if let Some(b) = b {
+                        self.job.bs[d] = FioBs::Fixed(b);
+                    }
+                }
+            }
+            "bsrange" | "blocksize_range" => {
+                let [r, w] = per_dir(v, |s| {
+                    let (lo, hi) = s.split_once('-').ok_or_else(|| format!("`{s}` is not a range lo-hi"))?;
+                    let (lo, hi) = (sz(lo)?, sz(hi)?);
+                    if lo == 0 || hi < lo {
+                        return Err(format!("`{s}` is not a range of sizes lo-hi with lo > 0"));
+                    }
+                    Ok(FioBs::Range(lo, hi))
+                })
+                .map_err(&bad)?;
+                for (d, b) in [(READ, r), (WRITE, w)] {
+                    if let Some(b) = b {
+                        self.job.bs[d] = b;
+                    }
+                }
+            }
+            "bssplit" => {
+                let [r, w] = per_dir(v, |s| bssplit(s, kb)).map_err(&bad)?;
+                for (d, b) in [(READ, r), (WRITE, w)] {
+                    if let Some(b) = b {
+                        self.job.bs[d] = b;
+                    }
+                }
+            }
+            "size" => {
+                if v.trim_end().ends_with('%') {
+                    return Err(("size as a percentage is not modelled".into(), "give a size, e.g. size=1g".into()));
+                }
+                self.size = Some(sz(v).map_err(&bad)?);
+            }
+            "filesize" => {
+                if v.contains('-') {
+                    return Err(("a filesize range is not modelled".into(), "give one size".into()));
+                }
+                self.filesize = Some(sz(v).map_err(&bad)?);
+            }
+            "io_size" | "io_limit" => self.io_size = Some(sz(v).map_err(&bad)?),
+            "rate" => {
+                let [r, w] = per_dir(v, sz).map_err(&bad)?;
+                self.job.rate = [r.unwrap_or(0), w.unwrap_or(0)];
+            }
+            _ => {
+                let [r, w] = per_dir(v, |s| int(s, 0, u64::MAX)).map_err(&bad)?;
+                self.job.rate_iops = [r.unwrap_or(0), w.unwrap_or(0)];
+            }
+        }
+        Ok(())
+    }
+
+    /// The checks that span options, once every size is read.
+    fn check(mut self) -> Result<Built, Fail> {
         let j = &mut self.job;
         for d in [READ, WRITE] {
             if j.bs[d].min() == 0 {
@@ -573,6 +634,11 @@ impl JobBuilder {
         let (file_size, budget) = match (self.filesize, self.size) {
             (Some(f), s) => (f, self.io_size.or(s).unwrap_or(f * nr)),
             (None, Some(s)) => (s / nr, self.io_size.unwrap_or(s)),
+            // A job on a block device (`filename=/dev/sdb`) spans the device, as in fio.
+            (None, None) if self.whole_device.is_some() => {
+                let whole = self.whole_device.unwrap_or_default();
+                (whole, self.io_size.unwrap_or(whole))
+            }
             (None, None) => {
                 return Err((
                     "no size: fio needs to know how large the files are".into(),
@@ -792,7 +858,8 @@ mod tests {
                 line: i + 1,
             })?;
         }
-        b.finish()
+        // The first mistake, as the tests below look for one at a time.
+        b.finish().map_err(|slips| slips.into_iter().next().expect("a slip").fail)
     }
 
     #[test]

@@ -278,7 +278,9 @@ mod tests {
     fn at() -> Placement {
         Placement {
             device: 0,
-            device_name: "sda".into(),
+            devices: vec![("sda".into(), 4 << 40)],
+            pinned: false,
+            stand_in: true,
             first_group: 0,
             start: 0,
             stop: None,
