@@ -13,6 +13,7 @@ use wblab_sim::units::format_size;
 /// The names a marker may use, with their arguments, for error hints.
 pub const GENERATORS: &[&str] = &[
     "commands",
+    "fio-options",
     "validate-summary DIR",
     "sweep FILE OPTIONS...",
     "generations",
@@ -69,6 +70,7 @@ pub fn generate(name: &str, args: &[String], cli: &clap::Command, ctx: &Ctx) -> 
         "reproduce" => reproduce(one_arg()?),
         "validate-summary" => crate::validate::summary_of(std::path::Path::new(one_arg()?)),
         "fio-syncs" => super::sync_table::fio_syncs(args),
+        "fio-options" => no_args(fio_options()),
         "stem" => match args {
             [scenario, task] => stem(scenario, task),
             _ => Err("`stem` takes a scenario file and a task name".to_string()),
@@ -99,6 +101,52 @@ pub(super) fn table(head: &[&str], rows: impl IntoIterator<Item = Vec<String>>) 
 
 fn code(s: &str) -> String {
     format!("`{s}`")
+}
+
+/// Every fio 3.33 option with what wblab does with it (the parser's own catalogue): general
+/// options first, then those of the I/O engines and profiles.
+fn fio_options() -> String {
+    use wblab_scenario::fio::catalogue::{Class, OPTIONS};
+    let class = |c: Class| match c {
+        Class::Modelled => "modelled",
+        Class::Accepted => "accepted",
+        Class::Refused => "refused",
+    };
+    let counts = |c: Class| OPTIONS.iter().filter(|o| o.class == c).count();
+    let mut out = format!(
+        "{} names (aliases included): {} modelled, {} accepted, {} refused.\n\n",
+        OPTIONS.len(),
+        counts(Class::Modelled),
+        counts(Class::Accepted),
+        counts(Class::Refused)
+    );
+    let (general, scoped): (Vec<_>, Vec<_>) = OPTIONS.iter().partition(|o| o.scope.is_empty());
+    let row = |o: &&wblab_scenario::fio::catalogue::FioOption| {
+        let mut why = String::new();
+        if !o.alias_of.is_empty() {
+            why.push_str(&format!("alias of `{}`", o.alias_of));
+        }
+        if !o.reason.is_empty() {
+            if !why.is_empty() {
+                why.push_str("; ");
+            }
+            why.push_str(o.reason);
+        }
+        if !o.default.is_empty() {
+            why.push_str(&format!(" (`{}={}`, fio's default, is taken)", o.name, o.default));
+        }
+        let mut cells = vec![code(o.name)];
+        if !o.scope.is_empty() {
+            cells.push(o.scope.to_string());
+        }
+        cells.push(class(o.class).to_string());
+        cells.push(why.trim().to_string());
+        cells
+    };
+    out.push_str(&table(&["option", "wblab", "why"], general.iter().map(row)));
+    out.push_str("\nOptions of fio's I/O engines and profiles:\n\n");
+    out.push_str(&table(&["option", "engines", "wblab", "why"], scoped.iter().map(row)));
+    out
 }
 
 fn commands(cli: &clap::Command) -> String {

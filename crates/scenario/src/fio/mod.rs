@@ -8,6 +8,7 @@
 //! on the task's device, started after `startdelay`, after the jobs before a `stonewall` or
 //! named by `wait_for`.
 
+pub mod catalogue;
 pub(crate) mod options;
 pub mod render;
 pub mod value;

@@ -1,6 +1,7 @@
 //! fio's options, each applied to a job as fio applies it (later lines win), with fio's
 //! defaults; the ones the model does not run are refused by name.
 
+use super::catalogue::{self, Class};
 use super::value::{boolean, int, per_dir, size, time};
 use crate::suggest;
 use wblab_sim::config::{
@@ -27,157 +28,6 @@ pub struct Slip {
     pub key: Option<String>,
     pub fail: Fail,
 }
-
-/// The options wblab runs (and their aliases), for messages and the docs.
-pub const MODELLED: &[&str] = &[
-    "name",
-    "description",
-    "rw",
-    "readwrite",
-    "rwmixread",
-    "rwmixwrite",
-    "bs",
-    "blocksize",
-    "bsrange",
-    "blocksize_range",
-    "bssplit",
-    "size",
-    "filesize",
-    "io_size",
-    "io_limit",
-    "nrfiles",
-    "filename",
-    "directory",
-    "numjobs",
-    "ioengine",
-    "iodepth",
-    "iodepth_low",
-    "iodepth_batch",
-    "iodepth_batch_submit",
-    "iodepth_batch_complete_min",
-    "iodepth_batch_complete",
-    "iodepth_batch_complete_max",
-    "direct",
-    "buffered",
-    "fsync",
-    "fdatasync",
-    "sync_file_range",
-    "end_fsync",
-    "fsync_on_close",
-    "rate",
-    "rate_iops",
-    "rate_process",
-    "thinktime",
-    "thinktime_blocks",
-    "thinktime_spin",
-    "runtime",
-    "timeout",
-    "time_based",
-    "startdelay",
-    "ramp_time",
-    "stonewall",
-    "wait_for_previous",
-    "new_group",
-    "wait_for",
-    "loops",
-    "random_distribution",
-    "randrepeat",
-    "allrandrepeat",
-    "randseed",
-    "norandommap",
-    "random_generator",
-    "invalidate",
-    "kb_base",
-    "percentile_list",
-    "clat_percentiles",
-    "lat_percentiles",
-    "group_reporting",
-    "thread",
-    "unlink",
-    "overwrite",
-    "fallocate",
-    "sync",
-    "write_lat_log",
-    "write_bw_log",
-    "write_iops_log",
-    "log_avg_msec",
-    "log_max_value",
-    "log_offset",
-    "per_job_logs",
-    "log_entries",
-];
-
-/// fio options a job file may well contain that the model does not run: named as such rather
-/// than as unknown.
-const NOT_MODELLED: &[&str] = &[
-    "offset",
-    "offset_increment",
-    "zonesize",
-    "zonerange",
-    "zoneskip",
-    "verify",
-    "do_verify",
-    "verify_pattern",
-    "buffer_pattern",
-    "refill_buffers",
-    "scramble_buffers",
-    "buffer_compress_percentage",
-    "dedupe_percentage",
-    "cpus_allowed",
-    "cpumask",
-    "nice",
-    "prio",
-    "prioclass",
-    "cmdprio_percentage",
-    "hipri",
-    "sqthread_poll",
-    "fixedbufs",
-    "registerfiles",
-    "mem",
-    "iomem",
-    "rate_min",
-    "rate_iops_min",
-    "rate_cycle",
-    "latency_target",
-    "latency_window",
-    "latency_percentile",
-    "file_service_type",
-    "create_on_open",
-    "create_only",
-    "fill_device",
-    "fill_fs",
-    "file_append",
-    "trim_percentage",
-    "exitall",
-    "exitall_on_error",
-    "continue_on_error",
-    "lockfile",
-    "openfiles",
-    "pre_read",
-    "fadvise_hint",
-    "disable_lat",
-    "disable_clat",
-    "disable_slat",
-    "disable_bw_measurement",
-    "write_hist_log",
-    "log_hist_msec",
-    "ioscheduler",
-    "cgroup",
-    "blockalign",
-    "ba",
-    "blocksize_unaligned",
-    "bs_unaligned",
-    "zero_buffers",
-    "gtod_reduce",
-    "clocksource",
-    "steadystate",
-    "ss",
-    "flow",
-    "uid",
-    "gid",
-    "stats",
-    "unified_rw_reporting",
-];
 
 /// What a job section gives besides the [`FioJob`] itself.
 pub struct Built {
@@ -213,6 +63,8 @@ pub struct JobBuilder {
     fallocate: FioLayout,
     /// `directory=`, which with `filename=` says which device the job runs on.
     directory: Option<String>,
+    /// `iodepth_batch_complete_max=`, checked against the minimum once both are read.
+    batch_complete_max: Option<u64>,
     /// The size of the block device the job's `filename` names: its files' size when the
     /// job gives none.
     whole_device: Option<u64>,
@@ -279,6 +131,7 @@ impl JobBuilder {
             overwrite: false,
             fallocate: FioLayout::Preallocated,
             directory: None,
+            batch_complete_max: None,
             whole_device: None,
         }
     }
@@ -304,8 +157,7 @@ impl JobBuilder {
         let hintless = |m: String| (m, format!("see `{key}` in fio's HOWTO"));
         let j = &mut self.job;
         match key {
-            "name" | "description" | "group_reporting" | "thread" | "unlink" | "log_entries" | "clat_percentiles" | "lat_percentiles"
-            | "allrandrepeat" => {}
+            "name" | "group_reporting" => {}
             "random_generator" => match need()? {
                 "tausworthe" | "tausworthe64" | "lfsr" => {}
                 x => return Err(hintless(format!("unknown random_generator `{x}`"))),
@@ -380,7 +232,7 @@ impl JobBuilder {
                     }
                 }
             }
-            "nrfiles" => j.nrfiles = int(need()?, 1, 4096).map_err(hintless)? as u32,
+            "nrfiles" | "nr_files" => j.nrfiles = int(need()?, 1, 4096).map_err(hintless)? as u32,
             "filename" => {
                 let f = need()?;
                 if f.contains(':') {
@@ -425,8 +277,9 @@ impl JobBuilder {
             "iodepth" => j.iodepth = int(need()?, 1, 65536).map_err(hintless)? as u32,
             "iodepth_low" => j.iodepth_low = int(need()?, 0, 65536).map_err(hintless)? as u32,
             "iodepth_batch" | "iodepth_batch_submit" => {
+                // fio reads 0 as a batch of iodepth.
                 let n = int(need()?, 0, 65536).map_err(hintless)?;
-                if n > 1 {
+                if n != 1 {
                     return Err((
                         format!("{key}={n}: batched submission is not modelled"),
                         "the model submits one I/O per io_submit/io_uring_enter; drop the option or set it to 1".into(),
@@ -434,12 +287,18 @@ impl JobBuilder {
                 }
             }
             "iodepth_batch_complete_min" | "iodepth_batch_complete" => {
-                j.batch_complete_min = int(need()?, 0, 65536).map_err(hintless)?.max(1) as u32
+                let n = int(need()?, 0, 65536).map_err(hintless)?;
+                if n == 0 {
+                    return Err((
+                        format!("{key}=0: reaping completions without waiting is not modelled"),
+                        "the model's jobs wait for at least one completion; set it to 1 or more".into(),
+                    ));
+                }
+                j.batch_complete_min = n as u32;
             }
-            "iodepth_batch_complete_max" => {
-                int(need()?, 0, 65536).map_err(hintless)?;
-            }
-            "direct" => j.direct = boolean(v).map_err(hintless)?,
+            "iodepth_batch_complete_max" => self.batch_complete_max = Some(int(need()?, 0, 65536).map_err(hintless)?),
+            // O_ATOMIC is a flag bit Linux's open(2) does not know: plain O_DIRECT.
+            "direct" | "atomic" => j.direct = boolean(v).map_err(hintless)?,
             "buffered" => j.direct = !boolean(v).map_err(hintless)?,
             "fsync" => j.fsync_every = int(need()?, 0, u32::MAX as u64).map_err(hintless)? as u32,
             "fdatasync" => {
@@ -499,17 +358,7 @@ impl JobBuilder {
                     return Err(("per_job_logs=0 is not modelled".into(), "each clone writes its own log".into()));
                 }
             }
-            _ if NOT_MODELLED.contains(&key) => {
-                return Err((
-                    format!("fio option `{key}` is not modelled"),
-                    "wblab refuses options it does not run rather than ignore them; the modelled ones are listed in docs/fio.md".into(),
-                ))
-            }
-            _ => {
-                let hint = suggest::did_you_mean(key, MODELLED)
-                    .unwrap_or_else(|| "not a fio option wblab knows; the modelled ones are listed in docs/fio.md".into());
-                return Err((format!("unknown fio option `{key}`"), hint));
-            }
+            _ => unmodelled(key, v)?,
         }
         self.job.options.push((key.to_string(), v.unwrap_or("").to_string()));
         Ok(())
@@ -668,6 +517,16 @@ impl JobBuilder {
                 "O_SYNC/O_DSYNC writes are modelled for the synchronous engines: ioengine=psync (or sync, pvsync, pvsync2)".into(),
             ));
         }
+        // fio's maximum defaults to the minimum: one wait per batch, as the model reaps.
+        if let Some(max) = self.batch_complete_max.filter(|&m| m > u64::from(j.batch_complete_min)) {
+            return Err((
+                format!(
+                    "iodepth_batch_complete_max={max} above iodepth_batch_complete_min={}: reaping more than the minimum per call is not modelled",
+                    j.batch_complete_min
+                ),
+                "drop iodepth_batch_complete_max (fio's default is the minimum)".into(),
+            ));
+        }
         j.iodepth_low = j.iodepth_low.min(j.iodepth);
         if j.engine == FioEngine::Sync {
             j.iodepth = 1;
@@ -692,6 +551,35 @@ impl JobBuilder {
             filename: self.filename,
         })
     }
+}
+
+/// An option without an arm of its own: taken when [`catalogue`] accepts it or it is written
+/// at fio's default, refused with the catalogue's reason otherwise, unknown when fio 3.33 has
+/// no such option.
+fn unmodelled(key: &str, v: Option<&str>) -> Result<(), Fail> {
+    let Some(o) = catalogue::find(key) else {
+        let names = catalogue::names();
+        let hint =
+            suggest::did_you_mean(key, &names).unwrap_or_else(|| "fio 3.33 has no option of that name; docs/fio.md lists them all".into());
+        return Err((format!("unknown fio option `{key}`"), hint));
+    };
+    if o.class == Class::Accepted || catalogue::is_default(o, v) {
+        return Ok(());
+    }
+    let why = if o.reason.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", o.reason)
+    };
+    let default = if o.default.is_empty() {
+        String::new()
+    } else {
+        format!(" (fio's default, {}={}, is taken)", o.name, o.default)
+    };
+    Err((
+        format!("fio option `{key}` is not modelled{why}"),
+        format!("wblab refuses the options it does not run rather than ignore them{default}; docs/fio.md lists every option"),
+    ))
 }
 
 /// A time the run waits or lasts: at most a run's longest [`crate::limits::MAX_DURATION`],
@@ -844,6 +732,60 @@ fn sync_file_range(v: &str) -> Result<SyncFileRange, (String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every option the catalogue calls modelled has an arm of its own here: none falls
+    /// through to the refusal meant for the options the model does not run.
+    #[test]
+    fn every_modelled_option_is_parsed() {
+        for opt in catalogue::OPTIONS.iter().filter(|o| o.class == Class::Modelled) {
+            for value in [None, Some("1"), Some("4k")] {
+                let mut b = JobBuilder::new("j", 0);
+                let r = b.apply(&Opt {
+                    key: opt.name.into(),
+                    value: value.map(str::to_string),
+                    line: 1,
+                });
+                if let Err((m, _)) = r {
+                    assert!(
+                        !m.starts_with(&format!("fio option `{}` is not modelled", opt.name)) && !m.starts_with("unknown fio option"),
+                        "{}: {m}",
+                        opt.name
+                    );
+                }
+            }
+        }
+    }
+
+    /// Accepted options and refused ones at fio's default are taken (and kept for fio.json's
+    /// job options); a refused option at another value names its reason; a misspelling gets
+    /// a did-you-mean over all of fio's options.
+    #[test]
+    fn options_without_an_arm_follow_the_catalogue() {
+        let apply = |k: &str, v: Option<&str>| {
+            let mut b = JobBuilder::new("j", 0);
+            b.apply(&Opt {
+                key: k.into(),
+                value: v.map(str::to_string),
+                line: 1,
+            })
+            .map(|()| b.job.options.len())
+        };
+        assert_eq!(apply("significant_figures", Some("6")), Ok(1));
+        assert_eq!(apply("zonemode", Some("none")), Ok(1));
+        let (m, h) = apply("zonemode", Some("zbd")).unwrap_err();
+        assert!(
+            m.starts_with("fio option `zonemode` is not modelled: ") && h.contains("zonemode=none"),
+            "{m} / {h}"
+        );
+        let (m, h) = apply("offset_incremnt", Some("1g")).unwrap_err();
+        assert_eq!(
+            (m.as_str(), h.as_str()),
+            ("unknown fio option `offset_incremnt`", "did you mean `offset_increment`?")
+        );
+        assert!(apply("iodepth_batch_submit", Some("0")).is_err(), "0 is a batch of iodepth");
+        assert!(apply("iodepth_batch_complete_min", Some("0")).is_err(), "0 reaps without waiting");
+        assert!(apply("atomic", Some("1")).is_ok() && apply("nr_files", Some("2")).is_ok());
+    }
 
     fn job(lines: &[&str]) -> Result<Built, Fail> {
         let mut b = JobBuilder::new("j", 0);

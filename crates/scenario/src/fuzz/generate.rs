@@ -449,7 +449,8 @@ fn value(r: &mut RngStream, shape: &Shape, ctx: &Ctx) -> String {
 }
 
 /// fio options and values the generator draws from: mostly what the model runs, with values
-/// out of range, options it refuses and a misspelling among them.
+/// out of range, devices a scenario may lack, options it accepts, refuses or takes only at
+/// fio's default, and a misspelling among them.
 const FIO_OPTIONS: &[(&str, &[&str])] = &[
     ("bs", &["4k", "512", "64k", "1m", "4k,64k", "0", "3000"]),
     ("ioengine", &["psync", "libaio", "io_uring", "sync", "mmap"]),
@@ -486,7 +487,11 @@ const FIO_OPTIONS: &[(&str, &[&str])] = &[
     ("new_group", &[""]),
     ("numjobs", &["1", "2", "3"]),
     ("nrfiles", &["1", "2"]),
-    ("filename", &["shared"]),
+    ("filename", &["shared", "/dev/sda", "/dev/sdb", "/mnt/sdb/data", "/dev/nvme9n9"]),
+    ("directory", &["/mnt/sda", "/mnt/sdb", "/mnt/nope"]),
+    ("zonemode", &["none", "zbd"]),
+    ("significant_figures", &["4"]),
+    ("iodepth_batch_complete_max", &["1", "8"]),
     ("end_fsync", &["1"]),
     ("iodepth_low", &["1", "8"]),
     ("iodepth_batch_complete_min", &["1", "4"]),

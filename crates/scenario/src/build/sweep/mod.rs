@@ -365,7 +365,7 @@ pub(crate) fn task_key(key: &str) -> Option<(&str, &str)> {
 pub(crate) fn fio_key(key: &str) -> Option<(&str, &str)> {
     let rest = key.strip_prefix("fio/")?;
     let (job, opt) = rest.split_once('/')?;
-    (!job.is_empty() && crate::fio::options::MODELLED.contains(&opt)).then_some((job, opt))
+    (!job.is_empty() && crate::fio::catalogue::is_modelled(opt)).then_some((job, opt))
 }
 
 /// `cgroup/<path>/<file>`: the file (`memory.max`, `io.latency`, ...) of the `[[cgroup]]` at
