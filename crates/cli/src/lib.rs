@@ -52,9 +52,14 @@ enum Cmd {
         #[arg(long)]
         json: bool,
         /// `json`: print what `fio --output-format=json` prints (fio.json) for a run of fio
-        /// jobs, summary.json otherwise; `normal`: the table.
+        /// jobs, summary.json otherwise; `json+` and `terse` (or `minimal`): fio's, for fio jobs;
+        /// `normal`: the table.
         #[arg(long, value_enum, default_value_t = OutputFormat::Normal)]
         output_format: OutputFormat,
+        /// Write what --json or --output-format prints to this file instead of stdout (as
+        /// fio's --output).
+        #[arg(long, value_name = "FILE")]
+        output: Option<PathBuf>,
         /// Record block:block_rq_issue/complete in trace.txt (large).
         #[arg(long)]
         trace_block: bool,
@@ -193,6 +198,53 @@ enum Cmd {
 enum OutputFormat {
     Normal,
     Json,
+    #[value(name = "json+")]
+    JsonPlus,
+    #[value(alias = "minimal")]
+    Terse,
+}
+
+impl OutputFormat {
+    /// fio's format of the same name; `None` for the table.
+    fn fio(self) -> Option<wblab_report::results::fio::FioFormat> {
+        use wblab_report::results::fio::FioFormat;
+        match self {
+            OutputFormat::Normal => None,
+            OutputFormat::Json => Some(FioFormat::Json),
+            OutputFormat::JsonPlus => Some(FioFormat::JsonPlus),
+            OutputFormat::Terse => Some(FioFormat::Terse),
+        }
+    }
+}
+
+/// What `wblab run` prints at the end, and where.
+#[derive(Clone, Debug, Default)]
+struct Printed {
+    /// summary.json instead of the table.
+    json: bool,
+    /// fio's output of the jobs (summary.json for a run without fio jobs and plain `json`).
+    fio: Option<wblab_report::results::fio::FioFormat>,
+    /// `--output`: a file instead of stdout.
+    file: Option<PathBuf>,
+}
+
+impl Printed {
+    /// `text` to the file or stdout; false (an error said) when the file cannot be written.
+    fn emit(&self, text: &str) -> bool {
+        match &self.file {
+            Some(f) => match std::fs::write(f, text) {
+                Ok(()) => true,
+                Err(e) => {
+                    eprintln!("error: cannot write {}: {e}", f.display());
+                    false
+                }
+            },
+            None => {
+                print!("{text}");
+                true
+            }
+        }
+    }
 }
 
 /// Write a run's results directory as `wblab run` does (summary, CSVs, histograms, trace.txt)
@@ -238,31 +290,30 @@ where
             repeat,
             json,
             output_format,
+            output,
             trace_block,
             quiet,
             no_report,
             check,
             sweep,
         } => {
-            let fio_json = output_format == OutputFormat::Json;
-            let json = json || fio_json;
+            let json = json || output_format != OutputFormat::Normal;
+            if output.is_some() && !json {
+                eprintln!("error: --output writes what --json or --output-format prints; the table goes to stdout");
+                eprintln!("  hint: add --output-format=json (or json+, terse), or redirect: wblab run ... > FILE");
+                return ExitCode::from(2);
+            }
+            let printed = Printed {
+                json,
+                fio: output_format.fio(),
+                file: output,
+            };
             if repeat > 1 && json {
                 eprintln!("error: --repeat prints a table of the runs' figures; it does not go with --json");
                 eprintln!("  hint: read repeats.csv in the results directory instead");
                 return ExitCode::from(2);
             }
-            cmd_run(
-                scenario,
-                out,
-                seed,
-                repeat,
-                (json, fio_json),
-                trace_block,
-                quiet,
-                no_report,
-                check,
-                &sweep,
-            )
+            cmd_run(scenario, out, seed, repeat, printed, trace_block, quiet, no_report, check, &sweep)
         }
         Cmd::Sweep {
             scenario,
@@ -278,7 +329,21 @@ where
                 eprintln!("  hint: add one, e.g. [sweep] \"vm.dirty_bytes\" = [\"64MiB\", \"256MiB\", \"1GiB\"]; `wblab run` runs a file without one");
                 return ExitCode::from(2);
             }
-            cmd_run(Some(scenario), out, seed, 1, (json, false), false, quiet, true, check, &sweep)
+            cmd_run(
+                Some(scenario),
+                out,
+                seed,
+                1,
+                Printed {
+                    json,
+                    ..Printed::default()
+                },
+                false,
+                quiet,
+                true,
+                check,
+                &sweep,
+            )
         }
         Cmd::Reproduce {
             reports,
@@ -328,14 +393,26 @@ fn cmd_run(
     out: Option<PathBuf>,
     seed: Option<u64>,
     repeat: u32,
-    (json, fio_json): (bool, bool),
+    printed: Printed,
     trace_block: bool,
     quiet: bool,
     no_report: bool,
     check: bool,
     sweep_args: &sweep::SweepArgs,
 ) -> ExitCode {
+    let json = printed.json;
+    // fio's own formats and --output are for one run: a sweep or several kernels print
+    // tables of their own.
+    let one_run_only = |what: &str| {
+        eprintln!("error: --output and --output-format=json+/terse are for one run; {what}");
+        eprintln!("  hint: each run's fio.json is in its results directory (a sweep's with --runs)");
+        ExitCode::from(2)
+    };
+    let special = printed.file.is_some() || matches!(printed.fio, Some(f) if f != wblab_report::results::fio::FioFormat::Json);
     if let Some(p) = &path {
+        if special && wblab_scenario::load_sweep(p).is_ok_and(|plan| plan.is_some()) {
+            return one_run_only(&format!("{} has a [sweep]", p.display()));
+        }
         let adjust = |sc: &mut wblab_sim::config::Scenario| {
             if let Some(s) = seed {
                 sc.seed = s;
@@ -390,6 +467,9 @@ fn cmd_run(
             sc.trace.block = true;
         }
     }
+    if all.len() > 1 && special {
+        return one_run_only(&format!("the scenario lists {} kernels", all.len()));
+    }
     if all.len() > 1 {
         // Several kernels: one results directory per kernel, then a side-by-side table.
         let out = out.unwrap_or_else(|| PathBuf::from("results").join(&all[0].name));
@@ -415,7 +495,14 @@ fn cmd_run(
     }
     let sc = all.swap_remove(0);
     let out = out.unwrap_or_else(|| PathBuf::from("results").join(&sc.name));
-    let code = run_one(&sc, &out, quiet, (json, fio_json), no_report, check);
+    // json+ and terse are fio's outputs only: a run without fio jobs has none to give.
+    let fio_only = matches!(printed.fio, Some(f) if f != wblab_report::results::fio::FioFormat::Json);
+    if fio_only && !sc.tasks.iter().any(|t| matches!(t.job, wblab_sim::config::JobConfig::Fio(_))) {
+        eprintln!("error: `{}` has no fio jobs, so no fio output in that format", sc.name);
+        eprintln!("  hint: --json (or --output-format=json) prints summary.json for any run");
+        return ExitCode::from(2);
+    }
+    let code = run_one(&sc, &out, quiet, &printed, no_report, check);
     if repeat > 1 && code == ExitCode::SUCCESS {
         return repeat_cmd::repeat(&sc, &out, repeat, quiet, check);
     }
@@ -425,14 +512,8 @@ fn cmd_run(
 /// One scenario, one kernel: simulate while trace.txt is written on the other core, print the
 /// summary as soon as the simulation ends, then finish the files and draw the report from
 /// what is in memory (nothing is read back).
-fn run_one(
-    sc: &wblab_sim::config::Scenario,
-    out: &Path,
-    quiet: bool,
-    (json, fio_json): (bool, bool),
-    no_report: bool,
-    check: bool,
-) -> ExitCode {
+fn run_one(sc: &wblab_sim::config::Scenario, out: &Path, quiet: bool, printed: &Printed, no_report: bool, check: bool) -> ExitCode {
+    let json = printed.json;
     use wblab_report::results::trace_stream::TraceStream;
     let t0 = Instant::now();
     let mut bar = progress::Bar::new(quiet || json, &sc.name);
@@ -505,11 +586,19 @@ fn run_one(
     if std::env::var_os("WBLAB_PHASES").is_some() {
         eprintln!("phase report-done {:.3}", t0.elapsed().as_secs_f64());
     }
-    if fio_json && texts_fio.is_some() {
-        print!("{}", texts_fio.unwrap_or_default());
+    let fio_text = printed.fio.and_then(|f| match f {
+        wblab_report::results::fio::FioFormat::Json => texts_fio,
+        other => wblab_report::results::fio::fio_output(&r, other),
+    });
+    if let Some(text) = fio_text {
+        if !printed.emit(&text) {
+            return ExitCode::from(1);
+        }
     } else if json {
         let v = wblab_report::summary_json(&r, wall);
-        println!("{}", serde_json::to_string_pretty(&v).expect("json"));
+        if !printed.emit(&(serde_json::to_string_pretty(&v).expect("json") + "\n")) {
+            return ExitCode::from(1);
+        }
     } else {
         println!("results: {}", out.display());
         if let Some(p) = report {

@@ -110,7 +110,7 @@ fn logs_have_fios_columns() {
         let mut last = 0;
         for line in text.lines() {
             let cols: Vec<u64> = line.split(", ").map(|c| c.parse().expect("integer column")).collect();
-            assert_eq!(cols.len(), 5, "{kind}: `{line}`: time, value, direction, block size, offset");
+            assert_eq!(cols.len(), 5, "{kind}: `{line}`: time, value, direction, block size, priority");
             assert!(cols[0] >= last, "{kind}: time goes forward");
             last = cols[0];
             assert!(cols[2] <= 1 && cols[3] == 4096, "{kind}: `{line}`");
@@ -323,4 +323,113 @@ fn a_sweep_varies_a_fio_option() {
     fs::write(&sc, text("fio/prob/iodepth")).unwrap();
     let err = String::from_utf8_lossy(&wblab(&["check", sc.to_str().unwrap()]).stderr).to_string();
     assert!(err.contains("no fio job is named `prob`") && err.contains("`probe`"), "{err}");
+}
+
+/// The kind of one terse field, as a parser of fio's line would read it.
+fn terse_kind(f: &str) -> &'static str {
+    let digits = |x: &str| !x.is_empty() && x.chars().all(|c| c.is_ascii_digit());
+    let six = |x: &str| x.split_once('.').is_some_and(|(a, b)| digits(a) && b.len() == 6 && digits(b));
+    if digits(f) {
+        "integer"
+    } else if six(f) {
+        "decimal"
+    } else if f
+        .strip_suffix('%')
+        .is_some_and(|x| x.trim_start().split_once('.').is_some_and(|(a, b)| digits(a) && digits(b)))
+    {
+        "percent"
+    } else if f.split_once("%=").is_some_and(|(p, v)| (p == "0" || six(p)) && digits(v)) {
+        "percentile"
+    } else {
+        "text"
+    }
+}
+
+/// Every key path of a JSON value, the keys of `bins` and `percentile` (latencies and
+/// percentiles, which depend on the run) read as one.
+fn plus_paths(v: &Value, at: &str, out: &mut BTreeSet<String>) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                let key = if at.ends_with("/bins") || at.ends_with("/percentile") {
+                    "N"
+                } else {
+                    k
+                };
+                let p = format!("{at}/{key}");
+                out.insert(p.clone());
+                plus_paths(x, &p, out);
+            }
+        }
+        Value::Array(a) => {
+            for x in a {
+                plus_paths(x, &format!("{at}[]"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A job file run by real fio 3.33 (`tests/data/fio-3.33/`: `--output-format=json+`, `terse`,
+/// and its logs) and by wblab: the same JSON paths (job options, `desc` and each latency's
+/// `bins` included), the same terse fields (130 + the description, each of the same kind:
+/// integer, decimal, percent, percentile, text), and logs with the same columns.
+#[test]
+fn json_plus_terse_and_logs_read_as_real_fios() {
+    let data = repo_root().join("crates/cli/tests/data/fio-3.33");
+    let dir = scratch("fio-formats");
+    let job = data.join("job.fio");
+    let run = |format: &str, out: &str| {
+        let o = wblab(&[
+            "run",
+            "-q",
+            "--no-report",
+            job.to_str().unwrap(),
+            "--out",
+            dir.join(out).to_str().unwrap(),
+            &format!("--output-format={format}"),
+            "--output",
+            dir.join(format!("{out}.txt")).to_str().unwrap(),
+        ]);
+        assert!(o.status.success() && o.stdout.is_empty(), "{}", String::from_utf8_lossy(&o.stderr));
+        fs::read_to_string(dir.join(format!("{out}.txt"))).unwrap()
+    };
+    // json+: every path of fio's, and bins keyed by the latencies fio's buckets print.
+    let real: Value = serde_json::from_str(&fs::read_to_string(data.join("fio-json+.json")).unwrap()).unwrap();
+    let ours: Value = serde_json::from_str(&run("json+", "plus")).expect("json+ is JSON");
+    let (mut a, mut b) = (BTreeSet::new(), BTreeSet::new());
+    plus_paths(&real, "", &mut a);
+    plus_paths(&ours, "", &mut b);
+    assert_eq!(a, b, "real fio's paths (left) and wblab's (right)");
+    let bins = &ours["jobs"][0]["read"]["lat_ns"]["bins"];
+    let counted: u64 = bins.as_object().expect("bins").values().map(|c| c.as_u64().unwrap()).sum();
+    assert_eq!(
+        counted,
+        ours["jobs"][0]["read"]["lat_ns"]["N"].as_u64().unwrap(),
+        "every I/O in a bin"
+    );
+    // terse: the same number of fields on each line, each of the same kind.
+    let real = fs::read_to_string(data.join("fio-terse.txt")).unwrap();
+    let ours = run("terse", "terse");
+    assert_eq!(real.lines().count(), ours.lines().count(), "{ours}");
+    for (r, o) in real.lines().zip(ours.lines()) {
+        let (r, o): (Vec<&str>, Vec<&str>) = (r.split(';').collect(), o.split(';').collect());
+        assert_eq!(r.len(), o.len(), "{o:?}");
+        for (i, (x, y)) in r.iter().zip(&o).enumerate() {
+            assert_eq!(terse_kind(x), terse_kind(y), "field {}: real `{x}`, wblab `{y}`", i + 1);
+        }
+        assert_eq!(
+            (o[0], o[2], o.last().copied()),
+            ("3", r[2], r.last().copied()),
+            "version, name, description"
+        );
+    }
+    // Logs: fio 3.33's columns, the offset before the priority with log_offset=1.
+    for log in ["mix_lat.1.log", "mix_clat.1.log", "mix_slat.1.log", "seq_iops.2.log"] {
+        let real = fs::read_to_string(data.join(log)).unwrap();
+        let ours = fs::read_to_string(dir.join("plus").join(log)).unwrap_or_else(|e| panic!("{log}: {e}"));
+        assert_eq!(real.is_empty(), ours.is_empty(), "{log}");
+        let cols = |t: &str| t.lines().map(|l| l.split(", ").count()).collect::<BTreeSet<usize>>();
+        assert_eq!(cols(&real), cols(&ours), "{log}");
+    }
 }

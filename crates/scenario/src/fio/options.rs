@@ -158,6 +158,10 @@ impl JobBuilder {
         let j = &mut self.job;
         match key {
             "name" | "group_reporting" => {}
+            // Read by the outputs from the job's options, as fio reads them.
+            "clat_percentiles" | "lat_percentiles" | "slat_percentiles" => {
+                boolean(v).map_err(hintless)?;
+            }
             "random_generator" => match need()? {
                 "tausworthe" | "tausworthe64" | "lfsr" => {}
                 x => return Err(hintless(format!("unknown random_generator `{x}`"))),
