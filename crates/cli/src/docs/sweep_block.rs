@@ -20,6 +20,28 @@ struct Args {
     show: Vec<String>,
 }
 
+/// The marker's words as a command line a shell runs as shown: `--show` (the generator's own
+/// option) left out, and a word with a character the shell reads (`<`, `>`, `*`, ...) quoted.
+fn pasteable(words: &[String]) -> String {
+    let mut out: Vec<String> = Vec::with_capacity(words.len());
+    let mut skip = false;
+    for w in words {
+        if std::mem::take(&mut skip) {
+            continue;
+        }
+        if w == "--show" {
+            skip = true;
+            continue;
+        }
+        if w.starts_with("--show=") {
+            continue;
+        }
+        let plain = w.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c));
+        out.push(if plain { w.clone() } else { format!("\"{w}\"") });
+    }
+    out.join(" ")
+}
+
 pub fn sweep(words: &[String], ctx: &Ctx) -> Result<String, String> {
     let a = Args::try_parse_from(words).map_err(|e| format!("`sweep`: {}", e.to_string().lines().next().unwrap_or_default()))?;
     let plan = wblab_scenario::load_sweep(&a.scenario)
@@ -36,7 +58,7 @@ pub fn sweep(words: &[String], ctx: &Ctx) -> Result<String, String> {
     if let Some(p) = invalid.first() {
         return Err(format!("{}: point {} is not a valid scenario: {}", plan.file(), p.point, p.reason));
     }
-    let mut body = format!("```\n$ wblab sweep {}\n", words.join(" "));
+    let mut body = format!("```\n$ wblab sweep {}\n", pasteable(words));
     let objectives = a.sweep.objectives();
     if objectives.is_empty() && a.sweep.plot.is_empty() {
         body.push_str(&crate::sweep::table(&plan, &first.scenario, &points));
@@ -66,4 +88,26 @@ pub fn sweep(words: &[String], ctx: &Ctx) -> Result<String, String> {
         body.push_str(&format!("\n![{}]({link_dir}/{name})\n", name.trim_end_matches(".svg")));
     }
     Ok(body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shown_command_pastes() {
+        let words: Vec<String> = [
+            "f.toml",
+            "--where",
+            "a.b>=0.95*best",
+            "--show",
+            "model-hdd",
+            "--x",
+            "vm.dirty_bytes",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert_eq!(pasteable(&words), "f.toml --where \"a.b>=0.95*best\" --x vm.dirty_bytes");
+    }
 }
