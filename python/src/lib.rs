@@ -21,17 +21,36 @@ fn err(e: impl std::fmt::Display) -> PyErr {
     WblabError::new_err(e.to_string())
 }
 
-/// The scenario a text gives: a fio job file by its `.fio` name, else TOML (its first kernel).
-fn scenario(text: &str, file: &str) -> PyResult<wblab_sim::config::Scenario> {
-    if Path::new(file).extension().is_some_and(|e| e == "fio") {
-        return wblab_scenario::fio_scenario(text, file).map_err(err);
+/// Whether `file` names a fio job file (by its `.fio` name).
+fn is_fio(file: &str) -> bool {
+    Path::new(file).extension().is_some_and(|e| e == "fio")
+}
+
+/// The scenarios a text gives, one per kernel it lists: a fio job file by its `.fio` name,
+/// else TOML.
+fn scenarios(text: &str, file: &str) -> PyResult<Vec<wblab_sim::config::Scenario>> {
+    if is_fio(file) {
+        return wblab_scenario::fio_scenario(text, file).map(|s| vec![s]).map_err(err);
     }
     if SweepPlan::parse(text, file).map_err(err)?.is_some() {
         return Err(err(format!(
             "{file}: has a [sweep]: run it with wblab.sweep(), or drop the [sweep] table to run one point"
         )));
     }
-    wblab_scenario::parse(text, file).map_err(err)
+    wblab_scenario::parse_all(text, file).map_err(err)
+}
+
+/// The kernels a scenario lists, in its order, and the results directory of each when there
+/// are several (as `wblab run` names them).
+#[pyfunction]
+fn kernels(text: &str, file: &str) -> PyResult<Vec<(String, String)>> {
+    Ok(scenarios(text, file)?
+        .into_iter()
+        .map(|s| {
+            let dir = wblab::kernels_cmd::kernel_dir(&s.kernel);
+            (s.kernel, dir)
+        })
+        .collect())
 }
 
 /// A sweep's plan, checked.
@@ -69,21 +88,44 @@ fn toml_of_json(json: &str) -> PyResult<String> {
 /// The resolved scenario as JSON (every knob explicit), or the error.
 #[pyfunction]
 fn check(text: &str, file: &str) -> PyResult<String> {
-    let sc = match SweepPlan::parse(text, file).map_err(err)? {
+    // A job file is not TOML: it is checked as `wblab.run` reads it.
+    let plan = if is_fio(file) {
+        None
+    } else {
+        SweepPlan::parse(text, file).map_err(err)?
+    };
+    let sc = match plan {
         Some(p) => {
             p.check().map_err(err)?;
             p.point(0).map_err(err)?.scenario
         }
-        None => scenario(text, file)?,
+        None => scenarios(text, file)?.swap_remove(0),
     };
     serde_json::to_string(&sc).map_err(err)
 }
 
 /// Simulate and write the results directory `out`; returns the wall seconds simulated.
 #[pyfunction]
-#[pyo3(signature = (text, file, out, seed=None, check=false, report=false))]
-fn run(py: Python<'_>, text: &str, file: &str, out: PathBuf, seed: Option<u64>, check: bool, report: bool) -> PyResult<f64> {
-    let mut sc = scenario(text, file)?;
+#[pyo3(signature = (text, file, out, seed=None, check=false, report=false, kernel=None))]
+#[allow(clippy::too_many_arguments)]
+fn run(
+    py: Python<'_>,
+    text: &str,
+    file: &str,
+    out: PathBuf,
+    seed: Option<u64>,
+    check: bool,
+    report: bool,
+    kernel: Option<String>,
+) -> PyResult<f64> {
+    let all = scenarios(text, file)?;
+    let mut sc = match kernel {
+        None => all.into_iter().next().expect("a scenario"),
+        Some(k) => all
+            .into_iter()
+            .find(|s| s.kernel == k)
+            .ok_or_else(|| err(format!("{file}: lists no kernel `{k}`")))?,
+    };
     if let Some(s) = seed {
         sc.seed = s;
     }
@@ -218,6 +260,7 @@ fn _wblab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(toml_of_json, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(kernels, m)?)?;
     m.add_function(wrap_pyfunction!(sweep_info, m)?)?;
     m.add_function(wrap_pyfunction!(sweep_values, m)?)?;
     m.add_function(wrap_pyfunction!(run_points, m)?)?;

@@ -91,3 +91,40 @@ def test_results_of_older_builds_read_with_todays_columns(scenarios):
     late = th[th["t_s"] > th["t_s"].max() / 2]
     assert 6000 < late["write_bw_kib_s"].mean() < 10000
     assert late["pos_ratio"].dropna().between(0, 3).all()
+
+
+def test_several_kernels_give_one_result_each(tmp_path):
+    text = 'kernel = ["2.6.24", "6.x"]\nduration = "3s"\n[[task]]\nname = "w"\njob = "dd"\n'
+    runs = wblab.run(text, out=tmp_path / "k")
+    assert list(runs) == ["2.6.24", "6.x"], "one Result per kernel, in the file's order"
+    for kernel, r in runs.items():
+        assert (tmp_path / "k" / kernel / "summary.json").is_file()
+        assert r.tasks["name"].tolist() == ["w"]
+    # The kernels differ in their throttling: the old one pauses the writer less finely.
+    assert runs["2.6.24"].tasks["pauses.count"].iloc[0] != runs["6.x"].tasks["pauses.count"].iloc[0]
+
+
+def test_check_takes_what_run_takes(scenarios, tmp_path):
+    resolved = wblab.check(scenarios / "fio" / "randread-qd32.fio")
+    assert resolved["tasks"] and resolved["until_done"], "a job file, resolved as wblab.run runs it"
+    bad = tmp_path / "bad.fio"
+    bad.write_text("[j]\nrw=read\nsize=1m\nioengine=libiao\n")
+    with pytest.raises(wblab.WblabError, match=r"did you mean `libaio`"):
+        wblab.check(bad)
+
+
+def test_errors_about_a_dict_name_its_keys():
+    scenario = {
+        "duration": "10s",
+        "sysctl": {"vm.dirty_ratoi": 20},
+        "device": [{"name": "sda", "model": "hdx"}],
+        "task": [{"name": "w", "job": "dd", "bs": "1MiBB"}],
+    }
+    with pytest.raises(wblab.WblabError) as e:
+        wblab.check(scenario)
+    message = str(e.value)
+    for path in ['sysctl["vm.dirty_ratoi"]', "device[0].model", "task[0].bs"]:
+        assert f"<dict> at {path}: " in message, message
+    assert "<dict>:" not in message, "no line of TOML the user never saw"
+    with pytest.raises(wblab.WblabError, match=r"<dict> at device\[0\]\.model"):
+        wblab.run(scenario)

@@ -5,11 +5,11 @@ from __future__ import annotations
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Optional, Sequence, Union
+from typing import Dict, Optional, Sequence, Union
 
 from . import _wblab
 from .results import Result
-from .scenario import Scenario, scenario_text
+from .scenario import Scenario, dict_errors, scenario_text
 
 
 def run(
@@ -19,14 +19,16 @@ def run(
     seed: Optional[int] = None,
     check: bool = False,
     report: bool = False,
-) -> Result:
+) -> Union[Result, Dict[str, Result]]:
     """Simulate ``scenario`` (a path, TOML text or a dict) and return its :class:`Result`.
 
     The results directory is ``out`` (created), or a new temporary directory. ``seed``
     overrides the scenario's; ``check`` checks the model's laws while running (a broken law
     raises :class:`wblab.WblabError`); ``report`` also draws the SVG graphs and report.html.
-    A file that lists several kernels runs the first; a file with a ``[sweep]`` is refused:
-    use :func:`wblab.sweep`. The interpreter's lock is released while the simulation runs, so
+    A file that lists several kernels (``kernel = ["2.6.20", "6.x"]``) runs each and returns
+    a dict of one :class:`Result` per kernel, in the file's order (with ``out``, each in
+    ``out/<kernel>``, as ``wblab run`` writes them); a file with a ``[sweep]`` is refused: use
+    :func:`wblab.sweep`. The interpreter's lock is released while the simulation runs, so
     threads may run several at once.
 
     A temporary directory belongs to the returned :class:`Result`, which removes it when
@@ -34,12 +36,24 @@ def run(
     at once.
     """
     text, name = scenario_text(scenario)
+    with dict_errors(text, name):
+        kernels = _wblab.kernels(text, name)
+        if len(kernels) == 1:
+            return _run_one(text, name, out, seed, check, report, None)
+        return {
+            kernel: _run_one(text, name, None if out is None else Path(out) / subdir, seed, check, report, kernel)
+            for kernel, subdir in kernels
+        }
+
+
+def _run_one(text, name, out, seed, check, report, kernel) -> Result:
+    """One kernel's run into ``out``, or into a temporary directory the Result owns."""
     if out is not None:
-        _wblab.run(text, name, str(out), seed, check, report)
+        _wblab.run(text, name, str(out), seed, check, report, kernel)
         return Result(out)
     directory = tempfile.mkdtemp(prefix="wblab-")
     try:
-        _wblab.run(text, name, directory, seed, check, report)
+        _wblab.run(text, name, directory, seed, check, report, kernel)
     except BaseException:
         shutil.rmtree(directory, ignore_errors=True)
         raise

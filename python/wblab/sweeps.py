@@ -12,7 +12,7 @@ from typing import Any, List, Optional, Union
 import pandas as pd
 
 from . import _wblab
-from .scenario import Scenario, scenario_text
+from .scenario import Scenario, dict_errors, scenario_text
 
 
 class SweepResult:
@@ -123,7 +123,8 @@ def sweep(
     fails).
     """
     text, name = scenario_text(scenario)
-    keys, n, _random = _wblab.sweep_info(text, name)
+    with dict_errors(text, name):
+        keys, n, _random = _wblab.sweep_info(text, name)
     if out is not None:
         _sweep(text, name, n, Path(out), backend, jobs, resume, check, quiet, client, chunk)
         return SweepResult(out, keys)

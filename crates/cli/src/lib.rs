@@ -5,7 +5,7 @@ mod bench;
 mod device_cmd;
 mod docs;
 mod fuzz_cmd;
-mod kernels_cmd;
+pub mod kernels_cmd;
 mod probe_cmd;
 mod progress;
 mod repeat_cmd;
@@ -131,11 +131,12 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
-    /// Check a scenario file without running it; print its resolved form (every knob explicit).
+    /// Check a scenario or fio job file without running it: every mistake at once, or a line
+    /// saying what it runs (--json: its resolved form, every knob explicit).
     Check {
-        /// Scenario file (TOML).
+        /// Scenario file (TOML), or a fio job file (.fio).
         scenario: PathBuf,
-        /// Print the resolved scenario as JSON.
+        /// Print the resolved scenario as JSON, every knob explicit.
         #[arg(long)]
         json: bool,
     },

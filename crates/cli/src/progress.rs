@@ -59,3 +59,48 @@ impl wblab_sim::Progress for Bar {
         }
     }
 }
+
+/// "label: n/total runs" on stderr: rewritten in place on a terminal; in a log (stderr not a
+/// terminal), a line at each tenth of the way and at the end, never a carriage return.
+pub struct Counter {
+    label: &'static str,
+    total: usize,
+    terminal: bool,
+    quiet: bool,
+    /// The last tenth written to a log.
+    logged: std::sync::atomic::AtomicUsize,
+}
+
+impl Counter {
+    pub fn new(label: &'static str, total: usize, quiet: bool) -> Counter {
+        Counter {
+            label,
+            total,
+            terminal: std::io::stderr().is_terminal(),
+            quiet,
+            logged: std::sync::atomic::AtomicUsize::new(0),
+        }
+    }
+
+    /// `n` runs are done.
+    pub fn at(&self, n: usize) {
+        if self.quiet {
+            return;
+        }
+        if self.terminal {
+            eprint!("\r{}: {n}/{} runs", self.label, self.total);
+            return;
+        }
+        let tenth = (n * 10).checked_div(self.total).unwrap_or(10);
+        if tenth > self.logged.fetch_max(tenth, std::sync::atomic::Ordering::Relaxed) {
+            eprintln!("{}: {n}/{} runs", self.label, self.total);
+        }
+    }
+
+    /// The end of the count: the terminal's line is closed.
+    pub fn done(&self) {
+        if !self.quiet && self.terminal {
+            eprintln!();
+        }
+    }
+}

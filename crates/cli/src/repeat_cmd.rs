@@ -17,6 +17,7 @@ pub fn repeat(sc: &Scenario, out: &Path, n: u32, quiet: bool, check: bool) -> Ex
     let seeds: Vec<u64> = (0..u64::from(n)).map(|i| sc.seed.wrapping_add(i)).collect();
     // A rerun with fewer seeds must not leave older ones behind for compare to find.
     let _ = std::fs::remove_dir_all(out.join(wblab_report::REPEATS_DIR));
+    let counter = crate::progress::Counter::new("repeats", seeds.len(), quiet);
     let results = wblab_sweep::run::each_parallel(
         seeds.len(),
         0,
@@ -36,15 +37,9 @@ pub fn repeat(sc: &Scenario, out: &Path, n: u32, quiet: bool, check: bool) -> Ex
                 Ok(wblab_sweep::repeats::named_figures(&r))
             })
         },
-        |k| {
-            if !quiet {
-                eprint!("\rrepeats: {k}/{} runs", seeds.len());
-            }
-        },
+        |k| counter.at(k),
     );
-    if !quiet {
-        eprintln!();
-    }
+    counter.done();
     let mut rep = Repeats::empty();
     for (seed, r) in seeds.iter().zip(results) {
         match r {

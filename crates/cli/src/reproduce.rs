@@ -270,6 +270,7 @@ pub fn reproduce(dir: &Path, reports: &[String], seeds: u32, jobs: usize, quiet:
     // Every (run, seed) is one job; each keeps only the figures its specs need.
     let jobs_list: Vec<(usize, u64)> = (0..keys.len()).flat_map(|k| (0..u64::from(seeds)).map(move |s| (k, s))).collect();
     // Each run gives the figures its specs need, or why it could not.
+    let counter = crate::progress::Counter::new("reproduce", jobs_list.len(), quiet);
     let runs = wblab_sweep::run::each_parallel(
         jobs_list.len(),
         jobs,
@@ -292,15 +293,9 @@ pub fn reproduce(dir: &Path, reports: &[String], seeds: u32, jobs: usize, quiet:
                 Err(errors)
             }
         },
-        |n| {
-            if !quiet {
-                eprint!("\rreproduce: {n}/{} runs", jobs_list.len());
-            }
-        },
+        |n| counter.at(n),
     );
-    if !quiet {
-        eprintln!();
-    }
+    counter.done();
     let mut values: BTreeMap<(usize, String), Vec<f64>> = BTreeMap::new();
     let mut errors = Vec::new();
     for (&(k, _), r) in jobs_list.iter().zip(runs) {

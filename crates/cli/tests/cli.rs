@@ -654,3 +654,64 @@ fn reproduce_marks_each_figure_by_its_ratio_and_direction() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("no report `1999-nothing`") && err.contains("2007-per-bdi"), "{err}");
 }
+
+/// Progress into a log (stderr not a terminal) is whole lines: no carriage returns, the last
+/// count there; `--output` is refused for the table, and json+ for a run without fio jobs.
+#[test]
+fn progress_in_a_log_is_lines_and_output_options_are_checked() {
+    let dir = scratch("progress-log");
+    let sc = dir.join("s.toml");
+    fs::write(&sc, short()).unwrap();
+    let o = wblab(&[
+        "run",
+        sc.to_str().unwrap(),
+        "--out",
+        dir.join("r").to_str().unwrap(),
+        "--no-report",
+        "--repeat",
+        "3",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains('\r') && err.contains("repeats: 3/3 runs"), "{err:?}");
+    let table = wblab(&["run", sc.to_str().unwrap(), "--output", dir.join("x").to_str().unwrap()]);
+    assert_eq!(table.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&table.stderr).contains("--output writes what --json or --output-format prints"));
+    let plus = wblab(&["run", sc.to_str().unwrap(), "--output-format=json+"]);
+    assert_eq!(plus.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&plus.stderr).contains("has no fio jobs"),
+        "{}",
+        String::from_utf8_lossy(&plus.stderr)
+    );
+}
+
+/// A task group in one run only is compared too: its figures are shown, with no value (and no
+/// error) for the run that lacks it, whichever run that is.
+#[test]
+fn compare_keeps_task_groups_present_in_one_run_only() {
+    let dir = scratch("compare-groups");
+    let (a, b) = (dir.join("a.toml"), dir.join("b.toml"));
+    fs::write(&a, short()).unwrap();
+    fs::write(&b, short().replace("name = \"reader\"", "name = \"scanner\"")).unwrap();
+    let (ra, rb) = (dir.join("ra"), dir.join("rb"));
+    run_quietly(&a, &ra);
+    run_quietly(&b, &rb);
+    let o = wblab(&["compare", "--json", ra.to_str().unwrap(), rb.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let c: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let figure = |prefix: &str| {
+        c["figures"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["name"].as_str().is_some_and(|n| n.starts_with(prefix)))
+            .unwrap_or_else(|| panic!("no figure of {prefix}: {c}"))
+            .clone()
+    };
+    let reader = figure("reader");
+    assert!(reader["values"][0].is_number() && reader["values"][1].is_null(), "{reader}");
+    let scanner = figure("scanner");
+    assert!(scanner["values"][0].is_null() && scanner["values"][1].is_number(), "{scanner}");
+    assert!(scanner["rel_err"][1].is_null(), "no error against a missing value: {scanner}");
+}

@@ -508,59 +508,65 @@ pub fn compare(runs: &[RunData]) -> Comparison {
     let per_run: Vec<Figures> = runs.iter().map(figures_of).collect();
     let per_repeat: Vec<Vec<Figures>> = runs.iter().map(|r| r.repeats.iter().map(figures_of).collect()).collect();
     let mut figures = Vec::new();
-    if let Some(first) = per_run.first() {
-        for (name, unit, v0) in first {
-            let values: Vec<Option<f64>> = per_run
-                .iter()
-                .map(|fs| fs.iter().find(|(n, _, _)| n == name).map(|x| x.2))
-                .collect();
-            if values.iter().skip(1).all(Option::is_none) && runs.len() > 1 {
-                continue;
+    // Every figure any run has, the first run's in its order, then each later run's new ones:
+    // a task group or device in one run only is shown, with `-` where a run lacks it.
+    let mut names: Vec<(&String, &'static str)> = Vec::new();
+    for fs in &per_run {
+        for (name, unit, _) in fs {
+            if !names.iter().any(|(n, _)| *n == name) {
+                names.push((name, unit));
             }
-            let rel_err = values
-                .iter()
-                .enumerate()
-                .map(|(i, v)| match (i, v) {
-                    (0, _) | (_, None) => None,
-                    (_, Some(x)) if *v0 == 0.0 => (*x == 0.0).then_some(0.0),
-                    (_, Some(x)) => Some((x - v0) / v0),
-                })
-                .collect();
-            let range: Vec<Option<(f64, f64)>> = values
-                .iter()
-                .zip(&per_repeat)
-                .map(|(v, reps)| {
-                    let v = (*v)?;
-                    if reps.is_empty() {
-                        return None;
-                    }
-                    let all = reps.iter().filter_map(|fs| fs.iter().find(|(n, _, _)| n == name).map(|x| x.2));
-                    Some(all.fold((v, v), |(lo, hi), x| (lo.min(x), hi.max(x))))
-                })
-                .collect();
-            let significant = (0..values.len())
-                .map(|i| {
-                    if i == 0 {
-                        return None;
-                    }
-                    let (a, b) = (values[0]?, values[i]?);
-                    let ra = range[0].unwrap_or((a, a));
-                    let rb = range[i].unwrap_or((b, b));
-                    if range[0].is_none() && range[i].is_none() {
-                        return None;
-                    }
-                    Some(ra.1 < rb.0 || rb.1 < ra.0)
-                })
-                .collect();
-            figures.push(Figure {
-                name: name.clone(),
-                unit,
-                values,
-                rel_err,
-                range,
-                significant,
-            });
         }
+    }
+    for (name, unit) in names {
+        let values: Vec<Option<f64>> = per_run
+            .iter()
+            .map(|fs| fs.iter().find(|(n, _, _)| n == name).map(|x| x.2))
+            .collect();
+        let v0 = values[0];
+        let rel_err = values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| match (i, v, v0) {
+                (0, _, _) | (_, None, _) | (_, _, None) => None,
+                (_, Some(x), Some(0.0)) => (*x == 0.0).then_some(0.0),
+                (_, Some(x), Some(v0)) => Some((x - v0) / v0),
+            })
+            .collect();
+        let range: Vec<Option<(f64, f64)>> = values
+            .iter()
+            .zip(&per_repeat)
+            .map(|(v, reps)| {
+                let v = (*v)?;
+                if reps.is_empty() {
+                    return None;
+                }
+                let all = reps.iter().filter_map(|fs| fs.iter().find(|(n, _, _)| n == name).map(|x| x.2));
+                Some(all.fold((v, v), |(lo, hi), x| (lo.min(x), hi.max(x))))
+            })
+            .collect();
+        let significant = (0..values.len())
+            .map(|i| {
+                if i == 0 {
+                    return None;
+                }
+                let (a, b) = (values[0]?, values[i]?);
+                let ra = range[0].unwrap_or((a, a));
+                let rb = range[i].unwrap_or((b, b));
+                if range[0].is_none() && range[i].is_none() {
+                    return None;
+                }
+                Some(ra.1 < rb.0 || rb.1 < ra.0)
+            })
+            .collect();
+        figures.push(Figure {
+            name: name.clone(),
+            unit,
+            values,
+            rel_err,
+            range,
+            significant,
+        });
     }
     let mut demerits = Vec::new();
     if let Some(r0) = runs.first() {
