@@ -62,6 +62,31 @@ fn plan(text: &str, file: &str) -> PyResult<SweepPlan> {
     Ok(p)
 }
 
+/// Each value read as a quantity, as the scenario reads it: sizes in bytes, then rates in
+/// bytes/s, then durations in ns, then plain numbers — the first reading every value takes,
+/// with its unit's name (`bytes`, `bytes_per_s`, `ns`, `value`); `None` when no reading takes
+/// them all (a scheduler's name).
+#[pyfunction]
+fn quantities(values: Vec<String>) -> Option<(String, Vec<f64>)> {
+    use wblab_scenario::units::{parse_duration, parse_rate, parse_size};
+    let all = |f: &dyn Fn(&str) -> Option<f64>| values.iter().map(|v| f(v.trim())).collect::<Option<Vec<f64>>>();
+    let has_unit = |v: &str| v.trim().chars().any(|c| c.is_ascii_alphabetic());
+    let with_unit = values.iter().any(|v| has_unit(v));
+    if with_unit {
+        if let Some(v) = all(&|t| parse_size(t).ok().map(|x| x as f64)) {
+            return Some(("bytes".into(), v));
+        }
+        if let Some(v) = all(&|t| parse_rate(t).ok().map(|x| x as f64)) {
+            return Some(("bytes_per_s".into(), v));
+        }
+        if let Some(v) = all(&|t| parse_duration(t).ok().map(|x| x as f64)) {
+            return Some(("ns".into(), v));
+        }
+        return None;
+    }
+    all(&|t| t.parse::<f64>().ok().filter(|x| x.is_finite())).map(|v| ("value".into(), v))
+}
+
 /// The wblab version.
 #[pyfunction]
 fn version() -> &'static str {
@@ -261,6 +286,7 @@ fn _wblab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(kernels, m)?)?;
+    m.add_function(wrap_pyfunction!(quantities, m)?)?;
     m.add_function(wrap_pyfunction!(sweep_info, m)?)?;
     m.add_function(wrap_pyfunction!(sweep_values, m)?)?;
     m.add_function(wrap_pyfunction!(run_points, m)?)?;

@@ -128,3 +128,15 @@ def test_errors_about_a_dict_name_its_keys():
     assert "<dict>:" not in message, "no line of TOML the user never saw"
     with pytest.raises(wblab.WblabError, match=r"<dict> at device\[0\]\.model"):
         wblab.run(scenario)
+
+
+def test_fio_json_as_a_frame(scenarios):
+    r = wblab.run(scenarios / "fio" / "randrw-70-30.fio")
+    assert r.fio_json["jobs"], "fio.json as fio prints it"
+    f = r.fio
+    assert set(f["direction"]) == {"read", "write"}, "a row per direction that did I/O"
+    assert (f["iops"] > 0).all() and "clat_ns.mean" in f.columns
+    reads = f[f.direction == "read"]["total_ios"].sum()
+    writes = f[f.direction == "write"]["total_ios"].sum()
+    assert 0.6 < reads / (reads + writes) < 0.8, "rwmixread=70"
+    assert wblab.run(scenarios / "default.toml").fio.empty, "no fio jobs, no rows"

@@ -1,7 +1,11 @@
 """wblab.sweep: the same table on this machine's cores, on Ray and on Dask."""
 
 import filecmp
+import os
 import shutil
+import subprocess
+import sys
+import tempfile
 
 import pandas as pd
 import pytest
@@ -119,3 +123,35 @@ def test_the_command_line_takes_a_backend(sweep20, tmp_path, capsys):
     assert "20 points on dask" in capsys.readouterr().out
     wblab.sweep(sweep20, out=tmp_path / "local")
     same_tables(tmp_path / "local", tmp_path / "dask")
+
+
+def test_dask_from_a_plain_script_runs_the_sweep_once(sweep20, tmp_path):
+    # No `if __name__ == "__main__"`: a worker process that imported the script would sweep
+    # again (and print again); the default cluster must not.
+    script = tmp_path / "plain.py"
+    script.write_text(
+        "import wblab\n"
+        f"s = wblab.sweep({str(sweep20)!r}, backend='dask', jobs=2, out={str(tmp_path / 'out')!r})\n"
+        "print('SWEPT', len(s.figure('copy.throughput')))\n"
+    )
+    before = set(os.listdir(tempfile.gettempdir()))
+    done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("SWEPT") == 1 and "SWEPT 20" in done.stdout, done.stdout
+    left = {d for d in set(os.listdir(tempfile.gettempdir())) - before if d.startswith("wblab-")}
+    assert not left, f"temporary directories left behind: {left}"
+
+
+def test_swept_sizes_sort_as_sizes_and_keep_their_text(sweep20, tmp_path):
+    s = wblab.sweep(sweep20, out=tmp_path / "typed", jobs=2)
+    t = s.tasks
+    col = t["vm.dirty_bytes"]
+    # The values as written, ordered by what they mean: 16MiB before 1GiB, not after it.
+    assert col.cat.ordered and all(isinstance(v, str) for v in col.cat.categories)
+    assert list(col.cat.categories) == sorted(col.cat.categories, key=lambda v: float(t.loc[col == v, "vm.dirty_bytes.bytes"].iloc[0]))
+    assert (t["vm.dirty_bytes.bytes"] >= 16 << 20).all() and (t["vm.dirty_bytes.bytes"] <= 1 << 30).all()
+    # A key of names keeps its names and gets no number.
+    assert set(t["queue/scheduler"].cat.categories) <= {"mq-deadline", "bfq", "kyber"}
+    assert not [c for c in t.columns if c.startswith("queue/scheduler.")]
+    pivot = t[t.group == "reader"].pivot_table(index="vm.dirty_bytes", values="op_p99_ms", observed=True)
+    assert list(pivot.index) == list(col.cat.categories[col.cat.categories.isin(pivot.index)])

@@ -8,7 +8,7 @@ import shutil
 import weakref
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Dict, Union
+from typing import Any, Dict, Optional, Union
 
 import pandas as pd
 
@@ -32,7 +32,10 @@ class Result:
     - :attr:`latency` — per task group and second: operations, mean and max latency;
     - :attr:`ops` — every latency-sensitive operation: when it ended and how long it took;
     - :attr:`histograms` — the full latency histograms (pauses, operations, requests) in long
-      form: ``owner``, ``instance``, ``kind``, ``value_ns``, ``count``.
+      form: ``owner``, ``instance``, ``kind``, ``value_ns``, ``count``;
+    - :attr:`fio_json` — ``fio.json`` as a dict (``None`` without fio jobs), and :attr:`fio` —
+      one row per fio job (clone, or reporting group) and direction that did I/O, fio's figures
+      flattened (``bw_bytes``, ``iops``, ``clat_ns.mean``, ``clat_ns.percentile.99.000000``).
 
     A result in a temporary directory (:func:`wblab.run` without ``out=``) owns it: the
     directory is removed by :meth:`close` (or at the end of a ``with`` block), when the result
@@ -110,6 +113,21 @@ class Result:
             for value, count in d.get("request_latency", {}).get("buckets", []):
                 rows.append((d["name"], 0, "request_latency", value, count))
         return pd.DataFrame(rows, columns=["owner", "instance", "kind", "value_ns", "count"])
+
+    @cached_property
+    def fio_json(self) -> Optional[Dict[str, Any]]:
+        path = self.dir / "fio.json"
+        return json.loads(path.read_text()) if path.exists() else None
+
+    @cached_property
+    def fio(self) -> pd.DataFrame:
+        rows = []
+        for job in (self.fio_json or {}).get("jobs", []):
+            for direction in ("read", "write", "trim"):
+                d = job.get(direction, {})
+                if d.get("total_ios", 0) > 0:
+                    rows.append({"jobname": job["jobname"], "groupid": job["groupid"], "direction": direction, **d})
+        return pd.json_normalize(rows)
 
     def to_polars(self, table: str):
         """One of the tables as a polars DataFrame (``polars`` must be installed)."""

@@ -3,6 +3,7 @@ Dask cluster — the same points, the same table."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 import weakref
@@ -44,8 +45,26 @@ class SweepResult:
         return f"<wblab.SweepResult of {', '.join(self.keys)}: {self.tasks['point'].nunique()} points in {self.dir}>"
 
     def _read(self, name: str) -> pd.DataFrame:
-        # The swept keys' values are read as written ("64MiB", "bfq", "16"): as text.
-        return pd.read_csv(self.dir / name, dtype={k: str for k in self.keys})
+        """A table with the swept keys typed: each key's column keeps the values as written
+        ("64MiB", "bfq") as an ordered categorical, in the values' own order (64MiB before
+        1GiB; names as the sweep lists them), so sorts and pivots follow it; a key whose
+        values are all quantities also gets ``<key>.bytes`` (sizes), ``.bytes_per_s``
+        (rates), ``.ns`` (durations) or ``.value`` (numbers)."""
+        df = pd.read_csv(self.dir / name, dtype={k: str for k in self.keys})
+        for k in self.keys:
+            if k not in df.columns:
+                continue
+            written = list(dict.fromkeys(df[k].dropna()))
+            read = _wblab.quantities(written)
+            if read is not None:
+                unit, numbers = read
+                number_of = dict(zip(written, numbers))
+                order = sorted(written, key=number_of.__getitem__)
+                df.insert(df.columns.get_loc(k) + 1, f"{k}.{unit}", df[k].map(number_of))
+            else:
+                order = written
+            df[k] = pd.Categorical(df[k], categories=order, ordered=True)
+        return df
 
     @property
     def tasks(self) -> pd.DataFrame:
@@ -62,7 +81,8 @@ class SweepResult:
         ``reason`` (``sweep-invalid.csv``; empty when every point ran)."""
         if not (self.dir / "sweep-invalid.csv").exists():
             return pd.DataFrame(columns=["point", *self.keys, "reason"])
-        return self._read("sweep-invalid.csv")
+        # The values as written: a list of what to fix, not a table to pivot.
+        return pd.read_csv(self.dir / "sweep-invalid.csv", dtype={k: str for k in self.keys})
 
     def figure(self, name: str) -> pd.DataFrame:
         """One figure per point, named as ``--where`` names it (``reader.op_p99_ms``,
@@ -113,7 +133,8 @@ def sweep(
     - ``"ray"`` — ``ray.remote`` tasks on the cluster ``ray.init()`` connects to (a local one
       if none is running);
     - ``"dask"`` — ``client.map`` on a ``distributed.Client`` (``client``, or a new
-      ``LocalCluster``).
+      ``LocalCluster`` of threads in this process, ``jobs`` of them: the simulator releases the
+      interpreter's lock, and no worker process re-imports a script that calls this).
 
     Points go to workers ``chunk`` at a time (default: about four chunks per worker). Each
     point is one single-threaded, deterministic simulation, so every backend gives the same
@@ -172,10 +193,16 @@ def _sweep(
         if client is None:
             from distributed import Client, LocalCluster
 
-            own = LocalCluster(n_workers=jobs or 2, threads_per_worker=1, processes=True)
+            # Threads in this process: the simulator releases the interpreter's lock, so they
+            # run in parallel, and no worker process re-imports the caller's script (a plain
+            # script without `if __name__ == "__main__"` would run the sweep again in each).
+            own = LocalCluster(
+                n_workers=1, threads_per_worker=jobs or os.cpu_count() or 2, processes=False, dashboard_address=None
+            )
             client = Client(own)
         try:
-            workers = max(1, len(client.scheduler_info().get("workers", {})))
+            info = client.scheduler_info().get("workers", {})
+            workers = max(1, sum(int(w.get("nthreads", 1)) for w in info.values()))
             size = chunk or max(1, n // (4 * workers))
             chunks = _chunks(indices, size)
             k = len(chunks)

@@ -26,8 +26,9 @@ pub fn render(sc: &Scenario, dirs: &[PathBuf]) -> Result<String, String> {
         .collect();
     for (k, &(_, t)) in fio.iter().enumerate() {
         let JobConfig::Fio(j) = &t.job else { unreachable!() };
-        if t.cgroup.is_some() || t.ioprio != Default::default() {
-            return Err(format!("fio job `{}`: cgroup and ionice of fio tasks are not measured yet", j.name));
+        // The job's I/O priority is rendered (prioclass, prio) and set by fio itself.
+        if t.cgroup.is_some() {
+            return Err(format!("fio job `{}`: a cgroup of fio tasks is not measured yet", j.name));
         }
         if j.index == 0 {
             file_start = k;

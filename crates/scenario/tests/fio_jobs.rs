@@ -369,3 +369,23 @@ fn jobs_run_on_the_device_their_filename_or_directory_names() {
     let sc = wblab_scenario::fio_scenario("[x]\nfilename=/dev/nvme0n1\nrw=read\nsize=1m", "x.fio").unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(sc.tasks[0].device, 0);
 }
+
+/// `prioclass`/`prio` give a job its I/O priority over the task's ionice: under bfq an idle-
+/// class job waits while a best-effort one beside it has work, as `ionice -c idle` does.
+#[test]
+fn prioclass_idle_yields_the_disk_to_a_best_effort_job() {
+    let toml = "duration = \"6s\"\n[[device]]\nname = \"sda\"\nmodel = \"hdd\"\n\"queue/scheduler\" = \"bfq\"\n\
+                [[task]]\nfio = \"\"\"\n[global]\nrw=randread\nbs=4k\ndirect=1\nsize=1g\nruntime=5\ntime_based\n\
+                [be]\n[idle]\nprioclass=3\n\"\"\"\n";
+    let sc = wblab_scenario::parse(toml, "prio.toml").unwrap_or_else(|e| panic!("{e}"));
+    let idle = sc.tasks.iter().find(|t| t.name == "idle").expect("idle job");
+    assert_eq!(idle.ioprio.class, wblab_sim::config::IoPrioClass::Idle);
+    let r = wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress).unwrap_or_else(|v| panic!("{v}"));
+    let (be, idle) = (job(&r, "be"), job(&r, "idle"));
+    assert!(
+        be.stats.dir[READ].ios > 10 * idle.stats.dir[READ].ios.max(1),
+        "best effort {} I/Os, idle {}",
+        be.stats.dir[READ].ios,
+        idle.stats.dir[READ].ios
+    );
+}

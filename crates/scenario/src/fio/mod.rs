@@ -358,7 +358,7 @@ pub fn tasks_with(text: &str, file: &str, at: &Placement, extra: &[(String, Stri
             start: at.start + built.startdelay,
             stagger: 0,
             stop: at.stop,
-            ioprio: at.ioprio,
+            ioprio: built.ioprio.unwrap_or(at.ioprio),
             cgroup: at.cgroup,
             after,
             job: wblab_sim::config::JobConfig::Fio(Box::new(job)),

@@ -5,7 +5,7 @@ use super::catalogue::{self, Class};
 use super::value::{boolean, int, per_dir, size, time};
 use crate::suggest;
 use wblab_sim::config::{
-    FioBs, FioDist, FioEngine, FioJob, FioLayout, FioLogs, FioRw, FioSync, SyncFileRange, FIO_PERCENTILES, READ, WRITE,
+    FioBs, FioDist, FioEngine, FioJob, FioLayout, FioLogs, FioRw, FioSync, IoPrio, IoPrioClass, SyncFileRange, FIO_PERCENTILES, READ, WRITE,
 };
 use wblab_sim::Ns;
 
@@ -38,6 +38,8 @@ pub struct Built {
     pub new_group: bool,
     pub wait_for: Option<String>,
     pub filename: Option<String>,
+    /// `prio`/`prioclass`: the job's I/O priority, over the task's `ionice`.
+    pub ioprio: Option<IoPrio>,
 }
 
 /// A job being built from its options.
@@ -63,6 +65,9 @@ pub struct JobBuilder {
     fallocate: FioLayout,
     /// `directory=`, which with `filename=` says which device the job runs on.
     directory: Option<String>,
+    /// `prioclass=` and `prio=`, read together at the end.
+    prioclass: Option<u64>,
+    prio: Option<u64>,
     /// `iodepth_batch_complete_max=`, checked against the minimum once both are read.
     batch_complete_max: Option<u64>,
     /// The size of the block device the job's `filename` names: its files' size when the
@@ -132,6 +137,8 @@ impl JobBuilder {
             fallocate: FioLayout::Preallocated,
             directory: None,
             batch_complete_max: None,
+            prioclass: None,
+            prio: None,
             whole_device: None,
         }
     }
@@ -300,6 +307,9 @@ impl JobBuilder {
                 }
                 j.batch_complete_min = n as u32;
             }
+            // ioprio_set(2)'s classes: 0 none (best effort), 1 realtime, 2 best effort, 3 idle.
+            "prioclass" => self.prioclass = Some(int(need()?, 0, 3).map_err(hintless)?),
+            "prio" => self.prio = Some(int(need()?, 0, 7).map_err(hintless)?),
             "iodepth_batch_complete_max" => self.batch_complete_max = Some(int(need()?, 0, 65536).map_err(hintless)?),
             // O_ATOMIC is a flag bit Linux's open(2) does not know: plain O_DIRECT.
             "direct" | "atomic" => j.direct = boolean(v).map_err(hintless)?,
@@ -539,6 +549,24 @@ impl JobBuilder {
         if j.time_based && j.runtime.is_none() {
             return Err(("time_based without runtime".into(), "add runtime=60s".into()));
         }
+        // As fio: a level alone is best effort's; the idle class has no level.
+        let ioprio = match (self.prioclass, self.prio) {
+            (None, None) => None,
+            (class, level) => Some(match class.unwrap_or(2) {
+                1 => IoPrio {
+                    class: IoPrioClass::Rt,
+                    level: level.unwrap_or(4) as u8,
+                },
+                3 => IoPrio {
+                    class: IoPrioClass::Idle,
+                    level: 4,
+                },
+                _ => IoPrio {
+                    class: IoPrioClass::Be,
+                    level: level.unwrap_or(4) as u8,
+                },
+            }),
+        };
         j.seed = match (self.randseed, self.randrepeat) {
             (Some(s), _) => s,
             (None, true) => FIO_RAND_SEED,
@@ -553,6 +581,7 @@ impl JobBuilder {
             new_group: self.new_group,
             wait_for: self.wait_for,
             filename: self.filename,
+            ioprio,
         })
     }
 }

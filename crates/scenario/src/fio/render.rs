@@ -10,7 +10,7 @@
 //! harness's to write: [`section`] leaves them out.
 
 use super::options::Opt;
-use wblab_sim::config::{FioBs, FioDist, FioEngine, FioJob, FioSync, TaskConfig, READ, WRITE};
+use wblab_sim::config::{FioBs, FioDist, FioEngine, FioJob, FioSync, IoPrio, IoPrioClass, TaskConfig, READ, WRITE};
 
 /// Every option [`section`] may write.
 pub const RENDERED: &[&str] = &[
@@ -62,6 +62,8 @@ pub const RENDERED: &[&str] = &[
     "thread",
     "group_reporting",
     "random_generator",
+    "prioclass",
+    "prio",
 ];
 
 /// Options the user wrote that the parsed job does not hold but real fio should see, each
@@ -97,6 +99,19 @@ pub fn section(t: &TaskConfig, j: &FioJob, earlier: &[&TaskConfig], first_group:
     put("size", (j.file_size * u64::from(j.nrfiles)).to_string());
     put("io_size", j.size.to_string());
     put("numjobs", t.count.to_string());
+    // The job's I/O priority (its own prio/prioclass, or the task's ionice): fio sets it on
+    // the job's threads and I/Os.
+    if t.ioprio != IoPrio::default() {
+        let class = match t.ioprio.class {
+            IoPrioClass::Rt => 1,
+            IoPrioClass::Be => 2,
+            IoPrioClass::Idle => 3,
+        };
+        put("prioclass", class.to_string());
+        if t.ioprio.class != IoPrioClass::Idle {
+            put("prio", t.ioprio.level.to_string());
+        }
+    }
     let engine = carried(j, "ioengine").unwrap_or(match j.engine {
         FioEngine::Sync => "psync",
         FioEngine::Libaio => "libaio",
@@ -323,8 +338,8 @@ mod tests {
             };
             assert_eq!(strip(jx), strip(jy), "\n{text}\n---\n{again}");
             assert_eq!(
-                (x.count, &x.after, x.start, &x.file),
-                (y.count, &y.after, y.start, &y.file),
+                (x.count, &x.after, x.start, &x.file, x.ioprio),
+                (y.count, &y.after, y.start, &y.file, y.ioprio),
                 "\n{text}\n---\n{again}"
             );
         }
@@ -341,7 +356,9 @@ mod tests {
             prop::sample::select(vec!["psync", "sync", "libaio", "io_uring", "pvsync2"]).prop_map(|v| format!("ioengine={v}")),
             (1u32..128).prop_map(|v| format!("iodepth={v}")),
             (0u32..64).prop_map(|v| format!("iodepth_low={v}")),
-            (0u32..8).prop_map(|v| format!("iodepth_batch_complete_min={v}")),
+            (1u32..8).prop_map(|v| format!("iodepth_batch_complete_min={v}")),
+            (0u32..=3).prop_map(|v| format!("prioclass={v}")),
+            (0u32..=7).prop_map(|v| format!("prio={v}")),
             any::<bool>().prop_map(|v| format!("direct={}", u8::from(v))),
             (0u32..64).prop_map(|v| format!("fsync={v}")),
             (0u32..64).prop_map(|v| format!("fdatasync={v}")),
