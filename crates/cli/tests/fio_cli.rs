@@ -433,3 +433,32 @@ fn json_plus_terse_and_logs_read_as_real_fios() {
         assert_eq!(cols(&real), cols(&ours), "{log}");
     }
 }
+
+/// report.html has a fio section: each job and direction on its own row, so a mixed job's
+/// reads and writes are told apart (a random read from a disk and a write into its cache
+/// differ by two orders of magnitude).
+#[test]
+fn the_report_shows_each_fio_job_and_direction() {
+    let dir = scratch("fio-report");
+    let job = dir.join("mix.fio");
+    fs::write(
+        &job,
+        "[mix]\nrw=randrw\nrwmixread=70\nbs=8k\ndirect=1\nioengine=libaio\niodepth=8\nsize=256m\nruntime=3\ntime_based\n",
+    )
+    .unwrap();
+    let out = dir.join("r");
+    let o = wblab(&["run", "-q", job.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let html = fs::read_to_string(out.join("report.html")).unwrap();
+    let section = html
+        .split("id=\"fio\"")
+        .nth(1)
+        .expect("a fio section")
+        .split("</section>")
+        .next()
+        .unwrap();
+    for dir in ["read", "write"] {
+        assert!(section.contains(&format!("<td>mix</td><td>{dir}</td>")), "{section}");
+    }
+    assert!(html.contains("<a href=\"#fio\">fio jobs</a>"), "listed in the contents");
+}

@@ -324,6 +324,9 @@ pub fn report_html(runs: &[Run], figs: &[Figure], svgs: &[String], show_dirs: bo
     if diff.is_some() {
         o.push_str("<li><a href=\"#differences\">Differences</a></li>\n");
     }
+    if runs.iter().any(|r| fio_json(r).is_some()) {
+        o.push_str("<li><a href=\"#fio\">fio jobs</a></li>\n");
+    }
     for f in figs {
         writeln!(o, "<li><a href=\"#{}\">{}</a></li>", esc(&f.file), esc(&f.title)).expect("String");
     }
@@ -362,6 +365,7 @@ pub fn report_html(runs: &[Run], figs: &[Figure], svgs: &[String], show_dirs: bo
     if let Some(c) = diff {
         differences(&mut o, runs, c);
     }
+    fio_section(&mut o, runs);
 
     // Figures.
     for (f, svg) in figs.iter().zip(svgs) {
@@ -383,6 +387,54 @@ pub fn report_html(runs: &[Run], figs: &[Figure], svgs: &[String], show_dirs: bo
     )
     .expect("String");
     o
+}
+
+/// A run's fio.json, where it ran fio jobs.
+fn fio_json(r: &Run) -> Option<serde_json::Value> {
+    let text = std::fs::read_to_string(r.data.dir.join(crate::results::fio::FIO_JSON_FILE)).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// The fio jobs as fio's summary leads with them, each direction on its own row (a mixed
+/// job's reads and writes are not one latency): bandwidth, IOPS, completion latency.
+fn fio_section(o: &mut String, runs: &[Run]) {
+    let all: Vec<(&Run, serde_json::Value)> = runs.iter().filter_map(|r| fio_json(r).map(|v| (r, v))).collect();
+    if all.is_empty() {
+        return;
+    }
+    o.push_str("<section class=\"card\" id=\"fio\"><h2>fio jobs</h2>\n");
+    o.push_str("<p class=\"caption\">From fio.json: each job (or reporting group) and direction that did I/O. Completion latency (clat) runs from submission to completion; percentiles as fio's.</p>\n");
+    for (r, v) in &all {
+        if runs.len() > 1 {
+            writeln!(o, "<h3>{}</h3>", esc(&r.label)).expect("String");
+        }
+        o.push_str("<table><tr><th>job</th><th>direction</th><th>MiB/s</th><th>IOPS</th><th>clat mean</th><th>clat p50</th><th>clat p99</th><th>clat p99.9</th><th>I/Os</th></tr>\n");
+        for job in v["jobs"].as_array().into_iter().flatten() {
+            for dir in ["read", "write"] {
+                let d = &job[dir];
+                let ios = d["total_ios"].as_u64().unwrap_or(0);
+                if ios == 0 {
+                    continue;
+                }
+                let ms = |x: &serde_json::Value| x.as_f64().map_or("-".to_string(), |ns| fmt_ms(ns / 1e6));
+                let p = &d["clat_ns"]["percentile"];
+                writeln!(
+                    o,
+                    "<tr><td>{}</td><td>{dir}</td><td>{:.1}</td><td>{:.0}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{ios}</td></tr>",
+                    esc(job["jobname"].as_str().unwrap_or("?")),
+                    d["bw_bytes"].as_f64().unwrap_or(0.0) / 1_048_576.0,
+                    d["iops"].as_f64().unwrap_or(0.0),
+                    ms(&d["clat_ns"]["mean"]),
+                    ms(&p["50.000000"]),
+                    ms(&p["99.000000"]),
+                    ms(&p["99.900000"]),
+                )
+                .expect("String");
+            }
+        }
+        o.push_str("</table>\n");
+    }
+    o.push_str("</section>\n");
 }
 
 /// Several runs: every figure `wblab compare` reads, side by side, with the change of each
