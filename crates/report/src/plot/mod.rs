@@ -310,6 +310,42 @@ mod tests {
         assert_eq!(d.matches('M').count(), 2, "{d}");
     }
 
+    /// Every grid line lies inside the plot frame, whatever ticks the axes chose.
+    #[test]
+    fn grid_lines_stay_inside_the_frame() {
+        let mut c = Chart::new("g", "grid", Axis::log("x").range(3.0, 700.0), Axis::linear("y"));
+        c.push("a", Style::line(color(0), 1.0, None), vec![(3.0, 1.0), (40.0, 5.0), (700.0, 2.0)]);
+        let svg = c.to_svg();
+        let frame = svg.split("<rect").find(|r| r.contains("stroke=\"#888\"")).expect("frame");
+        let attr = |k: &str| -> f64 {
+            frame
+                .split(&format!("{k}=\""))
+                .nth(1)
+                .unwrap()
+                .split('"')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap()
+        };
+        let (x0, y0) = (attr("x"), attr("y"));
+        let (x1, y1) = (x0 + attr("width"), y0 + attr("height"));
+        let grid = svg.split("class=\"grid\"").nth(1).unwrap().split("</g>").next().unwrap();
+        let mut lines = 0;
+        for d in grid.split("d=\"M").skip(1) {
+            let d = d.split('"').next().unwrap();
+            let (x, rest) = d.split_once(' ').unwrap();
+            let y: f64 = rest.split(['V', 'H']).next().unwrap().parse().unwrap();
+            let x: f64 = x.parse().unwrap();
+            assert!(
+                (x0 - 0.6..=x1 + 0.6).contains(&x) && (y0 - 0.6..=y1 + 0.6).contains(&y),
+                "{d} outside {x0}..{x1} × {y0}..{y1}"
+            );
+            lines += 1;
+        }
+        assert!(lines > 4, "{lines} grid lines");
+    }
+
     #[test]
     fn rendering_is_deterministic_and_empty_charts_say_so() {
         assert_eq!(chart().to_svg(), chart().to_svg());

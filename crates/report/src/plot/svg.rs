@@ -164,13 +164,20 @@ fn header(o: &mut String, c: &Chart, l: &Layout, with_title: bool) {
 /// Minor grid lines first, major ones over them.
 fn grid(o: &mut String, l: &Layout, (xt, xm): (&Ticks, Map), (yt, ym): (&Ticks, Map)) {
     o.push_str("<g class=\"grid\" stroke-width=\"1\">");
+    // A tick of the axis' nice range can fall outside the data's (a log axis' minor ticks, a
+    // category axis' padding): its line would cross the margins and the labels.
+    let inside = |p: f64, a: f64, b: f64| p.is_finite() && p >= a.min(b) - 0.5 && p <= a.max(b) + 0.5;
     let vertical = |o: &mut String, v: f64, color: &str| {
         let x = xm.px_of(v);
-        write!(o, "<path d=\"M{} {}V{}\" stroke=\"{color}\"/>", px(x), px(l.top), px(l.bottom)).expect("String");
+        if inside(x, l.left, l.right) {
+            write!(o, "<path d=\"M{} {}V{}\" stroke=\"{color}\"/>", px(x), px(l.top), px(l.bottom)).expect("String");
+        }
     };
     let horizontal = |o: &mut String, v: f64, color: &str| {
         let y = ym.px_of(v);
-        write!(o, "<path d=\"M{} {}H{}\" stroke=\"{color}\"/>", px(l.left), px(y), px(l.right)).expect("String");
+        if inside(y, l.top, l.bottom) {
+            write!(o, "<path d=\"M{} {}H{}\" stroke=\"{color}\"/>", px(l.left), px(y), px(l.right)).expect("String");
+        }
     };
     for &v in &xt.minor {
         vertical(o, v, "#f1f1f1");
