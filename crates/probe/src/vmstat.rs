@@ -40,8 +40,12 @@ pub struct DiskStat {
     pub write_sectors: u64,
     pub write_ticks_ms: u64,
     pub io_ticks_ms: u64,
-    /// Flush requests completed (field 16 of the line, since 5.5).
+    /// Requests merged into queued ones (fields 2 and 6).
+    pub read_merges: u64,
+    pub write_merges: u64,
+    /// Flush requests completed and the ms spent on them (fields 16 and 17, since 5.5).
     pub flushes: u64,
+    pub flush_ticks_ms: u64,
 }
 
 pub fn disk_stat(dev: &str) -> DiskStat {
@@ -60,7 +64,10 @@ fn parse_disk_stat(text: &str) -> DiskStat {
         write_sectors: g(6),
         write_ticks_ms: g(7),
         io_ticks_ms: g(9),
+        read_merges: g(1),
+        write_merges: g(5),
         flushes: g(15),
+        flush_ticks_ms: g(16),
     }
 }
 
@@ -247,6 +254,10 @@ fn run(t0: Instant, devs: Vec<String>, stop: &AtomicBool) -> Vec<VmstatSample> {
                     writes: a.writes.saturating_sub(p.writes),
                     read_ticks_ns: a.read_ticks_ms.saturating_sub(p.read_ticks_ms) * 1_000_000,
                     write_ticks_ns: a.write_ticks_ms.saturating_sub(p.write_ticks_ms) * 1_000_000,
+                    read_merges: a.read_merges.saturating_sub(p.read_merges),
+                    write_merges: a.write_merges.saturating_sub(p.write_merges),
+                    flushes: a.flushes.saturating_sub(p.flushes),
+                    flush_ticks_ns: a.flush_ticks_ms.saturating_sub(p.flush_ticks_ms) * 1_000_000,
                 })
                 .collect(),
             // The workload's operations are timed by its own processes (measure.rs).
@@ -274,5 +285,9 @@ mod tests {
         assert_eq!((d.reads, d.read_sectors, d.read_ticks_ms), (927592, 28289374, 581244));
         assert_eq!((d.writes, d.write_sectors, d.write_ticks_ms), (91347, 78453560, 257520));
         assert_eq!(d.io_ticks_ms, 64752);
+        assert_eq!(
+            (d.read_merges, d.write_merges, d.flushes, d.flush_ticks_ms),
+            (30834, 59293, 2772, 217)
+        );
     }
 }

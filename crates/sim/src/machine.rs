@@ -1156,7 +1156,8 @@ impl Machine {
             };
             self.trace_ev(0, 0, ev);
         }
-        for w in self.queues[d].flush_completed() {
+        let now = self.now();
+        for w in self.queues[d].flush_completed(now) {
             if w & crate::fs::jbd2::JOURNAL_WAITER != 0 && w & crate::fs::jbd2::FC_WAITER != 0 {
                 self.fast_commit_flushed((w & 0xffff) as u16);
             } else if w & crate::fs::jbd2::JOURNAL_WAITER != 0 {

@@ -183,12 +183,17 @@ pub fn has_iostat(r: &RunResult) -> bool {
 }
 
 /// The header of `iostat.csv`: `iostat -x`'s figures, each column with its unit.
-pub const IOSTAT_HEADER: &str = "t_s,device,r_per_s,w_per_s,rkb_per_s,wkb_per_s,r_await_ms,w_await_ms,aqu_sz,util_pct";
+pub const IOSTAT_HEADER: &str =
+    "t_s,device,r_per_s,w_per_s,rkb_per_s,wkb_per_s,r_await_ms,w_await_ms,aqu_sz,util_pct,rrqm_per_s,wrqm_per_s,f_per_s,f_await_ms";
+
+/// The columns of iostat.csv that files written before merges and flushes were counted lack.
+pub const IOSTAT_LATER_COLUMNS: &[&str] = &["rrqm_per_s", "wrqm_per_s", "f_per_s", "f_await_ms"];
 
 /// Write `iostat.csv`: per interval (a second) and device, what `iostat -x` prints from
 /// `/sys/block/<dev>/stat` differences: requests and KiB per second, the mean time of the
 /// completed requests from their start to their completion (await), the mean number in the
-/// device's queue (aqu-sz: their summed time over the interval) and %util.
+/// device's queue (aqu-sz: their summed time over the interval), %util, the merges per second
+/// and the cache flushes per second with their mean time.
 pub fn write_iostat<W: Write>(w: &mut W, r: &RunResult) -> io::Result<()> {
     let mut line = String::with_capacity(256);
     line.push_str(IOSTAT_HEADER);
@@ -216,6 +221,10 @@ pub fn write_iostat<W: Write>(w: &mut W, r: &RunResult) -> io::Result<()> {
                 await_ms(io.write_ticks_ns, io.writes),
                 (io.read_ticks_ns + io.write_ticks_ns) as f64 / 1e9 / secs,
                 s.dev_util.get(i).copied().unwrap_or(0.0) * 100.0,
+                per_s(io.read_merges),
+                per_s(io.write_merges),
+                per_s(io.flushes),
+                await_ms(io.flush_ticks_ns, io.flushes),
             ] {
                 line.push(',');
                 push_f64(&mut line, v);

@@ -3,12 +3,12 @@
 //! from the same per-device counters (`/sys/block/<dev>/stat` differences on a real run).
 
 use crate::load::rundir::Csv;
-use crate::results::csv::IOSTAT_HEADER;
+use crate::results::csv::{IOSTAT_HEADER, IOSTAT_LATER_COLUMNS};
 use std::fmt::Write as _;
 
-/// The columns iostat.csv must have, in its header's order.
+/// The columns iostat.csv must have: all but those files of older builds lack.
 fn columns() -> Vec<&'static str> {
-    IOSTAT_HEADER.split(',').collect()
+    IOSTAT_HEADER.split(',').filter(|c| !IOSTAT_LATER_COLUMNS.contains(c)).collect()
 }
 
 /// Check `csv` is an iostat.csv as wblab writes it; the missing columns otherwise.
@@ -21,12 +21,20 @@ pub fn check(csv: &Csv) -> Result<(), String> {
     }
 }
 
+/// `iostat -x`'s columns, in sysstat 12's order (the discard group is 0: the model issues no
+/// discards, and `wblab measure` runs none).
+const EXTENDED: [&str; 22] = [
+    "r/s", "rkB/s", "rrqm/s", "%rrqm", "r_await", "rareq-sz", "w/s", "wkB/s", "wrqm/s", "%wrqm", "w_await", "wareq-sz", "d/s", "dkB/s",
+    "drqm/s", "%drqm", "d_await", "dareq-sz", "f/s", "f_await", "aqu-sz", "%util",
+];
+
 /// The text: for each second a `t = N s` line, then a header and a line per device
-/// (`devices`: only those, if given).
+/// (`devices`: only those, if given). A file of an older build, without merges and flushes,
+/// shows them as 0.
 pub fn iostat_text(csv: &Csv, extended: bool, device: Option<&str>) -> String {
     let c = |name: &str| csv.col(name).expect("checked columns");
     let (t, dev) = (c("t_s"), c("device"));
-    let num = |row: &[String], name: &str| row[c(name)].parse::<f64>().unwrap_or(0.0);
+    let num = |row: &[String], name: &str| csv.col(name).and_then(|i| row[i].parse::<f64>().ok()).unwrap_or(0.0);
     let mut out = String::new();
     let mut last_t: Option<&str> = None;
     let width = csv.rows.iter().map(|r| r[dev].len()).max().unwrap_or(6).max(6);
@@ -38,12 +46,11 @@ pub fn iostat_text(csv: &Csv, extended: bool, device: Option<&str>) -> String {
             }
             writeln!(out, "t = {} s", row[t]).expect("String");
             if extended {
-                writeln!(
-                    out,
-                    "{:<width$} {:>8} {:>8} {:>10} {:>10} {:>8} {:>8} {:>8} {:>8} {:>7} {:>6}",
-                    "Device", "r/s", "w/s", "rkB/s", "wkB/s", "rareq-sz", "wareq-sz", "r_await", "w_await", "aqu-sz", "%util"
-                )
-                .expect("String");
+                write!(out, "{:<width$}", "Device").expect("String");
+                for h in EXTENDED {
+                    write!(out, " {h:>8}").expect("String");
+                }
+                out.push('\n');
             } else {
                 writeln!(out, "{:<width$} {:>9} {:>12} {:>12}", "Device", "tps", "kB_read/s", "kB_wrtn/s").expect("String");
             }
@@ -52,22 +59,38 @@ pub fn iostat_text(csv: &Csv, extended: bool, device: Option<&str>) -> String {
         let (rk, wk) = (num(row, "rkb_per_s"), num(row, "wkb_per_s"));
         if extended {
             let sz = |kb: f64, n: f64| if n > 0.0 { kb / n } else { 0.0 };
-            writeln!(
-                out,
-                "{:<width$} {:>8.2} {:>8.2} {:>10.2} {:>10.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>7.2} {:>6.2}",
-                row[dev],
+            // sysstat's %rrqm: merged over merged and issued.
+            let pct = |m: f64, n: f64| if m + n > 0.0 { 100.0 * m / (m + n) } else { 0.0 };
+            let (rm, wm) = (num(row, "rrqm_per_s"), num(row, "wrqm_per_s"));
+            let values = [
                 r,
-                w,
                 rk,
-                wk,
-                sz(rk, r),
-                sz(wk, w),
+                rm,
+                pct(rm, r),
                 num(row, "r_await_ms"),
+                sz(rk, r),
+                w,
+                wk,
+                wm,
+                pct(wm, w),
                 num(row, "w_await_ms"),
+                sz(wk, w),
+                0.0,
+                0.0,
+                0.0,
+                0.0,
+                0.0,
+                0.0,
+                num(row, "f_per_s"),
+                num(row, "f_await_ms"),
                 num(row, "aqu_sz"),
                 num(row, "util_pct"),
-            )
-            .expect("String");
+            ];
+            write!(out, "{:<width$}", row[dev]).expect("String");
+            for v in values {
+                write!(out, " {v:>8.2}").expect("String");
+            }
+            out.push('\n');
         } else {
             writeln!(out, "{:<width$} {:>9.2} {:>12.2} {:>12.2}", row[dev], r + w, rk, wk).expect("String");
         }

@@ -46,6 +46,8 @@ pub struct FlushQueue {
     pub issued: u64,
     /// Whoever asked for the flush in flight first (the context it is issued from).
     pub first: u32,
+    /// When the flush in flight went to the device.
+    dispatched_ns: Ns,
 }
 
 impl FlushQueue {
@@ -419,6 +421,11 @@ impl BlockQueue {
         // A checkpoint write keeps its own completion (its transaction counts them).
         if self.nomerges < 2 && !r.direct && !r.fua && r.ckpt_tid == 0 {
             if let Some((target, _side)) = self.elv.try_merge(op, sector, nr, self.max_sectors) {
+                if op == Op::Read {
+                    self.sec_io.read_merges += 1;
+                } else {
+                    self.sec_io.write_merges += 1;
+                }
                 let segs = std::mem::take(&mut self.pool[id as usize].segs);
                 let (log, new_blocks, phys) = (
                     self.pool[id as usize].log_sectors,
@@ -640,9 +647,11 @@ impl BlockQueue {
         self.flush.pending.push(tid);
     }
 
-    /// The flush in flight completed: the tasks it served.
-    pub fn flush_completed(&mut self) -> Vec<u32> {
+    /// The flush in flight completed at `now`: the tasks it served.
+    pub fn flush_completed(&mut self, now: Ns) -> Vec<u32> {
         self.flush.in_flight = false;
+        self.sec_io.flushes += 1;
+        self.sec_io.flush_ticks_ns += now.saturating_sub(self.flush.dispatched_ns);
         if let Some(&t) = self.flush.pending.first() {
             self.flush.first = t;
         }
@@ -663,6 +672,7 @@ impl BlockQueue {
             self.flush.running = std::mem::take(&mut self.flush.pending);
             self.flush.in_flight = true;
             self.flush.issued += 1;
+            self.flush.dispatched_ns = now;
             self.device.dispatch(
                 now,
                 DevRequest {

@@ -209,6 +209,13 @@ pub struct DevIo {
     /// in the scheduler, `start_time_ns`) to their completion.
     pub read_ticks_ns: u64,
     pub write_ticks_ns: u64,
+    /// Bios merged into a queued request (`rrqm`/`wrqm`).
+    pub read_merges: u64,
+    pub write_merges: u64,
+    /// Cache flushes completed and their summed time from dispatch to completion (the
+    /// diskstats flush fields; iostat's `f/s`, `f_await`).
+    pub flushes: u64,
+    pub flush_ticks_ns: u64,
 }
 
 /// One task's operations completed over a sample interval (for latency over time).
