@@ -461,4 +461,17 @@ fn the_report_shows_each_fio_job_and_direction() {
         assert!(section.contains(&format!("<td>mix</td><td>{dir}</td>")), "{section}");
     }
     assert!(html.contains("<a href=\"#fio\">fio jobs</a>"), "listed in the contents");
+    // An O_DIRECT job dirties no page: its report leads with the device's graphs, the flat
+    // writeback ones last.
+    let at = |id: &str| {
+        html.find(&format!("id=\"{id}\"><figure>"))
+            .unwrap_or_else(|| panic!("no figure {id}"))
+    };
+    assert!(at("request-latency") < at("global_dirty_state") && at("iostat-bw") < at("balance_dirty_pages-pause"));
+    // The terminal table has the same rows.
+    let o = wblab(&["run", "-q", "--no-report", job.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    let table = String::from_utf8_lossy(&o.stdout).to_string();
+    let fio = table.split("fio jobs").nth(1).expect("a fio table in the summary");
+    assert!(fio.lines().any(|l| l.starts_with("mix ") && l.contains(" read ")), "{table}");
+    assert!(fio.lines().any(|l| l.starts_with("mix ") && l.contains(" write ")), "{table}");
 }

@@ -233,13 +233,22 @@ pub fn fmt_ms(ms: f64) -> String {
 
 /// Every figure of the report, in reading order.
 pub fn figures(runs: &[Run]) -> Vec<Figure> {
-    let mut f = vec![
-        pause_figure(runs),
-        task_bw_figure(runs),
-        dirty_state_figure(runs),
-        bdi_dirty_figure(runs),
-        dirtied_written_figure(runs),
-    ];
+    // A run that dirtied no page (O_DIRECT jobs, readers) has flat writeback graphs: they go
+    // last, after the ones that show what happened.
+    let quiet = runs.iter().all(|r| never_dirtied(r.data));
+    let writeback = |runs: &[Run]| {
+        vec![
+            pause_figure(runs),
+            dirty_state_figure(runs),
+            bdi_dirty_figure(runs),
+            dirtied_written_figure(runs),
+        ]
+    };
+    let mut f = vec![task_bw_figure(runs)];
+    if !quiet {
+        f.extend(writeback(runs));
+        f.swap(0, 1);
+    }
     f.extend(cgroups_figure(runs));
     // One bandwidth figure per device position (device names of the first run that has it).
     let ndev = runs.iter().map(|r| r.data.devices.len()).max().unwrap_or(0);
@@ -258,7 +267,18 @@ pub fn figures(runs: &[Run]) -> Vec<Figure> {
     f.extend(op_timeline_figure(runs));
     f.push(cdf_figure(runs, false));
     f.push(cdf_figure(runs, true));
+    if quiet {
+        f.extend(writeback(runs));
+    }
     f
+}
+
+/// Whether a run never had a dirty page (per its timeseries.csv; a run without one counts
+/// as dirtied, so its graphs keep their place).
+fn never_dirtied(d: &RunDir) -> bool {
+    let Some(ts) = &d.timeseries else { return false };
+    let Some(i) = ts.col("nr_dirty_pages") else { return false };
+    !ts.rows.is_empty() && ts.rows.iter().all(|r| r[i].parse::<f64>().is_ok_and(|v| v == 0.0))
 }
 
 #[cfg(test)]

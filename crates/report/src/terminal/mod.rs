@@ -1,6 +1,7 @@
 //! Terminal views of a results directory: the summary table (as `wblab run` prints it), and a
 //! task's latency distribution as an R `stem()` plot and a bcc log2 histogram.
 
+pub mod fio;
 pub mod iostat;
 pub mod log2hist;
 pub mod stem;

@@ -482,6 +482,10 @@ pub fn terminal_summary(r: &RunResult, wall_seconds: f64) -> String {
         out.push('\n');
         out.push_str(&t);
     }
+    if let Some(t) = crate::terminal::fio::table(r) {
+        out.push('\n');
+        out.push_str(&t);
+    }
     if !r.devices.is_empty() {
         out.push('\n');
         device_table(r, &mut out);
