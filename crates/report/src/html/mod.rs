@@ -409,28 +409,18 @@ fn fio_section(o: &mut String, runs: &[Run]) {
             writeln!(o, "<h3>{}</h3>", esc(&r.label)).expect("String");
         }
         o.push_str("<table><tr><th>job</th><th>direction</th><th>MiB/s</th><th>IOPS</th><th>clat mean</th><th>clat p50</th><th>clat p99</th><th>clat p99.9</th><th>I/Os</th></tr>\n");
-        for job in v["jobs"].as_array().into_iter().flatten() {
-            for dir in ["read", "write"] {
-                let d = &job[dir];
-                let ios = d["total_ios"].as_u64().unwrap_or(0);
-                if ios == 0 {
-                    continue;
-                }
-                let ms = |x: &serde_json::Value| x.as_f64().map_or("-".to_string(), |ns| fmt_ms(ns / 1e6));
-                let p = &d["clat_ns"]["percentile"];
-                writeln!(
-                    o,
-                    "<tr><td>{}</td><td>{dir}</td><td>{:.1}</td><td>{:.0}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{ios}</td></tr>",
-                    esc(job["jobname"].as_str().unwrap_or("?")),
-                    d["bw_bytes"].as_f64().unwrap_or(0.0) / 1_048_576.0,
-                    d["iops"].as_f64().unwrap_or(0.0),
-                    ms(&d["clat_ns"]["mean"]),
-                    ms(&p["50.000000"]),
-                    ms(&p["99.000000"]),
-                    ms(&p["99.900000"]),
-                )
-                .expect("String");
-            }
+        for row in crate::results::fio::fio_rows(v) {
+            let [mean, p50, p99, p999] = row.clat_ns.map(|ns| ns.map_or("-".to_string(), |ns| fmt_ms(ns / 1e6)));
+            writeln!(
+                o,
+                "<tr><td>{}</td><td>{}</td><td>{:.1}</td><td>{:.0}</td><td>{mean}</td><td>{p50}</td><td>{p99}</td><td>{p999}</td><td>{}</td></tr>",
+                esc(&row.job),
+                row.direction,
+                row.mib_s,
+                row.iops,
+                row.ios
+            )
+            .expect("String");
         }
         o.push_str("</table>\n");
     }

@@ -402,6 +402,47 @@ fn fio_json_with(r: &RunResult, plus: bool) -> Option<Value> {
     Some(Value::Object(top))
 }
 
+/// One job (or reporting group) and direction that did I/O, as fio's summary leads with it.
+pub struct FioRow {
+    pub job: String,
+    pub direction: &'static str,
+    pub mib_s: f64,
+    pub iops: f64,
+    /// Completion latency, ns: mean, p50, p99, p99.9 (`None` where fio.json has none).
+    pub clat_ns: [Option<f64>; 4],
+    pub ios: u64,
+}
+
+/// The rows of a run's fio.json (as [`fio_json`] gives it or as read back from the file):
+/// each job and direction with I/O, in the file's order.
+pub fn fio_rows(v: &Value) -> Vec<FioRow> {
+    let mut rows = Vec::new();
+    for job in v["jobs"].as_array().into_iter().flatten() {
+        for direction in ["read", "write"] {
+            let d = &job[direction];
+            let ios = d["total_ios"].as_u64().unwrap_or(0);
+            if ios == 0 {
+                continue;
+            }
+            let p = &d["clat_ns"]["percentile"];
+            rows.push(FioRow {
+                job: job["jobname"].as_str().unwrap_or("?").to_string(),
+                direction,
+                mib_s: d["bw_bytes"].as_f64().unwrap_or(0.0) / 1_048_576.0,
+                iops: d["iops"].as_f64().unwrap_or(0.0),
+                clat_ns: [
+                    d["clat_ns"]["mean"].as_f64(),
+                    p["50.000000"].as_f64(),
+                    p["99.000000"].as_f64(),
+                    p["99.900000"].as_f64(),
+                ],
+                ios,
+            });
+        }
+    }
+    rows
+}
+
 /// fio's output of the run in `format` (`None` without fio jobs).
 pub fn fio_output(r: &RunResult, format: FioFormat) -> Option<String> {
     match format {
