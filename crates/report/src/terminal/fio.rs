@@ -18,9 +18,7 @@ pub fn table(r: &RunResult) -> Option<String> {
     )
     .ok()?;
     for row in &rows {
-        let [mean, p50, p99, p999] = row
-            .clat_ns
-            .map(|ns| ns.map_or("-".to_string(), |ns| crate::terminal::table::ms(ns as u64, 1)));
+        let [mean, p50, p99, p999] = row.clat_ns.map(|ns| ns.map_or("-".to_string(), clat_ms));
         writeln!(
             out,
             "{:<width$}  {:<5} {:>9.1} {:>9.0} {:>9} {:>9} {:>9} {:>9}",
@@ -29,4 +27,26 @@ pub fn table(r: &RunResult) -> Option<String> {
         .ok()?;
     }
     Some(out)
+}
+
+/// A completion latency in ms with a precision down to the µs: an NVMe read's 0.012 ms
+/// would otherwise print as 0.01, a buffered write's 4 µs as 0.00.
+fn clat_ms(ns: f64) -> String {
+    if ns < 1e6 {
+        format!("{:.3}", ns / 1e6)
+    } else {
+        crate::terminal::table::ms(ns as u64, 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::clat_ms;
+
+    #[test]
+    fn microsecond_latencies_keep_their_digits() {
+        assert_eq!(clat_ms(4_200.0), "0.004");
+        assert_eq!(clat_ms(12_345.0), "0.012");
+        assert_eq!(clat_ms(2_500_000.0), "2.50");
+    }
 }
