@@ -6,7 +6,7 @@ use crate::sys;
 use serde::Serialize;
 use std::io;
 use std::path::{Path, PathBuf};
-use wblab_sim::config::{BdiConfig, QueueConfig, SchedulerKind, VmSysctl};
+use wblab_sim::config::{BdiConfig, KnobKind, KnobValue, QueueConfig, VmSysctl};
 
 /// One knob as the run found and left it during the measurement.
 #[derive(Clone, Debug, Serialize)]
@@ -290,7 +290,7 @@ pub fn sysctl_snapshot() -> Vec<(String, String)> {
 /// The scenario's queue knobs as (file under `/sys/block/<dev>/queue`, value), the
 /// scheduler first: switching it resets `nr_requests` and brings its own iosched files.
 pub fn queue_knobs(q: &QueueConfig) -> Vec<(String, String)> {
-    let mut knobs: Vec<(&str, String)> = vec![
+    let knobs: Vec<(&str, String)> = vec![
         ("scheduler", q.scheduler.name().to_string()),
         ("nr_requests", q.nr_requests.to_string()),
         ("max_sectors_kb", q.max_sectors_kb.to_string()),
@@ -303,27 +303,35 @@ pub fn queue_knobs(q: &QueueConfig) -> Vec<(String, String)> {
         ),
         ("wbt_lat_usec", q.wbt_lat_usec.to_string()),
     ];
-    if q.scheduler == SchedulerKind::MQ_DEADLINE {
-        let t = &q.iosched;
-        knobs.extend([
-            ("iosched/read_expire", t.read_expire_ms.to_string()),
-            ("iosched/write_expire", t.write_expire_ms.to_string()),
-            ("iosched/fifo_batch", t.fifo_batch.to_string()),
-            ("iosched/writes_starved", t.writes_starved.to_string()),
-            ("iosched/front_merges", u8::from(t.front_merges).to_string()),
-        ]);
-        if t.async_depth > 0 {
-            knobs.push(("iosched/async_depth", t.async_depth.to_string()));
-        }
-    }
-    if q.scheduler == SchedulerKind::KYBER {
-        use wblab_sim::block::sched::kyber::{READ_LAT_NSEC, WRITE_LAT_NSEC};
-        knobs.extend([
-            ("iosched/read_lat_nsec", (READ_LAT_NSEC.get)(q).uint().to_string()),
-            ("iosched/write_lat_nsec", (WRITE_LAT_NSEC.get)(q).uint().to_string()),
-        ]);
-    }
-    knobs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+    let mut knobs: Vec<(String, String)> = knobs.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+    knobs.extend(iosched_knobs(q));
+    knobs
+}
+
+/// Every tunable of the scenario's elevator, from its entry in the elevator registry, as
+/// (file under `queue/`, value as sysfs takes it): the real kernel then runs the tunables the
+/// simulation runs, whether the scenario set them or left the model's defaults (the kernel's).
+pub fn iosched_knobs(q: &QueueConfig) -> Vec<(String, String)> {
+    let Some(info) = wblab_sim::block::sched::elevator(q.scheduler) else {
+        return Vec::new();
+    };
+    info.tunables
+        .iter()
+        .filter_map(|k| {
+            let file = k.key.strip_prefix("queue/").unwrap_or(k.key);
+            let v = (k.get)(q);
+            let text = match (k.kind, v) {
+                // mq-deadline's 0 stands for "the kernel's own" (nr_requests); written, the
+                // kernel would clamp it to 1.
+                (_, KnobValue::Uint(0)) if file == "iosched/async_depth" => return None,
+                (KnobKind::Millis { scale, .. }, KnobValue::Uint(x)) => (x / scale.max(1)).to_string(),
+                (_, KnobValue::Bool(b)) => u8::from(b).to_string(),
+                (_, KnobValue::Uint(x)) => x.to_string(),
+                (_, KnobValue::Word(w)) => w.to_string(),
+            };
+            Some((file.to_string(), text))
+        })
+        .collect()
 }
 
 /// Write `knobs` ([`queue_knobs`]) to `/sys/block/<dev>/queue`.
@@ -384,6 +392,7 @@ pub fn apply_bdi(j: &mut Journal, devnum: &str, knobs: &[(String, String)], jour
 #[cfg(test)]
 mod tests {
     use super::*;
+    use wblab_sim::config::SchedulerKind;
 
     #[test]
     fn bracketed_lists_read_as_the_selected_word() {
@@ -391,5 +400,38 @@ mod tests {
         assert_eq!(normalize("[none] mq-deadline"), "none");
         assert_eq!(normalize("write back"), "write back");
         assert_eq!(normalize("75000"), "75000");
+    }
+
+    /// `measure` writes every tunable of every shipped elevator, in sysfs's unit: a scheduler
+    /// scenario runs on the real kernel with the tunables the model ran, not the kernel's
+    /// defaults.
+    #[test]
+    fn every_elevator_tunable_is_written_in_the_unit_sysfs_takes() {
+        use wblab_sim::block::sched::SHIPPED_ELEVATORS;
+        for info in SHIPPED_ELEVATORS {
+            let mut q = wblab_sim::config::default_queue(&wblab_sim::config::DeviceModelConfig::Hdd(Default::default()));
+            q.select_elevator(info.kind);
+            let knobs = queue_knobs(&q);
+            assert_eq!(knobs[0], ("scheduler".to_string(), info.kind.name().to_string()));
+            for k in info.tunables {
+                let file = k.key.strip_prefix("queue/").expect("a queue knob");
+                let written = knobs.iter().find(|(f, _)| f == file);
+                if file == "iosched/async_depth" {
+                    continue; // 0 by default: left to the kernel
+                }
+                let (_, v) = written.unwrap_or_else(|| panic!("{}: {file} is not written", info.kind.name()));
+                assert!(v.parse::<u64>().is_ok(), "{}: {file} = {v:?}", info.kind.name());
+            }
+        }
+        let mut q = wblab_sim::config::default_queue(&wblab_sim::config::DeviceModelConfig::Hdd(Default::default()));
+        q.select_elevator(SchedulerKind::MQ_DEADLINE);
+        let get = |q: &QueueConfig, f: &str| iosched_knobs(q).into_iter().find(|(k, _)| k == f).map(|(_, v)| v);
+        assert_eq!(get(&q, "iosched/read_expire").as_deref(), Some("500"), "ms");
+        q.select_elevator(SchedulerKind::BFQ);
+        assert_eq!(get(&q, "iosched/slice_idle").as_deref(), Some("8"), "ms");
+        assert_eq!(get(&q, "iosched/slice_idle_us").as_deref(), Some("8000"), "µs");
+        assert_eq!(get(&q, "iosched/low_latency").as_deref(), Some("1"));
+        q.select_elevator(SchedulerKind::KYBER);
+        assert_eq!(get(&q, "iosched/read_lat_nsec").as_deref(), Some("2000000"));
     }
 }
