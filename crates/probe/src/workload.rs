@@ -98,7 +98,8 @@ pub fn check_job(job: &JobConfig) -> Result<(), String> {
         | JobConfig::Randread { .. }
         | JobConfig::Fsync { .. }
         | JobConfig::Replace { .. }
-        | JobConfig::Sync { .. } => Ok(()),
+        | JobConfig::Sync { .. }
+        | JobConfig::Spin => Ok(()),
         JobConfig::Fio(_) => {
             if sys::which("fio").is_none() {
                 return Err("fio is not installed (scripts/setup-measure installs it)".into());
@@ -107,7 +108,7 @@ pub fn check_job(job: &JobConfig) -> Result<(), String> {
         }
         #[allow(unreachable_patterns)]
         other => Err(format!(
-            "job `{}` is not run for real by wblab measure (dd, cat, randread, fsync, replace and sync are)",
+            "job `{}` is not run for real by wblab measure (dd, cat, randread, fsync, replace, sync and spin are)",
             other.kind()
         )),
     }
@@ -284,7 +285,13 @@ impl Workload {
                 }
             }
         }
-        Ok(self.slots.iter().any(|s| !matches!(s.runner, Runner::Finished(_))))
+        // Background load (`spin`) does not keep an `until_done` run going, unless it is all
+        // the run has (as the simulator's task groups count them).
+        let all_background = self.slots.iter().all(|s| s.spec.job.is_background());
+        Ok(self
+            .slots
+            .iter()
+            .any(|s| !matches!(s.runner, Runner::Finished(_)) && (all_background || !s.spec.job.is_background())))
     }
 
     fn launch(&mut self, i: usize, now: Ns) -> io::Result<()> {
@@ -798,6 +805,16 @@ fn job_loop(spec: &TaskSpec, t0: Instant, stop: &AtomicBool, mid_t: Ns, out: &mu
                 mark_mid(out);
                 Ok(())
             })?;
+        }
+        JobConfig::Spin => {
+            // User-mode work until stopped, as `yes > /dev/null` does without the writes.
+            let mut x = spec.seed | 1;
+            while !stop.load(Ordering::Relaxed) && now() < spec.stop {
+                for _ in 0..10_000 {
+                    x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+                }
+                std::hint::black_box(x);
+            }
         }
         JobConfig::Sync { interval } => {
             every(*interval, t0, stop, out, |_| {

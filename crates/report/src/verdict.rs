@@ -338,7 +338,7 @@ pub fn verdict(i: &Input) -> Vec<Finding> {
 
 /// Jobs whose operations read (the queue rule's subjects; fsync's waits are `slow fsync`'s).
 fn reads(job: &str) -> bool {
-    !matches!(job, "dd" | "fsync" | "sync" | "replace" | "netwrite" | "tiotest")
+    !matches!(job, "dd" | "fsync" | "sync" | "replace" | "netwrite" | "tiotest" | "spin")
 }
 
 fn queued_behind_writeback(i: &Input, out: &mut Vec<Finding>) {

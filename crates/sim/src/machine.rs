@@ -33,8 +33,9 @@ pub enum Event {
     TaskRun(u32),
     /// A task's timed wait ends, unless it was woken earlier (`gen` differs).
     TaskTimeout(u32, u32),
-    /// The burst running on a CPU finished.
-    CpuDone(u16),
+    /// The burst running on a CPU finished (its number on the CPU: a burst cut short leaves
+    /// a stale one behind).
+    CpuDone(u16, u32),
     /// A device has something due.
     Device(u16),
     /// blk-wbt window timer of a device.
@@ -103,6 +104,16 @@ impl Progress for NoProgress {
     fn tick(&mut self, _done: Ns, _total: Ns) {}
 }
 
+/// A device's kernel thread (the loop worker): CPU work handed to it while it ran or waited
+/// for a CPU runs in its next burst, as a worker takes its whole list.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct KernelThread {
+    pub pending: Ns,
+    pub on_cpu: bool,
+    /// Its burst waits in the run queue.
+    pub queued: bool,
+}
+
 pub struct Machine {
     pub cfg: Scenario,
     /// When the run ended before `duration` (`until_done`: every task is done).
@@ -126,6 +137,8 @@ pub struct Machine {
     pub cpus: CpuPool,
     /// The CPU each flusher entity last ran on (where its bios enter blk-mq).
     pub flusher_cpu: Vec<u16>,
+    /// Each device's kernel thread: CPU work handed to it and not yet run.
+    pub kthreads: Vec<KernelThread>,
     pub lru: Lru,
     pub policy: Box<dyn DirtyThrottle>,
     /// What the kernel generation adds at run time (congestion waits, pdflush, old LRU).
@@ -473,6 +486,7 @@ impl Machine {
             q.elv_trace = cfg.trace.writeback && q.elv.trace_on(cfg.trace.block);
         }
         let queues_capacity: Vec<u64> = queues.iter().map(|q| q.capacity_sectors).collect();
+        let ndevs = queues.len();
         dom.bdi_min_ratio_sum = wbs.iter().map(|w| w.min_ratio_ppm).sum();
 
         let journals: Vec<Option<crate::fs::jbd2::Journal>> = cfg
@@ -529,7 +543,8 @@ impl Machine {
             queues,
             inodes,
             allocs,
-            cpus: CpuPool::new(ncpus, ntasks, nflushers, {
+            kthreads: vec![KernelThread::default(); ndevs],
+            cpus: CpuPool::new(ncpus, ntasks, nflushers, ndevs, {
                 let s = crate::generations::sched_slice(&cfg.kernel, ncpus);
                 (s.ns, if s.at_tick { clock.tick_ns() } else { 0 })
             }),
@@ -651,12 +666,51 @@ impl Machine {
             task.wq.user_burst = user;
             burst += user;
         }
-        if let Some(s) = self.cpus.request(now, who, burst.max(1)) {
-            self.cpu_started(s);
+        match self.cpus.request(now, who, burst.max(1)) {
+            Some(s) => self.cpu_started(s),
+            None => self.preempt_spinner(),
+        }
+    }
+
+    /// A wakeup found every CPU busy and asked a runner to give way. The kernel preempts it
+    /// within microseconds; the model's bursts run to their end, except a spinner's, which
+    /// has nothing to finish: it ends now.
+    fn preempt_spinner(&mut self) {
+        let Some((cpu, Who::Task(victim))) = self.cpus.take_preempted() else {
+            return;
+        };
+        if self.tasks[victim as usize].phase != Phase::Spin {
+            return;
+        }
+        let now = self.q.now();
+        let (left, gen) = self.cpus.cut_short(now, cpu);
+        let t = &mut self.tasks[victim as usize];
+        t.cpu_user = t.cpu_user.saturating_sub(left);
+        self.q.schedule(now, Event::CpuDone(cpu, gen));
+    }
+
+    /// `ns` of CPU for device `dev`'s kernel thread (the loop worker's commands): added to
+    /// what it has to do, run when the scheduler gives it a CPU.
+    fn kthread_work(&mut self, dev: u16, ns: Ns) {
+        let k = &mut self.kthreads[dev as usize];
+        k.pending += ns;
+        if k.on_cpu || k.queued || k.pending == 0 {
+            return;
+        }
+        let burst = std::mem::take(&mut k.pending);
+        k.queued = true;
+        match self.cpus.request(self.q.now(), Who::Kernel(dev), burst) {
+            Some(s) => self.cpu_started(s),
+            None => self.preempt_spinner(),
         }
     }
 
     fn cpu_started(&mut self, s: Started) {
+        if let Who::Kernel(d) = s.who {
+            let k = &mut self.kthreads[d as usize];
+            k.queued = false;
+            k.on_cpu = true;
+        }
         if let Who::Task(t) = s.who {
             let task = &mut self.tasks[t as usize];
             task.runq_wait += s.waited;
@@ -667,7 +721,7 @@ impl Machine {
         } else if let Who::Flusher(f) = s.who {
             self.flusher_cpu[f as usize] = s.cpu;
         }
-        self.q.schedule(s.end, Event::CpuDone(s.cpu));
+        self.q.schedule(s.end, Event::CpuDone(s.cpu, s.gen));
     }
 
     // ---- page-cache accounting shared by the write, read and writeback paths ----
@@ -1031,6 +1085,7 @@ impl Machine {
         let mut issued = std::mem::take(&mut self.scratch_ids);
         issued.clear();
         self.queues[dev as usize].run_queue(now, &mut issued);
+        self.charge_commands(dev, &issued);
         if self.queues[dev as usize].elv_trace {
             self.trace_elevator(dev);
         }
@@ -1099,6 +1154,25 @@ impl Machine {
         }
     }
 
+    /// The driver's CPU for the commands just issued: the kernel thread's part queued for it,
+    /// the submitter's part taken at once.
+    fn charge_commands(&mut self, dev: u16, issued: &[u32]) {
+        let (mut worker, mut inline) = (0, 0);
+        let q = &self.queues[dev as usize];
+        for &id in issued {
+            let op = if id == FLUSH_ID { Op::Flush } else { q.rq(id).op };
+            let c = q.device.command_cpu(op);
+            worker += c.worker;
+            inline += c.inline;
+        }
+        if inline > 0 {
+            self.cpus.steal(self.q.now(), inline);
+        }
+        if worker > 0 {
+            self.kthread_work(dev, worker);
+        }
+    }
+
     fn on_device(&mut self, dev: u16) {
         let now = self.now();
         {
@@ -1111,6 +1185,10 @@ impl Machine {
         done.clear();
         self.report_client_outstanding(dev);
         self.queues[dev as usize].device.advance(now, &mut done);
+        let irq = self.cfg.machine.completion_cost * done.len() as Ns;
+        if irq > 0 {
+            self.cpus.steal(now, irq);
+        }
         for &id in &done {
             if id == FLUSH_ID {
                 self.flush_completed(dev);
@@ -1594,8 +1672,17 @@ impl Machine {
         self.cpu_run(Who::Task(tid), cost);
     }
 
-    fn on_cpu_done(&mut self, cpu: u16) {
+    fn on_cpu_done(&mut self, cpu: u16, gen: u32) {
         let now = self.now();
+        if !self.cpus.is_current(cpu, gen) {
+            return; // a burst cut short: its end came earlier
+        }
+        let end = self.cpus.ends_at(cpu);
+        if end > now {
+            // Interrupts took part of the burst: it ends later.
+            self.q.schedule(end, Event::CpuDone(cpu, gen));
+            return;
+        }
         let (who, next) = self.cpus.finish(now, cpu);
         if let Some(s) = next {
             self.cpu_started(s);
@@ -1613,6 +1700,10 @@ impl Machine {
             Some(Who::Flusher(w)) => {
                 self.flushers[w as usize].on_cpu = false;
                 self.flusher_continue(w);
+            }
+            Some(Who::Kernel(d)) => {
+                self.kthreads[d as usize].on_cpu = false;
+                self.kthread_work(d, 0);
             }
             None => {}
         }
@@ -1639,7 +1730,7 @@ impl Machine {
                     self.task_wake(t);
                 }
             }
-            Event::CpuDone(c) => self.on_cpu_done(c),
+            Event::CpuDone(c, gen) => self.on_cpu_done(c, gen),
             Event::Device(d) => self.on_device(d),
             Event::WbtTimer(d) => self.on_wbt_timer(d),
             Event::IolatTimer(d) => self.on_iolat_timer(d),
@@ -1716,7 +1807,7 @@ impl Machine {
             let was = task.start < task.stop;
             task.start = now.saturating_add(task.start);
             let (start, stop) = (task.start, task.stop);
-            self.groups.restarted(was, start < stop);
+            self.groups.restarted(u, was, start < stop);
             if start < stop {
                 self.run_task_at(u, start);
                 self.q.schedule(start + (stop - start) / 2, Event::TaskMid(u));

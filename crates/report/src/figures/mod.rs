@@ -100,9 +100,10 @@ pub fn units(tasks: &[TaskInfo]) -> Vec<Unit> {
     out
 }
 
-/// Jobs whose per-operation latency is what a user feels (everything but bulk writers).
+/// Jobs whose per-operation latency is what a user feels (everything but bulk writers and
+/// CPU load, which has no operations).
 pub fn latency_sensitive(job: &str) -> bool {
-    job != "dd"
+    !matches!(job, "dd" | "spin")
 }
 
 /// What one operation of a job is, for legends.

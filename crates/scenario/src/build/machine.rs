@@ -15,6 +15,7 @@ pub(super) const KEYS: &[&str] = &[
     "syscall_overhead",
     "wakeup_cost",
     "context_switch_cost",
+    "completion_cost",
     "wakeup_latency",
     "idle_wake_latency",
     "page_first_touch",
@@ -48,6 +49,7 @@ pub(super) fn build(sec: &Section<'_>) -> Many<MachineConfig> {
     g.read(sec, "context_switch_cost", &mut m.context_switch_cost, |e| {
         e.duration_in(0, 1_000_000_000)
     });
+    g.read(sec, "completion_cost", &mut m.completion_cost, |e| e.duration_in(0, 1_000_000));
     g.read(sec, "wakeup_latency", &mut m.wakeup_latency, |e| e.duration_in(0, 1_000_000_000));
     g.read(sec, "idle_wake_latency", &mut m.idle_wake_latency, |e| {
         e.duration_in(0, 1_000_000_000)

@@ -21,6 +21,7 @@ pub(super) const JOBS: &[(&str, &[&str])] = &[
     ("fsync", &["bytes", "interval"]),
     ("replace", &["bytes", "interval"]),
     ("sync", &["interval"]),
+    ("spin", &[]),
     ("du", &["files", "files_per_dir", "subdirs", "inode_size", "repeat"]),
     ("launch", &["files", "files_per_dir", "file_sizes", "bs", "writes", "interval"]),
     ("ls", &["dirs", "entries", "interval"]),
@@ -29,10 +30,11 @@ pub(super) const JOBS: &[(&str, &[&str])] = &[
 ];
 
 const JOB_NAMES: &[&str] = &[
-    "dd", "netwrite", "cat", "randread", "fsync", "replace", "sync", "du", "launch", "ls", "tiotest", "fio",
+    "dd", "netwrite", "cat", "randread", "fsync", "replace", "sync", "spin", "du", "launch", "ls", "tiotest", "fio",
 ];
-/// Jobs that work on a tree of their own rather than one file: `{n}` is not needed.
-const TREE_JOBS: &[&str] = &["sync", "du", "launch", "ls"];
+/// Jobs that work on a tree of their own rather than one file (or on none): `{n}` is not
+/// needed.
+const TREE_JOBS: &[&str] = &["sync", "spin", "du", "launch", "ls"];
 
 /// MAX_RW_COUNT: the most one read()/write() moves.
 const MAX_RW_COUNT: u64 = 0x7fff_f000;
@@ -521,6 +523,7 @@ fn job_config(sec: &Section<'_>, job: &str) -> Result<JobConfig> {
                 .missing("fio", "a fio task needs its job file")
                 .hint("fio = \"jobs/randread.fio\" (a path from the scenario's directory) or the job text itself"))
         }
+        "spin" => JobConfig::Spin,
         _ => JobConfig::Sync {
             interval: interval(5_000_000_000)?,
         },

@@ -86,7 +86,7 @@ pub fn machine(key: &str) -> Option<Shape> {
         "unreclaimable" => Shape::Size(0, 32 * M),
         "highmem" => Shape::Size(0, 3 * G),
         "syscall_overhead" => Shape::Duration(0, 50 * US),
-        "wakeup_cost" | "context_switch_cost" => Shape::Duration(0, 100 * US),
+        "wakeup_cost" | "context_switch_cost" | "completion_cost" => Shape::Duration(0, 100 * US),
         "wakeup_latency" => Shape::Duration(0, 2_000 * US),
         "idle_wake_latency" => Shape::Duration(0, 500 * US),
         "page_first_touch" => Shape::Duration(0, 50 * US),

@@ -4,6 +4,9 @@ use crate::units::{GIB, MIB};
 use crate::Ns;
 use serde::Serialize;
 
+/// The default [`MachineConfig::completion_cost`].
+pub const COMPLETION_COST_NS: Ns = 1_000;
+
 #[derive(Clone, Debug, Serialize)]
 pub struct MachineConfig {
     /// Installed RAM, bytes.
@@ -23,6 +26,10 @@ pub struct MachineConfig {
     /// CPU cost of a wakeup (`try_to_wake_up`: run-queue lock, enqueue, IPI), ns. Today ~1 µs;
     /// a 2004 SMP (336 MHz UltraSPARC) an order of magnitude more.
     pub wakeup_cost: Ns,
+    /// CPU of one request's completion, ns: the device's interrupt, the block softirq
+    /// (`blk_mq_complete_request`, `blk_mq_end_request`, `bio_endio`) and the end of its
+    /// pages' writeback or read. It runs at once on a CPU and stretches what was running there.
+    pub completion_cost: Ns,
     /// CPU cost of the context switch into the woken task (`schedule`, `finish_task_switch`), ns.
     pub context_switch_cost: Ns,
     /// Mean delay from a sleep's timer expiring to the woken task running (softirq, wakeup,
@@ -81,6 +88,7 @@ impl Default for MachineConfig {
             syscall_overhead: 1_000,
             wakeup_cost: 1_000,
             context_switch_cost: 1_000,
+            completion_cost: COMPLETION_COST_NS,
             wakeup_latency: 200_000,
             idle_wake_latency: 25_000,
             page_first_touch: 0,

@@ -136,6 +136,10 @@ pub enum JobConfig {
     Replace { bytes: u64, interval: Ns },
     /// Calls sync() every `interval`.
     Sync { interval: Ns },
+    /// A CPU-bound process (`yes > /dev/null`, `stress-ng --cpu 1`): user-mode work that
+    /// never sleeps and never does I/O, the machine's noisy neighbour. It competes with the
+    /// tasks, the flushers and the kernel threads for the CPUs.
+    Spin,
     /// `du -s DIR`: readdir and `lstat` of every entry of a tree of small files. An uncached
     /// inode costs one 4 KiB read of its inode-table block; op latency is per `lstat`.
     Du {
@@ -208,7 +212,16 @@ impl JobConfig {
     /// A job whose operations' latencies are the question (a reader, a commit probe, a
     /// launch, a fio job), not a bulk writer whose write() calls only measure throttling.
     pub fn latency_sensitive(&self) -> bool {
-        !matches!(self, JobConfig::Dd { .. } | JobConfig::Netwrite { .. } | JobConfig::Tiotest { .. })
+        !matches!(
+            self,
+            JobConfig::Dd { .. } | JobConfig::Netwrite { .. } | JobConfig::Tiotest { .. } | JobConfig::Spin
+        )
+    }
+
+    /// Load that runs beside the work until stopped (`spin`): `until_done` does not wait
+    /// for it.
+    pub fn is_background(&self) -> bool {
+        matches!(self, JobConfig::Spin)
     }
 
     pub fn kind(&self) -> &'static str {
@@ -220,6 +233,7 @@ impl JobConfig {
             JobConfig::Fsync { .. } => "fsync",
             JobConfig::Replace { .. } => "replace",
             JobConfig::Sync { .. } => "sync",
+            JobConfig::Spin => "spin",
             JobConfig::Du { .. } => "du",
             JobConfig::Launch { .. } => "launch",
             JobConfig::Ls { .. } => "ls",

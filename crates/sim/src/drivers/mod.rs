@@ -21,6 +21,16 @@ use crate::engine::RngStream;
 use crate::Ns;
 use std::collections::VecDeque;
 
+/// Where a command's driver work runs, ns of CPU each.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CommandCpu {
+    /// In the device's kernel thread ([`crate::kernel::cpu::Who::Kernel`]), which waits for
+    /// a CPU like the tasks.
+    pub worker: Ns,
+    /// In the submitter's context, at once (a loop read's `IOCB_NOWAIT` attempt).
+    pub inline: Ns,
+}
+
 /// Operation of a request as the device sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Op {
@@ -98,6 +108,12 @@ pub trait Device {
     /// files laid out beforehand). A loop device's image remembers which of its blocks were
     /// ever written; other devices ignore it.
     fn mark_written(&mut self, _sectors: std::ops::Range<u64>) {}
+    /// The CPU a command of `op` costs on its way through the driver, beyond the block
+    /// layer's own (the loop device's kiocb work): nothing for a device whose driver only
+    /// rings a doorbell.
+    fn command_cpu(&self, _op: Op) -> CommandCpu {
+        CommandCpu::default()
+    }
 }
 
 pub mod characterize;

@@ -51,6 +51,8 @@ pub enum Phase {
     Renamed,
     /// Sleeping until the next interval (fsync/sync/randread think time).
     Think,
+    /// A CPU-bound job's burst runs.
+    Spin,
     /// Finished.
     Done,
 }
@@ -259,8 +261,11 @@ pub struct TaskGroups {
     /// Distinct groups each task still waits for (one that does not exist: for ever).
     waiting: Vec<u32>,
     /// Tasks not done that are still to run or running (`start < stop`): `until_done` ends
-    /// the run when none is left.
+    /// the run when none is left. Background load (`spin`) is not counted: it runs until
+    /// stopped, and the run is over when the work beside it is.
     live: u32,
+    /// Each task's whether it is background load.
+    background: Vec<bool>,
 }
 
 impl TaskGroups {
@@ -303,13 +308,17 @@ impl TaskGroups {
                 fill[g] += 1;
             }
         }
+        // A scenario of background load alone runs it until it stops.
+        let all_background = tasks.iter().all(|t| t.job.is_background());
+        let background: Vec<bool> = tasks.iter().map(|t| t.job.is_background() && !all_background).collect();
         TaskGroups {
             of,
             unfinished,
             dep_first,
             deps,
             waiting,
-            live: tasks.iter().filter(|t| t.start < t.stop).count() as u32,
+            live: tasks.iter().zip(&background).filter(|(t, &bg)| t.start < t.stop && !bg).count() as u32,
+            background,
         }
     }
 
@@ -347,12 +356,14 @@ impl TaskGroups {
     /// Task `tid` (whose `start < stop` said `live`) is done.
     pub fn done(&mut self, tid: u32, live: bool) {
         self.unfinished[self.of[tid as usize] as usize] -= 1;
-        self.live -= u32::from(live);
+        self.live -= u32::from(live && !self.background[tid as usize]);
     }
 
-    /// A waiting task's start moved: it was live (`start < stop`) as `was`, is as `now`.
-    pub fn restarted(&mut self, was: bool, now: bool) {
-        self.live = self.live - u32::from(was) + u32::from(now);
+    /// Waiting task `tid`'s start moved: it was live (`start < stop`) as `was`, is as `now`.
+    pub fn restarted(&mut self, tid: u32, was: bool, now: bool) {
+        if !self.background[tid as usize] {
+            self.live = self.live - u32::from(was) + u32::from(now);
+        }
     }
 
     /// No task is left to run (`until_done`'s test).

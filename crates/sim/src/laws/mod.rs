@@ -105,7 +105,7 @@ fn event_kind(ev: &Event) -> (usize, &'static str) {
     match ev {
         Event::TaskRun(_) => (0, "TaskRun"),
         Event::TaskTimeout(..) => (1, "TaskTimeout"),
-        Event::CpuDone(_) => (2, "CpuDone"),
+        Event::CpuDone(..) => (2, "CpuDone"),
         Event::Device(_) => (3, "Device"),
         Event::WbtTimer(_) => (4, "WbtTimer"),
         Event::ElvTimer(_) => (5, "ElvTimer"),

@@ -27,6 +27,11 @@ mod read;
 pub mod state;
 pub mod tiotest;
 
+/// One burst of a CPU-bound job (`spin`), ns. A burst is not preempted, so it bounds how
+/// finely the scheduler's slice and tick decide when a woken task takes the CPU from it;
+/// shorter ones only cost events.
+pub const SPIN_BURST_NS: Ns = 250_000;
+
 /// Largest folio the page cache uses for a write chunk (PMD size).
 pub const MAX_FOLIO_BYTES: u64 = 2 << 20;
 
@@ -92,7 +97,7 @@ impl Machine {
                 Phase::Renamed => self.rename_done(tid),
                 Phase::Think => Some(Phase::NextOp),
                 Phase::FioSubmitted => self.fio_submitted(tid),
-                Phase::CopyDone | Phase::ReadCopyDone | Phase::WaitDirect | Phase::FioSubmitCpu | Phase::Done => None,
+                Phase::CopyDone | Phase::ReadCopyDone | Phase::WaitDirect | Phase::FioSubmitCpu | Phase::Spin | Phase::Done => None,
             };
             match next {
                 Some(p) => self.tasks[t].phase = p,
@@ -106,7 +111,7 @@ impl Machine {
         let t = tid as usize;
         match self.tasks[t].phase {
             Phase::BdpWriteback | Phase::Meta => self.task_run(tid),
-            Phase::FioSubmitCpu => {
+            Phase::FioSubmitCpu | Phase::Spin => {
                 self.tasks[t].phase = Phase::NextOp;
                 self.task_run(tid);
             }
@@ -248,6 +253,13 @@ impl Machine {
                 Some(Phase::FileAccessed)
             }
             JobConfig::Sync { .. } => self.ksys_sync(tid),
+            JobConfig::Spin => {
+                // User-mode work, a scheduler tick's worth at a time: it asks again at once.
+                self.tasks[t].phase = Phase::Spin;
+                self.tasks[t].wq.user_pending += SPIN_BURST_NS;
+                self.cpu_run(crate::kernel::cpu::Who::Task(tid), 0);
+                None
+            }
             JobConfig::Du { .. } | JobConfig::Ls { .. } | JobConfig::Launch { .. } => self.meta_start(tid),
             JobConfig::Tiotest { .. } => self.tio_next_op(tid),
             JobConfig::Fio(_) => self.fio_next(tid),
