@@ -50,9 +50,9 @@ fn cases_are_reproducible_and_cover_the_format() {
         seen.push_str(&x.text);
     }
     // Enough valid files to exercise the simulator, enough invalid ones to exercise errors.
-    // About a quarter are valid (89–105 of 400 over seeds 1–7); every key added to the
-    // catalogue reshuffles which ones.
-    assert!((80..=340).contains(&valid), "{valid} of 400 valid");
+    // About a quarter are valid (89–105 of 400 over seeds 1–7 once, 78 for seed 7 since the
+    // `spin` job and `completion_cost`); every key added to the catalogue reshuffles which ones.
+    assert!((60..=340).contains(&valid), "{valid} of 400 valid");
     let c = a.catalogue();
     for (kind, _) in &c.models {
         assert!(seen.contains(&format!("model = \"{kind}\"")), "model {kind} never generated");
