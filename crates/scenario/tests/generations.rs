@@ -294,3 +294,40 @@ start = "1ms"
         }
     }
 }
+
+/// The 6.x generation runs 4.0 to 6.x, but each release gets only the block layer it had: no
+/// blk-wbt before 4.10, no mq-deadline before 4.11 (so no elevator on blk-mq), and what a
+/// release had stays the default.
+#[test]
+fn a_release_gets_only_the_features_it_had() {
+    let dev = "\n[[device]]\nname = \"sda\"\nmodel = \"hdd\"\n";
+    let queue = |k: &str| {
+        let sc = ok(&format!("kernel = \"{k}\"{dev}"));
+        let q = &sc.devices[0].queue;
+        (q.scheduler.name(), q.wbt_lat_usec)
+    };
+    let today = queue("6.18");
+    assert_eq!(today.0, "mq-deadline");
+    assert!(today.1 > 0, "blk-wbt on a 6.18 disk");
+    assert_eq!(queue("4.9"), ("none", 0));
+    assert_eq!(queue("4.10").1, today.1, "blk-wbt from 4.10");
+    assert_eq!(queue("4.11"), today);
+    let bfq = ok(&format!("kernel = \"4.12\"{dev}\"queue/scheduler\" = \"bfq\"\n"));
+    assert_eq!(bfq.devices[0].queue.scheduler.name(), "bfq");
+    assert!(bfq.what_if.is_empty() && ok("kernel = \"6.18\"").what_if.is_empty());
+}
+
+/// A file that sets what its release lacked runs as asked, each such key named as a what-if
+/// (the run's header prints them).
+#[test]
+fn keys_a_release_lacked_run_as_what_ifs() {
+    let sc = ok("kernel = \"4.9\"\n[[device]]\nname = \"sda\"\n\"queue/scheduler\" = \"mq-deadline\"\n\"queue/wbt_lat_usec\" = 75000\n");
+    assert_eq!(sc.devices[0].queue.scheduler.name(), "mq-deadline");
+    assert_eq!(sc.devices[0].queue.wbt_lat_usec, 75000);
+    assert_eq!(sc.what_if.len(), 2, "{:?}", sc.what_if);
+    assert!(sc.what_if[0].contains("mq-deadline elevator (merged in 4.11)"), "{:?}", sc.what_if);
+    assert!(sc.what_if[1].contains("blk-wbt"), "{:?}", sc.what_if);
+    let cg = ok("kernel = \"4.14\"\n[[device]]\nname = \"sda\"\n\"queue/scheduler\" = \"none\"\n[[cgroup]]\npath = \"/db\"\n\"io.latency\" = \"sda target=10ms\"\n");
+    assert_eq!(cg.what_if.len(), 1, "{:?}", cg.what_if);
+    assert!(cg.what_if[0].contains("io.latency") && cg.what_if[0].contains("4.19"));
+}

@@ -17,6 +17,7 @@ pub const GENERATORS: &[&str] = &[
     "validate-summary DIR",
     "sweep FILE OPTIONS...",
     "generations",
+    "release-features",
     "policies",
     "elevators",
     "elevator-tunables ELEVATOR",
@@ -57,6 +58,7 @@ pub fn generate(name: &str, args: &[String], cli: &clap::Command, ctx: &Ctx) -> 
     match name {
         "commands" => no_args(commands(cli)),
         "generations" => no_args(generations()),
+        "release-features" => no_args(release_features()),
         "policies" => no_args(policies()),
         "elevators" => no_args(elevators()),
         "elevator-tunables" => elevator_tunables(one_arg()?),
@@ -173,6 +175,13 @@ fn generations() -> String {
         out.push_str(&format!("- {what}: {text}\n"));
     }
     out
+}
+
+fn release_features() -> String {
+    let rows = wblab_sim::generations::features::FEATURES
+        .iter()
+        .map(|f| vec![f.what.to_string(), f.since.to_string()]);
+    table(&["feature", "merged in"], rows)
 }
 
 fn policies() -> String {

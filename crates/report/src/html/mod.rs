@@ -276,6 +276,11 @@ pub fn report_html(runs: &[Run], figs: &[Figure], svgs: &[String], show_dirs: bo
             ("devices", devices_line(&d.summary)),
             ("tasks", tasks_line(&d.summary)),
         ];
+        // What the scenario asks of its release that the release did not have.
+        if let Some(w) = d.summary["scenario"]["what_if"].as_array().filter(|w| !w.is_empty()) {
+            let notes: Vec<&str> = w.iter().filter_map(|n| n.as_str()).collect();
+            rows.push(("what-if", notes.join("; ")));
+        }
         if show_dirs {
             rows.push(("directory", d.dir.display().to_string()));
         }

@@ -172,6 +172,10 @@ pub(crate) fn run_line(out: &mut String, name: &str, kernel: &str, sim_s: f64, w
 fn header_line(r: &RunResult, wall_seconds: f64, out: &mut String) {
     let sc = &r.scenario;
     run_line(out, &sc.name, &sc.kernel, r.sim_ns as f64 / 1e9, wall_seconds, r.events);
+    // What the scenario asks of its release that the release did not have.
+    for w in &sc.what_if {
+        writeln!(out, "what-if: {w}").expect("String");
+    }
 }
 
 /// Sample count and p50/p99/max (ns) of a latency distribution, as the tables show it.

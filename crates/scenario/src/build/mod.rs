@@ -312,7 +312,11 @@ fn build_one(
             sysctl::build(&t, sysctl_defaults)
         }),
     );
-    let devices = keep(p, devices(root, &kernel, policy.as_ref(), sweep));
+    let mut what_if = Vec::new();
+    let devices = keep(p, devices(root, &kernel, policy.as_ref(), sweep)).map(|(d, w)| {
+        what_if.extend(w);
+        d
+    });
     let task_sections = keep(
         p,
         root.get("task")
@@ -325,7 +329,13 @@ fn build_one(
             }),
     )
     .unwrap_or_default();
-    let cgroups = devices.as_ref().and_then(|d| keep(p, cgroups(root, policy.as_ref(), d, sweep)));
+    let cgroups = devices
+        .as_ref()
+        .and_then(|d| keep(p, cgroups(root, &kernel, policy.as_ref(), d, sweep)))
+        .map(|(c, w)| {
+            what_if.extend(w);
+            c
+        });
     // Tasks are checked against the devices and cgroups; against the longest run if the
     // duration is at fault (only `start` depends on it).
     let tasks = match (&devices, &cgroups) {
@@ -380,6 +390,7 @@ fn build_one(
             trace,
             cgroups,
             until_done,
+            what_if,
         }),
         _ => Err(problems),
     }
@@ -446,7 +457,7 @@ fn devices(
     kernel: &str,
     policy: Option<&wblab_sim::config::PolicyConfig>,
     sweep: Option<&sweep::Point<'_>>,
-) -> std::result::Result<Vec<wblab_sim::config::DeviceConfig>, Problems> {
+) -> std::result::Result<(Vec<wblab_sim::config::DeviceConfig>, Vec<String>), Problems> {
     let mut device_sections = match root.get("device") {
         Some(e) => e.tables(Nesting::Flatten('/'), device::normalize)?,
         None => Vec::new(),
@@ -459,17 +470,49 @@ fn devices(
     if policy.is_some_and(|p| p.queue.is_legacy()) {
         legacy_queue_defaults(&mut devices, &device_sections);
     }
-    Ok(devices)
+    let legacy = policy.is_some_and(|p| p.queue.is_legacy());
+    let what_if = release_features(&mut devices, &device_sections, kernel, legacy);
+    Ok((devices, what_if))
+}
+
+/// What the release had: a default it lacks is left out (blk-wbt off, no elevator where the
+/// blk-mq ones were not yet merged); a queue key the file sets for a feature it lacks is run as
+/// asked and returned as a what-if for the run's header. The elevators are checked on blk-mq
+/// queues only: a legacy-era queue runs the era's elevators (`mq-deadline` standing in for the
+/// legacy `deadline` where the file asks for it).
+fn release_features(devices: &mut [wblab_sim::config::DeviceConfig], sections: &[Section<'_>], kernel: &str, legacy: bool) -> Vec<String> {
+    use wblab_sim::generations::features::{self, lacks, Feature};
+    let mut what_if = Vec::new();
+    let note = |dev: &str, key: &str, f: &Feature| format!("{dev} {key}: kernel {kernel} had no {} (merged in {})", f.what, f.since);
+    for (i, d) in devices.iter_mut().enumerate() {
+        let given = |k: &str| sections.get(i).is_some_and(|s| s.get(k).is_some());
+        if let Some(f) = features::elevator_feature(d.queue.scheduler).filter(|f| !legacy && lacks(kernel, f)) {
+            if given("queue/scheduler") {
+                what_if.push(note(&d.name, "queue/scheduler", &f));
+            } else {
+                d.queue.select_elevator(wblab_sim::config::SchedulerKind::NONE);
+            }
+        }
+        if lacks(kernel, &features::WBT) && d.queue.wbt_lat_usec != 0 {
+            if given("queue/wbt_lat_usec") {
+                what_if.push(note(&d.name, "queue/wbt_lat_usec", &features::WBT));
+            } else {
+                d.queue.wbt_lat_usec = 0;
+            }
+        }
+    }
+    what_if
 }
 
 /// The `[[cgroup]]` tree. Memory cgroups are modelled on the 6.x kernel only: their reclaim,
 /// cgroup writeback and memcg dirty domain are built on that generation's pieces.
 fn cgroups(
     root: &Section<'_>,
+    kernel: &str,
     policy: Option<&wblab_sim::config::PolicyConfig>,
     devices: &[wblab_sim::config::DeviceConfig],
     sweep: Option<&sweep::Point<'_>>,
-) -> Result<wblab_sim::config::CgroupTree> {
+) -> Result<(wblab_sim::config::CgroupTree, Vec<String>)> {
     let Some(e) = root.get("cgroup") else {
         return Ok(Default::default());
     };
@@ -492,7 +535,33 @@ fn cgroups(
                 .hint("use kernel = \"6.x\" (or a 4.2+ release) with its own policies, or drop the [[cgroup]] tables"));
         }
     }
-    Ok(tree)
+    let what_if = cgroup_features(&sections, &tree, kernel);
+    Ok((tree, what_if))
+}
+
+/// The cgroup files the file sets that release `kernel` lacked, as what-ifs: `io.max` (4.5),
+/// `io.latency` (4.19), `io.bfq.weight` (4.12), and a v2 group's memory limits, which need
+/// cgroup writeback (4.2).
+fn cgroup_features(sections: &[Section<'_>], tree: &wblab_sim::config::CgroupTree, kernel: &str) -> Vec<String> {
+    use wblab_sim::generations::features::{lacks, BFQ, CGROUP_WRITEBACK, IO_LATENCY, IO_MAX};
+    let v2 = tree.version == wblab_sim::config::CgroupVersion::V2;
+    let needs = [
+        ("io.max", IO_MAX),
+        ("io.latency", IO_LATENCY),
+        ("io.bfq.weight", BFQ),
+        ("memory.max", CGROUP_WRITEBACK),
+        ("memory.high", CGROUP_WRITEBACK),
+        ("memory.low", CGROUP_WRITEBACK),
+    ];
+    let mut what_if: Vec<String> = Vec::new();
+    for (key, f) in &needs {
+        let used = sections.iter().any(|s| s.get(key).is_some());
+        let memory_v1 = !v2 && key.starts_with("memory.");
+        if used && !memory_v1 && lacks(kernel, f) && !what_if.iter().any(|w| w.contains(f.what)) {
+            what_if.push(format!("cgroup {key}: kernel {kernel} had no {} (merged in {})", f.what, f.since));
+        }
+    }
+    what_if
 }
 
 /// Every task, each checked on its own; then the checks across tasks.

@@ -59,6 +59,10 @@ pub struct Scenario {
     /// jobs), `duration` being the most it may last.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub until_done: bool,
+    /// What the scenario sets that its release did not have (an elevator or blk-wbt before
+    /// it was merged): run as asked, and named in the run's header as what-ifs.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub what_if: Vec<String>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -114,6 +118,7 @@ impl Scenario {
             trace: TraceConfig::default(),
             cgroups: CgroupTree::default(),
             until_done: false,
+            what_if: Vec::new(),
         }
     }
 

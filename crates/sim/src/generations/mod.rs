@@ -11,6 +11,7 @@ use crate::config::{
 };
 use std::cmp::Ordering;
 
+pub mod features;
 pub mod runtime;
 use std::fmt;
 
