@@ -130,6 +130,68 @@ fn devices_line(s: &Value) -> String {
         .unwrap_or_default()
 }
 
+/// Every cgroup with the settings it was given (the cgroup version first), so a report of
+/// groups beside each other says what each was held to: `v2: /db (io_latency sda 10 ms),
+/// /batch (memory_max 1 GiB)`. Fields with no value are left out; a per-device list names
+/// its device.
+fn cgroups_line(s: &Value) -> Option<String> {
+    let sc = &s["scenario"];
+    let groups = sc["cgroups"]["groups"].as_array().filter(|g| !g.is_empty())?;
+    let device = |i: &Value| {
+        i.as_u64()
+            .and_then(|i| sc["devices"][i as usize]["name"].as_str())
+            .unwrap_or("?")
+            .to_string()
+    };
+    // A value as the scenario writes it: bytes and rates in their exact units, by the field's
+    // name.
+    use wblab_sim::units::format_size;
+    fn flat(k: &str, v: &Value) -> Option<String> {
+        match v {
+            Value::Null => None,
+            Value::Object(m) => {
+                let parts: Vec<String> = m.iter().filter_map(|(k, v)| flat(k, v).map(|v| format!("{k} {v}"))).collect();
+                (!parts.is_empty()).then(|| parts.join(" "))
+            }
+            Value::Array(a) if a.is_empty() => None,
+            Value::String(t) => Some(t.clone()),
+            Value::Number(n) if k.ends_with("_bps") => n.as_u64().map(|b| format!("{}/s", format_size(b))),
+            Value::Number(n) if k.starts_with("memory_") => n.as_u64().map(format_size),
+            other => Some(other.to_string()),
+        }
+    }
+    let line = groups
+        .iter()
+        .map(|g| {
+            let path = g["path"].as_str().unwrap_or("?");
+            let settings: Vec<String> = g
+                .as_object()
+                .into_iter()
+                .flatten()
+                .filter(|(k, _)| *k != "path")
+                .filter_map(|(k, v)| match v {
+                    // Per-device settings: [[device index, value], ...].
+                    Value::Array(a) if a.iter().all(|e| e.as_array().is_some_and(|p| p.len() == 2)) => {
+                        let per: Vec<String> = a
+                            .iter()
+                            .filter_map(|e| flat(k, &e[1]).map(|v| format!("{} {v}", device(&e[0]))))
+                            .collect();
+                        (!per.is_empty()).then(|| format!("{k} {}", per.join(", ")))
+                    }
+                    v => flat(k, v).map(|v| format!("{k} {v}")),
+                })
+                .collect();
+            if settings.is_empty() {
+                path.to_string()
+            } else {
+                format!("{path} ({})", settings.join("; "))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    Some(format!("{}: {line}", sc["cgroups"]["version"].as_str().unwrap_or("v2")))
+}
+
 fn tasks_line(s: &Value) -> String {
     s["scenario"]["tasks"]
         .as_array()
@@ -276,6 +338,9 @@ pub fn report_html(runs: &[Run], figs: &[Figure], svgs: &[String], show_dirs: bo
             ("devices", devices_line(&d.summary)),
             ("tasks", tasks_line(&d.summary)),
         ];
+        if let Some(c) = cgroups_line(&d.summary) {
+            rows.push(("cgroups", c));
+        }
         // What the scenario asks of its release that the release did not have.
         if let Some(w) = d.summary["scenario"]["what_if"].as_array().filter(|w| !w.is_empty()) {
             let notes: Vec<&str> = w.iter().filter_map(|n| n.as_str()).collect();
@@ -487,4 +552,28 @@ fn differences(o: &mut String, runs: &[Run], c: &crate::compare::Comparison) {
         o.push_str("</tr>\n");
     }
     o.push_str("</table></div>\n</section>\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cgroups_line;
+    use serde_json::json;
+
+    /// The header names every group with what it was held to, per device by name.
+    #[test]
+    fn the_cgroups_line_names_each_group_and_its_limits() {
+        let s = json!({"scenario": {
+            "devices": [{"name": "sda"}],
+            "cgroups": {"version": "v2", "groups": [
+                {"path": "/batch-limited", "io_max": [[0, {"read_bps": null, "write_bps": 100000000}]]},
+                {"path": "/db", "memory_max": 1073741824},
+                {"path": "/web"}
+            ]}
+        }});
+        assert_eq!(
+            cgroups_line(&s).as_deref(),
+            Some("v2: /batch-limited (io_max sda write_bps 100MB/s), /db (memory_max 1GiB), /web")
+        );
+        assert_eq!(cgroups_line(&json!({"scenario": {}})), None, "no groups, no line");
+    }
 }
