@@ -483,7 +483,7 @@ fn devices(
 fn release_features(devices: &mut [wblab_sim::config::DeviceConfig], sections: &[Section<'_>], kernel: &str, legacy: bool) -> Vec<String> {
     use wblab_sim::generations::features::{self, lacks, Feature};
     let mut what_if = Vec::new();
-    let note = |dev: &str, key: &str, f: &Feature| format!("{dev} {key}: kernel {kernel} had no {} (merged in {})", f.what, f.since);
+    let note = |dev: &str, key: &str, f: &Feature| f.what_if(&format!("{dev} {key}"), kernel);
     for (i, d) in devices.iter_mut().enumerate() {
         let given = |k: &str| sections.get(i).is_some_and(|s| s.get(k).is_some());
         if let Some(f) = features::elevator_feature(d.queue.scheduler).filter(|f| !legacy && lacks(kernel, f)) {
@@ -558,7 +558,7 @@ fn cgroup_features(sections: &[Section<'_>], tree: &wblab_sim::config::CgroupTre
         let used = sections.iter().any(|s| s.get(key).is_some());
         let memory_v1 = !v2 && key.starts_with("memory.");
         if used && !memory_v1 && lacks(kernel, f) && !what_if.iter().any(|w| w.contains(f.what)) {
-            what_if.push(format!("cgroup {key}: kernel {kernel} had no {} (merged in {})", f.what, f.since));
+            what_if.push(f.what_if(&format!("cgroup {key}"), kernel));
         }
     }
     what_if

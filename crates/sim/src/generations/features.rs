@@ -56,6 +56,14 @@ pub const IO_COST: Feature = Feature {
 /// Every feature, oldest first: what `wblab kernels` and the docs list.
 pub const FEATURES: &[Feature] = &[CGROUP_WRITEBACK, IO_MAX, WBT, MQ_DEADLINE, KYBER, BFQ, IO_LATENCY, IO_COST];
 
+impl Feature {
+    /// The what-if note for `subject` (`sda queue/scheduler`, `cgroup io.latency`) set on
+    /// release `kernel`, which lacked this feature.
+    pub fn what_if(&self, subject: &str, kernel: &str) -> String {
+        format!("{subject}: kernel {kernel} had no {} (merged in {})", self.what, self.since)
+    }
+}
+
 /// The feature an elevator is, for those a release may lack (the blk-mq elevators; the older
 /// ones are named by their era, `cfq-2.6.22`, and chosen as such).
 pub fn elevator_feature(kind: SchedulerKind) -> Option<Feature> {

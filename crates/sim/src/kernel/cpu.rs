@@ -157,6 +157,14 @@ impl CpuPool {
         }
     }
 
+    fn vruntime_of(&self, who: Who) -> Ns {
+        match who {
+            Who::Task(t) => self.vr_task[t as usize],
+            Who::Flusher(f) => self.vr_flusher[f as usize],
+            Who::Kernel(k) => self.vr_kernel[k as usize],
+        }
+    }
+
     /// Account `burst` to `who` as it starts; the queue's minimum follows the runner.
     fn charge(&mut self, who: Who, burst: Ns) {
         let v = self.vruntime(who);
@@ -216,11 +224,7 @@ impl CpuPool {
         let mut victim: Option<(usize, Ns)> = None;
         for (c, who) in self.running.iter().enumerate() {
             let Some(w) = *who else { continue };
-            let v = match w {
-                Who::Task(t) => self.vr_task[t as usize],
-                Who::Flusher(f) => self.vr_flusher[f as usize],
-                Who::Kernel(k) => self.vr_kernel[k as usize],
-            };
+            let v = self.vruntime_of(w);
             if v > key && !self.preempt[c] && victim.is_none_or(|(_, best)| v > best) {
                 victim = Some((c, v));
             }
