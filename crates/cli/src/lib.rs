@@ -12,6 +12,7 @@ mod repeat_cmd;
 mod report_cmd;
 mod reproduce;
 mod simulate;
+mod snapshot_cmd;
 mod sweep;
 mod validate;
 
@@ -176,6 +177,10 @@ enum Cmd {
     Measure(probe_cmd::MeasureArgs),
     /// Measure a real device with O_DIRECT I/O and print a fitted [[device]] section.
     Calibrate(probe_cmd::CalibrateArgs),
+    /// Write a scenario of this machine (kernel, memory, CPUs, vm.* sysctls, block devices
+    /// and their queues, file systems, cgroups), each value commented with its source; or of
+    /// another machine's copied /proc and /sys (--root), or of pasted `sysctl -a` (--lenient).
+    Snapshot(snapshot_cmd::SnapshotArgs),
     /// Generated and damaged scenarios through the parser and the simulator, laws checked;
     /// findings are written as reproducer files.
     Fuzz(fuzz_cmd::FuzzArgs),
@@ -381,6 +386,7 @@ where
         Cmd::Iostat(a) => report_cmd::iostat(a),
         Cmd::Measure(a) => probe_cmd::measure(a),
         Cmd::Calibrate(a) => probe_cmd::calibrate(a),
+        Cmd::Snapshot(a) => snapshot_cmd::run(a),
         Cmd::Compare { dirs, json } => probe_cmd::compare(&dirs, json),
         Cmd::Fuzz(a) => fuzz_cmd::fuzz(a),
         Cmd::Validate(a) => validate::validate(a),

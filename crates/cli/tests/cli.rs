@@ -743,3 +743,33 @@ fn compare_keeps_task_groups_present_in_one_run_only() {
     assert!(scanner["values"][0].is_null() && scanner["values"][1].is_number(), "{scanner}");
     assert!(scanner["rel_err"][1].is_null(), "no error against a missing value: {scanner}");
 }
+
+/// `wblab snapshot`'s mistakes are errors that say what to give instead; its scenario passes
+/// `wblab check` from standard input pastes too.
+#[test]
+fn snapshot_errors_are_clear_and_its_output_checks() {
+    let o = wblab(&["snapshot", "--root", "/no/such/machine"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("--root /no/such/machine: not a directory"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let o = wblab(&["snapshot", "--lenient", "/no/such/paste.txt"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("cannot read /no/such/paste.txt"));
+
+    let dir = scratch("snapshot-cli");
+    let paste = dir.join("paste.txt");
+    fs::write(&paste, "vm.dirty_ratio = 5\nvm.swappiness = 100\n").unwrap();
+    let out = dir.join("s.toml");
+    let o = wblab(&["snapshot", "--lenient", paste.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("1 sysctl(s); 1 item(s) not modelled"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let o = wblab(&["check", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}

@@ -213,7 +213,14 @@ pub fn which(name: &str) -> Option<std::path::PathBuf> {
 
 /// Mount points listed in /proc/self/mounts: (source, mount point, fs type, options).
 pub fn mounts() -> Vec<(String, String, String, String)> {
-    let text = std::fs::read_to_string("/proc/self/mounts").unwrap_or_default();
+    parse_mounts(&std::fs::read_to_string("/proc/self/mounts").unwrap_or_default())
+}
+
+/// One line of `/proc/mounts`: (source, mount point, fs type, options).
+pub type MountLine = (String, String, String, String);
+
+/// The lines of a `/proc/mounts` text.
+pub fn parse_mounts(text: &str) -> Vec<MountLine> {
     text.lines()
         .filter_map(|l| {
             let mut it = l.split(' ');

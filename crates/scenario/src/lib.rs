@@ -16,6 +16,7 @@ mod suggest;
 pub mod units;
 
 pub use build::catalogue::{catalogue, Catalogue};
+pub use build::mount::modelled_options as modelled_mount_options;
 pub use build::{CHECK_EVERY_POINT_UP_TO as SWEEP_CHECKS_EVERY_POINT_UP_TO, SWEEP_KEY_SEPARATOR, SWEEP_MAX_POINTS, SWEEP_VALUE_SEPARATOR};
 pub use error::{ScenarioError, MAX_ERRORS};
 

@@ -8,7 +8,7 @@ mod cgroup;
 mod device;
 mod machine;
 mod model;
-mod mount;
+pub(crate) mod mount;
 mod policy;
 mod queue;
 mod sweep;

@@ -20,6 +20,26 @@ const EXT4_OPTIONS: &[&str] = &["dioread_nolock", "nodioread_nolock", "auto_da_a
 /// xfs options the model reads.
 const XFS_OPTIONS: &[&str] = &["logbsize", "logbufs", "barrier", "nobarrier"];
 
+/// The mount options the model reads for `fs` (names, without `=value`).
+fn options_of(fs: FsKind) -> Vec<&'static str> {
+    match fs {
+        FsKind::Ext4 => [VFS_OPTIONS, EXT_OPTIONS, EXT4_OPTIONS].concat(),
+        FsKind::Ext3 => [VFS_OPTIONS, EXT_OPTIONS, EXT3_OPTIONS].concat(),
+        FsKind::Xfs => [VFS_OPTIONS, XFS_OPTIONS].concat(),
+        FsKind::Btrfs => VFS_OPTIONS.to_vec(),
+    }
+}
+
+/// The mount options the model reads for the file system named `fs` (`ext4`, ...; none for
+/// one it does not model), so that a machine's options can be sorted before they are written.
+pub fn modelled_options(fs: &str) -> Vec<&'static str> {
+    [FsKind::Ext4, FsKind::Ext3, FsKind::Xfs, FsKind::Btrfs]
+        .into_iter()
+        .find(|k| k.name() == fs)
+        .map(options_of)
+        .unwrap_or_default()
+}
+
 /// The device's file system, or `None` when it has no `fs` (then `mount` and
 /// `journal_size` are errors). `size` is the device's, in bytes.
 pub(super) fn build(sec: &Section<'_>, kernel: &str, size: u64) -> Result<Option<MountConfig>> {
@@ -111,12 +131,7 @@ fn apply(m: &mut MountConfig, opt: &str, e: &Entry<'_>, release: Version) -> Res
         None => (opt, None),
     };
     let fs = m.fs.name();
-    let own: Vec<&str> = match m.fs {
-        FsKind::Ext4 => [VFS_OPTIONS, EXT_OPTIONS, EXT4_OPTIONS].concat(),
-        FsKind::Ext3 => [VFS_OPTIONS, EXT_OPTIONS, EXT3_OPTIONS].concat(),
-        FsKind::Xfs => [VFS_OPTIONS, XFS_OPTIONS].concat(),
-        FsKind::Btrfs => VFS_OPTIONS.to_vec(),
-    };
+    let own = options_of(m.fs);
     if !own.contains(&key) {
         let all = [VFS_OPTIONS, EXT_OPTIONS, EXT3_OPTIONS, EXT4_OPTIONS, XFS_OPTIONS].concat();
         let hint = if all.contains(&key) {

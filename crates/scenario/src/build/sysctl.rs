@@ -120,7 +120,10 @@ pub(super) fn build(sec: &Section<'_>, defaults: VmSysctl) -> Many<VmSysctl> {
     for e in sec.entries.iter().filter(|e| !KEYS.contains(&e.key.as_str())) {
         g.push(if UNMODELLED.contains(&e.key.as_str()) {
             e.key_problem("is a real sysctl but the model does not use it")
-                .hint(format!("remove it; the modelled sysctls are {}", suggest::list(KEYS)))
+                .hint(format!(
+                    "remove it (the modelled sysctls are {}); `wblab snapshot --lenient FILE` turns a whole `sysctl -a` paste into a scenario, listing such sysctls as comments",
+                    suggest::list(KEYS)
+                ))
         } else {
             e.key_problem("unknown sysctl")
                 .hint(suggest::did_you_mean(&e.key, KEYS).unwrap_or_else(|| format!("modelled sysctls: {}", suggest::list(KEYS))))
