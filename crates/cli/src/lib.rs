@@ -75,6 +75,11 @@ enum Cmd {
         /// code 3.
         #[arg(long)]
         check: bool,
+        /// Run without the tasks of this cgroup (a path, `/etl`, with its descendants') or
+        /// `[[task]]` group: the counterfactual, into results/<name>-without-<group>; `wblab
+        /// compare` the two to see what the others gained. Repeatable.
+        #[arg(long, value_name = "GROUP")]
+        without: Vec<String>,
         #[command(flatten)]
         sweep: sweep::SweepArgs,
     },
@@ -301,6 +306,7 @@ where
             quiet,
             no_report,
             check,
+            without,
             sweep,
         } => {
             let json = json || output_format != OutputFormat::Normal;
@@ -319,7 +325,19 @@ where
                 eprintln!("  hint: read repeats.csv in the results directory instead");
                 return ExitCode::from(2);
             }
-            cmd_run(scenario, out, seed, repeat, printed, trace_block, quiet, no_report, check, &sweep)
+            cmd_run(
+                scenario,
+                out,
+                seed,
+                repeat,
+                printed,
+                trace_block,
+                quiet,
+                no_report,
+                check,
+                &without,
+                &sweep,
+            )
         }
         Cmd::Sweep {
             scenario,
@@ -348,6 +366,7 @@ where
                 quiet,
                 true,
                 check,
+                &[],
                 &sweep,
             )
         }
@@ -405,6 +424,7 @@ fn cmd_run(
     quiet: bool,
     no_report: bool,
     check: bool,
+    without: &[String],
     sweep_args: &sweep::SweepArgs,
 ) -> ExitCode {
     let json = printed.json;
@@ -433,6 +453,11 @@ fn cmd_run(
                 false
             }
         };
+        if !without.is_empty() && wblab_scenario::load_sweep(p).is_ok_and(|plan| plan.is_some()) {
+            eprintln!("error: --without is for one scenario; {} has a [sweep]", p.display());
+            eprintln!("  hint: copy the file without its [sweep] and run it with and without --without, then `wblab compare` the two");
+            return ExitCode::from(2);
+        }
         if repeat > 1 && wblab_scenario::load_sweep(p).is_ok_and(|plan| plan.is_some()) {
             eprintln!("error: --repeat is for one scenario; {} has a [sweep]", p.display());
             eprintln!("  hint: sweep the seed instead: [sweep] seed = {{ min = 1, max = 10, steps = 10 }}");
@@ -473,13 +498,25 @@ fn cmd_run(
         if trace_block {
             sc.trace.block = true;
         }
+        for who in without {
+            if let Err(e) = sc.without(who) {
+                eprintln!("error: {e}");
+                eprintln!("  hint: name a cgroup by its path (`--without /etl`) or a [[task]] group by its name");
+                return ExitCode::from(2);
+            }
+        }
     }
+    // The counterfactual goes beside the whole run, not over it.
+    let suffix: String = without
+        .iter()
+        .map(|w| format!("-without-{}", w.trim_matches('/').replace('/', "_")))
+        .collect();
     if all.len() > 1 && special {
         return one_run_only(&format!("the scenario lists {} kernels", all.len()));
     }
     if all.len() > 1 {
         // Several kernels: one results directory per kernel, then a side-by-side table.
-        let out = out.unwrap_or_else(|| PathBuf::from("results").join(&all[0].name));
+        let out = out.unwrap_or_else(|| PathBuf::from("results").join(format!("{}{suffix}", all[0].name)));
         let kernels: Vec<_> = if repeat > 1 { all.clone() } else { Vec::new() };
         let code = kernels_cmd::run_kernels(all, &out, quiet, json, check, |dir, r, wall| {
             match write_run(dir, r, wall, !no_report) {
@@ -501,7 +538,7 @@ fn cmd_run(
         return code;
     }
     let sc = all.swap_remove(0);
-    let out = out.unwrap_or_else(|| PathBuf::from("results").join(&sc.name));
+    let out = out.unwrap_or_else(|| PathBuf::from("results").join(format!("{}{suffix}", sc.name)));
     // json+ and terse are fio's outputs only: a run without fio jobs has none to give.
     let fio_only = matches!(printed.fio, Some(f) if f != wblab_report::results::fio::FioFormat::Json);
     if fio_only && !sc.tasks.iter().any(|t| matches!(t.job, wblab_sim::config::JobConfig::Fio(_))) {

@@ -773,3 +773,50 @@ fn snapshot_errors_are_clear_and_its_output_checks() {
     let o = wblab(&["check", out.to_str().unwrap()]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
+
+/// `wblab run --without GROUP` writes the counterfactual beside the whole run, says so in its
+/// header and summary.json, and refuses a group the scenario does not have.
+#[test]
+fn without_runs_the_counterfactual_beside_the_run() {
+    let dir = scratch("without");
+    let sc = dir.join("pods.toml");
+    fs::write(
+        &sc,
+        "duration = \"5s\"\n[[device]]\nmodel = \"ssd\"\n[[cgroup]]\npath = \"/batch\"\n[[cgroup]]\npath = \"/batch/inner\"\n\
+         [[task]]\nname = \"copy\"\njob = \"dd\"\ncgroup = \"/batch/inner\"\n[[task]]\nname = \"probe\"\njob = \"randread\"\nfile_size = \"1GiB\"\n",
+    )
+    .unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_wblab"))
+        .current_dir(&dir)
+        .args(["run", "-q", "--no-report", "pods.toml", "--without", "/batch"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("what-if: without /batch: its tasks (copy) do not run"), "{out}");
+    let summary: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(dir.join("results/pods-without-batch/summary.json")).unwrap()).unwrap();
+    let tasks: Vec<&str> = summary["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(tasks, ["probe"], "the group's descendants' tasks go too");
+    let o = wblab(&[
+        "run",
+        "-q",
+        "--no-report",
+        sc.to_str().unwrap(),
+        "--without",
+        "/nope",
+        "--out",
+        dir.join("x").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("the scenario has: /batch, /batch/inner"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}

@@ -26,6 +26,7 @@ pub mod memtouch;
 pub mod mount;
 pub mod outdir;
 pub mod plan;
+pub mod pressure;
 pub mod snapshot;
 pub mod sys;
 pub mod tracefs;

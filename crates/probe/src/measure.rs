@@ -280,6 +280,8 @@ struct Collected {
     interrupted: Option<i32>,
     /// The scenario's memory cgroups, sampled each second.
     cgroups: Vec<wblab_sim::metrics::CgroupResult>,
+    /// The system's pressure stall figures each second.
+    pressure: Vec<wblab_sim::metrics::PressureSample>,
 }
 
 /// Run a scenario for real. The journal (and so every change) is torn down before this
@@ -751,7 +753,7 @@ impl Session<'_> {
                 wl.kill_all();
             }
         }
-        let vm = sampler.finish();
+        let (vm, pressure) = sampler.finish();
         let disk_after: Vec<DiskStat> = devs.iter().map(|d| vmstat::disk_stat(d)).collect();
         let cpu = vmstat::CpuTimes::now().since(&cpu0);
         let self1 = self_cpu_ns();
@@ -768,6 +770,7 @@ impl Session<'_> {
             other_cpu_fraction: ((cpu.busy_s - ours_s - cpu.kernel_s) / cpu.total_s).clamp(0.0, 1.0),
             kernel_cpu_fraction: (cpu.kernel_s / cpu.total_s).clamp(0.0, 1.0),
             interrupted,
+            pressure,
             cgroups: sc
                 .cgroups
                 .groups
@@ -1142,6 +1145,7 @@ fn write_results(
         tiotest: Vec::new(),
         cgroups: c.cgroups.clone(),
         fio: Vec::new(),
+        pressure: c.pressure.clone(),
     };
     out.write(wblab_report::SUMMARY_FILE, wblab_report::summary_text(&r, wall).as_bytes())?;
     let mut w = io::BufWriter::new(out.create(wblab_report::TIMESERIES_FILE)?);
@@ -1161,6 +1165,14 @@ fn write_results(
     if !r.cgroups.is_empty() {
         let mut w = io::BufWriter::new(out.create(wblab_report::results::CGROUPS_FILE)?);
         wblab_report::results::write_cgroups(&mut w, &r)?;
+        w.flush()?;
+    }
+    if !r.pressure.is_empty() {
+        let mut w = io::BufWriter::new(out.create(wblab_report::PRESSURE_FILE)?);
+        wblab_report::write_pressure(&mut w, &r)?;
+        w.flush()?;
+        let mut w = io::BufWriter::new(out.create(wblab_report::PRESSURE_TEXT_FILE)?);
+        wblab_report::write_pressure_files(&mut w, &r)?;
         w.flush()?;
     }
     let mut w = io::BufWriter::new(out.create(wblab_report::HISTOGRAMS_FILE)?);

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-use wblab_sim::metrics::{DevIo, VmstatSample};
+use wblab_sim::metrics::{DevIo, PressureSample, VmstatSample};
 
 /// `/proc/vmstat` as name → value.
 pub fn read_vmstat() -> HashMap<String, u64> {
@@ -156,8 +156,12 @@ impl CpuTimes {
 
 pub struct Sampler {
     stop: Arc<AtomicBool>,
-    handle: Option<JoinHandle<Vec<VmstatSample>>>,
+    handle: Option<JoinHandle<Samples>>,
 }
+
+/// What the sampler kept: vmstat-like seconds, and the system's pressure at each (none where
+/// the kernel has no PSI).
+type Samples = (Vec<VmstatSample>, Vec<PressureSample>);
 
 impl Sampler {
     /// Sample at t0 + 1 s, t0 + 2 s, ... until stopped; `devs` are the block devices of the
@@ -175,7 +179,7 @@ impl Sampler {
         }
     }
 
-    pub fn finish(mut self) -> Vec<VmstatSample> {
+    pub fn finish(mut self) -> Samples {
         self.stop.store(true, Ordering::SeqCst);
         self.handle.take().and_then(|h| h.join().ok()).unwrap_or_default()
     }
@@ -190,8 +194,10 @@ impl Drop for Sampler {
     }
 }
 
-fn run(t0: Instant, devs: Vec<String>, stop: &AtomicBool) -> Vec<VmstatSample> {
+fn run(t0: Instant, devs: Vec<String>, stop: &AtomicBool) -> Samples {
     let base = read_vmstat();
+    let pressure_base = crate::pressure::read_system();
+    let mut pressure = Vec::new();
     let g0 = |m: &HashMap<String, u64>, k: &str| m.get(k).copied().unwrap_or(0);
     let mut prev_disk: Vec<DiskStat> = devs.iter().map(|d| disk_stat(d)).collect();
     let (mut prev_in, mut prev_out) = (g0(&base, "pgpgin"), g0(&base, "pgpgout"));
@@ -202,11 +208,18 @@ fn run(t0: Instant, devs: Vec<String>, stop: &AtomicBool) -> Vec<VmstatSample> {
         let due = t0 + Duration::from_secs(k);
         while Instant::now() < due {
             if stop.load(Ordering::SeqCst) {
-                return out;
+                return (out, pressure);
             }
             std::thread::sleep(Duration::from_millis(10).min(due.saturating_duration_since(Instant::now())));
         }
         let now = Instant::now();
+        if let (Some(b), Some(p)) = (&pressure_base, crate::pressure::read_system()) {
+            pressure.push(PressureSample {
+                t_ns: now.duration_since(t0).as_nanos() as u64,
+                group: 0,
+                figures: crate::pressure::since(p, b),
+            });
+        }
         let m = read_vmstat();
         let g = |k: &str| g0(&m, k);
         let (r, b) = procs();

@@ -99,6 +99,81 @@ struct Group {
     reclaim_waits: u64,
     reclaim_ms: f64,
     syncs: Option<SyncSplit>,
+    /// What its tasks wrote and read, bytes.
+    bytes_written: u64,
+    bytes_read: u64,
+}
+
+/// A cgroup as the who-hurts-whom rules see it.
+struct CgroupFacts {
+    path: String,
+    /// Its io.max rules: (device, "write" or "read", bytes/s).
+    io_limits: Vec<(String, &'static str, u64)>,
+    /// Its bfq weight on each device whose scheduler is bfq, where it is not the default.
+    bfq_weights: Vec<(String, u64)>,
+    /// The `[[task]]` groups that run in it.
+    task_groups: Vec<String>,
+    memory_max: Option<u64>,
+    /// memory.events `max`, and what its own reclaim freed, bytes.
+    max_events: u64,
+    reclaimed_bytes: u64,
+}
+
+/// The cgroups of a resolved scenario (as summary.json holds it), with each group's
+/// memory.events `max` and reclaimed bytes (`events`, in order).
+fn cgroup_facts(sc: &serde_json::Value, events: &[(u64, u64)]) -> Vec<CgroupFacts> {
+    let devs = sc["devices"].as_array().cloned().unwrap_or_default();
+    let dev = |k: usize| devs.get(k).and_then(|d| d["name"].as_str()).unwrap_or("?").to_string();
+    let bfq = |k: usize| devs.get(k).and_then(|d| d["queue"]["scheduler"].as_str()) == Some("bfq");
+    let tasks = sc["tasks"].as_array().cloned().unwrap_or_default();
+    let Some(groups) = sc["cgroups"]["groups"].as_array() else {
+        return Vec::new();
+    };
+    groups
+        .iter()
+        .enumerate()
+        .map(|(k, g)| {
+            let mut io_limits = Vec::new();
+            for rule in g["io_max"].as_array().into_iter().flatten() {
+                let d = rule[0].as_u64().unwrap_or(0) as usize;
+                for (dir, key) in [("write", "write_bps"), ("read", "read_bps")] {
+                    if let Some(bps) = rule[1][key].as_u64().filter(|&b| b > 0) {
+                        io_limits.push((dev(d), dir, bps));
+                    }
+                }
+            }
+            let default = g["bfq_weight"].as_u64().unwrap_or(100);
+            let bfq_weights = (0..devs.len())
+                .filter(|&d| bfq(d))
+                .filter_map(|d| {
+                    let own = g["bfq_weight_device"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .find(|r| r[0].as_u64() == Some(d as u64));
+                    let w = own.and_then(|r| r[1].as_u64()).unwrap_or(default);
+                    (w != 100).then(|| (dev(d), w))
+                })
+                .collect();
+            let mut task_groups: Vec<String> = Vec::new();
+            for t in tasks.iter().filter(|t| t["cgroup"].as_u64() == Some(k as u64)) {
+                let name = t["name"].as_str().unwrap_or("?").to_string();
+                if !task_groups.contains(&name) {
+                    task_groups.push(name);
+                }
+            }
+            let (max_events, reclaimed_bytes) = events.get(k).copied().unwrap_or((0, 0));
+            CgroupFacts {
+                path: g["path"].as_str().unwrap_or("?").to_string(),
+                io_limits,
+                bfq_weights,
+                task_groups,
+                memory_max: g["memory_max"].as_u64(),
+                max_events,
+                reclaimed_bytes,
+            }
+        })
+        .collect()
 }
 
 /// A device as the rules see it; `journal` = (commit mean, logging mean, ordered-data mean), ms.
@@ -133,6 +208,11 @@ pub struct Input {
     /// cgroups.csv, and each group's path, memory limit (bytes) and v1 writeback waits.
     cgroups: Option<Csv>,
     cgroup_limits: Vec<(String, Option<u64>, Option<u64>)>,
+    /// Each pressure group (`system`, then the cgroups) and the share of the run it was
+    /// stalled, percent: io some, io full, memory some, memory full.
+    pressure: Vec<(String, [f64; 4])>,
+    /// The cgroups: their limits, weights, tasks and memory events.
+    cgroup_facts: Vec<CgroupFacts>,
 }
 
 fn label(name: &str, n: usize) -> String {
@@ -163,6 +243,8 @@ impl Input {
                 reclaim_waits: ts.iter().map(|t| t.reclaim_waits).sum(),
                 reclaim_ms: ts.iter().map(|t| t.reclaim_wait_ms).sum(),
                 syncs: ts.iter().fold(None, |a, t| SyncSplit::merge(a, t.syncs)),
+                bytes_written: ts.iter().map(|t| t.bytes_written).sum(),
+                bytes_read: ts.iter().map(|t| t.bytes_read).sum(),
                 label: label(n, ts.len()),
                 tasks: ts.len(),
                 pauses,
@@ -220,6 +302,31 @@ impl Input {
                         .collect()
                 })
                 .unwrap_or_default(),
+            cgroup_facts: cgroup_facts(
+                &d.summary["scenario"],
+                &d.summary["cgroups"]
+                    .as_array()
+                    .map(|gs| {
+                        gs.iter()
+                            .map(|g| (g["max_events"].as_u64().unwrap_or(0), g["reclaimed_bytes"].as_u64().unwrap_or(0)))
+                            .collect::<Vec<_>>()
+                    })
+                    .unwrap_or_default(),
+            ),
+            pressure: d.summary["pressure"]
+                .as_array()
+                .map(|gs| {
+                    gs.iter()
+                        .map(|g| {
+                            let pct = |res: &str, kind: &str| g[res][kind]["stalled_pct"].as_f64().unwrap_or(0.0);
+                            (
+                                g["group"].as_str().unwrap_or("?").to_string(),
+                                [pct("io", "some"), pct("io", "full"), pct("memory", "some"), pct("memory", "full")],
+                            )
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
         }
     }
 
@@ -246,6 +353,8 @@ impl Input {
                     reclaim_waits: ts.iter().map(|t| t.reclaim_waits).sum(),
                     reclaim_ms: ts.iter().map(|t| t.reclaim_wait_ns).sum::<u64>() as f64 / 1e6,
                     syncs: ts.iter().fold(None, |a, t| SyncSplit::merge(a, SyncSplit::of(&t.syncs))),
+                    bytes_written: ts.iter().map(|t| t.bytes_written).sum(),
+                    bytes_read: ts.iter().map(|t| t.bytes_read).sum(),
                     label: label(n, ts.len()),
                     tasks: ts.len(),
                     pauses: s.count,
@@ -284,7 +393,27 @@ impl Input {
             crate::results::csv::write_cgroups(&mut v, r).expect("writing to memory cannot fail");
             Csv::parse(&String::from_utf8_lossy(&v)).expect("cgroups.csv as written")
         });
+        let secs = (r.sim_ns as f64 / 1e9).max(1e-9);
+        let groups_n = r.pressure.iter().map(|s| s.group).max().map_or(0, |g| g + 1);
+        let pressure = (0..groups_n)
+            .filter_map(|g| {
+                let s = r.pressure.iter().rev().find(|s| s.group == g)?;
+                let pct = |k: usize| s.figures[k].total_us as f64 / 1e4 / secs;
+                Some((
+                    crate::results::csv::pressure_group(r, g).to_string(),
+                    [pct(0), pct(1), pct(2), pct(3)],
+                ))
+            })
+            .collect();
+        let events: Vec<(u64, u64)> = r
+            .cgroups
+            .iter()
+            .map(|g| (g.events.max_events, g.events.reclaimed * wblab_sim::units::PAGE_SIZE))
+            .collect();
+        let cgroup_facts = cgroup_facts(&serde_json::to_value(&r.scenario).unwrap_or_default(), &events);
         Input {
+            pressure,
+            cgroup_facts,
             cgroups,
             cgroup_limits: r
                 .cgroups
@@ -333,7 +462,120 @@ pub fn verdict(i: &Input) -> Vec<Finding> {
     cgroup_limits(i, &mut out);
     queued_behind_writeback(i, &mut out);
     reclaim(i, &mut out);
+    pressure(i, &mut out);
+    who_hurts_whom(i, &mut out);
     out
+}
+
+/// A group's I/O rate at this share of its io.max limit or more was held by it.
+pub const IO_LIMIT_HELD: f64 = 0.75;
+
+/// What each cgroup waited on and because of whom: the io.max limit that held its I/O, the
+/// memory.max its charges met, and under bfq the journal thread, which writes every group's
+/// commits from the root cgroup, so that a group's fsyncs are not served at its own weight.
+fn who_hurts_whom(i: &Input, out: &mut Vec<Finding>) {
+    let secs = i.sim_seconds.max(1e-9);
+    for c in &i.cgroup_facts {
+        let mine: Vec<&Group> = i.groups.iter().filter(|g| c.task_groups.contains(&g.name)).collect();
+        for (dev, dir, bps) in &c.io_limits {
+            let bytes: u64 = mine
+                .iter()
+                .filter(|g| &g.device == dev)
+                .map(|g| if *dir == "write" { g.bytes_written } else { g.bytes_read })
+                .sum();
+            let rate = bytes as f64 / secs;
+            if bytes > 0 && rate >= IO_LIMIT_HELD * *bps as f64 {
+                let how = if *dir == "write" {
+                    "the page cache took the first burst, then balance_dirty_pages paced its writers to what its writeback drained"
+                } else {
+                    "each read waited its turn in blk-throttle"
+                };
+                out.push(Finding {
+                    rule: "who hurts whom",
+                    text: format!(
+                        "io.max held {}'s {dir}s to {dev} at {:.1} MB/s ({}bps={bps}): its tasks {} {:.1} MB/s over the run ({how}).",
+                        c.path,
+                        *bps as f64 / 1e6,
+                        &dir[..1],
+                        if *dir == "write" { "wrote" } else { "read" },
+                        rate / 1e6
+                    ),
+                    figure: "balance_dirty_pages-task-bw",
+                });
+            }
+        }
+        if c.max_events > 0 {
+            let limit = c
+                .memory_max
+                .map_or(String::new(), |m| format!(" of {:.0} MiB", m as f64 / 1048576.0));
+            out.push(Finding {
+                rule: "who hurts whom",
+                text: format!(
+                    "{}'s charges met its memory.max{limit} {} times (memory.events max): each time its own reclaim made room, {:.0} MiB in all, and where only dirty and writeback pages were left its task waited for writeback.",
+                    c.path,
+                    c.max_events,
+                    c.reclaimed_bytes as f64 / 1048576.0
+                ),
+                figure: "cgroups",
+            });
+        }
+        for (dev, w) in &c.bfq_weights {
+            let syncs: u64 = mine
+                .iter()
+                .filter(|g| &g.device == dev)
+                .filter_map(|g| g.syncs)
+                .map(|s| s.calls)
+                .sum();
+            let journal = i.devices.iter().any(|d| &d.name == dev && d.journal.is_some());
+            if syncs == 0 || !journal {
+                continue;
+            }
+            out.push(Finding {
+                rule: "who hurts whom",
+                text: format!(
+                    "{}'s {syncs} sync calls on {dev} waited for journal commits, which the jbd2 thread writes from the root cgroup: bfq serves them at the root group's weight (100), not at {}'s {w}{}.",
+                    c.path,
+                    c.path,
+                    if *w > 100 { ", and the device time its higher weight takes from the root group is time its own commits wait" } else { "" }
+                ),
+                figure: "latency-cdf",
+            });
+        }
+    }
+}
+
+/// A group stalled on I/O for this share of the run (percent, `some`) is worth a line.
+pub const PRESSURE_IO_MIN_PCT: f64 = 25.0;
+/// Likewise on memory.
+pub const PRESSURE_MEMORY_MIN_PCT: f64 = 5.0;
+
+/// The pressure files' verdict: each group (the system, each cgroup) stalled long on I/O or
+/// memory, with `full` — the time none of its tasks could run — beside `some`.
+fn pressure(i: &Input, out: &mut Vec<Finding>) {
+    for (g, p) in &i.pressure {
+        let mut parts = Vec::new();
+        if p[0] >= PRESSURE_IO_MIN_PCT {
+            parts.push(format!(
+                "on I/O {:.0} % of the run ({:.0} % with none of its tasks able to run)",
+                p[0], p[1]
+            ));
+        }
+        if p[2] >= PRESSURE_MEMORY_MIN_PCT {
+            parts.push(format!("on memory {:.0} % ({:.0} % with none able to run)", p[2], p[3]));
+        }
+        if parts.is_empty() {
+            continue;
+        }
+        let (who, files) = match g.as_str() {
+            "system" => ("The machine".to_string(), "/proc/pressure/io and memory".to_string()),
+            path => (path.to_string(), format!("{path}'s io.pressure and memory.pressure")),
+        };
+        out.push(Finding {
+            rule: "pressure",
+            text: format!("{who} was stalled {} ({files}: some, full).", parts.join(", and ")),
+            figure: "pressure",
+        });
+    }
 }
 
 /// Jobs whose operations read (the queue rule's subjects; fsync's waits are `slow fsync`'s).

@@ -473,3 +473,56 @@ fn writers_that_fill_memory_wait_in_reclaim_and_writers_under_their_limit_do_not
     let f = verdict(&Input::from_result(&sim(WRITERS)));
     assert!(!rules(&f).contains(&"reclaim"), "{f:?}");
 }
+
+/// The two containers of scenarios/two-containers.toml: the verdict says what each group
+/// waited on and because of whom, read from the same run in memory and from its results
+/// directory; and without /etl, /web's commits and reads are faster — the counterfactual that
+/// `wblab run --without /etl` gives.
+#[test]
+fn who_hurts_whom_names_the_limits_and_the_journal_thread() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/two-containers.toml");
+    let mut sc = wblab_scenario::load(&path).expect("the shipped scenario loads");
+    sc.duration = 30 * 1_000_000_000;
+    let run = |sc: &wblab_sim::config::Scenario| wblab_sim::run(sc, &mut wblab_sim::machine::NoProgress).unwrap_or_else(|v| panic!("{v}"));
+    let r = run(&sc);
+    let mem = verdict(&Input::from_result(&r));
+    let dir = std::env::temp_dir().join(format!("wblab-who-hurts-{}", std::process::id()));
+    wblab_report::write_results_dir(&dir, &r, 0.0).unwrap();
+    let disk = verdict(&Input::from_dir(&wblab_report::load::rundir::RunDir::load(&dir).unwrap()));
+    std::fs::remove_dir_all(&dir).unwrap();
+    for f in [&mem, &disk] {
+        let who: Vec<&str> = f.iter().filter(|x| x.rule == "who hurts whom").map(|x| x.text.as_str()).collect();
+        assert!(
+            who.iter().any(|t| t.starts_with("io.max held /etl's writes to sda at 60.0 MB/s")),
+            "{who:#?}"
+        );
+        assert!(
+            who.iter().any(|t| t.contains("/etl's charges met its memory.max of 2048 MiB")),
+            "{who:#?}"
+        );
+        assert!(
+            who.iter()
+                .any(|t| t.contains("/web's") && t.contains("jbd2 thread writes from the root cgroup")),
+            "{who:#?}"
+        );
+        assert!(
+            f.iter()
+                .any(|x| x.rule == "pressure" && x.text.starts_with("/web was stalled on I/O")),
+            "{f:#?}"
+        );
+    }
+    let mut without = sc.clone();
+    assert_eq!(without.without("/etl").unwrap(), "without /etl: its tasks (etl) do not run");
+    let w = run(&without);
+    let p99 = |r: &RunResult, name: &str| r.tasks.iter().find(|t| t.name == name).unwrap().op_latency.quantile(0.99);
+    for task in ["db", "web"] {
+        assert!(
+            (p99(&w, task) as f64) < 0.8 * p99(&r, task) as f64,
+            "{task}'s p99 without /etl {} ns, with it {} ns",
+            p99(&w, task),
+            p99(&r, task)
+        );
+    }
+    assert!(w.tasks.iter().all(|t| t.name != "etl"), "/etl's task did not run");
+    assert!(without.without("/nope").unwrap_err().contains("the scenario has: /etl, /web"));
+}

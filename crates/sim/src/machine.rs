@@ -167,6 +167,10 @@ pub struct Machine {
     pub journals: Vec<Option<crate::fs::jbd2::Journal>>,
     /// The memory cgroups, in the scenario's order (`mm::memcontrol`).
     pub memcgs: Vec<crate::mm::memcontrol::MemCgroup>,
+    /// Pressure stall accounting of the system and each cgroup (`kernel::psi`).
+    pub psi: crate::kernel::psi::Psi,
+    /// Per second and group (0: the system, 1 + i: cgroup i), its pressure figures.
+    pub pressure: Vec<crate::metrics::PressureSample>,
     /// The `[[task]]` groups, what waits for each, and how many tasks are left.
     pub groups: crate::kernel::task::TaskGroups,
 }
@@ -586,6 +590,8 @@ impl Machine {
             tiotest: Default::default(),
             laws: crate::laws::Laws::new(opts.check_laws, ntasks),
             journals,
+            psi: crate::kernel::psi::Psi::new(ncpus as usize, memcgs.len()),
+            pressure: Vec::new(),
             memcgs,
             groups: crate::kernel::task::TaskGroups::new(&cfg.tasks, &tasks),
             tasks,
@@ -670,6 +676,10 @@ impl Machine {
             Some(s) => self.cpu_started(s),
             None => self.preempt_spinner(),
         }
+        if let Who::Task(t) = who {
+            // Runnable, and on the CPU if it got one: one change of its PSI states.
+            self.psi_task_refresh(t);
+        }
     }
 
     /// A wakeup found every CPU busy and asked a runner to give way. The kernel preempts it
@@ -706,6 +716,9 @@ impl Machine {
     }
 
     fn cpu_started(&mut self, s: Started) {
+        if !matches!(s.who, Who::Task(_)) {
+            self.psi_oncpu(s.who, s.cpu, true);
+        }
         if let Who::Kernel(d) = s.who {
             let k = &mut self.kthreads[d as usize];
             k.queued = false;
@@ -713,11 +726,13 @@ impl Machine {
         }
         if let Who::Task(t) = s.who {
             let task = &mut self.tasks[t as usize];
+            task.running = true;
             task.runq_wait += s.waited;
             let user = std::mem::take(&mut task.wq.user_burst).min(s.end - self.q.now());
             task.cpu_user += user;
             task.cpu_sys += s.end - self.q.now() - user;
             task.dirty.cpu = s.cpu as usize;
+            self.psi_task_refresh(t);
         } else if let Who::Flusher(f) = s.who {
             self.flusher_cpu[f as usize] = s.cpu;
         }
@@ -941,6 +956,7 @@ impl Machine {
             self.reclaim_written = 0;
         }
         self.reclaim_waiters.push(tid);
+        self.tasks[tid as usize].memstall = true;
         let timeout = self.clock.tick_ns() * (self.clock.hz / 10).max(1);
         self.sleep_task(tid, timeout);
     }
@@ -1563,6 +1579,7 @@ impl Machine {
 
     fn on_sample(&mut self) {
         let now = self.now();
+        self.psi_sample(now);
         let mut dtc = page_writeback::DirtyThrottleControl {
             avail: self.vm.dirtyable(),
             ..Default::default()
@@ -1665,6 +1682,7 @@ impl Machine {
             return;
         }
         task.waking = true;
+        task.memstall = false;
         // try_to_wake_up, the switch into the task, and for a woken page waiter whose page is
         // still busy its re-test and re-sleep.
         let m = &self.cfg.machine;
@@ -1684,6 +1702,11 @@ impl Machine {
             return;
         }
         let (who, next) = self.cpus.finish(now, cpu);
+        match who {
+            Some(Who::Task(t)) => self.tasks[t as usize].running = false,
+            Some(w) => self.psi_oncpu(w, cpu, false),
+            None => {}
+        }
         if let Some(s) = next {
             self.cpu_started(s);
         }
@@ -1696,6 +1719,7 @@ impl Machine {
                 } else {
                     self.task_cpu_done(t);
                 }
+                self.psi_task_refresh(t);
             }
             Some(Who::Flusher(w)) => {
                 self.flushers[w as usize].on_cpu = false;
@@ -2009,9 +2033,11 @@ impl Machine {
                 samples: std::mem::take(&mut m.samples),
             })
             .collect();
+        self.psi_sample(dur);
         RunResult {
             sim_ns: dur,
             cgroups,
+            pressure: std::mem::take(&mut self.pressure),
             events: self.q.events(),
             tasks,
             devices,

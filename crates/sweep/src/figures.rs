@@ -7,7 +7,7 @@ use wblab_sim::config::Scenario;
 use wblab_sim::metrics::{LatencyHist, RunResult};
 
 /// A task group's figures, in this order.
-pub const GROUP_FIGURES: [&str; 16] = [
+pub const GROUP_FIGURES: [&str; 20] = [
     "mb_written",
     "mb_read",
     "throughput_mb_s",
@@ -24,6 +24,10 @@ pub const GROUP_FIGURES: [&str; 16] = [
     "writeback_mean_mib",
     "dirty_peak_mib",
     "cgroup_dirty_peak_mib",
+    "io_some_pct",
+    "io_full_pct",
+    "memory_some_pct",
+    "memory_full_pct",
 ];
 
 /// A device's figures, in this order.
@@ -61,19 +65,26 @@ pub fn group_figures(r: &RunResult) -> Vec<GroupFigures> {
     let writeback = mean_mib(r, |s| s.nr_writeback);
     let mib = |pages: u64| (pages * wblab_sim::units::PAGE_SIZE) as f64 / (1u64 << 20) as f64;
     let node_peak = mib(r.vmstat.iter().map(|v| v.nr_dirty + v.nr_writeback).max().unwrap_or(0));
-    // The peak of the memory cgroup a group's tasks run in (the node's, at the root).
+    // The cgroup a group's tasks run in (`None`: the root).
+    let cgroup_of = |group: &str| r.scenario.tasks.iter().find(|t| t.name == group).and_then(|t| t.cgroup);
+    // The peak of that memory cgroup (the node's, at the root).
     let cgroup_peak = |group: &str| -> f64 {
-        let path = r
-            .scenario
-            .tasks
-            .iter()
-            .find(|t| t.name == group)
-            .and_then(|t| t.cgroup)
+        let path = cgroup_of(group)
             .and_then(|k| r.scenario.cgroups.groups.get(k))
             .map(|g| g.path.as_str());
         match path.and_then(|p| r.cgroups.iter().find(|c| c.path == p)) {
             Some(c) => mib(c.samples.iter().map(|s| s.dirty + s.writeback).max().unwrap_or(0)),
             None => node_peak,
+        }
+    };
+    // The pressure of the cgroup a group's tasks run in (the system's, at the root): the
+    // share of the run it was stalled, `some` and `full`, io then memory.
+    let pressure = |group: &str| -> [f64; 4] {
+        let g = cgroup_of(group).map_or(0, |k| k as u16 + 1);
+        let secs = (r.sim_ns as f64 / 1e9).max(1e-9);
+        match r.pressure.iter().rev().find(|s| s.group == g) {
+            Some(s) => [0, 1, 2, 3].map(|i| s.figures[i].total_us as f64 / 1e4 / secs),
+            None => [0.0; 4],
         }
     };
     let mut groups: Vec<&str> = Vec::new();
@@ -115,6 +126,10 @@ pub fn group_figures(r: &RunResult) -> Vec<GroupFigures> {
                     writeback,
                     node_peak,
                     cgroup_peak(g),
+                    pressure(g)[0],
+                    pressure(g)[1],
+                    pressure(g)[2],
+                    pressure(g)[3],
                 ],
             }
         })

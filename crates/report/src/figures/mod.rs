@@ -13,11 +13,13 @@ mod devices;
 mod dirty;
 mod latency;
 mod pause;
+mod pressure;
 
 use devices::{bandwidth_figure, iostat_bw_figure, iostat_util_figure};
 use dirty::{bdi_dirty_figure, cgroups_figure, dirtied_written_figure, dirty_state_figure, size_unit};
 use latency::{cdf_figure, latency_timeline_figure, op_timeline_figure, request_latency_figure};
 use pause::{pause_figure, task_bw_figure};
+use pressure::pressure_figure;
 
 /// Bytes per page in trace and CSV page counts.
 const PAGE: f64 = 4096.0;
@@ -251,6 +253,7 @@ pub fn figures(runs: &[Run]) -> Vec<Figure> {
         f.swap(0, 1);
     }
     f.extend(cgroups_figure(runs));
+    f.extend(pressure_figure(runs));
     // One bandwidth figure per device position (device names of the first run that has it).
     let ndev = runs.iter().map(|r| r.data.devices.len()).max().unwrap_or(0);
     for di in 0..ndev.max(1) {

@@ -307,6 +307,9 @@ pub struct RunDir {
     pub latency: Option<Csv>,
     /// cgroups.csv: each memory cgroup's pages per second (runs without cgroups have none).
     pub cgroups: Option<Csv>,
+    /// pressure.csv: each group's pressure stall figures per second (runs of builds before it
+    /// have none).
+    pub pressure: Option<Csv>,
     /// iostat.csv: each device's requests, awaits and queue per second (runs of builds before
     /// it have none).
     pub iostat: Option<Csv>,
@@ -379,6 +382,8 @@ pub struct Parts {
     /// `None`: the run has no latency.csv (`Some(Err)`: it has one that cannot be read).
     pub latency: Option<Result<String, String>>,
     pub cgroups: Option<Result<String, String>>,
+    /// `None`: the run has no pressure.csv.
+    pub pressure: Option<Result<String, String>>,
     /// `None`: the run has no iostat.csv.
     pub iostat: Option<Result<String, String>>,
     /// `None`: the run has no ops.csv.
@@ -591,6 +596,7 @@ impl RunDir {
                 histograms: read(crate::HISTOGRAMS_FILE),
                 latency: optional(crate::LATENCY_FILE),
                 cgroups: optional(crate::results::CGROUPS_FILE),
+                pressure: optional(crate::results::PRESSURE_FILE),
                 iostat: optional(crate::results::IOSTAT_FILE),
                 ops: optional(crate::results::OPS_FILE),
                 trace,
@@ -677,6 +683,9 @@ impl RunDir {
         let cgroups = parts
             .cgroups
             .and_then(|t| read_part(crate::results::CGROUPS_FILE, t, &mut warnings, Csv::parse));
+        let pressure = parts
+            .pressure
+            .and_then(|t| read_part(crate::results::PRESSURE_FILE, t, &mut warnings, Csv::parse));
         let iostat = parts
             .iostat
             .and_then(|t| read_part(crate::results::IOSTAT_FILE, t, &mut warnings, Csv::parse));
@@ -701,6 +710,7 @@ impl RunDir {
             devices,
             latency,
             cgroups,
+            pressure,
             iostat,
             ops,
             timeseries,

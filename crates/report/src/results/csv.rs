@@ -361,3 +361,74 @@ pub fn write_cgroups<W: Write>(w: &mut W, r: &RunResult) -> io::Result<()> {
     }
     Ok(())
 }
+
+/// The header of `pressure.csv`: per second, group and resource, the pressure file's `some`
+/// and `full` lines (averages in percent, totals in µs since the run's start).
+pub const PRESSURE_HEADER: &str =
+    "t_s,group,resource,some_avg10,some_avg60,some_avg300,some_total_us,full_avg10,full_avg60,full_avg300,full_total_us";
+
+/// The name of pressure group `g`: `system` (`/proc/pressure`), else the cgroup's path.
+pub fn pressure_group(r: &RunResult, g: u16) -> &str {
+    match g {
+        0 => "system",
+        g => r.scenario.cgroups.groups.get(g as usize - 1).map_or("?", |c| c.path.as_str()),
+    }
+}
+
+/// The resources of a pressure sample, in its order.
+pub const PRESSURE_RESOURCES: [&str; 3] = ["io", "memory", "cpu"];
+
+/// Write `pressure.csv`: per second, the system's and each cgroup's io, memory and cpu
+/// pressure as `/proc/pressure/*` and `<cgroup>/*.pressure` show it.
+pub fn write_pressure<W: Write>(w: &mut W, r: &RunResult) -> io::Result<()> {
+    let mut line = String::with_capacity(160);
+    line.push_str(PRESSURE_HEADER);
+    line.push('\n');
+    w.write_all(line.as_bytes())?;
+    for s in &r.pressure {
+        for (i, res) in PRESSURE_RESOURCES.iter().enumerate() {
+            line.clear();
+            push_f64(&mut line, s.t_ns as f64 / NS_PER_SEC);
+            line.push(',');
+            line.push_str(pressure_group(r, s.group));
+            line.push(',');
+            line.push_str(res);
+            for p in &s.figures[2 * i..2 * i + 2] {
+                for a in [p.avg10, p.avg60, p.avg300] {
+                    line.push(',');
+                    push_f64(&mut line, a);
+                }
+                line.push(',');
+                push_u64(&mut line, p.total_us);
+            }
+            line.push('\n');
+            w.write_all(line.as_bytes())?;
+        }
+    }
+    Ok(())
+}
+
+/// Write `pressure.txt`: each group's pressure files at the run's end, in the kernel's own
+/// lines under the file's path (`/proc/pressure/io`, `/sys/fs/cgroup/etl/io.pressure`).
+pub fn write_pressure_files<W: Write>(w: &mut W, r: &RunResult) -> io::Result<()> {
+    let groups = r.pressure.iter().map(|s| s.group).max().map_or(0, |g| g + 1);
+    for g in 0..groups {
+        let Some(s) = r.pressure.iter().rev().find(|s| s.group == g) else {
+            continue;
+        };
+        for (i, res) in PRESSURE_RESOURCES.iter().enumerate() {
+            match g {
+                0 => writeln!(w, "# /proc/pressure/{res}")?,
+                _ => writeln!(w, "# /sys/fs/cgroup{}/{res}.pressure", pressure_group(r, g))?,
+            }
+            for (kind, p) in ["some", "full"].iter().zip(&s.figures[2 * i..2 * i + 2]) {
+                writeln!(
+                    w,
+                    "{kind} avg10={:.2} avg60={:.2} avg300={:.2} total={}",
+                    p.avg10, p.avg60, p.avg300, p.total_us
+                )?;
+            }
+        }
+    }
+    Ok(())
+}

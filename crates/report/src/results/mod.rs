@@ -26,6 +26,8 @@ pub const IOSTAT_FILE: &str = "iostat.csv";
 pub const LATENCY_FILE: &str = "latency.csv";
 pub const CGROUPS_FILE: &str = "cgroups.csv";
 pub const OPS_FILE: &str = "ops.csv";
+pub const PRESSURE_FILE: &str = "pressure.csv";
+pub const PRESSURE_TEXT_FILE: &str = "pressure.txt";
 
 fn write_file(path: &Path, f: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>) -> io::Result<()> {
     let mut w = BufWriter::with_capacity(1 << 20, File::create(path)?);
@@ -87,6 +89,8 @@ pub struct ResultTexts {
     pub cgroups: Option<String>,
     /// `ops.csv`, where latency-sensitive tasks logged their operations.
     pub ops: Option<String>,
+    /// `pressure.csv` and `pressure.txt`, where the run kept pressure figures.
+    pub pressure: Option<(String, String)>,
     /// `fio.json` and the fio jobs' log files (name, text), where the run had fio jobs.
     pub fio: Option<String>,
     pub fio_logs: Vec<(String, String)>,
@@ -108,6 +112,7 @@ impl ResultTexts {
             latency: csv::has_latency(r).then(|| text(&|w| csv::write_latency(w, r))),
             cgroups: (!r.cgroups.is_empty()).then(|| text(&|w| csv::write_cgroups(w, r))),
             ops: csv::has_ops(r).then(|| text(&|w| csv::write_ops(w, r))),
+            pressure: (!r.pressure.is_empty()).then(|| (text(&|w| csv::write_pressure(w, r)), text(&|w| csv::write_pressure_files(w, r)))),
             fio: fio::fio_json_text(r),
             fio_logs: fio::fio_logs(r),
         }
@@ -131,6 +136,10 @@ impl ResultTexts {
         if let Some(t) = &self.ops {
             std::fs::write(out.join(OPS_FILE), t)?;
         }
+        if let Some((csv, txt)) = &self.pressure {
+            std::fs::write(out.join(PRESSURE_FILE), csv)?;
+            std::fs::write(out.join(PRESSURE_TEXT_FILE), txt)?;
+        }
         if let Some(t) = &self.fio {
             std::fs::write(out.join(fio::FIO_JSON_FILE), t)?;
         }
@@ -152,6 +161,7 @@ impl ResultTexts {
                 histograms: Ok(self.histograms),
                 latency: self.latency.map(Ok),
                 cgroups: self.cgroups.map(Ok),
+                pressure: self.pressure.map(|(csv, _)| Ok(csv)),
                 iostat: self.iostat.map(Ok),
                 ops: self.ops.map(Ok),
                 trace: Ok(trace),
@@ -173,6 +183,16 @@ pub fn write_iostat<W: Write>(w: &mut W, r: &RunResult) -> io::Result<()> {
 /// Write `latency.csv` content to any writer.
 pub fn write_latency<W: Write>(w: &mut W, r: &RunResult) -> io::Result<()> {
     csv::write_latency(w, r)
+}
+
+/// Write `pressure.csv` content to any writer.
+pub fn write_pressure<W: Write>(w: &mut W, r: &RunResult) -> io::Result<()> {
+    csv::write_pressure(w, r)
+}
+
+/// Write `pressure.txt` content to any writer.
+pub fn write_pressure_files<W: Write>(w: &mut W, r: &RunResult) -> io::Result<()> {
+    csv::write_pressure_files(w, r)
 }
 
 /// Write `cgroups.csv` content to any writer.

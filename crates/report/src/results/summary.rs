@@ -25,6 +25,69 @@ struct Summary<'a> {
     /// The memory cgroups (absent without any).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     cgroups: Vec<CgroupSummary<'a>>,
+    /// Each group's pressure files at the run's end: the system, then each cgroup (absent
+    /// where the run kept none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pressure: Vec<PressureSummary<'a>>,
+}
+
+/// One group's `io`, `memory` and `cpu` pressure files, `some` and `full` each (averages in
+/// percent, totals in µs since the run's start); `stalled_pct` is the total over the run's
+/// length, the share of it the group was stalled.
+#[derive(Serialize)]
+struct PressureSummary<'a> {
+    group: &'a str,
+    io: PressureLines,
+    memory: PressureLines,
+    cpu: PressureLines,
+}
+
+#[derive(Serialize)]
+struct PressureLines {
+    some: PressureLine,
+    full: PressureLine,
+}
+
+#[derive(Serialize)]
+struct PressureLine {
+    avg10: f64,
+    avg60: f64,
+    avg300: f64,
+    total_us: u64,
+    stalled_pct: f64,
+}
+
+fn pressure(r: &RunResult) -> Vec<PressureSummary<'_>> {
+    let groups = r.pressure.iter().map(|s| s.group).max().map_or(0, |g| g + 1);
+    let secs = r.sim_ns as f64 / 1e9;
+    let line = |p: &wblab_sim::kernel::psi::Pressure| PressureLine {
+        avg10: p.avg10,
+        avg60: p.avg60,
+        avg300: p.avg300,
+        total_us: p.total_us,
+        stalled_pct: round3(p.total_us as f64 / 1e4 / secs.max(1e-9)),
+    };
+    (0..groups)
+        .filter_map(|g| {
+            let s = r.pressure.iter().rev().find(|s| s.group == g)?;
+            let f = &s.figures;
+            Some(PressureSummary {
+                group: super::csv::pressure_group(r, g),
+                io: PressureLines {
+                    some: line(&f[0]),
+                    full: line(&f[1]),
+                },
+                memory: PressureLines {
+                    some: line(&f[2]),
+                    full: line(&f[3]),
+                },
+                cpu: PressureLines {
+                    some: line(&f[4]),
+                    full: line(&f[5]),
+                },
+            })
+        })
+        .collect()
 }
 
 /// A memory cgroup's peaks and events (its seconds are in cgroups.csv).
@@ -277,6 +340,7 @@ fn build(r: &RunResult, wall_seconds: f64) -> Summary<'_> {
         tasks: r.tasks.iter().map(task).collect(),
         devices: r.devices.iter().map(device).collect(),
         cgroups: r.cgroups.iter().map(cgroup).collect(),
+        pressure: pressure(r),
     }
 }
 

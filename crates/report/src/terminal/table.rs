@@ -474,6 +474,41 @@ fn dirty_line(r: &RunResult, out: &mut String) {
     }
 }
 
+/// Each group's pressure over the run: the share of it stalled, as the files' `total=` over
+/// the run's length (the system's cpu `full` is never shown, as in the kernel).
+fn pressure_table(r: &RunResult, out: &mut String) {
+    use Align::*;
+    let groups = r.pressure.iter().map(|s| s.group).max().map_or(0, |g| g + 1);
+    let secs = (r.sim_ns as f64 / 1e9).max(1e-9);
+    let mut t = Table::new(
+        &[
+            "pressure (share of the run)",
+            "io some",
+            "io full",
+            "memory some",
+            "memory full",
+            "cpu some",
+            "cpu full",
+        ],
+        &[Left, Right, Right, Right, Right, Right, Right],
+    );
+    for g in 0..groups {
+        let Some(s) = r.pressure.iter().rev().find(|s| s.group == g) else {
+            continue;
+        };
+        let mut row = vec![crate::results::csv::pressure_group(r, g).to_string()];
+        for (i, p) in s.figures.iter().enumerate() {
+            row.push(if g == 0 && i == 5 {
+                "-".to_string()
+            } else {
+                format!("{:.1} %", p.total_us as f64 / 1e4 / secs)
+            });
+        }
+        t.row(row);
+    }
+    t.render(out);
+}
+
 /// A compact, aligned summary of the run for the terminal.
 pub fn terminal_summary(r: &RunResult, wall_seconds: f64) -> String {
     let mut out = String::new();
@@ -497,6 +532,10 @@ pub fn terminal_summary(r: &RunResult, wall_seconds: f64) -> String {
     if !r.cgroups.is_empty() {
         out.push('\n');
         cgroup_table(r, &mut out);
+    }
+    if !r.pressure.is_empty() {
+        out.push('\n');
+        pressure_table(r, &mut out);
     }
     if !r.vmstat.is_empty() {
         out.push('\n');

@@ -20,6 +20,7 @@ mod policy;
 mod queue;
 mod sysctl;
 mod task;
+mod without;
 
 pub use cgroup::*;
 pub use device::*;

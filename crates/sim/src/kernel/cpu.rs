@@ -312,6 +312,11 @@ impl CpuPool {
     }
 
     /// Entities running or waiting for a CPU (vmstat `r`).
+    /// The entity whose burst runs on `cpu`, if any.
+    pub fn running_on(&self, cpu: usize) -> Option<Who> {
+        self.running[cpu]
+    }
+
     pub fn runnable(&self) -> u32 {
         (self.running.iter().filter(|c| c.is_some()).count() + self.runq.len()) as u32
     }

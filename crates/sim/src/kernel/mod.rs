@@ -1,5 +1,7 @@
 //! Tasks and CPUs.
 
 pub mod cpu;
+pub mod psi;
+mod psi_tasks;
 pub mod task;
 pub mod waitqueue;

@@ -140,6 +140,13 @@ pub struct Task {
     pub on_cpu: bool,
     /// The burst in progress is the wakeup, not a copy.
     pub waking: bool,
+    /// Sleeping in reclaim, `reclaim_throttle` or a memory.high penalty
+    /// (`psi_memstall_enter` until the task runs again).
+    pub memstall: bool,
+    /// Its burst runs on a CPU now (`on_cpu` is also true while it waits for one).
+    pub running: bool,
+    /// The PSI states the accounting holds for the task, and the CPU it holds them on.
+    pub psi: (u8, u16),
     /// The task's own random stream (randread offsets).
     pub rng: RngStream,
     /// Direct reclaim in progress (pre-3.x reclaim): the next priority to scan at.
@@ -229,6 +236,9 @@ impl Task {
             synced: false,
             on_cpu: false,
             waking: false,
+            memstall: false,
+            running: false,
+            psi: (0, 0),
             rng: RngStream::new(seed, &format!("task/{}/{}", tc.name, instance)),
             reclaim_prio: crate::mm::vmscan_pageout::DEF_PRIORITY,
             meta: None,
@@ -243,6 +253,30 @@ impl Task {
 
     pub fn is_done(&self) -> bool {
         self.phase == Phase::Done
+    }
+
+    /// The PSI states the task is in (`TSK_IOWAIT`, `TSK_MEMSTALL`, `TSK_RUNNING`, `TSK_ONCPU`):
+    /// runnable while it holds or waits for a CPU, on it while its burst runs; else in I/O wait where the kernel sleeps in
+    /// `io_schedule` — on a page, a request slot, a `balance_dirty_pages` pause, a direct or
+    /// synchronous read or write, fsync's data and flush waits (not jbd2's commit wait, a plain
+    /// `wait_event`; not libaio's `io_getevents`) — and in a memory stall while reclaim holds it.
+    pub fn psi_states(&self) -> u8 {
+        use crate::kernel::psi::{TSK_IOWAIT, TSK_MEMSTALL, TSK_ONCPU, TSK_RUNNING};
+        if self.on_cpu {
+            return TSK_RUNNING | if self.running { TSK_ONCPU } else { 0 };
+        }
+        if matches!(self.phase, Phase::Idle | Phase::Done) {
+            return 0;
+        }
+        let io = self.wq.wait.is_some()
+            || self.rq_wait.is_some()
+            || match self.phase {
+                Phase::WaitRead | Phase::AfterBdpSleep | Phase::Gate | Phase::BdpWriteback | Phase::Meta => true,
+                Phase::WaitDirect => !matches!(&self.job, JobConfig::Fio(j) if j.engine == crate::config::FioEngine::Libaio),
+                Phase::WaitSync => self.sync_wait.0 != 1,
+                _ => false,
+            };
+        (if io { TSK_IOWAIT } else { 0 }) | if self.memstall { TSK_MEMSTALL } else { 0 }
     }
 }
 

@@ -23,7 +23,59 @@ use crate::units::PAGE_SIZE;
 const WRITER_OVERSHOOT_PAGES: u64 = (32 << 20) / PAGE_SIZE + (2 << 20) / PAGE_SIZE;
 
 impl Machine {
+    /// The pressure accounting's task counts are the tasks' states, recounted: per group and
+    /// CPU, those in I/O wait, in a memory stall, runnable, and the entity on the CPU; and no
+    /// group was ever fully stalled longer than partly.
+    fn law_pressure(&self) -> Option<LawViolation> {
+        use crate::kernel::cpu::Who;
+        use crate::kernel::psi::{IO_FULL, IO_SOME, MEM_FULL, MEM_SOME, TSK_IOWAIT, TSK_MEMSTALL, TSK_ONCPU, TSK_RUNNING};
+        let ncpu = self.cpus.ncpus();
+        let ngroups = self.memcgs.len() + 1;
+        let mut want = vec![[0u32; 4]; ngroups * ncpu];
+        let mut add = |memcg: Option<u16>, cpu: usize, flags: u8| {
+            let path = std::iter::once(0).chain(std::iter::successors(memcg, |&c| self.memcgs[c as usize].parent).map(|c| c as usize + 1));
+            for g in path {
+                for (bit, flag) in [TSK_IOWAIT, TSK_MEMSTALL, TSK_RUNNING, TSK_ONCPU].into_iter().enumerate() {
+                    want[g * ncpu + cpu][bit] += u32::from(flags & flag != 0);
+                }
+            }
+        };
+        for t in &self.tasks {
+            add(t.memcg, t.psi.1 as usize, t.psi.0);
+        }
+        for cpu in 0..ncpu {
+            // A task's burst is among its own states; a kernel thread's is counted here.
+            if let Some(Who::Flusher(_) | Who::Kernel(_)) = self.cpus.running_on(cpu) {
+                add(None, cpu, TSK_ONCPU | TSK_RUNNING);
+            }
+        }
+        for g in 0..ngroups {
+            for cpu in 0..ncpu {
+                let have = self.psi.counts(g, cpu);
+                if have != want[g * ncpu + cpu] {
+                    return Some(self.violation(
+                        Law::Conservation,
+                        format!("pressure group {g} cpu {cpu}"),
+                        format!(
+                            "task counts (iowait, memstall, running, oncpu) {have:?} != the tasks' states {:?}",
+                            want[g * ncpu + cpu]
+                        ),
+                    ));
+                }
+            }
+            for (some, full) in [(IO_SOME, IO_FULL), (MEM_SOME, MEM_FULL)] {
+                if self.psi.total(g, full) > self.psi.total(g, some) {
+                    return Some(self.violation(Law::Conservation, format!("pressure group {g}"), "fully stalled longer than partly"));
+                }
+            }
+        }
+        None
+    }
+
     pub(crate) fn law_conservation(&self) -> Option<LawViolation> {
+        if let Some(v) = self.law_pressure() {
+            return Some(v);
+        }
         let c = |subject: &str, detail: String| Some(self.violation(Law::Conservation, subject, detail));
         let vm = &self.vm;
         if !vm.check_conservation() {

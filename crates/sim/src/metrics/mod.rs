@@ -42,6 +42,19 @@ pub struct RunResult {
     pub cgroups: Vec<CgroupResult>,
     /// Each fio job clone, in task order (empty without fio jobs).
     pub fio: Vec<fio::FioResult>,
+    /// Pressure stall figures per second and group (the system, then each cgroup), the last
+    /// of each group at the run's end.
+    pub pressure: Vec<PressureSample>,
+}
+
+/// One group's pressure at one instant, as its pressure files show it: io, memory and cpu,
+/// `some` then `full` for each (`kernel::psi`).
+#[derive(Clone, Copy, Debug)]
+pub struct PressureSample {
+    pub t_ns: Ns,
+    /// 0: the system (`/proc/pressure`); 1 + i: the scenario's cgroup i.
+    pub group: u16,
+    pub figures: [crate::kernel::psi::Pressure; 6],
 }
 
 /// One memory cgroup over the run.

@@ -356,6 +356,7 @@ impl Machine {
         if self.cfg.cgroups.version == CgroupVersion::V1 {
             if let Some((ino, page)) = self.memcg_page_under_writeback(cg) {
                 self.memcgs[cg as usize].stats.writeback_waits += 1;
+                self.tasks[tid as usize].memstall = true;
                 self.page_wait(tid, ino, page, PG_WRITEBACK, WaitSite::WaitOnPageBit, false);
                 return;
             }
@@ -392,6 +393,7 @@ impl Machine {
         g.high_delays += 1;
         g.high_delay_ns += ns;
         self.tasks[tid as usize].high_delayed = true;
+        self.tasks[tid as usize].memstall = true;
         self.sleep_task(tid, ns);
         true
     }
