@@ -434,6 +434,15 @@ fn figures_of(r: &RunData) -> Vec<(String, &'static str, f64)> {
             out.push((format!("device {n}: journal commit max"), "ms", v));
         }
     }
+    // Pressure: the share of the run each group was stalled (summary.json's `pressure`).
+    for g in s["pressure"].as_array().cloned().unwrap_or_default() {
+        let name = g["group"].as_str().unwrap_or("?");
+        for (res, kind) in [("io", "some"), ("io", "full"), ("memory", "some"), ("memory", "full")] {
+            if let Some(v) = f(&g[res][kind]["stalled_pct"]) {
+                out.push((format!("pressure {name}: {res} {kind}"), "%", v));
+            }
+        }
+    }
     // vmstat over the second half of the run.
     let dur = f(&s["sim_seconds"]).unwrap_or(0.0);
     let half: Vec<&HashMap<String, String>> = r

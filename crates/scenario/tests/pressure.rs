@@ -61,6 +61,33 @@ fn a_lone_reader_is_io_pressure_whenever_it_does_not_run() {
     assert_eq!(pressure(&r, 0, 1).0.total_us, 0, "no memory pressure");
 }
 
+/// A reader that thinks between its reads is stalled only while a read is in flight: the
+/// think time is a plain sleep, and the journal commit an fsync waits for is not I/O wait.
+#[test]
+fn think_time_and_journal_commit_waits_are_not_io_pressure() {
+    let r = run(&reader(2, false, "think = \"20ms\"\n"));
+    let reads = r.tasks[0].op_latency.summary();
+    let some = pressure(&r, 0, 0).0;
+    assert!(
+        (some.total_us as f64 / (reads.total as f64 / 1e3) - 1.0).abs() < 0.03,
+        "io some {} µs, reads took {} µs",
+        some.total_us,
+        reads.total / 1000
+    );
+    let r = run(&format!(
+        "duration = \"{SECS}s\"\n[[device]]\nmodel = \"hdd\"\nfs = \"ext4\"\n[[task]]\nname = \"db\"\njob = \"fsync\"\nbytes = \"16KiB\"\ninterval = \"100ms\"\n"
+    ));
+    let s = r.tasks[0].syncs;
+    let some = pressure(&r, 0, 0).0;
+    let (data, commit, flush) = (s.total[0] as f64 / 1e3, s.total[1] as f64 / 1e3, s.total[2] as f64 / 1e3);
+    assert!(commit > 10.0 * (data + flush), "the fsyncs waited on commits: {s:?}");
+    assert!(
+        (some.total_us as f64) < 1.5 * (data + flush) + 1000.0,
+        "io some {} µs; data {data} µs, flush {flush} µs, commit {commit} µs",
+        some.total_us
+    );
+}
+
 /// On one CPU a spinner is always runnable beside the reader: `some` stays, `full` goes.
 #[test]
 fn a_runnable_neighbour_on_the_cpu_turns_full_off() {

@@ -879,6 +879,8 @@ impl Machine {
     pub fn run_task_at(&mut self, tid: u32, at: Ns) {
         self.tasks[tid as usize].runs_pending += 1;
         self.q.schedule(at, Event::TaskRun(tid));
+        // What woke it (a completion, a wakeup) may have moved it on already.
+        self.psi_task_refresh(tid);
     }
 
     /// Sleep a task for `ns`, unless woken earlier by `wake_task`.
@@ -890,6 +892,9 @@ impl Machine {
         let gen = t.wait_gen;
         t.timeout_gen = Some(gen);
         self.q.schedule_in(ns, Event::TaskTimeout(tid, gen));
+        // The sleep may begin outside the task's own step (a completion that ends its
+        // operation and starts its think time): its pressure states change now.
+        self.psi_task_refresh(tid);
     }
 
     /// Get `n` free pages for the page cache. Returns false when the task must wait in
