@@ -194,3 +194,20 @@ fn a_sweep_of_a_hundred_thousand_points_is_expressible() {
     assert_eq!(last.index, 99_999);
     assert_eq!(p.values(99_999, 100_000)[0], last.values);
 }
+
+/// `without` runs a point without a task group (or a cgroup's tasks), `""` whole; a group the
+/// scenario does not have is refused at its point.
+#[test]
+fn without_leaves_a_group_out_of_its_points() {
+    let p = plan("without = [\"\", \"copy\"]\n");
+    assert_eq!(p.len(), 2);
+    let counts = |i: u64| p.point(i).unwrap().scenario.tasks.iter().map(|t| t.count).collect::<Vec<_>>();
+    assert_eq!(counts(0), vec![1]);
+    assert_eq!(counts(1), vec![0]);
+    assert_eq!(
+        p.point(1).unwrap().scenario.what_if,
+        vec!["without copy: its tasks (copy) do not run".to_string()]
+    );
+    let e = error("without = [\"/nope\"]\n");
+    assert!(e.contains("key `without`: /nope: no cgroup with tasks of that name"), "{e}");
+}

@@ -53,10 +53,17 @@ fn figure(g: &GroupRow) -> (String, String) {
 /// The table, titled `title`; at most `max_rows` points, then a line saying how many more
 /// the CSV holds.
 pub fn table(title: &str, keys: &[String], points: &[PointRows], max_rows: usize, cgroups: bool) -> String {
-    let Some(first) = points.first() else {
+    if points.is_empty() {
         return format!("{title}\n(no points)\n");
-    };
-    let groups: Vec<&str> = first.groups.iter().map(|g| g.group.as_str()).collect();
+    }
+    // Every point's groups, in order of first appearance: a point run `without` a group has
+    // fewer, and its cells for the missing ones are `-`.
+    let mut groups: Vec<&str> = Vec::new();
+    for g in points.iter().flat_map(|p| &p.groups) {
+        if !groups.contains(&g.group.as_str()) {
+            groups.push(&g.group);
+        }
+    }
     let mut heads = vec![short_keys(keys)];
     let shown = &points[..points.len().min(max_rows)];
     let mut cells: Vec<Vec<String>> = shown
@@ -66,7 +73,9 @@ pub fn table(title: &str, keys: &[String], points: &[PointRows], max_rows: usize
     for (k, name) in groups.iter().enumerate() {
         let mut head = name.to_string();
         for (i, p) in shown.iter().enumerate() {
-            let (unit, v) = match p.groups.iter().find(|g| g.group == *name).or(p.groups.get(k)) {
+            // By name; by position only where the point has as many groups (a swept name).
+            let by_position = (p.groups.len() == groups.len()).then(|| p.groups.get(k)).flatten();
+            let (unit, v) = match p.groups.iter().find(|g| g.group == *name).or(by_position) {
                 Some(g) => figure(g),
                 None => (String::new(), "-".into()),
             };

@@ -165,7 +165,18 @@ fn build_at(
         Some(e) => kernels(&e).map_err(|p| vec![p])?.swap_remove(0),
         None => (kernel.to_string(), generation),
     };
-    build_one(root, file_name, kernel, generation, Some(&point))
+    let mut sc = build_one(root, file_name, kernel, generation, Some(&point))?;
+    if let Some(e) = sweep::run_without(&point) {
+        let who = e.str().map_err(|p| vec![p])?;
+        if !who.is_empty() {
+            sc.without(who).map_err(|m| {
+                vec![e
+                    .problem(m.trim_start_matches("--without ").to_string())
+                    .hint("a cgroup's path (\"/etl\"), a [[task]] name, or \"\" for the whole scenario")]
+            })?;
+        }
+    }
+    Ok(sc)
 }
 
 /// Problems at a sweep's point say which point: its index (when it is one of the sweep's,

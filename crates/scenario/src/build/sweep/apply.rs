@@ -99,6 +99,11 @@ pub(crate) fn apply<'a>(point: &Point<'a>, sections: &mut [Section<'a>]) -> Resu
     Ok(())
 }
 
+/// The group the point runs without (`without = [...]`), if the sweep varies it.
+pub(crate) fn run_without<'a>(point: &Point<'a>) -> Option<Entry<'a>> {
+    entries_for(point, Target::Without).pop()
+}
+
 /// The kernel release the point sets, if the sweep varies it: the entry, to resolve and to
 /// report a bad release at.
 pub(crate) fn run_kernel<'a>(point: &Point<'a>) -> Option<Entry<'a>> {

@@ -20,7 +20,7 @@
 mod apply;
 mod range;
 
-pub(super) use apply::{apply, apply_cgroups, apply_section, apply_sysctl, apply_tasks, apply_top, fio_overrides, run_kernel};
+pub(super) use apply::{apply, apply_cgroups, apply_section, apply_sysctl, apply_tasks, apply_top, fio_overrides, run_kernel, run_without};
 
 use super::{bdi, device, machine, model, policy, queue, sysctl, throttle, Entry, Nesting, Section};
 use crate::error::{Problem, Result};
@@ -272,6 +272,9 @@ pub(crate) fn parse_drawn(drawn: &[Option<Drawn>]) -> Vec<Option<Spanned<DeValue
 
 /// The top-level keys a sweep may vary.
 const TOP: &[&str] = &["duration", "seed", "hz"];
+/// The counterfactual key: `without = ["", "/etl"]` runs each point whole and without /etl's
+/// tasks (`""`: nothing left out), as `wblab run --without` does.
+pub(crate) const WITHOUT: &str = "without";
 
 /// The device keys a sweep may vary: all but the device's identity (`name`, `major`,
 /// `minor`), which the sweep's tables key on.
@@ -299,7 +302,7 @@ fn sweepable() -> Vec<String> {
         .collect()
 }
 
-const PATTERNS: &str = "task/<name>/<key>, cgroup/<path>/<file>, fio/<job>/<option>, a model's parameter";
+const PATTERNS: &str = "task/<name>/<key>, cgroup/<path>/<file>, fio/<job>/<option>, a model's parameter, without";
 
 /// A sweep key as written: device keys flatten with `/`, so an unquoted `vm.dirty_bytes`
 /// arrives as `vm/dirty_bytes`.
@@ -330,11 +333,15 @@ pub(crate) enum Target {
     Policy,
     /// `duration`, `seed`, `hz`.
     Top,
+    /// `without`: the point runs without a cgroup's (or a `[[task]]` group's) tasks.
+    Without,
 }
 
 pub(crate) fn target(key: &str) -> Target {
     if key == "kernel" {
         Target::Kernel
+    } else if key == WITHOUT {
+        Target::Without
     } else if TOP.contains(&key) {
         Target::Top
     } else if key.starts_with("vm.") {
@@ -378,7 +385,12 @@ pub(crate) fn cgroup_key(key: &str) -> Option<(String, &str)> {
 
 /// A key a sweep may vary.
 fn sweepable_key(key: &str, keys: &[String]) -> bool {
-    keys.iter().any(|k| k == key) || model::is_param(key) || task_key(key).is_some() || cgroup_key(key).is_some() || fio_key(key).is_some()
+    key == WITHOUT
+        || keys.iter().any(|k| k == key)
+        || model::is_param(key)
+        || task_key(key).is_some()
+        || cgroup_key(key).is_some()
+        || fio_key(key).is_some()
 }
 
 fn not_sweepable(e: &Entry<'_>, keys: &[String]) -> Problem {
