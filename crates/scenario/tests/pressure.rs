@@ -59,6 +59,13 @@ fn a_lone_reader_is_io_pressure_whenever_it_does_not_run() {
         some.avg10
     );
     assert_eq!(pressure(&r, 0, 1).0.total_us, 0, "no memory pressure");
+    // One sample per second, the last at the run's end, none twice.
+    let times: Vec<u64> = r.pressure.iter().map(|s| s.t_ns).collect();
+    assert!(
+        times.windows(2).all(|w| w[0] < w[1]),
+        "one group, one sample per instant: {times:?}"
+    );
+    assert_eq!(times.len() as u64, SECS);
 }
 
 /// A reader that thinks between its reads is stalled only while a read is in flight: the

@@ -2038,7 +2038,10 @@ impl Machine {
                 samples: std::mem::take(&mut m.samples),
             })
             .collect();
-        self.psi_sample(dur);
+        // The run's end, unless the last second's sample fell on it.
+        if self.pressure.last().is_none_or(|p| p.t_ns < dur) {
+            self.psi_sample(dur);
+        }
         RunResult {
             sim_ns: dur,
             cgroups,
