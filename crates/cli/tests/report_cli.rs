@@ -47,7 +47,7 @@ file_size = "128MiB"
 start = "2s"
 "#;
 
-const FIGURES: [&str; 13] = [
+const FIGURES: [&str; 14] = [
     "balance_dirty_pages-pause",
     "balance_dirty_pages-task-bw",
     "global_dirty_state",
@@ -61,6 +61,7 @@ const FIGURES: [&str; 13] = [
     "op-latency-timeline",
     "latency-cdf",
     "pause-cdf",
+    "pressure",
 ];
 
 fn short_run(dir: &Path, extra: &[&str]) -> PathBuf {

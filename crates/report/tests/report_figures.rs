@@ -131,6 +131,7 @@ fn every_figure_has_its_series_labelled_axes_and_values_in_range() {
         "op-latency-timeline",
         "latency-cdf",
         "pause-cdf",
+        "pressure",
     ];
     assert_eq!(
         f.keys().cloned().collect::<std::collections::BTreeSet<_>>(),
@@ -383,7 +384,7 @@ fn report_html_is_self_contained_and_embeds_every_figure() {
     let out = dir_of("single");
     let files = write_report(std::slice::from_ref(&run), &out).unwrap();
     assert_eq!(files.html, out.join(REPORT_FILE));
-    assert_eq!(files.svgs.len(), 13);
+    assert_eq!(files.svgs.len(), 14);
     let html = std::fs::read_to_string(&files.html).unwrap();
     assert!(html.starts_with("<!DOCTYPE html>"));
     for bad in ["<script", "<link", "src=", "@import", "url(http", "href=\"http"] {

@@ -54,7 +54,15 @@ impl Drop for TempDir {
     }
 }
 
-const FILES: [&str; 5] = ["summary.json", "trace.txt", "timeseries.csv", "throttle.csv", "histograms.json"];
+const FILES: [&str; 7] = [
+    "summary.json",
+    "trace.txt",
+    "timeseries.csv",
+    "throttle.csv",
+    "histograms.json",
+    "pressure.csv",
+    "pressure.txt",
+];
 
 fn read(dir: &Path, f: &str) -> String {
     std::fs::read_to_string(dir.join(f)).unwrap_or_else(|e| panic!("{f}: {e}"))
@@ -84,10 +92,16 @@ fn results_directory_is_complete() {
             "events",
             "scenario",
             "tasks",
-            "devices"
+            "devices",
+            "pressure"
         ]
     );
     assert_eq!(v, summary_json(r, 1.25));
+    // pressure.txt is the kernel's files at the end; pressure.csv's last row of a group agrees.
+    let txt = read(&dir, "pressure.txt");
+    assert!(txt.starts_with("# /proc/pressure/io\nsome avg10="), "{txt}");
+    let io_some_total: u64 = txt.lines().nth(1).unwrap().rsplit_once("total=").unwrap().1.parse().unwrap();
+    assert_eq!(v["pressure"][0]["io"]["some"]["total_us"], io_some_total);
     assert_eq!(v["wall_seconds"], 1.25);
     assert_eq!(v["sim_seconds"], SECS as f64);
     assert_eq!(v["scenario"]["name"], "report-test");

@@ -57,7 +57,8 @@ think = "5ms"
 fn writers_on_a_disk_are_throttled_and_the_disk_sets_the_pace() {
     let r = sim(WRITERS);
     let f = verdict(&Input::from_result(&r));
-    assert_eq!(rules(&f), ["throttled", "governed", "device-bound"], "{f:?}");
+    assert_eq!(rules(&f), ["throttled", "governed", "device-bound", "pressure"], "{f:?}");
+    assert!(the(&f, "pressure").text.starts_with("The machine was stalled on I/O"), "{f:?}");
     let pauses: u64 = r.tasks.iter().map(|t| t.pauses.count()).sum();
     assert!(
         f[0].text

@@ -112,6 +112,27 @@ pub fn dir_summary(run: &RunDir) -> String {
         out.push('\n');
         cgroup_rows_table(&cgroups, &mut out);
     }
+    let pressure: Vec<table::PressureRow> = run.summary["pressure"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|g| {
+            let pct = |res: &str, kind: &str| g[res][kind]["stalled_pct"].as_f64().unwrap_or(0.0);
+            let row = [
+                pct("io", "some"),
+                pct("io", "full"),
+                pct("memory", "some"),
+                pct("memory", "full"),
+                pct("cpu", "some"),
+                pct("cpu", "full"),
+            ];
+            (g["group"].as_str().unwrap_or("?").to_string(), row)
+        })
+        .collect();
+    if !pressure.is_empty() {
+        out.push('\n');
+        table::pressure_rows_table(&pressure, &mut out);
+    }
     if let Some(ts) = &run.timeseries {
         if let Some(last) = ts.rows.len().checked_sub(1) {
             let v = |c: &str| ts.f64s(c).map(|v| v[last]).filter(|x| x.is_finite()).unwrap_or(0.0);

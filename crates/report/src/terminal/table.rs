@@ -474,12 +474,14 @@ fn dirty_line(r: &RunResult, out: &mut String) {
     }
 }
 
+/// One group's line of the pressure table: its name and the share of the run it was stalled
+/// (percent, rounded as summary.json's `stalled_pct`): io, memory, cpu; some, full.
+pub(crate) type PressureRow = (String, [f64; 6]);
+
 /// Each group's pressure over the run: the share of it stalled, as the files' `total=` over
 /// the run's length (the system's cpu `full` is never shown, as in the kernel).
-fn pressure_table(r: &RunResult, out: &mut String) {
+pub(crate) fn pressure_rows_table(rows: &[PressureRow], out: &mut String) {
     use Align::*;
-    let groups = r.pressure.iter().map(|s| s.group).max().map_or(0, |g| g + 1);
-    let secs = (r.sim_ns as f64 / 1e9).max(1e-9);
     let mut t = Table::new(
         &[
             "pressure (share of the run)",
@@ -492,21 +494,31 @@ fn pressure_table(r: &RunResult, out: &mut String) {
         ],
         &[Left, Right, Right, Right, Right, Right, Right],
     );
-    for g in 0..groups {
-        let Some(s) = r.pressure.iter().rev().find(|s| s.group == g) else {
-            continue;
-        };
-        let mut row = vec![crate::results::csv::pressure_group(r, g).to_string()];
-        for (i, p) in s.figures.iter().enumerate() {
-            row.push(if g == 0 && i == 5 {
+    for (g, pct) in rows {
+        let mut row = vec![g.clone()];
+        for (i, p) in pct.iter().enumerate() {
+            row.push(if g == "system" && i == 5 {
                 "-".to_string()
             } else {
-                format!("{:.1} %", p.total_us as f64 / 1e4 / secs)
+                format!("{p:.1} %")
             });
         }
         t.row(row);
     }
     t.render(out);
+}
+
+/// The pressure table's rows of a run in memory.
+fn pressure_rows(r: &RunResult) -> Vec<PressureRow> {
+    let groups = r.pressure.iter().map(|s| s.group).max().map_or(0, |g| g + 1);
+    let secs = (r.sim_ns as f64 / 1e9).max(1e-9);
+    (0..groups)
+        .filter_map(|g| {
+            let s = r.pressure.iter().rev().find(|s| s.group == g)?;
+            let pct = s.figures.map(|p| crate::num::round3(p.total_us as f64 / 1e4 / secs));
+            Some((crate::results::csv::pressure_group(r, g).to_string(), pct))
+        })
+        .collect()
 }
 
 /// A compact, aligned summary of the run for the terminal.
@@ -535,7 +547,7 @@ pub fn terminal_summary(r: &RunResult, wall_seconds: f64) -> String {
     }
     if !r.pressure.is_empty() {
         out.push('\n');
-        pressure_table(r, &mut out);
+        pressure_rows_table(&pressure_rows(r), &mut out);
     }
     if !r.vmstat.is_empty() {
         out.push('\n');
