@@ -209,8 +209,8 @@ pub struct Input {
     cgroups: Option<Csv>,
     cgroup_limits: Vec<(String, Option<u64>, Option<u64>)>,
     /// Each pressure group (`system`, then the cgroups) and the share of the run it was
-    /// stalled, percent: io some, io full, memory some, memory full.
-    pressure: Vec<(String, [f64; 4])>,
+    /// stalled.
+    pressure: Vec<crate::results::csv::PressureRow>,
     /// The cgroups: their limits, weights, tasks and memory events.
     cgroup_facts: Vec<CgroupFacts>,
 }
@@ -313,20 +313,7 @@ impl Input {
                     })
                     .unwrap_or_default(),
             ),
-            pressure: d.summary["pressure"]
-                .as_array()
-                .map(|gs| {
-                    gs.iter()
-                        .map(|g| {
-                            let pct = |res: &str, kind: &str| g[res][kind]["stalled_pct"].as_f64().unwrap_or(0.0);
-                            (
-                                g["group"].as_str().unwrap_or("?").to_string(),
-                                [pct("io", "some"), pct("io", "full"), pct("memory", "some"), pct("memory", "full")],
-                            )
-                        })
-                        .collect()
-                })
-                .unwrap_or_default(),
+            pressure: crate::results::csv::pressure_rows_of_summary(&d.summary),
         }
     }
 
@@ -393,18 +380,7 @@ impl Input {
             crate::results::csv::write_cgroups(&mut v, r).expect("writing to memory cannot fail");
             Csv::parse(&String::from_utf8_lossy(&v)).expect("cgroups.csv as written")
         });
-        let secs = (r.sim_ns as f64 / 1e9).max(1e-9);
-        let groups_n = r.pressure.iter().map(|s| s.group).max().map_or(0, |g| g + 1);
-        let pressure = (0..groups_n)
-            .filter_map(|g| {
-                let s = r.pressure.iter().rev().find(|s| s.group == g)?;
-                let pct = |k: usize| s.figures[k].total_us as f64 / 1e4 / secs;
-                Some((
-                    crate::results::csv::pressure_group(r, g).to_string(),
-                    [pct(0), pct(1), pct(2), pct(3)],
-                ))
-            })
-            .collect();
+        let pressure = crate::results::csv::pressure_rows(r);
         let events: Vec<(u64, u64)> = r
             .cgroups
             .iter()

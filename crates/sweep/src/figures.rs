@@ -81,9 +81,8 @@ pub fn group_figures(r: &RunResult) -> Vec<GroupFigures> {
     // share of the run it was stalled, `some` and `full`, io then memory.
     let pressure = |group: &str| -> [f64; 4] {
         let g = cgroup_of(group).map_or(0, |k| k as u16 + 1);
-        let secs = (r.sim_ns as f64 / 1e9).max(1e-9);
-        match r.pressure.iter().rev().find(|s| s.group == g) {
-            Some(s) => [0, 1, 2, 3].map(|i| s.figures[i].total_us as f64 / 1e4 / secs),
+        match r.pressure_at_end().into_iter().find(|s| s.group == g) {
+            Some(s) => [0, 1, 2, 3].map(|k| s.stalled_pct(k, r.sim_ns)),
             None => [0.0; 4],
         }
     };
@@ -105,6 +104,7 @@ pub fn group_figures(r: &RunResult) -> Vec<GroupFigures> {
             let (p, o) = (pauses.summary(), ops.summary());
             let written: u64 = tasks.iter().map(|t| t.bytes_written).sum();
             let read: u64 = tasks.iter().map(|t| t.bytes_read).sum();
+            let stalled = pressure(g);
             GroupFigures {
                 group: g.to_string(),
                 job: tasks[0].job,
@@ -126,10 +126,10 @@ pub fn group_figures(r: &RunResult) -> Vec<GroupFigures> {
                     writeback,
                     node_peak,
                     cgroup_peak(g),
-                    pressure(g)[0],
-                    pressure(g)[1],
-                    pressure(g)[2],
-                    pressure(g)[3],
+                    stalled[0],
+                    stalled[1],
+                    stalled[2],
+                    stalled[3],
                 ],
             }
         })

@@ -411,15 +411,11 @@ pub fn write_pressure<W: Write>(w: &mut W, r: &RunResult) -> io::Result<()> {
 /// Write `pressure.txt`: each group's pressure files at the run's end, in the kernel's own
 /// lines under the file's path (`/proc/pressure/io`, `/sys/fs/cgroup/etl/io.pressure`).
 pub fn write_pressure_files<W: Write>(w: &mut W, r: &RunResult) -> io::Result<()> {
-    let groups = r.pressure.iter().map(|s| s.group).max().map_or(0, |g| g + 1);
-    for g in 0..groups {
-        let Some(s) = r.pressure.iter().rev().find(|s| s.group == g) else {
-            continue;
-        };
+    for s in r.pressure_at_end() {
         for (i, res) in PRESSURE_RESOURCES.iter().enumerate() {
-            match g {
+            match s.group {
                 0 => writeln!(w, "# /proc/pressure/{res}")?,
-                _ => writeln!(w, "# /sys/fs/cgroup{}/{res}.pressure", pressure_group(r, g))?,
+                g => writeln!(w, "# /sys/fs/cgroup{}/{res}.pressure", pressure_group(r, g))?,
             }
             for (kind, p) in ["some", "full"].iter().zip(&s.figures[2 * i..2 * i + 2]) {
                 writeln!(
@@ -431,4 +427,35 @@ pub fn write_pressure_files<W: Write>(w: &mut W, r: &RunResult) -> io::Result<()
         }
     }
     Ok(())
+}
+
+/// One group's pressure over the run: its name (`system` or the cgroup's path) and the share
+/// of the run it was stalled, percent, rounded as summary.json's `stalled_pct`: io, memory,
+/// cpu; `some` then `full`.
+pub type PressureRow = (String, [f64; 6]);
+
+/// Each group's [`PressureRow`] of a run in memory.
+pub fn pressure_rows(r: &RunResult) -> Vec<PressureRow> {
+    r.pressure_at_end()
+        .into_iter()
+        .map(|s| {
+            let pct = std::array::from_fn(|k| round3(s.stalled_pct(k, r.sim_ns)));
+            (pressure_group(r, s.group).to_string(), pct)
+        })
+        .collect()
+}
+
+/// Each group's [`PressureRow`] as a results directory's summary.json holds them.
+pub fn pressure_rows_of_summary(summary: &serde_json::Value) -> Vec<PressureRow> {
+    let rows = summary["pressure"].as_array().into_iter().flatten();
+    rows.map(|g| {
+        let mut pct = [0.0; 6];
+        for (i, res) in PRESSURE_RESOURCES.iter().enumerate() {
+            for (j, kind) in ["some", "full"].into_iter().enumerate() {
+                pct[2 * i + j] = g[res][kind]["stalled_pct"].as_f64().unwrap_or(0.0);
+            }
+        }
+        (g["group"].as_str().unwrap_or("?").to_string(), pct)
+    })
+    .collect()
 }

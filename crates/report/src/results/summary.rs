@@ -58,34 +58,29 @@ struct PressureLine {
 }
 
 fn pressure(r: &RunResult) -> Vec<PressureSummary<'_>> {
-    let groups = r.pressure.iter().map(|s| s.group).max().map_or(0, |g| g + 1);
-    let secs = r.sim_ns as f64 / 1e9;
-    let line = |p: &wblab_sim::kernel::psi::Pressure| PressureLine {
-        avg10: p.avg10,
-        avg60: p.avg60,
-        avg300: p.avg300,
-        total_us: p.total_us,
-        stalled_pct: round3(p.total_us as f64 / 1e4 / secs.max(1e-9)),
-    };
-    (0..groups)
-        .filter_map(|g| {
-            let s = r.pressure.iter().rev().find(|s| s.group == g)?;
-            let f = &s.figures;
-            Some(PressureSummary {
-                group: super::csv::pressure_group(r, g),
-                io: PressureLines {
-                    some: line(&f[0]),
-                    full: line(&f[1]),
-                },
-                memory: PressureLines {
-                    some: line(&f[2]),
-                    full: line(&f[3]),
-                },
-                cpu: PressureLines {
-                    some: line(&f[4]),
-                    full: line(&f[5]),
-                },
-            })
+    r.pressure_at_end()
+        .into_iter()
+        .map(|s| {
+            let line = |k: usize| {
+                let p = &s.figures[k];
+                PressureLine {
+                    avg10: p.avg10,
+                    avg60: p.avg60,
+                    avg300: p.avg300,
+                    total_us: p.total_us,
+                    stalled_pct: round3(s.stalled_pct(k, r.sim_ns)),
+                }
+            };
+            let lines = |k: usize| PressureLines {
+                some: line(k),
+                full: line(k + 1),
+            };
+            PressureSummary {
+                group: super::csv::pressure_group(r, s.group),
+                io: lines(0),
+                memory: lines(2),
+                cpu: lines(4),
+            }
         })
         .collect()
 }

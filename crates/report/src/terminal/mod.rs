@@ -112,23 +112,7 @@ pub fn dir_summary(run: &RunDir) -> String {
         out.push('\n');
         cgroup_rows_table(&cgroups, &mut out);
     }
-    let pressure: Vec<table::PressureRow> = run.summary["pressure"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|g| {
-            let pct = |res: &str, kind: &str| g[res][kind]["stalled_pct"].as_f64().unwrap_or(0.0);
-            let row = [
-                pct("io", "some"),
-                pct("io", "full"),
-                pct("memory", "some"),
-                pct("memory", "full"),
-                pct("cpu", "some"),
-                pct("cpu", "full"),
-            ];
-            (g["group"].as_str().unwrap_or("?").to_string(), row)
-        })
-        .collect();
+    let pressure = crate::results::csv::pressure_rows_of_summary(&run.summary);
     if !pressure.is_empty() {
         out.push('\n');
         table::pressure_rows_table(&pressure, &mut out);

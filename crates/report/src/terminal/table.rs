@@ -474,9 +474,7 @@ fn dirty_line(r: &RunResult, out: &mut String) {
     }
 }
 
-/// One group's line of the pressure table: its name and the share of the run it was stalled
-/// (percent, rounded as summary.json's `stalled_pct`): io, memory, cpu; some, full.
-pub(crate) type PressureRow = (String, [f64; 6]);
+pub(crate) use crate::results::csv::PressureRow;
 
 /// Each group's pressure over the run: the share of it stalled, as the files' `total=` over
 /// the run's length (the system's cpu `full` is never shown, as in the kernel).
@@ -508,19 +506,6 @@ pub(crate) fn pressure_rows_table(rows: &[PressureRow], out: &mut String) {
     t.render(out);
 }
 
-/// The pressure table's rows of a run in memory.
-fn pressure_rows(r: &RunResult) -> Vec<PressureRow> {
-    let groups = r.pressure.iter().map(|s| s.group).max().map_or(0, |g| g + 1);
-    let secs = (r.sim_ns as f64 / 1e9).max(1e-9);
-    (0..groups)
-        .filter_map(|g| {
-            let s = r.pressure.iter().rev().find(|s| s.group == g)?;
-            let pct = s.figures.map(|p| crate::num::round3(p.total_us as f64 / 1e4 / secs));
-            Some((crate::results::csv::pressure_group(r, g).to_string(), pct))
-        })
-        .collect()
-}
-
 /// A compact, aligned summary of the run for the terminal.
 pub fn terminal_summary(r: &RunResult, wall_seconds: f64) -> String {
     let mut out = String::new();
@@ -547,7 +532,7 @@ pub fn terminal_summary(r: &RunResult, wall_seconds: f64) -> String {
     }
     if !r.pressure.is_empty() {
         out.push('\n');
-        pressure_rows_table(&pressure_rows(r), &mut out);
+        pressure_rows_table(&crate::results::csv::pressure_rows(r), &mut out);
     }
     if !r.vmstat.is_empty() {
         out.push('\n');

@@ -57,6 +57,24 @@ pub struct PressureSample {
     pub figures: [crate::kernel::psi::Pressure; 6],
 }
 
+impl PressureSample {
+    /// The share of a run of `sim_ns` that figure `k` (io some, io full, memory some, ...)
+    /// was stalled, percent: its total over the run's length.
+    pub fn stalled_pct(&self, k: usize, sim_ns: Ns) -> f64 {
+        self.figures[k].total_us as f64 / 1e4 / (sim_ns as f64 / 1e9).max(1e-9)
+    }
+}
+
+impl RunResult {
+    /// Each group's pressure files at the run's end (its last sample), the system first.
+    pub fn pressure_at_end(&self) -> Vec<&PressureSample> {
+        let groups = self.pressure.iter().map(|s| s.group).max().map_or(0, |g| g + 1);
+        (0..groups)
+            .filter_map(|g| self.pressure.iter().rev().find(|s| s.group == g))
+            .collect()
+    }
+}
+
 /// One memory cgroup over the run.
 #[derive(Clone, Debug)]
 pub struct CgroupResult {
