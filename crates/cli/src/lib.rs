@@ -2,6 +2,7 @@
 //! this library so that the Python package runs the very same commands ([`main_with`]).
 
 mod bench;
+mod btt_cmd;
 mod device_cmd;
 mod docs;
 mod fuzz_cmd;
@@ -61,7 +62,8 @@ enum Cmd {
         /// fio's --output).
         #[arg(long, value_name = "FILE")]
         output: Option<PathBuf>,
-        /// Record block:block_rq_issue/complete in trace.txt (large).
+        /// Record the whole block trace in trace.txt (block_bio_queue, split, merges, getrq,
+        /// rq_insert, rq_issue, rq_complete), for `wblab btt` (large).
         #[arg(long)]
         trace_block: bool,
         /// No progress bar.
@@ -180,6 +182,10 @@ enum Cmd {
     /// Run a scenario's workload on THIS machine (real processes, fresh loop devices, knobs
     /// applied and restored) and write the same results directory, plus machine.json.
     Measure(probe_cmd::MeasureArgs),
+    /// Each block I/O's life from a run's block trace (simulated or measured): Q2G, G2I, I2D,
+    /// D2C and Q2C for all devices, per device and per process, as blktrace's btt prints
+    /// them, with biolatency-style histograms per device.
+    Btt(btt_cmd::BttArgs),
     /// Measure a real device with O_DIRECT I/O and print a fitted [[device]] section.
     Calibrate(probe_cmd::CalibrateArgs),
     /// Write a scenario of this machine (kernel, memory, CPUs, vm.* sysctls, block devices
@@ -406,6 +412,7 @@ where
         Cmd::Measure(a) => probe_cmd::measure(a),
         Cmd::Calibrate(a) => probe_cmd::calibrate(a),
         Cmd::Snapshot(a) => snapshot_cmd::run(a),
+        Cmd::Btt(a) => btt_cmd::run(a),
         Cmd::Compare { dirs, json } => probe_cmd::compare(&dirs, json),
         Cmd::Fuzz(a) => fuzz_cmd::fuzz(a),
         Cmd::Validate(a) => validate::validate(a),

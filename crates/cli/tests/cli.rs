@@ -820,3 +820,43 @@ fn without_runs_the_counterfactual_beside_the_run() {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+/// `wblab btt` on a run with the whole block trace: the tables, a row per I/O in the CSV; on a
+/// run without it: exit 1 and how to record it.
+#[test]
+fn btt_reads_a_runs_block_trace_and_says_when_there_is_none() {
+    let dir = scratch("btt");
+    let sc = dir.join("short.toml");
+    fs::write(&sc, short()).unwrap();
+    let (with, without) = (dir.join("with"), dir.join("without"));
+    run_quietly_with(&sc, &with, &["--trace-block"]);
+    run_quietly(&sc, &without);
+
+    let csv = dir.join("ios.csv");
+    let o = wblab(&["btt", with.to_str().unwrap(), "--csv", csv.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    for section in ["All Devices", "Device Overview", "Per Device", "Per Process", "biolatency -D"] {
+        assert!(text.contains(section), "no {section}:\n{text}");
+    }
+    let q2c = text.lines().find(|l| l.starts_with("Q2C")).expect("a Q2C row");
+    let n: u64 = q2c.split_whitespace().last().unwrap().parse().unwrap();
+    let rows = fs::read_to_string(&csv)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .filter(|l| !l.contains(",,,"))
+        .count() as u64;
+    assert_eq!(rows, n, "a CSV row per I/O with its whole life");
+
+    let o = wblab(&["btt", "-Q", with.to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("biolatency -Q"));
+
+    let o = wblab(&["btt", without.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("--trace-block"));
+    let o = wblab(&["btt", dir.join("nowhere").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("nowhere"));
+    let _ = fs::remove_dir_all(&dir);
+}

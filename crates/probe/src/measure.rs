@@ -39,7 +39,18 @@ pub const WRITEBACK_EVENTS: &[&str] = &[
     "writeback:writeback_written",
     "wbt:wbt_step",
 ];
-pub const BLOCK_EVENTS: &[&str] = &["block:block_rq_issue", "block:block_rq_complete"];
+/// The whole block trace of an I/O, as `wblab btt` reads it: queued (after blk-throttle),
+/// split, merged, given a request, inserted into the scheduler, issued, completed.
+pub const BLOCK_EVENTS: &[&str] = &[
+    "block:block_bio_queue",
+    "block:block_split",
+    "block:block_bio_backmerge",
+    "block:block_bio_frontmerge",
+    "block:block_getrq",
+    "block:block_rq_insert",
+    "block:block_rq_issue",
+    "block:block_rq_complete",
+];
 /// jbd2's commit events, recorded for the devices that carry ext4.
 pub const JBD2_EVENTS: &[&str] = &["jbd2:jbd2_start_commit", "jbd2:jbd2_end_commit", "jbd2:jbd2_run_stats"];
 /// kyber's own events, recorded for the devices that run it (`kyber_throttled` only with the

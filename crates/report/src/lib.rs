@@ -11,6 +11,7 @@
 //!   log2 histogram, vmstat lines and tiotest's table;
 //! * [`compare`] puts runs side by side with relative errors.
 
+pub mod btt;
 pub mod compare;
 pub mod figures;
 pub mod html;

@@ -282,6 +282,38 @@ fn check_fields(e: &wblab_report::load::trace_parse::ParsedEvent, rec: &TraceRec
             );
             assert_eq!(e.get("comm").unwrap(), r.comms[*comm as usize].0);
         }
+        TraceEvent::BlockRqInsert {
+            sector,
+            nr_sector,
+            bytes,
+            comm,
+            ..
+        } => {
+            assert_eq!(e.event, "block_rq_insert");
+            assert_eq!(
+                (u("sector"), u("nr_sector"), u("bytes")),
+                (*sector, *nr_sector as u64, *bytes as u64)
+            );
+            assert_eq!(e.get("comm").unwrap(), r.comms[*comm as usize].0);
+        }
+        TraceEvent::BlockBio {
+            what,
+            sector,
+            nr_sector,
+            comm,
+            ..
+        } => {
+            assert_eq!(e.event, what.name());
+            assert_eq!((u("sector"), u("nr_sector")), (*sector, *nr_sector as u64));
+            assert_eq!(e.get("comm").unwrap(), r.comms[*comm as usize].0);
+        }
+        TraceEvent::BlockSplit {
+            sector, new_sector, comm, ..
+        } => {
+            assert_eq!(e.event, "block_split");
+            assert_eq!((u("sector"), u("new_sector")), (*sector, *new_sector));
+            assert_eq!(e.get("comm").unwrap(), r.comms[*comm as usize].0);
+        }
         TraceEvent::BlockRqComplete { sector, error, .. } => {
             assert_eq!(e.event, "block_rq_complete");
             assert_eq!((u("sector"), i("error")), (*sector, *error as i64));

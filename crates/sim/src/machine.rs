@@ -4,6 +4,7 @@
 //! pointers, no interior mutability. Kernel paths live in their own modules as `impl Machine`
 //! blocks (`fs/fs_writeback.rs`, `workload/`), named after the kernel functions they model.
 
+use crate::block::blk_trace::BlkWhat;
 use crate::block::queue::{BlockQueue, Submit, Submitter, FLUSH_ID, NO_BIO};
 use crate::block::sched::ElvTrace;
 use crate::config::{FioLayout, FsKind, JobConfig, Scenario};
@@ -16,7 +17,7 @@ use crate::fs::inode::Inode;
 use crate::kernel::cpu::{CpuPool, Started, Who};
 use crate::kernel::task::{Phase, Task};
 use crate::laws::LawViolation;
-use crate::metrics::trace::{TraceEvent, TraceRecord, TraceSink};
+use crate::metrics::trace::{BioEvent, TraceEvent, TraceRecord, TraceSink};
 use crate::metrics::{DeviceResult, RunResult, TaskResult, ThrottleSample, VmstatSample};
 use crate::mm::page_cache::PageState;
 use crate::mm::page_reporting::{PageReporting, REPORTING_RESERVE_PAGES};
@@ -186,6 +187,13 @@ impl Machine {
     pub(crate) fn journal_comm(&self, dev: u16) -> u32 {
         let before = self.journals[..dev as usize].iter().filter(|j| j.is_some()).count() as u32;
         1 + self.tasks.len() as u32 + self.flushers.len() as u32 + before
+    }
+
+    /// Index of blk-throttle's dispatch worker in `RunResult::comms` (the last entry): it
+    /// submits the bios the throttle released.
+    fn throtl_comm(&self) -> u32 {
+        let journals = self.journals.iter().filter(|j| j.is_some()).count() as u32;
+        1 + self.tasks.len() as u32 + self.flushers.len() as u32 + journals
     }
 
     /// Who fires a block event of a request built by `sub`.
@@ -488,6 +496,7 @@ impl Machine {
             // The elevators' own tracepoints (kyber's) go with the writeback events; those
             // that may fire on every dispatch only with the block events.
             q.elv_trace = cfg.trace.writeback && q.elv.trace_on(cfg.trace.block);
+            q.blk_trace = cfg.trace.block;
         }
         let queues_capacity: Vec<u64> = queues.iter().map(|q| q.capacity_sectors).collect();
         let ndevs = queues.len();
@@ -1111,6 +1120,7 @@ impl Machine {
             self.trace_elevator(dev);
         }
         if self.cfg.trace.block {
+            self.trace_block_events(dev);
             for &id in &issued {
                 let q = &self.queues[dev as usize];
                 if id == FLUSH_ID {
@@ -1488,6 +1498,65 @@ impl Machine {
             self.trace_elevator(dev);
         }
         self.kick_queue(dev);
+    }
+
+    /// Record the request-path block tracepoints the queue of `dev` fired (bio queue, split,
+    /// merges, getrq, insert), each with its submitter's name. Called before simulated time
+    /// moves on from any event that submits or admits requests, so the trace stays in order.
+    fn trace_block_events(&mut self, dev: u16) {
+        let mut events = std::mem::take(&mut self.queues[dev as usize].blk_events);
+        let dev_t = self.queues[dev as usize].devt;
+        for e in &events {
+            let comm = if e.throttled {
+                self.throtl_comm()
+            } else {
+                self.submitter_comm(e.submitter)
+            };
+            let rwbs = crate::metrics::trace::Rwbs {
+                flush: false,
+                write: e.op == Op::Write,
+                sync: e.sync,
+                readahead: e.readahead,
+            };
+            let bio = |what| TraceEvent::BlockBio {
+                what,
+                dev: dev_t,
+                rwbs,
+                sector: e.sector,
+                nr_sector: e.nr_sectors as u32,
+                comm,
+            };
+            let ev = match e.what {
+                BlkWhat::Queue => bio(BioEvent::Queue),
+                BlkWhat::GetRq => bio(BioEvent::GetRq),
+                BlkWhat::BackMerge => bio(BioEvent::BackMerge),
+                BlkWhat::FrontMerge => bio(BioEvent::FrontMerge),
+                BlkWhat::Split { from } => TraceEvent::BlockSplit {
+                    dev: dev_t,
+                    rwbs,
+                    sector: from,
+                    new_sector: e.sector,
+                    comm,
+                },
+                BlkWhat::Insert => TraceEvent::BlockRqInsert {
+                    dev: dev_t,
+                    rwbs,
+                    bytes: (e.nr_sectors * 512) as u32,
+                    sector: e.sector,
+                    nr_sector: e.nr_sectors as u32,
+                    ioprio: Some(e.prio),
+                    comm,
+                },
+            };
+            self.tout.trace.push(TraceRecord {
+                t_ns: e.t_ns,
+                who: comm,
+                cpu: 0,
+                ev,
+            });
+        }
+        events.clear();
+        self.queues[dev as usize].blk_events = events;
     }
 
     /// Record the tracepoints the elevator of `dev` fired (softirq or dispatch context: no
@@ -1939,6 +2008,9 @@ impl Machine {
             };
             comms.push((name, 300 + i as u32));
         }
+        // blk-throttle's dispatch work runs on a per-CPU kworker (seen as `kworker/1:2` on
+        // 6.18).
+        comms.push(("kworker/0:2".to_string(), 250));
         comms
     }
 

@@ -57,7 +57,7 @@ fn global_2_6_20_dirtiers_write_back_themselves_at_40_percent_of_memory() {
         }
     }
     assert!(by_task > 4 * other, "writes by dirtiers {by_task}, by pdflush {other}");
-    assert_eq!(r.comms.last().map(|c| c.0.as_str()), Some("pdflush"));
+    assert!(r.comms.iter().any(|c| c.0 == "pdflush"), "{:?}", r.comms);
     // The loop sleeps 100 ms per congestion wait at most, plus its own writeback.
     assert!(max_pause(&r, "dd") < 2 * SEC);
 }

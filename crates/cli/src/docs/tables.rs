@@ -29,6 +29,7 @@ pub const GENERATORS: &[&str] = &[
     "run SCENARIO",
     "stem SCENARIO TASK",
     "timeline SCENARIO",
+    "btt SCENARIO",
     "outcome SCENARIO",
     "reproduce REPORT",
     "fio-syncs SCENARIO...",
@@ -81,6 +82,7 @@ pub fn generate(name: &str, args: &[String], cli: &clap::Command, ctx: &Ctx) -> 
             [scenario] => timeline(scenario),
             _ => Err("`timeline` takes a scenario file".to_string()),
         },
+        "btt" => btt(one_arg()?),
         "include" => match args {
             [path] => include(path, None),
             [path, name] => include(path, Some(name)),
@@ -427,6 +429,21 @@ fn timeline(path: &str) -> Result<String, String> {
         "```\n$ wblab report results/{} --timeline\n{}```\n",
         r.scenario.name,
         wblab_report::terminal::timeline::timeline_text(&csv)
+    ))
+}
+
+/// What `wblab btt DIR` prints for a run of the scenario with the whole block trace.
+fn btt(path: &str) -> Result<String, String> {
+    let mut sc = wblab_scenario::load(std::path::Path::new(path)).map_err(|e| e.to_string())?;
+    sc.trace.block = true;
+    let r = run_quietly(&sc)?;
+    let mut text = Vec::new();
+    wblab_report::write_trace(&mut text, &r).map_err(|e| e.to_string())?;
+    let b = wblab_report::btt::analyze(&String::from_utf8_lossy(&text), wblab_report::btt::BttOptions::default());
+    Ok(format!(
+        "```\n$ wblab btt results/{}\n{}```\n",
+        r.scenario.name,
+        wblab_report::btt::render(&b, false)
     ))
 }
 

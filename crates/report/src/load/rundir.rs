@@ -278,7 +278,7 @@ pub struct TraceData {
     pub events: u64,
     pub bdp: Vec<BdpEvent>,
     pub gds: Vec<GdsEvent>,
-    /// Whether block_rq_issue/complete events were recorded.
+    /// Whether block_rq_issue/complete events were recorded (with the rest of the block trace).
     pub has_block: bool,
     /// Per device ("8:0"): busy fraction (0..1) of each second, from the block events.
     pub busy: Vec<(String, Vec<f64>)>,

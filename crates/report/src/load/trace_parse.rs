@@ -10,7 +10,8 @@
 //! * block request events, positional
 //!   `8,0 RWBS [bytes] (cmd) sector + nr_sector [ioprio] [comm-or-error]`: fields `dev`, `rwbs`,
 //!   `bytes`, `cmd`, `sector`, `nr_sector`, `ioprio`, and `comm` (issue, insert, ...) or `error`
-//!   (complete, error, requeue);
+//!   (complete, error, requeue); the bio events the same without `bytes`, `(cmd)` and ioprio;
+//!   `block_split`'s `8,0 RWBS sector / new_sector [comm]`;
 //! * anything else: `k=v` tokens (trailing commas dropped), `key value` pairs of a bare word
 //!   and a value (`sb_dev 0:0`, `latency 123us`), and leftover bare tokens as `_0`, `_1`, ...
 
@@ -347,6 +348,18 @@ fn parse_block(event: &str, s: &str) -> Option<Vec<(String, String)>> {
         push(&mut f, "cmd", &r[..close]);
         rest = r[close + 1..].trim_start();
     }
+    // "sector / new_sector" (block_split)
+    if let Some((sector, r)) = rest.split_once(" / ") {
+        if !sector.is_empty() && sector.bytes().all(|c| c.is_ascii_digit()) {
+            push(&mut f, "sector", sector);
+            let (new, rest) = r.split_once(' ').unwrap_or((r, ""));
+            push(&mut f, "new_sector", new);
+            if let Some(c) = rest.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
+                push(&mut f, "comm", c);
+            }
+            return Some(f);
+        }
+    }
     // "sector + nr_sector"
     let (sector, r) = rest.split_once(" + ")?;
     if sector.is_empty() || !sector.bytes().all(|c| c.is_ascii_digit()) {
@@ -458,6 +471,10 @@ mod tests {
         let e = parse_line("<idle>-0 [001] ..s1. 1.000000: block_rq_complete: 8,0 FWS () 18446744073709551615 + 0 none,0,0 [-5]").unwrap();
         assert_eq!(e.get_u64("sector"), Some(u64::MAX));
         assert_eq!(e.get_i64("error"), Some(-5));
+        // block_split, as 6.18 prints it.
+        let e = parse_line("dd-835 [001] ..... 81918.174912: block_split: 7,0 WS 0 / 1024 [dd]").unwrap();
+        assert_eq!((e.get_u64("sector"), e.get_u64("new_sector")), (Some(0), Some(1024)));
+        assert_eq!((e.get("rwbs"), e.get("comm")), (Some("WS"), Some("dd")));
     }
 
     #[test]

@@ -83,6 +83,19 @@ fn push_dev_rwbs(out: &mut String, dev: DevT, rwbs: Rwbs) {
     rwbs.render(out);
 }
 
+/// The bio events' `8,0 W sector + nr_sector [comm]` (`sep` " / " for block_split's
+/// `sector / new_sector`).
+fn push_bio_range(out: &mut String, dev: DevT, rwbs: Rwbs, sector: u64, sep: &str, second: u64, comm: &str) {
+    push_dev_rwbs(out, dev, rwbs);
+    out.push(' ');
+    push_u64(out, sector);
+    out.push_str(sep);
+    push_u64(out, second);
+    out.push_str(" [");
+    out.push_str(comm);
+    out.push(']');
+}
+
 /// Append ` () sector + nr_sector ioprio [` (the block tracepoints' request range; the caller
 /// closes the bracket).
 fn push_rq_range(out: &mut String, sector: u64, nr_sector: u64, ioprio: Option<IoPrio>) {
@@ -156,6 +169,9 @@ pub fn event_name(ev: &TraceEvent) -> &'static str {
         TraceEvent::GlobalDirtyState { .. } => "global_dirty_state",
         TraceEvent::WritebackWritten { .. } => "writeback_written",
         TraceEvent::BlockRqIssue { .. } => "block_rq_issue",
+        TraceEvent::BlockBio { what, .. } => what.name(),
+        TraceEvent::BlockSplit { .. } => "block_split",
+        TraceEvent::BlockRqInsert { .. } => "block_rq_insert",
         TraceEvent::BlockRqComplete { .. } => "block_rq_complete",
         TraceEvent::WbtStep { .. } => "wbt_step",
         TraceEvent::Jbd2Commit { what, .. } => match *what {
@@ -288,7 +304,35 @@ pub fn format_payload(ev: &TraceEvent, comms: &[(String, u32)], out: &mut String
             out.push_str(reason.as_str());
             kv(out, "cgroup_ino", ROOT_CGROUP_INO);
         }
+        TraceEvent::BlockBio {
+            dev,
+            rwbs,
+            sector,
+            nr_sector,
+            comm,
+            ..
+        } => {
+            push_bio_range(out, dev, rwbs, sector, " + ", nr_sector as u64, lookup(comms, comm).0);
+        }
+        TraceEvent::BlockSplit {
+            dev,
+            rwbs,
+            sector,
+            new_sector,
+            comm,
+        } => {
+            push_bio_range(out, dev, rwbs, sector, " / ", new_sector, lookup(comms, comm).0);
+        }
         TraceEvent::BlockRqIssue {
+            dev,
+            rwbs,
+            bytes,
+            sector,
+            nr_sector,
+            ioprio,
+            comm,
+        }
+        | TraceEvent::BlockRqInsert {
             dev,
             rwbs,
             bytes,

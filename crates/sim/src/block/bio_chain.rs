@@ -35,6 +35,8 @@ struct Chained {
     left: u32,
     /// Pages of segments that completed while others are still in flight.
     done_pages: u64,
+    /// The sector of the part submitted last (for `block_split`, which names it).
+    last_part_sector: u64,
 }
 
 /// The chained bios of one request queue: a pool, reused without allocation once warm.
@@ -57,6 +59,7 @@ impl BioChains {
             bytes: 0,
             left: 0,
             done_pages: 0,
+            last_part_sector: u64::MAX,
         };
         match self.free.pop() {
             Some(b) => {
@@ -84,6 +87,19 @@ impl BioChains {
     pub fn head(&self, b: u32) -> (u32, u64) {
         let c = &self.pool[b as usize];
         (c.head, c.bytes)
+    }
+
+    /// A part of bio `b` at `sector` is submitted: the sector of the part before it (itself
+    /// for the first), where the kernel's `block_split` says the bio was cut.
+    pub fn part_submitted(&mut self, b: u32, sector: u64) -> u64 {
+        let c = &mut self.pool[b as usize];
+        let before = if c.last_part_sector == u64::MAX {
+            sector
+        } else {
+            c.last_part_sector
+        };
+        c.last_part_sector = sector;
+        before
     }
 
     /// A segment of `pages` of bio `b` completed: the whole bio's pages when it was the last.

@@ -10,6 +10,7 @@
 
 use super::bio_chain::BioChains;
 use super::blk_throttle::BlkThrottle;
+use super::blk_trace::{BlkEvent, BlkWhat};
 use super::blk_wbt::{Wbt, WbtFlags};
 use super::request::NO_MEMBER;
 use super::request_list::{RequestList, StripeReads};
@@ -164,6 +165,10 @@ pub struct BlockQueue {
     /// The elevator records tracepoints; `elv_events` is the buffer they are moved through.
     pub elv_trace: bool,
     pub elv_events: Vec<(Ns, crate::block::sched::ElvTrace)>,
+    /// Fire the request-path block tracepoints into `blk_events` (`[trace] block`); the
+    /// machine moves them into the run's trace.
+    pub blk_trace: bool,
+    pub blk_events: Vec<BlkEvent>,
 }
 
 impl BlockQueue {
@@ -235,6 +240,8 @@ impl BlockQueue {
             task_prio: Vec::new(),
             elv_trace: false,
             elv_events: Vec::new(),
+            blk_trace: false,
+            blk_events: Vec::new(),
         }
     }
 
@@ -413,6 +420,9 @@ impl BlockQueue {
     /// `blk_mq_submit_bio`: merge, wbt, tag. `Blocked` means the request waits in wbt or for a
     /// tag and whoever submits it sleeps.
     pub fn blk_mq_submit_bio(&mut self, now: Ns, id: u32, last_bdp_sleep: Option<Ns>) -> Submit {
+        if self.blk_trace {
+            self.trace_bio_queue(now, id);
+        }
         let (op, sector, nr) = {
             let r = &self.pool[id as usize];
             (r.op, r.sector, r.nr_sectors)
@@ -420,7 +430,14 @@ impl BlockQueue {
         let r = &self.pool[id as usize];
         // A checkpoint write keeps its own completion (its transaction counts them).
         if self.nomerges < 2 && !r.direct && !r.fua && r.ckpt_tid == 0 {
-            if let Some((target, _side)) = self.elv.try_merge(op, sector, nr, self.max_sectors) {
+            if let Some((target, side)) = self.elv.try_merge(op, sector, nr, self.max_sectors) {
+                if self.blk_trace {
+                    let what = match side {
+                        sched::Merge::Back => BlkWhat::BackMerge,
+                        sched::Merge::Front => BlkWhat::FrontMerge,
+                    };
+                    self.fire(now, what, id, nr);
+                }
                 if op == Op::Read {
                     self.sec_io.read_merges += 1;
                 } else {
@@ -521,6 +538,11 @@ impl BlockQueue {
         self.pool[id as usize].stage = RqStage::Queued;
         // blk_mq_rq_ctx_init: the request's life for diskstats starts with its tag.
         self.pool[id as usize].start_ns = now;
+        if self.blk_trace {
+            let nr = self.pool[id as usize].nr_sectors;
+            self.fire(now, BlkWhat::GetRq, id, nr);
+            self.fire(now, BlkWhat::Insert, id, nr);
+        }
         let r = &self.pool[id as usize];
         self.elv.insert(
             now,
@@ -540,6 +562,38 @@ impl BlockQueue {
                 blkcg: r.blkcg,
             },
         );
+    }
+
+    /// `block_bio_queue` for request `id` entering `blk_mq_submit_bio`, or `block_split` for
+    /// a later part of a split bio (its head was queued with the whole bio's sectors), which
+    /// names the part before it. The kernel traces each split before the part it cuts off gets
+    /// its request; here it shows just before the next part's.
+    fn trace_bio_queue(&mut self, now: Ns, id: u32) {
+        let r = &self.pool[id as usize];
+        let (sector, nr) = (r.sector, r.nr_sectors);
+        let chain = r.segs.first().map_or(NO_BIO, |s| s.bio);
+        let (what, nr) = if chain == NO_BIO {
+            (BlkWhat::Queue, nr)
+        } else {
+            let (head, all) = self.chains.head(chain);
+            let from = self.chains.part_submitted(chain, sector);
+            if head == id {
+                (BlkWhat::Queue, all / 512)
+            } else {
+                (BlkWhat::Split { from }, nr)
+            }
+        };
+        self.fire(now, what, id, nr);
+    }
+
+    /// Keep tracepoint `what` of request `id` (over `nr` sectors) for the machine.
+    fn fire(&mut self, now: Ns, what: BlkWhat, id: u32, nr: u64) {
+        let r = &self.pool[id as usize];
+        let prio = self.submitter_prio(r.submitter);
+        let mut ev = BlkEvent::of(now, what, r, nr, prio);
+        // Everything blk_mq_submit_bio does for a released bio runs in the throttle's worker.
+        ev.throttled = r.throttled;
+        self.blk_events.push(ev);
     }
 
     /// The I/O priority a submitter's requests carry: the task's `ionice`; kernel threads

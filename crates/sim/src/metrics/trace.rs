@@ -299,6 +299,34 @@ pub enum TraceEvent {
         ioprio: Option<crate::config::IoPrio>,
         comm: u32,
     },
+    /// `block:block_bio_queue`, `block_getrq`, `block_bio_backmerge`, `block_bio_frontmerge`:
+    /// the bio tracepoints, which print the bio's range and who submitted it.
+    BlockBio {
+        what: BioEvent,
+        dev: DevT,
+        rwbs: Rwbs,
+        sector: u64,
+        nr_sector: u32,
+        comm: u32,
+    },
+    /// `block:block_split`: the bio that began at `sector` continues at `new_sector`.
+    BlockSplit {
+        dev: DevT,
+        rwbs: Rwbs,
+        sector: u64,
+        new_sector: u64,
+        comm: u32,
+    },
+    /// `block:block_rq_insert`: a request went into the I/O scheduler.
+    BlockRqInsert {
+        dev: DevT,
+        rwbs: Rwbs,
+        bytes: u32,
+        sector: u64,
+        nr_sector: u32,
+        ioprio: Option<crate::config::IoPrio>,
+        comm: u32,
+    },
     /// `block:block_rq_complete`
     BlockRqComplete {
         dev: DevT,
@@ -357,6 +385,27 @@ pub enum TraceEvent {
         blocks: u32,
         blocks_logged: u32,
     },
+}
+
+/// Which bio tracepoint a [`TraceEvent::BlockBio`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BioEvent {
+    Queue,
+    GetRq,
+    BackMerge,
+    FrontMerge,
+}
+
+impl BioEvent {
+    /// The tracepoint's name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            BioEvent::Queue => "block_bio_queue",
+            BioEvent::GetRq => "block_getrq",
+            BioEvent::BackMerge => "block_bio_backmerge",
+            BioEvent::FrontMerge => "block_bio_frontmerge",
+        }
+    }
 }
 
 /// `enum wb_reason`, printed symbolically.
