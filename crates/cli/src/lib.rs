@@ -678,6 +678,15 @@ fn cmd_check(path: &Path, json: bool) -> ExitCode {
             }
         })
         .collect();
+    // What each kernel lacks that the file asks for: run as asked, as a what-if.
+    let mut what_if: Vec<String> = Vec::new();
+    for s in &all {
+        for w in &s.what_if {
+            if !what_if.contains(w) {
+                what_if.push(w.clone());
+            }
+        }
+    }
     let sc = all.into_iter().next().expect("at least one kernel");
     if json {
         println!("{}", serde_json::to_string_pretty(&sc).expect("scenario serialises"));
@@ -694,6 +703,9 @@ fn cmd_check(path: &Path, json: bool) -> ExitCode {
         sc.devices.len(),
         tasks
     );
+    for w in &what_if {
+        println!("what-if: {w}");
+    }
     // A sweep: how many points, and which of them were checked.
     if let Ok(Some(plan)) =
         wblab_scenario::SweepPlan::parse(&std::fs::read_to_string(path).unwrap_or_default(), &path.display().to_string())

@@ -112,3 +112,28 @@ fn an_unfinished_launch_is_not_shown_as_instant() {
     assert_eq!(mean[0], "-", "{text}");
     assert!(mean[1].parse::<f64>().is_ok_and(|v| v > 0.0), "{text}");
 }
+
+/// A key the release lacks runs as asked and is named, by `check` as by `run`'s header.
+#[test]
+fn check_names_what_a_release_lacks() {
+    let dir = scratch("what-if");
+    let sc = dir.join("k49.toml");
+    fs::write(
+        &sc,
+        "kernel = \"4.9\"\nduration = \"2s\"\n[[device]]\nname = \"sda\"\n\"queue/scheduler\" = \"mq-deadline\"\n[[task]]\nname = \"dd\"\njob = \"dd\"\n",
+    )
+    .expect("write");
+    let o = wblab(&["check", sc.to_str().expect("utf-8")]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("what-if: ") && l.contains("mq-deadline") && l.contains("4.11")),
+        "{text}"
+    );
+    // A release that had it says nothing.
+    fs::write(&sc, fs::read_to_string(&sc).unwrap().replace("4.9", "4.14")).expect("write");
+    let o = wblab(&["check", sc.to_str().expect("utf-8")]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(!text.lines().any(|l| l.starts_with("what-if:")), "{text}");
+}

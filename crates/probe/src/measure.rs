@@ -335,6 +335,7 @@ pub fn measure(sc: &Scenario, opts: &MeasureOptions) -> Result<MeasureReport, Me
         tracer: TracerInfo::default(),
         scratch: PathBuf::new(),
         memcg_dirs: Vec::new(),
+        blkio_dirs: Vec::new(),
         host_disk: None,
         memory_touch: None,
     };
@@ -471,8 +472,10 @@ struct Session<'a> {
     sysctl: Vec<KnobRecord>,
     tracer: TracerInfo,
     scratch: PathBuf,
-    /// The directory of each of the scenario's memory cgroups (v1).
+    /// The directory of each of the scenario's memory cgroups (v1), and of its blkio group
+    /// where the scenario made them (empty otherwise).
     memcg_dirs: Vec<PathBuf>,
+    blkio_dirs: Vec<PathBuf>,
     /// The backing files' disk as timed before the loop devices were made.
     host_disk: Option<crate::hostdisk::HostDiskStamp>,
     /// The page cache's first touch of long-free memory, timed first of all.
@@ -556,6 +559,7 @@ impl Session<'_> {
             s.cgroup_tasks = cg.map(|c| dirs.tasks_files(c)).unwrap_or_default();
         }
         self.memcg_dirs = dirs.memory;
+        self.blkio_dirs = dirs.blkio;
         Ok(specs)
     }
 
@@ -836,8 +840,8 @@ impl Session<'_> {
                 // Each second, as the simulator samples its groups.
                 let t = next_cg_sample;
                 next_cg_sample += 1_000_000_000;
-                for (dir, out) in self.memcg_dirs.iter().zip(cg_samples.iter_mut()) {
-                    if let Some(s) = crate::memcg::sample(dir, t) {
+                for (k, (dir, out)) in self.memcg_dirs.iter().zip(cg_samples.iter_mut()).enumerate() {
+                    if let Some(s) = crate::memcg::sample(dir, self.blkio_dirs.get(k).map(PathBuf::as_path), t) {
                         out.push(s);
                     }
                 }
@@ -1137,6 +1141,8 @@ fn write_results(
                 // diskstats does not count FUA writes (the block trace's rwbs does).
                 fua_writes: 0,
                 journal: digest.as_ref().and_then(|dg| dg.journals[i].clone()),
+                // v1 blkio has no io.latency.
+                iolatency: Vec::new(),
             }
         })
         .collect();

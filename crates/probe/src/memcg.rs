@@ -208,10 +208,16 @@ pub fn remove(dir: &Path) -> io::Result<()> {
 }
 
 /// A group's usage and page cache (`memory.usage_in_bytes`, `memory.stat`'s hierarchical
-/// `total_cache`, `total_dirty`, `total_writeback`), in pages, at `t_ns`.
-pub fn sample(dir: &Path, t_ns: u64) -> Option<MemcgSample> {
+/// `total_cache`, `total_dirty`, `total_writeback`), in pages, at `t_ns`; and, where it has a
+/// blkio directory, the bytes it read and wrote on every device so far
+/// (`blkio.throttle.io_service_bytes_recursive`, counted as blk-throttle passes the bios on,
+/// where the simulator's io.stat counts completions).
+pub fn sample(dir: &Path, blkio: Option<&Path>, t_ns: u64) -> Option<MemcgSample> {
     let usage: u64 = sys::read_trim(&dir.join("memory.usage_in_bytes")).ok()?.parse().ok()?;
     let stat = std::fs::read_to_string(dir.join("memory.stat")).ok()?;
+    let io = blkio
+        .and_then(|b| std::fs::read_to_string(b.join("blkio.throttle.io_service_bytes_recursive")).ok())
+        .and_then(|t| io_service_bytes(&t));
     let field = |name: &str| {
         stat.lines()
             .find_map(|l| l.strip_prefix(name).and_then(|r| r.strip_prefix(' ')))
@@ -226,7 +232,36 @@ pub fn sample(dir: &Path, t_ns: u64) -> Option<MemcgSample> {
         writeback: field("total_writeback") / PAGE_SIZE,
         dirty_thresh: 0,
         dirty_background_thresh: 0,
+        io_rbytes: io.map(|(r, _)| r),
+        io_wbytes: io.map(|(_, w)| w),
     })
+}
+
+/// `blkio.throttle.io_service_bytes_recursive`'s `Read` and `Write` lines, summed over the
+/// devices.
+pub fn io_service_bytes(text: &str) -> Option<(u64, u64)> {
+    let (mut r, mut w, mut any) = (0u64, 0u64, false);
+    for l in text.lines() {
+        let mut f = l.split_whitespace();
+        let (Some(dev), Some(op), Some(v)) = (f.next(), f.next(), f.next()) else {
+            continue;
+        };
+        if !dev.contains(':') {
+            continue;
+        }
+        let Ok(v) = v.parse::<u64>() else { continue };
+        match op {
+            "Read" => r += v,
+            "Write" => w += v,
+            _ => continue,
+        }
+        any = true;
+    }
+    // A group that has done no I/O lists no device: nothing yet, not unknown.
+    if !any && !text.lines().any(|l| l.starts_with("Total")) {
+        return None;
+    }
+    Some((r, w))
 }
 
 /// Every group directory a measurement made that is still there, in either hierarchy (leak
@@ -254,4 +289,18 @@ pub fn left_behind() -> Vec<String> {
     }
     out.sort();
     out
+}
+
+#[cfg(test)]
+mod io_tests {
+    use super::io_service_bytes;
+
+    #[test]
+    fn io_service_bytes_sums_the_devices() {
+        let t = "7:0 Read 4096\n7:0 Write 1048576\n7:0 Sync 0\n7:0 Async 1052672\n7:0 Discard 0\n7:0 Total 1052672\n\
+                 8:0 Read 8192\n8:0 Write 0\n8:0 Total 8192\nTotal 1060864\n";
+        assert_eq!(io_service_bytes(t), Some((12288, 1048576)));
+        assert_eq!(io_service_bytes("Total 0\n"), Some((0, 0)), "a group without I/O yet");
+        assert_eq!(io_service_bytes(""), None);
+    }
 }

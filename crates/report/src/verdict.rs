@@ -73,6 +73,10 @@ pub const RECLAIM_SHARE: f64 = 0.01;
 pub const RECLAIM_MIN_MS: f64 = 100.0;
 /// Seconds with operations a group needs before its typical second means anything.
 const STALL_MIN_SECONDS: usize = 10;
+/// A writer's longest write() this many times its longest balance_dirty_pages pause, and at
+/// least [`LONG_WRITE_MIN_MS`], is explained: the verdict's "longest pause" alone would hide it.
+pub const LONG_WRITE_FACTOR: f64 = 4.0;
+pub const LONG_WRITE_MIN_MS: f64 = 500.0;
 
 /// One sentence and the figure (its file name without `.svg`) that shows it.
 #[derive(Clone, Debug, PartialEq)]
@@ -96,6 +100,8 @@ struct Group {
     device: String,
     op_p50_ms: f64,
     op_max_ms: f64,
+    /// The time of all its operations, ms.
+    op_total_ms: f64,
     reclaim_waits: u64,
     reclaim_ms: f64,
     syncs: Option<SyncSplit>,
@@ -213,6 +219,59 @@ pub struct Input {
     pressure: Vec<crate::results::csv::PressureRow>,
     /// The cgroups: their limits, weights, tasks and memory events.
     cgroup_facts: Vec<CgroupFacts>,
+    /// blk-iolatency, per device and cgroup with a target or bios it held.
+    iolatency: Vec<IolatFacts>,
+}
+
+/// What blk-iolatency did on one device to and for one cgroup (summary.json's
+/// `devices[].iolatency`).
+#[derive(Clone, Debug, PartialEq)]
+struct IolatFacts {
+    device: String,
+    cgroup: String,
+    target_ms: f64,
+    missed: u64,
+    waits: u64,
+    wait_ms: f64,
+    min_depth: Option<u64>,
+}
+
+impl IolatFacts {
+    fn of_summary(summary: &serde_json::Value) -> Vec<IolatFacts> {
+        let mut out = Vec::new();
+        for d in summary["devices"].as_array().into_iter().flatten() {
+            for g in d["iolatency"].as_array().into_iter().flatten() {
+                out.push(IolatFacts {
+                    device: d["name"].as_str().unwrap_or("").to_string(),
+                    cgroup: g["cgroup"].as_str().unwrap_or("").to_string(),
+                    target_ms: g["target_ms"].as_f64().unwrap_or(0.0),
+                    missed: g["missed"].as_u64().unwrap_or(0),
+                    waits: g["waits"].as_u64().unwrap_or(0),
+                    wait_ms: g["wait_ms"].as_f64().unwrap_or(0.0),
+                    min_depth: g["min_depth"].as_u64(),
+                });
+            }
+        }
+        out
+    }
+
+    fn of_result(r: &RunResult) -> Vec<IolatFacts> {
+        let mut out = Vec::new();
+        for d in &r.devices {
+            for (s, g) in d.iolatency.iter().zip(&r.cgroups).filter(|(s, _)| s.target_ns > 0 || s.waits > 0) {
+                out.push(IolatFacts {
+                    device: d.name.clone(),
+                    cgroup: g.path.clone(),
+                    target_ms: s.target_ns as f64 / 1e6,
+                    missed: s.missed,
+                    waits: s.waits,
+                    wait_ms: s.wait_ns as f64 / 1e6,
+                    min_depth: (s.min_depth != u64::MAX).then_some(s.min_depth),
+                });
+            }
+        }
+        out
+    }
 }
 
 fn label(name: &str, n: usize) -> String {
@@ -255,6 +314,7 @@ impl Input {
                 device: ts[0].device.clone(),
                 op_p50_ms: ts[0].op.p50,
                 op_max_ms: ts.iter().map(|t| t.op.max).fold(0.0, f64::max),
+                op_total_ms: ts.iter().map(|t| t.op.count as f64 * t.op.mean_or_total).sum(),
             });
         }
         Input {
@@ -314,6 +374,7 @@ impl Input {
                     .unwrap_or_default(),
             ),
             pressure: crate::results::csv::pressure_rows_of_summary(&d.summary),
+            iolatency: IolatFacts::of_summary(&d.summary),
         }
     }
 
@@ -352,6 +413,7 @@ impl Input {
                     device: ts[0].device.clone(),
                     op_p50_ms: op.p50 as f64 / 1e6,
                     op_max_ms: ts.iter().map(|t| t.op_latency.summary().max as f64 / 1e6).fold(0.0, f64::max),
+                    op_total_ms: ts.iter().map(|t| t.op_latency.summary().total as f64 / 1e6).sum(),
                 }
             })
             .collect();
@@ -388,6 +450,7 @@ impl Input {
             .collect();
         let cgroup_facts = cgroup_facts(&serde_json::to_value(&r.scenario).unwrap_or_default(), &events);
         Input {
+            iolatency: IolatFacts::of_result(r),
             pressure,
             cgroup_facts,
             cgroups,
@@ -428,6 +491,7 @@ impl Input {
 pub fn verdict(i: &Input) -> Vec<Finding> {
     let mut out = Vec::new();
     throttled(i, &mut out);
+    long_writes(i, &mut out);
     stalled(i, &mut out);
     slowed(i, &mut out);
     governed(i, &mut out);
@@ -441,6 +505,20 @@ pub fn verdict(i: &Input) -> Vec<Finding> {
     pressure(i, &mut out);
     who_hurts_whom(i, &mut out);
     out
+}
+
+/// A cgroup's I/O on every device over the run (io.stat's `wbytes` or `rbytes` at its last
+/// sample, over that time), where cgroups.csv has it.
+fn io_stat_rate(i: &Input, path: &str, dir: &str) -> Option<f64> {
+    let c = i.cgroups.as_ref()?;
+    let (t, g, v) = (
+        c.col("t_s")?,
+        c.col("cgroup")?,
+        c.col(if dir == "write" { "io_wbytes" } else { "io_rbytes" })?,
+    );
+    let last = c.rows.iter().rev().find(|r| r[g] == path && !r[v].is_empty())?;
+    let (secs, bytes) = (last[t].parse::<f64>().ok()?, last[v].parse::<f64>().ok()?);
+    (secs > 0.0).then(|| bytes / secs)
 }
 
 /// A group's I/O rate at this share of its io.max limit or more was held by it.
@@ -466,10 +544,13 @@ fn who_hurts_whom(i: &Input, out: &mut Vec<Finding>) {
                 } else {
                     "each read waited its turn in blk-throttle"
                 };
+                let reached = io_stat_rate(i, &c.path, dir)
+                    .map(|r| format!(", and its {dir}s reached the devices at {:.1} MB/s (io.stat)", r / 1e6))
+                    .unwrap_or_default();
                 out.push(Finding {
                     rule: "who hurts whom",
                     text: format!(
-                        "io.max held {}'s {dir}s to {dev} at {:.1} MB/s ({}bps={bps}): its tasks {} {:.1} MB/s over the run ({how}).",
+                        "io.max held {}'s {dir}s to {dev} at {:.1} MB/s ({}bps={bps}): its tasks {} {:.1} MB/s over the run{reached} ({how}).",
                         c.path,
                         *bps as f64 / 1e6,
                         &dir[..1],
@@ -517,6 +598,42 @@ fn who_hurts_whom(i: &Input, out: &mut Vec<Finding>) {
                 figure: "latency-cdf",
             });
         }
+    }
+    iolatency(i, out);
+}
+
+/// io.latency: a group that missed its target made blk-iolatency cut its siblings' queue depth;
+/// the groups whose bios then waited, and how long.
+fn iolatency(i: &Input, out: &mut Vec<Finding>) {
+    for p in i.iolatency.iter().filter(|p| p.target_ms > 0.0 && p.missed > 0) {
+        let held: Vec<String> = i
+            .iolatency
+            .iter()
+            .filter(|g| g.device == p.device && g.cgroup != p.cgroup && g.waits > 0)
+            .map(|g| {
+                let depth = g.min_depth.map_or(String::new(), |d| format!(", its depth cut to {d}"));
+                format!(
+                    "{}'s bios waited {} times, {:.1} s in all{depth}",
+                    g.cgroup,
+                    g.waits,
+                    g.wait_ms / 1e3
+                )
+            })
+            .collect();
+        let then = if held.is_empty() {
+            "none of the other groups' bios had to wait for it".to_string()
+        } else {
+            held.join("; ")
+        };
+        out.push(Finding {
+            rule: "who hurts whom",
+            text: format!(
+                "{} missed its io.latency target of {:.0} ms on {} in {} windows, and each time blk-iolatency cut the queue depth \
+                 of the groups beside it: {then}.",
+                p.cgroup, p.target_ms, p.device, p.missed
+            ),
+            figure: "latency-cdf",
+        });
     }
 }
 
@@ -734,6 +851,44 @@ fn throttled(i: &Input, out: &mut Vec<Finding>) {
             text: format!(
                 "{} was throttled by balance_dirty_pages: {} pauses, median {:.0} ms, longest {:.0} ms; the pauses add up to {:.0} % of its time.",
                 g.label, g.pauses, g.p50_ms, g.max_ms, share
+            ),
+            figure: "balance_dirty_pages-pause",
+        });
+    }
+}
+
+/// A writer whose longest write() dwarfs its longest pause: where its write() calls' time went
+/// — balance_dirty_pages pauses (one call is paused again every `nr_dirtied_pause` pages, so a
+/// long call holds several), waits for memory, or the rest (request allocation, page and
+/// journal locks, the copy itself).
+fn long_writes(i: &Input, out: &mut Vec<Finding>) {
+    // The jobs whose operation is a buffered write() call.
+    let writes = |job: &str| matches!(job, "dd" | "netwrite");
+    for g in i.groups.iter().filter(|g| writes(&g.job) && g.op_total_ms > 0.0) {
+        if g.op_max_ms < LONG_WRITE_MIN_MS || g.op_max_ms < LONG_WRITE_FACTOR * g.max_ms.max(1.0) {
+            continue;
+        }
+        let share = |ms: f64| (ms * 100.0 / g.op_total_ms).clamp(0.0, 100.0);
+        let (paused, reclaim) = (share(g.total_ms), share(g.reclaim_ms));
+        let rest = (100.0 - paused - reclaim).max(0.0);
+        let why = if paused >= 50.0 {
+            "the pauses add up: balance_dirty_pages runs again every nr_dirtied_pause pages a call dirties (the fewer, the \
+             slower the writer is let go), so a long call was paused many times"
+        } else if reclaim >= 50.0 {
+            "most of it waiting for memory: reclaim found only dirty and writeback pages, and the call waited for writeback to clean some"
+        } else {
+            "most of it outside balance_dirty_pages and reclaim: waiting for a request (wbt, tags), on locked pages or on the journal"
+        };
+        out.push(Finding {
+            rule: "long-writes",
+            text: format!(
+                "{}'s longest write() took {:.1} s, {:.0}× its longest balance_dirty_pages pause ({:.0} ms): {why}. Of its write() \
+                 calls' {:.1} s, {paused:.0} % were pauses, {reclaim:.0} % waits for memory, {rest:.0} % the rest.",
+                g.label,
+                g.op_max_ms / 1e3,
+                g.op_max_ms / g.max_ms.max(1.0),
+                g.max_ms,
+                g.op_total_ms / 1e3,
             ),
             figure: "balance_dirty_pages-pause",
         });

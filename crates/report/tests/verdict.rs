@@ -2,7 +2,7 @@
 //! silent: a rule never fires without its evidence.
 
 use std::path::Path;
-use wblab_report::verdict::{verdict, Finding, Input, BUSY_UTIL, STALL_FACTOR};
+use wblab_report::verdict::{verdict, Finding, Input, BUSY_UTIL, LONG_WRITE_FACTOR, STALL_FACTOR};
 use wblab_sim::metrics::RunResult;
 
 fn sim(text: &str) -> RunResult {
@@ -497,6 +497,16 @@ fn who_hurts_whom_names_the_limits_and_the_journal_thread() {
             who.iter().any(|t| t.starts_with("io.max held /etl's writes to sda at 60.0 MB/s")),
             "{who:#?}"
         );
+        // What reached the device (io.stat) is the limit, whatever its tasks wrote into the
+        // page cache.
+        let held = who.iter().find(|t| t.starts_with("io.max held")).unwrap();
+        let reached: f64 = held
+            .split("reached the devices at ")
+            .nth(1)
+            .and_then(|x| x.split(' ').next())
+            .and_then(|x| x.parse().ok())
+            .unwrap_or_else(|| panic!("{held}"));
+        assert!((reached - 60.0).abs() < 3.0, "{held}");
         assert!(
             who.iter().any(|t| t.contains("/etl's charges met its memory.max of 2048 MiB")),
             "{who:#?}"
@@ -526,4 +536,123 @@ fn who_hurts_whom_names_the_limits_and_the_journal_thread() {
     }
     assert!(w.tasks.iter().all(|t| t.name != "etl"), "/etl's task did not run");
     assert!(without.without("/nope").unwrap_err().contains("the scenario has: /etl, /web"));
+}
+
+/// The verdict of the results directory `r` writes (under a temporary name with `tag`).
+fn verdict_of_dir(r: &RunResult, tag: &str) -> Vec<Finding> {
+    let dir = std::env::temp_dir().join(format!("wblab-verdict-{tag}-{}", std::process::id()));
+    wblab_report::write_results_dir(&dir, r, 0.0).unwrap();
+    let d = wblab_report::load::rundir::RunDir::load(&dir).unwrap();
+    let f = verdict(&Input::from_dir(&d));
+    let _ = std::fs::remove_dir_all(&dir);
+    f
+}
+
+/// A copy in a cgroup that io.max holds at 5 MB/s: its 1 MiB write() calls are paused many
+/// times each.
+const HELD_COPY: &str = r#"
+name = "held-copy"
+duration = "30s"
+[machine]
+memory = "8GiB"
+[[device]]
+name = "sda"
+model = "hdd"
+fs = "ext4"
+[[cgroup]]
+path = "/etl"
+memory.max = "128MiB"
+io.max = "sda wbps=5MB/s"
+[[task]]
+name = "etl"
+job = "dd"
+cgroup = "/etl"
+"#;
+
+#[test]
+fn a_write_far_longer_than_any_pause_is_explained() {
+    let r = sim(HELD_COPY);
+    let f = verdict(&Input::from_result(&r));
+    let t = &the(&f, "long-writes").text;
+    let etl = &r.tasks[0];
+    let (op, pauses) = (etl.op_latency.summary(), etl.pauses.summary());
+    assert!(op.max as f64 >= LONG_WRITE_FACTOR * pauses.max as f64, "{t}");
+    assert!(
+        t.starts_with(&format!("etl's longest write() took {:.1} s", op.max as f64 / 1e9)),
+        "{t}"
+    );
+    // Its pauses are most of its write() calls' time: the text says so, with the share.
+    let share = pauses.total as f64 * 100.0 / op.total as f64;
+    assert!(
+        share > 50.0 && t.contains("the pauses add up") && t.contains(&format!("{share:.0} % were pauses")),
+        "{t}"
+    );
+    // The same from its results directory.
+    let from_dir = verdict_of_dir(&r, "long");
+    assert!(
+        from_dir
+            .iter()
+            .any(|x| x.rule == "long-writes" && x.text.contains("the pauses add up")),
+        "{from_dir:?}"
+    );
+}
+
+/// A database group with an io.latency target beside a copy on one disk.
+const IO_LATENCY: &str = r#"
+name = "io-latency"
+duration = "30s"
+[machine]
+memory = "8GiB"
+[[device]]
+name = "sda"
+model = "hdd"
+fs = "ext4"
+[[cgroup]]
+path = "/db"
+io.latency = "sda target=50ms"
+[[cgroup]]
+path = "/batch"
+[[task]]
+name = "copy"
+job = "dd"
+cgroup = "/batch"
+[[task]]
+name = "db-read"
+job = "randread"
+file_size = "8GiB"
+cgroup = "/db"
+[[task]]
+name = "db-commit"
+job = "fsync"
+bytes = "8KiB"
+interval = "100ms"
+cgroup = "/db"
+"#;
+
+#[test]
+fn an_io_latency_target_names_the_groups_it_held() {
+    let r = sim(IO_LATENCY);
+    let f = verdict(&Input::from_result(&r));
+    let line = f
+        .iter()
+        .find(|x| x.text.contains("io.latency target"))
+        .unwrap_or_else(|| panic!("{f:?}"));
+    let stats = &r.devices[0].iolatency;
+    let (db, batch) = (stats[0], stats[1]);
+    assert!(db.missed > 0 && batch.waits > 0, "{stats:?}");
+    assert!(
+        line.text.starts_with(&format!(
+            "/db missed its io.latency target of 50 ms on sda in {} windows",
+            db.missed
+        )) && line.text.contains(&format!("/batch's bios waited {} times", batch.waits)),
+        "{}",
+        line.text
+    );
+    // The same from the results directory.
+    let from_dir = verdict_of_dir(&r, "iolat");
+    assert!(from_dir.iter().any(|x| x.text == line.text), "{from_dir:?}");
+    // Without the target nothing is held and nothing is said.
+    let none = sim(&IO_LATENCY.replace("target=50ms", "target=max"));
+    assert!(none.devices[0].iolatency.iter().all(|s| s.waits == 0));
+    assert!(!verdict(&Input::from_result(&none)).iter().any(|x| x.text.contains("io.latency")));
 }

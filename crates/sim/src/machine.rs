@@ -1322,6 +1322,15 @@ impl Machine {
                 Op::Flush => {}
             }
         }
+        // io.stat: the group the request was charged to (none for the root's and jbd2's).
+        if let Some(cg) = self.queues[d].rq(id).blkcg {
+            let g = &mut self.memcgs[cg as usize];
+            match op {
+                Op::Read => g.io_rbytes += bytes,
+                Op::Write => g.io_wbytes += bytes,
+                Op::Flush => {}
+            }
+        }
         if self.cfg.trace.block {
             let q = &self.queues[d];
             let r = q.rq(id);
@@ -1404,6 +1413,8 @@ impl Machine {
                 for (w, level) in woken {
                     let wcg = q.rq(w).blkcg.expect("a waiter has a cgroup") as usize;
                     if q.iolat.as_mut().expect("iolat").throttle(w, wcg, level).is_ok() {
+                        let submitted = q.rq(w).submit_ns;
+                        q.iolat.as_mut().expect("iolat").admitted_after_wait(wcg, submitted, now);
                         q.rq_mut(w).iolat_in = true;
                         match q.rq_qos_after_iolatency(now, w, last) {
                             Submit::Accepted => after_iolat.push(w),
@@ -2095,6 +2106,7 @@ impl Machine {
                     checkpoint_blocks: j.stats.checkpoint_blocks,
                     fast_commits: j.stats.fast_commits,
                 }),
+                iolatency: q.iolat.as_ref().map(|l| l.stats.clone()).unwrap_or_default(),
             })
             .collect();
         let cgroups = self

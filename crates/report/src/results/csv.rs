@@ -331,9 +331,10 @@ pub fn write_latency<W: Write>(w: &mut W, r: &RunResult) -> io::Result<()> {
     Ok(())
 }
 
-/// The header of `cgroups.csv`; sizes in bytes, as memory.current and memory.stat give them.
-pub const CGROUPS_HEADER: &str =
-    "t_s,cgroup,memory_current_bytes,file_bytes,file_dirty_bytes,file_writeback_bytes,dirty_thresh_bytes,dirty_background_thresh_bytes";
+/// The header of `cgroups.csv`; sizes in bytes, as memory.current and memory.stat give them,
+/// and io.stat's `rbytes`/`wbytes` so far (the group's completed I/O on every device).
+pub const CGROUPS_HEADER: &str = "t_s,cgroup,memory_current_bytes,file_bytes,file_dirty_bytes,file_writeback_bytes,dirty_thresh_bytes,\
+                                  dirty_background_thresh_bytes,io_rbytes,io_wbytes";
 
 /// Write `cgroups.csv`: per second and memory cgroup, its usage, its page cache, dirty and
 /// writeback pages, and its dirty domain's thresholds (0 where it has none: cgroup v1, or a
@@ -354,6 +355,12 @@ pub fn write_cgroups<W: Write>(w: &mut W, r: &RunResult) -> io::Result<()> {
             for pages in [s.usage, s.file, s.dirty, s.writeback, s.dirty_thresh, s.dirty_background_thresh] {
                 line.push(',');
                 push_u64(&mut line, pages * wblab_sim::units::PAGE_SIZE);
+            }
+            for bytes in [s.io_rbytes, s.io_wbytes] {
+                line.push(',');
+                if let Some(b) = bytes {
+                    push_u64(&mut line, b);
+                }
             }
             line.push('\n');
             w.write_all(line.as_bytes())?;

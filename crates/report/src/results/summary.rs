@@ -213,6 +213,25 @@ struct DeviceSummary<'a> {
     request_latency_ms: LatencySummary,
     #[serde(skip_serializing_if = "Option::is_none")]
     journal: Option<JournalSummary>,
+    /// blk-iolatency's effect on each cgroup with a target or with bios it held here.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    iolatency: Vec<IolatSummary<'a>>,
+}
+
+/// What blk-iolatency did to and for one cgroup on one device.
+#[derive(Serialize)]
+struct IolatSummary<'a> {
+    cgroup: &'a str,
+    /// Its io.latency target (0: none).
+    target_ms: f64,
+    /// Windows in which it missed the target (each cut its siblings' queue depth).
+    missed: u64,
+    /// Its bios that waited for the depth it was allowed, and their wait in all.
+    waits: u64,
+    wait_ms: f64,
+    /// The smallest queue depth it was allowed (absent: never limited).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    min_depth: Option<u64>,
 }
 
 /// A device's journal: commits and what they cost.
@@ -295,7 +314,7 @@ fn task(t: &TaskResult) -> TaskSummary<'_> {
     }
 }
 
-fn device(d: &DeviceResult) -> DeviceSummary<'_> {
+fn device<'a>(d: &'a DeviceResult, cgroups: &'a [wblab_sim::metrics::CgroupResult]) -> DeviceSummary<'a> {
     DeviceSummary {
         name: &d.name,
         model: d.model,
@@ -321,6 +340,20 @@ fn device(d: &DeviceResult) -> DeviceSummary<'_> {
             checkpoint_blocks: j.checkpoint_blocks,
             fast_commits: j.fast_commits,
         }),
+        iolatency: d
+            .iolatency
+            .iter()
+            .zip(cgroups)
+            .filter(|(s, _)| s.target_ns > 0 || s.waits > 0)
+            .map(|(s, g)| IolatSummary {
+                cgroup: &g.path,
+                target_ms: ns_to_ms(s.target_ns),
+                missed: s.missed,
+                waits: s.waits,
+                wait_ms: ns_to_ms(s.wait_ns),
+                min_depth: (s.min_depth != u64::MAX).then_some(s.min_depth),
+            })
+            .collect(),
     }
 }
 
@@ -333,7 +366,7 @@ fn build(r: &RunResult, wall_seconds: f64) -> Summary<'_> {
         trace_dropped: r.trace_dropped,
         scenario: &r.scenario,
         tasks: r.tasks.iter().map(task).collect(),
-        devices: r.devices.iter().map(device).collect(),
+        devices: r.devices.iter().map(|d| device(d, &r.cgroups)).collect(),
         cgroups: r.cgroups.iter().map(cgroup).collect(),
         pressure: pressure(r),
     }

@@ -98,6 +98,23 @@ pub struct IoLatency {
     /// Times a level made a bio wait, and scale-down events, for the results.
     pub nr_waits: u64,
     pub nr_scale_downs: u64,
+    /// Per cgroup, for the results: see [`IolatGroupStats`].
+    pub stats: Vec<IolatGroupStats>,
+}
+
+/// What blk-iolatency did to and for one cgroup on one device over the run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IolatGroupStats {
+    /// Its io.latency target, ns (0: none).
+    pub target_ns: Ns,
+    /// Windows in which it missed its target and cut its siblings' depth (scale-downs).
+    pub missed: u64,
+    /// Its bios that waited at some level for the depth blk-iolatency allowed, and how long
+    /// in all (from submission to admission), ns.
+    pub waits: u64,
+    pub wait_ns: Ns,
+    /// The smallest queue depth it was allowed (`u64::MAX`: never limited).
+    pub min_depth: u64,
 }
 
 impl IoLatency {
@@ -133,6 +150,14 @@ impl IoLatency {
         IoLatency {
             rotational,
             qd: u64::from(nr_requests).max(1),
+            stats: targets
+                .iter()
+                .map(|&t| IolatGroupStats {
+                    target_ns: t,
+                    min_depth: u64::MAX,
+                    ..Default::default()
+                })
+                .collect(),
             grps,
             child,
             nr_waits: 0,
@@ -253,6 +278,7 @@ impl IoLatency {
                 lat.scale_grp = Some(g);
             }
             self.nr_scale_downs += 1;
+            self.stats[g].missed += 1;
             self.scale_cookie_change(p, false);
         }
         self.grps[g].cur_stat = Stat::default();
@@ -329,6 +355,16 @@ impl IoLatency {
         } else {
             grp.max_depth = (old >> 1).max(1);
         }
+        let d = self.grps[g].max_depth;
+        self.stats[g].min_depth = self.stats[g].min_depth.min(d);
+    }
+
+    /// A bio of cgroup `cg` submitted at `submit_ns` passed every level at `now` after
+    /// waiting at one or more.
+    pub fn admitted_after_wait(&mut self, cg: usize, submit_ns: Ns, now: Ns) {
+        let s = &mut self.stats[cg];
+        s.waits += 1;
+        s.wait_ns += now.saturating_sub(submit_ns);
     }
 
     /// `blkiolatency_timer_fn` at `now`.

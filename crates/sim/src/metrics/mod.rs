@@ -101,6 +101,10 @@ pub struct MemcgSample {
     pub writeback: u64,
     pub dirty_thresh: u64,
     pub dirty_background_thresh: u64,
+    /// io.stat's `rbytes` and `wbytes` so far: the group's completed reads and writes
+    /// (`None` where a measurement could not read them).
+    pub io_rbytes: Option<u64>,
+    pub io_wbytes: Option<u64>,
 }
 
 #[derive(Clone, Debug)]
@@ -201,6 +205,9 @@ pub struct DeviceResult {
     pub fua_writes: u64,
     /// The file system's journal, if it has one.
     pub journal: Option<JournalResult>,
+    /// blk-iolatency on this device, where a cgroup has an io.latency target on it: per
+    /// cgroup (in the scenario's order), what it did to and for that group.
+    pub iolatency: Vec<crate::block::blk_iolatency::IolatGroupStats>,
 }
 
 /// What a device's journal did (`/proc/fs/jbd2/<dev>/info` in spirit).

@@ -73,6 +73,10 @@ pub struct MemCgroup {
     pub stats: MemcgEvents,
     /// Per-second samples for the results.
     pub samples: Vec<crate::metrics::MemcgSample>,
+    /// Bytes of the requests charged to the group (its blkcg) that completed, read and
+    /// written, on every device: io.stat's `rbytes` and `wbytes`.
+    pub io_rbytes: u64,
+    pub io_wbytes: u64,
     /// The group's own files' page cache, dirty and writeback pages (`usage` unused), kept
     /// as the pages change state; and its tasks' allocations in progress.
     pub own: MemcgUsage,
@@ -418,7 +422,9 @@ impl Machine {
             } else {
                 (0, 0)
             };
-            self.memcgs[cg as usize].samples.push(crate::metrics::MemcgSample {
+            let g = &mut self.memcgs[cg as usize];
+            let (io_rbytes, io_wbytes) = (g.io_rbytes, g.io_wbytes);
+            g.samples.push(crate::metrics::MemcgSample {
                 t_ns,
                 usage: u.usage,
                 file: u.file,
@@ -426,6 +432,8 @@ impl Machine {
                 writeback: u.writeback,
                 dirty_thresh: thresh,
                 dirty_background_thresh: bg,
+                io_rbytes: Some(io_rbytes),
+                io_wbytes: Some(io_wbytes),
             });
         }
     }
