@@ -836,7 +836,14 @@ fn btt_reads_a_runs_block_trace_and_says_when_there_is_none() {
     let o = wblab(&["btt", with.to_str().unwrap(), "--csv", csv.to_str().unwrap()]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = String::from_utf8_lossy(&o.stdout);
-    for section in ["All Devices", "Device Overview", "Per Device", "Per Process", "biolatency -D"] {
+    for section in [
+        "All Devices",
+        "Device Overview",
+        "Per Device",
+        "Per Process",
+        "Tails",
+        "biolatency -D",
+    ] {
         assert!(text.contains(section), "no {section}:\n{text}");
     }
     let q2c = text.lines().find(|l| l.starts_with("Q2C")).expect("a Q2C row");

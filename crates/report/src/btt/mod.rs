@@ -94,6 +94,9 @@ pub struct Spans {
     /// Completion latencies on the device (D2C) and in all (Q2C), in log2 µs slots.
     pub d2c_slots: Vec<u64>,
     pub q2c_slots: Vec<u64>,
+    /// Every D2C and Q2C, ns, for the percentiles of the tails section.
+    pub d2c_ns: Vec<u64>,
+    pub q2c_ns: Vec<u64>,
     /// Of the I/Os whose whole life is in the trace (queued to completed): the time spent in
     /// Q2G, G2I, I2D and D2C, and in all (ns). The device overview divides these, so its
     /// shares add up to 100% (I/Os with part of their life missing would skew them).
@@ -122,6 +125,22 @@ impl Spans {
         100.0 * part as f64 / self.life_total as f64
     }
 
+    /// p50, p90, p99 and max of `p` (D2C or Q2C), ns, interpolated between order statistics.
+    pub fn tail(&self, p: Phase) -> Option<[f64; 4]> {
+        let v = match p {
+            Phase::D2C => &self.d2c_ns,
+            Phase::Q2C => &self.q2c_ns,
+            _ => return None,
+        };
+        if v.is_empty() {
+            return None;
+        }
+        let mut sorted: Vec<f64> = v.iter().map(|&x| x as f64).collect();
+        sorted.sort_by(f64::total_cmp);
+        let q = |x| crate::compare::quantile(&sorted, x);
+        Some([q(0.5), q(0.9), q(0.99), sorted[sorted.len() - 1]])
+    }
+
     fn add_life(&mut self, parts: [u64; 4]) {
         for (l, p) in self.life.iter_mut().zip(parts) {
             *l += u128::from(p);
@@ -132,8 +151,14 @@ impl Spans {
     fn add(&mut self, p: Phase, ns: u64) {
         self.spans[p as usize].add(ns);
         let slots = match p {
-            Phase::D2C => &mut self.d2c_slots,
-            Phase::Q2C => &mut self.q2c_slots,
+            Phase::D2C => {
+                self.d2c_ns.push(ns);
+                &mut self.d2c_slots
+            }
+            Phase::Q2C => {
+                self.q2c_ns.push(ns);
+                &mut self.q2c_slots
+            }
             _ => return,
         };
         let us = ns / 1000;
@@ -529,6 +554,11 @@ mod tests {
         assert_eq!(us(&b.all, Phase::Q2G), (2, 10, 14));
         assert_eq!(us(&b.all, Phase::D2C), (2, 373, 435));
         assert_eq!(us(&b.all, Phase::Q2C), (2, 391, 539));
+        // The tails interpolate between the two: p50 halfway, p99 near the larger.
+        let [p50, _, p99, max] = b.all.tail(Phase::Q2C).expect("Q2C tails");
+        assert_eq!((p50, max), (465_000.0, 539_000.0));
+        assert!((p99 - 537_520.0).abs() < 1.0, "{p99}");
+        assert!(render(&b, false).contains("Tails (percentiles, ms)"));
         assert_eq!(b.all.get(Phase::G2I).n, 0, "no insert under `none`");
         assert_eq!(b.processes.keys().collect::<Vec<_>>(), ["dd"]);
         assert_eq!(b.ios.len(), 2);

@@ -107,6 +107,8 @@ pub fn render(b: &Btt, queued: bool) -> String {
         per_member(&mut out, "Per Process", b.processes.iter().map(|(n, s)| (n.clone(), s)));
     }
 
+    tails(&mut out, b);
+
     let (what, title) = if queued {
         ("Q2C", "Latency histograms (Q2C, as biolatency -Q)")
     } else {
@@ -136,6 +138,46 @@ pub fn render(b: &Btt, queued: bool) -> String {
         );
     }
     out
+}
+
+/// Where btt's tables stop at the mean: the percentiles of Q2C and D2C per device and per
+/// process, ms — a reader's tail inside the block layer, to hold against its calls' own.
+fn tails(out: &mut String, b: &Btt) {
+    banner(out, "Tails (percentiles, ms)");
+    let _ = writeln!(
+        out,
+        "{:<15} {:>8} {:>8} {:>8} {:>8}   {:>8} {:>8} {:>8} {:>8} {:>9}",
+        "", "Q2C p50", "p90", "p99", "max", "D2C p50", "p90", "p99", "max", "N"
+    );
+    let row = |out: &mut String, label: &str, s: &Spans| {
+        let (Some(d), q) = (s.tail(Phase::D2C), s.tail(Phase::Q2C)) else {
+            return;
+        };
+        let label: String = label.chars().take(15).collect();
+        let _ = write!(out, "{label:<15}");
+        match q {
+            Some(q) => {
+                for v in q {
+                    let _ = write!(out, " {:8.3}", v / 1e6);
+                }
+            }
+            None => {
+                let _ = write!(out, "{}", format!(" {:>8}", "-").repeat(4));
+            }
+        }
+        out.push_str("  ");
+        for v in d {
+            let _ = write!(out, " {:8.3}", v / 1e6);
+        }
+        let _ = writeln!(out, " {:9}", s.get(Phase::D2C).n);
+    };
+    for (d, s) in &b.devices {
+        row(out, &dev_label(*d), s);
+    }
+    for (n, s) in &b.processes {
+        row(out, n, s);
+    }
+    out.push('\n');
 }
 
 fn opt(v: Option<u64>) -> String {
