@@ -48,7 +48,7 @@ const REPORTING: &str = "/sys/module/page_reporting";
 const REPORTED_KIB: &str = "/sys/module/page_reporting/parameters/reported_kib";
 /// The longest `settle` waits: a pass reports a few hundred MiB every two seconds, so many
 /// GiB freed at once take tens of seconds.
-const SETTLE_MAX: Duration = Duration::from_secs(60);
+pub const SETTLE_MAX: Duration = Duration::from_secs(60);
 
 /// Wait until the memory freed before now has gone back to the host, so that a run starts
 /// with its free memory as the model's machine boots with it: where the kernel counts what it
