@@ -17,7 +17,7 @@ use crate::fs::inode::Inode;
 use crate::kernel::cpu::{CpuPool, Started, Who};
 use crate::kernel::task::{Phase, Task};
 use crate::laws::LawViolation;
-use crate::metrics::trace::{BioEvent, TraceEvent, TraceRecord, TraceSink};
+use crate::metrics::trace::{BioEvent, Rwbs, TraceEvent, TraceRecord, TraceSink};
 use crate::metrics::{DeviceResult, RunResult, TaskResult, ThrottleSample, VmstatSample};
 use crate::mm::page_cache::PageState;
 use crate::mm::page_reporting::{PageReporting, REPORTING_RESERVE_PAGES};
@@ -69,7 +69,7 @@ pub enum Event {
 }
 
 /// The `rwbs` of a cache flush request.
-const FLUSH_RWBS: crate::metrics::trace::Rwbs = crate::metrics::trace::Rwbs {
+const FLUSH_RWBS: Rwbs = Rwbs {
     flush: true,
     write: false,
     sync: false,
@@ -1141,12 +1141,7 @@ impl Machine {
                 let comm = self.submitter_comm(r.submitter);
                 let ev = TraceEvent::BlockRqIssue {
                     dev: q.devt,
-                    rwbs: crate::metrics::trace::Rwbs {
-                        flush: false,
-                        write: r.op == Op::Write,
-                        sync: r.sync,
-                        readahead: r.readahead,
-                    },
+                    rwbs: Rwbs::data(r.op == Op::Write, r.sync, r.readahead),
                     bytes: r.bytes() as u32,
                     sector: r.sector,
                     nr_sector: r.nr_sectors as u32,
@@ -1336,12 +1331,7 @@ impl Machine {
             let r = q.rq(id);
             let ev = TraceEvent::BlockRqComplete {
                 dev: q.devt,
-                rwbs: crate::metrics::trace::Rwbs {
-                    flush: false,
-                    write: r.op == Op::Write,
-                    sync: r.sync,
-                    readahead: r.readahead,
-                },
+                rwbs: Rwbs::data(r.op == Op::Write, r.sync, r.readahead),
                 sector: r.sector,
                 nr_sector: r.nr_sectors as u32,
                 ioprio: Some(q.submitter_prio(r.submitter)),
@@ -1512,8 +1502,9 @@ impl Machine {
     }
 
     /// Record the request-path block tracepoints the queue of `dev` fired (bio queue, split,
-    /// merges, getrq, insert), each with its submitter's name. Called before simulated time
-    /// moves on from any event that submits or admits requests, so the trace stays in order.
+    /// merges, getrq, insert), each with its submitter's name. `kick_queue` calls it, and
+    /// every event that submits or admits requests ends in `kick_queue` at the same instant,
+    /// so the trace stays in time order (crates/report/tests/btt.rs checks it).
     fn trace_block_events(&mut self, dev: u16) {
         let mut events = std::mem::take(&mut self.queues[dev as usize].blk_events);
         let dev_t = self.queues[dev as usize].devt;
@@ -1523,12 +1514,7 @@ impl Machine {
             } else {
                 self.submitter_comm(e.submitter)
             };
-            let rwbs = crate::metrics::trace::Rwbs {
-                flush: false,
-                write: e.op == Op::Write,
-                sync: e.sync,
-                readahead: e.readahead,
-            };
+            let rwbs = Rwbs::data(e.op == Op::Write, e.sync, e.readahead);
             let bio = |what| TraceEvent::BlockBio {
                 what,
                 dev: dev_t,

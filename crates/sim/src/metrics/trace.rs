@@ -439,6 +439,16 @@ pub struct Rwbs {
 }
 
 impl Rwbs {
+    /// The flags of a read or write request (not a flush).
+    pub fn data(write: bool, sync: bool, readahead: bool) -> Rwbs {
+        Rwbs {
+            flush: false,
+            write,
+            sync,
+            readahead,
+        }
+    }
+
     /// Render as the kernel does (`W`, `WS`, `R`, `RA`, ...).
     pub fn render(&self, out: &mut String) {
         if self.flush {
