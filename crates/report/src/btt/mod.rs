@@ -91,10 +91,7 @@ impl Phase {
 #[derive(Clone, Debug, Default)]
 pub struct Spans {
     spans: [Span; 8],
-    /// Completion latencies on the device (D2C) and in all (Q2C), in log2 µs slots.
-    pub d2c_slots: Vec<u64>,
-    pub q2c_slots: Vec<u64>,
-    /// Every D2C and Q2C, ns, for the percentiles of the tails section.
+    /// Every D2C and Q2C, ns: the tails' percentiles and the histograms' slots.
     pub d2c_ns: Vec<u64>,
     pub q2c_ns: Vec<u64>,
     /// Of the I/Os whose whole life is in the trace (queued to completed): the time spent in
@@ -150,23 +147,27 @@ impl Spans {
 
     fn add(&mut self, p: Phase, ns: u64) {
         self.spans[p as usize].add(ns);
-        let slots = match p {
-            Phase::D2C => {
-                self.d2c_ns.push(ns);
-                &mut self.d2c_slots
-            }
-            Phase::Q2C => {
-                self.q2c_ns.push(ns);
-                &mut self.q2c_slots
-            }
-            _ => return,
-        };
-        let us = ns / 1000;
-        let slot = if us == 0 { 0 } else { 64 - us.leading_zeros() as usize };
-        if slots.len() <= slot {
-            slots.resize(slot + 1, 0);
+        match p {
+            Phase::D2C => self.d2c_ns.push(ns),
+            Phase::Q2C => self.q2c_ns.push(ns),
+            _ => {}
         }
-        slots[slot] += 1;
+    }
+
+    /// D2C or Q2C counted in log2 µs slots, as bcc's biolatency counts them (slot 0: under
+    /// 1 µs; slot i: 2^(i-1) to 2^i - 1 µs).
+    pub fn log2_slots(&self, p: Phase) -> Vec<u64> {
+        let v = if p == Phase::Q2C { &self.q2c_ns } else { &self.d2c_ns };
+        let mut slots = Vec::new();
+        for &ns in v {
+            let us = ns / 1000;
+            let slot = if us == 0 { 0 } else { 64 - us.leading_zeros() as usize };
+            if slots.len() <= slot {
+                slots.resize(slot + 1, 0);
+            }
+            slots[slot] += 1;
+        }
+        slots
     }
 }
 
@@ -422,14 +423,12 @@ pub fn analyze(text: &str, opts: BttOptions) -> Btt {
                 r.d = Some(t);
                 r.rwbs = f.rwbs.to_string();
                 r.nr = f.second;
-                let name = r.q.map_or("", |q| names[q.process as usize].as_str()).to_string();
-                let i = r.i;
-                let merged: Vec<u64> = r.merged_at.clone();
-                if let Some(i) = i {
-                    b.add(dev, &name, Phase::I2D, t.saturating_sub(i));
+                let name = r.q.map_or("", |q| names[q.process as usize].as_str());
+                if let Some(i) = r.i {
+                    b.add(dev, name, Phase::I2D, t.saturating_sub(i));
                 }
-                for m in merged {
-                    b.add(dev, &name, Phase::M2D, t.saturating_sub(m));
+                for &m in &r.merged_at {
+                    b.add(dev, name, Phase::M2D, t.saturating_sub(m));
                 }
             }
             "block_rq_complete" => {

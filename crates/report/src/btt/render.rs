@@ -116,12 +116,12 @@ pub fn render(b: &Btt, queued: bool) -> String {
     };
     banner(&mut out, title);
     for (d, s) in &b.devices {
-        let slots = if queued { &s.q2c_slots } else { &s.d2c_slots };
+        let slots = s.log2_slots(if queued { Phase::Q2C } else { Phase::D2C });
         if slots.iter().all(|&c| c == 0) {
             continue;
         }
         let _ = writeln!(out, "disk = {} ({what})", dev_label(*d));
-        out.push_str(&print_log2_slots(slots, "usecs"));
+        out.push_str(&print_log2_slots(&slots, "usecs"));
         out.push('\n');
     }
     if b.unmatched > 0 {
