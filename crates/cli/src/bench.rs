@@ -186,13 +186,25 @@ struct Case {
 /// Points of the sweep case: the issue's yardstick for sweeps on one machine.
 const SWEEP_POINTS: u64 = 1000;
 
-/// The default scenario at [`SWEEP_POINTS`] points drawn at random (the dirty limit and the
-/// expiry age): what an SRE's first sweep looks like.
-fn sweep_toml() -> String {
+/// The default scenario (cut to `duration` when given, its reader starting at `start`) at
+/// `points` points drawn at random (the dirty limit and the expiry age): what an SRE's first
+/// sweep looks like.
+fn sweep_toml(points: u64, duration: Option<(&str, &str)>) -> String {
+    let default = wblab_scenario::DEFAULT_SCENARIO_TOML;
+    let scenario: String = match duration {
+        Some((d, start)) => default
+            .lines()
+            .map(|l| match l.split_whitespace().next() {
+                Some("duration") => format!("duration = \"{d}\"\n"),
+                Some("start") => format!("start = \"{start}\"\n"),
+                _ => format!("{l}\n"),
+            })
+            .collect(),
+        None => default.to_string(),
+    };
     format!(
-        "{}\n[sweep]\nrandom = {{ points = {SWEEP_POINTS}, seed = 1 }}\n\"vm.dirty_bytes\" = {{ min = \"16MiB\", max = \"2GiB\", log = true }}\n\
-         \"vm.dirty_expire_centisecs\" = {{ min = 100, max = 6000 }}\n",
-        wblab_scenario::DEFAULT_SCENARIO_TOML
+        "{scenario}\n[sweep]\nrandom = {{ points = {points}, seed = 1 }}\n\"vm.dirty_bytes\" = {{ min = \"16MiB\", max = \"2GiB\", log = true }}\n\
+         \"vm.dirty_expire_centisecs\" = {{ min = 100, max = 6000 }}\n"
     )
 }
 
@@ -231,9 +243,22 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "sweep: 1000 points of the default",
-            scenario: Some(sweep_toml()),
+            scenario: Some(sweep_toml(SWEEP_POINTS, None)),
             args: &[],
             points: Some(SWEEP_POINTS),
+        },
+        // The same table for 100 times the points: memory must not grow with them.
+        Case {
+            name: "sweep: 10⁴ points of the default × 1 s",
+            scenario: Some(sweep_toml(10_000, Some(("1s", "500ms")))),
+            args: &[],
+            points: Some(10_000),
+        },
+        Case {
+            name: "sweep: 10⁶ points of the default × 1 s",
+            scenario: Some(sweep_toml(1_000_000, Some(("1s", "500ms")))),
+            args: &[],
+            points: Some(1_000_000),
         },
         Case {
             name: "every shipped scenario, with reports",

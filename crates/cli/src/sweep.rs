@@ -280,10 +280,10 @@ fn run(
         );
     }
     // Said even when quiet: the table lacks these points.
-    if let Some(first) = outcome.invalid.first() {
+    if let Some(first) = &outcome.first_invalid {
         eprintln!(
             "warning: {} of the {} points are not valid scenarios (their combination of values) and did not run; {} lists each with its reason. The first, point {}: {}",
-            outcome.invalid.len(),
+            outcome.invalid,
             plan.len(),
             out.join(wblab_sweep::INVALID_CSV).display(),
             first.point,
@@ -291,8 +291,17 @@ fn run(
         );
     }
     let wall = t0.elapsed().as_secs_f64();
-    let ran = outcome.points.len() as u64 - outcome.resumed;
-    match plots(plan, &outcome.points, args, &x, &per) {
+    let ran = outcome.points - outcome.resumed;
+    // What the terminal, the ranking and the plots show, read back from the tables.
+    let mut seen = Seen::new(ranking.as_ref(), &per, &args.plot);
+    if let Err(e) = wblab_sweep::table::for_each_point(&out, plan.keys(), |p| {
+        seen.add(p);
+        Ok(())
+    }) {
+        eprintln!("error: {}: {e}", out.display());
+        return ExitCode::from(1);
+    }
+    match plots(plan, &seen.plotted, args, &x, &per) {
         Ok(files) => {
             for (name, svg) in files {
                 let file = out.join(name);
@@ -308,13 +317,15 @@ fn run(
         }
     }
     if json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&points_json(plan, &outcome.points)).expect("json")
-        );
-        return ExitCode::SUCCESS;
+        return match print_json(plan, &out) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("error: {}: {e}", out.display());
+                ExitCode::from(1)
+            }
+        };
     }
-    print!("{}", table(plan, &first.scenario, &outcome.points));
+    print!("{}", table(plan, &first.scenario, &seen.first, seen.count));
     let rate = if wall > 0.0 { ran as f64 / wall } else { 0.0 };
     let resumed = if outcome.resumed > 0 {
         format!(", {} kept from the earlier run", outcome.resumed)
@@ -323,7 +334,7 @@ fn run(
     };
     println!("{} points in {wall:.1} s ({rate:.1} points/s){resumed}", ran);
     let mut files = ["sweep.csv", "sweep-devices.csv", "sweep.parquet", "sweep-devices.parquet"].join(", ");
-    if !outcome.invalid.is_empty() {
+    if outcome.invalid > 0 {
         files.push_str(", ");
         files.push_str(wblab_sweep::INVALID_CSV);
     }
@@ -331,10 +342,135 @@ fn run(
         files.push_str(", a directory per point");
     }
     println!("results: {}: {files}", out.display());
-    if let Some(ranking) = ranking {
-        print!("{}", ranking_text(plan, &outcome.points, &ranking, &per));
+    if let (Some(ranking), Some(ranked)) = (&ranking, &seen.ranked) {
+        print!("{}", ranked.text(plan, ranking, &per));
     }
     ExitCode::SUCCESS
+}
+
+/// What the command keeps of a sweep's points as it reads them back: the first rows for the
+/// terminal, a few numbers per point for the ranking, and the plotted figures' rows for
+/// `--plot` (the only part that grows with the sweep's length beyond a few numbers a point).
+struct Seen<'a> {
+    count: usize,
+    first: Vec<PointRows>,
+    ranked: Option<Ranked<'a>>,
+    plot: &'a [String],
+    plotted: Vec<PointRows>,
+}
+
+impl<'a> Seen<'a> {
+    fn new(ranking: Option<&'a wblab_sweep::objective::Plan>, per: &'a [usize], plot: &'a [String]) -> Seen<'a> {
+        Seen {
+            count: 0,
+            first: Vec::new(),
+            ranked: ranking.map(|r| Ranked::new(r, per)),
+            plot,
+            plotted: Vec::new(),
+        }
+    }
+
+    fn add(&mut self, p: PointRows) {
+        if let Some(r) = &mut self.ranked {
+            r.add(&p);
+        }
+        if !self.plot.is_empty() {
+            self.plotted
+                .push(if self.count == 0 { p.clone() } else { plotted_rows(&p, self.plot) });
+        }
+        if self.first.len() < TERMINAL_ROWS {
+            self.first.push(p);
+        }
+        self.count += 1;
+    }
+}
+
+/// `p` with only the rows `--plot`'s figures name (the first point is kept whole, for the
+/// error that lists the figures there are).
+fn plotted_rows(p: &PointRows, figures: &[String]) -> PointRows {
+    let items: Vec<String> = figures
+        .iter()
+        .filter_map(|f| wblab_sweep::plot::figure_name(f).rsplit_once('.').map(|(i, _)| i.to_string()))
+        .collect();
+    PointRows {
+        point: p.point,
+        values: p.values.clone(),
+        groups: p.groups.iter().filter(|g| items.contains(&g.group)).cloned().collect(),
+        devices: p.devices.iter().filter(|d| items.contains(&d.device)).cloned().collect(),
+    }
+}
+
+/// The ranking's view of a sweep: for each group of `per` (in the order they first appear),
+/// each point's index and the figures the ranking reads.
+pub struct Ranked<'a> {
+    per: &'a [usize],
+    figures: Vec<&'a str>,
+    groups: Vec<RankedGroup>,
+}
+
+struct RankedGroup {
+    head: Vec<String>,
+    points: Vec<u64>,
+    /// `figures.len()` values per point.
+    values: Vec<f64>,
+}
+
+impl<'a> Ranked<'a> {
+    pub fn new(ranking: &'a wblab_sweep::objective::Plan, per: &'a [usize]) -> Ranked<'a> {
+        Ranked {
+            per,
+            figures: ranking.figures(),
+            groups: Vec::new(),
+        }
+    }
+
+    pub fn add(&mut self, p: &PointRows) {
+        let head: Vec<&String> = self.per.iter().map(|&k| &p.values[k]).collect();
+        let g = match self.groups.iter().position(|g| g.head.iter().eq(head.iter().copied())) {
+            Some(g) => g,
+            None => {
+                self.groups.push(RankedGroup {
+                    head: head.into_iter().cloned().collect(),
+                    points: Vec::new(),
+                    values: Vec::new(),
+                });
+                self.groups.len() - 1
+            }
+        };
+        let g = &mut self.groups[g];
+        g.points.push(p.point);
+        g.values.extend(self.figures.iter().map(|f| p.figure(f).unwrap_or(f64::NAN)));
+    }
+
+    /// The points meeting the constraints, ranked, for each group of `per`; each point
+    /// labelled by its other keys' values.
+    pub fn text(&self, plan: &SweepPlan, ranking: &wblab_sweep::objective::Plan, per: &[usize]) -> String {
+        let mut s = String::new();
+        let k = self.figures.len();
+        for g in &self.groups {
+            let head: Vec<String> = per
+                .iter()
+                .zip(&g.head)
+                .map(|(&key, v)| format!("{}={v}", plan.keys()[key]))
+                .collect();
+            let head = head.join(", ");
+            let label = |i: usize| -> String {
+                let point = g.points[i];
+                let values = plan.values(point, point + 1).pop().unwrap_or_default();
+                let rest: Vec<&str> = (0..plan.keys().len())
+                    .filter(|k| !per.contains(k))
+                    .map(|k| values[k].as_str())
+                    .collect();
+                rest.join(wblab_scenario::SWEEP_VALUE_SEPARATOR)
+            };
+            if !head.is_empty() {
+                s.push_str(&format!("\n{head}:"));
+            }
+            let value = |i: usize, f: usize| g.values[i * k + f];
+            s.push_str(&format!("\n{}", ranking.report(g.points.len(), &value, &label)));
+        }
+        s
+    }
 }
 
 /// The points grouped by the values of the keys `per` (indices into the plan's keys), in the
@@ -353,27 +489,13 @@ pub fn groups<'p>(plan: &SweepPlan, points: &'p [PointRows], per: &[usize]) -> V
     groups
 }
 
-/// The points meeting the constraints, ranked, for each group of `per`; each point labelled
-/// by its other keys' values.
+/// The points meeting the constraints, ranked, for each group of `per`.
 pub fn ranking_text(plan: &SweepPlan, points: &[PointRows], ranking: &wblab_sweep::objective::Plan, per: &[usize]) -> String {
-    let mut s = String::new();
-    for (head, group) in groups(plan, points, per) {
-        let labelled: Vec<(String, Vec<(String, f64)>)> = group
-            .iter()
-            .map(|p| {
-                let rest: Vec<&str> = (0..plan.keys().len())
-                    .filter(|k| !per.contains(k))
-                    .map(|k| p.values[k].as_str())
-                    .collect();
-                (rest.join(wblab_scenario::SWEEP_VALUE_SEPARATOR), p.named_figures())
-            })
-            .collect();
-        if !head.is_empty() {
-            s.push_str(&format!("\n{head}:"));
-        }
-        s.push_str(&format!("\n{}", ranking.report(&labelled)));
+    let mut r = Ranked::new(ranking, per);
+    for p in points {
+        r.add(p);
     }
-    s
+    r.text(plan, ranking, per)
 }
 
 /// `--plot`'s charts as (file name, SVG): one per figure, or with `--per` one per figure and
@@ -407,33 +529,56 @@ pub fn plots(plan: &SweepPlan, points: &[PointRows], args: &SweepArgs, x: &str, 
 }
 
 /// The terminal table of a sweep whose first point is `sc`.
-pub fn table(plan: &SweepPlan, sc: &Scenario, points: &[PointRows]) -> String {
+pub fn table(plan: &SweepPlan, sc: &Scenario, first: &[PointRows], total: usize) -> String {
     let title = if plan.keys().iter().any(|k| k == "kernel") {
         format!("sweep of {}", plan.key())
     } else {
         format!("sweep of {} (kernel {})", plan.key(), sc.kernel)
     };
-    wblab_sweep::summary::table(&title, plan.keys(), points, TERMINAL_ROWS, !sc.cgroups.groups.is_empty())
+    wblab_sweep::summary::table(&title, plan.keys(), first, total, !sc.cgroups.groups.is_empty())
 }
 
-/// `--json`: each point's values and figures.
-fn points_json(plan: &SweepPlan, points: &[PointRows]) -> serde_json::Value {
-    let v: Vec<serde_json::Value> = points
+/// [`table`] of a sweep's points held in memory.
+pub fn table_of(plan: &SweepPlan, sc: &Scenario, points: &[PointRows]) -> String {
+    table(plan, sc, &points[..points.len().min(TERMINAL_ROWS)], points.len())
+}
+
+/// `--json`: each point's values and figures, as a JSON array printed a point at a time
+/// (what `serde_json`'s pretty printer gives for the whole array, without holding it).
+fn print_json(plan: &SweepPlan, dir: &Path) -> Result<(), String> {
+    use std::io::Write;
+    let stdout = std::io::stdout();
+    let mut w = std::io::BufWriter::new(stdout.lock());
+    let mut n = 0u64;
+    wblab_sweep::table::for_each_point(dir, plan.keys(), |p| {
+        let text = serde_json::to_string_pretty(&point_json(plan, &p)).expect("json");
+        let mut item = String::from(if n == 0 { "[\n" } else { ",\n" });
+        for (k, line) in text.lines().enumerate() {
+            if k > 0 {
+                item.push('\n');
+            }
+            item.push_str("  ");
+            item.push_str(line);
+        }
+        n += 1;
+        w.write_all(item.as_bytes()).map_err(|e| e.to_string())
+    })?;
+    let end = if n == 0 { "[]\n" } else { "\n]\n" };
+    w.write_all(end.as_bytes()).and_then(|()| w.flush()).map_err(|e| e.to_string())
+}
+
+/// One point's values and figures, as `--json` gives it.
+fn point_json(plan: &SweepPlan, p: &PointRows) -> serde_json::Value {
+    let values: serde_json::Map<String, serde_json::Value> = plan
+        .keys()
         .iter()
-        .map(|p| {
-            let values: serde_json::Map<String, serde_json::Value> = plan
-                .keys()
-                .iter()
-                .cloned()
-                .zip(p.values.iter().map(|v| serde_json::Value::from(v.clone())))
-                .collect();
-            let figures: serde_json::Map<String, serde_json::Value> = p
-                .named_figures()
-                .into_iter()
-                .map(|(n, v)| (n, serde_json::Value::from(v)))
-                .collect();
-            serde_json::json!({ "point": p.point, "values": values, "figures": figures })
-        })
+        .cloned()
+        .zip(p.values.iter().map(|v| serde_json::Value::from(v.clone())))
         .collect();
-    serde_json::Value::Array(v)
+    let figures: serde_json::Map<String, serde_json::Value> = p
+        .named_figures()
+        .into_iter()
+        .map(|(n, v)| (n, serde_json::Value::from(v)))
+        .collect();
+    serde_json::json!({ "point": p.point, "values": values, "figures": figures })
 }

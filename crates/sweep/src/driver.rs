@@ -1,13 +1,15 @@
 //! A whole sweep into a directory: the points not already there run, their rows reach
-//! `sweep.csv` and `sweep-devices.csv` as each finishes (so a stopped sweep keeps every
-//! finished point), and at the end both tables are rewritten in sweep order, beside their
-//! Parquet twins; points that are not valid scenarios are listed in `sweep-invalid.csv`.
+//! `sweep.csv` and `sweep-devices.csv` in sweep order as they finish (so a stopped sweep
+//! keeps nearly every finished point), and at the end the Parquet twins are written from
+//! them; points that are not valid scenarios are listed in `sweep-invalid.csv`. Nothing is
+//! held per point but a flag, so ten million points need no more memory than ten thousand.
 //! With `resume`, the points whose rows are already in the tables, whole and this sweep's,
 //! are kept and skipped; every other row is dropped and its point runs again.
 
 use crate::figures::{expected_rows, RowKeys};
+use crate::merge;
 use crate::parquet_out;
-use crate::run::{run_points, workers_for, Failure, Options, PointOutcome};
+use crate::run::{run_ordered, workers_for, Failure, Options, PointOutcome};
 use crate::table::{
     invalid_csv, read_rows, to_csv, BadRow, CsvWriter, InvalidPoint, Item, PointRows, Table, DEVICES_CSV, INVALID_CSV, TASKS_CSV,
 };
@@ -17,12 +19,15 @@ use std::io::BufWriter;
 use std::path::Path;
 use wblab_scenario::{ScenarioError, SweepPlan, SweepPoint};
 
-/// What a sweep gave.
+/// What a sweep gave: its rows are in the tables ([`crate::table::for_each_point`] reads them
+/// back).
 pub struct Outcome {
-    /// Every point's rows, in sweep order.
-    pub points: Vec<PointRows>,
-    /// The points that are not valid scenarios, in sweep order: not run.
-    pub invalid: Vec<InvalidPoint>,
+    /// Points in the tables.
+    pub points: u64,
+    /// Points that are not valid scenarios (listed in `sweep-invalid.csv`): not run.
+    pub invalid: u64,
+    /// The first of them.
+    pub first_invalid: Option<InvalidPoint>,
     /// Points whose rows were kept from an earlier run of the sweep.
     pub resumed: u64,
     /// Points whose rows an earlier run left but that were not kept (incomplete, duplicated,
@@ -185,54 +190,118 @@ pub fn run_sweep(
     mut progress: impl FnMut(u64, u64),
 ) -> Result<Outcome, Failure> {
     std::fs::create_dir_all(dir).map_err(io(dir))?;
-    let (mut points, dropped) = if resume {
+    let (kept, dropped) = if resume {
         earlier(plan, dir, opts.workers)?
     } else {
         (Vec::new(), 0)
     };
-    let resumed = points.len() as u64;
+    let resumed = kept.len() as u64;
     remove_invalid(dir)?;
-    // The tables start as what is kept, in order; new rows are appended as points finish.
+    // The tables start as what is kept, in order; new rows follow, in order, as points
+    // finish; the two runs are merged at the end.
     let (g, d) = (dir.join(TASKS_CSV), dir.join(DEVICES_CSV));
-    let (gt, dt) = to_csv(plan.keys(), &points);
+    let (gt, dt) = to_csv(plan.keys(), &kept);
     replace(&g, &gt)?;
     replace(&d, &dt)?;
+    let split = (gt.len() as u64, dt.len() as u64);
     let mut done = vec![false; plan.len() as usize];
-    for p in &points {
+    for p in &kept {
         done[p.point as usize] = true;
     }
-    let todo: Vec<u64> = (0..plan.len()).filter(|&i| !done[i as usize]).collect();
+    drop(kept);
+    let todo = (0..plan.len()).filter(|&i| !done[i as usize]);
     let append =
         |p: &Path| -> Result<BufWriter<File>, Failure> { Ok(BufWriter::new(OpenOptions::new().append(true).open(p).map_err(io(p))?)) };
     let mut w = CsvWriter::new(append(&g)?, append(&d)?, plan.keys(), false).map_err(|e| Failure::Io(e.to_string()))?;
     let total = plan.len();
     let mut count = resumed;
     progress(count, total);
-    // Invalid points are found again, at no cost, by a resumed sweep: listed at the end only.
-    let mut invalid = Vec::new();
-    let ran = run_points(plan, &todo, opts, |outcome| {
+    // Invalid points are found again, at no cost, by a resumed sweep: listed in a scratch file
+    // as they come, put in place only when the sweep ends well.
+    let invalid_tmp = dir.join(INVALID_CSV).with_extension("csv.tmp");
+    let mut invalid = InvalidList::new(&invalid_tmp, plan.keys());
+    let mut ran = 0;
+    let run = run_ordered(plan, todo, (total - resumed) as usize, opts, |outcome| {
         match outcome {
             PointOutcome::Ran(rows) => {
                 w.write(&rows).map_err(|e| Failure::Io(format!("{}: {e}", g.display())))?;
-                points.push(rows);
+                ran += 1;
             }
-            PointOutcome::Invalid(p) => invalid.push(p),
+            PointOutcome::Invalid(p) => invalid.push(p)?,
         }
         count += 1;
         progress(count, total);
         Ok(())
     });
     drop(w);
-    ran?;
-    points.sort_by_key(|p| p.point);
-    invalid.sort_by_key(|p| p.point);
-    write_tables(dir, plan.keys(), &points, &invalid)?;
+    let invalid = invalid.finish(run.is_ok())?;
+    run?;
+    if resumed > 0 && ran > 0 {
+        merge::merge_runs(&g, split.0)?;
+        merge::merge_runs(&d, split.1)?;
+    }
+    if invalid.count > 0 {
+        std::fs::rename(&invalid_tmp, dir.join(INVALID_CSV)).map_err(io(&invalid_tmp))?;
+    }
+    for f in [parquet_out::TASKS_PARQUET, parquet_out::DEVICES_PARQUET] {
+        regular_or_absent(&dir.join(f))?;
+    }
+    parquet_out::write_from_csv(dir, plan.keys()).map_err(Failure::Io)?;
     Ok(Outcome {
-        points,
-        invalid,
+        points: resumed + ran,
+        invalid: invalid.count,
+        first_invalid: invalid.first,
         resumed,
         dropped,
     })
+}
+
+/// `sweep-invalid.csv` as it grows, in a scratch file: created at the first invalid point.
+struct InvalidList<'a> {
+    path: &'a Path,
+    keys: &'a [String],
+    file: Option<BufWriter<File>>,
+    count: u64,
+    first: Option<InvalidPoint>,
+}
+
+impl<'a> InvalidList<'a> {
+    fn new(path: &'a Path, keys: &'a [String]) -> InvalidList<'a> {
+        InvalidList {
+            path,
+            keys,
+            file: None,
+            count: 0,
+            first: None,
+        }
+    }
+
+    fn push(&mut self, p: InvalidPoint) -> Result<(), Failure> {
+        use std::io::Write;
+        if self.file.is_none() {
+            regular_or_absent(self.path)?;
+            let f = File::create(self.path).map_err(io(self.path))?;
+            self.file = Some(BufWriter::new(f));
+        }
+        let text = invalid_csv(self.keys, std::slice::from_ref(&p), self.count == 0);
+        let f = self.file.as_mut().expect("opened above");
+        f.write_all(text.as_bytes()).map_err(io(self.path))?;
+        self.count += 1;
+        self.first.get_or_insert(p);
+        Ok(())
+    }
+
+    /// Flush the list when the sweep ended well (`keep`); remove it otherwise.
+    fn finish(mut self, keep: bool) -> Result<Self, Failure> {
+        use std::io::Write;
+        if let Some(mut f) = self.file.take() {
+            f.flush().map_err(io(self.path))?;
+            if !keep {
+                let _ = std::fs::remove_file(self.path);
+            }
+        }
+        Ok(self)
+    }
 }
 
 /// Remove an earlier run's `sweep-invalid.csv`.
@@ -255,7 +324,7 @@ pub fn write_tables(dir: &Path, keys: &[String], points: &[PointRows], invalid: 
     let (gt, dt) = to_csv(keys, points);
     replace(&dir.join(TASKS_CSV), &gt)?;
     replace(&dir.join(DEVICES_CSV), &dt)?;
-    parquet_out::write_tables(dir, keys, points).map_err(Failure::Io)?;
+    parquet_out::write_from_csv(dir, keys).map_err(Failure::Io)?;
     if invalid.is_empty() {
         remove_invalid(dir)
     } else {

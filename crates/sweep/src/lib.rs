@@ -7,6 +7,7 @@
 
 pub mod driver;
 pub mod figures;
+pub mod merge;
 pub mod objective;
 pub mod parquet_out;
 pub mod plot;

@@ -126,16 +126,29 @@ fn constraint(text: &str, names: &[String]) -> Result<Constraint, String> {
     })
 }
 
-fn get(point: &[(String, f64)], name: &str) -> f64 {
-    point.iter().find(|(n, _)| n == name).map_or(f64::NAN, |&(_, v)| v)
-}
-
 impl Plan {
-    /// The report: feasible points, then the best ones (or the Pareto front).
-    pub fn report(&self, points: &[(String, Vec<(String, f64)>)]) -> String {
-        let mut feasible: Vec<usize> = (0..points.len()).collect();
+    /// The figures the report reads, each once: the goals', then the constraints'.
+    pub fn figures(&self) -> Vec<&str> {
+        let mut v: Vec<&str> = Vec::new();
+        for f in self.goals.iter().map(|(f, _)| f).chain(self.constraints.iter().map(|c| &c.figure)) {
+            if !v.contains(&f.as_str()) {
+                v.push(f);
+            }
+        }
+        v
+    }
+
+    /// The report on `n` points: the feasible ones, then the best (or the Pareto front).
+    /// `value(i, k)` is point `i`'s figure `k` of [`Plan::figures`] (NaN when it has none);
+    /// `label(i)` names point `i`, asked only of the points shown, so a caller of a sweep of
+    /// millions keeps a few numbers per point and no text.
+    pub fn report(&self, n: usize, value: &dyn Fn(usize, usize) -> f64, label: &dyn Fn(usize) -> String) -> String {
+        let names = self.figures();
+        let column = |name: &str| names.iter().position(|f| *f == name).expect("a figure of the plan");
+        let get = |i: usize, name: &str| value(i, column(name));
+        let mut feasible: Vec<usize> = (0..n).collect();
         for c in &self.constraints {
-            let vals: Vec<f64> = points.iter().map(|(_, p)| get(p, &c.figure)).collect();
+            let vals: Vec<f64> = (0..n).map(|i| get(i, &c.figure)).collect();
             let bound = if c.of_best {
                 let best = match c.cmp {
                     Cmp::Gt | Cmp::Ge => vals.iter().copied().fold(f64::MIN, f64::max),
@@ -158,19 +171,14 @@ impl Plan {
         let mut s = String::new();
         let wheres: Vec<&str> = self.constraints.iter().map(|c| c.text.as_str()).collect();
         if !wheres.is_empty() {
-            s.push_str(&format!(
-                "where {}: {} of {} points\n",
-                wheres.join(" and "),
-                feasible.len(),
-                points.len()
-            ));
+            s.push_str(&format!("where {}: {} of {} points\n", wheres.join(" and "), feasible.len(), n));
         }
         let chosen: Vec<usize> = match self.goals.as_slice() {
             [] => feasible.clone(),
             [(f, max)] => {
                 let mut v = feasible.clone();
                 v.sort_by(|&a, &b| {
-                    let (x, y) = (get(&points[a].1, f), get(&points[b].1, f));
+                    let (x, y) = (get(a, f), get(b, f));
                     let o = x.total_cmp(&y);
                     if *max {
                         o.reverse()
@@ -184,7 +192,7 @@ impl Plan {
                 // Best first by f (ties: best g first); a point is on the front when its g
                 // beats every point before it. O(n log n), for sweeps of any size.
                 let key = |i: usize, name: &str, max: bool| {
-                    let v = get(&points[i].1, name);
+                    let v = get(i, name);
                     if max {
                         -v
                     } else {
@@ -206,7 +214,7 @@ impl Plan {
                         front.push(i);
                     }
                 }
-                front.sort_by(|&a, &b| get(&points[a].1, f).total_cmp(&get(&points[b].1, f)));
+                front.sort_by(|&a, &b| get(a, f).total_cmp(&get(b, f)));
                 front
             }
             _ => unreachable!("at most two goals"),
@@ -229,16 +237,18 @@ impl Plan {
                 cols.push(&c.figure);
             }
         }
-        let width = chosen.iter().map(|&i| points[i].0.len()).max().unwrap_or(5).max(5);
+        let shown = if self.goals.len() == 1 { 5 } else { usize::MAX };
+        let labels: Vec<String> = chosen.iter().take(shown).map(|&i| label(i)).collect();
+        let width = labels.iter().map(String::len).max().unwrap_or(5).max(5);
         s.push_str(&format!("  {:<width$}", "point"));
         for c in &cols {
             s.push_str(&format!("  {c:>w$}", w = c.len()));
         }
         s.push('\n');
-        for &i in chosen.iter().take(if self.goals.len() == 1 { 5 } else { usize::MAX }) {
-            s.push_str(&format!("  {:<width$}", points[i].0));
+        for (&i, l) in chosen.iter().zip(&labels) {
+            s.push_str(&format!("  {l:<width$}"));
             for c in &cols {
-                s.push_str(&format!("  {:>w$.2}", get(&points[i].1, c), w = c.len()));
+                s.push_str(&format!("  {:>w$.2}", get(i, c), w = c.len()));
             }
             s.push('\n');
         }

@@ -1,12 +1,15 @@
 //! Running a sweep's points: each on its own thread, one simulation per core (each stays
 //! single-threaded, so a point's figures are what it gives alone, in any order and on any
-//! machine). Finished points reach the caller one at a time, on its thread, as they finish.
+//! machine). Finished points reach the caller one at a time, on its thread, in sweep order:
+//! the few that finish early wait in a bounded window, so a table is written in order as it
+//! grows, in memory that does not grow with the sweep.
 
 use crate::table::{InvalidPoint, PointRows};
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc;
+use std::sync::{mpsc, Condvar, Mutex};
 use std::time::Instant;
-use wblab_scenario::{SweepPlan, SweepPoint};
+use wblab_scenario::{ScenarioError, SweepPlan, SweepPoint};
 use wblab_sim::config::Scenario;
 use wblab_sim::metrics::RunResult;
 
@@ -46,6 +49,9 @@ impl std::fmt::Display for Failure {
 pub type Adjust<'a> = &'a (dyn Fn(&mut Scenario) + Sync);
 /// A hook given each finished run (writing its own results directory, for `--runs`).
 pub type Keep<'a> = &'a (dyn Fn(&SweepPoint, &RunResult, f64) -> Result<(), String> + Sync);
+
+/// Builds a sweep's point by its index.
+pub type Build<'a> = &'a dyn Fn(u64) -> Result<SweepPoint, ScenarioError>;
 
 /// How points run.
 #[derive(Clone, Copy, Default)]
@@ -97,11 +103,12 @@ pub enum PointOutcome {
     Invalid(InvalidPoint),
 }
 
-/// Build, simulate and tabulate point `i`. A point that does not build (a combination of
-/// values that is not a valid scenario, which `wblab check` of a large sweep does not try) is
+/// Build, simulate and tabulate point `i` (`build` builds a point, as
+/// [`SweepPlan::with_points`] gives). A point that does not build (a combination of values
+/// that is not a valid scenario, which `wblab check` of a large sweep does not try) is
 /// [`PointOutcome::Invalid`], not a failure: the sweep goes on without it.
-pub fn run_point(plan: &SweepPlan, i: u64, opts: &Options<'_>) -> Result<PointOutcome, Failure> {
-    let mut p = match plan.point(i) {
+pub fn run_built(plan: &SweepPlan, build: Build<'_>, i: u64, opts: &Options<'_>) -> Result<PointOutcome, Failure> {
+    let mut p = match build(i) {
         Ok(p) => p,
         Err(e) => {
             // The first line of the first error, without its `error: `: one CSV cell.
@@ -134,50 +141,106 @@ pub fn run_point(plan: &SweepPlan, i: u64, opts: &Options<'_>) -> Result<PointOu
     Ok(PointOutcome::Ran(PointRows::of(i, p.values, &r)))
 }
 
-/// Run the points `indices` of `plan`, calling `done` with each as it finishes (on this
-/// thread). The first failure stops the points not yet started and is returned once the
-/// running ones end; `done` may stop the sweep too, by returning an error.
-pub fn run_points(
+/// [`run_built`] for one point, parsing the sweep's file for it.
+pub fn run_point(plan: &SweepPlan, i: u64, opts: &Options<'_>) -> Result<PointOutcome, Failure> {
+    run_built(plan, &|i| plan.point(i), i, opts)
+}
+
+/// Points finished but not yet handed over that a sweep may hold, per worker: a worker does
+/// not start a point this far ahead of the first one not yet handed over, so a sweep of any
+/// size holds at most this many finished points in memory (a few hundred KiB) however
+/// unequal their run times.
+pub const REORDER_WINDOW_PER_WORKER: usize = 256;
+
+/// Run the points `todo` yields, calling `done` with each in the order `todo` gives them (on
+/// this thread), as soon as it and every point before it have finished. Each worker parses
+/// the sweep's file once. The first failure stops the points not yet started and is returned
+/// once the running ones end; `done` may stop the sweep too, by returning an error.
+pub fn run_ordered(
     plan: &SweepPlan,
-    indices: &[u64],
+    todo: impl Iterator<Item = u64> + Send,
+    count: usize,
     opts: &Options<'_>,
     mut done: impl FnMut(PointOutcome) -> Result<(), Failure>,
 ) -> Result<(), Failure> {
-    let next = AtomicUsize::new(0);
+    let workers = workers_for(opts.workers, count);
+    let window = REORDER_WINDOW_PER_WORKER * workers;
+    let claim = Mutex::new(todo.enumerate());
+    // How many points have been handed over; workers wait on it to stay within the window.
+    let handed = (Mutex::new(0usize), Condvar::new());
     let stop = AtomicBool::new(false);
-    let workers = workers_for(opts.workers, indices.len());
-    let (tx, rx) = mpsc::channel::<Result<PointOutcome, Failure>>();
+    let (tx, rx) = mpsc::channel::<(usize, Result<PointOutcome, Failure>)>();
     std::thread::scope(|s| {
         for _ in 0..workers {
             let tx = tx.clone();
-            let (next, stop) = (&next, &stop);
-            s.spawn(move || loop {
-                let k = next.fetch_add(1, Ordering::Relaxed);
-                if k >= indices.len() || stop.load(Ordering::Relaxed) {
-                    return;
-                }
-                let r = run_point(plan, indices[k], opts);
-                if r.is_err() {
-                    stop.store(true, Ordering::Relaxed);
-                }
-                if tx.send(r).is_err() {
-                    return;
+            let (claim, handed, stop) = (&claim, &handed, &stop);
+            s.spawn(move || {
+                let work = |build: Build<'_>| loop {
+                    let next = claim.lock().unwrap_or_else(|e| e.into_inner()).next();
+                    let Some((k, i)) = next else { return };
+                    let (lock, cv) = handed;
+                    let mut n = lock.lock().unwrap_or_else(|e| e.into_inner());
+                    while k >= *n + window && !stop.load(Ordering::Relaxed) {
+                        n = cv.wait(n).unwrap_or_else(|e| e.into_inner());
+                    }
+                    drop(n);
+                    if stop.load(Ordering::Relaxed) {
+                        return;
+                    }
+                    let r = run_built(plan, build, i, opts);
+                    if r.is_err() {
+                        stop.store(true, Ordering::Relaxed);
+                    }
+                    if tx.send((k, r)).is_err() {
+                        return;
+                    }
+                };
+                // A file that does not parse once (a bad kernel) fails at every point: each
+                // point then reports it as its own.
+                if plan.with_points(|build| work(build)).is_err() {
+                    work(&|i| plan.point(i));
                 }
             });
         }
         drop(tx);
         let mut first_failure = None;
-        for r in rx {
+        let mut waiting: BTreeMap<usize, PointOutcome> = BTreeMap::new();
+        let mut next = 0usize;
+        for (k, r) in rx {
             if first_failure.is_some() {
                 continue;
             }
-            if let Err(f) = r.and_then(&mut done) {
+            let r = r.and_then(|o| {
+                waiting.insert(k, o);
+                while let Some(o) = waiting.remove(&next) {
+                    next += 1;
+                    done(o)?;
+                }
+                Ok(())
+            });
+            // Under the lock, so a worker between its check and its wait cannot miss it.
+            let (lock, cv) = &handed;
+            let mut n = lock.lock().unwrap_or_else(|e| e.into_inner());
+            *n = next;
+            if let Err(f) = r {
                 stop.store(true, Ordering::Relaxed);
                 first_failure = Some(f);
             }
+            cv.notify_all();
         }
         first_failure.map_or(Ok(()), Err)
     })
+}
+
+/// Run the points `indices` of `plan`, calling `done` with each in that order (see
+/// [`run_ordered`]).
+pub fn run_points(
+    plan: &SweepPlan,
+    indices: &[u64],
+    opts: &Options<'_>,
+    done: impl FnMut(PointOutcome) -> Result<(), Failure>,
+) -> Result<(), Failure> {
+    run_ordered(plan, indices.iter().copied(), indices.len(), opts, done)
 }
 
 /// Run the points `indices` and return their rows, and the points that are not valid
@@ -191,6 +254,7 @@ pub fn run_sorted(plan: &SweepPlan, indices: &[u64], opts: &Options<'_>) -> Resu
         }
         Ok(())
     })?;
+    // In the order of `indices`, which a caller may give unsorted.
     rows.sort_by_key(|r| r.point);
     invalid.sort_by_key(|p| p.point);
     Ok((rows, invalid))

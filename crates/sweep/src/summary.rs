@@ -50,22 +50,21 @@ fn figure(g: &GroupRow) -> (String, String) {
     }
 }
 
-/// The table, titled `title`; at most `max_rows` points, then a line saying how many more
-/// the CSV holds.
-pub fn table(title: &str, keys: &[String], points: &[PointRows], max_rows: usize, cgroups: bool) -> String {
-    if points.is_empty() {
+/// The table of a sweep's first points (`shown`), titled `title`, then a line saying how many
+/// more of its `total` the CSV holds.
+pub fn table(title: &str, keys: &[String], shown: &[PointRows], total: usize, cgroups: bool) -> String {
+    if shown.is_empty() {
         return format!("{title}\n(no points)\n");
     }
-    // Every point's groups, in order of first appearance: a point run `without` a group has
-    // fewer, and its cells for the missing ones are `-`.
+    // Every shown point's groups, in order of first appearance: a point run `without` a group
+    // has fewer, and its cells for the missing ones are `-`.
     let mut groups: Vec<&str> = Vec::new();
-    for g in points.iter().flat_map(|p| &p.groups) {
+    for g in shown.iter().flat_map(|p| &p.groups) {
         if !groups.contains(&g.group.as_str()) {
             groups.push(&g.group);
         }
     }
     let mut heads = vec![short_keys(keys)];
-    let shown = &points[..points.len().min(max_rows)];
     let mut cells: Vec<Vec<String>> = shown
         .iter()
         .map(|p| vec![p.values.join(wblab_scenario::SWEEP_VALUE_SEPARATOR)])
@@ -133,8 +132,8 @@ pub fn table(title: &str, keys: &[String], points: &[PointRows], max_rows: usize
     for r in &cells {
         s.push_str(&line(r));
     }
-    if points.len() > shown.len() {
-        s.push_str(&format!("... and {} more points (all in sweep.csv)\n", points.len() - shown.len()));
+    if total > shown.len() {
+        s.push_str(&format!("... and {} more points (all in sweep.csv)\n", total - shown.len()));
     }
     s
 }

@@ -223,70 +223,69 @@ fn rows_reader(text: &str) -> csv::Reader<&[u8]> {
         .from_reader(text.as_bytes())
 }
 
-/// The rows of one table written by [`CsvWriter`] for a sweep of `keys` (`headers`: whether the
-/// text begins with its header, which must be this sweep's), each read on its own: a bad row
-/// does not hide the others, so a reader may drop it and keep the rest.
-pub fn read_rows(keys: &[String], text: &str, table: Table, headers: bool) -> Result<Vec<Result<Row, BadRow>>, String> {
-    let (head, own, names, what) = match table {
-        Table::Groups => (groups_header(keys), 3, &GROUP_FIGURES[..], TASKS_CSV),
-        Table::Devices => (devices_header(keys), 2, &DEVICE_FIGURES[..], DEVICES_CSV),
-    };
-    let lead = 1 + keys.len();
-    let mut r = rows_reader(text);
-    let mut out = Vec::new();
-    for (n, rec) in r.records().enumerate() {
-        let line = n + 1;
+/// Reads one table's rows, each on its own (a bad row names its table and line).
+struct RowParser {
+    head: Vec<String>,
+    own: usize,
+    names: &'static [&'static str],
+    what: &'static str,
+    lead: usize,
+    table: Table,
+}
+
+impl RowParser {
+    fn new(keys: &[String], table: Table) -> RowParser {
+        let (head, own, names, what) = match table {
+            Table::Groups => (groups_header(keys), 3, &GROUP_FIGURES[..], TASKS_CSV),
+            Table::Devices => (devices_header(keys), 2, &DEVICE_FIGURES[..], DEVICES_CSV),
+        };
+        RowParser {
+            head,
+            own,
+            names,
+            what,
+            lead: 1 + keys.len(),
+            table,
+        }
+    }
+
+    /// An error unless `fields` is this sweep's header.
+    fn header(&self, fields: &[&str], keys: &[String]) -> Result<(), String> {
+        if fields != self.head.iter().map(String::as_str).collect::<Vec<_>>() {
+            return Err(format!(
+                "{}: its header is not this sweep's ({})",
+                self.what,
+                self.head[1..=keys.len()].join(", ")
+            ));
+        }
+        Ok(())
+    }
+
+    fn row(&self, fields: &[&str], line: usize) -> Result<Row, BadRow> {
         let bad = |point: Option<u64>, m: String| BadRow {
             point,
-            message: format!("{what}: line {line}: {m}"),
+            message: format!("{}: line {line}: {m}", self.what),
         };
-        let rec = match rec {
-            Ok(rec) => rec,
-            Err(e) => {
-                out.push(Err(BadRow {
-                    point: None,
-                    message: format!("{what}: {e}"),
-                }));
-                continue;
-            }
-        };
-        let fields: Vec<&str> = rec.iter().collect();
-        if headers && n == 0 {
-            if fields != head.iter().map(String::as_str).collect::<Vec<_>>() {
-                return Err(format!(
-                    "{what}: its header is not this sweep's ({})",
-                    head[1..=keys.len()].join(", ")
-                ));
-            }
-            continue;
-        }
         let first = fields.first().copied().unwrap_or("");
-        let point = first.parse::<u64>().ok();
-        let Some(p) = point else {
-            out.push(Err(bad(None, format!("`{first}` is not a point"))));
-            continue;
+        let Ok(p) = first.parse::<u64>() else {
+            return Err(bad(None, format!("`{first}` is not a point")));
         };
-        if fields.len() != head.len() {
-            out.push(Err(bad(
+        let point = Some(p);
+        if fields.len() != self.head.len() {
+            return Err(bad(
                 point,
-                format!("{} fields where the header has {}", fields.len(), head.len()),
-            )));
-            continue;
+                format!("{} fields where the header has {}", fields.len(), self.head.len()),
+            ));
         }
+        let (lead, own) = (self.lead, self.own);
         let figures = fields[lead + own..]
             .iter()
-            .zip(names)
+            .zip(self.names)
             .map(|(f, n)| f.parse::<f64>().map_err(|_| format!("{n} `{f}` is not a number")))
-            .collect::<Result<Vec<f64>, String>>();
-        let figures = match figures {
-            Ok(f) => f,
-            Err(m) => {
-                out.push(Err(bad(point, m)));
-                continue;
-            }
-        };
+            .collect::<Result<Vec<f64>, String>>()
+            .map_err(|m| bad(point, m))?;
         let item = &fields[lead..lead + own];
-        let item = match table {
+        let item = match self.table {
             Table::Devices => Item::Device(DeviceRow {
                 device: item[0].to_string(),
                 model: item[1].to_string(),
@@ -299,20 +298,148 @@ pub fn read_rows(keys: &[String], text: &str, table: Table, headers: bool) -> Re
                     tasks,
                     figures,
                 }),
-                Err(_) => {
-                    out.push(Err(bad(point, format!("tasks `{}` is not a count", item[2]))));
-                    continue;
-                }
+                Err(_) => return Err(bad(point, format!("tasks `{}` is not a count", item[2]))),
             },
         };
-        out.push(Ok(Row {
+        Ok(Row {
             line,
             point: p,
             values: fields[1..lead].iter().map(|s| s.to_string()).collect(),
             item,
-        }));
+        })
+    }
+}
+
+/// The rows of one table written by [`CsvWriter`] for a sweep of `keys` (`headers`: whether the
+/// text begins with its header, which must be this sweep's), each read on its own: a bad row
+/// does not hide the others, so a reader may drop it and keep the rest.
+pub fn read_rows(keys: &[String], text: &str, table: Table, headers: bool) -> Result<Vec<Result<Row, BadRow>>, String> {
+    let parser = RowParser::new(keys, table);
+    let mut r = rows_reader(text);
+    let mut out = Vec::new();
+    for (n, rec) in r.records().enumerate() {
+        let rec = match rec {
+            Ok(rec) => rec,
+            Err(e) => {
+                out.push(Err(BadRow {
+                    point: None,
+                    message: format!("{}: {e}", parser.what),
+                }));
+                continue;
+            }
+        };
+        let fields: Vec<&str> = rec.iter().collect();
+        if headers && n == 0 {
+            parser.header(&fields, keys)?;
+            continue;
+        }
+        out.push(parser.row(&fields, n + 1));
     }
     Ok(out)
+}
+
+/// One table of a finished sweep, read a row at a time with the next row peeked.
+struct TableStream {
+    parser: RowParser,
+    rows: csv::Reader<std::io::BufReader<std::fs::File>>,
+    line: usize,
+    head: Option<Row>,
+    /// The point of the last row read.
+    last: Option<u64>,
+}
+
+impl TableStream {
+    fn open(dir: &std::path::Path, keys: &[String], table: Table) -> Result<TableStream, String> {
+        let parser = RowParser::new(keys, table);
+        let path = dir.join(parser.what);
+        let f = std::fs::File::open(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let mut rows = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .flexible(true)
+            .from_reader(std::io::BufReader::new(f));
+        let mut rec = csv::StringRecord::new();
+        if !rows.read_record(&mut rec).map_err(|e| format!("{}: {e}", parser.what))? {
+            return Err(format!("{}: empty, not a sweep's table", parser.what));
+        }
+        parser.header(&rec.iter().collect::<Vec<_>>(), keys)?;
+        let mut t = TableStream {
+            parser,
+            rows,
+            line: 1,
+            head: None,
+            last: None,
+        };
+        t.advance()?;
+        Ok(t)
+    }
+
+    fn advance(&mut self) -> Result<(), String> {
+        let mut rec = csv::StringRecord::new();
+        let last = self.last;
+        self.head = if self.rows.read_record(&mut rec).map_err(|e| format!("{}: {e}", self.parser.what))? {
+            self.line += 1;
+            let row = self.parser.row(&rec.iter().collect::<Vec<_>>(), self.line).map_err(|b| b.message)?;
+            if last.is_some_and(|l| row.point < l) {
+                return Err(format!(
+                    "{}: line {}: point {} after point {}: not in sweep order",
+                    self.parser.what,
+                    self.line,
+                    row.point,
+                    last.unwrap_or_default()
+                ));
+            }
+            self.last = Some(row.point);
+            Some(row)
+        } else {
+            None
+        };
+        Ok(())
+    }
+
+    /// The rows of `point` at the head of the table, added to `p`.
+    fn take(&mut self, p: &mut PointRows) -> Result<(), String> {
+        while let Some(row) = self.head.take_if(|r| r.point == p.point) {
+            if row.values != p.values {
+                return Err(format!(
+                    "{}: line {}: point {} appears with two sets of values",
+                    self.parser.what, row.line, row.point
+                ));
+            }
+            match row.item {
+                Item::Group(g) => p.groups.push(g),
+                Item::Device(d) => p.devices.push(d),
+            }
+            self.advance()?;
+        }
+        Ok(())
+    }
+}
+
+/// The points of a finished sweep's tables in `dir` (in sweep order, as a sweep leaves them),
+/// handed to `f` one at a time: what its table, ranking and plots are drawn from, in memory
+/// that does not grow with the sweep. Returns how many there were.
+pub fn for_each_point(dir: &std::path::Path, keys: &[String], mut f: impl FnMut(PointRows) -> Result<(), String>) -> Result<u64, String> {
+    let mut groups = TableStream::open(dir, keys, Table::Groups)?;
+    let mut devices = TableStream::open(dir, keys, Table::Devices)?;
+    let mut n = 0;
+    loop {
+        let next = [&groups.head, &devices.head]
+            .into_iter()
+            .flatten()
+            .min_by_key(|r| r.point)
+            .map(|r| (r.point, r.values.clone()));
+        let Some((point, values)) = next else { return Ok(n) };
+        let mut p = PointRows {
+            point,
+            values,
+            groups: Vec::new(),
+            devices: Vec::new(),
+        };
+        groups.take(&mut p)?;
+        devices.take(&mut p)?;
+        f(p)?;
+        n += 1;
+    }
 }
 
 /// The points of tables written by [`CsvWriter`] for a sweep of `keys` (`headers`: whether

@@ -61,7 +61,7 @@ pub fn sweep(words: &[String], ctx: &Ctx) -> Result<String, String> {
     let mut body = format!("```\n$ wblab sweep {}\n", pasteable(words));
     let objectives = a.sweep.objectives();
     if objectives.is_empty() && a.sweep.plot.is_empty() {
-        body.push_str(&crate::sweep::table(&plan, &first.scenario, &points));
+        body.push_str(&crate::sweep::table_of(&plan, &first.scenario, &points));
     } else if !objectives.is_empty() {
         let ranking = objectives.plan(&first.scenario)?;
         body.push_str(crate::sweep::ranking_text(&plan, &points, &ranking, &per).trim_start_matches('\n'));
