@@ -16,7 +16,7 @@ use std::time::Instant;
 use wblab_sim::config::{DeviceModelConfig, HddParams, JobConfig, Scenario, SsdParams};
 use wblab_sim::units::{GIB, KIB, MIB};
 
-const SEC: u64 = 1_000_000_000;
+use wblab_sim::engine::time::NSEC_PER_SEC as SEC;
 
 fn dd() -> JobConfig {
     JobConfig::Dd {

@@ -5,12 +5,12 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use wblab_report::load::trace_parse::parse_line;
 use wblab_report::{summary_json, terminal_summary, write_results_dir};
-use wblab_sim::config::{DeviceModelConfig, HddParams, JobConfig, Scenario};
+use wblab_sim::config::{DeviceModelConfig, HddParams, Scenario};
 use wblab_sim::metrics::trace::{TraceEvent, TraceRecord};
 use wblab_sim::metrics::RunResult;
-use wblab_sim::units::{GIB, MIB};
+use wblab_sim::units::GIB;
 
-const SEC: u64 = 1_000_000_000;
+use wblab_testkit::sim::SEC;
 const SECS: u64 = 5;
 
 /// Two dd writers on the HDD model, 5 simulated seconds, block tracing on.
@@ -18,17 +18,7 @@ fn run() -> &'static RunResult {
     static R: OnceLock<RunResult> = OnceLock::new();
     R.get_or_init(|| {
         let mut sc = Scenario::one_device("report-test", DeviceModelConfig::Hdd(HddParams::default()), 2 * GIB, 2, SECS * SEC);
-        sc.add_task(
-            "dd",
-            2,
-            0,
-            JobConfig::Dd {
-                bs: MIB,
-                size: None,
-                fsync: false,
-                direct: false,
-            },
-        );
+        sc.add_task("dd", 2, 0, wblab_testkit::sim::dd(None));
         sc.trace.block = true;
         wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress).unwrap_or_else(|v| panic!("{v}"))
     })
@@ -390,17 +380,7 @@ fn terminal_summary_is_compact() {
 #[test]
 fn many_instances_fold_into_one_row() {
     let mut sc = Scenario::one_device("many", DeviceModelConfig::Hdd(HddParams::default()), 2 * GIB, 2, 2 * SEC);
-    sc.add_task(
-        "dd",
-        20,
-        0,
-        JobConfig::Dd {
-            bs: MIB,
-            size: None,
-            fsync: false,
-            direct: false,
-        },
-    );
+    sc.add_task("dd", 20, 0, wblab_testkit::sim::dd(None));
     let r = wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress).unwrap_or_else(|v| panic!("{v}"));
     let s = terminal_summary(&r, 0.1);
     println!("{s}");

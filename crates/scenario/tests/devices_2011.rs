@@ -9,7 +9,7 @@ use common::{max_pause, run_shipped};
 use wblab_sim::drivers::characterize::characterize;
 use wblab_sim::metrics::RunResult;
 
-const MS: u64 = 1_000_000;
+use wblab_testkit::sim::MS;
 
 /// The IO-less kernels of a shipped scenario, run for `secs` simulated seconds.
 fn run(file: &str, secs: u64) -> Vec<RunResult> {

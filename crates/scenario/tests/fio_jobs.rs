@@ -7,7 +7,7 @@ use wblab_sim::config::{READ, WRITE};
 use wblab_sim::metrics::fio::FioResult;
 use wblab_sim::metrics::RunResult;
 
-const SEC: u64 = 1_000_000_000;
+use wblab_testkit::sim::SEC;
 
 /// Run job text on the default machine (a 7200 rpm disk) or, with `ssd`, on an SSD.
 fn run(jobs: &str, ssd: bool) -> RunResult {

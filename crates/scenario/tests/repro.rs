@@ -4,7 +4,7 @@
 use std::path::Path;
 use wblab_sim::metrics::RunResult;
 
-const SEC: u64 = 1_000_000_000;
+use wblab_testkit::sim::SEC;
 
 fn run(file: &str) -> RunResult {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/repro").join(file);

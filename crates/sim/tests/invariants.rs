@@ -7,7 +7,7 @@ use wblab_sim::config::{DeviceModelConfig, HddParams, JobConfig, Scenario, SsdPa
 use wblab_sim::machine::Machine;
 use wblab_sim::units::{KIB, MIB};
 
-const SEC: u64 = 1_000_000_000;
+use wblab_testkit::sim::SEC;
 
 fn scenario(ssd: bool, mem_mib: u64, dd: u32, readers: u32, fsyncers: u32, dirty_bytes_mib: u64, bs_kib: u64) -> Scenario {
     let model = if ssd {

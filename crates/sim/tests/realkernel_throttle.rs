@@ -10,7 +10,7 @@ use wblab_sim::config::{DeviceModelConfig, JobConfig, LoopParams, Scenario};
 use wblab_sim::metrics::RunResult;
 use wblab_sim::units::{GIB, MIB};
 
-const SEC: u64 = 1_000_000_000;
+use wblab_testkit::sim::SEC;
 const PAGE: f64 = 4096.0;
 
 /// The lab setup: one loop device throttled at `write_bps`, `writers` dd for `secs` seconds.
@@ -28,17 +28,7 @@ fn lab(write_bps: u64, writers: u32, secs: u64) -> Scenario {
     ));
     d.throttle.write_bps = Some(write_bps);
     if writers > 0 {
-        sc.add_task(
-            "dd",
-            writers,
-            0,
-            JobConfig::Dd {
-                bs: MIB,
-                size: None,
-                fsync: false,
-                direct: false,
-            },
-        );
+        sc.add_task("dd", writers, 0, wblab_testkit::sim::dd(None));
     }
     sc
 }
@@ -112,17 +102,7 @@ fn v0_the_throttle_alone_sets_o_direct_and_sync_times() {
     // sync: real 12.48-12.49 s, i.e. 8.00 MiB/s. 1 %: the real runs' spread is 0.1 %, the
     // model's sync polls every 10 ms.
     let mut sc = lab(8 * MIB, 0, 20);
-    sc.add_task(
-        "dd",
-        1,
-        0,
-        JobConfig::Dd {
-            bs: MIB,
-            size: Some(100 * MIB),
-            fsync: false,
-            direct: false,
-        },
-    );
+    sc.add_task("dd", 1, 0, wblab_testkit::sim::dd(Some(100 * MIB)));
     sc.add_task("sync", 1, SEC / 10, JobConfig::Sync { interval: 60 * SEC });
     let r = run(&sc);
     assert_eq!(r.tasks[0].bytes_written, 100 * MIB);
@@ -340,12 +320,7 @@ fn every_path_through_the_throttle_keeps_moving() {
     let t = &mut sc.devices[0].throttle;
     t.write_bps = Some(200 * MIB);
     t.read_iops = Some(50);
-    let dd = JobConfig::Dd {
-        bs: MIB,
-        size: None,
-        fsync: false,
-        direct: false,
-    };
+    let dd = wblab_testkit::sim::dd(None);
     sc.add_task("dd", 3, 0, dd);
     sc.add_task(
         "cat",

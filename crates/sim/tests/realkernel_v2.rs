@@ -8,10 +8,10 @@
 //! stands in for it (its write cache makes the first seconds faster, so bytes written are
 //! not compared).
 
-use wblab_sim::config::{DeviceModelConfig, HddParams, JobConfig, Scenario};
+use wblab_sim::config::{DeviceModelConfig, HddParams, Scenario};
 use wblab_sim::units::{GIB, MIB};
 
-const SEC: u64 = 1_000_000_000;
+use wblab_testkit::sim::SEC;
 
 #[test]
 fn one_writer_at_32_mib_s_settles_like_the_real_kernel() {
@@ -23,17 +23,7 @@ fn one_writer_at_32_mib_s_settles_like_the_real_kernel() {
     let mut sc = Scenario::one_device("v2", DeviceModelConfig::Hdd(hdd), 24 * GIB, 2, 30 * SEC);
     sc.sysctl.dirty_bytes = 256 * MIB;
     sc.sysctl.dirty_background_bytes = 128 * MIB;
-    sc.add_task(
-        "dd",
-        1,
-        0,
-        JobConfig::Dd {
-            bs: MIB,
-            size: None,
-            fsync: false,
-            direct: false,
-        },
-    );
+    sc.add_task("dd", 1, 0, wblab_testkit::sim::dd(None));
     let r = wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress).unwrap_or_else(|v| panic!("{v}"));
     let late: Vec<_> = r.throttle.iter().filter(|s| s.t_ns >= 20 * SEC).collect();
     let mean = |f: &dyn Fn(&wblab_sim::metrics::ThrottleSample) -> u64| late.iter().map(|s| f(s) as f64).sum::<f64>() / late.len() as f64;

@@ -221,17 +221,7 @@ fn launch_beside_a_copy(low_latency: bool) -> u64 {
     let q = &mut sc.devices[0].queue;
     q.select_elevator(SchedulerKind::BFQ);
     q.tunables.set("low_latency", u64::from(low_latency));
-    sc.add_task(
-        "copy",
-        1,
-        0,
-        JobConfig::Dd {
-            bs: MIB,
-            size: None,
-            fsync: false,
-            direct: false,
-        },
-    );
+    sc.add_task("copy", 1, 0, wblab_testkit::sim::dd(None));
     sc.add_task(
         "launch",
         1,

@@ -1,12 +1,12 @@
 //! Behaviour of 6.x dirty throttling on the HDD model, as a user would check it in the trace
 //! and the pause/bandwidth graphs: N `dd` writers, today's defaults.
 
-use wblab_sim::config::{DeviceModelConfig, HddParams, JobConfig, Scenario};
+use wblab_sim::config::{DeviceModelConfig, HddParams, Scenario};
 use wblab_sim::drivers::characterize::characterize;
 use wblab_sim::metrics::RunResult;
-use wblab_sim::units::{GIB, MIB};
+use wblab_sim::units::GIB;
 
-const SEC: u64 = 1_000_000_000;
+use wblab_testkit::sim::SEC;
 
 fn run_dd(n: u32, secs: u64) -> RunResult {
     run_dd_hz(n, secs, 250)
@@ -15,17 +15,7 @@ fn run_dd(n: u32, secs: u64) -> RunResult {
 fn run_dd_hz(n: u32, secs: u64, hz: u64) -> RunResult {
     let mut sc = Scenario::one_device("dd", DeviceModelConfig::Hdd(HddParams::default()), 4 * GIB, 2, secs * SEC);
     sc.hz = hz;
-    sc.add_task(
-        "dd",
-        n,
-        0,
-        JobConfig::Dd {
-            bs: MIB,
-            size: None,
-            fsync: false,
-            direct: false,
-        },
-    );
+    sc.add_task("dd", n, 0, wblab_testkit::sim::dd(None));
     wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress).unwrap_or_else(|v| panic!("{v}"))
 }
 

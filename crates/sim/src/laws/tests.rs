@@ -11,7 +11,7 @@ use crate::kernel::waitqueue::{PageWaitState, WaitSite, PG_LOCKED, PG_WRITEBACK}
 use crate::machine::{Event, Machine, NoProgress};
 use crate::units::{GIB, KIB, MIB};
 
-const SEC: u64 = 1_000_000_000;
+use crate::engine::time::NSEC_PER_SEC as SEC;
 
 /// One SSD, 4 GiB, one `dd` of `size` bytes that ends well before `duration`.
 fn dd_machine(size: u64, duration: u64) -> Machine {
