@@ -35,7 +35,8 @@ pub struct Outcome {
     pub dropped: u64,
 }
 
-fn io(path: &Path) -> impl Fn(std::io::Error) -> Failure + '_ {
+/// An I/O error as a [`Failure`] naming `path`.
+pub(crate) fn io(path: &Path) -> impl Fn(std::io::Error) -> Failure + '_ {
     move |e| Failure::Io(format!("{}: {e}", path.display()))
 }
 

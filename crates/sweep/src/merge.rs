@@ -2,15 +2,12 @@
 //! from the earlier run, in order, then the points it ran, in order; one streaming pass
 //! interleaves them into sweep order, in memory that does not grow with the table.
 
+use crate::driver::io;
 use crate::run::Failure;
 use csv::{ByteRecord, Reader, ReaderBuilder, Terminator, WriterBuilder};
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom};
 use std::path::Path;
-
-fn io(path: &Path) -> impl Fn(std::io::Error) -> Failure + '_ {
-    move |e| Failure::Io(format!("{}: {e}", path.display()))
-}
 
 /// A run of the table: its records in order, one peeked ahead.
 struct Run<R: Read> {

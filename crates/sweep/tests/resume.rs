@@ -42,10 +42,7 @@ device = "sdb"
 }
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("sweep-resume").join(name);
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).unwrap();
-    dir
+    wblab_testkit::cli::scratch(env!("CARGO_TARGET_TMPDIR"), &format!("sweep-resume/{name}"))
 }
 
 fn opts() -> Options<'static> {

@@ -43,10 +43,7 @@ duration = [{}]
 }
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("sweep-streaming").join(name);
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).unwrap();
-    dir
+    wblab_testkit::cli::scratch(env!("CARGO_TARGET_TMPDIR"), &format!("sweep-streaming/{name}"))
 }
 
 fn opts() -> Options<'static> {
