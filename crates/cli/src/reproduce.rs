@@ -484,34 +484,37 @@ pub fn scenarios_dir(dir: Option<PathBuf>) -> PathBuf {
 mod tests {
     use super::*;
 
-    fn write(text: &str) -> PathBuf {
+    /// `load` of a figures file holding `text`, written to a scratch directory removed after.
+    fn load_text(text: &str) -> Result<Vec<Spec>, String> {
         static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let dir = std::env::temp_dir().join(format!("wblab-reproduce-test-{}-{n}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let p = dir.join("figures.toml");
         std::fs::write(&p, text).unwrap();
-        p
+        let specs = load(&p);
+        let _ = std::fs::remove_dir_all(&dir);
+        specs
     }
 
     const FIG: &str = "[[figure]]\nreport = \"r\"\nid = \"a\"\nfigure = \"f\"\nreported = [1, 3]\nunit = \"s\"\nscenario = \"x.toml\"\nmetric = \"dd.done_s\"\n";
 
     #[test]
     fn a_range_is_judged_by_its_middle_and_a_bad_vs_is_refused() {
-        let specs = load(&write(FIG)).unwrap();
+        let specs = load_text(FIG).unwrap();
         assert_eq!(specs[0].reported.middle(), 2.0);
         assert_eq!(specs[0].reported.text(), "1–3");
-        let e = load(&write(&format!("{FIG}vs = \"b\"\n"))).unwrap_err();
+        let e = load_text(&format!("{FIG}vs = \"b\"\n")).unwrap_err();
         assert!(e.contains("names no figure"), "{e}");
-        let e = load(&write(&format!("{FIG}{FIG}"))).unwrap_err();
+        let e = load_text(&format!("{FIG}{FIG}")).unwrap_err();
         assert!(e.contains("two figures with id `a`"), "{e}");
-        let e = load(&write(&format!("{FIG}colour = 1\n"))).unwrap_err();
+        let e = load_text(&format!("{FIG}colour = 1\n")).unwrap_err();
         assert!(e.contains("colour"), "{e}");
     }
 
     #[test]
     fn the_mark_needs_both_the_factor_and_the_direction() {
-        let spec = load(&write(FIG)).unwrap().remove(0);
+        let spec = load_text(FIG).unwrap().remove(0);
         let row = |ratio: f64, direction| Row {
             spec: spec.clone(),
             wblab: (ratio * 2.0, ratio * 2.0, ratio * 2.0),
@@ -526,7 +529,7 @@ mod tests {
 
     #[test]
     fn a_fitted_figure_says_so_in_its_mark_its_table_row_and_the_count() {
-        let mut spec = load(&write(&format!("{FIG}fitted = \"the disk's rate\"\n"))).unwrap().remove(0);
+        let mut spec = load_text(&format!("{FIG}fitted = \"the disk's rate\"\n")).unwrap().remove(0);
         let row = |spec: &Spec, ratio: f64| Row {
             spec: spec.clone(),
             wblab: (ratio * 2.0, ratio * 2.0, ratio * 2.0),
