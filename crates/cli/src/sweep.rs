@@ -342,8 +342,8 @@ fn run(
         files.push_str(", a directory per point");
     }
     println!("results: {}: {files}", out.display());
-    if let (Some(ranking), Some(ranked)) = (&ranking, &seen.ranked) {
-        print!("{}", ranked.text(plan, ranking, &per));
+    if let Some(ranked) = &seen.ranked {
+        print!("{}", ranked.text(plan));
     }
     ExitCode::SUCCESS
 }
@@ -355,7 +355,8 @@ struct Seen<'a> {
     count: usize,
     first: Vec<PointRows>,
     ranked: Option<Ranked<'a>>,
-    plot: &'a [String],
+    /// The task groups and devices `--plot`'s figures name.
+    plot_items: Vec<String>,
     plotted: Vec<PointRows>,
 }
 
@@ -365,7 +366,10 @@ impl<'a> Seen<'a> {
             count: 0,
             first: Vec::new(),
             ranked: ranking.map(|r| Ranked::new(r, per)),
-            plot,
+            plot_items: plot
+                .iter()
+                .filter_map(|f| wblab_sweep::plot::figure_name(f).rsplit_once('.').map(|(i, _)| i.to_string()))
+                .collect(),
             plotted: Vec::new(),
         }
     }
@@ -374,9 +378,12 @@ impl<'a> Seen<'a> {
         if let Some(r) = &mut self.ranked {
             r.add(&p);
         }
-        if !self.plot.is_empty() {
-            self.plotted
-                .push(if self.count == 0 { p.clone() } else { plotted_rows(&p, self.plot) });
+        if !self.plot_items.is_empty() {
+            self.plotted.push(if self.count == 0 {
+                p.clone()
+            } else {
+                plotted_rows(&p, &self.plot_items)
+            });
         }
         if self.first.len() < TERMINAL_ROWS {
             self.first.push(p);
@@ -385,13 +392,9 @@ impl<'a> Seen<'a> {
     }
 }
 
-/// `p` with only the rows `--plot`'s figures name (the first point is kept whole, for the
-/// error that lists the figures there are).
-fn plotted_rows(p: &PointRows, figures: &[String]) -> PointRows {
-    let items: Vec<String> = figures
-        .iter()
-        .filter_map(|f| wblab_sweep::plot::figure_name(f).rsplit_once('.').map(|(i, _)| i.to_string()))
-        .collect();
+/// `p` with only the rows of the task groups and devices `items` (the first point is kept
+/// whole, for the error that lists the figures there are).
+fn plotted_rows(p: &PointRows, items: &[String]) -> PointRows {
     PointRows {
         point: p.point,
         values: p.values.clone(),
@@ -403,6 +406,7 @@ fn plotted_rows(p: &PointRows, figures: &[String]) -> PointRows {
 /// The ranking's view of a sweep: for each group of `per` (in the order they first appear),
 /// each point's index and the figures the ranking reads.
 pub struct Ranked<'a> {
+    ranking: &'a wblab_sweep::objective::Plan,
     per: &'a [usize],
     figures: Vec<&'a str>,
     groups: Vec<RankedGroup>,
@@ -418,6 +422,7 @@ struct RankedGroup {
 impl<'a> Ranked<'a> {
     pub fn new(ranking: &'a wblab_sweep::objective::Plan, per: &'a [usize]) -> Ranked<'a> {
         Ranked {
+            ranking,
             per,
             figures: ranking.figures(),
             groups: Vec::new(),
@@ -444,7 +449,8 @@ impl<'a> Ranked<'a> {
 
     /// The points meeting the constraints, ranked, for each group of `per`; each point
     /// labelled by its other keys' values.
-    pub fn text(&self, plan: &SweepPlan, ranking: &wblab_sweep::objective::Plan, per: &[usize]) -> String {
+    pub fn text(&self, plan: &SweepPlan) -> String {
+        let (ranking, per) = (self.ranking, self.per);
         let mut s = String::new();
         let k = self.figures.len();
         for g in &self.groups {
@@ -495,7 +501,7 @@ pub fn ranking_text(plan: &SweepPlan, points: &[PointRows], ranking: &wblab_swee
     for p in points {
         r.add(p);
     }
-    r.text(plan, ranking, per)
+    r.text(plan)
 }
 
 /// `--plot`'s charts as (file name, SVG): one per figure, or with `--per` one per figure and
