@@ -167,6 +167,24 @@ pub struct LoopParams {
     /// A cache flush of the backing disk (what the host's fsync of the image ends with), ns.
     /// Measured in the block trace of a loop flush on `vda`: 40 µs from issue to completion.
     pub backing_flush_latency: Ns,
+    /// How far the 99th percentile of the host's part of a flush lies above its median when
+    /// flushes follow each other closely, ns: each flush draws its time from a log-logistic law
+    /// of that shape (the device's stream of chance), scaled with its median after a rest
+    /// (`backing_flush_idle_exit`); 0, none. The host's fsync of the image reaches a shared
+    /// disk whose flush has a long tail: fio's 4 KiB O_DIRECT overwrites of a file on `vda`,
+    /// each followed by fdatasync (2026-12-03, three runs of 8 s, 40 k syncs each): p50
+    /// 72–74 µs, p90 116–126, p99 342–545, p99.9 1.3–1.9 ms, max 8–10 ms
+    /// (`validation/measured/vda-flush/`).
+    pub backing_flush_spread: Ns,
+    /// What a flush pays on top after the host's previous flush rested `backing_idle_time`
+    /// and more, ns (see [`idle_exit`]). 0 by default: on 2026-12-03 the overwrites above
+    /// with `thinktime` between them synced with a median of 101 / 313 / 330 µs after
+    /// 1 / 10 / 100 ms (72 back to back), their tail growing with the median (p99 0.8 / 3.4 /
+    /// 70 ms, the last of 194 syncs), which 260 µs would give; but isolated loop flushes after
+    /// 1–300 ms of writes took 0.22–0.24 ms in all on 2026-12-01, their metadata writes
+    /// included (`validation/measured/loop-flush/`), which leaves the host's flush 0.1 ms.
+    /// Which day is the host's usual one is not known yet.
+    pub backing_flush_idle_exit: Ns,
     /// Rate at which a flush destages what the host cached since the previous one, bytes/s
     /// (a host that writes its cache back at a flush; see `backing_cache`).
     pub backing_flush_bandwidth: u64,
@@ -201,6 +219,8 @@ impl Default for LoopParams {
             backing_write_idle_exit: 110_000,
             backing_idle_time: 3_000_000,
             backing_flush_latency: 40_000,
+            backing_flush_spread: 330_000,
+            backing_flush_idle_exit: 0,
             backing_flush_bandwidth: 1200 * MIB,
             backing_cache: 0,
             backing_preallocated: true,
@@ -268,7 +288,7 @@ impl DeviceModel for LoopParams {
     }
 }
 
-static LOOP_KNOBS: [Knob<LoopParams>; 18] = [
+static LOOP_KNOBS: [Knob<LoopParams>; 20] = [
     knob!(LoopParams, "backing_read_bandwidth", KnobKind::Rate, "reads of the backing file", backing_read_bandwidth: u64),
     knob!(LoopParams, "backing_write_bandwidth", KnobKind::Rate, "writes of the backing file", backing_write_bandwidth: u64),
     knob!(LoopParams, "backing_latency", LATENCY, "median latency of one backing I/O on top of its transfer", backing_latency: u64),
@@ -283,6 +303,8 @@ static LOOP_KNOBS: [Knob<LoopParams>; 18] = [
     knob!(LoopParams, "backing_write_segment_cost", LATENCY, "the same for a backing write", backing_write_segment_cost: u64),
     knob!(LoopParams, "backing_ring", KnobKind::Count { min: 3, max: 65536 }, "descriptors of the backing disk's virtqueue (a request takes its segments + 2)", backing_ring: u32),
     knob!(LoopParams, "backing_flush_latency", LATENCY, "a cache flush of the backing disk, the end of every fsync of the image", backing_flush_latency: u64),
+    knob!(LoopParams, "backing_flush_spread", LATENCY, "how far the host's flush time's p99 lies above its median, flushes back to back (log-logistic; 0: none)", backing_flush_spread: u64),
+    knob!(LoopParams, "backing_flush_idle_exit", LATENCY, "the most a flush pays on top after the previous one rested", backing_flush_idle_exit: u64),
     knob!(LoopParams, "backing_flush_bandwidth", KnobKind::Rate, "destaging of the host's cached writes at a flush", backing_flush_bandwidth: u64),
     knob!(LoopParams, "backing_cache", KnobKind::Size { min: 0, max: u64::MAX, pages: false }, "most written bytes the host caches between flushes", backing_cache: u64),
     knob!(LoopParams, "backing_preallocated", KnobKind::Bool, "the image was fallocated: unwritten until written (reads free, first writes dirty its extent map); false: fully written", backing_preallocated: bool),
@@ -441,6 +463,8 @@ impl LoopDev {
                 write_segment_cost: p.backing_write_segment_cost,
                 latency: p.backing_latency,
                 latency_spread: p.backing_latency_spread,
+                flush_spread: p.backing_flush_spread,
+                flush_idle_exit: p.backing_flush_idle_exit,
                 read_idle_exit: p.backing_idle_exit,
                 write_idle_exit: p.backing_write_idle_exit,
                 idle_time: p.backing_idle_time,

@@ -39,7 +39,8 @@
 //! in the ring, and every request served in it completes after the interrupt's half. A request
 //! holds its descriptors until it completes. A flush goes to the head of the dispatch list (it
 //! bypasses the elevator, as blk-flush inserts it) and costs the host what the caller says,
-//! less the round trip its measurement included. The host file system's own writes (an fsync
+//! less the round trip its measurement included, drawn with the long tail of the host's disk
+//! (`flush_spread`) and slower after a rest since the previous flush (`flush_idle_exit`). The host file system's own writes (an fsync
 //! of the image writing its inode, [`HOST_META_ID`]) queue in the elevator like the loop's,
 //! behind them.
 //!
@@ -100,6 +101,11 @@ pub struct HostParams {
     pub latency: Ns,
     /// Its 99th percentile above the median, ns (log-logistic; 0: none).
     pub latency_spread: Ns,
+    /// The 99th percentile of a flush's own service above its median, flushes back to back,
+    /// ns (log-logistic, its shape kept when a rest raises the median).
+    pub flush_spread: Ns,
+    /// The most a flush pays on top after the previous one rested (see [`idle_exit`]).
+    pub flush_idle_exit: Ns,
     /// Wake-up of a store found idle, reads and writes, ns (see [`idle_exit`]).
     pub read_idle_exit: Ns,
     pub write_idle_exit: Ns,
@@ -148,6 +154,8 @@ pub struct HostDisk {
     served: BinaryHeap<Reverse<(Ns, u64, Io, u32)>>,
     /// When the host last finished a round: after it the store rests.
     quiet_from: Ns,
+    /// When the host's last flush ended: its next one pays for the rest since.
+    last_flush_end: Ns,
     seq: u64,
     rng: RngStream,
 }
@@ -170,6 +178,7 @@ impl HostDisk {
             round_irq: 0,
             served: BinaryHeap::new(),
             quiet_from: 0,
+            last_flush_end: 0,
             seq: 0,
             rng,
         }
@@ -308,13 +317,25 @@ impl HostDisk {
     /// ring is taken, or, with none left, the round ends and signals all it served.
     fn host_step(&mut self, t: Ns) {
         if let Some(done) = self.in_service.take() {
+            if done.0.op == Op::Flush {
+                self.last_flush_end = t;
+            }
             self.round.push(done);
         }
         if let Some((io, desc)) = self.ring_q.pop_front() {
             let work = if io.op == Op::Flush {
                 // The host's fsync of the image, measured whole (issue to completion): the
-                // round trip is the round's, not the fsync's.
-                io.flush_cost.saturating_sub(self.p.latency)
+                // round trip is the round's, not the fsync's. Its disk's flush has a long
+                // tail, and after a rest a slower median with the tail scaled alike.
+                let base = io.flush_cost.saturating_sub(self.p.latency);
+                let rest = t.saturating_sub(self.last_flush_end);
+                let median = base + idle_exit(rest, self.p.flush_idle_exit, self.p.idle_time);
+                let p99 = if base == 0 {
+                    median
+                } else {
+                    median + (self.p.flush_spread as u128 * median as u128 / base as u128) as Ns
+                };
+                self.rng.log_logistic(median, p99)
             } else {
                 let (rate, per_segment) = if io.op == Op::Write {
                     (self.p.write_bandwidth, self.p.write_segment_cost)
@@ -351,6 +372,8 @@ mod tests {
             write_segment_cost: 0,
             latency: 50_000,
             latency_spread: 0,
+            flush_spread: 0,
+            flush_idle_exit: 0,
             read_idle_exit: 0,
             write_idle_exit: 0,
             idle_time: 3_000_000,
@@ -486,6 +509,50 @@ mod tests {
         let folios = small_write_beside_a_sweep(1);
         assert!(folios <= 33 * each + 100_000, "{folios} ns");
         assert!(folios >= 20 * each, "it still waits for the host's queue: {folios} ns");
+    }
+
+    /// Service times of `n` flushes of `cost`, each submitted `gap` after the previous one
+    /// completed, with the round trip off: sorted.
+    fn flush_times(p: HostParams, cost: Ns, gap: Ns, n: usize) -> Vec<Ns> {
+        let mut d = HostDisk::new(HostParams { latency: 0, ..p }, RngStream::new(3, "test/host"));
+        let (mut at, mut out) = (gap, Vec::new());
+        for i in 0..n {
+            d.submit_flush(at, i as u32, cost);
+            while let Some((t, done)) = d.step(u64::MAX) {
+                if done.is_some() {
+                    out.push(t - at);
+                    at = t + gap;
+                    break;
+                }
+            }
+        }
+        out.sort_unstable();
+        out
+    }
+
+    #[test]
+    fn the_hosts_flushes_have_a_long_tail_that_grows_after_a_rest() {
+        let p = HostParams {
+            flush_spread: 300_000,
+            flush_idle_exit: 250_000,
+            ..params()
+        };
+        let q = |v: &[Ns], f: f64| v[((v.len() - 1) as f64 * f) as usize] as f64;
+        // Back to back: the median is the flush's cost, the p99 the spread above it.
+        let close = flush_times(p.clone(), 40_000, 0, 20_000);
+        assert!((q(&close, 0.5) / 40_000.0 - 1.0).abs() < 0.05, "p50 {}", q(&close, 0.5));
+        assert!((q(&close, 0.99) / 340_000.0 - 1.0).abs() < 0.1, "p99 {}", q(&close, 0.99));
+        // After rests ten times the idle time: the median pays the exit, the tail keeps its shape.
+        let rested = flush_times(p.clone(), 40_000, 10 * p.idle_time, 5_000);
+        let median = 40_000.0 + 250_000.0 * (1.0 - (-10f64).exp());
+        assert!((q(&rested, 0.5) / median - 1.0).abs() < 0.05, "p50 {}", q(&rested, 0.5));
+        let ratio = q(&rested, 0.99) / q(&rested, 0.5);
+        assert!((ratio / (340.0 / 40.0) - 1.0).abs() < 0.15, "p99/p50 {ratio}");
+        // Chance off: every flush takes its median.
+        let mut d = HostDisk::new(HostParams { latency: 0, ..p }, RngStream::of_chance(false, 3, "test/host"));
+        d.submit_flush(0, 0, 40_000);
+        let done = std::iter::from_fn(|| d.step(u64::MAX)).find(|(_, c)| c.is_some()).unwrap().0;
+        assert_eq!(done, 40_000);
     }
 
     #[test]
