@@ -144,10 +144,9 @@ pub struct HostDisk {
     /// Admitted I/Os the host has not taken yet, in ring order, with their descriptors.
     ring_q: VecDeque<(Io, u32)>,
     /// The round under way: when the host's current step (its wake-up or one request's
-    /// service) ends, the request in service, those served before it in this round, and the
+    /// service) ends, the requests it took so far (the one in service last), and the
     /// interrupt's half of the round's round trip.
     host_busy_until: Option<Ns>,
-    in_service: Option<(Io, u32)>,
     round: Vec<(Io, u32)>,
     round_irq: Ns,
     /// I/Os of ended rounds by their completion: (time, sequence, I/O, descriptors).
@@ -173,7 +172,6 @@ impl HostDisk {
             ring_used: 0,
             ring_q: VecDeque::new(),
             host_busy_until: None,
-            in_service: None,
             round: Vec::new(),
             round_irq: 0,
             served: BinaryHeap::new(),
@@ -313,15 +311,9 @@ impl HostDisk {
         self.host_busy_until = Some(now + notify + wake);
     }
 
-    /// The host's step that ends at `t`: the request in service is done; the next one in the
-    /// ring is taken, or, with none left, the round ends and signals all it served.
+    /// The host's step that ends at `t` (its wake-up or a request's service): the next request
+    /// in the ring is taken, or, with none left, the round ends and signals all it served.
     fn host_step(&mut self, t: Ns) {
-        if let Some(done) = self.in_service.take() {
-            if done.0.op == Op::Flush {
-                self.last_flush_end = t;
-            }
-            self.round.push(done);
-        }
         if let Some((io, desc)) = self.ring_q.pop_front() {
             let work = if io.op == Op::Flush {
                 // The host's fsync of the image, measured whole (issue to completion): the
@@ -344,7 +336,10 @@ impl HostDisk {
                 };
                 self.p.request_cost + Ns::from(io.segments) * per_segment + xfer(io.bytes, rate)
             };
-            self.in_service = Some((io, desc));
+            if io.op == Op::Flush {
+                self.last_flush_end = t + work;
+            }
+            self.round.push((io, desc));
             self.host_busy_until = Some(t + work);
             return;
         }
