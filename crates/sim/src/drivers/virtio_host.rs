@@ -311,23 +311,30 @@ impl HostDisk {
         self.host_busy_until = Some(now + notify + wake);
     }
 
+    /// How long the host's fsync of the image takes when it starts at `t`, and the stamp of its
+    /// end for the next one. `cost` was measured whole (issue to completion), so the round
+    /// trip, which is the round's, comes off; its disk's flush has a long tail, and after a
+    /// rest a slower median with the tail scaled alike.
+    fn flush_time(&mut self, t: Ns, cost: Ns) -> Ns {
+        let base = cost.saturating_sub(self.p.latency);
+        let rest = t.saturating_sub(self.last_flush_end);
+        let median = base + idle_exit(rest, self.p.flush_idle_exit, self.p.idle_time);
+        let p99 = if base == 0 {
+            median
+        } else {
+            median + (self.p.flush_spread as u128 * median as u128 / base as u128) as Ns
+        };
+        let work = self.rng.log_logistic(median, p99);
+        self.last_flush_end = t + work;
+        work
+    }
+
     /// The host's step that ends at `t` (its wake-up or a request's service): the next request
     /// in the ring is taken, or, with none left, the round ends and signals all it served.
     fn host_step(&mut self, t: Ns) {
         if let Some((io, desc)) = self.ring_q.pop_front() {
             let work = if io.op == Op::Flush {
-                // The host's fsync of the image, measured whole (issue to completion): the
-                // round trip is the round's, not the fsync's. Its disk's flush has a long
-                // tail, and after a rest a slower median with the tail scaled alike.
-                let base = io.flush_cost.saturating_sub(self.p.latency);
-                let rest = t.saturating_sub(self.last_flush_end);
-                let median = base + idle_exit(rest, self.p.flush_idle_exit, self.p.idle_time);
-                let p99 = if base == 0 {
-                    median
-                } else {
-                    median + (self.p.flush_spread as u128 * median as u128 / base as u128) as Ns
-                };
-                self.rng.log_logistic(median, p99)
+                self.flush_time(t, io.flush_cost)
             } else {
                 let (rate, per_segment) = if io.op == Op::Write {
                     (self.p.write_bandwidth, self.p.write_segment_cost)
@@ -336,9 +343,6 @@ impl HostDisk {
                 };
                 self.p.request_cost + Ns::from(io.segments) * per_segment + xfer(io.bytes, rate)
             };
-            if io.op == Op::Flush {
-                self.last_flush_end = t + work;
-            }
             self.round.push((io, desc));
             self.host_busy_until = Some(t + work);
             return;
