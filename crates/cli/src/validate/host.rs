@@ -11,6 +11,7 @@
 use std::path::{Path, PathBuf};
 use wblab_probe::hostdisk::HostDiskStamp;
 use wblab_probe::memtouch::MemoryTouchStamp;
+use wblab_sim::drivers::loopdev::LoopParams;
 
 /// The host's work per 1 MiB request besides its transfer, µs: the loop model's
 /// `backing_request_cost` (7) and `backing_latency` (20) and the guest's own path (about 10).
@@ -93,20 +94,47 @@ pub fn median(stamps: &[Option<HostDiskStamp>]) -> Option<HostDiskStamp> {
     })
 }
 
-/// The loop model's keys for a disk that measured `s`: the transfer rates that give the
-/// measured rates of 1 MiB requests (which fill the model's ring, so its host serves them one
-/// at a time, each paying its request cost and round trip), and the flush.
+/// The loop model's keys for a disk that measured `s`: the day's speed for each direction. The
+/// probe's 1 MiB requests come from an ordinary buffer, a descriptor per 4 KiB page, and fill the
+/// model's ring, so its host serves them one at a time, each paying its request cost and round
+/// trip; the model's own time for such a request (its segments and its transfer) is scaled to
+/// the measured one, both parts alike, so a loop's large-folio requests get faster or slower by
+/// the same factor. And the flush.
 pub fn loop_keys(s: &HostDiskStamp) -> Vec<(&'static str, String)> {
-    let transfer = |mib_s: f64| {
+    let d = LoopParams::default();
+    let pages = (1u64 << 20) / 4096;
+    // (transfer key, segment key, default rate, default segment cost, measured MiB/s)
+    let dirs = [
+        (
+            "backing_write_bandwidth",
+            "backing_write_segment_cost",
+            d.backing_write_bandwidth,
+            d.backing_write_segment_cost,
+            s.write_mib_s,
+        ),
+        (
+            "backing_read_bandwidth",
+            "backing_read_segment_cost",
+            d.backing_read_bandwidth,
+            d.backing_read_segment_cost,
+            s.read_mib_s,
+        ),
+    ];
+    let mut keys = Vec::new();
+    for (rate_key, seg_key, rate, seg_ns, mib_s) in dirs {
+        let model_us = (pages * seg_ns) as f64 / 1e3 + (1u64 << 20) as f64 / rate as f64 * 1e6;
         let per_request = 1e6 / mib_s.max(1.0);
-        let bytes_per_s = (1u64 << 20) as f64 / ((per_request - PER_REQUEST_US).max(per_request / 2.0) / 1e6);
-        format!("\"{}MiB/s\"", (bytes_per_s / (1u64 << 20) as f64).round() as u64)
-    };
-    vec![
-        ("backing_write_bandwidth", transfer(s.write_mib_s)),
-        ("backing_read_bandwidth", transfer(s.read_mib_s)),
-        ("backing_flush_latency", format!("\"{}us\"", s.flush_us.round() as u64)),
-    ]
+        let factor = (per_request - PER_REQUEST_US).max(per_request / 2.0) / model_us;
+        keys.push((
+            rate_key,
+            format!("\"{}MiB/s\"", (rate as f64 / factor / (1u64 << 20) as f64).round() as u64),
+        ));
+        if seg_ns > 0 {
+            keys.push((seg_key, format!("\"{}ns\"", (seg_ns as f64 * factor).round() as u64)));
+        }
+    }
+    keys.push(("backing_flush_latency", format!("\"{}us\"", s.flush_us.round() as u64)));
+    keys
 }
 
 /// `case` (a generated scenario file) with `keys` added to each of its loop devices, after
@@ -185,19 +213,30 @@ mod tests {
 
     #[test]
     fn the_keys_give_back_the_measured_rate_one_request_at_a_time() {
-        let keys = loop_keys(&stamp(550.0, 850.0, 216.0));
-        let mib_s = |k: &str| -> f64 {
-            let v = &keys.iter().find(|(n, _)| *n == k).unwrap().1;
-            v.trim_matches('"').trim_end_matches("MiB/s").parse().unwrap()
-        };
-        for (key, measured) in [("backing_write_bandwidth", 550.0), ("backing_read_bandwidth", 850.0)] {
-            let transfer = mib_s(key);
-            assert!(transfer > measured, "{key}: the transfer outruns the request rate");
-            let per_request_us = 1e6 / transfer + PER_REQUEST_US;
-            let back = 1e6 / per_request_us;
-            assert!((back / measured - 1.0).abs() < 0.01, "{key}: {back} MiB/s against {measured}");
+        for (w, r) in [(550.0, 850.0), (2400.0, 1400.0)] {
+            let keys = loop_keys(&stamp(w, r, 216.0));
+            let num = |k: &str, unit: &str| -> Option<f64> {
+                let v = &keys.iter().find(|(n, _)| *n == k)?.1;
+                Some(v.trim_matches('"').trim_end_matches(unit).parse().unwrap())
+            };
+            for (dir, measured) in [("write", w), ("read", r)] {
+                let transfer = num(&format!("backing_{dir}_bandwidth"), "MiB/s").unwrap();
+                let segment_us = num(&format!("backing_{dir}_segment_cost"), "ns").unwrap_or(0.0) / 1e3;
+                assert!(transfer > measured, "{dir}: the transfer outruns the request rate");
+                // A 1 MiB request of 256 scattered pages, as the probe sends.
+                let per_request_us = 1e6 / transfer + 256.0 * segment_us + PER_REQUEST_US;
+                let back = 1e6 / per_request_us;
+                assert!((back / measured - 1.0).abs() < 0.01, "{dir}: {back} MiB/s against {measured}");
+            }
+            assert!(keys.contains(&("backing_flush_latency", "\"216us\"".to_string())));
         }
-        assert!(keys.contains(&("backing_flush_latency", "\"216us\"".to_string())));
+        // A faster day makes both parts of a read cheaper: a large-folio read gains as much.
+        let seg = |r: f64| -> u64 {
+            let keys = loop_keys(&stamp(1000.0, r, 50.0));
+            let v = &keys.iter().find(|(n, _)| *n == "backing_read_segment_cost").unwrap().1;
+            v.trim_matches('"').trim_end_matches("ns").parse().unwrap()
+        };
+        assert!(seg(1400.0) < seg(850.0));
     }
 
     #[test]
