@@ -141,11 +141,10 @@ pub struct HostDisk {
     front: VecDeque<Io>,
     /// Descriptors in use.
     ring_used: u32,
-    /// Admitted I/Os the host has not taken yet, in ring order, with their descriptors.
-    ring_q: VecDeque<(Io, u32)>,
-    /// The round under way: when the host's current step (its wake-up or one request's
-    /// service) ends, the requests it took so far (the one in service last), and the
-    /// interrupt's half of the round's round trip.
+    /// The round under way: when the host is through with every request admitted so far (it
+    /// serves the ring in order, so each one's service is known when it enters: one event a
+    /// round, not one a request), those requests with their descriptors, and the interrupt's
+    /// half of the round's round trip.
     host_busy_until: Option<Ns>,
     round: Vec<(Io, u32)>,
     round_irq: Ns,
@@ -170,7 +169,6 @@ impl HostDisk {
             held: None,
             front: VecDeque::new(),
             ring_used: 0,
-            ring_q: VecDeque::new(),
             host_busy_until: None,
             round: Vec::new(),
             round_irq: 0,
@@ -287,17 +285,21 @@ impl HostDisk {
                 return;
             }
             self.ring_used += desc;
-            self.ring_q.push_back((io, desc));
-            if self.host_busy_until.is_none() {
-                self.start_round(now, io.op);
-            }
+            let start = match self.host_busy_until {
+                Some(t) => t,
+                None => self.start_round(now, io.op),
+            };
+            let work = self.service(start, &io);
+            self.round.push((io, desc));
+            self.host_busy_until = Some(start + work);
         }
     }
 
     /// The guest's notification reaches the idle host: it wakes (the notification's half of
     /// this round's round trip, and the store's wake-up after a rest) and starts taking the
     /// ring's requests.
-    fn start_round(&mut self, now: Ns, first: Op) {
+    /// When the host, awake, takes the round's first request.
+    fn start_round(&mut self, now: Ns, first: Op) -> Ns {
         let p99 = self.p.latency + self.p.latency_spread;
         let round_trip = self.rng.log_logistic(self.p.latency, p99);
         let notify = round_trip / 2;
@@ -308,7 +310,7 @@ impl HostDisk {
             _ => 0,
         };
         let wake = idle_exit(now.saturating_sub(self.quiet_from), exit, self.p.idle_time);
-        self.host_busy_until = Some(now + notify + wake);
+        now + notify + wake
     }
 
     /// How long the host's fsync of the image takes when it starts at `t`, and the stamp of its
@@ -329,24 +331,21 @@ impl HostDisk {
         work
     }
 
-    /// The host's step that ends at `t` (its wake-up or a request's service): the next request
-    /// in the ring is taken, or, with none left, the round ends and signals all it served.
-    fn host_step(&mut self, t: Ns) {
-        if let Some((io, desc)) = self.ring_q.pop_front() {
-            let work = if io.op == Op::Flush {
-                self.flush_time(t, io.flush_cost)
-            } else {
-                let (rate, per_segment) = if io.op == Op::Write {
-                    (self.p.write_bandwidth, self.p.write_segment_cost)
-                } else {
-                    (self.p.read_bandwidth, self.p.read_segment_cost)
-                };
-                self.p.request_cost + Ns::from(io.segments) * per_segment + xfer(io.bytes, rate)
-            };
-            self.round.push((io, desc));
-            self.host_busy_until = Some(t + work);
-            return;
+    /// The host's time for `io`, taken at `t`.
+    fn service(&mut self, t: Ns, io: &Io) -> Ns {
+        if io.op == Op::Flush {
+            return self.flush_time(t, io.flush_cost);
         }
+        let (rate, per_segment) = if io.op == Op::Write {
+            (self.p.write_bandwidth, self.p.write_segment_cost)
+        } else {
+            (self.p.read_bandwidth, self.p.read_segment_cost)
+        };
+        self.p.request_cost + Ns::from(io.segments) * per_segment + xfer(io.bytes, rate)
+    }
+
+    /// The host is through with the round at `t`, the ring empty: it signals all it served.
+    fn host_step(&mut self, t: Ns) {
         let at = t + self.round_irq;
         for (io, desc) in self.round.drain(..) {
             self.seq += 1;
