@@ -176,6 +176,12 @@ impl AddressSpace {
             return ch;
         }
         let end = start + n;
+        if let Some(st) = state {
+            if self.extend_run(start, n, st) {
+                ch.add(None, n);
+                return ch;
+            }
+        }
         self.split_at(start);
         self.split_at(end);
         let mut covered = 0;
@@ -204,6 +210,39 @@ impl AddressSpace {
             self.coalesce(start);
         }
         ch
+    }
+
+    /// A writer appending: [start, start+n) is not cached and the run before it, in
+    /// `state`, ends at `start` (and no run of that state follows at once), so it only grows —
+    /// what the general path's splits, insertion and merge would come to, in one lookup.
+    fn extend_run(&mut self, start: u64, n: u64, state: PageState) -> bool {
+        let end = start + n;
+        if self
+            .map
+            .range(start..)
+            .next()
+            .is_some_and(|(&s, e)| s < end || (s == end && e.state == state))
+        {
+            return false;
+        }
+        let Some((&ps, pe)) = self.map.range_mut(..start).next_back() else {
+            return false;
+        };
+        if ps + pe.len != start || pe.state != state {
+            return false;
+        }
+        pe.len += n;
+        self.nr_pages += n;
+        if state.is_dirty() {
+            self.nr_dirty += n;
+        }
+        if state.under_writeback() {
+            self.nr_writeback += n;
+        }
+        if state == PageState::Queued {
+            self.nr_queued += n;
+        }
+        true
     }
 
     /// Change only the pages of [start, start+n) that are in state `from` to `to`
@@ -359,6 +398,10 @@ mod tests {
                 prop_assert_eq!(a.nr_writeback, naive.iter().filter(|p| p.is_some_and(PageState::under_writeback)).count() as u64);
                 prop_assert_eq!(a.nr_queued, naive.iter().filter(|p| **p == Some(PageState::Queued)).count() as u64);
                 prop_assert_eq!(a.end(), naive.iter().rposition(|p| p.is_some()).map_or(0, |i| i as u64 + 1));
+                // One extent per maximal run of one state, whichever path (an append growing
+                // the run before it, or the general splits and merges) made it.
+                let runs = (0..naive.len()).filter(|&i| naive[i].is_some() && (i == 0 || naive[i - 1] != naive[i])).count();
+                prop_assert_eq!(a.extents(), runs);
                 let from = start / 2;
                 let want = naive.iter().enumerate().skip(from as usize).take(150usize.saturating_sub(from as usize)).find(|(_, p)| p.is_some_and(PageState::is_dirty)).map(|(i, _)| i as u64);
                 prop_assert_eq!(a.next_matching(from, 150, PageState::is_dirty).map(|r| r.0), want);
