@@ -197,16 +197,7 @@ impl AddressSpace {
         self.nr_queued -= ch.queued;
         if let Some(st) = state {
             self.put(start, Extent { len: n, state: st });
-            self.nr_pages += n;
-            if st.is_dirty() {
-                self.nr_dirty += n;
-            }
-            if st.under_writeback() {
-                self.nr_writeback += n;
-            }
-            if st == PageState::Queued {
-                self.nr_queued += n;
-            }
+            self.count_in(n, st);
             self.coalesce(start);
         }
         ch
@@ -232,6 +223,12 @@ impl AddressSpace {
             return false;
         }
         pe.len += n;
+        self.count_in(n, state);
+        true
+    }
+
+    /// `n` pages entered the cache in `state`: the counters follow.
+    fn count_in(&mut self, n: u64, state: PageState) {
         self.nr_pages += n;
         if state.is_dirty() {
             self.nr_dirty += n;
@@ -242,7 +239,6 @@ impl AddressSpace {
         if state == PageState::Queued {
             self.nr_queued += n;
         }
-        true
     }
 
     /// Change only the pages of [start, start+n) that are in state `from` to `to`
