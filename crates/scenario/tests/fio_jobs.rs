@@ -234,6 +234,7 @@ fn a_runtime_of_centuries_runs_the_job_until_the_run_ends() {
     let wblab_sim::config::JobConfig::Fio(j) = &mut sc.tasks[0].job else {
         panic!("a fio job");
     };
+    let j = std::sync::Arc::make_mut(j);
     j.ramp = SEC;
     // Wrapped, now + 1 s + this would end the job half-way through its ramp.
     j.runtime = Some(u64::MAX - SEC / 2);

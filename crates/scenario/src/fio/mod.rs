@@ -361,7 +361,7 @@ pub fn tasks_with(text: &str, file: &str, at: &Placement, extra: &[(String, Stri
             ioprio: built.ioprio.unwrap_or(at.ioprio),
             cgroup: at.cgroup,
             after,
-            job: wblab_sim::config::JobConfig::Fio(Box::new(job)),
+            job: wblab_sim::config::JobConfig::Fio(std::sync::Arc::new(job)),
         });
     }
     if errors.is_empty() {

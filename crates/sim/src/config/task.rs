@@ -190,8 +190,10 @@ pub enum JobConfig {
         /// User-space CPU per operation (tiotest's buffer fill and check), ns.
         user_cost: Ns,
     },
-    /// One fio job (a section of a job file); `count` is its `numjobs`.
-    Fio(Box<super::FioJob>),
+    /// One fio job (a section of a job file); `count` is its `numjobs`. Shared, not boxed: a
+    /// task's job is copied for each of its system calls, and a fio job carries its whole job
+    /// file.
+    Fio(std::sync::Arc<super::FioJob>),
 }
 
 impl JobConfig {

@@ -182,16 +182,10 @@ impl Machine {
     fn next_op(&mut self, tid: u32) -> Option<Phase> {
         let t = tid as usize;
         let now = self.now();
+        let job = self.tasks[t].job.clone();
         if now >= self.tasks[t].stop {
             return self.task_done(tid);
         }
-        if let JobConfig::Fio(_) = self.tasks[t].job {
-            // Stepped where it lies: a fio job carries its whole job file, too much to copy
-            // for every I/O.
-            self.tasks[t].op_start = now;
-            return self.fio_next(tid);
-        }
-        let job = self.tasks[t].job.clone();
         if let JobConfig::Netwrite { bs, rate, .. } = job {
             // The next `bs` arrives `bs / rate` after the previous write began.
             let next = self.tasks[t].op_start + crate::drivers::xfer(bs, rate);
