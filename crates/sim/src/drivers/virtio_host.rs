@@ -232,7 +232,7 @@ impl HostDisk {
             }
             Some((io.id, io.op))
         } else if self.host_busy_until == Some(t) {
-            self.host_step(t);
+            self.end_round(t);
             None
         } else {
             let Reverse((_, _, io)) = self.arriving.pop().expect("peeked");
@@ -297,8 +297,7 @@ impl HostDisk {
 
     /// The guest's notification reaches the idle host: it wakes (the notification's half of
     /// this round's round trip, and the store's wake-up after a rest) and starts taking the
-    /// ring's requests.
-    /// When the host, awake, takes the round's first request.
+    /// ring's requests. Returns when it takes the first.
     fn start_round(&mut self, now: Ns, first: Op) -> Ns {
         let p99 = self.p.latency + self.p.latency_spread;
         let round_trip = self.rng.log_logistic(self.p.latency, p99);
@@ -345,7 +344,7 @@ impl HostDisk {
     }
 
     /// The host is through with the round at `t`, the ring empty: it signals all it served.
-    fn host_step(&mut self, t: Ns) {
+    fn end_round(&mut self, t: Ns) {
         let at = t + self.round_irq;
         for (io, desc) in self.round.drain(..) {
             self.seq += 1;
