@@ -55,6 +55,9 @@ pub struct Inode {
     /// (`I_DIRTY_DATASYNC`: size, block allocation, unwritten-extent conversion); what
     /// fdatasync and O_DSYNC commit. An overwrite of written blocks leaves it alone.
     pub datasync_tid: u32,
+    /// The transaction whose ordered-data list holds the inode (0: none yet): it joins each
+    /// running transaction's list once, without a search of the list.
+    pub ordered_tid: u32,
     /// Journalled changes to the inode so far (every handle that touched it), the count at
     /// its last data-integrity change, and the count an ext4 fast commit last made durable
     /// (the fast commit logs the inode as it is, ahead of the transaction's full commit).
@@ -102,6 +105,7 @@ impl Inode {
             untouched: 0,
             sync_tid: 0,
             datasync_tid: 0,
+            ordered_tid: 0,
             meta_seq: 0,
             datasync_seq: 0,
             fc_seq: 0,

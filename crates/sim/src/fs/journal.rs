@@ -144,12 +144,11 @@ impl Machine {
     /// the data back needs, `datasync`), and with ext3's ordered data its file too.
     fn handle_touch(&mut self, ino: u32, dev: u16, blocks: &[MetaBlock], order: bool, datasync: bool) {
         let tid = self.journal_touch(dev, blocks);
-        let j = self.jn(dev);
-        if order && j.p.ordered != Ordered::None {
-            let t = j.running.as_mut().expect("touched");
-            if !t.ordered.contains(&ino) {
-                t.ordered.push(ino);
-            }
+        if order && self.jn(dev).p.ordered != Ordered::None && self.inodes[ino as usize].ordered_tid != tid {
+            self.inodes[ino as usize].ordered_tid = tid;
+            let t = self.jn(dev).running.as_mut().expect("touched");
+            debug_assert_eq!(t.tid, tid);
+            t.ordered.push(ino);
         }
         let inode = &mut self.inodes[ino as usize];
         inode.sync_tid = tid;
