@@ -63,6 +63,13 @@ pub enum Event {
     IolatTimer(u16),
     /// A device's journal thread runs after a wake-up.
     JournalWake(u16),
+    /// The journal thread built the commit's log write (`fs::jbd2::JBD2_LOG_PREP_NS`).
+    JournalLogPrepared(u16),
+    /// blk-flush's kworker issues device `dev`'s pending flush.
+    FlushKick(u16),
+    /// The journal's pre-flush completed a step ago: its commit record goes
+    /// (`block::queue::BLK_FLUSH_STEP_NS`).
+    JournalFlushSeq(u16),
     /// Free page reporting's pass (`page_reporting_process`): long-free frames go back to
     /// the host.
     PageReport,
@@ -1246,6 +1253,18 @@ impl Machine {
         }
     }
 
+    /// `waiter` asks for a cache flush of device `dev`, which blk-flush issues `delay` later
+    /// ([`crate::block::queue::BLK_FLUSH_KICK_NS`] for a new sequence,
+    /// [`crate::block::queue::BLK_FLUSH_STEP_NS`] for a sequence's next step).
+    pub(crate) fn blk_flush(&mut self, dev: u16, waiter: u32, delay: Ns) {
+        let ready = self.now() + delay;
+        if self.queues[dev as usize].queue_flush(waiter, ready) && delay > 0 {
+            self.q.schedule(ready, Event::FlushKick(dev));
+        } else {
+            self.kick_queue(dev);
+        }
+    }
+
     /// A cache flush finished: the fsync()/sync() callers it served go on.
     fn flush_completed(&mut self, dev: u16) {
         let d = dev as usize;
@@ -1840,6 +1859,9 @@ impl Machine {
             Event::FpropPeriod => self.on_fprop_period(),
             Event::JournalTimer(d) => self.on_journal_timer(d),
             Event::JournalWake(d) => self.journal_woken(d),
+            Event::JournalLogPrepared(d) => self.commit_advance(d),
+            Event::FlushKick(d) => self.kick_queue(d),
+            Event::JournalFlushSeq(d) => self.journal_flushed_now(d),
             Event::PageReport => self.page_report(),
             Event::Sample => self.on_sample(),
             Event::ThrottleSample => self.on_throttle_sample(),

@@ -18,16 +18,21 @@ fn copy_and_commits(model: DeviceModelConfig, fs: Option<MountConfig>, write_cac
     sc.devices[0].fs = fs;
     sc.devices[0].queue.write_cache = write_cache;
     sc.add_task("copy", 1, 0, dd(None));
-    sc.tasks.push(task(
+    sc.tasks.push(commit_task(5 * SEC));
+    sc
+}
+
+/// A 4 KiB write and fsync every 100 ms from `start` on.
+fn commit_task(start: u64) -> wblab_sim::config::TaskConfig {
+    task(
         "commit",
         "/mnt/sda/wal",
-        5 * SEC,
+        start,
         JobConfig::Fsync {
             bytes: 4 * KIB,
             interval: SEC / 10,
         },
-    ));
-    sc
+    )
 }
 
 fn group<'a>(r: &'a RunResult, name: &str) -> &'a wblab_sim::metrics::TaskResult {
@@ -527,4 +532,37 @@ fn every_step_of_a_commit_pays_a_wake_up() {
         "fsync p50 {instant} ns with instant hand-offs, {woken} ns with 100 µs wake-ups"
     );
     assert!(woken < instant + 8 * 100_000, "{woken} ns against {instant} ns");
+}
+
+/// A 4 KiB commit every 100 ms on an otherwise idle SSD carrying `fs`, beside `spinners`
+/// CPU-bound tasks.
+fn commits_beside(fs: FsKind, spinners: u32) -> RunResult {
+    let mut sc = Scenario::one_device("journal", ssd(), 4 * GIB, 2, 5 * SEC);
+    sc.devices[0].fs = Some(mount(fs));
+    sc.tasks.push(commit_task(0));
+    if spinners > 0 {
+        sc.add_task("spin", spinners, 0, JobConfig::Spin);
+    }
+    run(&sc)
+}
+
+#[test]
+fn an_fsync_spends_the_callers_cpu_before_its_first_request() {
+    use wblab_sim::fs::sync::{EXT4_FSYNC_NS, XFS_FSYNC_NS};
+    for (fs, entry) in [(FsKind::Ext4, EXT4_FSYNC_NS), (FsKind::Xfs, XFS_FSYNC_NS)] {
+        let alone = commits_beside(fs, 0);
+        let c = group(&alone, "commit");
+        let calls = c.op_latency.summary().count;
+        assert!(calls >= 40, "{fs:?}: {calls} fsyncs");
+        // The file system's fsync runs in the caller: its system time holds it.
+        assert!(
+            c.cpu_sys_ns >= calls * entry,
+            "{fs:?}: {} ns of system time for {calls} fsyncs",
+            c.cpu_sys_ns
+        );
+        // Two CPU-bound neighbours on the two CPUs: the fsync's CPU now waits for one.
+        let busy = commits_beside(fs, 2);
+        let (a, b) = (commit_p50(&alone), commit_p50(&busy));
+        assert!(b >= a, "{fs:?}: fsync p50 {a} ns alone, {b} ns beside two spinners");
+    }
 }

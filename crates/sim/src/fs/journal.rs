@@ -5,7 +5,7 @@
 //! `xfs_file_fsync` → `xfs_log_force_seq`, `ext4_sync_fs`). The journal's state is
 //! [`crate::fs::jbd2::Journal`].
 
-use crate::block::queue::Submitter;
+use crate::block::queue::{Submitter, BLK_FLUSH_KICK_NS, BLK_FLUSH_STEP_NS};
 use crate::config::{Atime, FsKind};
 use crate::drivers::Op;
 use crate::fs::jbd2::{self, CommitPhase, Journal, JournalWake, MetaBlock, Ordered, JOURNAL_WAITER};
@@ -402,6 +402,7 @@ impl Machine {
             blocks_logged: 0,
             shadow: Vec::new(),
             record_sectors: 8,
+            log_ready_at: None,
         });
         self.trace_commit_phase(dev, "start_commit");
         self.trace_commit_phase(dev, "commit_locking");
@@ -432,6 +433,19 @@ impl Machine {
                     if self.jn(dev).p.fs == FsKind::Xfs {
                         return self.xlog_write_checkpoint(dev, flushes);
                     }
+                    // The logging phase begins; the log write leaves once the thread built it.
+                    let c = self.jn(dev).committing.as_mut().expect("committing");
+                    match c.log_ready_at {
+                        None => {
+                            c.log_ready_at = Some(now + jbd2::JBD2_LOG_PREP_NS);
+                            c.logging_at = now;
+                            self.trace_commit_phase(dev, "commit_logging");
+                            self.q.schedule_in(jbd2::JBD2_LOG_PREP_NS, Event::JournalLogPrepared(dev));
+                            return;
+                        }
+                        Some(at) if now < at => return,
+                        Some(_) => {}
+                    }
                     self.commit_write_log(dev);
                 }
                 CommitPhase::Logging => {
@@ -450,13 +464,13 @@ impl Machine {
                     if flushes && j.p.async_commit {
                         // The commit block went with the metadata: one flush makes it all stable.
                         c.phase = CommitPhase::PostFlush;
-                        self.journal_flush(dev);
+                        self.journal_flush(dev, BLK_FLUSH_KICK_NS);
                         return;
                     }
                     if flushes {
                         c.phase = CommitPhase::PreFlush;
                         j.last_barrier_at = Some(now);
-                        self.journal_flush(dev);
+                        self.journal_flush(dev, BLK_FLUSH_KICK_NS);
                         return;
                     }
                     c.phase = CommitPhase::Record;
@@ -527,7 +541,6 @@ impl Machine {
 
     /// T_COMMIT: write the descriptors and metadata blocks (xfs: the iclogs) to the log.
     fn commit_write_log(&mut self, dev: u16) {
-        let now = self.now();
         let j = self.journals[dev as usize].as_ref().expect("journal");
         // jbd2_journal_write_metadata_buffer shadows every buffer it copies to the log.
         let mut shadow = Vec::new();
@@ -542,10 +555,8 @@ impl Machine {
         let c = j.committing.as_mut().expect("committing");
         c.shadow = shadow;
         c.phase = CommitPhase::Logging;
-        c.logging_at = now;
         c.blocks_logged = logged;
         let with_record = j.p.async_commit;
-        self.trace_commit_phase(dev, "commit_logging");
         self.journal_log_write(dev, sectors + if with_record { 8 } else { 0 }, false);
     }
 
@@ -568,7 +579,7 @@ impl Machine {
         if flushes {
             c.phase = CommitPhase::PreFlush;
             j.last_barrier_at = Some(now);
-            self.journal_flush(dev);
+            self.journal_flush(dev, BLK_FLUSH_KICK_NS);
         } else {
             c.phase = CommitPhase::Record;
             self.journal_log_write(dev, sectors, false);
@@ -647,7 +658,7 @@ impl Machine {
             // blk-flush turns the record's REQ_FUA into a flush after it, sent from the
             // write's completion: the thread sleeps on until that flush is done.
             self.jn(dev).committing.as_mut().expect("committing").phase = CommitPhase::PostFlush;
-            self.journal_flush(dev);
+            self.journal_flush(dev, BLK_FLUSH_STEP_NS);
             return;
         }
         if step_done {
@@ -655,23 +666,24 @@ impl Machine {
         }
     }
 
-    fn journal_flush(&mut self, dev: u16) {
-        self.queues[dev as usize].queue_flush(JOURNAL_WAITER | dev as u32);
-        self.kick_queue(dev);
+    /// The journal's flush, issued `delay` later by blk-flush.
+    fn journal_flush(&mut self, dev: u16, delay: Ns) {
+        self.blk_flush(dev, JOURNAL_WAITER | dev as u32, delay);
     }
 
     /// A flush the journal queued completed: its thread wakes — unless it was the pre-flush of
-    /// a write that carries REQ_PREFLUSH, which blk-flush sends on at once (`blk_flush_complete_seq`).
+    /// a write that carries REQ_PREFLUSH, which blk-flush sends on a step later
+    /// (`blk_flush_complete_seq`).
     pub(crate) fn journal_flushed(&mut self, dev: u16) {
         let pre = self.jn(dev).committing.as_ref().is_some_and(|c| c.phase == CommitPhase::PreFlush);
         if pre {
-            self.journal_flushed_now(dev);
+            self.q.schedule_in(BLK_FLUSH_STEP_NS, Event::JournalFlushSeq(dev));
         } else {
             self.journal_wake(dev, JournalWake::FLUSHED);
         }
     }
 
-    fn journal_flushed_now(&mut self, dev: u16) {
+    pub(crate) fn journal_flushed_now(&mut self, dev: u16) {
         let j = self.jn(dev);
         let c = j.committing.as_mut().expect("a commit waits for the flush");
         match c.phase {

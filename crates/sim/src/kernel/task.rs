@@ -43,6 +43,8 @@ pub enum Phase {
     FioSubmitted,
     /// The CPU of that `io_submit` runs.
     FioSubmitCpu,
+    /// The CPU of an fsync's entry runs (its file system's work before the first request).
+    SyncEntry,
     /// Submitting fsync/sync writeback and waiting for it.
     WaitSync,
     /// rename() of a replaced file: its journal handle (may wait), then `auto_da_alloc`.

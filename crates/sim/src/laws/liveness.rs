@@ -353,7 +353,7 @@ impl Machine {
                 .queues
                 .iter()
                 .filter(|q| q.flush.waits_for(tid))
-                .all(|q| q.flush.in_flight() || q.device.in_flight() > 0);
+                .all(|q| q.flush.in_flight() || q.device.in_flight() > 0 || q.flush.kick_pending(self.now()));
             if left > 0 && waiting == left && moving {
                 return None;
             }

@@ -99,7 +99,7 @@ fn spin_limit(entities: usize) -> u64 {
 }
 
 /// Number of [`Event`] kinds (for the progress law's census).
-const EVENT_KINDS: usize = 17;
+const EVENT_KINDS: usize = 20;
 
 fn event_kind(ev: &Event) -> (usize, &'static str) {
     match ev {
@@ -120,6 +120,9 @@ fn event_kind(ev: &Event) -> (usize, &'static str) {
         Event::IolatTimer(_) => (14, "IolatTimer"),
         Event::JournalWake(_) => (15, "JournalWake"),
         Event::PageReport => (16, "PageReport"),
+        Event::JournalLogPrepared(_) => (17, "JournalLogPrepared"),
+        Event::FlushKick(_) => (18, "FlushKick"),
+        Event::JournalFlushSeq(_) => (19, "JournalFlushSeq"),
     }
 }
 

@@ -97,7 +97,13 @@ impl Machine {
                 Phase::Renamed => self.rename_done(tid),
                 Phase::Think => Some(Phase::NextOp),
                 Phase::FioSubmitted => self.fio_submitted(tid),
-                Phase::CopyDone | Phase::ReadCopyDone | Phase::WaitDirect | Phase::FioSubmitCpu | Phase::Spin | Phase::Done => None,
+                Phase::CopyDone
+                | Phase::ReadCopyDone
+                | Phase::WaitDirect
+                | Phase::FioSubmitCpu
+                | Phase::SyncEntry
+                | Phase::Spin
+                | Phase::Done => None,
             };
             match next {
                 Some(p) => self.tasks[t].phase = p,
@@ -111,6 +117,7 @@ impl Machine {
         let t = tid as usize;
         match self.tasks[t].phase {
             Phase::BdpWriteback | Phase::Meta => self.task_run(tid),
+            Phase::SyncEntry => self.fsync_entered(tid),
             Phase::FioSubmitCpu | Phase::Spin => {
                 self.tasks[t].phase = Phase::NextOp;
                 self.task_run(tid);
