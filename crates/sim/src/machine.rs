@@ -1253,11 +1253,19 @@ impl Machine {
         }
     }
 
-    /// `waiter` asks for a cache flush of device `dev`, which blk-flush issues `delay` later
-    /// ([`crate::block::queue::BLK_FLUSH_KICK_NS`] for a new sequence,
-    /// [`crate::block::queue::BLK_FLUSH_STEP_NS`] for a sequence's next step).
-    pub(crate) fn blk_flush(&mut self, dev: u16, waiter: u32, delay: Ns) {
-        let ready = self.now() + delay;
+    /// `waiter` asks for a cache flush of device `dev`, which blk-flush issues a little later:
+    /// [`crate::block::queue::BLK_FLUSH_KICK_NS`] for a new sequence (as cold as the device's
+    /// last flush is old), [`crate::block::queue::BLK_FLUSH_STEP_NS`] for a sequence's next
+    /// `step`.
+    pub(crate) fn blk_flush(&mut self, dev: u16, waiter: u32, step: bool) {
+        let now = self.now();
+        let delay = if step {
+            crate::block::queue::BLK_FLUSH_STEP_NS
+        } else {
+            let (hot, cold) = crate::block::queue::BLK_FLUSH_KICK_NS;
+            crate::kernel::cpu::cold_cost(hot, cold, now.saturating_sub(self.queues[dev as usize].flush.last_done))
+        };
+        let ready = now + delay;
         if self.queues[dev as usize].queue_flush(waiter, ready) && delay > 0 {
             self.q.schedule(ready, Event::FlushKick(dev));
         } else {
@@ -1773,6 +1781,7 @@ impl Machine {
         }
         task.waking = true;
         task.memstall = false;
+        task.slept = self.q.now().saturating_sub(task.off_cpu_at);
         // try_to_wake_up, the switch into the task, and for a woken page waiter whose page is
         // still busy its re-test and re-sleep.
         let m = &self.cfg.machine;
@@ -1793,7 +1802,11 @@ impl Machine {
         }
         let (who, next) = self.cpus.finish(now, cpu);
         match who {
-            Some(Who::Task(t)) => self.tasks[t as usize].running = false,
+            Some(Who::Task(t)) => {
+                let task = &mut self.tasks[t as usize];
+                task.running = false;
+                task.off_cpu_at = now;
+            }
             Some(w) => self.psi_oncpu(w, cpu, false),
             None => {}
         }

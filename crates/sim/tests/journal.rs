@@ -18,21 +18,13 @@ fn copy_and_commits(model: DeviceModelConfig, fs: Option<MountConfig>, write_cac
     sc.devices[0].fs = fs;
     sc.devices[0].queue.write_cache = write_cache;
     sc.add_task("copy", 1, 0, dd(None));
-    sc.tasks.push(commit_task(5 * SEC));
+    sc.tasks.push(commit_task(5 * SEC, SEC / 10));
     sc
 }
 
-/// A 4 KiB write and fsync every 100 ms from `start` on.
-fn commit_task(start: u64) -> wblab_sim::config::TaskConfig {
-    task(
-        "commit",
-        "/mnt/sda/wal",
-        start,
-        JobConfig::Fsync {
-            bytes: 4 * KIB,
-            interval: SEC / 10,
-        },
-    )
+/// A 4 KiB write and fsync every `interval` from `start` on.
+fn commit_task(start: u64, interval: u64) -> wblab_sim::config::TaskConfig {
+    task("commit", "/mnt/sda/wal", start, JobConfig::Fsync { bytes: 4 * KIB, interval })
 }
 
 fn group<'a>(r: &'a RunResult, name: &str) -> &'a wblab_sim::metrics::TaskResult {
@@ -534,12 +526,12 @@ fn every_step_of_a_commit_pays_a_wake_up() {
     assert!(woken < instant + 8 * 100_000, "{woken} ns against {instant} ns");
 }
 
-/// A 4 KiB commit every 100 ms on an otherwise idle SSD carrying `fs`, beside `spinners`
+/// A 4 KiB commit every `interval` on an otherwise idle SSD carrying `fs`, beside `spinners`
 /// CPU-bound tasks.
-fn commits_beside(fs: FsKind, spinners: u32) -> RunResult {
+fn commits_beside(fs: FsKind, spinners: u32, interval: u64) -> RunResult {
     let mut sc = Scenario::one_device("journal", ssd(), 4 * GIB, 2, 5 * SEC);
     sc.devices[0].fs = Some(mount(fs));
-    sc.tasks.push(commit_task(0));
+    sc.tasks.push(commit_task(0, interval));
     if spinners > 0 {
         sc.add_task("spin", spinners, 0, JobConfig::Spin);
     }
@@ -549,8 +541,8 @@ fn commits_beside(fs: FsKind, spinners: u32) -> RunResult {
 #[test]
 fn an_fsync_spends_the_callers_cpu_before_its_first_request() {
     use wblab_sim::fs::sync::{EXT4_FSYNC_NS, XFS_FSYNC_NS};
-    for (fs, entry) in [(FsKind::Ext4, EXT4_FSYNC_NS), (FsKind::Xfs, XFS_FSYNC_NS)] {
-        let alone = commits_beside(fs, 0);
+    for (fs, entry) in [(FsKind::Ext4, EXT4_FSYNC_NS.1), (FsKind::Xfs, XFS_FSYNC_NS.1)] {
+        let alone = commits_beside(fs, 0, SEC / 10);
         let c = group(&alone, "commit");
         let calls = c.op_latency.summary().count;
         assert!(calls >= 40, "{fs:?}: {calls} fsyncs");
@@ -561,8 +553,18 @@ fn an_fsync_spends_the_callers_cpu_before_its_first_request() {
             c.cpu_sys_ns
         );
         // Two CPU-bound neighbours on the two CPUs: the fsync's CPU now waits for one.
-        let busy = commits_beside(fs, 2);
+        let busy = commits_beside(fs, 2, SEC / 10);
         let (a, b) = (commit_p50(&alone), commit_p50(&busy));
         assert!(b >= a, "{fs:?}: fsync p50 {a} ns alone, {b} ns beside two spinners");
+        // Back to back the same path is warm: less system time per call than after a rest.
+        let looping = commits_beside(fs, 0, 0);
+        let l = group(&looping, "commit");
+        let per_call = |t: &wblab_sim::metrics::TaskResult| t.cpu_sys_ns / t.op_latency.summary().count.max(1);
+        assert!(
+            per_call(l) < per_call(c),
+            "{fs:?}: {} ns of system time per fsync in a loop, {} ns one every 100 ms",
+            per_call(l),
+            per_call(c)
+        );
     }
 }

@@ -1,4 +1,4 @@
-"""The steps of each fsync in an ftrace log: python3 steps.py <trace> [signatures].
+"""The steps of each fsync or fdatasync in an ftrace log: python3 steps.py <trace> [signatures].
 
 Groups the fsyncs by the sequence of their events on 7,64 (block requests, jbd2 phases) and
 prints, for the most common sequences, each step's median time from the step before and from
@@ -10,7 +10,7 @@ for l in open(sys.argv[1]):
     m=re.match(r'\s*(\S+)-(\d+)\s+\[\d+\]\s+\S+\s+(\d+\.\d+): (\w+):? ?(.*)',l)
     if not m: continue
     comm,pid,t,ev,rest=m.group(1),m.group(2),float(m.group(3)),m.group(4),m.group(5)
-    if ev.startswith('sys_fsync') or 'fsync(' in l:
+    if re.search(r'sys_f(data)?sync(\(| ->)', l):
         if '->' in l:
             if cur: cur.append((t,'exit')); seqs.append(cur); cur=None
         else:

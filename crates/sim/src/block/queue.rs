@@ -28,11 +28,13 @@ pub use super::request::{Request, RqStage, Seg, Submitter, NO_BIO};
 /// The id a cache flush carries to the device (never an index of the request pool).
 pub const FLUSH_ID: u32 = u32::MAX;
 
-/// From a PREFLUSH bio to its flush's issue, ns: blk-flush queues the flush request for the
-/// requeue work, which a kworker runs (`blk_kick_flush`, `blk_mq_requeue_work`). Measured on
-/// this lab's 6.18 guest (ftrace, `block_bio_queue` of jbd2's or xfs's PREFLUSH write to the
-/// flush's `block_rq_issue` by a kworker, on an idle loop device): 11–14 µs.
-pub const BLK_FLUSH_KICK_NS: Ns = 13_000;
+/// From a PREFLUSH bio to its flush's issue, ns, hot and cold
+/// ([`crate::kernel::cpu::cold_cost`] of the time since the device's last flush): blk-flush
+/// queues the flush request for the requeue work, which a kworker runs (`blk_kick_flush`,
+/// `blk_mq_requeue_work`). Measured on this lab's 6.18 guest (ftrace, `block_bio_queue` of a
+/// PREFLUSH write or an fdatasync's flush to the flush's `block_rq_issue` by a kworker, on a
+/// loop device): 11–14 µs with a flush every 10 or 100 ms, 6–7 µs with one every 0.2–1 ms.
+pub const BLK_FLUSH_KICK_NS: (Ns, Ns) = (6_000, 13_000);
 
 /// Between the steps of a flush sequence, ns: after the pre-flush the write it preceded, after
 /// that write the post-flush that stands for FUA on a device without it, each requeued from
@@ -62,6 +64,8 @@ pub struct FlushQueue {
     dispatched_ns: Ns,
     /// The pending flush goes to the device no earlier than this (blk-flush's kworker).
     ready_at: Ns,
+    /// When the last flush completed.
+    pub last_done: Ns,
 }
 
 impl FlushQueue {
@@ -729,6 +733,7 @@ impl BlockQueue {
     /// The flush in flight completed at `now`: the tasks it served.
     pub fn flush_completed(&mut self, now: Ns) -> Vec<u32> {
         self.flush.in_flight = false;
+        self.flush.last_done = now;
         self.sec_io.flushes += 1;
         self.sec_io.flush_ticks_ns += now.saturating_sub(self.flush.dispatched_ns);
         if let Some(&t) = self.flush.pending.first() {

@@ -25,7 +25,7 @@
 //! a full commit does not wait for a fast commit in progress; fsyncs queued behind a running
 //! fast commit are written by it even when that overruns the area by a block.
 
-use crate::block::queue::{Submitter, BLK_FLUSH_KICK_NS, BLK_FLUSH_STEP_NS};
+use crate::block::queue::Submitter;
 use crate::drivers::Op;
 use crate::fs::jbd2::{FastCommits, FC_WAITER, JOURNAL_WAITER};
 use crate::machine::Machine;
@@ -69,7 +69,7 @@ impl Machine {
         j.fc.written = false;
         j.fc.used += FastCommits::blocks_for(j.fc.running.len());
         j.last_barrier_at = Some(now);
-        self.blk_flush(dev, JOURNAL_WAITER | FC_WAITER | dev as u32, BLK_FLUSH_KICK_NS);
+        self.blk_flush(dev, JOURNAL_WAITER | FC_WAITER | dev as u32, false);
     }
 
     /// A flush of the fast commit completed: after the pre-flush, write the block; after the
@@ -101,7 +101,7 @@ impl Machine {
         if self.queues[d].supports_fua() || !self.fs_flushes(dev) {
             self.fast_commit_done(dev);
         } else {
-            self.blk_flush(dev, JOURNAL_WAITER | FC_WAITER | dev as u32, BLK_FLUSH_STEP_NS);
+            self.blk_flush(dev, JOURNAL_WAITER | FC_WAITER | dev as u32, true);
         }
     }
 

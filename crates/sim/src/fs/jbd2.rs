@@ -194,12 +194,13 @@ pub struct Commit {
 
 /// The journal thread's work from the start of a commit to its first log block's bio
 /// (`jbd2_journal_commit_transaction`: locking and flushing the transaction, the descriptor
-/// block, copying each metadata buffer to the log), ns. Measured on this lab's 6.18 guest
-/// (ftrace, `jbd2_start_commit` to the first `block_bio_queue` of the journal thread, an fsync
-/// of 4 KiB–1 MiB every 100 ms on ext4 on an idle loop, 3–4 blocks logged, 2026-12-04,
-/// `validation/measured/fsync-steps/`): 18–23 µs. How it grows with the blocks logged these
-/// commits do not say.
-pub const JBD2_LOG_PREP_NS: Ns = 20_000;
+/// block, copying each metadata buffer to the log), ns, hot and cold
+/// ([`crate::kernel::cpu::cold_cost`] of the time since its last commit ended). Measured on
+/// this lab's 6.18 guest (ftrace, `jbd2_start_commit` to the first `block_bio_queue` of the
+/// journal thread, 3–5 blocks logged, 2026-12-04, `validation/measured/fsync-steps/`): 18–23 µs
+/// with a commit every 10 or 100 ms, 10 µs with one every millisecond. How it grows with the
+/// blocks logged these commits do not say.
+pub const JBD2_LOG_PREP_NS: (Ns, Ns) = (8_000, 20_000);
 
 /// A committed transaction whose metadata is not yet written home (on the checkpoint list).
 #[derive(Debug)]
@@ -317,6 +318,8 @@ pub struct Journal {
     pub checkpoint_at: Option<Ns>,
     pub fc: FastCommits,
     pub stats: JournalStats,
+    /// When its last commit ended (how warm its thread's path is).
+    pub last_commit_end: Ns,
 }
 
 impl Journal {
@@ -366,6 +369,7 @@ impl Journal {
             checkpoint_at: None,
             fc: FastCommits::default(),
             stats: JournalStats::default(),
+            last_commit_end: 0,
         }
     }
 

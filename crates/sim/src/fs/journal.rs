@@ -5,10 +5,11 @@
 //! `xfs_file_fsync` → `xfs_log_force_seq`, `ext4_sync_fs`). The journal's state is
 //! [`crate::fs::jbd2::Journal`].
 
-use crate::block::queue::{Submitter, BLK_FLUSH_KICK_NS, BLK_FLUSH_STEP_NS};
+use crate::block::queue::{Submitter, BLK_FLUSH_STEP_NS};
 use crate::config::{Atime, FsKind};
 use crate::drivers::Op;
 use crate::fs::jbd2::{self, CommitPhase, Journal, JournalWake, MetaBlock, Ordered, JOURNAL_WAITER};
+use crate::kernel::cpu::cold_cost;
 use crate::kernel::task::Phase;
 use crate::kernel::waitqueue::{WaitSite, PG_LOCKED};
 use crate::machine::{Event, Machine};
@@ -434,13 +435,18 @@ impl Machine {
                         return self.xlog_write_checkpoint(dev, flushes);
                     }
                     // The logging phase begins; the log write leaves once the thread built it.
-                    let c = self.jn(dev).committing.as_mut().expect("committing");
+                    let j = self.jn(dev);
+                    let since = now.saturating_sub(j.last_commit_end);
+                    let c = j.committing.as_mut().expect("committing");
                     match c.log_ready_at {
                         None => {
-                            c.log_ready_at = Some(now + jbd2::JBD2_LOG_PREP_NS);
+                            let (hot, cold) = jbd2::JBD2_LOG_PREP_NS;
+                            let prep = cold_cost(hot, cold, since);
+                            let c = self.jn(dev).committing.as_mut().expect("committing");
+                            c.log_ready_at = Some(now + prep);
                             c.logging_at = now;
                             self.trace_commit_phase(dev, "commit_logging");
-                            self.q.schedule_in(jbd2::JBD2_LOG_PREP_NS, Event::JournalLogPrepared(dev));
+                            self.q.schedule_in(prep, Event::JournalLogPrepared(dev));
                             return;
                         }
                         Some(at) if now < at => return,
@@ -464,13 +470,13 @@ impl Machine {
                     if flushes && j.p.async_commit {
                         // The commit block went with the metadata: one flush makes it all stable.
                         c.phase = CommitPhase::PostFlush;
-                        self.journal_flush(dev, BLK_FLUSH_KICK_NS);
+                        self.journal_flush(dev, false);
                         return;
                     }
                     if flushes {
                         c.phase = CommitPhase::PreFlush;
                         j.last_barrier_at = Some(now);
-                        self.journal_flush(dev, BLK_FLUSH_KICK_NS);
+                        self.journal_flush(dev, false);
                         return;
                     }
                     c.phase = CommitPhase::Record;
@@ -579,7 +585,7 @@ impl Machine {
         if flushes {
             c.phase = CommitPhase::PreFlush;
             j.last_barrier_at = Some(now);
-            self.journal_flush(dev, BLK_FLUSH_KICK_NS);
+            self.journal_flush(dev, false);
         } else {
             c.phase = CommitPhase::Record;
             self.journal_log_write(dev, sectors, false);
@@ -658,7 +664,7 @@ impl Machine {
             // blk-flush turns the record's REQ_FUA into a flush after it, sent from the
             // write's completion: the thread sleeps on until that flush is done.
             self.jn(dev).committing.as_mut().expect("committing").phase = CommitPhase::PostFlush;
-            self.journal_flush(dev, BLK_FLUSH_STEP_NS);
+            self.journal_flush(dev, true);
             return;
         }
         if step_done {
@@ -666,9 +672,9 @@ impl Machine {
         }
     }
 
-    /// The journal's flush, issued `delay` later by blk-flush.
-    fn journal_flush(&mut self, dev: u16, delay: Ns) {
-        self.blk_flush(dev, JOURNAL_WAITER | dev as u32, delay);
+    /// The journal's flush: a new flush sequence, or the next `step` of one (blk-flush).
+    fn journal_flush(&mut self, dev: u16, step: bool) {
+        self.blk_flush(dev, JOURNAL_WAITER | dev as u32, step);
     }
 
     /// A flush the journal queued completed: its thread wakes — unless it was the pre-flush of
@@ -708,6 +714,7 @@ impl Machine {
         let c = j.committing.take().expect("committing");
         let t = c.txn.tid;
         j.commit_sequence = t;
+        j.last_commit_end = now;
         j.add_checkpoint(t, &c.txn.blocks, c.blocks_logged, now);
         j.stats.commits += 1;
         j.stats.blocks_logged += c.blocks_logged;

@@ -29,9 +29,10 @@
 //! stands for the device flush when it was queued after the data was written
 //! (`fs/journal.rs`).
 
-use crate::block::queue::{Submitter, BLK_FLUSH_KICK_NS};
+use crate::block::queue::Submitter;
 use crate::config::{FsKind, JobConfig, SyncFileRange};
 use crate::fs::fs_writeback::{WbWork, WRITEBACK_NS_PER_PAGE};
+use crate::kernel::cpu::cold_cost;
 use crate::kernel::task::Phase;
 use crate::kernel::waitqueue::{WaitSite, PG_WRITEBACK};
 use crate::machine::Machine;
@@ -40,22 +41,24 @@ use crate::mm::page_cache::PageState;
 use crate::workload::state::SyncWait;
 use crate::Ns;
 
-/// ext4's fsync before its writepages submits (`ext4_sync_file`, the writepages setup), ns.
-/// Measured on this lab's 6.18 guest (ftrace, `sys_enter_fsync` to the data's
-/// `block_bio_queue`, an fsync of 64 KiB every 100 ms on ext4 on an idle loop device,
-/// 2026-12-04, `validation/measured/fsync-steps/`): 30 µs over written blocks, 46 µs when the
-/// pages were new (their blocks mapped at writeback: [`EXT4_MAP_BLOCKS_NS`]).
-pub const EXT4_FSYNC_NS: Ns = 30_000;
+/// ext4's fsync before its writepages submits (`ext4_sync_file`, the writepages setup), ns,
+/// run back to back and cold ([`cold_cost`]). Measured on this lab's 6.18 guest (ftrace,
+/// `sys_enter_fsync` to the data's `block_bio_queue` on ext4 on an idle loop device,
+/// 2026-12-04, `validation/measured/fsync-steps/`): cold (an fsync every 10 or 100 ms) 30 µs
+/// over written blocks, 45–46 µs when the pages were new (their blocks mapped at writeback:
+/// [`EXT4_MAP_BLOCKS_NS`]); hot (fdatasync after each 4 KiB overwrite, v19) 5 µs.
+pub const EXT4_FSYNC_NS: (Ns, Ns) = (4_000, 30_000);
 /// ext4 mapping a writepages call's delayed-allocation blocks under a journal handle
-/// (`mpage_map_and_submit_extent`), ns: the 16 µs between the two cases above.
-pub const EXT4_MAP_BLOCKS_NS: Ns = 16_000;
-/// xfs's fsync before its writepages submits (`xfs_file_fsync`), ns: 20 µs in the same
-/// measurement, appending (the delalloc conversion included).
-pub const XFS_FSYNC_NS: Ns = 20_000;
+/// (`mpage_map_and_submit_extent`), ns: cold, the 16 µs between the two cases above; hot,
+/// not measured: the same share of it as the rest.
+pub const EXT4_MAP_BLOCKS_NS: (Ns, Ns) = (2_000, 16_000);
+/// xfs's fsync before its writepages submits (`xfs_file_fsync`), ns: cold, 20 µs appending
+/// (the delalloc conversion included); hot, not measured: ext4's share.
+pub const XFS_FSYNC_NS: (Ns, Ns) = (3_000, 20_000);
 /// The block layer's submission of one request from the caller to the driver (the plug's
-/// flush, the elevator, `queue_rq`), ns: `block_bio_queue` to `block_rq_issue`, 12–13 µs in
-/// every case of that measurement.
-pub const FSYNC_SUBMIT_NS: Ns = 12_000;
+/// flush, the elevator, `queue_rq`), ns: `block_bio_queue` to `block_rq_issue`, cold 11–13 µs,
+/// hot 2 µs.
+pub const FSYNC_SUBMIT_NS: (Ns, Ns) = (2_000, 12_000);
 
 impl Machine {
     /// fsync() of the task's file: write its dirty pages, submit them, and wait.
@@ -101,26 +104,29 @@ impl Machine {
     /// The CPU an fsync spends before its first request is issued: the file system's own
     /// (`ext4_sync_file`, `xfs_file_fsync`), the writepages call's (with ext4 mapping its new
     /// blocks under a journal handle), and the block layer's for each request the task
-    /// submits.
+    /// submits — as cold as the caller's last sleep was long.
     fn fsync_entry_ns(&self, tid: u32, dev: u16) -> Ns {
         let fs = self.cfg.devices[dev as usize].fs.as_ref().map(|m| m.fs);
+        let idle = self.tasks[tid as usize].slept;
+        let cost = |(hot, cold): (Ns, Ns)| cold_cost(hot, cold, idle);
         let mut ns = match fs {
-            Some(FsKind::Xfs) => XFS_FSYNC_NS,
-            Some(_) => EXT4_FSYNC_NS,
+            Some(FsKind::Xfs) => cost(XFS_FSYNC_NS),
+            Some(_) => cost(EXT4_FSYNC_NS),
             None => 0,
         };
         let mut maps = false;
         let mut pages = 0;
+        let mut requests = 0;
         for &(d, id) in &self.tasks[tid as usize].pending {
             let rq = self.queues[d as usize].rq(id);
-            ns += FSYNC_SUBMIT_NS;
+            requests += 1;
             pages += rq.nr_sectors / 8;
             maps |= rq.new_blocks;
         }
         if maps && matches!(fs, Some(FsKind::Ext4 | FsKind::Ext3)) {
-            ns += EXT4_MAP_BLOCKS_NS;
+            ns += cost(EXT4_MAP_BLOCKS_NS);
         }
-        ns + pages * WRITEBACK_NS_PER_PAGE
+        ns + requests * cost(FSYNC_SUBMIT_NS) + pages * WRITEBACK_NS_PER_PAGE
     }
 
     /// `__filemap_fdatawrite_range` of pages [`first`, `end`) of `ino` by task `tid`:
@@ -362,7 +368,7 @@ impl Machine {
             if covered_since.is_some_and(|s| self.commit_flushed_since(d, s)) {
                 continue;
             }
-            self.blk_flush(d, tid, BLK_FLUSH_KICK_NS);
+            self.blk_flush(d, tid, false);
             left += 1;
         }
         if left == 0 {

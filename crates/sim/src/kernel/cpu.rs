@@ -32,6 +32,24 @@ use crate::Ns;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+/// How long a kernel path stays warm after its last run here, ns: see [`cold_cost`].
+pub const COLD_TAU_NS: Ns = 2_000_000;
+
+/// The CPU a kernel path costs when its thread was away for `idle` ns: `hot` run back to back,
+/// `cold` once the caches, TLB and predictors it needs went to others — on a virtual machine
+/// whose halted vCPU's core the host lends to other guests, within milliseconds. Measured on
+/// this lab's 6.18 guest (ftrace, `validation/measured/fsync-steps/`): an fsync's path from
+/// the call to its first request took 5 + 2 µs in a loop of fdatasyncs (one every 0.2 ms),
+/// 20 + 3 µs with the caller asleep ~0.8 ms between calls, and 45 + 11 µs after 10 or 100 ms:
+/// `cold − (cold − hot)·e^(−idle / 2 ms)` within a few µs.
+pub fn cold_cost(hot: Ns, cold: Ns, idle: Ns) -> Ns {
+    if cold <= hot {
+        return hot;
+    }
+    let warm = (-(idle as f64) / COLD_TAU_NS as f64).exp();
+    cold - ((cold - hot) as f64 * warm) as Ns
+}
+
 /// CPU time from a wakeup to the task running again: `try_to_wake_up`, the context switch
 /// and the return into the interrupted kernel path (a few µs on current x86).
 pub const WAKEUP_COST_NS: Ns = 2_000;

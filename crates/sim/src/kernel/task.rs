@@ -147,6 +147,11 @@ pub struct Task {
     pub memstall: bool,
     /// Its burst runs on a CPU now (`on_cpu` is also true while it waits for one).
     pub running: bool,
+    /// When its last CPU burst ended.
+    pub off_cpu_at: Ns,
+    /// How long it slept before its last wakeup (the kernel paths it runs next are as cold
+    /// as that: [`crate::kernel::cpu::cold_cost`]).
+    pub slept: Ns,
     /// The PSI states the accounting holds for the task, and the CPU it holds them on.
     pub psi: (u8, u16),
     /// The task's own random stream (randread offsets).
@@ -240,6 +245,8 @@ impl Task {
             waking: false,
             memstall: false,
             running: false,
+            off_cpu_at: 0,
+            slept: Ns::MAX,
             psi: (0, 0),
             rng: RngStream::new(seed, &format!("task/{}/{}", tc.name, instance)),
             reclaim_prio: crate::mm::vmscan_pageout::DEF_PRIORITY,
