@@ -5,7 +5,7 @@
 //! blocks (`fs/fs_writeback.rs`, `workload/`), named after the kernel functions they model.
 
 use crate::block::blk_trace::BlkWhat;
-use crate::block::queue::{BlockQueue, Submit, Submitter, FLUSH_ID, NO_BIO};
+use crate::block::queue::{BlockQueue, Submit, Submitter, BLK_FLUSH_KICK_NS, BLK_FLUSH_STEP_NS, FLUSH_ID, NO_BIO};
 use crate::block::sched::ElvTrace;
 use crate::config::{FioLayout, FsKind, JobConfig, Scenario};
 use crate::drivers::Op;
@@ -14,7 +14,7 @@ use crate::engine::{Clock, EventQueue, RngStream};
 use crate::fs::block_alloc::{BlockMap, DevAllocator};
 use crate::fs::fs_writeback::Wb;
 use crate::fs::inode::Inode;
-use crate::kernel::cpu::{CpuPool, Started, Who};
+use crate::kernel::cpu::{cold_cost, CpuPool, Started, Who};
 use crate::kernel::task::{Phase, Task};
 use crate::laws::LawViolation;
 use crate::metrics::trace::{BioEvent, Rwbs, TraceEvent, TraceRecord, TraceSink};
@@ -1254,16 +1254,16 @@ impl Machine {
     }
 
     /// `waiter` asks for a cache flush of device `dev`, which blk-flush issues a little later:
-    /// [`crate::block::queue::BLK_FLUSH_KICK_NS`] for a new sequence (as cold as the device's
-    /// last flush is old), [`crate::block::queue::BLK_FLUSH_STEP_NS`] for a sequence's next
+    /// [`BLK_FLUSH_KICK_NS`] for a new sequence (as cold as the device's
+    /// last flush is old), [`BLK_FLUSH_STEP_NS`] for a sequence's next
     /// `step`.
     pub(crate) fn blk_flush(&mut self, dev: u16, waiter: u32, step: bool) {
         let now = self.now();
         let delay = if step {
-            crate::block::queue::BLK_FLUSH_STEP_NS
+            BLK_FLUSH_STEP_NS
         } else {
-            let (hot, cold) = crate::block::queue::BLK_FLUSH_KICK_NS;
-            crate::kernel::cpu::cold_cost(hot, cold, now.saturating_sub(self.queues[dev as usize].flush.last_done))
+            let (hot, cold) = BLK_FLUSH_KICK_NS;
+            cold_cost(hot, cold, now.saturating_sub(self.queues[dev as usize].flush.last_done))
         };
         let ready = now + delay;
         if self.queues[dev as usize].queue_flush(waiter, ready) && delay > 0 {

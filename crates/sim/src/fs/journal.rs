@@ -442,7 +442,6 @@ impl Machine {
                         None => {
                             let (hot, cold) = jbd2::JBD2_LOG_PREP_NS;
                             let prep = cold_cost(hot, cold, since);
-                            let c = self.jn(dev).committing.as_mut().expect("committing");
                             c.log_ready_at = Some(now + prep);
                             c.logging_at = now;
                             self.trace_commit_phase(dev, "commit_logging");

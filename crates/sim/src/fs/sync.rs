@@ -32,7 +32,7 @@
 use crate::block::queue::Submitter;
 use crate::config::{FsKind, JobConfig, SyncFileRange};
 use crate::fs::fs_writeback::{WbWork, WRITEBACK_NS_PER_PAGE};
-use crate::kernel::cpu::cold_cost;
+use crate::kernel::cpu::{cold_cost, Who};
 use crate::kernel::task::Phase;
 use crate::kernel::waitqueue::{WaitSite, PG_WRITEBACK};
 use crate::machine::Machine;
@@ -91,7 +91,7 @@ impl Machine {
         let burst = self.fsync_entry_ns(tid, dev);
         self.set_wait_range(tid, dev, ino, first, end);
         self.tasks[t].phase = Phase::SyncEntry;
-        self.cpu_run(crate::kernel::cpu::Who::Task(tid), burst);
+        self.cpu_run(Who::Task(tid), burst);
         None
     }
 
