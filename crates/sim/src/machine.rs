@@ -70,6 +70,8 @@ pub enum Event {
     /// The journal's pre-flush completed a step ago: its commit record goes
     /// (`block::queue::BLK_FLUSH_STEP_NS`).
     JournalFlushSeq(u16),
+    /// Device `dev`'s end_io work converts extents and ends its pages' writeback.
+    EndIoWork(u16),
     /// Free page reporting's pass (`page_reporting_process`): long-free frames go back to
     /// the host.
     PageReport,
@@ -1374,12 +1376,12 @@ impl Machine {
         let ckpt_tid = self.queues[d].rq(id).ckpt_tid;
         // New blocks, or fallocated pages (a merge may have brought some into a request that
         // was not built for them).
-        let converts = new_blocks
-            || (op == Op::Write
-                && self.journals[d].is_some()
-                && self.queues[d].rq(id).segs[..nsegs]
-                    .iter()
-                    .any(|s| self.inodes[s.file as usize].has_unwritten(s.start, s.pages)));
+        let over_unwritten = op == Op::Write
+            && self.journals[d].is_some()
+            && self.queues[d].rq(id).segs[..nsegs]
+                .iter()
+                .any(|s| self.inodes[s.file as usize].has_unwritten(s.start, s.pages));
+        let converts = new_blocks || over_unwritten;
         let first_file = if converts {
             self.queues[d].rq(id).segs.first().map(|s| s.file)
         } else {
@@ -1395,19 +1397,36 @@ impl Machine {
             }
             _ => None,
         };
+        // A kworker's end_io work converts (or updates the size) before the pages end
+        // writeback: ext4's for unwritten extents (every new block with dioread_nolock, which
+        // allocates them unwritten), xfs's for every ioend that converts or grows the file.
+        let deferred = converted_in.is_some()
+            && self.cfg.devices[d].fs.as_ref().is_some_and(|m| match m.fs {
+                FsKind::Ext3 | FsKind::Btrfs => false,
+                FsKind::Ext4 => m.dioread_nolock || over_unwritten,
+                FsKind::Xfs => true,
+            });
         for i in 0..nsegs {
             let s = self.queues[d].rq(id).segs[i];
             if let Some(tid) = converted_in {
                 self.unwritten_converted(s.file, s.start, s.pages, tid);
             }
             match op {
-                Op::Write if s.bio != NO_BIO => {
+                Op::Write => {
                     // A part of a split bio: its pages end writeback with the last part.
-                    if let Some(whole) = self.queues[d].chains.done(s.bio, s.pages) {
-                        self.end_page_writeback(whole.file, whole.start, whole.pages);
+                    let written = if s.bio != NO_BIO {
+                        self.queues[d].chains.done(s.bio, s.pages)
+                    } else {
+                        Some(s)
+                    };
+                    if let Some(w) = written {
+                        if deferred {
+                            self.end_writeback_after_conversion(dev, w.file, w.start, w.pages);
+                        } else {
+                            self.end_page_writeback(w.file, w.start, w.pages);
+                        }
                     }
                 }
-                Op::Write => self.end_page_writeback(s.file, s.start, s.pages),
                 Op::Read => self.end_page_read(s.file, s.start, s.pages),
                 Op::Flush => {}
             }
@@ -1875,6 +1894,7 @@ impl Machine {
             Event::JournalLogPrepared(d) => self.commit_advance(d),
             Event::FlushKick(d) => self.kick_queue(d),
             Event::JournalFlushSeq(d) => self.journal_flushed_now(d),
+            Event::EndIoWork(d) => self.end_io_work(d),
             Event::PageReport => self.page_report(),
             Event::Sample => self.on_sample(),
             Event::ThrottleSample => self.on_throttle_sample(),

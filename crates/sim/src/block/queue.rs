@@ -174,6 +174,8 @@ pub struct BlockQueue {
     pub unstable_pages: u64,
     /// Writeback bios split into several requests (large folios).
     pub chains: BioChains,
+    /// The file system's end_io work for pages written over unwritten extents.
+    pub end_io: crate::fs::unwritten::EndIoWork,
     /// `queue/write_cache` is "write back": fsync and sync end with a cache flush.
     pub write_cache: bool,
     /// `device.flush_queueable()`, read once.
@@ -255,6 +257,7 @@ impl BlockQueue {
             unstable_device,
             unstable_pages: 0,
             chains: BioChains::default(),
+            end_io: Default::default(),
             write_cache: q.write_cache,
             flush_queueable,
             flush: FlushQueue::default(),

@@ -147,7 +147,10 @@ impl Machine {
             // Every wb of the device wrote through its queue.
             let written: u64 = self.wbs.iter().filter(|w| w.dev as usize == d).map(|w| w.written).sum();
             // Parts of split bios that completed before the rest are written but not yet ended.
-            let expect = (written + q.unstable_pages + q.chains.waiting_pages) * PAGE_SIZE + q.direct_bytes_written + q.log_bytes_written;
+            // And pages waiting for the file system's end_io work.
+            let expect = (written + q.unstable_pages + q.chains.waiting_pages + q.end_io.pages) * PAGE_SIZE
+                + q.direct_bytes_written
+                + q.log_bytes_written;
             if q.bytes_written != expect {
                 return c(
                     &format!("device {}", q.name),

@@ -149,8 +149,16 @@ impl Machine {
         }
         // Over every wb of the device: its root wb and its cgroups'.
         let wb: u64 = self.wbs.iter().filter(|w| w.dev as usize == d).map(|w| w.writeback).sum();
-        // Pages of split bios whose other parts are still in flight stay under writeback.
-        let wb_pages = wb_pages + q.chains.waiting_pages;
+        // Pages of split bios whose other parts are still in flight stay under writeback, and
+        // pages whose end_io work is queued.
+        if q.end_io.pages > 0 && !q.end_io.armed {
+            return Some(self.violation(
+                Law::Liveness,
+                &dev,
+                format!("{} pages wait for an end_io work that is not queued", q.end_io.pages),
+            ));
+        }
+        let wb_pages = wb_pages + q.chains.waiting_pages + q.end_io.pages;
         if wb_pages + q.unstable_pages != wb {
             return Some(self.violation(
                 Law::Liveness,

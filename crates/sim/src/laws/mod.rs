@@ -99,7 +99,7 @@ fn spin_limit(entities: usize) -> u64 {
 }
 
 /// Number of [`Event`] kinds (for the progress law's census).
-const EVENT_KINDS: usize = 20;
+const EVENT_KINDS: usize = 21;
 
 fn event_kind(ev: &Event) -> (usize, &'static str) {
     match ev {
@@ -123,6 +123,7 @@ fn event_kind(ev: &Event) -> (usize, &'static str) {
         Event::JournalLogPrepared(_) => (17, "JournalLogPrepared"),
         Event::FlushKick(_) => (18, "FlushKick"),
         Event::JournalFlushSeq(_) => (19, "JournalFlushSeq"),
+        Event::EndIoWork(_) => (20, "EndIoWork"),
     }
 }
 
