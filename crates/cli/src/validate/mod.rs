@@ -45,6 +45,11 @@ pub struct ValidateArgs {
     /// `other_cpu_fraction` above 25 %).
     #[arg(long, conflicts_with = "no_measure")]
     remeasure_disturbed: bool,
+    /// Measure again the repeats measured before `wblab measure` timed the machine's memory
+    /// (no `memory_touch` in their `machine.json`): whether their page cache grew into memory
+    /// the host had taken back is unknown, and that can cost a reader ten times its CPU time.
+    #[arg(long, conflicts_with = "no_measure")]
+    remeasure_unstamped: bool,
     /// Simulate each case on the host disk its repeats timed (`host_disk` in their
     /// `machine.json`) instead of the loop model's default disk. Not the default: the probe's
     /// rates do not yet predict the loop's (a loop wrote back 1.6 GB/s where the probe timed
@@ -137,7 +142,8 @@ fn run_case(me: &Path, a: &ValidateArgs, case: &generate::Case, dir: &Path) -> R
         let out = dir.join("measured").join(format!("r{r}"));
         let measured = out.join(wblab_report::SUMMARY_FILE).exists();
         let disturbed = |out: &Path| quiet::disturbance(out).is_some_and(|f| f > quiet::DISTURBED);
-        if !measured || (a.remeasure_disturbed && disturbed(&out)) {
+        let unstamped = |out: &Path| host::memory_stamp_of(out).is_none();
+        if !measured || (a.remeasure_disturbed && disturbed(&out)) || (a.remeasure_unstamped && unstamped(&out)) {
             if a.no_measure {
                 return Err("not measured (run without --no-measure to measure it)".into());
             }
