@@ -13,7 +13,8 @@
 //! (buffered writeback) or of the whole direct write. A buffered writeback's pages end their
 //! writeback only after the conversion work ran ([`EndIoWork`]: a kworker woken by the
 //! completion, [`END_IO_CONVERT_NS`] later); a direct write's conversion takes no time. The
-//! work never waits for a locked transaction (the kernel's can).
+//! work is a delay, not CPU time taken from the machine's CPUs (a busy machine does not make
+//! it later), and it never waits for a locked transaction (the kernel's can).
 
 use crate::kernel::cpu::cold_cost;
 use crate::machine::{Event, Machine};
