@@ -4,7 +4,8 @@
 //! memory freed and taken again within the reporting delay (a memory cgroup recycling its own
 //! pages) costs nothing. Every run is checked by the laws.
 
-use wblab_sim::config::{CgroupConfig, CgroupTree, CgroupVersion, JobConfig, Scenario};
+use wblab_sim::config::{CgroupConfig, CgroupTree, CgroupVersion, FsKind, JobConfig, MountConfig, Scenario};
+use wblab_sim::generations::Version;
 use wblab_sim::metrics::{RunResult, TaskResult};
 use wblab_sim::units::{GIB, KIB, MIB, PAGE_SIZE};
 use wblab_testkit::sim::*;
@@ -105,4 +106,51 @@ fn a_read_pays_for_the_frames_its_readahead_filled() {
         cold >= touch && cold <= free + touch * 11 / 10,
         "read p50 {cold} ns on fresh frames, {free} ns on backed ones, {touch} ns of touches"
     );
+}
+
+/// A `cat` of 512 MiB with 2.5 MiB read-ahead windows (a loop device's) on `fs`, on a machine
+/// whose reporting leaves 1 GiB backed and reports blocks of `order`: the CPU its first
+/// touches cost over the same run on backed memory, and its read p50 with and without them.
+fn cat_touches(fs: FsKind, order: u32) -> (u64, u64, u64) {
+    let file = 512 * MIB;
+    let one = |touch: u64| {
+        let mut sc = Scenario::one_device("cat", ssd(), 8 * GIB, 2, 10 * SEC);
+        sc.machine.page_first_touch = touch;
+        sc.machine.page_reporting_reserve = Some(GIB);
+        sc.machine.page_reporting_order = order;
+        sc.devices[0].queue.read_ahead_kb = 2560;
+        sc.devices[0].fs = Some(MountConfig::defaults(fs, Version(6, 18, 0)));
+        sc.tasks.push(task(
+            "cat",
+            "/mnt/sda/file",
+            0,
+            JobConfig::Cat {
+                bs: 128 * KIB,
+                file_size: file,
+            },
+        ));
+        let r = run(&sc);
+        assert_eq!(of(&r, "cat").bytes_read, file, "the cat finished");
+        (of(&r, "cat").cpu_sys_ns, of(&r, "cat").op_latency.summary().p50)
+    };
+    let ((cold, p50), (free, p50_free)) = (one(TOUCH), one(0));
+    (cold.saturating_sub(free), p50, p50_free)
+}
+
+#[test]
+fn a_readers_2_mib_folios_come_from_reported_memory_even_beside_a_reserve() {
+    let pages = 512 * MIB / PAGE_SIZE;
+    // xfs's readahead fills 2 MiB folios where a window holds an aligned one: those are cut
+    // from blocks the reporting gave back; the rest of the window fits in the reserve.
+    let (paid, p50, p50_free) = cat_touches(FsKind::Xfs, 9);
+    assert!(
+        paid >= pages * TOUCH / 4 && paid <= pages * TOUCH / 2,
+        "a cat of {pages} pages paid {paid} ns of first touches beside a reserve twice its size"
+    );
+    // Most reads copy frames the reserve held: the median read does not pay.
+    assert!(p50 <= p50_free + TOUCH, "p50 {p50} ns, {p50_free} on backed memory");
+    // ext3 has no large folios, and blocks of order 10 are larger than any folio: the reserve
+    // holds the whole file.
+    assert_eq!(cat_touches(FsKind::Ext3, 9).0, 0, "ext3");
+    assert_eq!(cat_touches(FsKind::Xfs, 10).0, 0, "reporting order 10");
 }

@@ -21,6 +21,7 @@ pub(super) const KEYS: &[&str] = &[
     "page_first_touch",
     "page_reporting_delay",
     "page_reporting_reserve",
+    "page_reporting_order",
     "chance",
     "wait_recheck_cost",
     "page_wait_buckets",
@@ -71,6 +72,7 @@ pub(super) fn build(sec: &Section<'_>) -> Many<MachineConfig> {
     if let Some(e) = sec.get("page_reporting_reserve") {
         m.page_reporting_reserve = g.keep(e.size_in(0, MAX_MEMORY));
     }
+    g.read(sec, "page_reporting_order", &mut m.page_reporting_order, |e| e.u32(0, 20));
     g.read(sec, "chance", &mut m.chance, |e| e.boolean());
     g.read(sec, "wait_recheck_cost", &mut m.wait_recheck_cost, |e| {
         e.duration_in(0, 1_000_000_000)

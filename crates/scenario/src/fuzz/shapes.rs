@@ -92,6 +92,7 @@ pub fn machine(key: &str) -> Option<Shape> {
         "page_first_touch" => Shape::Duration(0, 50 * US),
         "page_reporting_delay" => Shape::Duration(10_000 * US, 5_000_000 * US),
         "page_reporting_reserve" => Shape::Size(0, 512 * M),
+        "page_reporting_order" => Shape::Int(0, 11),
         "chance" => Shape::Bool,
         "wait_recheck_cost" => Shape::Duration(0, 5 * US),
         "page_wait_buckets" => Shape::Int(0, 4096),

@@ -60,6 +60,11 @@ pub struct MachineConfig {
     /// Free memory a reporting pass leaves backed, bytes; `None`: upstream's rule, the low
     /// watermark and 32 blocks of 2 MiB (`PAGE_REPORTING_CAPACITY` × `pageblock_order`).
     pub page_reporting_reserve: Option<u64>,
+    /// The smallest free block a reporting pass hands to the host, as an order of pages
+    /// (`page_reporting.page_reporting_order`; upstream `pageblock_order`, 9 on x86-64: 2 MiB).
+    /// A folio this large is cut from such a block, so a readahead's 2 MiB folios meet memory
+    /// the host took back even while smaller allocations still find the reserve.
+    pub page_reporting_order: u32,
     /// The system's chance: devices' service times (an SSD read meeting a program, a disk's
     /// spindle phase, firmware time) and `wakeup_latency` drawn from the run's seed. Off, every
     /// draw is its median and every seed gives the same run (workloads' random offsets still
@@ -97,6 +102,7 @@ impl Default for MachineConfig {
             page_first_touch: 0,
             page_reporting_delay: 2_000_000_000,
             page_reporting_reserve: None,
+            page_reporting_order: 9,
             chance: true,
             wait_recheck_cost: 300,
             page_wait_buckets: 0,

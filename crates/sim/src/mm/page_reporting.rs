@@ -19,6 +19,12 @@
 //! (`[machine] page_reporting_reserve`; upstream the low watermark and 32 of the blocks it
 //! reports, `PAGE_REPORTING_CAPACITY` × 2 MiB): the first 0.1–1 GiB a copy took cost nothing
 //! on that guest, the rest 10–14 µs a page.
+//!
+//! Reporting hands over only free blocks of `page_reporting_order` pages and up (2 MiB), and
+//! the allocator cuts a folio from the smallest free block that holds it: a folio that large
+//! (a sequential reader's readahead on xfs, [`crate::mm::readahead::ra_large_folio_pages`])
+//! skips the reserve, which lies in smaller pieces, and is fresh unless frames freed within the
+//! last delay are spare ([`PageReporting::allocated_blocks`]).
 
 use crate::machine::{Event, Machine};
 use crate::Ns;
@@ -67,6 +73,22 @@ impl PageReporting {
         fresh
     }
 
+    /// The same, when `blocks` of the frames just allocated went to folios of
+    /// `page_reporting_order` or more: the allocator serves such a folio from a free block at
+    /// least that large, and those are the blocks a pass reports; the free memory a pass
+    /// leaves backed is in smaller pieces (the reserve is what reporting cannot take), so a
+    /// large folio finds a backed block only among those freed within the last delay.
+    pub fn allocated_blocks(&mut self, in_use: u64, blocks: u64) -> u64 {
+        let blocks = blocks.min(in_use);
+        let small = in_use - blocks;
+        let fresh_small = self.allocated(small);
+        self.peak = self.peak.max(in_use);
+        let recent = self.backed.saturating_sub(small + self.keep);
+        let fresh_blocks = blocks - blocks.min(recent);
+        self.backed += fresh_blocks;
+        fresh_small + fresh_blocks
+    }
+
     /// A reporting pass with `in_use` frames in use and `free` free: the frames above the most
     /// in use since the last pass have been free for a whole delay, and go back to the host —
     /// up to the pass's budget. Frees only lower the level between allocations, so that most
@@ -99,6 +121,14 @@ impl Machine {
     /// CPU for the first touch of `frames` fresh frames, ns.
     pub(crate) fn first_touch_ns(&self, frames: u64) -> Ns {
         frames * self.cfg.machine.page_first_touch
+    }
+
+    /// The same for a readahead whose last allocation put `blocks` frames in folios of
+    /// `page_reporting_order` or more (see [`PageReporting::allocated_blocks`]).
+    pub(crate) fn fresh_frames_for_readahead(&mut self, ino: u32, blocks: u64) {
+        let in_use = self.vm.in_use();
+        let fresh = self.reporting.as_mut().map_or(0, |r| r.allocated_blocks(in_use, blocks));
+        self.inodes[ino as usize].untouched += fresh;
     }
 
     /// The last allocation's fresh frames are pages of `ino` that a read fills: whoever
@@ -143,6 +173,21 @@ mod tests {
         // Freed (down to 120) and allocated again before a pass: still backed.
         assert_eq!(r.allocated(150), 0);
         assert_eq!(r.allocated(170), 20);
+    }
+
+    #[test]
+    fn large_folios_skip_the_reserve_but_reuse_blocks_freed_lately() {
+        // 100 in use, 50 kept backed by the passes.
+        let mut r = PageReporting::new(2, 100, 50);
+        assert_eq!(r.allocated_blocks(140, 0), 0, "small folios take the reserve");
+        let mut r = PageReporting::new(2, 100, 50);
+        assert_eq!(r.allocated_blocks(140, 40), 40, "large ones do not");
+        assert_eq!(r.allocated_blocks(150, 0), 0, "and leave it whole");
+        assert_eq!(r.allocated_blocks(200, 0), 10);
+        // 150 freed (200 -> 50) and 100 taken again as large folios before a pass: what was
+        // freed beyond the reserve's worth is still backed.
+        assert_eq!(r.allocated_blocks(150, 100), 0);
+        assert_eq!(r.backed(), 200);
     }
 
     #[test]

@@ -53,6 +53,8 @@ pub struct FileRaState {
     /// after a wait does not feed the same page twice.
     pub op_offset: u64,
     pub op_next: u64,
+    /// On-demand with large folios: the folio order of the last window (`ra->order`).
+    pub order: u32,
 }
 
 /// What a windowed readahead decision asks the block layer for: `do_page_cache_readahead`
@@ -223,9 +225,86 @@ pub fn get_next_ra_size(cur: u64, max: u64) -> u64 {
     }
 }
 
+/// Pages of `run` (a part of the readahead window `window`) that `page_cache_ra_order` puts in
+/// folios of at least `1 << order` pages when the window's folio order is `folio_order`: each
+/// folio that large unless its index is aligned only to a smaller one or it would run past the
+/// window, then as large as both allow.
+///
+/// Why it matters: free page reporting gives the host only free blocks of
+/// `page_reporting_order` and up, so folios that large come out of reported memory
+/// ([`crate::mm::page_reporting`]).
+pub fn ra_large_folio_pages(window: std::ops::Range<u64>, run: std::ops::Range<u64>, folio_order: u32, order: u32) -> u64 {
+    if folio_order < order || window.is_empty() {
+        return 0;
+    }
+    let (top, big) = (1u64 << folio_order.min(62), 1u64 << order.min(62));
+    let (mut index, mut pages) = (window.start, 0);
+    while index < window.end && index < run.end {
+        let mut f = top;
+        if index != 0 {
+            f = f.min(1 << index.trailing_zeros().min(62));
+        }
+        while f > 1 && index + f > window.end {
+            f /= 2;
+        }
+        if f >= big {
+            let (a, b) = (index.max(run.start), (index + f).min(run.end));
+            pages += b.saturating_sub(a);
+        }
+        index += f;
+    }
+    pages
+}
+
+/// An asynchronous readahead's window on a mapping with large folios (`page_cache_async_ra`
+/// and `page_cache_ra_order`, 6.16+): the folio order climbs two steps a window, the window's
+/// end is rounded down to a multiple of `1 << order` pages (at most the largest power of two
+/// dividing `max`, so the windows of a 2.5 MiB read-ahead fall on 512 KiB boundaries), and the
+/// window's folios take the order, at most `max_order` and the window's own size. Returns
+/// the window's pages and its folio order.
+pub fn async_ra_window(start: u64, size: u64, order: u32, max: u64, max_order: u32) -> (u64, u32) {
+    let order = order + 2;
+    let align_order = order.min(max.max(1).trailing_zeros());
+    let end = start + size;
+    let aligned_end = end >> align_order << align_order;
+    let size = if aligned_end > start { aligned_end - start } else { size };
+    let folio_order = order.min(max_order).min(size.max(1).ilog2());
+    (size, folio_order)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_2_5_mib_read_ahead_puts_two_fifths_of_a_file_in_2_mib_folios() {
+        // A cat's windows on a 6.18 loop device (block_bio_queue, 128 KiB reads): 64, 128,
+        // 256, 512 pages, then 576 (the end rounded to 128 pages), then 640 a window.
+        let (mut start, mut size, mut order) = (0, get_init_ra_size(32, 640), 0);
+        let mut windows = vec![(start, size)];
+        let mut large = 0;
+        for _ in 0..40 {
+            start += size;
+            (size, order) = async_ra_window(start, get_next_ra_size(size, 640), order, 640, 9);
+            windows.push((start, size));
+            if start >= 1536 {
+                large += ra_large_folio_pages(start..start + size, start..start + size, order, 9);
+            }
+        }
+        assert_eq!(
+            &windows[..7],
+            &[(0, 64), (64, 128), (192, 256), (448, 512), (960, 576), (1536, 640), (2176, 640)]
+        );
+        let pages = start + size - 1536;
+        assert!(
+            large * 5 >= pages * 2 - 5 * 512 && large * 5 <= pages * 2 + 5 * 512,
+            "{large} of {pages}"
+        );
+        // Folios capped below the order, or a run outside them, have none.
+        assert_eq!(ra_large_folio_pages(0..640, 0..640, 8, 9), 0);
+        assert_eq!(ra_large_folio_pages(0..640, 0..320, 9, 9), 320);
+        assert_eq!(ra_large_folio_pages(0..640, 512..640, 9, 9), 0);
+    }
 
     /// A device that starts every page asked for unless congested, remembering the windows.
     #[derive(Default)]

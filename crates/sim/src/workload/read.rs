@@ -9,7 +9,7 @@ use crate::kernel::task::Phase;
 use crate::kernel::waitqueue::{WaitSite, PG_LOCKED};
 use crate::machine::Machine;
 use crate::mm::page_cache::PageState;
-use crate::mm::readahead::{get_init_ra_size, get_next_ra_size, FileRaState, ReadaheadIo};
+use crate::mm::readahead::{async_ra_window, get_init_ra_size, get_next_ra_size, FileRaState, ReadaheadIo};
 use crate::units::PAGE_SIZE;
 
 /// `VM_MIN_READAHEAD`: the smallest window a miss shrinks the windowed readahead to.
@@ -78,7 +78,13 @@ impl Machine {
             if !self.alloc_pages_noretry(tid, run) {
                 break;
             }
-            self.fresh_frames_for(ino);
+            let large = crate::mm::readahead::ra_large_folio_pages(
+                start..end,
+                idx..idx + run,
+                self.tasks[t].ra.order,
+                self.cfg.machine.page_reporting_order,
+            );
+            self.fresh_frames_for_readahead(ino, large);
             self.inodes[ino as usize].mapping.set_range(idx, run, Some(PageState::Reading));
             self.memcg_account(ino, run as i64, 0, 0);
             self.page_inserted(ino, idx, run);
@@ -228,11 +234,17 @@ impl Machine {
             let marker = task.ra.start + task.ra.size - task.ra.async_size;
             if p1 > marker && task.ra.async_size > 0 {
                 let start = task.ra.start + task.ra.size;
-                let size = get_next_ra_size(task.ra.size, ra_max);
+                let mut size = get_next_ra_size(task.ra.size, ra_max);
+                let mut order = 0;
+                if self.large_folios(ino as usize) {
+                    let max_order = (super::MAX_FOLIO_BYTES / PAGE_SIZE).ilog2();
+                    (size, order) = async_ra_window(start, size, self.tasks[t].ra.order, ra_max, max_order);
+                }
                 let task = &mut self.tasks[t];
                 task.ra.start = start;
                 task.ra.size = size;
                 task.ra.async_size = size;
+                task.ra.order = order;
                 self.issue_reads(tid, start, size);
             }
         }
@@ -267,6 +279,7 @@ impl Machine {
                     task.ra.start = idx;
                     task.ra.size = size;
                     task.ra.async_size = async_size;
+                    task.ra.order = 0;
                     self.issue_reads(tid, idx, size);
                     // Readahead gave up on memory: read the one page the read needs.
                     if self.inodes[ino as usize].mapping.state(idx).is_none() {
