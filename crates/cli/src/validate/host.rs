@@ -5,8 +5,9 @@
 //! a run from another day would grade the host, not the model. `measure` times both before
 //! it sets anything up (`machine.json`: `memory_touch`, `host_disk`); the case is then
 //! simulated on that machine: `[machine] page_first_touch` from the repeats' median first
-//! touch, and (asked for with `--host-disk`) its loop devices get the repeats' median disk
-//! speeds and flush cost.
+//! touch, its loop devices' reads at the repeats' median read rate of the disk, and (asked
+//! for with `--host-disk`) their writes and flushes too — the probe's writes do not predict a
+//! loop's writeback, its reads do predict a loop's direct reads.
 
 use std::path::{Path, PathBuf};
 use wblab_probe::hostdisk::HostDiskStamp;
@@ -94,44 +95,51 @@ pub fn median(stamps: &[Option<HostDiskStamp>]) -> Option<HostDiskStamp> {
     })
 }
 
-/// The loop model's keys for a disk that measured `s`: the day's speed for each direction. The
-/// probe's 1 MiB requests come from an ordinary buffer, a descriptor per 4 KiB page, and fill the
-/// model's ring, so its host serves them one at a time, each paying its request cost and round
-/// trip; the model's own time for such a request (its segments and its transfer) is scaled to
-/// the measured one, both parts alike, so a loop's large-folio requests get faster or slower by
-/// the same factor. And the flush.
-pub fn loop_keys(s: &HostDiskStamp) -> Vec<(&'static str, String)> {
+/// The loop model's read keys for a disk that measured `s`: the day's cost of each descriptor.
+/// The probe's 1 MiB reads come from an ordinary buffer, a descriptor per 4 KiB page, and fill
+/// the model's ring, so its host serves them one at a time, each paying its request cost and
+/// round trip, its transfer and 256 descriptors. What changes from day to day is the
+/// descriptors' part: a `cat`'s reads into 2 MiB folios (a few descriptors each) ran at
+/// 2.1 GB/s on 2026-12-04, the default transfer rate, while the probe's reads that day took
+/// 1 µs a descriptor against the default's 3. So the measured request time sets the
+/// descriptor cost and leaves the transfer rate; a request faster than the transfer alone
+/// (no descriptor cost left) sets the transfer rate instead.
+pub fn read_keys(s: &HostDiskStamp) -> Vec<(&'static str, String)> {
+    let d = LoopParams::default();
+    let pages = ((1u64 << 20) / 4096) as f64;
+    let per_request = 1e6 / s.read_mib_s.max(1.0) - PER_REQUEST_US;
+    let transfer = (1u64 << 20) as f64 / d.backing_read_bandwidth as f64 * 1e6;
+    if per_request > transfer {
+        let seg_ns = ((per_request - transfer) / pages * 1e3).round() as u64;
+        vec![("backing_read_segment_cost", format!("\"{seg_ns}ns\""))]
+    } else {
+        let mib_s = (1e6 / per_request.max(1e6 / s.read_mib_s.max(1.0) / 2.0)).round() as u64;
+        vec![
+            ("backing_read_segment_cost", "\"0ns\"".to_string()),
+            ("backing_read_bandwidth", format!("\"{mib_s}MiB/s\"")),
+        ]
+    }
+}
+
+/// The loop model's write keys for a disk that measured `s` (`--host-disk`): the model's own
+/// time for the probe's 1 MiB write (its segments and its transfer) scaled to the measured
+/// one, both parts alike. And the flush.
+pub fn write_keys(s: &HostDiskStamp) -> Vec<(&'static str, String)> {
     let d = LoopParams::default();
     let pages = (1u64 << 20) / 4096;
-    // (transfer key, segment key, default rate, default segment cost, measured MiB/s)
-    let dirs = [
-        (
-            "backing_write_bandwidth",
-            "backing_write_segment_cost",
-            d.backing_write_bandwidth,
-            d.backing_write_segment_cost,
-            s.write_mib_s,
-        ),
-        (
-            "backing_read_bandwidth",
-            "backing_read_segment_cost",
-            d.backing_read_bandwidth,
-            d.backing_read_segment_cost,
-            s.read_mib_s,
-        ),
-    ];
-    let mut keys = Vec::new();
-    for (rate_key, seg_key, rate, seg_ns, mib_s) in dirs {
-        let model_us = (pages * seg_ns) as f64 / 1e3 + (1u64 << 20) as f64 / rate as f64 * 1e6;
-        let per_request = 1e6 / mib_s.max(1.0);
-        let factor = (per_request - PER_REQUEST_US).max(per_request / 2.0) / model_us;
+    let (rate, seg_ns) = (d.backing_write_bandwidth, d.backing_write_segment_cost);
+    let model_us = (pages * seg_ns) as f64 / 1e3 + (1u64 << 20) as f64 / rate as f64 * 1e6;
+    let per_request = 1e6 / s.write_mib_s.max(1.0);
+    let factor = (per_request - PER_REQUEST_US).max(per_request / 2.0) / model_us;
+    let mut keys = vec![(
+        "backing_write_bandwidth",
+        format!("\"{}MiB/s\"", (rate as f64 / factor / (1u64 << 20) as f64).round() as u64),
+    )];
+    if seg_ns > 0 {
         keys.push((
-            rate_key,
-            format!("\"{}MiB/s\"", (rate as f64 / factor / (1u64 << 20) as f64).round() as u64),
+            "backing_write_segment_cost",
+            format!("\"{}ns\"", (seg_ns as f64 * factor).round() as u64),
         ));
-        if seg_ns > 0 {
-            keys.push((seg_key, format!("\"{}ns\"", (seg_ns as f64 * factor).round() as u64)));
-        }
     }
     keys.push(("backing_flush_latency", format!("\"{}us\"", s.flush_us.round() as u64)));
     keys
@@ -154,16 +162,12 @@ pub fn with_loop_keys(case: &str, keys: &[(&str, String)]) -> String {
 }
 
 /// Where the case is simulated from: `case.toml`, or `sim.toml` beside it — the case on the
-/// machine its repeats measured — when every repeat has a stamp: the memory's first touch
-/// always, the disk when `disk` is asked for.
+/// machine its repeats measured — when every repeat has a stamp: the memory's first touch and
+/// the disk's reads always, its writes and flush when `disk` is asked for.
 pub fn scenario_for(case_toml: &Path, repeats: &[PathBuf], disk: bool) -> Result<PathBuf, String> {
     let sim = case_toml.with_file_name("sim.toml");
     let touch = median_first_touch(&repeats.iter().map(|r| memory_stamp_of(r)).collect::<Vec<_>>());
-    let host = if disk {
-        median(&repeats.iter().map(|r| stamp_of(r)).collect::<Vec<_>>())
-    } else {
-        None
-    };
+    let host = median(&repeats.iter().map(|r| stamp_of(r)).collect::<Vec<_>>());
     if touch.is_none() && host.is_none() {
         let _ = std::fs::remove_file(&sim);
         return Ok(case_toml.to_path_buf());
@@ -176,11 +180,17 @@ pub fn scenario_for(case_toml: &Path, repeats: &[PathBuf], disk: bool) -> Result
         text = with_first_touch(&text, (us, reserve));
     }
     if let Some(s) = host {
-        header += &format!(
-            " host disk writes {} MiB/s, reads {} MiB/s, flush {} µs (medians);",
-            s.write_mib_s, s.read_mib_s, s.flush_us
-        );
-        text = with_loop_keys(&text, &loop_keys(&s));
+        let mut keys = read_keys(&s);
+        if disk {
+            header += &format!(
+                " host disk writes {} MiB/s, reads {} MiB/s, flush {} µs (medians);",
+                s.write_mib_s, s.read_mib_s, s.flush_us
+            );
+            keys.extend(write_keys(&s));
+        } else {
+            header += &format!(" host disk reads {} MiB/s (median);", s.read_mib_s);
+        }
+        text = with_loop_keys(&text, &keys);
     }
     header.pop();
     header.push('\n');
@@ -211,32 +221,45 @@ mod tests {
         assert_eq!(m, Some(stamp(600.0, 900.0, 60.0)));
     }
 
+    /// A key's number, without its unit.
+    fn num(keys: &[(&str, String)], k: &str, unit: &str) -> Option<f64> {
+        let v = &keys.iter().find(|(n, _)| *n == k)?.1;
+        Some(v.trim_matches('"').trim_end_matches(unit).parse().unwrap())
+    }
+
+    /// The model's time for the probe's request, a 1 MiB read or write of 256 scattered pages
+    /// one at a time, as MiB/s.
+    fn probe_rate(keys: &[(&str, String)], dir: &str) -> f64 {
+        let d = LoopParams::default();
+        let default_rate = if dir == "read" {
+            d.backing_read_bandwidth
+        } else {
+            d.backing_write_bandwidth
+        };
+        let transfer = num(keys, &format!("backing_{dir}_bandwidth"), "MiB/s").unwrap_or(default_rate as f64 / (1u64 << 20) as f64);
+        let segment_us = num(keys, &format!("backing_{dir}_segment_cost"), "ns").unwrap_or(0.0) / 1e3;
+        1e6 / (1e6 / transfer + 256.0 * segment_us + PER_REQUEST_US)
+    }
+
     #[test]
     fn the_keys_give_back_the_measured_rate_one_request_at_a_time() {
-        for (w, r) in [(550.0, 850.0), (2400.0, 1400.0)] {
-            let keys = loop_keys(&stamp(w, r, 216.0));
-            let num = |k: &str, unit: &str| -> Option<f64> {
-                let v = &keys.iter().find(|(n, _)| *n == k)?.1;
-                Some(v.trim_matches('"').trim_end_matches(unit).parse().unwrap())
-            };
-            for (dir, measured) in [("write", w), ("read", r)] {
-                let transfer = num(&format!("backing_{dir}_bandwidth"), "MiB/s").unwrap();
-                let segment_us = num(&format!("backing_{dir}_segment_cost"), "ns").unwrap_or(0.0) / 1e3;
-                assert!(transfer > measured, "{dir}: the transfer outruns the request rate");
-                // A 1 MiB request of 256 scattered pages, as the probe sends.
-                let per_request_us = 1e6 / transfer + 256.0 * segment_us + PER_REQUEST_US;
-                let back = 1e6 / per_request_us;
+        for (w, r) in [(550.0, 850.0), (2400.0, 1400.0), (1000.0, 2600.0)] {
+            let s = stamp(w, r, 216.0);
+            let (reads, writes) = (read_keys(&s), write_keys(&s));
+            for (dir, keys, measured) in [("write", &writes, w), ("read", &reads, r)] {
+                let back = probe_rate(keys, dir);
                 assert!((back / measured - 1.0).abs() < 0.01, "{dir}: {back} MiB/s against {measured}");
             }
-            assert!(keys.contains(&("backing_flush_latency", "\"216us\"".to_string())));
+            assert!(writes.contains(&("backing_flush_latency", "\"216us\"".to_string())));
+            assert!(!reads.iter().any(|(k, _)| k.contains("write") || k.contains("flush")));
         }
-        // A faster day makes both parts of a read cheaper: a large-folio read gains as much.
-        let seg = |r: f64| -> u64 {
-            let keys = loop_keys(&stamp(1000.0, r, 50.0));
-            let v = &keys.iter().find(|(n, _)| *n == "backing_read_segment_cost").unwrap().1;
-            v.trim_matches('"').trim_end_matches("ns").parse().unwrap()
-        };
+        // A day's reads move the descriptors' cost, not a large folio's transfer.
+        let seg = |r: f64| num(&read_keys(&stamp(1000.0, r, 50.0)), "backing_read_segment_cost", "ns").unwrap();
         assert!(seg(1400.0) < seg(850.0));
+        assert_eq!(
+            num(&read_keys(&stamp(1000.0, 1400.0, 50.0)), "backing_read_bandwidth", "MiB/s"),
+            None
+        );
     }
 
     #[test]

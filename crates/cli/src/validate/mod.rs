@@ -8,8 +8,9 @@
 //! kept, so a run resumes where it stopped: a repeat with its `summary.json` is not measured
 //! again. The simulation is always run again (a few seconds a case), so a resumed run grades
 //! every case against today's model. Each repeat waits for a quiet machine and is measured
-//! again when other processes disturbed it ([`quiet`]); with `--host-disk`, a case whose
-//! repeats timed the loop devices' host disk is simulated on that disk ([`host`]).
+//! again when other processes disturbed it ([`quiet`]); a case whose repeats timed the loop
+//! devices' host disk is simulated on that disk's reads, and with `--host-disk` on its writes
+//! and flushes too ([`host`]).
 
 pub mod generate;
 pub mod host;
@@ -50,10 +51,10 @@ pub struct ValidateArgs {
     /// the host had taken back is unknown, and that can cost a reader ten times its CPU time.
     #[arg(long, conflicts_with = "no_measure")]
     remeasure_unstamped: bool,
-    /// Simulate each case on the host disk its repeats timed (`host_disk` in their
-    /// `machine.json`) instead of the loop model's default disk. Not the default: the probe's
-    /// rates do not yet predict the loop's (a loop wrote back 1.6 GB/s where the probe timed
-    /// 0.62 GB/s of 1 MiB writes on the same day).
+    /// Simulate each case's loop writes and flushes on the host disk its repeats timed
+    /// (`host_disk` in their `machine.json`) instead of the loop model's default disk, as its
+    /// reads always are. Not the default: the probe's writes do not predict the loop's (a loop
+    /// wrote back 1.6 GB/s where the probe timed 0.62 GB/s of 1 MiB writes on the same day).
     #[arg(long)]
     host_disk: bool,
     /// Print case N's scenario file and exit.
