@@ -161,11 +161,11 @@ pub fn with_loop_keys(case: &str, keys: &[(&str, String)]) -> String {
     out
 }
 
-/// Where the case is simulated from: `case.toml`, or `sim.toml` beside it — the case on the
-/// machine its repeats measured — when every repeat has a stamp: the memory's first touch and
-/// the disk's reads always, its writes and flush when `disk` is asked for.
-pub fn scenario_for(case_toml: &Path, repeats: &[PathBuf], disk: bool) -> Result<PathBuf, String> {
-    let sim = case_toml.with_file_name("sim.toml");
+/// Where the case is simulated from: `case.toml`, or `name` beside it — the case on the
+/// machine `repeats` measured (their medians) — when every repeat has a stamp: the memory's
+/// first touch and the disk's reads always, its writes and flush when `disk` is asked for.
+pub fn scenario_for(case_toml: &Path, repeats: &[PathBuf], name: &str, disk: bool) -> Result<PathBuf, String> {
+    let sim = case_toml.with_file_name(name);
     let touch = median_first_touch(&repeats.iter().map(|r| memory_stamp_of(r)).collect::<Vec<_>>());
     let host = median(&repeats.iter().map(|r| stamp_of(r)).collect::<Vec<_>>());
     if touch.is_none() && host.is_none() {
@@ -174,21 +174,27 @@ pub fn scenario_for(case_toml: &Path, repeats: &[PathBuf], disk: bool) -> Result
     }
     let mut text = std::fs::read_to_string(case_toml).map_err(|e| format!("cannot read {}: {e}", case_toml.display()))?;
     let name = case_toml.file_name().map_or(String::new(), |n| n.to_string_lossy().into_owned());
-    let mut header = format!("# {name} on the machine its {} measurements found:", repeats.len());
+    let mut header = match repeats {
+        [one] => format!(
+            "# {name} on the machine its measurement {} found:",
+            one.file_name().map_or(String::new(), |n| n.to_string_lossy().into_owned())
+        ),
+        _ => format!("# {name} on the machine its {} measurements found (medians):", repeats.len()),
+    };
     if let Some((us, reserve)) = touch {
-        header += &format!(" first touch of free memory {us} µs a page past {reserve} MiB (medians);");
+        header += &format!(" first touch of free memory {us} µs a page past {reserve} MiB;");
         text = with_first_touch(&text, (us, reserve));
     }
     if let Some(s) = host {
         let mut keys = read_keys(&s);
         if disk {
             header += &format!(
-                " host disk writes {} MiB/s, reads {} MiB/s, flush {} µs (medians);",
+                " host disk writes {} MiB/s, reads {} MiB/s, flush {} µs;",
                 s.write_mib_s, s.read_mib_s, s.flush_us
             );
             keys.extend(write_keys(&s));
         } else {
-            header += &format!(" host disk reads {} MiB/s (median);", s.read_mib_s);
+            header += &format!(" host disk reads {} MiB/s;", s.read_mib_s);
         }
         text = with_loop_keys(&text, &keys);
     }

@@ -171,29 +171,11 @@ fn run_case(me: &Path, a: &ValidateArgs, case: &generate::Case, dir: &Path) -> R
         }
         repeats.push(out);
     }
-    let sim = dir.join("sim");
-    // On the machine the repeats measured: its memory when they timed it, its disk when
-    // asked too.
-    let scenario = host::scenario_for(&toml, &repeats, a.host_disk)?;
-    eprintln!(
-        "  simulate, {} seeds{}",
-        a.repeat,
-        if scenario == toml { "" } else { ", on the measured machine" }
-    );
-    let _ = fs::remove_dir_all(&sim);
-    step(
-        me,
-        &[
-            "run",
-            &path(&scenario),
-            "--out",
-            &path(&sim),
-            "--quiet",
-            "--repeat",
-            &a.repeat.to_string(),
-        ],
-    )?;
-    repeats.push(sim);
+    // Each repeat's twin: the case simulated on the machine that repeat measured (its memory
+    // when it timed it, its disk's reads, its writes too when asked) under a seed of its own,
+    // so that the model's range over its runs meets the host's changes as the kernel's did.
+    let sims = simulate(me, a, &toml, &repeats, dir)?;
+    repeats.extend(sims);
     let runs = repeats
         .iter()
         .map(|d| wblab_report::compare::load(d).map_err(|e| format!("cannot read {}: {e}", d.display())))
@@ -208,6 +190,42 @@ fn run_case(me: &Path, a: &ValidateArgs, case: &generate::Case, dir: &Path) -> R
     };
     let json = serde_json::to_string_pretty(&s).expect("score serialises");
     fs::write(dir.join("score.json"), json).map_err(|e| format!("cannot write score.json: {e}"))
+}
+
+/// Simulate the case once for each measured repeat, in parallel: `sim/r<k>` from `sim-r<k>.toml`
+/// (the case on repeat k's machine, [`host::scenario_for`]) under the case's seed + k − 1.
+fn simulate(me: &Path, a: &ValidateArgs, toml: &Path, repeats: &[PathBuf], dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let text = fs::read_to_string(toml).map_err(|e| format!("cannot read {}: {e}", toml.display()))?;
+    let seed = wblab_scenario::parse(&text, &path(toml)).map_err(|e| e.to_string())?.seed;
+    let sim = dir.join("sim");
+    let _ = fs::remove_dir_all(&sim);
+    // Files of the layout before each repeat had its twin.
+    let _ = fs::remove_file(dir.join("sim.toml"));
+    let mut plans = Vec::new();
+    for (k, repeat) in (1..).zip(repeats) {
+        let scenario = host::scenario_for(toml, std::slice::from_ref(repeat), &format!("sim-r{k}.toml"), a.host_disk)?;
+        plans.push((scenario, sim.join(format!("r{k}")), seed.wrapping_add(k - 1)));
+    }
+    let on_machine = plans.iter().filter(|(s, _, _)| s != toml).count();
+    eprintln!(
+        "  simulate, {} seeds ({on_machine} on their repeat's measured machine)",
+        plans.len()
+    );
+    std::thread::scope(|scope| {
+        let runs: Vec<_> = plans
+            .iter()
+            .map(|(scenario, out, seed)| {
+                scope.spawn(move || {
+                    step(
+                        me,
+                        &["run", &path(scenario), "--out", &path(out), "--quiet", "--seed", &seed.to_string()],
+                    )
+                })
+            })
+            .collect();
+        runs.into_iter().try_for_each(|r| r.join().expect("a simulation thread"))
+    })?;
+    Ok(plans.into_iter().map(|(_, out, _)| out).collect())
 }
 
 /// Field `key` of a measured repeat's `machine.json` (`None` when the file or the field is

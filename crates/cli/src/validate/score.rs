@@ -69,7 +69,7 @@ pub struct Graded {
     pub measured: f64,
     pub measured_lo: f64,
     pub measured_hi: f64,
-    /// The model (first seed), and its range over the seeds.
+    /// The model (the mean of its runs, one a repeat; or its first seed), and its range.
     pub simulated: f64,
     pub simulated_lo: f64,
     pub simulated_hi: f64,
@@ -80,24 +80,39 @@ pub struct Graded {
     pub spread_agrees: bool,
 }
 
-/// Grade a comparison whose first `repeats` runs are the kernel's and whose last is the model's
-/// (with its seeds as repeats).
+/// Grade a comparison whose first `repeats` runs are the kernel's and whose others are the
+/// model's: one run per repeat (each on its repeat's machine; the model's figure is their
+/// median, so that one repeat's odd machine does not carry it, and its range theirs), or one
+/// run with its seeds as repeats (its first seed's figure and the seeds' range).
 pub fn grade(c: &Comparison, repeats: usize) -> Vec<Graded> {
     let mut out = Vec::new();
     for f in &c.figures {
         let Some(class) = Class::of(&f.name) else { continue };
         let kernel: Vec<f64> = f.values.iter().take(repeats).flatten().copied().collect();
-        let Some(Some(sim)) = f.values.get(repeats) else { continue };
         if kernel.len() < repeats {
             continue;
         }
+        let model: Vec<f64> = f.values.iter().skip(repeats).flatten().copied().collect();
+        let (sim, model_range) = match (model.len(), f.values.len() - repeats) {
+            (0, _) => continue,
+            (_, 1) => (model[0], f.range.get(repeats).copied().flatten()),
+            (n, runs) if n == runs => {
+                let lo = model.iter().copied().fold(f64::INFINITY, f64::min);
+                let hi = model.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                let mut sorted = model.clone();
+                sorted.sort_by(f64::total_cmp);
+                (sorted[(n - 1) / 2], Some((lo, hi)))
+            }
+            _ => continue,
+        };
+        let sim = &sim;
         let mean = kernel.iter().sum::<f64>() / kernel.len() as f64;
         if !big_enough(class, f.unit, mean) {
             continue;
         }
         let lo = kernel.iter().copied().fold(f64::INFINITY, f64::min);
         let hi = kernel.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        let (slo, shi) = f.range.get(repeats).copied().flatten().unwrap_or((*sim, *sim));
+        let (slo, shi) = model_range.unwrap_or((*sim, *sim));
         let error = (sim - mean) / mean;
         let (ks, ss) = ((hi - lo) / mean, (shi - slo) / mean);
         let spread_agrees = (ks < 0.02 && ss < 0.02) || (ss <= 2.0 * ks && ks <= 2.0 * ss);
@@ -275,5 +290,27 @@ mod tests {
             figures: g,
         }]);
         assert!(f.contains("## g000") && f.contains("+30 %"), "{f}");
+    }
+
+    #[test]
+    fn a_model_run_for_each_repeat_grades_its_median_and_its_range() {
+        let f = Figure {
+            name: "dd0: MB/s".into(),
+            unit: "MB/s",
+            values: [100.0, 120.0, 80.0, 95.0, 300.0, 90.0].map(Some).to_vec(),
+            rel_err: vec![None; 6],
+            range: vec![None; 6],
+            significant: vec![None; 6],
+        };
+        let g = grade(&comparison(vec![f.clone()]), 3);
+        assert_eq!(g.len(), 1);
+        assert_eq!(g[0].simulated, 95.0, "the median run, not the odd one");
+        assert!(g[0].agrees);
+        assert_eq!((g[0].simulated_lo, g[0].simulated_hi), (90.0, 300.0));
+        assert!(!g[0].spread_agrees, "the model's runs spread 5x the kernel's repeats");
+        // A model run without the figure leaves it ungraded.
+        let mut missing = f;
+        missing.values[5] = None;
+        assert!(grade(&comparison(vec![missing]), 3).is_empty());
     }
 }
