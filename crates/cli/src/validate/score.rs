@@ -69,7 +69,7 @@ pub struct Graded {
     pub measured: f64,
     pub measured_lo: f64,
     pub measured_hi: f64,
-    /// The model (the mean of its runs, one a repeat; or its first seed), and its range.
+    /// The model (the median of its runs, one a repeat; or its first seed), and its range.
     pub simulated: f64,
     pub simulated_lo: f64,
     pub simulated_hi: f64,
@@ -97,22 +97,19 @@ pub fn grade(c: &Comparison, repeats: usize) -> Vec<Graded> {
             (0, _) => continue,
             (_, 1) => (model[0], f.range.get(repeats).copied().flatten()),
             (n, runs) if n == runs => {
-                let lo = model.iter().copied().fold(f64::INFINITY, f64::min);
-                let hi = model.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-                let mut sorted = model.clone();
+                let mut sorted = model;
                 sorted.sort_by(f64::total_cmp);
-                (sorted[(n - 1) / 2], Some((lo, hi)))
+                (sorted[(n - 1) / 2], Some((sorted[0], sorted[n - 1])))
             }
             _ => continue,
         };
-        let sim = &sim;
         let mean = kernel.iter().sum::<f64>() / kernel.len() as f64;
         if !big_enough(class, f.unit, mean) {
             continue;
         }
         let lo = kernel.iter().copied().fold(f64::INFINITY, f64::min);
         let hi = kernel.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        let (slo, shi) = model_range.unwrap_or((*sim, *sim));
+        let (slo, shi) = model_range.unwrap_or((sim, sim));
         let error = (sim - mean) / mean;
         let (ks, ss) = ((hi - lo) / mean, (shi - slo) / mean);
         let spread_agrees = (ks < 0.02 && ss < 0.02) || (ss <= 2.0 * ks && ks <= 2.0 * ss);
@@ -123,7 +120,7 @@ pub fn grade(c: &Comparison, repeats: usize) -> Vec<Graded> {
             measured: mean,
             measured_lo: lo,
             measured_hi: hi,
-            simulated: *sim,
+            simulated: sim,
             simulated_lo: slo,
             simulated_hi: shi,
             error,
