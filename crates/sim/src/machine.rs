@@ -902,6 +902,20 @@ impl Machine {
     }
 
     /// Sleep a task for `ns`, unless woken earlier by `wake_task`.
+    /// A job run every `interval` (`fsync`, `sync`, `replace`) ended an operation: sleep until
+    /// the next is due, `interval` after this one was due — not after it started, so that the
+    /// wake-up's latency does not shift the rest of the run, as `wblab measure` runs them (a
+    /// drifting cadence slides across periodic work such as blk-throttle's 100 ms slices). One
+    /// overdue starts at once.
+    pub(crate) fn think_until_due(&mut self, tid: u32, interval: Ns) {
+        let now = self.now();
+        let task = &mut self.tasks[tid as usize];
+        let due = task.op_due.unwrap_or(task.op_start).saturating_add(interval);
+        task.op_due = Some(due);
+        task.phase = crate::kernel::task::Phase::Think;
+        self.sleep_task(tid, due.saturating_sub(now));
+    }
+
     pub fn sleep_task(&mut self, tid: u32, ns: Ns) {
         // The timer fires on time; the task runs a little later (`[machine] wakeup_latency`).
         let ns = ns.saturating_add(self.rng.exp(self.cfg.machine.wakeup_latency));

@@ -596,3 +596,29 @@ fn an_appended_fsync_waits_for_its_extents_conversion() {
         "fsync p50 {written} ns with written extents, {unwritten} ns converting unwritten ones"
     );
 }
+
+/// An fsync job keeps its cadence as `wblab measure` runs it: each operation is due `interval`
+/// after the previous was due, so a late wake-up shifts one operation, not all that follow.
+#[test]
+fn an_fsync_every_interval_keeps_its_cadence_when_it_wakes_late() {
+    let interval = 10_000_000;
+    let secs = 2;
+    let ops = |wakeup_latency: u64| {
+        let mut sc = Scenario::one_device("cadence", ssd(), 8 * GIB, 2, secs * SEC);
+        sc.devices[0].fs = Some(mount(FsKind::Ext4));
+        sc.machine.wakeup_latency = wakeup_latency;
+        sc.tasks.push(commit_task(0, interval));
+        let r = run(&sc);
+        group(&r, "commit").op_latency.count()
+    };
+    let due = secs * SEC / interval;
+    // Each sync takes well under the interval on an idle SSD: one operation per interval,
+    // however late each wake-up is (1 ms on average here, a tenth of the interval).
+    for latency in [0, 1_000_000] {
+        let n = ops(latency);
+        assert!(
+            n + 1 >= due && n <= due,
+            "{n} syncs in {secs} s at {interval} ns (wake-up latency {latency} ns)"
+        );
+    }
+}

@@ -27,8 +27,8 @@ impl Machine {
         Some(Phase::Renamed)
     }
 
-    /// The replacement is done: its latency is the write and the rename; the next one
-    /// starts `interval` after this one did.
+    /// The replacement is done: its latency is the write and the rename; the next one is due
+    /// `interval` after this one was.
     pub(crate) fn rename_done(&mut self, tid: u32) -> Option<Phase> {
         let now = self.now();
         let task = &mut self.tasks[tid as usize];
@@ -36,9 +36,7 @@ impl Machine {
         let JobConfig::Replace { interval, .. } = task.job else {
             unreachable!("only the replace job renames")
         };
-        let next = task.op_start.saturating_add(interval);
-        task.phase = Phase::Think;
-        self.sleep_task(tid, next.saturating_sub(now));
+        self.think_until_due(tid, interval);
         None
     }
 }

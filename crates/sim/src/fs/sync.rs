@@ -446,9 +446,7 @@ impl Machine {
         }
         match task.job {
             JobConfig::Fsync { interval, .. } | JobConfig::Sync { interval } => {
-                let next = task.op_start.saturating_add(interval);
-                task.phase = Phase::Think;
-                self.sleep_task(tid, next.saturating_sub(now));
+                self.think_until_due(tid, interval);
                 None
             }
             _ => Some(Phase::NextOp),

@@ -88,6 +88,9 @@ pub struct Task {
     pub chunk_bytes: u64,
     /// Start of the current operation.
     pub op_start: Ns,
+    /// When the current operation of a job run every `interval` was due (`None` before the
+    /// first has ended; see [`crate::machine::Machine::think_until_due`]).
+    pub op_due: Option<Ns>,
     /// Start of the current balance_dirty_pages sleep.
     pub sleep_start: Ns,
     /// Requests built and not yet accepted by the block layer, as (device, request id): the
@@ -212,6 +215,7 @@ impl Task {
             chunk_pages: 0,
             chunk_bytes: 0,
             op_start: 0,
+            op_due: None,
             sleep_start: 0,
             pending: Default::default(),
             rq_wait: None,
