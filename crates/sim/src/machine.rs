@@ -901,7 +901,6 @@ impl Machine {
         self.psi_task_refresh(tid);
     }
 
-    /// Sleep a task for `ns`, unless woken earlier by `wake_task`.
     /// A job run every `interval` (`fsync`, `sync`, `replace`) ended an operation: sleep until
     /// the next is due, `interval` after this one was due — not after it started, so that the
     /// wake-up's latency does not shift the rest of the run, as `wblab measure` runs them (a
@@ -916,6 +915,7 @@ impl Machine {
         self.sleep_task(tid, due.saturating_sub(now));
     }
 
+    /// Sleep a task for `ns`, unless woken earlier by `wake_task`.
     pub fn sleep_task(&mut self, tid: u32, ns: Ns) {
         // The timer fires on time; the task runs a little later (`[machine] wakeup_latency`).
         let ns = ns.saturating_add(self.rng.exp(self.cfg.machine.wakeup_latency));
