@@ -28,6 +28,7 @@ pub mod outdir;
 pub mod plan;
 pub mod pressure;
 pub mod snapshot;
+pub mod spool;
 pub mod sys;
 pub mod tracefs;
 pub mod vmstat;

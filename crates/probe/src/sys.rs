@@ -192,6 +192,18 @@ impl Drop for AlignedBuf {
 }
 
 /// `posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED)`: drop the file's clean pages.
+/// An anonymous file in memory (`memfd_create`, close-on-exec): its pages are shared memory,
+/// which no writeback ever sees.
+pub fn memfd(name: &std::ffi::CStr) -> io::Result<File> {
+    // SAFETY: a valid NUL-terminated name; the returned descriptor is ours alone.
+    let fd = unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `fd` is a fresh descriptor no one else owns.
+    Ok(unsafe { <File as std::os::fd::FromRawFd>::from_raw_fd(fd) })
+}
+
 pub fn fadvise_dontneed(f: &File) {
     // SAFETY: valid fd.
     unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };

@@ -1,13 +1,14 @@
 //! Tracing through a private tracefs instance (`instances/wblab-<pid>`): its own buffer, event
 //! enables and `tracing_on`, so the top-level trace settings are never touched and removing the
 //! instance removes everything we set. tracefs is mounted in the scratch directory if it is
-//! mounted nowhere. `trace_pipe` is streamed to a file while the run goes on, so the buffer
-//! cannot overflow however long the run.
+//! mounted nowhere. `trace_pipe` is drained while the run goes on, so the buffer cannot
+//! overflow however long the run, into a [`Spool`] that keeps it in memory until the trace ends.
 
 use crate::journal::{Entry, Journal};
+use crate::spool::Spool;
 use crate::sys;
 use std::fs::File;
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -52,8 +53,8 @@ pub struct TraceStats {
 }
 
 impl Tracer {
-    /// Create the instance, enable `events` ("writeback:balance_dirty_pages"), and stream its
-    /// `trace_pipe` into `out`.
+    /// Create the instance, enable `events` ("writeback:balance_dirty_pages"), and drain its
+    /// `trace_pipe` into `out` (written when the trace stops).
     /// `filters` pairs an event with a tracefs filter expression (`dev == 7340096`) that is
     /// set before the event is enabled.
     pub fn start(
@@ -91,12 +92,14 @@ impl Tracer {
             .read(true)
             .custom_flags(libc::O_NONBLOCK)
             .open(instance.join("trace_pipe"))?;
-        let mut sink = File::create(out)?;
+        let mut sink = Spool::new(out)?;
         let stop = Arc::new(AtomicBool::new(false));
         let stop2 = stop.clone();
-        let reader = std::thread::Builder::new()
-            .name("wblab-trace".into())
-            .spawn(move || pump(pipe, &mut sink, &stop2))?;
+        let reader = std::thread::Builder::new().name("wblab-trace".into()).spawn(move || {
+            let n = pump(pipe, &mut sink, &stop2)?;
+            sink.finish()?;
+            Ok(n)
+        })?;
         sys::write_value(&instance.join("tracing_on"), "1")?;
         Ok(Tracer {
             instance,
@@ -158,7 +161,7 @@ impl Drop for Tracer {
     }
 }
 
-fn pump(mut pipe: File, sink: &mut File, stop: &AtomicBool) -> io::Result<u64> {
+fn pump(mut pipe: File, sink: &mut Spool, stop: &AtomicBool) -> io::Result<u64> {
     let mut buf = vec![0u8; 1 << 16];
     let mut total = 0u64;
     let mut stopping = false;
@@ -188,7 +191,6 @@ fn pump(mut pipe: File, sink: &mut File, stop: &AtomicBool) -> io::Result<u64> {
             stopping = true;
         }
     }
-    sink.flush()?;
     Ok(total)
 }
 
