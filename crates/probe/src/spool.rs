@@ -1,10 +1,9 @@
 //! Where a measurement's trace waits while the run goes on: in memory, so that the harness's
 //! own output does not take part in the experiment. Streamed to a file on the scratch disk,
 //! the trace made that disk's pages dirty all through the run: they counted in the kernel's
-//! global dirty level (10–230 pages above the workload's in the traces of 2026-12-04, enough
-//! to cross the free-run ceiling one `dd` chunk earlier), their writeback reached the host
-//! disk beside the loop devices' backing I/O, and that disk's writeout diluted the loop
-//! device's share of the writeout proportions. The spool is a `memfd` (shared memory, which
+//! global dirty level (30–100 pages above the workload's in a g008 run of 2026-12-04, 9–12
+//! with the spool), their writeback reached the host disk beside the loop devices' backing
+//! I/O, and that disk's writeout diluted the loop device's share of the writeout proportions. The spool is a `memfd` (shared memory, which
 //! no writeback sees) written to the file when the trace ends; past [`SPOOL_MAX`] it goes to
 //! the file at once, so a long run's trace does not take the machine's memory.
 
