@@ -86,10 +86,16 @@ impl Spool {
 mod tests {
     use super::*;
 
+    /// A fresh directory for one test's trace file.
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("wblab-spool-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
     #[test]
     fn a_spool_holds_its_bytes_in_memory_until_it_finishes() {
-        let dir = std::env::temp_dir().join(format!("wblab-spool-test-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = scratch("test");
         let out = dir.join("trace.raw");
         let mut s = Spool::new(&out).unwrap();
         s.write_all(b"first line\n").unwrap();
@@ -104,8 +110,7 @@ mod tests {
 
     #[test]
     fn a_spool_past_its_bound_goes_to_its_file() {
-        let dir = std::env::temp_dir().join(format!("wblab-spool-big-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = scratch("big");
         let out = dir.join("trace.raw");
         let mut s = Spool::new(&out).unwrap();
         let chunk = vec![b'x'; 1 << 20];

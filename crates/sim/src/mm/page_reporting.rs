@@ -123,19 +123,18 @@ impl Machine {
         frames * self.cfg.machine.page_first_touch
     }
 
-    /// The same for a readahead whose last allocation put `blocks` frames in folios of
-    /// `page_reporting_order` or more (see [`PageReporting::allocated_blocks`]).
+    /// The last allocation's fresh frames are pages of `ino` that a read fills, `blocks` of
+    /// them in folios of `page_reporting_order` or more (see
+    /// [`PageReporting::allocated_blocks`]): whoever copies them out first pays for them.
     pub(crate) fn fresh_frames_for_readahead(&mut self, ino: u32, blocks: u64) {
         let in_use = self.vm.in_use();
         let fresh = self.reporting.as_mut().map_or(0, |r| r.allocated_blocks(in_use, blocks));
         self.inodes[ino as usize].untouched += fresh;
     }
 
-    /// The last allocation's fresh frames are pages of `ino` that a read fills: whoever
-    /// copies them out first pays for them.
+    /// The same for a read whose folios are all smaller than a reported block.
     pub(crate) fn fresh_frames_for(&mut self, ino: u32) {
-        let fresh = self.fresh_frames();
-        self.inodes[ino as usize].untouched += fresh;
+        self.fresh_frames_for_readahead(ino, 0);
     }
 
     /// CPU for copying `pages` of `ino` out, for the untouched frames among them: a read
