@@ -184,6 +184,10 @@ struct MachineJson<'a> {
     /// What the first touch of long-free memory cost the page cache, timed before the run.
     #[serde(skip_serializing_if = "Option::is_none")]
     memory_touch: Option<crate::memtouch::MemoryTouchStamp>,
+    /// KiB dirty or under writeback on the machine before the scenario's devices were made:
+    /// the other devices' level, which shares the global dirty limit with ours.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    other_dirty_kib: Option<u64>,
     /// Pages dirtied on the whole machine during the run beyond what the run's own writers
     /// wrote, MiB: other processes' dirty data shares the global dirty limit with ours.
     other_dirtied_mib: f64,
@@ -344,6 +348,7 @@ pub fn measure(sc: &Scenario, opts: &MeasureOptions) -> Result<MeasureReport, Me
         blkio_dirs: Vec::new(),
         host_disk: None,
         memory_touch: None,
+        other_dirty_pages: None,
     };
     let inner = session.run();
     // Results are built from data in memory and the trace in the scratch dir: write them
@@ -361,6 +366,7 @@ pub fn measure(sc: &Scenario, opts: &MeasureOptions) -> Result<MeasureReport, Me
         scratch,
         host_disk,
         memory_touch,
+        other_dirty_pages,
         ..
     } = session;
     let cleanup_problems = j.teardown();
@@ -421,6 +427,7 @@ pub fn measure(sc: &Scenario, opts: &MeasureOptions) -> Result<MeasureReport, Me
         kernel_cpu_fraction: (c.kernel_cpu_fraction * 1000.0).round() / 1000.0,
         host_disk,
         memory_touch,
+        other_dirty_kib: other_dirty_pages.map(|p| p * facts.page_size / 1024),
         other_dirtied_mib: (other_dirtied_mib * 10.0).round() / 10.0,
         fio_layout_bytes: crate::fio::layout_bytes(sc),
         tasks: c
@@ -486,6 +493,8 @@ struct Session<'a> {
     host_disk: Option<crate::hostdisk::HostDiskStamp>,
     /// The page cache's first touch of long-free memory, timed first of all.
     memory_touch: Option<crate::memtouch::MemoryTouchStamp>,
+    /// The system's dirty level, read first of all.
+    other_dirty_pages: Option<u64>,
 }
 
 impl Session<'_> {
@@ -495,6 +504,7 @@ impl Session<'_> {
         let plan = self.plan;
         self.make_scratch()?;
         self.compare_machines();
+        self.other_dirty_pages = Some(vmstat::other_dirty_pages());
         log(self.opts, "timing the first touch of free memory");
         match crate::memtouch::stamp(&self.scratch) {
             Ok(s) => self.memory_touch = Some(s),

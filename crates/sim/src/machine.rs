@@ -489,6 +489,7 @@ impl Machine {
         let unreclaimable = cfg.machine.unreclaimable / PAGE_SIZE;
         let mut vm = VmStat::boot(total, unreclaimable, cfg.sysctl.min_free_kbytes, cfg.sysctl.watermark_scale_factor);
         vm.highmem = cfg.machine.highmem / PAGE_SIZE;
+        vm.other_dirty = cfg.machine.other_dirty / PAGE_SIZE;
         let mut dom = WbDomain::default();
         let ratelimit_pages = page_writeback::writeback_set_ratelimit(&mut dom, &vm, &cfg.sysctl, cfg.machine.cpus);
         let thresh = dom.dirty_limit;
@@ -1760,7 +1761,7 @@ impl Machine {
             .count() as u32;
         self.vmstat.push(VmstatSample {
             t_ns: now,
-            nr_dirty: self.vm.nr_dirty,
+            nr_dirty: self.vm.file_dirty(),
             nr_writeback: self.vm.nr_writeback,
             nr_free: self.vm.nr_free,
             nr_file: self.vm.nr_file,
@@ -1780,7 +1781,7 @@ impl Machine {
         });
         if !self.memcgs.is_empty() {
             dtc.avail = self.vm.dirtyable();
-            dtc.dirty = self.vm.nr_dirty + self.vm.nr_writeback;
+            dtc.dirty = self.vm.dirty_level();
             self.sample_memcgs(now, &dtc);
         }
         if now + NSEC_PER_SEC <= self.cfg.duration {

@@ -145,3 +145,37 @@ fn hundred_dd_pauses_and_throughput() {
     let dev = device_write_mb_s(&r);
     assert!(agg >= 0.9 * dev, "aggregate {agg:.1} MB/s < 90 % of device {dev:.1} MB/s");
 }
+
+/// Pages other devices keep dirty (`[machine] other_dirty`) share the global limit: the dd's
+/// own dirty pages settle lower by about that much, the global level stays where throttling
+/// holds it, and the dd keeps the disk busy.
+#[test]
+fn other_devices_dirty_pages_leave_less_room_for_ours() {
+    let secs = 40;
+    let run = |other: u64| {
+        let mut sc = Scenario::one_device("dd", DeviceModelConfig::Hdd(HddParams::default()), 4 * GIB, 2, secs * SEC);
+        sc.machine.other_dirty = other;
+        sc.add_task("dd", 1, 0, wblab_testkit::sim::dd(None));
+        wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress).unwrap_or_else(|v| panic!("{v}"))
+    };
+    let other = 128 << 20;
+    let (alone, shared) = (run(0), run(other));
+    let median = |r: &RunResult, f: fn(&wblab_sim::metrics::ThrottleSample) -> u64| {
+        let mut v: Vec<u64> = r.throttle.iter().filter(|s| s.t_ns >= secs * SEC / 2).map(f).collect();
+        v.sort_unstable();
+        v[v.len() / 2] as f64
+    };
+    let other_pages = (other / 4096) as f64;
+    let lower = median(&alone, |s| s.wb_dirty) - median(&shared, |s| s.wb_dirty);
+    assert!(
+        (0.5 * other_pages..=1.5 * other_pages).contains(&lower),
+        "the dd's dirty pages fell by {lower:.0} pages beside {other_pages:.0} dirty elsewhere"
+    );
+    let (g0, g1) = (median(&alone, |s| s.dirty), median(&shared, |s| s.dirty));
+    assert!(
+        (g1 - g0).abs() <= 0.25 * other_pages,
+        "the global level moved from {g0:.0} to {g1:.0} pages"
+    );
+    let (a, b) = (alone.tasks[0].steady_mb_s(), shared.tasks[0].steady_mb_s());
+    assert!(b >= 0.9 * a, "the dd wrote {b:.1} MB/s beside the other pages, {a:.1} alone");
+}

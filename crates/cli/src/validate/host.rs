@@ -53,36 +53,56 @@ impl<S: Copy> Medians<S> {
 }
 
 /// `case` with `[machine] page_first_touch` set to `us` and `page_reporting_reserve` to
-/// `reserve_mib`: after its `[machine]` line, or in a `[machine]` table of its own before its
-/// first table.
+/// `reserve_mib`.
 pub fn with_first_touch(case: &str, (us, reserve_mib): (f64, f64)) -> String {
-    let key = format!(
-        "page_first_touch = \"{}ns\"\npage_reporting_reserve = \"{}MiB\"\n",
-        (us * 1000.0).round() as u64,
-        reserve_mib.round() as u64
-    );
-    let mut out = String::with_capacity(case.len() + key.len() + 16);
+    with_machine_keys(
+        case,
+        &format!(
+            "page_first_touch = \"{}ns\"\npage_reporting_reserve = \"{}MiB\"\n",
+            (us * 1000.0).round() as u64,
+            reserve_mib.round() as u64
+        ),
+    )
+}
+
+/// `case` with `keys` (lines of TOML) in its `[machine]` table: after its `[machine]` line,
+/// or in a `[machine]` table of its own before its first table.
+pub fn with_machine_keys(case: &str, keys: &str) -> String {
+    let mut out = String::with_capacity(case.len() + keys.len() + 16);
     let has_machine = case.lines().any(|l| l.trim() == "[machine]");
     let mut done = false;
     for line in case.lines() {
         let t = line.trim();
         if !done && !has_machine && t.starts_with('[') {
             out.push_str("[machine]\n");
-            out.push_str(&key);
+            out.push_str(keys);
             done = true;
         }
         out.push_str(line);
         out.push('\n');
         if !done && t == "[machine]" {
-            out.push_str(&key);
+            out.push_str(keys);
             done = true;
         }
     }
     if !done {
         out.push_str("[machine]\n");
-        out.push_str(&key);
+        out.push_str(keys);
     }
     out
+}
+
+/// The KiB the system's other devices had dirty when a repeat began (`machine.json`:
+/// `other_dirty_kib`), if it recorded them.
+pub fn other_dirty_of(repeat: &Path) -> Option<u64> {
+    super::machine_field(repeat, "other_dirty_kib")?.as_u64()
+}
+
+/// The median of the repeats' other dirty KiB; `None` unless every repeat has the figure.
+pub fn median_other_dirty(levels: &[Option<u64>]) -> Option<u64> {
+    let mut all: Vec<u64> = levels.iter().copied().collect::<Option<_>>()?;
+    all.sort_unstable();
+    all.get(all.len() / 2).copied()
 }
 
 /// The median of each figure over the repeats; `None` unless every repeat has a stamp.
@@ -168,7 +188,8 @@ pub fn scenario_for(case_toml: &Path, repeats: &[PathBuf], name: &str, disk: boo
     let sim = case_toml.with_file_name(name);
     let touch = median_first_touch(&repeats.iter().map(|r| memory_stamp_of(r)).collect::<Vec<_>>());
     let host = median(&repeats.iter().map(|r| stamp_of(r)).collect::<Vec<_>>());
-    if touch.is_none() && host.is_none() {
+    let other = median_other_dirty(&repeats.iter().map(|r| other_dirty_of(r)).collect::<Vec<_>>());
+    if touch.is_none() && host.is_none() && other.is_none() {
         let _ = std::fs::remove_file(&sim);
         return Ok(case_toml.to_path_buf());
     }
@@ -184,6 +205,10 @@ pub fn scenario_for(case_toml: &Path, repeats: &[PathBuf], name: &str, disk: boo
     if let Some((us, reserve)) = touch {
         header += &format!(" first touch of free memory {us} µs a page past {reserve} MiB;");
         text = with_first_touch(&text, (us, reserve));
+    }
+    if let Some(kib) = other {
+        header += &format!(" {kib} KiB dirty on other devices;");
+        text = with_machine_keys(&text, &format!("other_dirty = \"{kib}KiB\"\n"));
     }
     if let Some(s) = host {
         let mut keys = read_keys(&s);
@@ -300,5 +325,31 @@ mod tests {
         };
         assert_eq!(median_first_touch(&[m(3.0), m(11.0), m(9.0)]), Some((9.0, 288.0)));
         assert_eq!(median_first_touch(&[m(3.0), None]), None);
+    }
+
+    /// The system's own dirty level each repeat found reaches the case as `other_dirty`, the
+    /// repeats' median, and only when every repeat recorded it.
+    #[test]
+    fn the_other_devices_dirty_level_goes_into_the_machine_table() {
+        let dir = std::env::temp_dir().join(format!("wblab-other-dirty-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let case = dir.join("case.toml");
+        let repeat = |k: usize, kib: Option<u64>| {
+            let r = dir.join(format!("r{k}"));
+            std::fs::create_dir_all(&r).unwrap();
+            let json = kib.map_or("{}".to_string(), |v| format!("{{\"other_dirty_kib\": {v}}}"));
+            std::fs::write(r.join("machine.json"), json).unwrap();
+            r
+        };
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(&case, "name = \"g\"\n[[device]]\nname = \"a\"\nmodel = \"ssd\"\n").unwrap();
+        let all = [repeat(1, Some(48)), repeat(2, Some(36)), repeat(3, Some(400))];
+        let sim = scenario_for(&case, &all, "sim.toml", false).unwrap();
+        let text = std::fs::read_to_string(&sim).unwrap();
+        let sc = wblab_scenario::parse(&text, "sim.toml").map_err(|e| e.to_string()).unwrap();
+        assert_eq!(sc.machine.other_dirty, 48 << 10, "{text}");
+        let gap = [repeat(4, Some(48)), repeat(5, None)];
+        assert_eq!(scenario_for(&case, &gap, "sim2.toml", false).unwrap(), case);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

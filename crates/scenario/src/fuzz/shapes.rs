@@ -85,6 +85,7 @@ pub fn machine(key: &str) -> Option<Shape> {
         "memory_bandwidth" => Shape::Rate(100 * M, 16 * G),
         "unreclaimable" => Shape::Size(0, 32 * M),
         "highmem" => Shape::Size(0, 3 * G),
+        "other_dirty" => Shape::Size(0, 64 * M),
         "syscall_overhead" => Shape::Duration(0, 50 * US),
         "wakeup_cost" | "context_switch_cost" | "completion_cost" => Shape::Duration(0, 100 * US),
         "wakeup_latency" => Shape::Duration(0, 2_000 * US),

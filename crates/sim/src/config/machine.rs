@@ -24,6 +24,13 @@ pub struct MachineConfig {
     /// ZONE_HIGHMEM of a 32-bit (i386) kernel, bytes: memory above the 896 MiB of lowmem.
     /// 0 = a 64-bit machine (one zone). The `unreclaimable` memory is all lowmem.
     pub highmem: u64,
+    /// Page cache dirty or under writeback on devices outside the scenario, bytes: the
+    /// system's own files (logs, the journal of its root file system), which their own
+    /// flushers keep at a steady level. A constant the global counters carry, so throttling
+    /// sees them as the kernel does; never written back by the model. A dozen pages move a
+    /// lone `dd`'s pauses on a fast disk by a third (`measure` records the level it found in
+    /// `machine.json`: `other_dirty`).
+    pub other_dirty: u64,
     /// Fixed cost of one read()/write() system call on top of the copy, ns.
     pub syscall_overhead: Ns,
     /// CPU cost of a wakeup (`try_to_wake_up`: run-queue lock, enqueue, IPI), ns. Today ~1 µs;
@@ -93,6 +100,7 @@ impl Default for MachineConfig {
             memory_bandwidth: 4 * GIB,
             unreclaimable: 200 * MIB,
             highmem: 0,
+            other_dirty: 0,
             syscall_overhead: 1_000,
             wakeup_cost: 1_000,
             context_switch_cost: 1_000,

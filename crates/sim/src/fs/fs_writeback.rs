@@ -265,7 +265,7 @@ impl Machine {
     }
 
     fn get_nr_dirty_pages(&self) -> i64 {
-        (self.vm.nr_dirty + self.inodes.iter().filter(|i| i.dirty).count() as u64) as i64
+        (self.vm.file_dirty() + self.inodes.iter().filter(|i| i.dirty).count() as u64) as i64
     }
 
     /// One step of `wb_do_writeback`/`wb_writeback`.

@@ -171,7 +171,7 @@ impl Machine {
         let expire = self.cfg.sysctl.dirty_expire_centisecs as u64 * hz / 100;
         let interval = self.cfg.sysctl.dirty_writeback_centisecs as u64 * hz / 100;
         let nr_inodes = self.inodes.iter().filter(|i| i.dirty).count() as i64;
-        let nr_dirty = self.vm.nr_dirty as i64;
+        let nr_dirty = self.vm.file_dirty() as i64;
         let t = &mut self.pd().threads[k];
         t.work = Some(work);
         t.idle_since = None;
@@ -189,7 +189,7 @@ impl Machine {
 
     /// `wakeup_pdflush(nr)` (reclaim, sync): background writeout of `nr` pages (0: all).
     pub(crate) fn wakeup_pdflush(&mut self, nr: u64) {
-        let nr = if nr == 0 { self.vm.nr_dirty } else { nr };
+        let nr = if nr == 0 { self.vm.file_dirty() } else { nr };
         self.pdflush_operation(PdWork::Background, nr as i64);
     }
 
@@ -282,7 +282,7 @@ impl Machine {
             PdWork::Background => {
                 let (bg, _) = self.era_dirty_limits();
                 // NR_FILE_DIRTY + NR_UNSTABLE_NFS < background_thresh.
-                if self.vm.nr_dirty + self.nr_unstable() < bg && t.min_pages <= 0 {
+                if self.vm.file_dirty() + self.nr_unstable() < bg && t.min_pages <= 0 {
                     return self.pdflush_done(w, k);
                 }
             }

@@ -726,13 +726,13 @@ pub fn ratelimit_gate(cx: &mut ThrottleCx, task: &mut TaskDirty) -> bool {
 pub fn global_dtc(cx_vm: &VmStat, sysctl: &VmSysctl, dom: &WbDomain, out: &mut ThrottleOut) -> DirtyThrottleControl {
     let mut dtc = DirtyThrottleControl {
         avail: cx_vm.dirtyable(),
-        dirty: cx_vm.nr_dirty + cx_vm.nr_writeback,
+        dirty: cx_vm.dirty_level(),
         ..Default::default()
     };
     domain_dirty_limits(&mut dtc, sysctl);
     if out.trace_enabled {
         out.emit(TraceEvent::GlobalDirtyState {
-            nr_dirty: cx_vm.nr_dirty,
+            nr_dirty: cx_vm.file_dirty(),
             nr_writeback: cx_vm.nr_writeback,
             background_thresh: dtc.bg_thresh,
             dirty_thresh: dtc.thresh,
@@ -860,7 +860,7 @@ pub fn balance_dirty_pages(cx: &mut ThrottleCx, task: &mut TaskDirty) -> Throttl
     task.bdp_again = false;
     let strict = cx.wb.strict_limit;
 
-    let nr_dirty = cx.vm.nr_dirty;
+    let nr_dirty = cx.vm.file_dirty();
     let mut gdtc = global_dtc(cx.vm, cx.sysctl, cx.dom, cx.out);
     let mut mdtc = cx.memcg.as_ref().map(|m| memcg_dtc(&m.stats, &gdtc, cx.sysctl));
     if strict {
@@ -1026,7 +1026,7 @@ pub fn wb_over_bg_thresh(
     out: &mut ThrottleOut,
 ) -> bool {
     let mut dtc = global_dtc(vm, sysctl, dom, out);
-    dtc.dirty = vm.nr_dirty;
+    dtc.dirty = vm.file_dirty();
     if dtc.dirty > dtc.bg_thresh {
         return true;
     }
@@ -1072,7 +1072,7 @@ pub fn writeback_set_ratelimit(dom: &mut WbDomain, vm: &VmStat, sysctl: &VmSysct
 pub fn throttle_sample(vm: &VmStat, sysctl: &VmSysctl, dom: &WbDomain, wb: &mut WbState, device: u16, t_ns: Ns) -> ThrottleSample {
     let mut dtc = DirtyThrottleControl {
         avail: vm.dirtyable(),
-        dirty: vm.nr_dirty + vm.nr_writeback,
+        dirty: vm.dirty_level(),
         ..Default::default()
     };
     domain_dirty_limits(&mut dtc, sysctl);

@@ -61,8 +61,8 @@ pub fn tot_pages(vm: &VmStat, variant: Variant) -> u64 {
 /// The pages `balance_dirty_state` counts as dirty.
 pub fn counted_dirty(vm: &VmStat, variant: Variant) -> u64 {
     match variant {
-        Variant::Mainline => vm.nr_dirty + vm.nr_writeback,
-        Variant::PreAc => vm.nr_dirty,
+        Variant::Mainline => vm.dirty_level(),
+        Variant::PreAc => vm.file_dirty(),
     }
 }
 

@@ -126,7 +126,7 @@ impl GlobalThrottle {
     /// The loop top: over the limit? Then write back (if anything is dirty) or wait.
     fn loop_top(&mut self, cx: &mut ThrottleCx, task: &mut TaskDirty) -> Throttle {
         let (_, thresh) = get_dirty_limits_2620(cx.vm, cx.sysctl);
-        let reclaimable = cx.vm.nr_dirty;
+        let reclaimable = cx.vm.file_dirty();
         if reclaimable + cx.vm.nr_writeback <= thresh {
             return self.finish(cx, task);
         }
@@ -142,7 +142,7 @@ impl GlobalThrottle {
     /// After the task's own writeback.
     fn after_writeback(&mut self, cx: &mut ThrottleCx, task: &mut TaskDirty) -> Throttle {
         let (_, thresh) = get_dirty_limits_2620(cx.vm, cx.sysctl);
-        if cx.vm.nr_dirty + cx.vm.nr_writeback <= thresh {
+        if cx.vm.dirty_level() <= thresh {
             return self.finish(cx, task);
         }
         task.pages_written += task.bdp_written;
@@ -155,11 +155,11 @@ impl GlobalThrottle {
 
     fn finish(&mut self, cx: &mut ThrottleCx, task: &mut TaskDirty) -> Throttle {
         let (bg, thresh) = get_dirty_limits_2620(cx.vm, cx.sysctl);
-        if cx.vm.nr_dirty + cx.vm.nr_writeback <= thresh {
+        if cx.vm.dirty_level() <= thresh {
             self.dirty_exceeded = false;
         }
         task.bdp_step = 0;
-        if !cx.writeback_in_progress && cx.vm.nr_dirty > bg {
+        if !cx.writeback_in_progress && cx.vm.file_dirty() > bg {
             cx.out.kick_background = true;
         }
         Throttle::Proceed

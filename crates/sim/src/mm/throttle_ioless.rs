@@ -127,7 +127,7 @@ impl IoLessThrottle {
     }
 
     fn measure(&mut self, cx: &ThrottleCx) -> Iter {
-        let nr_reclaimable = cx.vm.nr_dirty;
+        let nr_reclaimable = cx.vm.file_dirty();
         let nr_dirty = nr_reclaimable + cx.vm.nr_writeback;
         let (bg, thresh) = global_dirty_limits_old(cx.vm, cx.sysctl);
         let (num, den) = self.bdi[cx.wb_index].fraction(&self.completions);

@@ -138,7 +138,7 @@ impl PerBdiThrottle {
         let (bg, thresh) = global_dirty_limits_old(cx.vm, cx.sysctl);
         let (num, den) = self.bdi[cx.wb_index].fraction(&self.completions);
         let mut bdi_thresh = bdi_dirty_limit(thresh, num, den, cx.wb, cx.dom.bdi_min_ratio_sum);
-        let (reclaimable, writeback) = (cx.vm.nr_dirty, cx.vm.nr_writeback);
+        let (reclaimable, writeback) = (cx.vm.file_dirty(), cx.vm.nr_writeback);
         let (bdi_reclaimable, bdi_writeback) = (cx.wb.reclaimable, cx.wb.writeback);
         if self.variant == Variant::V2624 {
             bdi_thresh = clip_bdi_dirty_limit(bdi_thresh, thresh, reclaimable + writeback, bdi_reclaimable + bdi_writeback);
@@ -222,7 +222,7 @@ impl PerBdiThrottle {
                     // bdi flag stays set.
                     task.bdp_step = 0;
                     let (bg, _) = global_dirty_limits_old(cx.vm, cx.sysctl);
-                    if !cx.writeback_in_progress && cx.vm.nr_dirty > bg {
+                    if !cx.writeback_in_progress && cx.vm.file_dirty() > bg {
                         cx.out.kick_background = true;
                     }
                     return Throttle::Proceed;
@@ -320,7 +320,7 @@ impl DirtyThrottle for PerBdiThrottle {
         let (num, den) = self.bdi[wb_index].fraction(&self.completions);
         let mut bdi_thresh = bdi_dirty_limit(thresh, num, den, wb, dom.bdi_min_ratio_sum);
         if self.variant == Variant::V2624 {
-            bdi_thresh = clip_bdi_dirty_limit(bdi_thresh, thresh, vm.nr_dirty + vm.nr_writeback, wb.reclaimable + wb.writeback);
+            bdi_thresh = clip_bdi_dirty_limit(bdi_thresh, thresh, vm.dirty_level(), wb.reclaimable + wb.writeback);
         }
         Some(crate::metrics::EraLimits {
             bg_thresh,

@@ -16,6 +16,10 @@ pub struct VmStat {
     pub nr_dirty: u64,
     /// `NR_WRITEBACK`.
     pub nr_writeback: u64,
+    /// Dirty and writeback pages of devices outside the scenario (`[machine] other_dirty`):
+    /// the system's own files, which its other flushers keep at a steady level. A constant:
+    /// counted wherever the kernel reads the global counters, never written back here.
+    pub other_dirty: u64,
     /// `NR_DIRTIED` (cumulative).
     pub nr_dirtied: u64,
     /// `NR_WRITTEN` (cumulative).
@@ -36,6 +40,18 @@ pub struct VmStat {
 }
 
 impl VmStat {
+    /// `NR_FILE_DIRTY` as the kernel's global counter has it: the scenario's dirty pages and
+    /// the other devices'.
+    pub fn file_dirty(&self) -> u64 {
+        self.nr_dirty + self.other_dirty
+    }
+
+    /// `NR_FILE_DIRTY + NR_WRITEBACK`, all devices: the global dirty level throttling
+    /// compares with its thresholds.
+    pub fn dirty_level(&self) -> u64 {
+        self.file_dirty() + self.nr_writeback
+    }
+
     /// Frames not free: page cache, kernel and anonymous memory, allocations in flight.
     pub fn in_use(&self) -> u64 {
         self.total - self.nr_free
