@@ -184,8 +184,9 @@ struct MachineJson<'a> {
     /// What the first touch of long-free memory cost the page cache, timed before the run.
     #[serde(skip_serializing_if = "Option::is_none")]
     memory_touch: Option<crate::memtouch::MemoryTouchStamp>,
-    /// KiB dirty or under writeback on the machine before the scenario's devices were made:
-    /// the other devices' level, which shares the global dirty limit with ours.
+    /// KiB dirty or under writeback on devices outside the scenario while the writers were
+    /// throttled (the median, over `balance_dirty_pages` events, of the global dirty level
+    /// less the scenario's devices' own): the level that shares the limit with ours.
     #[serde(skip_serializing_if = "Option::is_none")]
     other_dirty_kib: Option<u64>,
     /// Pages dirtied on the whole machine during the run beyond what the run's own writers
@@ -348,7 +349,6 @@ pub fn measure(sc: &Scenario, opts: &MeasureOptions) -> Result<MeasureReport, Me
         blkio_dirs: Vec::new(),
         host_disk: None,
         memory_touch: None,
-        other_dirty_pages: None,
     };
     let inner = session.run();
     // Results are built from data in memory and the trace in the scratch dir: write them
@@ -366,7 +366,6 @@ pub fn measure(sc: &Scenario, opts: &MeasureOptions) -> Result<MeasureReport, Me
         scratch,
         host_disk,
         memory_touch,
-        other_dirty_pages,
         ..
     } = session;
     let cleanup_problems = j.teardown();
@@ -380,7 +379,7 @@ pub fn measure(sc: &Scenario, opts: &MeasureOptions) -> Result<MeasureReport, Me
     out.write(crate::leaks::CHANGES_FILE, changes.as_bytes()).map_err(failed)?;
     let wall = wall0.elapsed().as_secs_f64();
     let c = inner?;
-    let (result, lines) = written.map_err(failed)?.expect("written when the run succeeded");
+    let (result, lines, other_dirty_pages) = written.map_err(failed)?.expect("written when the run succeeded");
     let interrupted = c.interrupted;
     let ours: u64 = c
         .outcomes
@@ -493,8 +492,6 @@ struct Session<'a> {
     host_disk: Option<crate::hostdisk::HostDiskStamp>,
     /// The page cache's first touch of long-free memory, timed first of all.
     memory_touch: Option<crate::memtouch::MemoryTouchStamp>,
-    /// The system's dirty level, read first of all.
-    other_dirty_pages: Option<u64>,
 }
 
 impl Session<'_> {
@@ -504,7 +501,6 @@ impl Session<'_> {
         let plan = self.plan;
         self.make_scratch()?;
         self.compare_machines();
-        self.other_dirty_pages = Some(vmstat::other_dirty_pages());
         log(self.opts, "timing the first touch of free memory");
         match crate::memtouch::stamp(&self.scratch) {
             Ok(s) => self.memory_touch = Some(s),
@@ -929,7 +925,17 @@ struct TraceDigest {
     request_latency: Vec<LatencyHist>,
     /// Per device: its jbd2 commits from `jbd2_run_stats` (None: none seen).
     journals: Vec<Option<JournalResult>>,
+    /// At each `balance_dirty_pages`, the global dirty level less the scenario's devices'
+    /// (each device's latest `wb_dirty`): other devices' pages.
+    other_dirty: Vec<u64>,
     lines: u64,
+}
+
+/// The middle value (upper of the two middles); `None` for none.
+fn median(v: &[u64]) -> Option<u64> {
+    let mut v = v.to_vec();
+    v.sort_unstable();
+    v.get(v.len() / 2).copied()
 }
 
 fn digest_trace(raw: &Path, out: std::fs::File, places: &[DevicePlacement], cpus: usize, page_kb: u64) -> io::Result<TraceDigest> {
@@ -943,6 +949,7 @@ fn digest_trace(raw: &Path, out: std::fs::File, places: &[DevicePlacement], cpus
         throttle: Vec::new(),
         request_latency: vec![LatencyHist::new(); places.len()],
         journals: vec![None; places.len()],
+        other_dirty: Vec::new(),
         lines: 0,
     };
     let bdi_index: HashMap<String, usize> = places
@@ -980,6 +987,8 @@ fn digest_trace(raw: &Path, out: std::fs::File, places: &[DevicePlacement], cpus
                     let g = |k: &str| e.get_u64(k).unwrap_or(0);
                     let v = (g("dirty"), g("wb_dirty"), g("setpoint"), g("limit"));
                     last_bdp.insert(i, v);
+                    let ours: u64 = last_bdp.values().map(|b| b.1).sum();
+                    d.other_dirty.push(v.0.saturating_sub(ours));
                     // bdi_dirty_ratelimit fires inside balance_dirty_pages just before this
                     // event: complete its sample with this event's dirty levels.
                     if let Some(mut s) = pending.remove(&i) {
@@ -1080,7 +1089,7 @@ fn write_results(
     places: &[DevicePlacement],
     facts: &MachineFacts,
     wall: f64,
-) -> io::Result<(RunResult, u64)> {
+) -> io::Result<(RunResult, u64, Option<u64>)> {
     // Real fio's JSON and logs, from its scratch directory (ours: nothing else writes there).
     for o in c.outcomes.iter().filter(|o| matches!(o.spec.job, JobConfig::Fio(_))) {
         for e in std::fs::read_dir(crate::fio::out_dir(&o.spec.file))?.flatten() {
@@ -1166,6 +1175,7 @@ fn write_results(
         })
         .collect();
     let lines = digest.as_ref().map_or(0, |d| d.lines);
+    let other_dirty_pages = digest.as_ref().and_then(|d| median(&d.other_dirty));
     let r = RunResult {
         scenario: sc.clone(),
         sim_ns: c.elapsed_ns,
@@ -1214,7 +1224,7 @@ fn write_results(
     let mut w = io::BufWriter::new(out.create(wblab_report::HISTOGRAMS_FILE)?);
     wblab_report::results::histograms::write_histograms(&mut w, &r)?;
     w.flush()?;
-    Ok((r, lines))
+    Ok((r, lines, other_dirty_pages))
 }
 
 /// The samples with each latency-sensitive task's operations of the second before them (the
@@ -1286,6 +1296,9 @@ mod tests {
         assert_eq!(d.pauses[&780].count(), 1);
         assert_eq!(d.pauses[&780].summary().max, 16_000_000);
         assert_eq!(d.pauses[&781].count(), 1);
+        // The global level less the scenario's device: ten pages elsewhere, at each of its
+        // events (the other bdi's event is not one of ours).
+        assert_eq!(d.other_dirty, vec![10, 10]);
         // One sample, completed with the dirty levels of the bdp event that followed it.
         assert_eq!(d.throttle.len(), 1);
         let s = &d.throttle[0];

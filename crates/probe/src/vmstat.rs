@@ -19,24 +19,6 @@ pub fn read_vmstat() -> HashMap<String, u64> {
         .collect()
 }
 
-/// The system's own dirty level before a run: `nr_dirty + nr_writeback` pages, the median of
-/// five reads 50 ms apart (its flushers write a page or two at a time, so one read can catch
-/// a trough). Taken before the scenario's devices exist, it is all other devices' pages: the
-/// level the model's `[machine] other_dirty` stands for.
-pub fn other_dirty_pages() -> u64 {
-    let mut v: Vec<u64> = (0..5)
-        .map(|i| {
-            if i > 0 {
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            let m = read_vmstat();
-            m.get("nr_dirty").copied().unwrap_or(0) + m.get("nr_writeback").copied().unwrap_or(0)
-        })
-        .collect();
-    v.sort_unstable();
-    v[v.len() / 2]
-}
-
 /// procs_running, procs_blocked from /proc/stat.
 fn procs() -> (u32, u32) {
     let text = std::fs::read_to_string("/proc/stat").unwrap_or_default();

@@ -28,8 +28,8 @@ pub struct MachineConfig {
     /// system's own files (logs, the journal of its root file system), which their own
     /// flushers keep at a steady level. A constant the global counters carry, so throttling
     /// sees them as the kernel does; never written back by the model. A dozen pages move a
-    /// lone `dd`'s pauses on a fast disk by a third (`measure` records the level it found in
-    /// `machine.json`: `other_dirty`).
+    /// lone `dd`'s pauses on a fast disk by a third (`measure` records the level its throttled
+    /// writers saw in `machine.json`: `other_dirty_kib`).
     pub other_dirty: u64,
     /// Fixed cost of one read()/write() system call on top of the copy, ns.
     pub syscall_overhead: Ns,
