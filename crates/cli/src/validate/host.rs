@@ -183,17 +183,20 @@ pub fn with_loop_keys(case: &str, keys: &[(&str, String)]) -> String {
 
 /// Where the case is simulated from: `case.toml`, or `name` beside it — the case on the
 /// machine `repeats` measured (their medians) — when every repeat has a stamp: the memory's
-/// first touch and the disk's reads always, its writes and flush when `disk` is asked for.
+/// first touch and the disk's reads always, its writes and flush when `disk` is asked for;
+/// and with the device keys the kernel refused at the values it kept ([`super::refused`]).
 pub fn scenario_for(case_toml: &Path, repeats: &[PathBuf], name: &str, disk: bool) -> Result<PathBuf, String> {
     let sim = case_toml.with_file_name(name);
     let touch = median_first_touch(&repeats.iter().map(|r| memory_stamp_of(r)).collect::<Vec<_>>());
     let host = median(&repeats.iter().map(|r| stamp_of(r)).collect::<Vec<_>>());
     let other = median_other_dirty(&repeats.iter().map(|r| other_dirty_of(r)).collect::<Vec<_>>());
-    if touch.is_none() && host.is_none() && other.is_none() {
+    let text = std::fs::read_to_string(case_toml).map_err(|e| format!("cannot read {}: {e}", case_toml.display()))?;
+    let refusals = repeats.first().map(|r| super::refused::refused_in(r)).unwrap_or_default();
+    let (mut text, refused) = super::refused::as_run(&text, &refusals);
+    if touch.is_none() && host.is_none() && other.is_none() && refused.is_empty() {
         let _ = std::fs::remove_file(&sim);
         return Ok(case_toml.to_path_buf());
     }
-    let mut text = std::fs::read_to_string(case_toml).map_err(|e| format!("cannot read {}: {e}", case_toml.display()))?;
     let name = case_toml.file_name().map_or(String::new(), |n| n.to_string_lossy().into_owned());
     let mut header = match repeats {
         [one] => format!(
@@ -202,6 +205,13 @@ pub fn scenario_for(case_toml: &Path, repeats: &[PathBuf], name: &str, disk: boo
         ),
         _ => format!("# {name} on the machine its {} measurements found (medians):", repeats.len()),
     };
+    for r in &refused {
+        header += &format!(" {} {} refused {}, ran {};", r.device, r.key, r.wanted, r.effective);
+        eprintln!(
+            "  {} {}: the kernel refused {} and ran {}; simulated as it ran",
+            r.device, r.key, r.wanted, r.effective
+        );
+    }
     if let Some((us, reserve)) = touch {
         header += &format!(" first touch of free memory {us} µs a page past {reserve} MiB;");
         text = with_first_touch(&text, (us, reserve));

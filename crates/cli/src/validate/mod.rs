@@ -15,6 +15,7 @@
 pub mod generate;
 pub mod host;
 pub mod quiet;
+pub mod refused;
 pub mod score;
 
 use std::fs;
