@@ -536,6 +536,18 @@ fn compare_reads_two_simulated_runs() {
     assert!(text.contains("err B"), "{text}");
     let o = wblab().arg("compare").arg(t.0.join("a")).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
+    // A measured run whose kernel refused a key of the scenario (an elevator it was built
+    // without) is flagged: it measured another experiment than the file says.
+    std::fs::write(
+        t.0.join("a/machine.json"),
+        r#"{"devices": [{"name": "disk", "knobs": [{"path": "/sys/block/loop64/queue/scheduler", "wanted": "bfq", "effective": "none"}]}]}"#,
+    )
+    .unwrap();
+    let o = wblab().arg("compare").arg(t.0.join("a")).arg(t.0.join("b")).output().unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("A = a (measured"), "{text}");
+    assert!(text.contains("disk queue/scheduler: bfq refused, ran none"), "{text}");
+    assert!(!text.contains("B's scenario"), "{text}");
 }
 
 /// A scenario's fio jobs run by real fio: one fio process on the fresh loop device, its JSON

@@ -295,6 +295,10 @@ pub struct RunInfo {
     pub label: String,
     pub kind: &'static str,
     pub dir: String,
+    /// A measured run's device keys the kernel refused, as "loop64 queue/scheduler: bfq
+    /// refused, ran none": that run is another experiment than its scenario file says.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub refused: Vec<String>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -660,6 +664,10 @@ pub fn compare(runs: &[RunData]) -> Comparison {
                 label: r.label.clone(),
                 kind: r.kind,
                 dir: r.dir.display().to_string(),
+                refused: crate::load::refused::refused_in(&r.dir)
+                    .into_iter()
+                    .map(|x| format!("{} {}: {} refused, ran {}", x.device, x.key, x.wanted, x.effective))
+                    .collect(),
             })
             .collect(),
         figures,
@@ -703,6 +711,12 @@ pub fn render(c: &Comparison) -> String {
         .collect();
     for (l, r) in letters.iter().zip(&c.runs) {
         let _ = writeln!(out, "{l} = {} ({}, {})", r.label, r.kind, r.dir);
+        for x in &r.refused {
+            let _ = writeln!(
+                out,
+                "  the kernel did not take a key of {l}'s scenario: {x}; a simulation of the file as written is another experiment"
+            );
+        }
     }
     if c.figures.iter().any(|f| f.range.iter().any(Option::is_some)) {
         out.push_str(NOT_SIGNIFICANT);

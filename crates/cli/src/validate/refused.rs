@@ -5,50 +5,7 @@
 //! Grading the model's BFQ against a kernel that ran `none` grades nothing, so the case is
 //! simulated with the value the kernel kept, and the header of its `sim-r<k>.toml` says so.
 
-use std::path::Path;
-
-/// A device key the kernel did not take: on device `device`, the case's `key` (as in the
-/// scenario file, `queue/scheduler`) asked for `wanted`, the kernel kept `effective`.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Refused {
-    pub device: String,
-    pub key: String,
-    pub wanted: String,
-    pub effective: String,
-}
-
-/// The `queue/*` keys the kernel refused in a measured repeat (none when its `machine.json`
-/// is missing or records no knobs).
-pub fn refused_in(repeat: &Path) -> Vec<Refused> {
-    let Some(devices) = super::machine_field(repeat, "devices") else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    for d in devices.as_array().into_iter().flatten() {
-        let Some(device) = d.get("name").and_then(|n| n.as_str()) else {
-            continue;
-        };
-        for k in d.get("knobs").and_then(|k| k.as_array()).into_iter().flatten() {
-            let field = |f: &str| k.get(f).and_then(|v| v.as_str()).map(str::to_string);
-            let (Some(path), Some(wanted), Some(effective)) = (field("path"), field("wanted"), field("effective")) else {
-                continue;
-            };
-            // Only the queue's own attributes: an elevator's tunables go with the elevator.
-            let Some(name) = path.rsplit_once("/queue/").map(|(_, n)| n).filter(|n| !n.contains('/')) else {
-                continue;
-            };
-            if wanted != effective {
-                out.push(Refused {
-                    device: device.to_string(),
-                    key: format!("queue/{name}"),
-                    wanted,
-                    effective,
-                });
-            }
-        }
-    }
-    out
-}
+pub use wblab_report::load::refused::{refused_in, Refused};
 
 /// `case` with each refused key the case itself sets given the value the kernel kept; the
 /// keys it rewrote.
@@ -115,23 +72,5 @@ mod tests {
         assert_eq!(sc.devices[0].queue.scheduler, wblab_sim::config::SchedulerKind::NONE, "{text}");
         let (same, none) = as_run(CASE, &[]);
         assert_eq!((same.as_str(), none.len()), (CASE, 0));
-    }
-
-    #[test]
-    fn the_refusals_come_from_the_repeats_knobs() {
-        let dir = std::env::temp_dir().join(format!("wblab-refused-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(
-            dir.join("machine.json"),
-            r#"{"devices": [{"name": "loop64", "knobs": [
-                {"path": "/sys/block/loop64/queue/scheduler", "original": "none", "wanted": "bfq", "effective": "none"},
-                {"path": "/sys/block/loop64/queue/read_ahead_kb", "original": "128", "wanted": "2560", "effective": "2560"},
-                {"path": "/sys/block/loop64/queue/iosched/slice_idle", "original": null, "wanted": "8", "effective": null}
-            ]}]}"#,
-        )
-        .unwrap();
-        assert_eq!(refused_in(&dir), vec![refusal("queue/scheduler", "bfq", "none")]);
-        std::fs::remove_dir_all(&dir).unwrap();
-        assert!(refused_in(&dir).is_empty());
     }
 }

@@ -3,5 +3,6 @@
 //! without trusting them.
 
 pub mod file;
+pub mod refused;
 pub mod rundir;
 pub mod trace_parse;
