@@ -100,9 +100,7 @@ pub fn other_dirty_of(repeat: &Path) -> Option<u64> {
 
 /// The median of the repeats' other dirty KiB; `None` unless every repeat has the figure.
 pub fn median_other_dirty(levels: &[Option<u64>]) -> Option<u64> {
-    let mut all: Vec<u64> = levels.iter().copied().collect::<Option<_>>()?;
-    all.sort_unstable();
-    all.get(all.len() / 2).copied()
+    Some(Medians::of(levels)?.median(|&kib| kib as f64) as u64)
 }
 
 /// The median of each figure over the repeats; `None` unless every repeat has a stamp.
