@@ -200,7 +200,8 @@ enum Cmd {
     Validate(validate::ValidateArgs),
     /// Check (or --write) the reference tables in the Markdown docs against the code.
     Docs(docs::DocsArgs),
-    /// Show results directories side by side, with relative errors against the first.
+    /// Show results directories side by side, with relative errors against the first, naming
+    /// any key a measured run's kernel refused (that run is another experiment than its file).
     Compare {
         /// Results directories (measured or simulated); the first is the reference.
         #[arg(required = true, num_args = 2..)]
