@@ -7,7 +7,8 @@
 //! simulated on that machine: `[machine] page_first_touch` from the repeats' median first
 //! touch, its loop devices' reads at the repeats' median read rate of the disk, and (asked
 //! for with `--host-disk`) their writes and flushes too — the probe's writes do not predict a
-//! loop's writeback, its reads do predict a loop's direct reads.
+//! loop's writeback, its reads do predict a loop's direct reads. The trace adds the other
+//! devices' dirty level the run's throttle saw (`other_dirty_kib`: `[machine] other_dirty`).
 
 use std::path::{Path, PathBuf};
 use wblab_probe::hostdisk::HostDiskStamp;
@@ -92,8 +93,9 @@ pub fn with_machine_keys(case: &str, keys: &str) -> String {
     out
 }
 
-/// The KiB the system's other devices had dirty when a repeat began (`machine.json`:
-/// `other_dirty_kib`), if it recorded them.
+/// The KiB the system's other devices held dirty while a repeat's writers were throttled
+/// (`machine.json`: `other_dirty_kib`, from its `balance_dirty_pages` events), if it recorded
+/// them.
 pub fn other_dirty_of(repeat: &Path) -> Option<u64> {
     super::machine_field(repeat, "other_dirty_kib")?.as_u64()
 }
