@@ -469,6 +469,35 @@ fn without_root_it_runs_what_it_can() {
     assert_eq!(s["tasks"][1]["bytes_written"].as_u64().unwrap(), 32 << 20);
     let m: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("machine.json")).unwrap()).unwrap();
     assert_eq!(m["root"], false);
+    // One results writer: every file `wblab run` writes for the same scenario, `measure`
+    // writes too — ops.csv among them, the reader's every read.
+    let sim = t.0.join("sim");
+    let o = wblab()
+        .args([
+            "run",
+            sc.to_str().unwrap(),
+            "--out",
+            sim.to_str().unwrap(),
+            "--no-report",
+            "--quiet",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for e in std::fs::read_dir(&sim).unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        assert!(out.join(&name).is_file(), "wblab run writes {name}, measure does not");
+    }
+    let reads = std::fs::read_to_string(out.join("ops.csv"))
+        .unwrap()
+        .lines()
+        .filter(|l| l.split(',').any(|f| f == "reader"))
+        .count() as u64;
+    assert_eq!(
+        reads,
+        s["tasks"][0]["op_latency_ms"]["count"].as_u64().unwrap(),
+        "ops.csv: one line a read"
+    );
 }
 
 #[test]

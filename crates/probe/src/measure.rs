@@ -1193,37 +1193,10 @@ fn write_results(
         fio: Vec::new(),
         pressure: c.pressure.clone(),
     };
-    out.write(wblab_report::SUMMARY_FILE, wblab_report::summary_text(&r, wall).as_bytes())?;
-    let mut w = io::BufWriter::new(out.create(wblab_report::TIMESERIES_FILE)?);
-    wblab_report::write_timeseries(&mut w, &r)?;
-    w.flush()?;
-    let mut w = io::BufWriter::new(out.create(wblab_report::THROTTLE_FILE)?);
-    wblab_report::write_throttle(&mut w, &r)?;
-    w.flush()?;
-    let mut w = io::BufWriter::new(out.create(wblab_report::IOSTAT_FILE)?);
-    wblab_report::write_iostat(&mut w, &r)?;
-    w.flush()?;
-    if wblab_report::has_latency(&r) {
-        let mut w = io::BufWriter::new(out.create(wblab_report::LATENCY_FILE)?);
-        wblab_report::write_latency(&mut w, &r)?;
-        w.flush()?;
+    // The files `wblab run` writes, by the same writer (the real fio's own outputs above).
+    for (name, text) in wblab_report::ResultTexts::new(&r, wall).files() {
+        out.write(name, text.as_bytes())?;
     }
-    if !r.cgroups.is_empty() {
-        let mut w = io::BufWriter::new(out.create(wblab_report::results::CGROUPS_FILE)?);
-        wblab_report::results::write_cgroups(&mut w, &r)?;
-        w.flush()?;
-    }
-    if !r.pressure.is_empty() {
-        let mut w = io::BufWriter::new(out.create(wblab_report::PRESSURE_FILE)?);
-        wblab_report::write_pressure(&mut w, &r)?;
-        w.flush()?;
-        let mut w = io::BufWriter::new(out.create(wblab_report::PRESSURE_TEXT_FILE)?);
-        wblab_report::write_pressure_files(&mut w, &r)?;
-        w.flush()?;
-    }
-    let mut w = io::BufWriter::new(out.create(wblab_report::HISTOGRAMS_FILE)?);
-    wblab_report::results::histograms::write_histograms(&mut w, &r)?;
-    w.flush()?;
     Ok((r, lines, other_dirty_pages))
 }
 

@@ -29,8 +29,7 @@ pub use results::ftrace::{event_name, format_payload, format_trace_line, write_h
 pub use results::has_latency;
 pub use results::summary::{summary_json, summary_text};
 pub use results::{
-    write_figures_dir, write_iostat, write_latency, write_pressure, write_pressure_files, write_results_dir, write_throttle,
-    write_timeseries, write_trace_file, ResultTexts, HISTOGRAMS_FILE, IOSTAT_FILE, LATENCY_FILE, PRESSURE_FILE, PRESSURE_TEXT_FILE,
-    REPEATS_DIR, SUMMARY_FILE, THROTTLE_FILE, TIMESERIES_FILE, TRACE_FILE,
+    write_figures_dir, write_latency, write_results_dir, write_trace_file, ResultTexts, HISTOGRAMS_FILE, IOSTAT_FILE, LATENCY_FILE,
+    PRESSURE_FILE, PRESSURE_TEXT_FILE, REPEATS_DIR, SUMMARY_FILE, THROTTLE_FILE, TIMESERIES_FILE, TRACE_FILE,
 };
 pub use terminal::table::terminal_summary;

@@ -154,8 +154,10 @@ fn run_case(me: &Path, a: &ValidateArgs, case: &generate::Case, dir: &Path) -> R
                 eprintln!("  measure, repeat {r} of {}", a.repeat);
                 let _ = fs::remove_dir_all(&out);
                 step(me, &["measure", &path(&toml), "--out", &path(&out), "--quiet"])?;
-                // The kernel's trace is large and compare needs only its histograms.
+                // The kernel's trace and its every operation are large, and compare needs
+                // only their histograms.
                 let _ = fs::remove_file(out.join(wblab_report::TRACE_FILE));
+                let _ = fs::remove_file(out.join(wblab_report::results::OPS_FILE));
                 if !disturbed(&out) {
                     break;
                 }

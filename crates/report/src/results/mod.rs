@@ -118,35 +118,39 @@ impl ResultTexts {
         }
     }
 
+    /// Every file of the results directory but trace.txt, as (name, text), in the order
+    /// they are written: what `wblab run` and `wblab measure` both write.
+    pub fn files(&self) -> Vec<(&str, &str)> {
+        let mut f = vec![
+            (SUMMARY_FILE, self.summary.as_str()),
+            (TIMESERIES_FILE, &self.timeseries),
+            (THROTTLE_FILE, &self.throttle),
+        ];
+        let optional = [
+            (IOSTAT_FILE, &self.iostat),
+            (LATENCY_FILE, &self.latency),
+            (CGROUPS_FILE, &self.cgroups),
+            (OPS_FILE, &self.ops),
+        ];
+        f.extend(optional.into_iter().filter_map(|(n, t)| Some((n, t.as_deref()?))));
+        if let Some((csv, txt)) = &self.pressure {
+            f.extend([(PRESSURE_FILE, csv.as_str()), (PRESSURE_TEXT_FILE, txt.as_str())]);
+        }
+        if let Some(t) = &self.fio {
+            f.push((fio::FIO_JSON_FILE, t));
+        }
+        f.extend(self.fio_logs.iter().map(|(n, t)| (n.as_str(), t.as_str())));
+        f.push((HISTOGRAMS_FILE, &self.histograms));
+        f
+    }
+
     /// Create `out` (and its parents) and write every file but trace.txt.
     pub fn write(&self, out: &Path) -> io::Result<()> {
         std::fs::create_dir_all(out)?;
-        std::fs::write(out.join(SUMMARY_FILE), &self.summary)?;
-        std::fs::write(out.join(TIMESERIES_FILE), &self.timeseries)?;
-        std::fs::write(out.join(THROTTLE_FILE), &self.throttle)?;
-        if let Some(t) = &self.iostat {
-            std::fs::write(out.join(IOSTAT_FILE), t)?;
-        }
-        if let Some(t) = &self.latency {
-            std::fs::write(out.join(LATENCY_FILE), t)?;
-        }
-        if let Some(t) = &self.cgroups {
-            std::fs::write(out.join(CGROUPS_FILE), t)?;
-        }
-        if let Some(t) = &self.ops {
-            std::fs::write(out.join(OPS_FILE), t)?;
-        }
-        if let Some((csv, txt)) = &self.pressure {
-            std::fs::write(out.join(PRESSURE_FILE), csv)?;
-            std::fs::write(out.join(PRESSURE_TEXT_FILE), txt)?;
-        }
-        if let Some(t) = &self.fio {
-            std::fs::write(out.join(fio::FIO_JSON_FILE), t)?;
-        }
-        for (name, text) in &self.fio_logs {
+        for (name, text) in self.files() {
             std::fs::write(out.join(name), text)?;
         }
-        std::fs::write(out.join(HISTOGRAMS_FILE), &self.histograms)
+        Ok(())
     }
 
     /// The results directory `out` as a report reads it, with the trace already digested.
@@ -170,37 +174,7 @@ impl ResultTexts {
     }
 }
 
-/// Write `timeseries.csv` content to any writer.
-pub fn write_timeseries<W: Write>(w: &mut W, r: &RunResult) -> io::Result<()> {
-    csv::write_timeseries(w, r)
-}
-
-/// Write `iostat.csv` content to any writer.
-pub fn write_iostat<W: Write>(w: &mut W, r: &RunResult) -> io::Result<()> {
-    csv::write_iostat(w, r)
-}
-
 /// Write `latency.csv` content to any writer.
 pub fn write_latency<W: Write>(w: &mut W, r: &RunResult) -> io::Result<()> {
     csv::write_latency(w, r)
-}
-
-/// Write `pressure.csv` content to any writer.
-pub fn write_pressure<W: Write>(w: &mut W, r: &RunResult) -> io::Result<()> {
-    csv::write_pressure(w, r)
-}
-
-/// Write `pressure.txt` content to any writer.
-pub fn write_pressure_files<W: Write>(w: &mut W, r: &RunResult) -> io::Result<()> {
-    csv::write_pressure_files(w, r)
-}
-
-/// Write `cgroups.csv` content to any writer.
-pub fn write_cgroups<W: Write>(w: &mut W, r: &RunResult) -> io::Result<()> {
-    csv::write_cgroups(w, r)
-}
-
-/// Write `throttle.csv` content to any writer.
-pub fn write_throttle<W: Write>(w: &mut W, r: &RunResult) -> io::Result<()> {
-    csv::write_throttle(w, r)
 }
