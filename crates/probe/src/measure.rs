@@ -184,6 +184,11 @@ struct MachineJson<'a> {
     /// What the first touch of long-free memory cost the page cache, timed before the run.
     #[serde(skip_serializing_if = "Option::is_none")]
     memory_touch: Option<crate::memtouch::MemoryTouchStamp>,
+    /// Free blocks per order (`/proc/buddyinfo`, zones summed) as the workload started, once
+    /// the freed memory had gone back to the host: which free memory a folio of each size
+    /// finds backed (`[machine] buddyinfo`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    buddyinfo: Option<&'a [u64]>,
     /// KiB dirty or under writeback on devices outside the scenario while the writers were
     /// throttled (the median, over `balance_dirty_pages` events, of the global dirty level
     /// less the scenario's devices' own): the level that shares the limit with ours.
@@ -349,6 +354,7 @@ pub fn measure(sc: &Scenario, opts: &MeasureOptions) -> Result<MeasureReport, Me
         blkio_dirs: Vec::new(),
         host_disk: None,
         memory_touch: None,
+        buddyinfo: None,
     };
     let inner = session.run();
     // Results are built from data in memory and the trace in the scratch dir: write them
@@ -366,6 +372,7 @@ pub fn measure(sc: &Scenario, opts: &MeasureOptions) -> Result<MeasureReport, Me
         scratch,
         host_disk,
         memory_touch,
+        buddyinfo,
         ..
     } = session;
     let cleanup_problems = j.teardown();
@@ -426,6 +433,7 @@ pub fn measure(sc: &Scenario, opts: &MeasureOptions) -> Result<MeasureReport, Me
         kernel_cpu_fraction: (c.kernel_cpu_fraction * 1000.0).round() / 1000.0,
         host_disk,
         memory_touch,
+        buddyinfo: buddyinfo.as_deref(),
         other_dirty_kib: other_dirty_pages.map(|p| p * facts.page_size / 1024),
         other_dirtied_mib: (other_dirtied_mib * 10.0).round() / 10.0,
         fio_layout_bytes: crate::fio::layout_bytes(sc),
@@ -492,6 +500,8 @@ struct Session<'a> {
     host_disk: Option<crate::hostdisk::HostDiskStamp>,
     /// The page cache's first touch of long-free memory, timed first of all.
     memory_touch: Option<crate::memtouch::MemoryTouchStamp>,
+    /// The free lists as the workload started.
+    buddyinfo: Option<Vec<u64>>,
 }
 
 impl Session<'_> {
@@ -550,6 +560,8 @@ impl Session<'_> {
         }
         check_aborted()?;
         let tracer = self.start_tracing();
+        // After the trace's buffers took their pages, as the workload finds the lists.
+        self.buddyinfo = crate::memtouch::buddyinfo();
         crate::guard::fault_point("workload");
         self.run_workload(specs, tracer)
     }

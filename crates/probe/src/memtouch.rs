@@ -27,6 +27,12 @@ pub struct MemoryTouchStamp {
     /// kernel left unreported.
     #[serde(default)]
     pub reserve_mib: f64,
+    /// Extra CPU of copying out what a buffered read filled into memory the host took back,
+    /// over the same read into memory freed the moment before, µs per 4 KiB page; `None`
+    /// where it was not timed (stamps before it was, or a scratch file system without
+    /// O_DIRECT).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_touch_us: Option<f64>,
 }
 
 /// What the probe writes, in steps it times one by one: the kernel leaves some free memory
@@ -78,18 +84,115 @@ pub fn settle() -> Duration {
     t0.elapsed()
 }
 
+/// The file the read step reads: written with O_DIRECT before the write steps, so none of it
+/// is in the page cache, and read in `READ_STEP`s.
+const READ_BYTES: usize = 128 << 20;
+const READ_STEP: usize = 8 << 20;
+const READ_CHUNK: usize = 128 << 10;
+
+/// The free blocks of each order over all zones, from `/proc/buddyinfo`; `None` where it
+/// cannot be read.
+pub fn buddyinfo() -> Option<Vec<u64>> {
+    parse_buddyinfo(&std::fs::read_to_string("/proc/buddyinfo").ok()?)
+}
+
+/// `/proc/buddyinfo`'s lines (`Node 0, zone   Normal  17507 9681 ...`) summed order by order.
+fn parse_buddyinfo(text: &str) -> Option<Vec<u64>> {
+    let mut sum: Vec<u64> = Vec::new();
+    for line in text.lines() {
+        let Some((_, counts)) = line.split_once("zone") else { continue };
+        let counts = counts.split_whitespace().skip(1).map(|w| w.parse::<u64>().ok());
+        for (o, c) in counts.enumerate() {
+            if sum.len() <= o {
+                sum.push(0);
+            }
+            sum[o] += c?;
+        }
+    }
+    (!sum.is_empty()).then_some(sum)
+}
+
 /// Time the page cache's first touch of memory, once the memory freed before has been
 /// reported: up to 2 GiB written into a new file in `dir` through the page cache in steps of
-/// 32 MiB, never synced, removed. The first steps take the memory the kernel left backed; the
-/// median of the eight steps from the first costly one, against the first step, is the first
-/// touch's cost.
+/// 32 MiB, never synced. The first steps take the memory the kernel left backed; the median
+/// of the eight steps from the first costly one, against the first step, is the first touch's
+/// cost. Then, with that file still holding the backed memory, a 128 MiB file written before
+/// with O_DIRECT is read through the page cache into memory the host took back, and read again
+/// into the frames just dropped: the difference is a read's first touch, which can differ
+/// from a write's (the host's I/O thread faulted the frames in as it filled them). Both files
+/// are removed.
 pub fn stamp(dir: &Path) -> std::io::Result<MemoryTouchStamp> {
     let reporting = Path::new(REPORTING).exists();
+    let read_path = dir.join("memory-touch-read.probe");
+    let read_file = write_direct(&read_path, READ_BYTES).ok();
     settle();
     let path = dir.join("memory-touch.probe");
-    let result = steps(&path, MAX_BYTES).map(|per_page| of_steps(&per_page, reporting));
+    let result = steps(&path, MAX_BYTES).map(|(per_page, held)| {
+        let mut s = of_steps(&per_page, reporting);
+        s.read_touch_us = read_file.as_ref().and_then(|f| read_touch(f).ok());
+        drop(held);
+        s
+    });
     let _ = std::fs::remove_file(&path);
+    let _ = std::fs::remove_file(&read_path);
     result
+}
+
+/// Write `bytes` into a new file at `path` with O_DIRECT, synced: on disk, not in the cache.
+/// Returns it opened again for buffered reads.
+fn write_direct(path: &Path, bytes: usize) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let _ = std::fs::remove_file(path);
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .custom_flags(crate::sys::O_DIRECT)
+        .open(path)?;
+    let mut buf = crate::sys::AlignedBuf::new(CHUNK);
+    buf.as_mut_slice().fill(0x5a);
+    for _ in 0..bytes / CHUNK {
+        f.write_all(buf.as_slice())?;
+    }
+    f.sync_all()?;
+    std::fs::File::open(path)
+}
+
+/// The read step: `f` read from disk twice through the page cache, first into whatever memory
+/// the allocator gives (the host's, once the write steps hold the backed memory), then, its
+/// pages dropped, into those same frames. The median of the first read's steps from its first
+/// costly one, over the median of the second read's, µs per page (0 when none cost).
+fn read_touch(f: &std::fs::File) -> std::io::Result<f64> {
+    let cold = read_steps(f)?;
+    let warm = read_steps(f)?;
+    let warm_us = median(&warm);
+    let Some(k) = cold.iter().position(|&c| c - warm_us > COSTLY_US) else {
+        return Ok(0.0);
+    };
+    Ok(((median(&cold[k..]) - warm_us).max(0.0) * 100.0).round() / 100.0)
+}
+
+/// Read all of `f` from disk through the page cache (its pages dropped before and after), in
+/// steps: each step's thread CPU per 4 KiB page, µs.
+fn read_steps(f: &std::fs::File) -> std::io::Result<Vec<f64>> {
+    use std::os::unix::fs::FileExt;
+    crate::sys::fadvise_dontneed(f);
+    let mut buf = vec![0u8; READ_CHUNK];
+    let mut out = Vec::with_capacity(READ_BYTES / READ_STEP);
+    for step in 0..READ_BYTES / READ_STEP {
+        let t0 = thread_cpu();
+        for i in 0..READ_STEP / READ_CHUNK {
+            f.read_exact_at(&mut buf, (step * READ_STEP + i * READ_CHUNK) as u64)?;
+        }
+        out.push((thread_cpu() - t0) / (READ_STEP / 4096) as f64 * 1e6);
+    }
+    crate::sys::fadvise_dontneed(f);
+    Ok(out)
+}
+
+fn median(xs: &[f64]) -> f64 {
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(0.0)
 }
 
 /// The index of the first step that costs more than `COSTLY_US` over the first.
@@ -108,6 +211,7 @@ fn of_steps(per_page: &[f64], reporting: bool) -> MemoryTouchStamp {
             warm_us: round(warm),
             reporting,
             reserve_mib: 0.0,
+            read_touch_us: None,
         };
     };
     let mut costly: Vec<f64> = per_page[k..].iter().take(COSTLY_STEPS).copied().collect();
@@ -122,13 +226,14 @@ fn of_steps(per_page: &[f64], reporting: bool) -> MemoryTouchStamp {
         warm_us: round(warm),
         reporting,
         reserve_mib: reserve.round(),
+        read_touch_us: None,
     }
 }
 
 /// Write up to `max` bytes into a new file at `path` through the page cache, step by step,
-/// until `COSTLY_STEPS` steps from the first costly one, and remove it, dropping its pages
-/// unwritten: each step's thread CPU per 4 KiB page, µs.
-fn steps(path: &Path, max: usize) -> std::io::Result<Vec<f64>> {
+/// until `COSTLY_STEPS` steps from the first costly one: each step's thread CPU per 4 KiB
+/// page, µs, and the file, unlinked, holding its pages until it is dropped (they go unwritten).
+fn steps(path: &Path, max: usize) -> std::io::Result<(Vec<f64>, std::fs::File)> {
     let _ = std::fs::remove_file(path);
     let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(path)?;
     let buf = vec![0x5au8; CHUNK];
@@ -143,9 +248,8 @@ fn steps(path: &Path, max: usize) -> std::io::Result<Vec<f64>> {
             break;
         }
     }
-    drop(f);
     std::fs::remove_file(path)?;
-    Ok(out)
+    Ok((out, f))
 }
 
 /// The calling thread's CPU time, s.
@@ -176,10 +280,48 @@ mod tests {
     }
 
     #[test]
+    fn buddyinfo_sums_the_zones_order_by_order() {
+        let text = "Node 0, zone      DMA      0      0      0      0      0      0      0      0      1      1      3 \n\
+                    Node 0, zone    DMA32      2      4      2      2      1      2      0      3      3      1    753 \n\
+                    Node 0, zone   Normal  18486   9743   5373   2707    720    339   1459   1606   1115    713   1752 \n";
+        let b = parse_buddyinfo(text).unwrap();
+        assert_eq!(b.len(), 11);
+        assert_eq!((b[0], b[8], b[10]), (18488, 1119, 2508));
+        assert_eq!(parse_buddyinfo(""), None);
+        assert_eq!(parse_buddyinfo("Node 0, zone Normal 1 x 3\n"), None, "a garbled count");
+        // This machine's own, where it has one.
+        if let Some(b) = buddyinfo() {
+            assert!(!b.is_empty() && b.len() <= 11, "{b:?}");
+        }
+    }
+
+    #[test]
+    fn the_read_step_reads_every_step_from_disk_and_leaves_nothing_behind() {
+        let dir = std::env::temp_dir().join(format!("wblab-memtouch-read-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("r");
+        match write_direct(&path, READ_BYTES) {
+            Ok(f) => {
+                let per_page = read_steps(&f).unwrap();
+                assert_eq!(per_page.len(), READ_BYTES / READ_STEP);
+                assert!(per_page.iter().all(|&c| c > 0.0), "{per_page:?}");
+                let us = read_touch(&f).unwrap();
+                assert!(us >= 0.0, "{us}");
+            }
+            // A scratch file system without O_DIRECT (tmpfs): the stamp goes without it.
+            Err(e) => assert_eq!(e.raw_os_error(), Some(libc::EINVAL), "{e}"),
+        }
+        std::fs::remove_file(&path).ok();
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+        std::fs::remove_dir(&dir).unwrap();
+    }
+
+    #[test]
     fn a_step_costs_some_cpu_and_the_probe_leaves_nothing_behind() {
         let dir = std::env::temp_dir().join(format!("wblab-memtouch-test-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let per_page = steps(&dir.join("p"), 2 * STEP).unwrap();
+        let (per_page, held) = steps(&dir.join("p"), 2 * STEP).unwrap();
+        drop(held);
         assert!(!per_page.is_empty() && per_page.len() <= 2, "{per_page:?}");
         assert!(per_page.iter().all(|&c| c > 0.0), "{per_page:?}");
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "the probe's file is removed");

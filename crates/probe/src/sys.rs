@@ -191,7 +191,6 @@ impl Drop for AlignedBuf {
     }
 }
 
-/// `posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED)`: drop the file's clean pages.
 /// An anonymous file in memory (`memfd_create`, close-on-exec): its pages are shared memory,
 /// which no writeback ever sees.
 pub fn memfd(name: &std::ffi::CStr) -> io::Result<File> {
@@ -204,6 +203,7 @@ pub fn memfd(name: &std::ffi::CStr) -> io::Result<File> {
     Ok(unsafe { <File as std::os::fd::FromRawFd>::from_raw_fd(fd) })
 }
 
+/// `posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED)`: drop the file's clean pages.
 pub fn fadvise_dontneed(f: &File) {
     // SAFETY: valid fd.
     unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };

@@ -19,6 +19,7 @@ use crate::kernel::task::{Phase, Task};
 use crate::laws::LawViolation;
 use crate::metrics::trace::{BioEvent, Rwbs, TraceEvent, TraceRecord, TraceSink};
 use crate::metrics::{DeviceResult, RunResult, TaskResult, ThrottleSample, VmstatSample};
+use crate::mm::free_lists::FreeLists;
 use crate::mm::page_cache::PageState;
 use crate::mm::page_reporting::{PageReporting, REPORTING_RESERVE_PAGES};
 use crate::mm::page_writeback::{self, DirtyThrottle, ThrottleOut, WbDomain, WbState};
@@ -132,7 +133,8 @@ pub struct Machine {
     pub q: EventQueue<Event>,
     pub vm: VmStat,
     /// The frames a virtual machine's host backs, when touching others costs
-    /// (`[machine] page_first_touch`); `None` on a machine whose memory is all there.
+    /// (`[machine] page_first_touch`, `page_first_touch_read`); `None` on a machine whose memory
+    /// is all there.
     pub reporting: Option<PageReporting>,
     pub dom: WbDomain,
     /// mm side of each wb, one per device.
@@ -550,14 +552,19 @@ impl Machine {
         let mut m = Machine {
             clock,
             q: EventQueue::new(),
-            reporting: (cfg.machine.page_first_touch > 0).then(|| {
-                PageReporting::new(
-                    cfg.machine.page_reporting_delay,
+            reporting: (cfg.machine.page_first_touch > 0 || cfg.machine.page_first_touch_read > Some(0)).then(|| {
+                let m = &cfg.machine;
+                let r = PageReporting::new(
+                    m.page_reporting_delay,
                     vm.in_use(),
-                    cfg.machine
-                        .page_reporting_reserve
+                    m.page_reporting_reserve
                         .map_or(vm.wmark_low + REPORTING_RESERVE_PAGES, |b| b / PAGE_SIZE),
-                )
+                    m.page_reporting_order,
+                );
+                match &m.buddyinfo {
+                    Some(blocks) => r.with_free_lists(FreeLists::new(blocks, m.page_reporting_order)),
+                    None => r,
+                }
             }),
             vm,
             dom,

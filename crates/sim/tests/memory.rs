@@ -89,16 +89,17 @@ fn memory_reused_within_the_reporting_delay_costs_nothing() {
 #[test]
 fn a_read_pays_for_the_frames_its_readahead_filled() {
     let bs = 128 * KIB;
-    let p50 = |touch: u64| {
+    let p50 = |touch: u64, read: Option<u64>| {
         let mut sc = Scenario::one_device("cat", ssd(), 8 * GIB, 2, 10 * SEC);
         sc.machine.page_first_touch = touch;
+        sc.machine.page_first_touch_read = read;
         sc.tasks
             .push(task("cat", "/mnt/sda/file", 0, JobConfig::Cat { bs, file_size: 512 * MIB }));
         let r = run(&sc);
         assert_eq!(of(&r, "cat").bytes_read, 512 * MIB, "the cat finished");
         of(&r, "cat").op_latency.summary().p50
     };
-    let (cold, free) = (p50(TOUCH), p50(0));
+    let (cold, free) = (p50(TOUCH, None), p50(0, None));
     // Each read copies out 32 frames no one touched since the device filled them (its wait
     // for the device, if any, overlaps the touches of the reads before).
     let touch = bs / PAGE_SIZE * TOUCH;
@@ -106,6 +107,31 @@ fn a_read_pays_for_the_frames_its_readahead_filled() {
         cold >= touch && cold <= free + touch * 11 / 10,
         "read p50 {cold} ns on fresh frames, {free} ns on backed ones, {touch} ns of touches"
     );
+    // A host that faulted the frame in as its I/O thread filled it leaves the reader a
+    // cheaper touch than the writer's: `page_first_touch_read` is what the reader pays.
+    let (half, none) = (p50(TOUCH, Some(TOUCH / 2)), p50(TOUCH, Some(0)));
+    assert!(
+        half >= touch / 2 && half <= free + touch * 6 / 10 && half < cold,
+        "read p50 {half} ns at half the touch, {cold} ns at the whole, {free} ns backed"
+    );
+    assert!(
+        none <= free * 11 / 10 + 1_000,
+        "no read touch: p50 {none} ns against {free} ns backed"
+    );
+}
+
+#[test]
+fn a_writer_pays_the_write_touch_whatever_the_read_touch() {
+    let cpu = |read: Option<u64>| {
+        let mut sc = Scenario::one_device("touch", ssd(), 8 * GIB, 2, 20 * SEC);
+        sc.machine.page_first_touch = TOUCH;
+        sc.machine.page_first_touch_read = read;
+        sc.tasks.push(task("dd", "/mnt/sda/copy", 0, dd_with(MIB, GIB, false)));
+        of(&run(&sc), "dd").cpu_sys_ns
+    };
+    let (same, cheap) = (cpu(None), cpu(Some(0)));
+    assert_eq!(same, cheap, "a buffered writer's first touches do not depend on the read's");
+    assert!(same > GIB / PAGE_SIZE / 2 * TOUCH, "and it pays them: {same} ns");
 }
 
 /// A `cat` of 512 MiB with 2.5 MiB read-ahead windows (a loop device's) on `fs`, on a machine
@@ -153,4 +179,43 @@ fn a_readers_2_mib_folios_come_from_reported_memory_even_beside_a_reserve() {
     // holds the whole file.
     assert_eq!(cat_touches(FsKind::Ext3, 9).0, 0, "ext3");
     assert_eq!(cat_touches(FsKind::Xfs, 10).0, 0, "reporting order 10");
+}
+
+/// The free lists of this lab's guest at rest on 2026-12-05 (`/proc/buddyinfo`, order 0 first):
+/// 1.35 GiB free in blocks of orders 4 to 7, 1.1 GiB in order 8, the rest reported.
+const LAB_BUDDYINFO: [u64; 11] = [17507, 9681, 5549, 3005, 1116, 696, 1531, 1625, 1113, 720, 1762];
+
+/// A 2 GiB copy in writes of `bs` to xfs (large folios) on a machine that starts with
+/// `LAB_BUDDYINFO`: the CPU it paid for first touches over the same copy on backed memory.
+fn touches_by_write_size(bs: u64) -> u64 {
+    let size = 2 * GIB;
+    let one = |touch: u64| {
+        let mut sc = Scenario::one_device("lists", ssd(), 16 * GIB, 2, 30 * SEC);
+        sc.machine.page_first_touch = touch;
+        sc.machine.buddyinfo = Some(LAB_BUDDYINFO.to_vec());
+        sc.devices[0].fs = Some(MountConfig::defaults(FsKind::Xfs, Version(6, 18, 0)));
+        sc.tasks.push(task("dd", "/mnt/sda/copy", 0, dd_with(bs, size, false)));
+        let r = run(&sc);
+        assert_eq!(of(&r, "dd").bytes_written, size, "the copy finished");
+        of(&r, "dd").cpu_sys_ns
+    };
+    one(TOUCH).saturating_sub(one(0))
+}
+
+#[test]
+fn a_folio_finds_backed_memory_only_in_free_blocks_as_large_as_itself() {
+    let pages = 2 * GIB / PAGE_SIZE;
+    // 1 MiB writes go into 1 MiB folios, which only the order-8 blocks hold (1113 MiB): the
+    // rest of the copy pays (the kernel: warm for 1088 MiB, then 9 µs a page).
+    let order8 = LAB_BUDDYINFO[8] * 256;
+    let mib = touches_by_write_size(MIB) / TOUCH;
+    assert!(
+        mib >= (pages - order8) * 95 / 100 && mib <= (pages - order8) * 105 / 100,
+        "1 MiB writes touched {mib} fresh frames, {} expected",
+        pages - order8
+    );
+    // 64 KiB folios fit the blocks of orders 4 to 8, 2.4 GiB: the whole copy finds backed
+    // memory (the kernel: all of its 2 GiB at 0.9 µs a page).
+    let small = touches_by_write_size(64 * KIB) / TOUCH;
+    assert!(small < pages / 100, "64 KiB writes touched {small} fresh frames of {pages}");
 }

@@ -29,11 +29,27 @@ pub fn memory_stamp_of(repeat: &Path) -> Option<MemoryTouchStamp> {
     serde_json::from_value(super::machine_field(repeat, "memory_touch")?).ok()
 }
 
-/// The median first-touch cost (µs a page) and unreported reserve (MiB) over the repeats;
+/// What the memory cost the repeats, medians over them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FirstTouch {
+    /// A write's first touch, µs a page.
+    pub write_us: f64,
+    /// The memory left unreported, MiB.
+    pub reserve_mib: f64,
+    /// A read's first touch, µs a page, when every repeat timed it.
+    pub read_us: Option<f64>,
+}
+
+/// The median first touches (µs a page) and unreported reserve (MiB) over the repeats;
 /// `None` unless every repeat has a stamp.
-pub fn median_first_touch(stamps: &[Option<MemoryTouchStamp>]) -> Option<(f64, f64)> {
+pub fn median_first_touch(stamps: &[Option<MemoryTouchStamp>]) -> Option<FirstTouch> {
     let m = Medians::of(stamps)?;
-    Some((m.median(|s| s.first_touch_us), m.median(|s| s.reserve_mib)))
+    let reads: Option<Vec<f64>> = m.0.iter().map(|s| s.read_touch_us).collect();
+    Some(FirstTouch {
+        write_us: m.median(|s| s.first_touch_us),
+        reserve_mib: m.median(|s| s.reserve_mib),
+        read_us: reads.map(|r| Medians(r).median(|&x| x)),
+    })
 }
 
 /// Every repeat's stamp, for the median of each figure.
@@ -53,17 +69,19 @@ impl<S: Copy> Medians<S> {
     }
 }
 
-/// `case` with `[machine] page_first_touch` set to `us` and `page_reporting_reserve` to
-/// `reserve_mib`.
-pub fn with_first_touch(case: &str, (us, reserve_mib): (f64, f64)) -> String {
-    with_machine_keys(
-        case,
-        &format!(
-            "page_first_touch = \"{}ns\"\npage_reporting_reserve = \"{}MiB\"\n",
-            (us * 1000.0).round() as u64,
-            reserve_mib.round() as u64
-        ),
-    )
+/// `case` with `[machine] page_first_touch`, `page_reporting_reserve` and (when timed)
+/// `page_first_touch_read` set to what the repeats found.
+pub fn with_first_touch(case: &str, t: FirstTouch) -> String {
+    let ns = |us: f64| (us * 1000.0).round() as u64;
+    let mut keys = format!(
+        "page_first_touch = \"{}ns\"\npage_reporting_reserve = \"{}MiB\"\n",
+        ns(t.write_us),
+        t.reserve_mib.round() as u64
+    );
+    if let Some(us) = t.read_us {
+        keys += &format!("page_first_touch_read = \"{}ns\"\n", ns(us));
+    }
+    with_machine_keys(case, &keys)
 }
 
 /// `case` with `keys` (lines of TOML) in its `[machine]` table: after its `[machine]` line,
@@ -98,6 +116,27 @@ pub fn with_machine_keys(case: &str, keys: &str) -> String {
 /// them.
 pub fn other_dirty_of(repeat: &Path) -> Option<u64> {
     super::machine_field(repeat, "other_dirty_kib")?.as_u64()
+}
+
+/// The free lists a repeat's workload started with (`machine.json`: `buddyinfo`), if it
+/// recorded them.
+pub fn buddyinfo_of(repeat: &Path) -> Option<Vec<u64>> {
+    serde_json::from_value(super::machine_field(repeat, "buddyinfo")?).ok()
+}
+
+/// The median of each order's free blocks over the repeats; `None` unless every repeat
+/// recorded its lists.
+pub fn median_buddyinfo(lists: &[Option<Vec<u64>>]) -> Option<Vec<u64>> {
+    let all: Vec<&Vec<u64>> = lists.iter().map(|l| l.as_ref()).collect::<Option<_>>()?;
+    let orders = all.iter().map(|l| l.len()).max()?;
+    Some(
+        (0..orders)
+            .map(|o| {
+                let m = Medians(all.iter().map(|l| l.get(o).copied().unwrap_or(0)).collect());
+                m.median(|&n| n as f64) as u64
+            })
+            .collect(),
+    )
 }
 
 /// The median of the repeats' other dirty KiB; `None` unless every repeat has the figure.
@@ -190,6 +229,7 @@ pub fn scenario_for(case_toml: &Path, repeats: &[PathBuf], name: &str, disk: boo
     let touch = median_first_touch(&repeats.iter().map(|r| memory_stamp_of(r)).collect::<Vec<_>>());
     let host = median(&repeats.iter().map(|r| stamp_of(r)).collect::<Vec<_>>());
     let other = median_other_dirty(&repeats.iter().map(|r| other_dirty_of(r)).collect::<Vec<_>>());
+    let buddy = touch.and_then(|_| median_buddyinfo(&repeats.iter().map(|r| buddyinfo_of(r)).collect::<Vec<_>>()));
     let text = std::fs::read_to_string(case_toml).map_err(|e| format!("cannot read {}: {e}", case_toml.display()))?;
     let refusals = repeats.first().map(|r| super::refused::refused_in(r)).unwrap_or_default();
     let (mut text, refused) = super::refused::as_run(&text, &refusals);
@@ -212,9 +252,18 @@ pub fn scenario_for(case_toml: &Path, repeats: &[PathBuf], name: &str, disk: boo
             r.device, r.key, r.wanted, r.effective
         );
     }
-    if let Some((us, reserve)) = touch {
-        header += &format!(" first touch of free memory {us} µs a page past {reserve} MiB;");
-        text = with_first_touch(&text, (us, reserve));
+    if let Some(t) = touch {
+        header += &format!(" first touch of free memory {} µs a page past {} MiB", t.write_us, t.reserve_mib);
+        if let Some(r) = t.read_us {
+            header += &format!(" ({r} µs for a read's)");
+        }
+        header += ";";
+        text = with_first_touch(&text, t);
+    }
+    if let Some(b) = &buddy {
+        let line = b.iter().map(|n| n.to_string()).collect::<Vec<_>>().join(" ");
+        header += &format!(" free lists {line};");
+        text = with_machine_keys(&text, &format!("buddyinfo = \"{line}\"\n"));
     }
     if let Some(kib) = other {
         header += &format!(" {kib} KiB dirty on other devices;");
@@ -318,23 +367,49 @@ mod tests {
     fn the_first_touch_goes_into_the_machine_table() {
         let with = "name = \"g\"\n[machine]\ncpus = 2\n[[device]]\nname = \"a\"\nmodel = \"ssd\"\n";
         let without = "name = \"g\"\n[[device]]\nname = \"a\"\nmodel = \"ssd\"\n";
+        let touch = |read_us| FirstTouch {
+            write_us: 10.89,
+            reserve_mib: 256.0,
+            read_us,
+        };
         for case in [with, without] {
-            let out = with_first_touch(case, (10.89, 256.0));
+            let out = with_first_touch(case, touch(None));
             let sc = wblab_scenario::parse(&out, "sim.toml").map_err(|e| e.to_string()).unwrap();
             assert_eq!(sc.machine.page_first_touch, 10_890, "{out}");
+            assert_eq!(sc.machine.page_first_touch_read, None, "{out}");
             assert_eq!(sc.machine.page_reporting_reserve, Some(256 << 20));
             assert_eq!(sc.machine.cpus, 2);
+            let out = with_first_touch(case, touch(Some(6.5)));
+            let sc = wblab_scenario::parse(&out, "sim.toml").map_err(|e| e.to_string()).unwrap();
+            assert_eq!(sc.machine.page_first_touch_read, Some(6_500), "{out}");
         }
-        let m = |us: f64| {
+        let m = |us: f64, read: Option<f64>| {
             Some(MemoryTouchStamp {
                 first_touch_us: us,
                 warm_us: 0.8,
                 reporting: true,
                 reserve_mib: 32.0 * us,
+                read_touch_us: read,
             })
         };
-        assert_eq!(median_first_touch(&[m(3.0), m(11.0), m(9.0)]), Some((9.0, 288.0)));
-        assert_eq!(median_first_touch(&[m(3.0), None]), None);
+        let med = median_first_touch(&[m(3.0, Some(2.0)), m(11.0, Some(7.0)), m(9.0, Some(6.0))]).unwrap();
+        assert_eq!((med.write_us, med.reserve_mib, med.read_us), (9.0, 288.0, Some(6.0)));
+        // A read's touch only where every repeat timed it (older stamps did not).
+        let med = median_first_touch(&[m(3.0, Some(2.0)), m(11.0, None), m(9.0, Some(6.0))]).unwrap();
+        assert_eq!(med.read_us, None);
+        assert_eq!(median_first_touch(&[m(3.0, None), None]), None);
+    }
+
+    /// Each order's free blocks reach the case as `buddyinfo`, the repeats' median order by
+    /// order, and only when every repeat recorded its lists.
+    #[test]
+    fn the_free_lists_go_into_the_machine_table() {
+        let m = median_buddyinfo(&[Some(vec![5, 1, 9]), Some(vec![3, 2, 7]), Some(vec![4, 8, 8, 1])]).unwrap();
+        assert_eq!(m, vec![4, 2, 8, 0]);
+        assert_eq!(median_buddyinfo(&[Some(vec![1]), None]), None);
+        let out = with_machine_keys("name = \"g\"\n", "buddyinfo = \"4 2 8 0\"\n");
+        let sc = wblab_scenario::parse(&out, "sim.toml").map_err(|e| e.to_string()).unwrap();
+        assert_eq!(sc.machine.buddyinfo, Some(vec![4, 2, 8, 0]));
     }
 
     /// The system's own dirty level each repeat found reaches the case as `other_dirty`, the

@@ -20,9 +20,11 @@ pub(super) const KEYS: &[&str] = &[
     "wakeup_latency",
     "idle_wake_latency",
     "page_first_touch",
+    "page_first_touch_read",
     "page_reporting_delay",
     "page_reporting_reserve",
     "page_reporting_order",
+    "buddyinfo",
     "chance",
     "wait_recheck_cost",
     "page_wait_buckets",
@@ -58,6 +60,9 @@ pub(super) fn build(sec: &Section<'_>) -> Many<MachineConfig> {
         e.duration_in(0, 1_000_000_000)
     });
     g.read(sec, "page_first_touch", &mut m.page_first_touch, |e| e.duration_in(0, 1_000_000));
+    if let Some(e) = sec.get("page_first_touch_read") {
+        m.page_first_touch_read = g.keep(e.duration_in(0, 1_000_000));
+    }
     g.read(sec, "page_reporting_delay", &mut m.page_reporting_delay, |e| {
         // The pass is delayed work on the jiffies clock (2 s upstream, not tunable there): a
         // delay under 10 ms has no kernel counterpart and would only make the run crawl.
@@ -75,6 +80,9 @@ pub(super) fn build(sec: &Section<'_>) -> Many<MachineConfig> {
         m.page_reporting_reserve = g.keep(e.size_in(0, MAX_MEMORY));
     }
     g.read(sec, "page_reporting_order", &mut m.page_reporting_order, |e| e.u32(0, 20));
+    if let Some(e) = sec.get("buddyinfo") {
+        m.buddyinfo = g.keep(buddyinfo(e));
+    }
     g.read(sec, "chance", &mut m.chance, |e| e.boolean());
     g.read(sec, "wait_recheck_cost", &mut m.wait_recheck_cost, |e| {
         e.duration_in(0, 1_000_000_000)
@@ -134,3 +142,26 @@ pub(super) fn build(sec: &Section<'_>) -> Many<MachineConfig> {
 
 /// Page cache a 32-bit machine's lowmem must have room for besides `unreclaimable`.
 const LOWMEM_ROOM: u64 = 64 * MIB;
+
+/// `[machine] buddyinfo`: free blocks per order from order 0, as a line of `/proc/buddyinfo`
+/// shows them after its zone's name.
+fn buddyinfo(e: &crate::section::Entry<'_>) -> crate::error::Result<Vec<u64>> {
+    const ORDERS: usize = wblab_sim::mm::free_lists::NR_ORDERS;
+    let hint = || "copy the numbers of a line of /proc/buddyinfo, order 0 first: \"17507 9681 5549 3005 1116 696 1531 1625 1113 720 1762\"";
+    let counts = e
+        .str()?
+        .split_whitespace()
+        .map(|w| {
+            w.parse::<u64>()
+                .map_err(|_| e.problem(format!("{w:?} is not a count of free blocks")).hint(hint()))
+        })
+        .collect::<crate::error::Result<Vec<u64>>>()?;
+    match counts.len() {
+        0 => Err(e.problem("lists no free blocks").hint(hint())),
+        n if n > ORDERS => Err(e
+            .problem(format!("has {n} orders; the page allocator has {ORDERS} (0 to 10)"))
+            .hint(hint())),
+        _ if counts.iter().any(|&c| c > 1 << 40) => Err(e.problem("a count is larger than any machine's memory").hint(hint())),
+        _ => Ok(counts),
+    }
+}

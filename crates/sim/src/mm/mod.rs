@@ -7,6 +7,7 @@
 
 pub mod filemap;
 pub mod flex_proportions;
+pub mod free_lists;
 pub mod highmem;
 pub mod inactive_list;
 pub mod memcontrol;

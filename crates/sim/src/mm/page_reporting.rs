@@ -22,11 +22,14 @@
 //!
 //! Reporting hands over only free blocks of `page_reporting_order` pages and up (2 MiB), and
 //! the allocator cuts a folio from the smallest free block that holds it: a folio that large
-//! (a sequential reader's readahead on xfs, [`crate::mm::readahead::ra_large_folio_pages`])
+//! (a sequential reader's readahead on xfs, [`crate::mm::readahead::ra_folio_orders`])
 //! skips the reserve, which lies in smaller pieces, and is fresh unless frames freed within the
-//! last delay are spare ([`PageReporting::allocated_blocks`]).
+//! last delay are spare ([`PageReporting::allocated_blocks`]). Given the free lists the
+//! machine starts with (`[machine] buddyinfo`), the model follows them instead of one reserve:
+//! which of that memory a folio can use depends on its order ([`crate::mm::free_lists`]).
 
 use crate::machine::{Event, Machine};
+use crate::mm::free_lists::{FreeLists, Orders};
 use crate::Ns;
 
 /// Frames the host backs, as allocation and the reporting passes meet them.
@@ -41,6 +44,11 @@ pub struct PageReporting {
     peak: u64,
     /// Free frames a pass leaves backed.
     keep: u64,
+    /// `page_reporting_order`: folios this large come out of reported blocks.
+    order: usize,
+    /// The free lists below that order, when the machine's were given: they stand in for
+    /// `keep`.
+    lists: Option<FreeLists>,
 }
 
 /// `PAGE_REPORTING_CAPACITY` blocks of `pageblock_order` (2 MiB on x86-64), in 4 KiB pages:
@@ -49,13 +57,26 @@ pub const REPORTING_RESERVE_PAGES: u64 = 32 * 512;
 
 impl PageReporting {
     /// A machine that boots with `in_use` frames in use and its free memory reported but for
-    /// `keep` frames (a fresh VM, or one whose free memory was freed long ago).
-    pub fn new(delay: Ns, in_use: u64, keep: u64) -> Self {
+    /// `keep` frames (a fresh VM, or one whose free memory was freed long ago), reporting
+    /// blocks of `order` and up.
+    pub fn new(delay: Ns, in_use: u64, keep: u64, order: u32) -> Self {
         PageReporting {
             delay,
             backed: in_use + keep,
             peak: in_use,
             keep,
+            order: order as usize,
+            lists: None,
+        }
+    }
+
+    /// The same machine booting with `lists` for its backed free memory instead of a reserve.
+    pub fn with_free_lists(self, lists: FreeLists) -> Self {
+        PageReporting {
+            backed: self.backed - self.keep,
+            keep: 0,
+            lists: Some(lists),
+            ..self
         }
     }
 
@@ -89,6 +110,29 @@ impl PageReporting {
         fresh_small + fresh_blocks
     }
 
+    /// `in_use` frames are in use just after an allocation of `orders[k]` pages in folios of
+    /// each order `k`: how many of them the guest touches for the first time since the host
+    /// took them back. Frames freed within the last delay are reused first; the rest come from
+    /// the free lists where the machine's were given, else as [`Self::allocated_blocks`] says.
+    pub fn allocated_folios(&mut self, in_use: u64, orders: &Orders) -> u64 {
+        let Some(lists) = self.lists.as_mut() else {
+            let blocks = orders.iter().skip(self.order).sum();
+            return self.allocated_blocks(in_use, blocks);
+        };
+        let new: u64 = orders.iter().sum();
+        let mut recent = self.backed.saturating_sub(in_use.saturating_sub(new)).min(new);
+        let mut rest = *orders;
+        for p in rest.iter_mut() {
+            let s = recent.min(*p);
+            *p -= s;
+            recent -= s;
+        }
+        let fresh = lists.allocate(&rest);
+        self.peak = self.peak.max(in_use);
+        self.backed = self.backed.max(in_use);
+        fresh
+    }
+
     /// A reporting pass with `in_use` frames in use and `free` free: the frames above the most
     /// in use since the last pass have been free for a whole delay, and go back to the host —
     /// up to the pass's budget. Frees only lower the level between allocations, so that most
@@ -111,11 +155,12 @@ impl PageReporting {
 }
 
 impl Machine {
-    /// The frames the last allocation took that the host did not back: the task that
-    /// touches them first pays `[machine] page_first_touch` for each.
-    pub(crate) fn fresh_frames(&mut self) -> u64 {
+    /// The frames the last allocation (`orders[k]` pages in folios of each order `k`) took
+    /// that the host did not back: the task that touches them first pays
+    /// `[machine] page_first_touch` for each.
+    pub(crate) fn fresh_frames(&mut self, orders: &Orders) -> u64 {
         let in_use = self.vm.in_use();
-        self.reporting.as_mut().map_or(0, |r| r.allocated(in_use))
+        self.reporting.as_mut().map_or(0, |r| r.allocated_folios(in_use, orders))
     }
 
     /// CPU for the first touch of `frames` fresh frames, ns.
@@ -123,28 +168,27 @@ impl Machine {
         frames * self.cfg.machine.page_first_touch
     }
 
-    /// The last allocation's fresh frames are pages of `ino` that a read fills, `blocks` of
-    /// them in folios of `page_reporting_order` or more (see
-    /// [`PageReporting::allocated_blocks`]): whoever copies them out first pays for them.
-    pub(crate) fn fresh_frames_for_readahead(&mut self, ino: u32, blocks: u64) {
-        let in_use = self.vm.in_use();
-        let fresh = self.reporting.as_mut().map_or(0, |r| r.allocated_blocks(in_use, blocks));
+    /// The last allocation's fresh frames are pages of `ino` that a read fills, `orders[k]`
+    /// of them in folios of each order `k`: whoever copies them out first pays for them.
+    pub(crate) fn fresh_frames_for_readahead(&mut self, ino: u32, orders: &Orders) {
+        let fresh = self.fresh_frames(orders);
         self.inodes[ino as usize].untouched += fresh;
     }
 
-    /// The same for a read whose folios are all smaller than a reported block.
-    pub(crate) fn fresh_frames_for(&mut self, ino: u32) {
-        self.fresh_frames_for_readahead(ino, 0);
+    /// The same for a read of `pages` single pages.
+    pub(crate) fn fresh_frames_for(&mut self, ino: u32, pages: u64) {
+        self.fresh_frames_for_readahead(ino, &crate::mm::free_lists::in_folios(pages, 0));
     }
 
     /// CPU for copying `pages` of `ino` out, for the untouched frames among them: a read
     /// copies its file's pages in the order readahead filled them, so the file's untouched
-    /// frames are spent from the front.
+    /// frames are spent from the front. Each pays `[machine] page_first_touch_read`.
     pub(crate) fn copy_out_touch_ns(&mut self, ino: u32, pages: u64) -> Ns {
         let u = &mut self.inodes[ino as usize].untouched;
         let n = (*u).min(pages);
         *u -= n;
-        self.first_touch_ns(n)
+        let m = &self.cfg.machine;
+        n * m.page_first_touch_read.unwrap_or(m.page_first_touch)
     }
 
     /// `page_reporting_process`: a pass, and the next one a delay later.
@@ -167,7 +211,7 @@ mod tests {
 
     #[test]
     fn growth_into_never_used_memory_is_fresh_reuse_is_not() {
-        let mut r = PageReporting::new(2, 100, 0);
+        let mut r = PageReporting::new(2, 100, 0, 9);
         assert_eq!(r.allocated(150), 50);
         // Freed (down to 120) and allocated again before a pass: still backed.
         assert_eq!(r.allocated(150), 0);
@@ -177,9 +221,9 @@ mod tests {
     #[test]
     fn large_folios_skip_the_reserve_but_reuse_blocks_freed_lately() {
         // 100 in use, 50 kept backed by the passes.
-        let mut r = PageReporting::new(2, 100, 50);
+        let mut r = PageReporting::new(2, 100, 50, 9);
         assert_eq!(r.allocated_blocks(140, 0), 0, "small folios take the reserve");
-        let mut r = PageReporting::new(2, 100, 50);
+        let mut r = PageReporting::new(2, 100, 50, 9);
         assert_eq!(r.allocated_blocks(140, 40), 40, "large ones do not");
         assert_eq!(r.allocated_blocks(150, 0), 0, "and leave it whole");
         assert_eq!(r.allocated_blocks(200, 0), 10);
@@ -191,7 +235,7 @@ mod tests {
 
     #[test]
     fn memory_free_for_a_whole_window_is_returned() {
-        let mut r = PageReporting::new(2, 100, 0);
+        let mut r = PageReporting::new(2, 100, 0, 9);
         r.allocated(1_000);
         // Down to 300 in use by frees; the first pass keeps the window's peak, the second
         // returns what stayed free all through its window.
@@ -204,7 +248,7 @@ mod tests {
 
     #[test]
     fn an_allocation_in_the_window_keeps_its_frames() {
-        let mut r = PageReporting::new(2, 100, 0);
+        let mut r = PageReporting::new(2, 100, 0, 9);
         r.allocated(1_000);
         r.pass(300, FREE);
         r.allocated(800);
@@ -214,7 +258,7 @@ mod tests {
 
     #[test]
     fn a_pass_leaves_its_reserve_backed() {
-        let mut r = PageReporting::new(2, 100, 50);
+        let mut r = PageReporting::new(2, 100, 50, 9);
         assert_eq!(r.allocated(150), 0, "the reserve at boot is backed");
         assert_eq!(r.allocated(170), 20);
         r.pass(100, FREE);
@@ -229,7 +273,7 @@ mod tests {
         // reports a sixteenth of the free memory (and one call more), so the host has it all
         // back after about 15 passes (30 s at 2 s each), as upstream says, not after one.
         let total = 2 << 20;
-        let mut r = PageReporting::new(2, 10, 0);
+        let mut r = PageReporting::new(2, 10, 0, 9);
         r.allocated(total);
         r.pass(10, total - 10);
         let mut passes = 0;

@@ -27,6 +27,8 @@
 //!
 //! Windowed sizes are in the kernel's pages (8 KiB on sparc64); the caller converts.
 
+use crate::mm::free_lists::{Orders, NR_ORDERS};
+
 /// `next_size` of a maximally shrunk window: readahead is off (`-1UL` in the kernel).
 pub const RA_OFF: i64 = -1;
 
@@ -225,20 +227,18 @@ pub fn get_next_ra_size(cur: u64, max: u64) -> u64 {
     }
 }
 
-/// Pages of `run` (a part of the readahead window `window`) that `page_cache_ra_order` puts in
-/// folios of at least `1 << order` pages when the window's folio order is `folio_order`: each
+/// The pages of `run` (a part of the readahead window `window`) by the order of the folio
+/// `page_cache_ra_order` puts each in when the window's folio order is `folio_order`: each
 /// folio that large unless its index is aligned only to a smaller one or it would run past the
 /// window, then as large as both allow.
 ///
-/// Why it matters: free page reporting gives the host only free blocks of
-/// `page_reporting_order` and up, so folios that large come out of reported memory
-/// ([`crate::mm::page_reporting`]).
-pub fn ra_large_folio_pages(window: std::ops::Range<u64>, run: std::ops::Range<u64>, folio_order: u32, order: u32) -> u64 {
-    if folio_order < order || window.is_empty() {
-        return 0;
-    }
-    let (top, big) = (1u64 << folio_order.min(62), 1u64 << order.min(62));
-    let (mut index, mut pages) = (window.start, 0);
+/// Why it matters: the allocator cuts each folio from a free block at least as large, and free
+/// page reporting gives the host the blocks of `page_reporting_order` and up
+/// ([`crate::mm::free_lists`]).
+pub fn ra_folio_orders(window: std::ops::Range<u64>, run: std::ops::Range<u64>, folio_order: u32) -> Orders {
+    let mut orders = [0; NR_ORDERS];
+    let top = 1u64 << folio_order.min(NR_ORDERS as u32 - 1);
+    let mut index = window.start;
     while index < window.end && index < run.end {
         let mut f = top;
         if index != 0 {
@@ -247,13 +247,14 @@ pub fn ra_large_folio_pages(window: std::ops::Range<u64>, run: std::ops::Range<u
         while f > 1 && index + f > window.end {
             f /= 2;
         }
-        if f >= big {
-            let (a, b) = (index.max(run.start), (index + f).min(run.end));
-            pages += b.saturating_sub(a);
-        }
+        let (a, b) = (index.max(run.start), (index + f).min(run.end));
+        orders[f.ilog2() as usize] += b.saturating_sub(a);
         index += f;
     }
-    pages
+    // Pages of the run past the window (none where the caller keeps to it) go single.
+    let counted: u64 = orders.iter().sum();
+    orders[0] += (run.end - run.start).saturating_sub(counted);
+    orders
 }
 
 /// An asynchronous readahead's window on a mapping with large folios (`page_cache_async_ra`
@@ -288,7 +289,9 @@ mod tests {
             (size, order) = async_ra_window(start, get_next_ra_size(size, 640), order, 640, 9);
             windows.push((start, size));
             if start >= 1536 {
-                large += ra_large_folio_pages(start..start + size, start..start + size, order, 9);
+                large += ra_folio_orders(start..start + size, start..start + size, order)[9..]
+                    .iter()
+                    .sum::<u64>();
             }
         }
         assert_eq!(
@@ -300,10 +303,14 @@ mod tests {
             large * 5 >= pages * 2 - 5 * 512 && large * 5 <= pages * 2 + 5 * 512,
             "{large} of {pages}"
         );
-        // Folios capped below the order, or a run outside them, have none.
-        assert_eq!(ra_large_folio_pages(0..640, 0..640, 8, 9), 0);
-        assert_eq!(ra_large_folio_pages(0..640, 0..320, 9, 9), 320);
-        assert_eq!(ra_large_folio_pages(0..640, 512..640, 9, 9), 0);
+        // Folios capped below the order, or a run outside them, have none; every page of the
+        // run is counted once.
+        let large = |w, r, o| ra_folio_orders(w, r, o)[9..].iter().sum::<u64>();
+        assert_eq!(large(0..640, 0..640, 8), 0);
+        assert_eq!(large(0..640, 0..320, 9), 320);
+        assert_eq!(large(0..640, 512..640, 9), 0);
+        assert_eq!(ra_folio_orders(0..640, 512..640, 9)[7], 128);
+        assert_eq!(ra_folio_orders(0..640, 100..600, 9).iter().sum::<u64>(), 500);
     }
 
     /// A device that starts every page asked for unless congested, remembering the windows.

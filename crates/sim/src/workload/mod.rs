@@ -428,6 +428,18 @@ impl Machine {
         task.chunk_bytes = (task.chunk_pages * PAGE_SIZE).min(task.op_left);
     }
 
+    /// The order of the folios the task's writes go into: on a mapping with large folios, the
+    /// folio [`Self::set_chunk`] found for the write (`fgf_set_order` from the write's length,
+    /// lowered to the index's alignment), else single pages. A chunk the ratelimit cuts from a
+    /// folio is part of that folio ([`crate::mm::free_lists::FreeLists::allocate`]).
+    fn write_folio_order(&self, tid: u32) -> u32 {
+        let ino = self.tasks[tid as usize].file as usize;
+        if !self.large_folios(ino) {
+            return 0;
+        }
+        self.inodes[ino].folio_pages.max(1).ilog2()
+    }
+
     /// `congestion_wait(WRITE, jiffies)` for a task.
     pub(crate) fn congestion_wait_task(&mut self, tid: u32, jiffies: u64) {
         self.sleep_task(tid, self.clock.tick_ns() * jiffies.max(1));
@@ -509,7 +521,8 @@ impl Machine {
             return None;
         }
         // The copy is the first touch of the frames the allocation took.
-        let fresh = self.fresh_frames();
+        let order = self.write_folio_order(tid);
+        let fresh = self.fresh_frames(&crate::mm::free_lists::in_folios(pages, order));
         let bytes = pages * PAGE_SIZE;
         let mut burst = self.copy_ns(bytes) + self.first_touch_ns(fresh);
         if self.tasks[tid as usize].op_start == self.now() {
@@ -549,7 +562,7 @@ impl Machine {
         if !self.alloc_pages(tid, 1) {
             return false;
         }
-        self.fresh_frames_for(ino);
+        self.fresh_frames_for(ino, 1);
         self.start_page_read(tid, ino, idx);
         true
     }

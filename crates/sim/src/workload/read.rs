@@ -78,13 +78,8 @@ impl Machine {
             if !self.alloc_pages_noretry(tid, run) {
                 break;
             }
-            let large = crate::mm::readahead::ra_large_folio_pages(
-                start..end,
-                idx..idx + run,
-                self.tasks[t].ra.order,
-                self.cfg.machine.page_reporting_order,
-            );
-            self.fresh_frames_for_readahead(ino, large);
+            let orders = crate::mm::readahead::ra_folio_orders(start..end, idx..idx + run, self.tasks[t].ra.order);
+            self.fresh_frames_for_readahead(ino, &orders);
             self.inodes[ino as usize].mapping.set_range(idx, run, Some(PageState::Reading));
             self.memcg_account(ino, run as i64, 0, 0);
             self.page_inserted(ino, idx, run);
@@ -205,7 +200,7 @@ impl Machine {
                         if !self.alloc_pages(tid, e - s) {
                             return None;
                         }
-                        self.fresh_frames_for(ino);
+                        self.fresh_frames_for(ino, e - s);
                         self.tasks[t].ra.handle_ra_miss(k, max, min);
                         self.start_pages_read(tid, ino, s, e - s);
                         return self.read_wait(tid, ino, idx, true);
