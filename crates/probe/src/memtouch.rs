@@ -214,9 +214,8 @@ fn of_steps(per_page: &[f64], reporting: bool) -> MemoryTouchStamp {
             read_touch_us: None,
         };
     };
-    let mut costly: Vec<f64> = per_page[k..].iter().take(COSTLY_STEPS).copied().collect();
-    costly.sort_by(f64::total_cmp);
-    let first_touch = (costly[costly.len() / 2] - warm).max(0.0);
+    let costly = &per_page[k..per_page.len().min(k + COSTLY_STEPS)];
+    let first_touch = (median(costly) - warm).max(0.0);
     // The reserve ends in the first costly step: the part of it that paid less than the
     // whole touch was still backed.
     let part = ((per_page[k] - warm) / first_touch.max(1e-9)).clamp(0.0, 1.0);
