@@ -177,6 +177,9 @@ impl Machine {
 
     /// The same for a read of `pages` single pages.
     pub(crate) fn fresh_frames_for(&mut self, ino: u32, pages: u64) {
+        if self.reporting.is_none() {
+            return;
+        }
         self.fresh_frames_for_readahead(ino, &crate::mm::free_lists::in_folios(pages, 0));
     }
 

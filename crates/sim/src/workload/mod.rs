@@ -521,8 +521,12 @@ impl Machine {
             return None;
         }
         // The copy is the first touch of the frames the allocation took.
-        let order = self.write_folio_order(tid);
-        let fresh = self.fresh_frames(&crate::mm::free_lists::in_folios(pages, order));
+        let fresh = if self.reporting.is_some() {
+            let order = self.write_folio_order(tid);
+            self.fresh_frames(&crate::mm::free_lists::in_folios(pages, order))
+        } else {
+            0
+        };
         let bytes = pages * PAGE_SIZE;
         let mut burst = self.copy_ns(bytes) + self.first_touch_ns(fresh);
         if self.tasks[tid as usize].op_start == self.now() {

@@ -78,8 +78,10 @@ impl Machine {
             if !self.alloc_pages_noretry(tid, run) {
                 break;
             }
-            let orders = crate::mm::readahead::ra_folio_orders(start..end, idx..idx + run, self.tasks[t].ra.order);
-            self.fresh_frames_for_readahead(ino, &orders);
+            if self.reporting.is_some() {
+                let orders = crate::mm::readahead::ra_folio_orders(start..end, idx..idx + run, self.tasks[t].ra.order);
+                self.fresh_frames_for_readahead(ino, &orders);
+            }
             self.inodes[ino as usize].mapping.set_range(idx, run, Some(PageState::Reading));
             self.memcg_account(ino, run as i64, 0, 0);
             self.page_inserted(ino, idx, run);
