@@ -22,6 +22,11 @@ pub struct HostDiskStamp {
     /// An fsync of that file just after a 4 KiB overwrite, median, µs: the disk's cache flush
     /// with something to make durable.
     pub flush_us: f64,
+    /// 4 KiB O_DIRECT reads of that file at random, one at a time, median, µs: the disk's
+    /// round trip (on this lab's `vda` 48–69 µs from day to day), what a loop device's small
+    /// reads wait for on top of its own path. `None` in stamps from before it was timed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_4k_us: Option<f64>,
 }
 
 /// Most bytes the probe writes, and the most time each half takes.
@@ -29,6 +34,9 @@ const PROBE_BYTES: u64 = 256 << 20;
 const PROBE_TIME: Duration = Duration::from_millis(600);
 const CHUNK: usize = 1 << 20;
 const FLUSHES: usize = 21;
+/// Most 4 KiB reads the round-trip step times, and the most time it takes.
+const SMALL_READS: usize = 4000;
+const SMALL_TIME: Duration = Duration::from_millis(300);
 /// I/Os in flight at once.
 const DEPTH: usize = 8;
 
@@ -90,6 +98,7 @@ fn probe(path: &Path, limit: u64) -> std::io::Result<HostDiskStamp> {
     let t0 = Instant::now();
     let read = deep(&f, written, |f, buf, off| f.read_exact_at(buf, off))?;
     let read_mib_s = rate(read, t0.elapsed());
+    let read_4k_us = round_trip(&f, written)?;
     let mut buf = AlignedBuf::new(4096);
     buf.as_mut_slice().fill(0x5a);
     // A flush with something to make durable: a 4 KiB overwrite just before (within the same
@@ -109,7 +118,28 @@ fn probe(path: &Path, limit: u64) -> std::io::Result<HostDiskStamp> {
         write_mib_s: round(write_mib_s),
         read_mib_s: round(read_mib_s),
         flush_us: round(flushes[FLUSHES / 2]),
+        read_4k_us: Some(round(read_4k_us)),
     })
+}
+
+/// 4 KiB O_DIRECT reads of the first `limit` bytes of `f` at random places (a fixed
+/// sequence), one at a time: the median, µs.
+fn round_trip(f: &std::fs::File, limit: u64) -> std::io::Result<f64> {
+    let mut buf = AlignedBuf::new(4096);
+    let pages = (limit / 4096).max(1);
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut lat = Vec::with_capacity(SMALL_READS);
+    let t_end = Instant::now() + SMALL_TIME;
+    while lat.len() < SMALL_READS && (lat.is_empty() || Instant::now() < t_end) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let t = Instant::now();
+        f.read_exact_at(buf.as_mut_slice(), (x % pages) * 4096)?;
+        lat.push(t.elapsed().as_secs_f64() * 1e6);
+    }
+    lat.sort_by(f64::total_cmp);
+    Ok(lat[lat.len() / 2])
 }
 
 #[cfg(test)]
@@ -123,6 +153,7 @@ mod tests {
         match stamp_with(&dir, 4 << 20) {
             Ok(s) => {
                 assert!(s.write_mib_s > 0.0 && s.read_mib_s > 0.0 && s.flush_us >= 0.0, "{s:?}");
+                assert!(s.read_4k_us.is_some_and(|us| us > 0.0), "{s:?}");
             }
             // tmpfs and some overlays refuse O_DIRECT: the probe reports it, nothing more.
             Err(e) => assert_eq!(e.raw_os_error(), Some(libc::EINVAL), "{e}"),

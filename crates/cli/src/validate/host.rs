@@ -5,7 +5,8 @@
 //! a run from another day would grade the host, not the model. `measure` times both before
 //! it sets anything up (`machine.json`: `memory_touch`, `host_disk`); the case is then
 //! simulated on that machine: `[machine] page_first_touch` from the repeats' median first
-//! touch, its loop devices' reads at the repeats' median read rate of the disk, and (asked
+//! touch, `memory_bandwidth` from their cached reads' copy, its loop devices' reads at the
+//! repeats' median read rate and round trip of the disk, and (asked
 //! for with `--host-disk`) their writes and flushes too — the probe's writes do not predict a
 //! loop's writeback, its reads do predict a loop's direct reads. The trace adds the other
 //! devices' dirty level the run's throttle saw (`other_dirty_kib`: `[machine] other_dirty`).
@@ -18,6 +19,15 @@ use wblab_sim::drivers::loopdev::LoopParams;
 /// The host's work per 1 MiB request besides its transfer, µs: the loop model's
 /// `backing_request_cost` (7) and `backing_latency` (20) and the guest's own path (about 10).
 const PER_REQUEST_US: f64 = 37.0;
+
+/// The host disk's 4 KiB round trip on the day the loop model's `backing_latency` was
+/// calibrated, µs (fio, 4 KiB O_DIRECT random reads at queue depth 1 on `vda`, 2026-12-02:
+/// p50 69 µs, when a loop over it read 4 KiB in 81). A day's round trip shifts the
+/// latency by its difference from this one.
+const REFERENCE_READ_4K_US: f64 = 69.0;
+
+/// The size of the probe's cached reads, bytes.
+const CACHED_READ_BYTES: f64 = (128u64 << 10) as f64;
 
 /// The stamp in a measured repeat's `machine.json`, if it has one.
 pub fn stamp_of(repeat: &Path) -> Option<HostDiskStamp> {
@@ -38,17 +48,19 @@ pub struct FirstTouch {
     pub reserve_mib: f64,
     /// A read's first touch, µs a page, when every repeat timed it.
     pub read_us: Option<f64>,
+    /// A 128 KiB read from the page cache, µs a call, when every repeat timed it.
+    pub cached_read_us: Option<f64>,
 }
 
 /// The median first touches (µs a page) and unreported reserve (MiB) over the repeats;
 /// `None` unless every repeat has a stamp.
 pub fn median_first_touch(stamps: &[Option<MemoryTouchStamp>]) -> Option<FirstTouch> {
     let m = Medians::of(stamps)?;
-    let reads: Option<Vec<f64>> = m.0.iter().map(|s| s.read_touch_us).collect();
     Some(FirstTouch {
         write_us: m.median(|s| s.first_touch_us),
         reserve_mib: m.median(|s| s.reserve_mib),
-        read_us: reads.map(|r| Medians(r).median(|&x| x)),
+        read_us: m.median_of_some(|s| s.read_touch_us),
+        cached_read_us: m.median_of_some(|s| s.cached_read_us),
     })
 }
 
@@ -67,6 +79,12 @@ impl<S: Copy> Medians<S> {
         v.sort_by(f64::total_cmp);
         v[v.len() / 2]
     }
+
+    /// The median of a figure not every stamp has: `None` unless every repeat has it.
+    fn median_of_some(&self, f: fn(&S) -> Option<f64>) -> Option<f64> {
+        let v: Vec<f64> = self.0.iter().map(f).collect::<Option<_>>()?;
+        Some(Medians(v).median(|&x| x))
+    }
 }
 
 /// `case` with `[machine] page_first_touch`, `page_reporting_reserve` and (when timed)
@@ -81,17 +99,39 @@ pub fn with_first_touch(case: &str, t: FirstTouch) -> String {
     if let Some(us) = t.read_us {
         keys += &format!("page_first_touch_read = \"{}ns\"\n", ns(us));
     }
+    if let Some(us) = t.cached_read_us {
+        keys += &format!("memory_bandwidth = \"{}MiB/s\"\n", copy_mib_s(us));
+    }
     with_machine_keys(case, &keys)
 }
 
+/// `[machine] memory_bandwidth` (MiB/s) for a machine whose 128 KiB cached read took `us` a
+/// call: the model charges such a read its copy at that bandwidth and the call's
+/// `syscall_overhead`, so the bandwidth is what is left of the call for the copy (at least
+/// half of it).
+pub fn copy_mib_s(us: f64) -> u64 {
+    let overhead_us = wblab_sim::config::MachineConfig::default().syscall_overhead as f64 / 1e3;
+    let copy_us = (us - overhead_us).max(us / 2.0).max(1e-3);
+    (CACHED_READ_BYTES / copy_us * 1e6 / (1u64 << 20) as f64).round() as u64
+}
+
 /// `case` with `keys` (lines of TOML) in its `[machine]` table: after its `[machine]` line,
-/// or in a `[machine]` table of its own before its first table.
+/// or in a `[machine]` table of its own before its first table. A key the table already
+/// sets is replaced.
 pub fn with_machine_keys(case: &str, keys: &str) -> String {
+    let key_of = |l: &str| l.split_once('=').map(|(k, _)| k.trim().to_string());
+    let replaced: Vec<String> = keys.lines().filter_map(key_of).collect();
     let mut out = String::with_capacity(case.len() + keys.len() + 16);
     let has_machine = case.lines().any(|l| l.trim() == "[machine]");
     let mut done = false;
+    let mut in_machine = false;
     for line in case.lines() {
         let t = line.trim();
+        if t.starts_with('[') {
+            in_machine = t == "[machine]";
+        } else if in_machine && key_of(t).is_some_and(|k| replaced.contains(&k)) {
+            continue;
+        }
         if !done && !has_machine && t.starts_with('[') {
             out.push_str("[machine]\n");
             out.push_str(keys);
@@ -151,6 +191,7 @@ pub fn median(stamps: &[Option<HostDiskStamp>]) -> Option<HostDiskStamp> {
         write_mib_s: m.median(|s| s.write_mib_s),
         read_mib_s: m.median(|s| s.read_mib_s),
         flush_us: m.median(|s| s.flush_us),
+        read_4k_us: m.median_of_some(|s| s.read_4k_us),
     })
 }
 
@@ -162,13 +203,16 @@ pub fn median(stamps: &[Option<HostDiskStamp>]) -> Option<HostDiskStamp> {
 /// 2.1 GB/s on 2026-12-04, the default transfer rate, while the probe's reads that day took
 /// 1 µs a descriptor against the default's 3. So the measured request time sets the
 /// descriptor cost and leaves the transfer rate; a request faster than the transfer alone
-/// (no descriptor cost left) sets the transfer rate instead.
+/// (no descriptor cost left) sets the transfer rate instead. And the day's round trip of a
+/// 4 KiB read, where the probe timed it, shifts `backing_latency` by its difference from the
+/// calibration day's (a loop's 4 KiB read at queue depth 1 follows the host's: 81 µs over a
+/// 69 µs `vda` on 2026-12-02, 53–59 over a 48 µs one on 2026-12-05).
 pub fn read_keys(s: &HostDiskStamp) -> Vec<(&'static str, String)> {
     let d = LoopParams::default();
     let pages = ((1u64 << 20) / 4096) as f64;
     let per_request = 1e6 / s.read_mib_s.max(1.0) - PER_REQUEST_US;
     let transfer = (1u64 << 20) as f64 / d.backing_read_bandwidth as f64 * 1e6;
-    if per_request > transfer {
+    let mut keys = if per_request > transfer {
         let seg_ns = ((per_request - transfer) / pages * 1e3).round() as u64;
         vec![("backing_read_segment_cost", format!("\"{seg_ns}ns\""))]
     } else {
@@ -177,7 +221,12 @@ pub fn read_keys(s: &HostDiskStamp) -> Vec<(&'static str, String)> {
             ("backing_read_segment_cost", "\"0ns\"".to_string()),
             ("backing_read_bandwidth", format!("\"{mib_s}MiB/s\"")),
         ]
+    };
+    if let Some(us) = s.read_4k_us {
+        let ns = (d.backing_latency as f64 + (us - REFERENCE_READ_4K_US) * 1e3).max(0.0);
+        keys.push(("backing_latency", format!("\"{}ns\"", ns.round() as u64)));
     }
+    keys
 }
 
 /// The loop model's write keys for a disk that measured `s` (`--host-disk`): the model's own
@@ -257,6 +306,9 @@ pub fn scenario_for(case_toml: &Path, repeats: &[PathBuf], name: &str, disk: boo
         if let Some(r) = t.read_us {
             header += &format!(" ({r} µs for a read's)");
         }
+        if let Some(c) = t.cached_read_us {
+            header += &format!(", 128 KiB cached reads {c} µs");
+        }
         header += ";";
         text = with_first_touch(&text, t);
     }
@@ -280,6 +332,10 @@ pub fn scenario_for(case_toml: &Path, repeats: &[PathBuf], name: &str, disk: boo
         } else {
             header += &format!(" host disk reads {} MiB/s;", s.read_mib_s);
         }
+        if let Some(us) = s.read_4k_us {
+            header.pop();
+            header += &format!(", 4 KiB in {us} µs;");
+        }
         text = with_loop_keys(&text, &keys);
     }
     header.pop();
@@ -297,6 +353,7 @@ mod tests {
             write_mib_s: w,
             read_mib_s: r,
             flush_us: f,
+            read_4k_us: None,
         }
     }
 
@@ -371,6 +428,7 @@ mod tests {
             write_us: 10.89,
             reserve_mib: 256.0,
             read_us,
+            cached_read_us: None,
         };
         for case in [with, without] {
             let out = with_first_touch(case, touch(None));
@@ -390,13 +448,15 @@ mod tests {
                 reporting: true,
                 reserve_mib: 32.0 * us,
                 read_touch_us: read,
+                cached_read_us: read.map(|r| r + 1.0),
             })
         };
         let med = median_first_touch(&[m(3.0, Some(2.0)), m(11.0, Some(7.0)), m(9.0, Some(6.0))]).unwrap();
         assert_eq!((med.write_us, med.reserve_mib, med.read_us), (9.0, 288.0, Some(6.0)));
+        assert_eq!(med.cached_read_us, Some(7.0));
         // A read's touch only where every repeat timed it (older stamps did not).
         let med = median_first_touch(&[m(3.0, Some(2.0)), m(11.0, None), m(9.0, Some(6.0))]).unwrap();
-        assert_eq!(med.read_us, None);
+        assert_eq!((med.read_us, med.cached_read_us), (None, None));
         assert_eq!(median_first_touch(&[m(3.0, None), None]), None);
     }
 
@@ -436,5 +496,47 @@ mod tests {
         let gap = [repeat(4, Some(48)), repeat(5, None)];
         assert_eq!(scenario_for(&case, &gap, "sim2.toml", false).unwrap(), case);
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// The day's memory and disk, as the probe timed them, reach the model's reads: a `cat` of
+    /// cached data pays a call what the probe's cached reads did, and a 4 KiB direct reader on
+    /// a loop gains what the host's round trip gained, whatever the case set before.
+    #[test]
+    fn the_days_copy_and_round_trip_reach_the_readers() {
+        let case = "name = \"day\"\nduration = \"2s\"\n[machine]\nmemory = \"4GiB\"\ncpus = 2\n\
+                    memory_bandwidth = \"10GiB/s\"\n[[device]]\nname = \"loop64\"\nmodel = \"loop\"\n\
+                    size = \"2GiB\"\nfs = \"ext4\"\n[[task]]\nname = \"cat\"\njob = \"cat\"\n\
+                    file = \"/mnt/loop64/c\"\nfile_size = \"64MiB\"\n[[task]]\nname = \"rr\"\n\
+                    job = \"randread\"\nfile = \"/mnt/loop64/r\"\nfile_size = \"64MiB\"\nbs = \"4KiB\"\n\
+                    think = \"0ms\"\n";
+        let p50s = |copy_us: f64, round_trip_us: f64| {
+            let touch = FirstTouch {
+                write_us: 0.0,
+                reserve_mib: 0.0,
+                read_us: None,
+                cached_read_us: Some(copy_us),
+            };
+            let mut disk = stamp(2000.0, 850.0, 50.0);
+            disk.read_4k_us = Some(round_trip_us);
+            let text = with_loop_keys(&with_first_touch(case, touch), &read_keys(&disk));
+            assert_eq!(text.matches("memory_bandwidth").count(), 1, "{text}");
+            let sc = wblab_scenario::parse(&text, "day.toml").map_err(|e| e.to_string()).unwrap();
+            let r = wblab_testkit::sim::run(&sc);
+            let p50 = |name: &str| r.tasks.iter().find(|t| t.name == name).unwrap().op_latency.summary().p50 as f64 / 1e3;
+            (p50("cat"), p50("rr"))
+        };
+        let (slow_cat, slow_rr) = p50s(13.0, REFERENCE_READ_4K_US);
+        let (fast_cat, fast_rr) = p50s(7.0, REFERENCE_READ_4K_US - 15.0);
+        for (cat, want) in [(slow_cat, 13.0), (fast_cat, 7.0)] {
+            assert!(
+                (cat / want - 1.0).abs() < 0.1,
+                "a cached read: {cat} µs in the model, {want} on the day"
+            );
+        }
+        let gained = slow_rr - fast_rr;
+        assert!(
+            (gained - 15.0).abs() < 4.0,
+            "the reader's p50 {slow_rr} → {fast_rr} µs, the host's 15 µs faster"
+        );
     }
 }
