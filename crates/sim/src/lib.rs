@@ -1,6 +1,6 @@
 //! wblab-sim: a deterministic discrete-event model of the Linux writeback and block I/O path.
 //!
-//! The module tree mirrors the kernel's (`mm/page_writeback.rs`, `fs/fs_writeback.rs`,
+//! The module tree mirrors the kernel's (`mm/page_writeback.rs`, `fs/fs_writeback/`,
 //! `block/mq_deadline.rs`), and functions keep the kernel's names where they model a kernel
 //! function, so a kernel developer can read a patch side by side with the model.
 //!
@@ -23,4 +23,5 @@ pub mod workload;
 
 pub use engine::time::Ns;
 pub use laws::LawViolation;
-pub use machine::{run, run_streaming, run_with, NoProgress, Progress, RunOptions};
+pub use machine::finish::{run, run_streaming, run_with};
+pub use machine::{NoProgress, Progress, RunOptions};

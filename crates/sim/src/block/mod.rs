@@ -4,6 +4,7 @@
 
 pub mod bio_chain;
 pub mod blk_iolatency;
+pub mod blk_mq;
 pub mod blk_throttle;
 pub mod blk_trace;
 pub mod blk_wbt;

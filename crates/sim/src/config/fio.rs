@@ -1,6 +1,6 @@
 //! A fio job as the simulator runs it: the options of one job section, resolved (units
 //! applied, `[global]` merged, defaults filled in). The scenario crate parses job files into
-//! this; `workload/fio.rs` runs it.
+//! this; `workload/fio/` runs it.
 
 use crate::Ns;
 use serde::Serialize;

@@ -191,7 +191,7 @@ impl FlusherKind {
     }
 
     /// A per-bdi flusher entity: 2.6.32's threads and 6.x's workqueue work (they share the
-    /// flusher code, `fs/fs_writeback.rs`).
+    /// flusher code, `fs/fs_writeback/`).
     pub fn is_per_bdi(self) -> bool {
         matches!(self, FlusherKind::PerBdi | FlusherKind::Modern)
     }

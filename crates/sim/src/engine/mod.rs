@@ -2,7 +2,7 @@
 //! and per-entity random streams derived from the scenario seed.
 //!
 //! Simulated tasks and kernel threads are explicit state machines driven by events (see
-//! `machine.rs`): each event names an entity and a small reason, and the entity's code runs
+//! `machine/`): each event names an entity and a small reason, and the entity's code runs
 //! until it sleeps again. This keeps the hot loop free of allocation and dynamic dispatch, and a
 //! run a pure function of (scenario, seed).
 

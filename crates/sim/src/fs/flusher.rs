@@ -1,8 +1,8 @@
 //! The generation's background writeback, chosen once: the entry points whose work differs
 //! between 2.4's bdflush/kupdate pair, 2.6's pdflush pool and the per-bdi flushers of
 //! 2.6.32 onwards (6.x's per-wb workqueue work has the same structure). Each dispatches on
-//! the scenario's [`FlusherKind`]; the eras' own code is in `bdflush.rs`, `pdflush.rs` and
-//! `fs_writeback.rs`.
+//! the scenario's [`FlusherKind`]; the eras' own code is in `fs/bdflush/`, `fs/pdflush/` and
+//! `fs/fs_writeback/`.
 //!
 //! Flusher entities are numbered: one per device first (they run explicit works such as sync
 //! in every generation, and everything in the per-bdi ones), then the era's threads (pdflush's

@@ -253,7 +253,7 @@ impl Task {
             slept: Ns::MAX,
             psi: (0, 0),
             rng: RngStream::new(seed, &format!("task/{}/{}", tc.name, instance)),
-            reclaim_prio: crate::mm::vmscan_pageout::DEF_PRIORITY,
+            reclaim_prio: crate::mm::inactive_list::DEF_PRIORITY,
             meta: None,
             wq: Default::default(),
             tio: Default::default(),

@@ -75,6 +75,27 @@ impl RunResult {
     }
 }
 
+/// What happened in a group over the run (`memory.events`, `memory.stat`'s reclaim counts).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MemcgEvents {
+    /// Charges that met `memory.max` (`max` in memory.events).
+    pub max_events: u64,
+    /// Charges made while over `memory.high` (`high`).
+    pub high_events: u64,
+    /// Pages the group's own reclaim evicted.
+    pub reclaimed: u64,
+    /// Global reclaims that had to take pages of the group below its memory.low (`low` in
+    /// memory.events).
+    pub low_events: u64,
+    /// Sleeps in `reclaim_throttle` after a fruitless reclaim, and v1 waits on a page's
+    /// writeback.
+    pub throttled: u64,
+    pub writeback_waits: u64,
+    /// Penalty sleeps over memory.high, and their total, ns.
+    pub high_delays: u64,
+    pub high_delay_ns: u64,
+}
+
 /// One memory cgroup over the run.
 #[derive(Clone, Debug)]
 pub struct CgroupResult {
@@ -84,7 +105,7 @@ pub struct CgroupResult {
     /// memory.max (v1 memory.limit_in_bytes) and memory.high, bytes.
     pub memory_max: Option<u64>,
     pub memory_high: Option<u64>,
-    pub events: crate::mm::memcontrol::MemcgEvents,
+    pub events: MemcgEvents,
     /// One sample per simulated second, as the vmstat samples.
     pub samples: Vec<MemcgSample>,
 }

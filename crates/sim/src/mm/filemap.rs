@@ -3,10 +3,14 @@
 //! bucket as the era's policy says. The table itself is `kernel/waitqueue.rs`.
 
 use crate::config::PageWake;
+use crate::engine::time::NSEC_PER_SEC;
 use crate::kernel::task::Phase;
 use crate::kernel::waitqueue::{page_key, PageWaitState, WaitSite, Woken, PG_LOCKED, PG_WRITEBACK};
+use crate::machine::Event;
 use crate::machine::Machine;
 use crate::mm::page_cache::PageState;
+use crate::mm::page_writeback;
+use crate::mm::vmscan::SWAP_CLUSTER_MAX;
 
 impl Machine {
     /// Busy bits of a page now: locked while being read, writeback while being written.
@@ -131,6 +135,129 @@ impl Machine {
             }
             if self.pagewait.waiters() == 0 {
                 return;
+            }
+        }
+    }
+}
+
+impl Machine {
+    /// `folio_account_dirtied` for the pages [start, start+n) of `file` that a write makes
+    /// dirty, and `__mark_inode_dirty` if the inode was clean. Absent and clean pages become
+    /// dirty; a page under writeback becomes dirty as well (`PG_writeback` + `PG_dirty`); an
+    /// already dirty page is not dirtied again. The pages were allocated by the caller; the
+    /// allocations of pages that were already cached are given back.
+    pub fn account_dirtied(&mut self, tid: u32, file: u32, start: u64, n: u64) {
+        let dev = self.inodes[file as usize].dev as usize;
+        if self.allocs[dev].allocates_at_write() {
+            // prepare_write's get_block: ext3 without reservation windows places each block now.
+            let blocks = &mut self.inodes[file as usize].blocks;
+            for p in start..start + n {
+                blocks.ext3_get_block(p, &mut self.allocs[dev], u64::from(tid));
+            }
+        }
+        let (mut absent, mut newly) = (0, 0);
+        let mut idx = start;
+        while idx < start + n {
+            let m = &mut self.inodes[file as usize].mapping;
+            let (st, run) = m.run_at(idx, start + n - idx);
+            let to = match st {
+                None | Some(PageState::Clean) => Some(PageState::Dirty),
+                Some(PageState::Writeback) => Some(PageState::WritebackDirty),
+                Some(PageState::Dirty) | Some(PageState::WritebackDirty) | Some(PageState::Queued) => None,
+                // A read started on pages the writer had allocated but not yet inserted (the
+                // kernel's writer holds them locked, so readahead would skip them): the write's
+                // data wins, the read's completion finds them dirty and leaves them so.
+                Some(PageState::Reading) => Some(PageState::Dirty),
+            };
+            if let Some(to) = to {
+                m.set_range(idx, run, Some(to));
+                newly += run;
+                if st.is_none() {
+                    absent += run;
+                    self.page_inserted(file, idx, run);
+                }
+                if st == Some(PageState::Reading) {
+                    // Whoever waits for those pages finds them uptodate now.
+                    self.wake_pages(file, idx, run, crate::kernel::waitqueue::PG_LOCKED);
+                }
+            }
+            idx += run;
+        }
+        self.vm.nr_alloc_pending -= n;
+        self.tasks[tid as usize].alloc_pending -= n;
+        self.memcg_pending(tid, -(n as i64));
+        self.memcg_account(file, absent as i64, newly as i64, 0);
+        self.vm.nr_file += absent;
+        self.vm.nr_free += n - absent;
+        self.inodes[file as usize].nr_dirtied += newly;
+        self.laws.durability.dirtied(file, start, n);
+        self.vm.nr_dirty += newly;
+        self.vm.nr_dirtied += newly;
+        let wb = self.inodes[file as usize].wb as usize;
+        self.wbs[wb].reclaimable += newly;
+        self.wbs[wb].dirtied += newly;
+        self.policy.dirtied(tid, newly);
+        let task = &mut self.tasks[tid as usize];
+        task.dirty.nr_dirtied += newly;
+        let cpu = task.dirty.cpu.min(self.bdp_ratelimits.len() - 1);
+        self.bdp_ratelimits[cpu] += newly;
+        self.mark_inode_dirty(file);
+    }
+
+    /// Writeback of `n` pages of `file` from `start` completed (`__folio_end_writeback`).
+    pub fn end_page_writeback(&mut self, file: u32, start: u64, n: u64) {
+        let inode = &mut self.inodes[file as usize];
+        // A page written again during its I/O stays dirty (`folio_end_writeback` clears only
+        // PG_writeback).
+        let moved = inode.mapping.end_writeback(start, n);
+        self.wake_pages(file, start, n, crate::kernel::waitqueue::PG_WRITEBACK);
+        let inode = &mut self.inodes[file as usize];
+        inode.nr_written += moved;
+        let wb = inode.wb as usize;
+        let inode_idle = inode.mapping.nr_writeback == 0;
+        self.vm.nr_writeback -= moved;
+        self.vm.nr_written += moved;
+        self.memcg_account(file, 0, 0, -(moved as i64));
+        self.wbs[wb].writeback -= moved;
+        self.wbs[wb].writeout_add(&mut self.dom, moved);
+        if let Some(cg) = self.wbs[wb].memcg {
+            let w = &mut self.wbs[wb];
+            w.memcg_completions
+                .add_max(&mut self.memcgs[cg as usize].domain.completions, w.max_prop_frac, moved);
+        }
+        self.policy.writeout(wb, moved);
+        match self.era.inactive.as_mut() {
+            None => self.lru_add_clean(file, start, n),
+            Some(l) => {
+                l.rotate_reclaimable(file, start, n);
+                if let Some(z) = self.era.zones.as_mut() {
+                    z.high_list.rotate_reclaimable(file, start, n);
+                }
+            }
+        }
+        if !self.fprop_armed {
+            self.fprop_armed = true;
+            let period = 3 * NSEC_PER_SEC;
+            self.q.schedule_in(period, Event::FpropPeriod);
+        }
+        if inode_idle {
+            // wb_inode_writeback_end: one less inode under writeback, bandwidth update later.
+            self.wbs[wb].writeback_inodes = self.wbs[wb].writeback_inodes.saturating_sub(1);
+            if !self.flushers[wb].bw_dwork_pending {
+                self.flushers[wb].bw_dwork_pending = true;
+                let d = self.clock.tick_ns() * page_writeback::max_pause_jiffies(self.clock.hz);
+                self.q.schedule_in(d, Event::BwDwork(wb as u16));
+            }
+        }
+        // acct_reclaim_writeback: wake reclaim-throttled tasks once enough was written.
+        if !self.reclaim_waiters.is_empty() {
+            self.reclaim_written += moved;
+            if self.reclaim_written > SWAP_CLUSTER_MAX * self.reclaim_waiters.len() as u64 {
+                self.reclaim_written = 0;
+                let ws = std::mem::take(&mut self.reclaim_waiters);
+                for t in ws {
+                    self.wake_task(t);
+                }
             }
         }
     }

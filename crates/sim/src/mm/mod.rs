@@ -11,6 +11,7 @@ pub mod free_lists;
 pub mod highmem;
 pub mod inactive_list;
 pub mod memcontrol;
+pub mod page_alloc;
 pub mod page_cache;
 pub mod page_reporting;
 pub mod page_writeback;

@@ -748,7 +748,7 @@ pub fn global_dtc(cx_vm: &VmStat, sysctl: &VmSysctl, dom: &WbDomain, out: &mut T
 /// group's page counts (`mem_cgroup_wb_stats`).
 pub struct MemcgCx<'a> {
     pub dom: &'a mut WbDomain,
-    pub stats: super::memcontrol::MemcgWbStats,
+    pub stats: MemcgWbStats,
 }
 
 /// `__wb_update_bandwidth`: refresh the rate estimates of a wb. With `update_ratelimit`
@@ -816,16 +816,34 @@ pub fn wb_bandwidth_estimate_start(wb: &mut WbState, now: u64, hz: u64) {
     }
 }
 
+/// What `mem_cgroup_wb_stats` reports for a wb's group, in pages.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MemcgWbStats {
+    pub filepages: u64,
+    pub headroom: u64,
+    pub dirty: u64,
+    pub writeback: u64,
+}
+
+/// `mdtc_calc_avail`: the memory a group's dirty domain may grow into: its file pages plus
+/// the room left below its limits, but no more than the clean memory outside the group.
+pub fn mdtc_calc_avail(filepages: u64, headroom: u64, mdtc_dirty: u64, global_avail: u64, global_dirty: u64) -> u64 {
+    let clean = filepages - filepages.min(mdtc_dirty);
+    let global_clean = global_avail - global_avail.min(global_dirty);
+    let other_clean = global_clean - global_clean.min(clean);
+    filepages + headroom.min(other_clean)
+}
+
 /// A memory cgroup's dirty control for the instant (`balance_domain_limits` for an `mdtc`):
 /// avail from the group's pages and headroom against the global control's, its thresholds,
 /// and whether it is under its freerun ceiling.
-pub fn memcg_dtc(m: &super::memcontrol::MemcgWbStats, gdtc: &DirtyThrottleControl, sysctl: &VmSysctl) -> DirtyThrottleControl {
+pub fn memcg_dtc(m: &MemcgWbStats, gdtc: &DirtyThrottleControl, sysctl: &VmSysctl) -> DirtyThrottleControl {
     let mut mdtc = DirtyThrottleControl {
         dirty: m.dirty + m.writeback,
         memcg: true,
         ..Default::default()
     };
-    mdtc.avail = super::memcontrol::mdtc_calc_avail(m.filepages, m.headroom, mdtc.dirty, gdtc.avail, gdtc.dirty);
+    mdtc.avail = mdtc_calc_avail(m.filepages, m.headroom, mdtc.dirty, gdtc.avail, gdtc.dirty);
     domain_dirty_limits_in(&mut mdtc, sysctl, Some(gdtc.avail));
     mdtc
 }
@@ -1022,7 +1040,7 @@ pub fn wb_over_bg_thresh(
     sysctl: &VmSysctl,
     dom: &WbDomain,
     wb: &mut WbState,
-    memcg: Option<(&WbDomain, &super::memcontrol::MemcgWbStats)>,
+    memcg: Option<(&WbDomain, &MemcgWbStats)>,
     out: &mut ThrottleOut,
 ) -> bool {
     let mut dtc = global_dtc(vm, sysctl, dom, out);
@@ -1035,7 +1053,7 @@ pub fn wb_over_bg_thresh(
         return true;
     }
     if let Some((mdom, stats)) = memcg {
-        let no_writeback = super::memcontrol::MemcgWbStats { writeback: 0, ..*stats };
+        let no_writeback = MemcgWbStats { writeback: 0, ..*stats };
         let mut mdtc = memcg_dtc(&no_writeback, &dtc, sysctl);
         mdtc.dirty = stats.dirty;
         if mdtc.dirty > mdtc.bg_thresh {
@@ -1349,7 +1367,7 @@ mod tests {
             &'s mut self,
             j: u64,
             mdom: &'s mut WbDomain,
-            stats: crate::mm::memcontrol::MemcgWbStats,
+            stats: MemcgWbStats,
             f: impl FnOnce(&mut ThrottleCx<'s>) -> R,
         ) -> R {
             self.at_with(j, Some(MemcgCx { dom: mdom, stats }), f)
@@ -1760,7 +1778,7 @@ mod tests {
         let mut mdom = WbDomain::default();
         mdom.completions.events = 1_000;
         // Full group: 120,000 file pages, no headroom, 30,000 dirty.
-        let stats = crate::mm::memcontrol::MemcgWbStats {
+        let stats = MemcgWbStats {
             filepages: 120_000,
             headroom: 0,
             dirty: 30_000,

@@ -32,7 +32,7 @@
 //!
 //! The writer's wakeup of bdflush is [`ThrottleOut::kick_background`]
 //! (`crate::mm::page_writeback::ThrottleOut`), which the 2.4 generations route to
-//! `wakeup_bdflush` (`fs/bdflush.rs`).
+//! `wakeup_bdflush` (`fs/bdflush/`).
 
 use super::page_writeback::{DirtyThrottle, TaskDirty, Throttle, ThrottleCx, WbState};
 use super::vmstat::VmStat;
