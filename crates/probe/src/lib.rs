@@ -1,4 +1,5 @@
-//! wblab-probe: ask the real kernel.
+//! wblab-probe: ask the real kernel — the harness behind `wblab measure`, `calibrate` and
+//! `snapshot`, which runs a workload on this machine, times its devices and reads its setup.
 //!
 //! * [`measure::measure`] runs a scenario's workload on this machine — on fresh loop devices,
 //!   optionally throttled through the root blkio cgroup — with the scenario's knobs applied,

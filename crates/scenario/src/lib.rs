@@ -4,21 +4,23 @@
 //! the units people write (`4GiB`, `8.5ms`, `60MB/s`). Every mistake is a [`ScenarioError`]
 //! naming the file, line, key and, where one helps, a hint (did-you-mean, accepted range).
 
-mod build;
 mod error;
 pub mod fio;
 pub mod fuzz;
 pub mod limits;
 pub mod names;
 pub mod read;
+mod resolve;
 mod section;
 mod suggest;
 pub mod units;
 
-pub use build::catalogue::{catalogue, Catalogue};
-pub use build::mount::modelled_options as modelled_mount_options;
-pub use build::{CHECK_EVERY_POINT_UP_TO as SWEEP_CHECKS_EVERY_POINT_UP_TO, SWEEP_KEY_SEPARATOR, SWEEP_MAX_POINTS, SWEEP_VALUE_SEPARATOR};
 pub use error::{ScenarioError, MAX_ERRORS};
+pub use resolve::catalogue::{catalogue, Catalogue};
+pub use resolve::mount::modelled_options as modelled_mount_options;
+pub use resolve::{
+    CHECK_EVERY_POINT_UP_TO as SWEEP_CHECKS_EVERY_POINT_UP_TO, SWEEP_KEY_SEPARATOR, SWEEP_MAX_POINTS, SWEEP_VALUE_SEPARATOR,
+};
 
 use std::path::Path;
 use wblab_sim::config::Scenario;
@@ -153,13 +155,13 @@ pub fn fio_scenario(text: &str, file_name: &str) -> Result<Scenario, ScenarioErr
 /// Parses scenario text; `file_name` is used in errors and, by its stem, as the default name.
 /// A file that lists several kernels gives the scenario of the first; see [`parse_all`].
 pub fn parse(text: &str, file_name: &str) -> Result<Scenario, ScenarioError> {
-    build::scenario(text, file_name).map_err(|p| error::locate_all(p, file_name, text))
+    resolve::scenario(text, file_name).map_err(|p| error::locate_all(p, file_name, text))
 }
 
 /// Parses scenario text into one scenario per kernel it lists (`kernel = ["2.6.20", "2.6.24"]`),
 /// in the file's order; a single kernel gives one.
 pub fn parse_all(text: &str, file_name: &str) -> Result<Vec<Scenario>, ScenarioError> {
-    build::scenarios(text, file_name).map_err(|p| error::locate_all(p, file_name, text))
+    resolve::scenarios(text, file_name).map_err(|p| error::locate_all(p, file_name, text))
 }
 
 /// Reads a scenario file into one scenario per kernel it lists.
@@ -196,7 +198,7 @@ impl SweepPlan {
     /// The sweep of a file's text (`file` names it in errors and anchors its relative paths);
     /// `Ok(None)` when it has no `[sweep]`.
     pub fn parse(text: &str, file: &str) -> Result<Option<SweepPlan>, ScenarioError> {
-        let info = build::sweep_info(text).map_err(|p| error::locate_all(p, file, text))?;
+        let info = resolve::sweep_info(text).map_err(|p| error::locate_all(p, file, text))?;
         Ok(info.map(|(keys, len, random)| SweepPlan {
             text: text.to_string(),
             file: file.to_string(),
@@ -241,13 +243,13 @@ impl SweepPlan {
 
     /// Each key's value at the points `from..to` (clipped to the sweep), without building them.
     pub fn values(&self, from: u64, to: u64) -> Vec<Vec<String>> {
-        build::sweep_values(&self.text, from, to).expect("the plan's text parsed when it was made")
+        resolve::sweep_values(&self.text, from, to).expect("the plan's text parsed when it was made")
     }
 
     /// Check the sweep as `wblab check` does: every point of a small sweep, each key's every
     /// value in a large one (each point is checked again when built).
     pub fn check(&self) -> Result<(), ScenarioError> {
-        build::scenarios(&self.text, &self.file)
+        resolve::scenarios(&self.text, &self.file)
             .map(drop)
             .map_err(|p| error::locate_all(p, &self.file, &self.text))
     }
@@ -257,7 +259,7 @@ impl SweepPlan {
     /// second and core, where each [`SweepPlan::point`] parses the file again. An error is the
     /// file's own (a bad kernel), which every point would give.
     pub fn with_points<R>(&self, f: impl FnOnce(&dyn Fn(u64) -> Result<SweepPoint, ScenarioError>) -> R) -> Result<R, ScenarioError> {
-        build::with_sweep_points(&self.text, &self.file, |build| {
+        resolve::with_sweep_points(&self.text, &self.file, |build| {
             f(&|i| {
                 let (values, scenario) = build(i).map_err(|p| error::locate_all(p, &self.file, &self.text))?;
                 Ok(SweepPoint {
@@ -272,7 +274,8 @@ impl SweepPlan {
 
     /// Point `i`, built and checked as a scenario file is; an error names the point's values.
     pub fn point(&self, i: u64) -> Result<SweepPoint, ScenarioError> {
-        let (values, scenario) = build::sweep_point(&self.text, &self.file, i).map_err(|p| error::locate_all(p, &self.file, &self.text))?;
+        let (values, scenario) =
+            resolve::sweep_point(&self.text, &self.file, i).map_err(|p| error::locate_all(p, &self.file, &self.text))?;
         Ok(SweepPoint {
             index: i,
             values,

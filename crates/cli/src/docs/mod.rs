@@ -5,6 +5,7 @@
 //! `--write` regenerates them.
 
 mod blocks;
+mod layout;
 mod sweep_block;
 mod sync_table;
 mod tables;

@@ -33,6 +33,7 @@ pub const GENERATORS: &[&str] = &[
     "outcome SCENARIO",
     "reproduce REPORT",
     "fio-syncs SCENARIO...",
+    "layout",
 ];
 
 /// The Markdown of generator `name` with `args`, or why it cannot be made.
@@ -74,6 +75,7 @@ pub fn generate(name: &str, args: &[String], cli: &clap::Command, ctx: &Ctx) -> 
         "validate-summary" => crate::validate::summary_of(std::path::Path::new(one_arg()?)),
         "fio-syncs" => super::sync_table::fio_syncs(args),
         "fio-options" => no_args(fio_options()),
+        "layout" => no_args(super::layout::layout(std::path::Path::new("."))?),
         "stem" => match args {
             [scenario, task] => stem(scenario, task),
             _ => Err("`stem` takes a scenario file and a task name".to_string()),

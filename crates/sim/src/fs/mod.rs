@@ -1,4 +1,7 @@
-//! Files and the flushers.
+//! Files and the flushers: inodes and block allocation, the flusher's writeback of inodes
+//! (`fs_writeback`; `pdflush` and `bdflush` for the older kernels), sync and fsync, the
+//! journal (`jbd2`, `journal`, `fast_commit`), unwritten extents' end_io work, metadata and
+//! `namei`.
 
 pub mod bdflush;
 pub mod block_alloc;

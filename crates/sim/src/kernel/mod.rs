@@ -1,4 +1,6 @@
-//! Tasks and CPUs.
+//! Tasks and CPUs: the CPUs and their run queue (`cpu`), each task's turns on them (`sched`),
+//! the tasks' state (`task`), the hashed page wait queues (`waitqueue`) and pressure stall
+//! accounting (`psi`).
 
 pub mod cpu;
 pub mod psi;

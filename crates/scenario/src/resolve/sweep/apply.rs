@@ -2,8 +2,8 @@
 //! point is checked exactly as if it had been written by hand.
 
 use super::{cgroup_key, entries_for, fio_key, label, task_key, Point, Target};
-use crate::build::{Entry, Section};
 use crate::error::{Problem, Result};
+use crate::resolve::{Entry, Section};
 use toml::de::DeValue;
 
 /// Writing one of a pair of `vm.dirty_*` sysctls zeroes the other (`dirty_bytes_handler`,
