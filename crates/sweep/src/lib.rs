@@ -15,6 +15,7 @@ pub mod repeats;
 pub mod run;
 pub mod summary;
 pub mod table;
+pub mod view;
 
 pub use driver::{run_sweep, write_tables, Outcome};
 pub use run::{run_point, run_points, run_sorted, Failure, Options, PointOutcome};

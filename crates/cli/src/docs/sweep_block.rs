@@ -61,10 +61,10 @@ pub fn sweep(words: &[String], ctx: &Ctx) -> Result<String, String> {
     let mut body = format!("```\n$ wblab sweep {}\n", pasteable(words));
     let objectives = a.sweep.objectives();
     if objectives.is_empty() && a.sweep.plot.is_empty() {
-        body.push_str(&crate::sweep::table_of(&plan, &first.scenario, &points));
+        body.push_str(&wblab_sweep::view::table_of(&plan, &first.scenario, &points));
     } else if !objectives.is_empty() {
         let ranking = objectives.plan(&first.scenario)?;
-        body.push_str(crate::sweep::ranking_text(&plan, &points, &ranking, &per).trim_start_matches('\n'));
+        body.push_str(wblab_sweep::view::ranking_text(&plan, &points, &ranking, &per).trim_start_matches('\n'));
     }
     body.push_str("```\n");
     // Charts live in docs/img; the link is relative to the Markdown file.
@@ -72,7 +72,7 @@ pub fn sweep(words: &[String], ctx: &Ctx) -> Result<String, String> {
     let img_dir = if in_docs { ctx.dir.join("img") } else { ctx.dir.join("docs/img") };
     let link_dir = if in_docs { "img" } else { "docs/img" };
     let stem = a.scenario.file_stem().map_or("sweep".into(), |s| s.to_string_lossy().into_owned());
-    let plots = crate::sweep::plots(&plan, &points, &a.sweep, &x, &per)?;
+    let plots = wblab_sweep::view::charts(&plan, &points, &a.sweep.plot, &x, &per)?;
     for (file, svg) in plots.into_iter().filter(|(f, _)| a.show.iter().all(|s| f.contains(s.as_str()))) {
         let name = format!("{stem}-{}", file.trim_start_matches("sweep-"));
         let path = img_dir.join(&name);

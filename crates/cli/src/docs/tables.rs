@@ -388,7 +388,10 @@ fn outcome(path: &str) -> Result<String, String> {
         if let Some(p) = invalid.first() {
             return Err(format!("{}: point {} is not a valid scenario: {}", plan.file(), p.point, p.reason));
         }
-        return Ok(format!("```\n{}```\n", crate::sweep::table_of(&plan, &first.scenario, &points)));
+        return Ok(format!(
+            "```\n{}```\n",
+            wblab_sweep::view::table_of(&plan, &first.scenario, &points)
+        ));
     }
     let all = wblab_scenario::load_all(p).map_err(|e| e.to_string())?;
     if all.len() == 1 {
