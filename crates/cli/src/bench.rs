@@ -16,7 +16,7 @@ use std::time::Instant;
 use wblab_sim::config::{DeviceModelConfig, HddParams, JobConfig, Scenario, SsdParams};
 use wblab_sim::units::{GIB, KIB, MIB};
 
-use wblab_sim::engine::time::NSEC_PER_SEC as SEC;
+use wblab_sim::units::NSEC_PER_SEC as SEC;
 
 fn dd() -> JobConfig {
     JobConfig::Dd {

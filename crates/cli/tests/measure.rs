@@ -496,7 +496,7 @@ fn without_root_it_runs_what_it_can() {
     let counted = s["tasks"][0]["op_latency_ms"]["count"].as_u64().unwrap();
     assert_eq!(
         reads,
-        counted.min(wblab_sim::kernel::task::MAX_OP_LOG as u64),
+        counted.min(wblab_sim::metrics::MAX_OP_LOG as u64),
         "ops.csv: one line a read, up to the log's cap"
     );
 }

@@ -818,7 +818,7 @@ impl Session<'_> {
                 .enumerate()
                 .map(|(i, (g, samples))| wblab_sim::metrics::CgroupResult {
                     path: g.path.clone(),
-                    cgroup_ino: wblab_sim::mm::memcontrol::FIRST_CGROUP_INO + i as u64,
+                    cgroup_ino: wblab_sim::metrics::FIRST_CGROUP_INO + i as u64,
                     memory_max: g.memory_max,
                     memory_high: g.memory_high,
                     events: Default::default(),

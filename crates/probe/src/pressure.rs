@@ -1,7 +1,7 @@
 //! The kernel's pressure stall files (`/proc/pressure/{io,memory,cpu}`), read each second of
 //! a measurement so that its results carry the same pressure figures a simulation does.
 
-use wblab_sim::kernel::psi::Pressure;
+use wblab_sim::metrics::Pressure;
 
 /// `some` and `full` of one pressure file's text; a file without a `full` line (cpu before
 /// 5.13) gives zeros for it.

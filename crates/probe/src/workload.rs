@@ -232,7 +232,7 @@ impl ThreadOut {
     fn record_op(&mut self, t0: Instant, lat: Ns) {
         self.lat.record(lat);
         let end = t0.elapsed();
-        if self.ops.len() < wblab_sim::kernel::task::MAX_OP_LOG {
+        if self.ops.len() < wblab_sim::metrics::MAX_OP_LOG {
             self.ops.push((end.as_nanos() as Ns, lat));
         }
         let s = end.as_secs() as usize;

@@ -5,7 +5,7 @@
 //! `balance_dirty_pages` pause is I/O wait; a `memory.high` penalty is a memory stall, in the
 //! group and in the system.
 
-use wblab_sim::kernel::psi::Pressure;
+use wblab_sim::metrics::Pressure;
 use wblab_sim::metrics::RunResult;
 
 const SECS: u64 = 20;

@@ -7,21 +7,33 @@
 //! This crate does no I/O and prints nothing: it takes a resolved [`config::Scenario`] and
 //! returns [`metrics::RunResult`]. Parsing and output files live in other crates.
 
+//! Its public face: the scenario ([`config`]), running it ([`run`], [`run_with`],
+//! [`run_streaming`], or a [`machine::Machine`] stepped by hand), the results ([`metrics`]),
+//! the registries of kernel generations, elevators and device models ([`generations`],
+//! [`block::sched`], [`drivers`]) and [`units`]. The kernel's paths are the crate's own.
+
 pub mod block;
 pub mod config;
 pub mod drivers;
-pub mod engine;
-pub mod fs;
+pub(crate) mod engine;
+pub(crate) mod fs;
 pub mod generations;
-pub mod kernel;
-pub mod laws;
+pub(crate) mod kernel;
+pub(crate) mod laws;
 pub mod machine;
 pub mod metrics;
-pub mod mm;
+pub(crate) mod mm;
 pub mod units;
-pub mod workload;
+pub(crate) mod workload;
 
 pub use engine::time::Ns;
-pub use laws::LawViolation;
+pub use engine::RngStream;
+pub use laws::{Law, LawViolation};
+
+/// The model's fixed costs that tests and documents quote.
+pub mod costs {
+    pub use crate::fs::sync::{EXT4_FSYNC_NS, XFS_FSYNC_NS};
+    pub use crate::fs::unwritten::END_IO_CONVERT_NS;
+}
 pub use machine::finish::{run, run_streaming, run_with};
 pub use machine::{NoProgress, Progress, RunOptions};

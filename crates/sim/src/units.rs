@@ -1,6 +1,8 @@
 //! Units the kernel and the model count in.
 
 /// Bytes per page (x86-64 base page).
+pub use crate::engine::time::{NSEC_PER_MSEC, NSEC_PER_SEC, NSEC_PER_USEC};
+
 pub const PAGE_SIZE: u64 = 4096;
 /// log2(PAGE_SIZE).
 pub const PAGE_SHIFT: u32 = 12;

@@ -127,30 +127,6 @@ fn pdflush_kupdate_writes_data_older_than_30_seconds() {
     assert!(written_by(45) * 1024 >= 64 * MIB, "kupdate wrote {} KiB", written_by(45));
 }
 
-#[test]
-fn legacy_reclaim_writes_dirty_pages_and_waits_when_memory_is_full_of_them() {
-    // 2.6.20, memory dirtied right up to the end: a reader's allocation finds nothing clean,
-    // reclaim pageout()s the oldest dirty pages and the reader sleeps in congestion_wait.
-    let mut sc = scenario("2.6.20", 256 * MIB, 10);
-    sc.machine.unreclaimable = 64 * MIB;
-    sc.sysctl.dirty_ratio = 0;
-    sc.sysctl.dirty_bytes = 250 * MIB;
-    sc.add_task("writer", 1, 0, dd(None));
-    sc.add_task("reader", 1, 0, dd(None));
-    let mut m = Machine::new(&sc);
-    // Dirty every free page but the reserve, as the writer would.
-    let free = m.vm.nr_free - m.vm.wmark_min;
-    assert!(m.alloc_pages(0, free));
-    let file = m.tasks[0].file;
-    m.account_dirtied(0, file, 0, free);
-    assert_eq!(m.vm.nr_dirty, free);
-    // The reader needs 64 pages: nothing clean, so it must wait...
-    assert!(!m.alloc_pages(1, 64));
-    // ...after its reclaim started writing the oldest dirty pages (pageout).
-    assert!(m.vm.nr_writeback > 0, "reclaim wrote dirty pages");
-    assert!(m.tasks[1].reclaim_prio < 12, "it scanned down the priorities");
-}
-
 mod invariants {
     //! Random small scenarios under every generation, with the metadata jobs: pages stay
     //! conserved and the counters agree, whatever writes and reclaim do.

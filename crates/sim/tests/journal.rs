@@ -540,7 +540,7 @@ fn commits_beside(fs: FsKind, spinners: u32, interval: u64) -> RunResult {
 
 #[test]
 fn an_fsync_spends_the_callers_cpu_before_its_first_request() {
-    use wblab_sim::fs::sync::{EXT4_FSYNC_NS, XFS_FSYNC_NS};
+    use wblab_sim::costs::{EXT4_FSYNC_NS, XFS_FSYNC_NS};
     for (fs, entry) in [(FsKind::Ext4, EXT4_FSYNC_NS.1), (FsKind::Xfs, XFS_FSYNC_NS.1)] {
         let alone = commits_beside(fs, 0, SEC / 10);
         let c = group(&alone, "commit");
@@ -575,7 +575,7 @@ fn an_fsync_spends_the_callers_cpu_before_its_first_request() {
 /// The commit itself is the same either way: the data was written before it started.
 #[test]
 fn an_appended_fsync_waits_for_its_extents_conversion() {
-    use wblab_sim::fs::unwritten::END_IO_CONVERT_NS;
+    use wblab_sim::costs::END_IO_CONVERT_NS;
     let fsync_p50 = |dioread_nolock: bool| {
         let mut sc = Scenario::one_device("convert", ssd(), 4 * GIB, 2, 3 * SEC);
         let mut m = mount(FsKind::Ext4);

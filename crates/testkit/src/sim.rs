@@ -4,8 +4,8 @@ use wblab_sim::config::{DeviceModelConfig, HddParams, JobConfig, Scenario, SsdPa
 use wblab_sim::metrics::RunResult;
 use wblab_sim::units::MIB;
 
-pub use wblab_sim::engine::time::NSEC_PER_MSEC as MS;
-pub use wblab_sim::engine::time::NSEC_PER_SEC as SEC;
+pub use wblab_sim::units::NSEC_PER_MSEC as MS;
+pub use wblab_sim::units::NSEC_PER_SEC as SEC;
 
 /// Run `sc` with the laws checked; a broken law fails the test with its message.
 pub fn run(sc: &Scenario) -> RunResult {

@@ -4,7 +4,7 @@
 //! limit. Case `k` under seed `s` is always the same file, so a run resumes and a finding can be
 //! re-run by its number.
 
-use wblab_sim::engine::RngStream;
+use wblab_sim::RngStream;
 
 /// A generated case: its name and its scenario file's text.
 pub struct Case {

@@ -5,7 +5,7 @@
 use super::shapes::{self, Shape};
 use crate::Catalogue;
 use std::fmt::Write as _;
-use wblab_sim::engine::RngStream;
+use wblab_sim::RngStream;
 
 /// Values of the wrong type or absurd size, tried in place of any value.
 pub(super) const WILD: &[&str] = &[

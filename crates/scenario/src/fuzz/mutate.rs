@@ -2,7 +2,7 @@
 //! a value replaced by one of the wrong type, a key misspelt, the file cut short, stray bytes.
 
 use super::generate::{chance, WILD};
-use wblab_sim::engine::RngStream;
+use wblab_sim::RngStream;
 
 /// `text` with one random mutation.
 pub fn mutate(r: &mut RngStream, text: &str) -> String {

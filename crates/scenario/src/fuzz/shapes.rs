@@ -11,7 +11,7 @@ use wblab_sim::config::{
 const K: u64 = 1024;
 const M: u64 = 1024 * K;
 const G: u64 = 1024 * M;
-use wblab_sim::engine::time::NSEC_PER_MSEC as MS;
+use wblab_sim::units::NSEC_PER_MSEC as MS;
 const US: u64 = 1_000;
 const S: u64 = 1_000_000_000;
 

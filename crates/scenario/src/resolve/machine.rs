@@ -146,7 +146,7 @@ const LOWMEM_ROOM: u64 = 64 * MIB;
 /// `[machine] buddyinfo`: free blocks per order from order 0, as a line of `/proc/buddyinfo`
 /// shows them after its zone's name.
 fn buddyinfo(e: &crate::section::Entry<'_>) -> crate::error::Result<Vec<u64>> {
-    const ORDERS: usize = wblab_sim::mm::free_lists::NR_ORDERS;
+    const ORDERS: usize = wblab_sim::config::NR_ORDERS;
     let hint = || "copy the numbers of a line of /proc/buddyinfo, order 0 first: \"17507 9681 5549 3005 1116 696 1531 1625 1113 720 1762\"";
     let counts = e
         .str()?

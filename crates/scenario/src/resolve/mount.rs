@@ -5,9 +5,9 @@ use crate::error::Result;
 use crate::section::{Entry, Section};
 use crate::suggest;
 use wblab_sim::config::{Atime, DataMode, FsKind, MountConfig, RESERVATION_WINDOWS};
-use wblab_sim::engine::time::NSEC_PER_SEC;
 use wblab_sim::generations::{parse_version, Version};
 use wblab_sim::units::KIB;
+use wblab_sim::units::NSEC_PER_SEC;
 
 /// Options every file system takes.
 const VFS_OPTIONS: &[&str] = &["defaults", "rw", "noatime", "relatime", "strictatime"];

@@ -41,7 +41,7 @@ struct Chained {
 
 /// The chained bios of one request queue: a pool, reused without allocation once warm.
 #[derive(Debug, Default)]
-pub struct BioChains {
+pub(crate) struct BioChains {
     pool: Vec<Chained>,
     free: Vec<u32>,
     /// Pages whose request completed but whose bio has parts still in flight: still under
@@ -52,7 +52,7 @@ pub struct BioChains {
 impl BioChains {
     /// A new chained bio over pages `start..start + pages` of `file`; add its requests with
     /// [`BioChains::add`].
-    pub fn begin(&mut self, file: u32, start: u64, pages: u64) -> u32 {
+    pub(crate) fn begin(&mut self, file: u32, start: u64, pages: u64) -> u32 {
         let c = Chained {
             seg: Seg::new(file, start, pages),
             head: u32::MAX,
@@ -74,7 +74,7 @@ impl BioChains {
     }
 
     /// Request `id` of `bytes` is the next part of bio `b` (the first one is its head).
-    pub fn add(&mut self, b: u32, id: u32, bytes: u64) {
+    pub(crate) fn add(&mut self, b: u32, id: u32, bytes: u64) {
         let c = &mut self.pool[b as usize];
         if c.left == 0 {
             c.head = id;
@@ -84,14 +84,14 @@ impl BioChains {
     }
 
     /// The head request of bio `b` and the bytes of the whole bio.
-    pub fn head(&self, b: u32) -> (u32, u64) {
+    pub(crate) fn head(&self, b: u32) -> (u32, u64) {
         let c = &self.pool[b as usize];
         (c.head, c.bytes)
     }
 
     /// A part of bio `b` at `sector` is submitted: the sector of the part before it (itself
     /// for the first), where the kernel's `block_split` says the bio was cut.
-    pub fn part_submitted(&mut self, b: u32, sector: u64) -> u64 {
+    pub(crate) fn part_submitted(&mut self, b: u32, sector: u64) -> u64 {
         let c = &mut self.pool[b as usize];
         let before = if c.last_part_sector == u64::MAX {
             sector
@@ -103,7 +103,7 @@ impl BioChains {
     }
 
     /// A segment of `pages` of bio `b` completed: the whole bio's pages when it was the last.
-    pub fn done(&mut self, b: u32, pages: u64) -> Option<Seg> {
+    pub(crate) fn done(&mut self, b: u32, pages: u64) -> Option<Seg> {
         debug_assert_ne!(b, NO_BIO);
         let c = &mut self.pool[b as usize];
         c.left -= 1;

@@ -44,7 +44,7 @@ const MIN_ADJUST_NS: Ns = 500_000_000;
 /// `BLKIOLATENCY_MIN_GOOD_SAMPLES`.
 const MIN_GOOD_SAMPLES: u64 = 5;
 /// The period of `blkiolatency_timer_fn`.
-pub const TIMER_NS: Ns = 1_000_000_000;
+pub(crate) const TIMER_NS: Ns = 1_000_000_000;
 
 /// One window's latencies (`struct latency_stat`).
 #[derive(Clone, Copy, Debug, Default)]
@@ -89,7 +89,7 @@ struct ChildLat {
 
 /// blk-iolatency of one request queue.
 #[derive(Debug)]
-pub struct IoLatency {
+pub(crate) struct IoLatency {
     rotational: bool,
     /// `nr_requests` of the queue.
     qd: u64,
@@ -120,7 +120,7 @@ pub struct IolatGroupStats {
 impl IoLatency {
     /// Groups for the cgroups `parents[i]` describes (the parent of cgroup i, `None`: the
     /// root), with io.latency targets `targets[i]` on this device (0: none).
-    pub fn new(parents: &[Option<usize>], targets: &[Ns], rotational: bool, nr_requests: u32) -> Self {
+    pub(crate) fn new(parents: &[Option<usize>], targets: &[Ns], rotational: bool, nr_requests: u32) -> Self {
         let grps = parents
             .iter()
             .zip(targets)
@@ -176,7 +176,7 @@ impl IoLatency {
 
     /// Admit request `id` of cgroup `cg` from level `from` (0: the leaf) upward: true when
     /// every level took it; else it waits at the level returned in `Err`.
-    pub fn throttle(&mut self, id: u32, cg: usize, from: usize) -> Result<(), usize> {
+    pub(crate) fn throttle(&mut self, id: u32, cg: usize, from: usize) -> Result<(), usize> {
         let levels: Vec<usize> = self.levels(cg).collect();
         for (k, &g) in levels.iter().enumerate().skip(from) {
             self.check_scale_change(g);
@@ -193,14 +193,14 @@ impl IoLatency {
     }
 
     /// The level (from the leaf) request `id` of cgroup `cg` waits at, if it waits.
-    pub fn waits_at(&self, id: u32, cg: usize) -> Option<usize> {
+    pub(crate) fn waits_at(&self, id: u32, cg: usize) -> Option<usize> {
         self.levels(cg).position(|g| self.grps[g].waiters.contains(&id))
     }
 
     /// `blkcg_iolatency_done_bio` for a request of cgroup `cg` issued at `issue_ns`: release
     /// each level, record the latency where there is a target, and check a window that has
     /// ended. Returns the waiters that may go on: (request, cgroup level it got through).
-    pub fn done(&mut self, now: Ns, issue_ns: Ns, cg: usize, woken: &mut Vec<(u32, usize)>) {
+    pub(crate) fn done(&mut self, now: Ns, issue_ns: Ns, cg: usize, woken: &mut Vec<(u32, usize)>) {
         let levels: Vec<usize> = self.levels(cg).collect();
         for (k, &g) in levels.iter().enumerate() {
             let grp = &mut self.grps[g];
@@ -361,14 +361,14 @@ impl IoLatency {
 
     /// A bio of cgroup `cg` submitted at `submit_ns` passed every level at `now` after
     /// waiting at one or more.
-    pub fn admitted_after_wait(&mut self, cg: usize, submit_ns: Ns, now: Ns) {
+    pub(crate) fn admitted_after_wait(&mut self, cg: usize, submit_ns: Ns, now: Ns) {
         let s = &mut self.stats[cg];
         s.waits += 1;
         s.wait_ns += now.saturating_sub(submit_ns);
     }
 
     /// `blkiolatency_timer_fn` at `now`.
-    pub fn timer(&mut self, now: Ns) {
+    pub(crate) fn timer(&mut self, now: Ns) {
         for p in 0..self.child.len() {
             if self.child[p].scale_cookie >= DEFAULT_SCALE_COOKIE {
                 continue;
@@ -388,18 +388,14 @@ impl IoLatency {
     }
 
     /// The queue depth group `g` may use now (`u64::MAX`: unlimited).
-    pub fn max_depth(&self, g: usize) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn max_depth(&self, g: usize) -> u64 {
         self.grps[g].max_depth
     }
 
     /// Requests in flight at group `g`'s level.
-    pub fn inflight(&self, g: usize) -> u64 {
+    pub(crate) fn inflight(&self, g: usize) -> u64 {
         self.grps[g].inflight
-    }
-
-    /// Whether any request waits at some level.
-    pub fn has_waiters(&self) -> bool {
-        self.grps.iter().any(|g| !g.waiters.is_empty())
     }
 }
 

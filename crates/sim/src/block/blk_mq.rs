@@ -34,7 +34,7 @@ impl Machine {
 
     /// Hand request `id` to device `dev`'s queue. Returns true if accepted (the submitter
     /// goes on), false if the submitter must wait.
-    pub fn submit_request(&mut self, dev: u16, id: u32) -> bool {
+    pub(crate) fn submit_request(&mut self, dev: u16, id: u32) -> bool {
         if self.queues[dev as usize].rq(id).handle_start && !self.journal_handle_for_submit(dev, id) {
             return false;
         }
@@ -145,7 +145,7 @@ impl Machine {
     }
 
     /// Dispatch what can be dispatched and (re)arm the device and wbt timers.
-    pub fn kick_queue(&mut self, dev: u16) {
+    pub(crate) fn kick_queue(&mut self, dev: u16) {
         let now = self.now();
         let mut issued = std::mem::take(&mut self.scratch_ids);
         issued.clear();

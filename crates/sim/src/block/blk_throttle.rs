@@ -62,12 +62,12 @@ use crate::drivers::Op;
 use std::collections::VecDeque;
 
 /// `THROTL_GRP_QUANTUM`: bios a group may dispatch per round, 3/4 of them reads.
-pub const THROTL_GRP_QUANTUM: u32 = 8;
+pub(crate) const THROTL_GRP_QUANTUM: u32 = 8;
 /// `THROTL_QUANTUM`: bios dispatched from all groups per round.
-pub const THROTL_QUANTUM: u32 = 32;
+pub(crate) const THROTL_QUANTUM: u32 = 32;
 
 /// `throtl_slice` in jiffies for a queue, as `blk_throtl_init` picks it in v6.18.
-pub fn throtl_slice(hz: u64, rotational: bool) -> u64 {
+pub(crate) fn throtl_slice(hz: u64, rotational: bool) -> u64 {
     let slice = if rotational { hz / 10 } else { hz / 50 };
     slice.max(1)
 }
@@ -183,7 +183,7 @@ impl ThrotlGrp {
 /// The blk-throttle state of one request queue (`throtl_data`): the root cgroup's group
 /// (the device's `throttle/*` rules) and one group per cgroup with rules of its own here.
 #[derive(Debug)]
-pub struct BlkThrottle {
+pub(crate) struct BlkThrottle {
     hz: u64,
     /// Any rule at all: without one, bios never look at the throttle.
     active: bool,
@@ -211,7 +211,7 @@ pub struct BlkThrottle {
 
 impl BlkThrottle {
     /// The root group's rules `cfg` and, after it, one group per entry of `cgroups`.
-    pub fn new(cfg: &BlkThrottleConfig, cgroups: &[BlkThrottleConfig], hz: u64, rotational: bool) -> Self {
+    pub(crate) fn new(cfg: &BlkThrottleConfig, cgroups: &[BlkThrottleConfig], hz: u64, rotational: bool) -> Self {
         let groups: Vec<ThrotlGrp> = std::iter::once(cfg).chain(cgroups).map(ThrotlGrp::new).collect();
         BlkThrottle {
             hz: hz.max(1),
@@ -231,22 +231,24 @@ impl BlkThrottle {
 
     /// Any rule at all (`blk_throtl_activated`).
     #[inline]
-    pub fn is_active(&self) -> bool {
+    pub(crate) fn is_active(&self) -> bool {
         self.active
     }
 
     /// `throtl_slice` of this queue, jiffies.
-    pub fn slice(&self) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn slice(&self) -> u64 {
         self.slice
     }
 
     /// Bios of `op` waiting in the throttle.
-    pub fn queued(&self, op: Op) -> usize {
+    #[cfg(test)]
+    pub(crate) fn queued(&self, op: Op) -> usize {
         self.groups.iter().map(|g| g.dirs[dir(op)].queued()).sum()
     }
 
     /// Jiffy at which the pending timer fires, if armed.
-    pub fn timer(&self) -> Option<u64> {
+    pub(crate) fn timer(&self) -> Option<u64> {
         self.timer
     }
 
@@ -254,7 +256,7 @@ impl BlkThrottle {
     /// and the bio is submitted later by the dispatch work), false if it may go on to the
     /// request queue now.
     /// `g` is the bio's group (0: the root cgroup's).
-    pub fn bio(&mut self, j: u64, id: u32, op: Op, bytes: u64, g: usize) -> bool {
+    pub(crate) fn bio(&mut self, j: u64, id: u32, op: Op, bytes: u64, g: usize) -> bool {
         let rw = dir(op);
         // blk_should_throtl: a direction without rules is not looked at.
         if self.groups[g].dirs[rw].bps.is_none() && self.groups[g].dirs[rw].iops.is_none() {
@@ -289,7 +291,7 @@ impl BlkThrottle {
 
     /// `throtl_pending_timer_fn` at jiffy `j`, followed by the dispatch work: the released
     /// bios are appended to the issue list (reads of this run first, then writes).
-    pub fn timer_fn(&mut self, j: u64) {
+    pub(crate) fn timer_fn(&mut self, j: u64) {
         self.timer = None;
         loop {
             self.select_dispatch(j);
@@ -315,13 +317,13 @@ impl BlkThrottle {
 
     /// The bio `head` just queued is the head of a split bio whose later parts will
     /// [`BlkThrottle::follow`] it.
-    pub fn lead(&mut self, head: u32) {
+    pub(crate) fn lead(&mut self, head: u32) {
         self.chains.push((head, head));
     }
 
     /// `part` of the split bio led by `head`: held behind the head if the head is still queued
     /// (true), else free to go on (the head was dispatched, its bytes were charged for all).
-    pub fn follow(&mut self, head: u32, part: u32) -> bool {
+    pub(crate) fn follow(&mut self, head: u32, part: u32) -> bool {
         if self.chains.iter().any(|c| c.0 == head) {
             self.chains.push((head, part));
             true
@@ -332,7 +334,7 @@ impl BlkThrottle {
 
     /// The next released bio the dispatch work should submit, unless the work is asleep on the
     /// previous one or nothing is left.
-    pub fn next_to_issue(&self) -> Option<u32> {
+    pub(crate) fn next_to_issue(&self) -> Option<u32> {
         if self.blocked {
             None
         } else {
@@ -341,24 +343,24 @@ impl BlkThrottle {
     }
 
     /// The bio the dispatch work sleeps on, if it sleeps.
-    pub fn sleeping_on(&self) -> Option<u32> {
+    pub(crate) fn sleeping_on(&self) -> Option<u32> {
         self.issue.front().copied().filter(|_| self.blocked)
     }
 
     /// The head of the issue list entered the request queue.
-    pub fn issued(&mut self) {
+    pub(crate) fn issued(&mut self) {
         self.issue.pop_front();
         self.blocked = false;
     }
 
     /// The head of the issue list waits for wbt or a tag: the dispatch work sleeps.
-    pub fn set_blocked(&mut self) {
+    pub(crate) fn set_blocked(&mut self) {
         self.blocked = true;
         self.nr_work_sleeps += 1;
     }
 
     /// Released bios not yet in the request queue.
-    pub fn issue_len(&self) -> usize {
+    pub(crate) fn issue_len(&self) -> usize {
         self.issue.len()
     }
 

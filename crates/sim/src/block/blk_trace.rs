@@ -11,7 +11,7 @@ use crate::Ns;
 
 /// Which tracepoint fired.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BlkWhat {
+pub(crate) enum BlkWhat {
     /// `block_bio_queue`: a bio entered `submit_bio_noacct_nocheck` (after blk-throttle).
     Queue,
     /// `block_split`: the bio that began at `from` was split at this request's sector.
@@ -29,7 +29,7 @@ pub enum BlkWhat {
 /// One fired tracepoint, with what it prints, copied when it fired (a merged bio's request is
 /// released at once).
 #[derive(Clone, Copy, Debug)]
-pub struct BlkEvent {
+pub(crate) struct BlkEvent {
     pub t_ns: Ns,
     pub what: BlkWhat,
     pub submitter: Submitter,
@@ -45,7 +45,7 @@ pub struct BlkEvent {
 
 impl BlkEvent {
     /// Event `what` of request `r` at `t_ns`, over `nr_sectors` from its sector.
-    pub fn of(t_ns: Ns, what: BlkWhat, r: &Request, nr_sectors: u64, prio: IoPrio) -> BlkEvent {
+    pub(crate) fn of(t_ns: Ns, what: BlkWhat, r: &Request, nr_sectors: u64, prio: IoPrio) -> BlkEvent {
         BlkEvent {
             t_ns,
             what,

@@ -71,30 +71,30 @@ use crate::Ns;
 use std::collections::VecDeque;
 
 /// `RWB_DEF_DEPTH`.
-pub const RWB_DEF_DEPTH: u32 = 16;
+pub(crate) const RWB_DEF_DEPTH: u32 = 16;
 /// `RWB_WINDOW_NSEC`.
-pub const RWB_WINDOW_NSEC: Ns = 100_000_000;
+pub(crate) const RWB_WINDOW_NSEC: Ns = 100_000_000;
 /// `RWB_MIN_WRITE_SAMPLES`.
-pub const RWB_MIN_WRITE_SAMPLES: u64 = 3;
+pub(crate) const RWB_MIN_WRITE_SAMPLES: u64 = 3;
 /// `RWB_UNKNOWN_BUMP`.
-pub const RWB_UNKNOWN_BUMP: u32 = 5;
+pub(crate) const RWB_UNKNOWN_BUMP: u32 = 5;
 /// `close_io`: HZ/10.
 const CLOSE_IO_NS: Ns = 100_000_000;
 /// `wb_recent_wait`: HZ.
 const RECENT_WAIT_NS: Ns = 1_000_000_000;
 
 /// Window verdicts of `latency_exceeded` (the values of `wbt:wbt_timer`'s `status`).
-pub const LAT_OK: u8 = 1;
-pub const LAT_UNKNOWN: u8 = 2;
-pub const LAT_UNKNOWN_WRITES: u8 = 3;
-pub const LAT_EXCEEDED: u8 = 4;
+pub(crate) const LAT_OK: u8 = 1;
+pub(crate) const LAT_UNKNOWN: u8 = 2;
+pub(crate) const LAT_UNKNOWN_WRITES: u8 = 3;
+pub(crate) const LAT_EXCEEDED: u8 = 4;
 
 /// One `wbt:wbt_step` record: (time ns, msg, step, window µs, background, normal, max).
-pub type WbtStep = (Ns, &'static str, i32, u64, u32, u32, u32);
+pub(crate) type WbtStep = (Ns, &'static str, i32, u64, u32, u32, u32);
 
 /// The bio flags that decide a tracked write's limit (`get_limit`).
 #[derive(Clone, Copy, Debug, Default)]
-pub struct WbtFlags {
+pub(crate) struct WbtFlags {
     /// REQ_SYNC.
     pub sync: bool,
     /// REQ_BACKGROUND.
@@ -141,7 +141,7 @@ fn int_sqrt(x: u64) -> u64 {
     r
 }
 
-pub struct Wbt {
+pub(crate) struct Wbt {
     enabled: bool,
     min_lat_nsec: Ns,
     /// Volatile write cache (`write_cache` = "write back").
@@ -176,7 +176,7 @@ pub struct Wbt {
 
 impl Wbt {
     /// `wbt_init` for a queue whose `blk_queue_depth()` is `queue_depth`.
-    pub fn new(q: &QueueConfig, queue_depth: u32) -> Wbt {
+    pub(crate) fn new(q: &QueueConfig, queue_depth: u32) -> Wbt {
         let mut w = Wbt {
             enabled: q.wbt_lat_usec > 0,
             min_lat_nsec: q.wbt_lat_usec * 1000,
@@ -207,7 +207,7 @@ impl Wbt {
         w
     }
 
-    pub fn enabled(&self) -> bool {
+    pub(crate) fn enabled(&self) -> bool {
         self.enabled
     }
 
@@ -275,7 +275,8 @@ impl Wbt {
     }
 
     /// The limit a write with `flags` would get now.
-    pub fn limit_for(&self, now: Ns, flags: WbtFlags, last_bdp_sleep: Option<Ns>) -> u32 {
+    #[cfg(test)]
+    pub(crate) fn limit_for(&self, now: Ns, flags: WbtFlags, last_bdp_sleep: Option<Ns>) -> u32 {
         self.get_limit(now, flags, last_bdp_sleep)
     }
 
@@ -317,7 +318,7 @@ impl Wbt {
     /// `rq_qos_throttle` → `wbt_wait` for a tracked write that needs a new request. Returns
     /// true if it got a slot; false if request `waiter` now sleeps in wbt (it is reported in
     /// `admitted` by a later [`Wbt::done`] or [`Wbt::timer_fn`]).
-    pub fn throttle(&mut self, now: Ns, waiter: u32, flags: WbtFlags, last_bdp_sleep: Option<Ns>) -> bool {
+    pub(crate) fn throttle(&mut self, now: Ns, waiter: u32, flags: WbtFlags, last_bdp_sleep: Option<Ns>) -> bool {
         if !self.enabled {
             return true;
         }
@@ -332,7 +333,7 @@ impl Wbt {
 
     /// `wbt_done` for a tracked write (`wbt_rqw_done`): release its slot and wake waiters if
     /// the wake rule allows. Admitted waiter ids are appended to `admitted`.
-    pub fn done(&mut self, now: Ns, last_bdp_sleep: Option<Ns>, admitted: &mut Vec<u32>) {
+    pub(crate) fn done(&mut self, now: Ns, last_bdp_sleep: Option<Ns>, admitted: &mut Vec<u32>) {
         if !self.enabled {
             return;
         }
@@ -357,14 +358,14 @@ impl Wbt {
 
     /// `rq_qos_throttle` → `wbt_wait` for a read that needs a new request: stamps
     /// `last_issue` (used by `close_io`). Merged reads do not come here.
-    pub fn read_queued(&mut self, now: Ns) {
+    pub(crate) fn read_queued(&mut self, now: Ns) {
         if self.enabled {
             self.last_issue = Some(now);
         }
     }
 
     /// `wbt_issue` for a read sent to the device: it becomes the sync cookie if none is held.
-    pub fn read_issued(&mut self, now: Ns, rq: u32) {
+    pub(crate) fn read_issued(&mut self, now: Ns, rq: u32) {
         if self.enabled && self.sync_cookie.is_none() {
             self.sync_cookie = Some((rq, now));
         }
@@ -372,7 +373,7 @@ impl Wbt {
 
     /// A read completed after `latency` (issue → completion): blk-stat sample, then
     /// `wbt_done` for a read (drop the cookie if it was this read, stamp `last_comp`).
-    pub fn read_completed(&mut self, now: Ns, rq: u32, latency: Ns) {
+    pub(crate) fn read_completed(&mut self, now: Ns, rq: u32, latency: Ns) {
         if !self.enabled {
             return;
         }
@@ -386,14 +387,14 @@ impl Wbt {
     }
 
     /// A write (tracked or not) completed after `latency`: blk-stat sample.
-    pub fn write_completed(&mut self, _now: Ns, latency: Ns) {
+    pub(crate) fn write_completed(&mut self, _now: Ns, latency: Ns) {
         if self.enabled && self.timer_at.is_some() {
             self.stat[1].add(latency);
         }
     }
 
     /// When the window timer expires, if one is pending.
-    pub fn next_timer(&self) -> Option<Ns> {
+    pub(crate) fn next_timer(&self) -> Option<Ns> {
         self.timer_at
     }
 
@@ -462,7 +463,7 @@ impl Wbt {
     /// `wb_timer_fn`: the window timer fired at `now`. Calls that do not match the pending
     /// expiry (stale events) are ignored. Waiters admitted by a scale-up are appended to
     /// `admitted`.
-    pub fn timer_fn(&mut self, now: Ns, last_bdp_sleep: Option<Ns>, admitted: &mut Vec<u32>) {
+    pub(crate) fn timer_fn(&mut self, now: Ns, last_bdp_sleep: Option<Ns>, admitted: &mut Vec<u32>) {
         if !self.enabled || self.timer_at.is_none_or(|t| now < t) {
             return;
         }
@@ -493,44 +494,46 @@ impl Wbt {
     }
 
     /// Tracked writes in flight (holding a wbt slot).
-    pub fn inflight(&self) -> u32 {
+    pub(crate) fn inflight(&self) -> u32 {
         self.inflight
     }
 
     /// Writes sleeping in wbt.
-    pub fn waiting(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn waiting(&self) -> usize {
         self.waiters.len()
     }
 
-    pub fn scale_step(&self) -> i32 {
+    #[cfg(test)]
+    pub(crate) fn scale_step(&self) -> i32 {
         self.scale_step
     }
 
     /// (wb_background, wb_normal, max_depth).
-    pub fn limits(&self) -> (u32, u32, u32) {
+    #[cfg(test)]
+    pub(crate) fn limits(&self) -> (u32, u32, u32) {
         (self.wb_background, self.wb_normal, self.max_depth)
     }
 
     /// `cur_win_nsec` (debugfs `curr_win_nsec`).
-    pub fn cur_win_nsec(&self) -> Ns {
+    #[cfg(test)]
+    pub(crate) fn cur_win_nsec(&self) -> Ns {
         self.cur_win_nsec
     }
 
-    pub fn min_lat_nsec(&self) -> Ns {
+    #[cfg(test)]
+    pub(crate) fn min_lat_nsec(&self) -> Ns {
         self.min_lat_nsec
     }
 
-    pub fn unknown_cnt(&self) -> u32 {
-        self.unknown_cnt
-    }
-
     /// Status of the last window (`LAT_*`; 0 before the first window).
-    pub fn last_status(&self) -> u8 {
+    #[cfg(test)]
+    pub(crate) fn last_status(&self) -> u8 {
         self.last_status
     }
 
     /// Move the `wbt:wbt_step` records accumulated since the last call to `out`.
-    pub fn take_steps(&mut self, out: &mut Vec<WbtStep>) {
+    pub(crate) fn take_steps(&mut self, out: &mut Vec<WbtStep>) {
         out.append(&mut self.steps);
     }
 }

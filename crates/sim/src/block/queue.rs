@@ -23,10 +23,10 @@ use crate::metrics::LatencyHist;
 use crate::Ns;
 use std::collections::VecDeque;
 
-pub use super::request::{Request, RqStage, Seg, Submitter, NO_BIO};
+pub(crate) use super::request::{Request, RqStage, Seg, Submitter, NO_BIO};
 
 /// The id a cache flush carries to the device (never an index of the request pool).
-pub const FLUSH_ID: u32 = u32::MAX;
+pub(crate) const FLUSH_ID: u32 = u32::MAX;
 
 /// From a PREFLUSH bio to its flush's issue, ns, hot and cold
 /// ([`crate::kernel::cpu::cold_cost`] of the time since the device's last flush): blk-flush
@@ -34,12 +34,12 @@ pub const FLUSH_ID: u32 = u32::MAX;
 /// `blk_mq_requeue_work`). Measured on this lab's 6.18 guest (ftrace, `block_bio_queue` of a
 /// PREFLUSH write or an fdatasync's flush to the flush's `block_rq_issue` by a kworker, on a
 /// loop device): 11–14 µs with a flush every 10 or 100 ms, 6–7 µs with one every 0.2–1 ms.
-pub const BLK_FLUSH_KICK_NS: (Ns, Ns) = (6_000, 13_000);
+pub(crate) const BLK_FLUSH_KICK_NS: (Ns, Ns) = (6_000, 13_000);
 
 /// Between the steps of a flush sequence, ns: after the pre-flush the write it preceded, after
 /// that write the post-flush that stands for FUA on a device without it, each requeued from
 /// the completion to the same kworker: 4–6 µs in that trace.
-pub const BLK_FLUSH_STEP_NS: Ns = 5_000;
+pub(crate) const BLK_FLUSH_STEP_NS: Ns = 5_000;
 
 /// blk-flush (`blk-flush.c`) for the empty PREFLUSH bios of fsync() and sync() (as
 /// `blkdev_issue_flush` sends): callers that ask while a flush is in flight wait for the next
@@ -50,7 +50,7 @@ pub const BLK_FLUSH_STEP_NS: Ns = 5_000;
 /// else until it completes. Simplified: the flush takes no tag, and data-carrying PREFLUSH/FUA
 /// writes (journal commits) do not exist yet.
 #[derive(Debug, Default)]
-pub struct FlushQueue {
+pub(crate) struct FlushQueue {
     /// Tasks waiting for the next flush.
     pub pending: Vec<u32>,
     /// Tasks the flush in flight serves.
@@ -69,24 +69,24 @@ pub struct FlushQueue {
 }
 
 impl FlushQueue {
-    pub fn in_flight(&self) -> bool {
+    pub(crate) fn in_flight(&self) -> bool {
         self.in_flight
     }
 
     /// Whether task `tid` waits for this device's next flush or the one in flight.
-    pub fn waits_for(&self, tid: u32) -> bool {
+    pub(crate) fn waits_for(&self, tid: u32) -> bool {
         self.pending.contains(&tid) || self.running.contains(&tid)
     }
 
     /// A pending flush waits at `now` for blk-flush's kworker to issue it.
-    pub fn kick_pending(&self, now: Ns) -> bool {
+    pub(crate) fn kick_pending(&self, now: Ns) -> bool {
         !self.pending.is_empty() && now < self.ready_at
     }
 }
 
 /// Result of handing a new request to the queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Submit {
+pub(crate) enum Submit {
     /// Merged into a queued request or queued: the submitter goes on.
     Accepted,
     /// Held by blk-throttle: the submitter goes on; the dispatch work submits it later.
@@ -95,7 +95,7 @@ pub enum Submit {
     Blocked,
 }
 
-pub struct BlockQueue {
+pub(crate) struct BlockQueue {
     pub name: String,
     pub devt: DevT,
     pub max_sectors: u64,
@@ -197,7 +197,7 @@ pub struct BlockQueue {
 
 impl BlockQueue {
     /// The queue of device `cfg`; `rng` is the device's stream of chance.
-    pub fn new(cfg: &DeviceConfig, rng: RngStream, hz: u64) -> Self {
+    pub(crate) fn new(cfg: &DeviceConfig, rng: RngStream, hz: u64) -> Self {
         let device = drivers::build(cfg, rng);
         let q = &cfg.queue;
         // blk_queue_depth(): SCSI-like devices report the device queue depth to wbt.
@@ -272,7 +272,7 @@ impl BlockQueue {
 
     /// Take a request from the pool (reusing its segment vector).
     #[allow(clippy::too_many_arguments)]
-    pub fn alloc(
+    pub(crate) fn alloc(
         &mut self,
         op: Op,
         sector: u64,
@@ -365,15 +365,15 @@ impl BlockQueue {
         id
     }
 
-    pub fn rq(&self, id: u32) -> &Request {
+    pub(crate) fn rq(&self, id: u32) -> &Request {
         &self.pool[id as usize]
     }
 
-    pub fn rq_mut(&mut self, id: u32) -> &mut Request {
+    pub(crate) fn rq_mut(&mut self, id: u32) -> &mut Request {
         &mut self.pool[id as usize]
     }
 
-    pub fn release(&mut self, id: u32) {
+    pub(crate) fn release(&mut self, id: u32) {
         let m = std::mem::replace(&mut self.pool[id as usize].stripe_member, NO_MEMBER);
         if let Some(st) = self.stripe.as_mut().filter(|_| m != NO_MEMBER) {
             st.remove(m);
@@ -383,12 +383,12 @@ impl BlockQueue {
     }
 
     /// Request slots ever allocated (in use or free): the largest request id + 1.
-    pub fn request_slots(&self) -> usize {
+    pub(crate) fn request_slots(&self) -> usize {
         self.pool.len()
     }
 
     /// The requests in use, with their ids.
-    pub fn live_requests(&self) -> impl Iterator<Item = (u32, &Request)> {
+    pub(crate) fn live_requests(&self) -> impl Iterator<Item = (u32, &Request)> {
         self.pool
             .iter()
             .enumerate()
@@ -400,7 +400,7 @@ impl BlockQueue {
     /// `Throttled` means blk-throttle holds it (the submitter goes on); `Blocked` means it waits
     /// in wbt or for a tag and the submitter sleeps.
     /// `blkcg` is the cgroup the bio is charged to (`None`: the root).
-    pub fn submit(&mut self, now: Ns, id: u32, last_bdp_sleep: Option<Ns>, blkcg: Option<u16>) -> Submit {
+    pub(crate) fn submit(&mut self, now: Ns, id: u32, last_bdp_sleep: Option<Ns>, blkcg: Option<u16>) -> Submit {
         let r = &mut self.pool[id as usize];
         r.blkcg = blkcg;
         if self.iolat.is_some() {
@@ -444,7 +444,7 @@ impl BlockQueue {
 
     /// `blk_mq_submit_bio`: merge, wbt, tag. `Blocked` means the request waits in wbt or for a
     /// tag and whoever submits it sleeps.
-    pub fn blk_mq_submit_bio(&mut self, now: Ns, id: u32, last_bdp_sleep: Option<Ns>) -> Submit {
+    pub(crate) fn blk_mq_submit_bio(&mut self, now: Ns, id: u32, last_bdp_sleep: Option<Ns>) -> Submit {
         if self.blk_trace {
             self.trace_bio_queue(now, id);
         }
@@ -499,7 +499,7 @@ impl BlockQueue {
 
     /// The rest of `blk_mq_submit_bio` after blk-iolatency admitted request `id`: wbt, then
     /// a tag.
-    pub fn rq_qos_after_iolatency(&mut self, now: Ns, id: u32, last_bdp_sleep: Option<Ns>) -> Submit {
+    pub(crate) fn rq_qos_after_iolatency(&mut self, now: Ns, id: u32, last_bdp_sleep: Option<Ns>) -> Submit {
         let (op, tracked, sync, background) = {
             let r = &self.pool[id as usize];
             (r.op, r.wbt_tracked, r.sync, r.background)
@@ -527,7 +527,7 @@ impl BlockQueue {
     }
 
     /// Allocate a tag and queue the request, or wait FIFO for one.
-    pub fn get_tag(&mut self, now: Ns, id: u32) -> bool {
+    pub(crate) fn get_tag(&mut self, now: Ns, id: u32) -> bool {
         if let Some(rl) = self.legacy.as_mut() {
             let r = &self.pool[id as usize];
             if rl.get_request(r.op, r.submitter, now) {
@@ -623,7 +623,7 @@ impl BlockQueue {
 
     /// The I/O priority a submitter's requests carry: the task's `ionice`; kernel threads
     /// (flushers, jbd2) are best effort at level 4.
-    pub fn submitter_prio(&self, s: Submitter) -> IoPrio {
+    pub(crate) fn submitter_prio(&self, s: Submitter) -> IoPrio {
         match s {
             Submitter::Task(t) => self.task_prio.get(t as usize).copied().unwrap_or_default(),
             Submitter::Flusher(_) | Submitter::Journal(_) => IoPrio::default(),
@@ -634,7 +634,7 @@ impl BlockQueue {
     /// Legacy era: a request of direction `op` was freed (`freed_request`). A woken waiter's
     /// request is queued and pushed to `accepted`. Returns whether the queue just became
     /// uncongested for `op` (the machine wakes the `congestion_wait` sleepers).
-    pub fn legacy_freed(&mut self, now: Ns, op: Op, accepted: &mut Vec<u32>) -> bool {
+    pub(crate) fn legacy_freed(&mut self, now: Ns, op: Op, accepted: &mut Vec<u32>) -> bool {
         let pool = &self.pool;
         let Some(rl) = self.legacy.as_mut() else { return false };
         let (cleared, woken) = rl.freed(op, now, |id| pool[id as usize].submitter);
@@ -666,7 +666,7 @@ impl BlockQueue {
     }
 
     /// A request of hardware context `hctx` gave back its tag.
-    pub fn put_tag(&mut self, now: Ns, hctx: u16, accepted: &mut Vec<u32>) {
+    pub(crate) fn put_tag(&mut self, now: Ns, hctx: u16, accepted: &mut Vec<u32>) {
         let h = hctx as usize;
         self.tags_used[h] -= 1;
         // Wake waiters in order, each within its own depth: one whose limit is reached
@@ -688,7 +688,7 @@ impl BlockQueue {
     /// Map the machine's CPUs onto the device's hardware queues, as `blk_mq_map_queues`
     /// does: at most one queue per CPU (the NVMe driver asks for no more), each serving a
     /// contiguous group of CPUs.
-    pub fn map_queues(&mut self, device_queues: u32, ncpus: u32) {
+    pub(crate) fn map_queues(&mut self, device_queues: u32, ncpus: u32) {
         let n = device_queues.clamp(1, ncpus.max(1)) as u16;
         self.nr_hw_queues = n;
         self.ncpus = ncpus.max(1) as u16;
@@ -697,31 +697,31 @@ impl BlockQueue {
     }
 
     /// The hardware context a request submitted on `cpu` enters (`blk_mq_map_queue`).
-    pub fn hctx_of_cpu(&self, cpu: u16) -> u16 {
+    pub(crate) fn hctx_of_cpu(&self, cpu: u16) -> u16 {
         ((cpu % self.ncpus) as u32 * self.nr_hw_queues as u32 / self.ncpus as u32) as u16
     }
 
     /// Hardware contexts in use.
-    pub fn nr_hw_queues(&self) -> u16 {
+    pub(crate) fn nr_hw_queues(&self) -> u16 {
         self.nr_hw_queues
     }
 
     /// Whether fsync() and sync() must end with a cache flush here: a volatile write cache
     /// (`queue/write_cache` "write back"; "write through" makes the block layer complete
     /// PREFLUSH bios at once), on a block device (NFS's fsync is a COMMIT instead).
-    pub fn wants_flush(&self) -> bool {
+    pub(crate) fn wants_flush(&self) -> bool {
         self.write_cache && !self.unstable_device
     }
 
     /// Whether the device takes FUA writes (`queue/fua` in sysfs).
-    pub fn supports_fua(&self) -> bool {
+    pub(crate) fn supports_fua(&self) -> bool {
         self.device.supports_fua()
     }
 
     /// Task `tid` waits for the next cache flush of this device, which may go to the device
     /// from `ready`. True when `tid` starts the pending flush (whoever asks while one is
     /// pending joins it, at its time).
-    pub fn queue_flush(&mut self, tid: u32, ready: Ns) -> bool {
+    pub(crate) fn queue_flush(&mut self, tid: u32, ready: Ns) -> bool {
         let starts = self.flush.pending.is_empty();
         if starts {
             self.flush.ready_at = ready;
@@ -734,7 +734,7 @@ impl BlockQueue {
     }
 
     /// The flush in flight completed at `now`: the tasks it served.
-    pub fn flush_completed(&mut self, now: Ns) -> Vec<u32> {
+    pub(crate) fn flush_completed(&mut self, now: Ns) -> Vec<u32> {
         self.flush.in_flight = false;
         self.flush.last_done = now;
         self.sec_io.flushes += 1;
@@ -778,7 +778,7 @@ impl BlockQueue {
     }
 
     /// Dispatch queued requests into the device while it has room. Returns issued ids.
-    pub fn run_queue(&mut self, now: Ns, issued: &mut Vec<u32>) {
+    pub(crate) fn run_queue(&mut self, now: Ns, issued: &mut Vec<u32>) {
         if !self.dispatch_flush(now, issued) {
             return;
         }
@@ -809,7 +809,7 @@ impl BlockQueue {
     /// The write `id` completed on a device whose writes complete unstable (NFS): keep its
     /// pages under writeback until a COMMIT covers it, and return true. Returns false (and
     /// keeps nothing) on other devices, whose completed writes are stable.
-    pub fn hold_unstable(&mut self, id: u32) -> bool {
+    pub(crate) fn hold_unstable(&mut self, id: u32) -> bool {
         if !self.unstable_device {
             return false;
         }
@@ -823,7 +823,7 @@ impl BlockQueue {
     }
 
     /// Pages of held writes that the device's COMMITs have made stable, one run at a time.
-    pub fn pop_stable(&mut self) -> Option<Seg> {
+    pub(crate) fn pop_stable(&mut self) -> Option<Seg> {
         let &(tag, s) = self.unstable.front()?;
         if tag < self.device.stable_writes() {
             self.unstable.pop_front();
@@ -834,15 +834,11 @@ impl BlockQueue {
         }
     }
 
-    pub fn tags_used(&self) -> u32 {
-        self.tags_used.iter().sum::<u32>()
-    }
-
     /// blk-throttle of a queue that has limits (one that throttled or released a request).
     /// Give the cgroups' `io.max` rules for this device their throttle groups, beside the
     /// root's (`rules[c]`: the rules governing cgroup `c`'s bios here, by the group that set
     /// them).
-    pub fn set_cgroup_throttle(
+    pub(crate) fn set_cgroup_throttle(
         &mut self,
         root: &crate::config::BlkThrottleConfig,
         rules: &[Option<usize>],
@@ -855,17 +851,17 @@ impl BlockQueue {
         self.throtl_group_of = rules.iter().map(|r| r.map_or(0, |i| i as u16 + 1)).collect();
     }
 
-    pub fn throtl_mut(&mut self) -> &mut BlkThrottle {
+    pub(crate) fn throtl_mut(&mut self) -> &mut BlkThrottle {
         self.throtl.as_deref_mut().expect("the queue has blk-throttle limits")
     }
 
     /// Jiffies at `now`, as the queue's timers count them.
-    pub fn jiffies(&self, now: Ns) -> u64 {
+    pub(crate) fn jiffies(&self, now: Ns) -> u64 {
         self.clock.jiffies(now)
     }
 
     /// Time at which jiffies reach `j`.
-    pub fn at_jiffies(&self, j: u64) -> Ns {
+    pub(crate) fn at_jiffies(&self, j: u64) -> Ns {
         self.clock.at_jiffies(j)
     }
 }

@@ -6,7 +6,7 @@ use crate::Ns;
 
 /// Who submitted a request and waits for it to enter the queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Submitter {
+pub(crate) enum Submitter {
     Task(u32),
     Flusher(u16),
     /// The journal thread of a device (ordered data, log blocks).
@@ -15,7 +15,7 @@ pub enum Submitter {
 
 /// Pages of a file carried by a request.
 #[derive(Clone, Copy, Debug)]
-pub struct Seg {
+pub(crate) struct Seg {
     pub file: u32,
     pub start: u64,
     pub pages: u64,
@@ -25,11 +25,11 @@ pub struct Seg {
 }
 
 /// [`Seg::bio`] of pages whose request is their whole bio.
-pub const NO_BIO: u32 = u32::MAX;
+pub(crate) const NO_BIO: u32 = u32::MAX;
 
 impl Seg {
     /// Pages `start..start + pages` of `file`, in a request that is its own bio.
-    pub fn new(file: u32, start: u64, pages: u64) -> Seg {
+    pub(crate) fn new(file: u32, start: u64, pages: u64) -> Seg {
         Seg {
             file,
             start,
@@ -42,7 +42,7 @@ impl Seg {
 /// Where a request is on its way through the block layer. Kept so the liveness law can
 /// check that every request is somewhere that will move it on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RqStage {
+pub(crate) enum RqStage {
     /// In the pool, unused.
     Free,
     /// Built by writeback or a read, on its submitter's pending list (the plug).
@@ -62,7 +62,7 @@ pub enum RqStage {
 }
 
 #[derive(Clone, Debug)]
-pub struct Request {
+pub(crate) struct Request {
     pub stage: RqStage,
     pub op: Op,
     pub sector: u64,
@@ -132,10 +132,10 @@ pub struct Request {
 }
 
 /// [`Request::stripe_member`] of a request not counted at any member.
-pub const NO_MEMBER: u16 = u16::MAX;
+pub(crate) const NO_MEMBER: u16 = u16::MAX;
 
 impl Request {
-    pub fn bytes(&self) -> u64 {
+    pub(crate) fn bytes(&self) -> u64 {
         self.nr_sectors * 512
     }
 }
@@ -143,7 +143,7 @@ impl Request {
 /// Physically contiguous segments of pages `start..start + pages` of a page cache whose folios
 /// are `folio_pages` long and aligned to their size: the folios the range touches (adjacent
 /// folios are taken to be apart in memory).
-pub fn folio_segments(start: u64, pages: u64, folio_pages: u32) -> u32 {
+pub(crate) fn folio_segments(start: u64, pages: u64, folio_pages: u32) -> u32 {
     if pages == 0 {
         return 0;
     }
@@ -154,7 +154,7 @@ pub fn folio_segments(start: u64, pages: u64, folio_pages: u32) -> u32 {
 /// The folio a buffered write of `len` pages at page `index` gets (`fgf_set_order` and the
 /// index alignment of `__filemap_get_folio`): the largest power of two that fits the write,
 /// divides the index and is at most `max_pages`.
-pub fn write_folio_pages(index: u64, len: u64, max_pages: u64) -> u32 {
+pub(crate) fn write_folio_pages(index: u64, len: u64, max_pages: u64) -> u32 {
     let mut f = len.clamp(1, max_pages.max(1));
     f = 1 << f.ilog2();
     if index != 0 {

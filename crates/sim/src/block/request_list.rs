@@ -29,9 +29,9 @@ use crate::Ns;
 use std::collections::VecDeque;
 
 /// `BLK_BATCH_REQ`.
-pub const BLK_BATCH_REQ: u32 = 32;
+pub(crate) const BLK_BATCH_REQ: u32 = 32;
 /// `BLK_BATCH_TIME` = HZ/50, in ns.
-pub const BLK_BATCH_TIME_NS: Ns = 20_000_000;
+pub(crate) const BLK_BATCH_TIME_NS: Ns = 20_000_000;
 
 fn dir(op: Op) -> usize {
     match op {
@@ -49,7 +49,7 @@ struct Batcher {
 }
 
 #[derive(Debug)]
-pub struct RequestList {
+pub(crate) struct RequestList {
     pub nr_requests: u32,
     pub congestion_on: u32,
     pub congestion_off: u32,
@@ -69,7 +69,7 @@ pub struct RequestList {
 }
 
 /// `blk_queue_congestion_threshold`.
-pub fn congestion_thresholds(nr: u32) -> (u32, u32) {
+pub(crate) fn congestion_thresholds(nr: u32) -> (u32, u32) {
     let on = (nr - nr / 8 + 1).min(nr);
     let off = (nr as i64 - (nr / 8) as i64 - (nr / 16) as i64 - 1).max(1) as u32;
     (on, off)
@@ -82,7 +82,7 @@ pub fn congestion_thresholds(nr: u32) -> (u32, u32) {
 /// allocation to its completion. The members' own allocation limits are not modelled: the
 /// array's one [`RequestList`] of their summed size stands for them.
 #[derive(Clone, Debug)]
-pub struct StripeReads {
+pub(crate) struct StripeReads {
     chunk_sectors: u64,
     reads: Vec<u32>,
     congested: Vec<bool>,
@@ -94,7 +94,7 @@ pub struct StripeReads {
 impl StripeReads {
     /// `members` disks striped in chunks of `chunk_sectors`, each with a request list of
     /// `nr_requests` reads.
-    pub fn new(members: u32, chunk_sectors: u64, nr_requests: u32) -> Self {
+    pub(crate) fn new(members: u32, chunk_sectors: u64, nr_requests: u32) -> Self {
         let n = members.clamp(1, u32::from(u16::MAX - 1)) as usize;
         let (on, off) = congestion_thresholds(nr_requests.max(4));
         StripeReads {
@@ -108,7 +108,7 @@ impl StripeReads {
     }
 
     /// A read starting at array `sector` was allocated: count it at its member, returned.
-    pub fn add(&mut self, sector: u64) -> u16 {
+    pub(crate) fn add(&mut self, sector: u64) -> u16 {
         let m = ((sector / self.chunk_sectors) % self.reads.len() as u64) as usize;
         self.reads[m] += 1;
         if self.reads[m] >= self.on && !self.congested[m] {
@@ -119,7 +119,7 @@ impl StripeReads {
     }
 
     /// A read counted at member `m` completed.
-    pub fn remove(&mut self, m: u16) {
+    pub(crate) fn remove(&mut self, m: u16) {
         let m = m as usize;
         self.reads[m] -= 1;
         if self.reads[m] < self.off && self.congested[m] {
@@ -129,13 +129,13 @@ impl StripeReads {
     }
 
     /// `bdi_read_congested` of the array: some member is.
-    pub fn read_congested(&self) -> bool {
+    pub(crate) fn read_congested(&self) -> bool {
         self.nr_congested > 0
     }
 }
 
 impl RequestList {
-    pub fn new(nr_requests: u32) -> Self {
+    pub(crate) fn new(nr_requests: u32) -> Self {
         let nr = nr_requests.max(4);
         let (on, off) = congestion_thresholds(nr);
         RequestList {
@@ -154,7 +154,7 @@ impl RequestList {
 
     /// The 2.4 request list: `queue_nr_requests` = `total` slots (both directions), half per
     /// direction, `batch_requests` = total / 4, wake-all.
-    pub fn new_24(total: u32) -> Self {
+    pub(crate) fn new_24(total: u32) -> Self {
         let per_dir = (total / 2).max(2);
         let mut rl = RequestList::new(per_dir);
         rl.nr_requests = per_dir;
@@ -163,7 +163,7 @@ impl RequestList {
     }
 
     /// 2.4: the next woken waiter that got a slot in the last `freed`.
-    pub fn take_woken(&mut self) -> Option<u32> {
+    pub(crate) fn take_woken(&mut self) -> Option<u32> {
         self.woken24.pop_front()
     }
 
@@ -195,7 +195,7 @@ impl RequestList {
     }
 
     /// `get_request`: allocate a slot for `who`, or fail (the caller then waits).
-    pub fn get_request(&mut self, op: Op, who: Submitter, now: Ns) -> bool {
+    pub(crate) fn get_request(&mut self, op: Op, who: Submitter, now: Ns) -> bool {
         let rw = dir(op);
         if self.batch24.is_some() {
             if self.count[rw] < self.nr_requests {
@@ -230,7 +230,7 @@ impl RequestList {
     }
 
     /// The submitter of request `id` sleeps in `get_request_wait`.
-    pub fn wait(&mut self, op: Op, id: u32) {
+    pub(crate) fn wait(&mut self, op: Op, id: u32) {
         self.waiters[dir(op)].push_back(id);
     }
 
@@ -238,7 +238,7 @@ impl RequestList {
     /// became uncongested in that direction (`clear_queue_congested` wakes the
     /// `congestion_wait` sleepers), and the waiter woken to retry, if any: it retries at once
     /// as a batcher (`ioc_set_batching` after the sleep) and gets the slot.
-    pub fn freed(&mut self, op: Op, now: Ns, waiter_of: impl Fn(u32) -> Submitter) -> (bool, Option<u32>) {
+    pub(crate) fn freed(&mut self, op: Op, now: Ns, waiter_of: impl Fn(u32) -> Submitter) -> (bool, Option<u32>) {
         let rw = dir(op);
         if let Some(batch) = self.batch24 {
             self.count[rw] = self.count[rw].saturating_sub(1);
@@ -281,7 +281,8 @@ impl RequestList {
         (cleared, woken)
     }
 
-    pub fn waiting(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn waiting(&self) -> usize {
         self.waiters[0].len() + self.waiters[1].len()
     }
 }

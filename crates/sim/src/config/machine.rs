@@ -1,5 +1,7 @@
 //! `[machine]`: RAM, CPUs and the costs of the CPU work the model charges.
 
+/// `[machine] buddyinfo` has one count per order of the buddy allocator.
+pub use crate::mm::free_lists::NR_ORDERS;
 use crate::units::{GIB, MIB};
 use crate::Ns;
 use serde::Serialize;

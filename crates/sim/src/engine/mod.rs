@@ -6,10 +6,10 @@
 //! until it sleeps again. This keeps the hot loop free of allocation and dynamic dispatch, and a
 //! run a pure function of (scenario, seed).
 
-pub mod queue;
-pub mod rng;
-pub mod time;
+pub(crate) mod queue;
+pub(crate) mod rng;
+pub(crate) mod time;
 
-pub use queue::EventQueue;
+pub(crate) use queue::EventQueue;
 pub use rng::RngStream;
-pub use time::{Clock, Ns};
+pub(crate) use time::Clock;

@@ -26,7 +26,7 @@ struct Entry<E> {
 }
 
 /// Pending events of one simulation run.
-pub struct EventQueue<E> {
+pub(crate) struct EventQueue<E> {
     /// Events due at `last`, in sequence order.
     due: VecDeque<Entry<E>>,
     /// `buckets[b]`: events whose time first differs from `last` at bit `b` (from the top:
@@ -51,7 +51,7 @@ impl<E> Default for EventQueue<E> {
 }
 
 impl<E> EventQueue<E> {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         EventQueue {
             due: VecDeque::with_capacity(64),
             buckets: (0..64).map(|_| Vec::new()).collect(),
@@ -66,20 +66,22 @@ impl<E> EventQueue<E> {
     }
 
     /// Current virtual time: the time of the last event popped.
-    pub fn now(&self) -> Ns {
+    pub(crate) fn now(&self) -> Ns {
         self.now
     }
 
     /// Number of events processed so far.
-    pub fn events(&self) -> u64 {
+    pub(crate) fn events(&self) -> u64 {
         self.popped
     }
 
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
         self.len
     }
 
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
         self.len == 0
     }
 
@@ -93,7 +95,7 @@ impl<E> EventQueue<E> {
 
     /// Schedule `ev` at absolute time `at`. Scheduling in the past is a bug in the caller;
     /// it is clamped to `now` so that time never goes backwards.
-    pub fn schedule(&mut self, at: Ns, ev: E) {
+    pub(crate) fn schedule(&mut self, at: Ns, ev: E) {
         debug_assert!(at >= self.now, "event scheduled in the past: {at} < {}", self.now);
         let at = at.max(self.now).max(self.last);
         self.seq += 1;
@@ -108,7 +110,7 @@ impl<E> EventQueue<E> {
     }
 
     /// Schedule `ev` `delay` nanoseconds from now.
-    pub fn schedule_in(&mut self, delay: Ns, ev: E) {
+    pub(crate) fn schedule_in(&mut self, delay: Ns, ev: E) {
         let at = self.now.saturating_add(delay);
         self.schedule(at, ev);
     }
@@ -128,7 +130,8 @@ impl<E> EventQueue<E> {
     }
 
     /// Time of the next pending event.
-    pub fn peek_time(&self) -> Option<Ns> {
+    #[cfg(test)]
+    pub(crate) fn peek_time(&self) -> Option<Ns> {
         if !self.due.is_empty() {
             return Some(self.last);
         }
@@ -136,12 +139,13 @@ impl<E> EventQueue<E> {
     }
 
     /// Remove the earliest event and advance `now` to it.
-    pub fn pop(&mut self) -> Option<(Ns, E)> {
+    #[cfg(test)]
+    pub(crate) fn pop(&mut self) -> Option<(Ns, E)> {
         self.pop_until(Ns::MAX)
     }
 
     /// Remove the earliest event if it is due at or before `limit`, and advance `now` to it.
-    pub fn pop_until(&mut self, limit: Ns) -> Option<(Ns, E)> {
+    pub(crate) fn pop_until(&mut self, limit: Ns) -> Option<(Ns, E)> {
         if self.due.is_empty() {
             let (b, t) = self.bucket_min()?;
             if t > limit {

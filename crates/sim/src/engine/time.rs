@@ -10,13 +10,13 @@ pub const NSEC_PER_SEC: Ns = 1_000_000_000;
 /// The scheduler tick. Kernel code in the model reads time in jiffies, as the real code does,
 /// so pauses, periods and think times come out in whole ticks (4 ms at HZ = 250).
 #[derive(Clone, Copy, Debug)]
-pub struct Clock {
+pub(crate) struct Clock {
     pub hz: u64,
     tick_ns: Ns,
 }
 
 impl Clock {
-    pub fn new(hz: u64) -> Self {
+    pub(crate) fn new(hz: u64) -> Self {
         let hz = hz.max(1);
         Clock {
             hz,
@@ -25,28 +25,24 @@ impl Clock {
     }
 
     /// Length of one jiffy in nanoseconds.
-    pub fn tick_ns(&self) -> Ns {
+    pub(crate) fn tick_ns(&self) -> Ns {
         self.tick_ns
     }
 
     /// `jiffies` at virtual time `now`. Starts at 1 so that 0 can mean "never", as
     /// `dirty_paused_when == 0` does in the kernel.
-    pub fn jiffies(&self, now: Ns) -> u64 {
+    pub(crate) fn jiffies(&self, now: Ns) -> u64 {
         now / self.tick_ns + 1
     }
 
     /// Virtual time at which `jiffies` reaches `j` (the tick boundary a timer fires on).
-    pub fn at_jiffies(&self, j: u64) -> Ns {
+    pub(crate) fn at_jiffies(&self, j: u64) -> Ns {
         j.saturating_sub(1) * self.tick_ns
     }
 
     /// `jiffies_to_msecs`, truncating as the trace points do.
-    pub fn jiffies_to_msecs(&self, j: i64) -> i64 {
+    pub(crate) fn jiffies_to_msecs(&self, j: i64) -> i64 {
         j * 1000 / self.hz as i64
-    }
-
-    pub fn msecs_to_jiffies(&self, ms: u64) -> u64 {
-        (ms * self.hz).div_ceil(1000)
     }
 }
 

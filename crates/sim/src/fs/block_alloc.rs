@@ -42,7 +42,7 @@ impl Extent {
 
 /// A file's logical-to-physical map, sorted by page.
 #[derive(Clone, Debug, Default)]
-pub struct BlockMap {
+pub(crate) struct BlockMap {
     extents: Vec<Extent>,
     /// `i_next_alloc_block` / `i_next_alloc_goal` of ext3's write-time allocation: the page
     /// allocated last and its block.
@@ -51,7 +51,7 @@ pub struct BlockMap {
 
 /// The free-space cursor of one device.
 #[derive(Clone, Debug)]
-pub struct DevAllocator {
+pub(crate) struct DevAllocator {
     /// First sector that allocation may use (after the pre-existing files).
     base: u64,
     /// Next free sector.
@@ -66,7 +66,7 @@ pub struct DevAllocator {
 }
 
 impl DevAllocator {
-    pub fn new(capacity_sectors: u64) -> Self {
+    pub(crate) fn new(capacity_sectors: u64) -> Self {
         DevAllocator {
             base: 0,
             next: 0,
@@ -77,7 +77,7 @@ impl DevAllocator {
     }
 
     /// Keep `sectors` (whole pages) out of every file: the journal's area.
-    pub fn reserve(&mut self, sectors: std::ops::Range<u64>) {
+    pub(crate) fn reserve(&mut self, sectors: std::ops::Range<u64>) {
         let start = sectors.start / SECTORS_PER_PAGE * SECTORS_PER_PAGE;
         let end = sectors.end.div_ceil(SECTORS_PER_PAGE) * SECTORS_PER_PAGE;
         if start < end && end <= self.capacity {
@@ -100,7 +100,7 @@ impl DevAllocator {
 
     /// From now on allocate by ext3's bitmap search (a file system mounted without
     /// reservation windows); what is allocated so far stays in use.
-    pub fn use_ext3_bitmap(&mut self) {
+    pub(crate) fn use_ext3_bitmap(&mut self) {
         let blocks = self.capacity / SECTORS_PER_PAGE;
         let mut bitmap = Box::new(Ext3Bitmap::new(blocks, self.next / SECTORS_PER_PAGE));
         if let Some(r) = &self.reserved {
@@ -110,12 +110,12 @@ impl DevAllocator {
     }
 
     /// Whether blocks are allocated at `write()` by ext3's bitmap search.
-    pub fn allocates_at_write(&self) -> bool {
+    pub(crate) fn allocates_at_write(&self) -> bool {
         self.bitmap.is_some()
     }
 
     /// Reserve `pages` contiguous pages at the cursor for a pre-existing file, before the run.
-    pub fn preallocate(&mut self, pages: u64) -> u64 {
+    pub(crate) fn preallocate(&mut self, pages: u64) -> u64 {
         // Contiguous: past the reserved area if it would cross it.
         if let Some(r) = &self.reserved {
             if self.next < r.end && self.next + pages * SECTORS_PER_PAGE > r.start {
@@ -133,13 +133,13 @@ impl DevAllocator {
 
     /// Where the space of the files that exist before the run ends: every sector below it
     /// holds data (laid-out files, an aged file system's used part).
-    pub fn preexisting_end(&self) -> u64 {
+    pub(crate) fn preexisting_end(&self) -> u64 {
         self.base
     }
 
     /// Start allocating after the first `pct` percent of the device: the space an aged file
     /// system already uses (the pre-existing files lie inside it).
-    pub fn skip_used(&mut self, pct: u32) {
+    pub(crate) fn skip_used(&mut self, pct: u32) {
         let used = self.capacity / 100 * pct.min(100) as u64 / SECTORS_PER_PAGE * SECTORS_PER_PAGE;
         if used > self.next && used < self.capacity {
             self.next = used;
@@ -185,7 +185,7 @@ impl DevAllocator {
 
 impl BlockMap {
     /// A file whose `pages` pages are already on disk, contiguous from `sector`.
-    pub fn contiguous(sector: u64, pages: u64) -> Self {
+    pub(crate) fn contiguous(sector: u64, pages: u64) -> Self {
         let mut m = BlockMap::default();
         if pages > 0 {
             m.extents.push(Extent { page: 0, sector, pages });
@@ -214,7 +214,7 @@ impl BlockMap {
 
     /// Physical location of `page` and how many following pages (up to `max`) are
     /// contiguous on disk, allocating unmapped pages from `alloc` (delayed allocation).
-    pub fn map(&mut self, page: u64, max: u64, alloc: &mut DevAllocator) -> (u64, u64) {
+    pub(crate) fn map(&mut self, page: u64, max: u64, alloc: &mut DevAllocator) -> (u64, u64) {
         let max = max.max(1);
         if let Some(i) = self.find(page) {
             let e = self.extents[i];
@@ -237,7 +237,7 @@ impl BlockMap {
     /// the block after the file's last if this page follows the last allocated one, else the
     /// block of the page before it, else the writer's colour in the inode's group (the
     /// first). `pid` picks the colour, 1/16 of a group apart.
-    pub fn ext3_get_block(&mut self, page: u64, alloc: &mut DevAllocator, pid: u64) {
+    pub(crate) fn ext3_get_block(&mut self, page: u64, alloc: &mut DevAllocator, pid: u64) {
         if self.find(page).is_some() {
             return;
         }
@@ -254,7 +254,7 @@ impl BlockMap {
     }
 
     /// Physical location of a mapped `page` (no allocation), for tests and reads.
-    pub fn lookup(&self, page: u64) -> Option<u64> {
+    pub(crate) fn lookup(&self, page: u64) -> Option<u64> {
         self.find(page).map(|i| {
             let e = self.extents[i];
             e.sector + (page - e.page) * SECTORS_PER_PAGE
@@ -262,7 +262,7 @@ impl BlockMap {
     }
 
     /// Number of extents (a fragmentation measure).
-    pub fn extents(&self) -> usize {
+    pub(crate) fn extents(&self) -> usize {
         self.extents.len()
     }
 }

@@ -25,15 +25,15 @@
 //! directory: `find_group_other` keeps them in their directory's group).
 
 /// Blocks per group: the bits of one 4 KiB bitmap block.
-pub const BLOCKS_PER_GROUP: u64 = 32_768;
+pub(crate) const BLOCKS_PER_GROUP: u64 = 32_768;
 /// Blocks at the start of each group that hold no data: block bitmap, inode bitmap and the
 /// inode table.
-pub const GROUP_META_BLOCKS: u64 = 2 + 512;
+pub(crate) const GROUP_META_BLOCKS: u64 = 2 + 512;
 const WORDS_PER_GROUP: usize = (BLOCKS_PER_GROUP / 64) as usize;
 
 /// The block bitmaps of one file system; a set bit is a used block.
 #[derive(Clone, Debug)]
-pub struct Ext3Bitmap {
+pub(crate) struct Ext3Bitmap {
     blocks: u64,
     /// Blocks below this were in use before the run (pre-existing files).
     floor: u64,
@@ -45,7 +45,7 @@ pub struct Ext3Bitmap {
 
 impl Ext3Bitmap {
     /// A file system of `blocks` blocks whose first `floor` blocks are in use.
-    pub fn new(blocks: u64, floor: u64) -> Self {
+    pub(crate) fn new(blocks: u64, floor: u64) -> Self {
         let ngroups = blocks.div_ceil(BLOCKS_PER_GROUP).max(1) as usize;
         let mut b = Ext3Bitmap {
             blocks,
@@ -82,7 +82,7 @@ impl Ext3Bitmap {
     }
 
     /// Whether `block` is in use.
-    pub fn used(&self, block: u64) -> bool {
+    pub(crate) fn used(&self, block: u64) -> bool {
         let g = (block / BLOCKS_PER_GROUP) as usize;
         match self.groups.get(g) {
             Some(Some(w)) => {
@@ -98,7 +98,7 @@ impl Ext3Bitmap {
     }
 
     /// Mark `n` blocks from `start` used (space handed out outside the bitmap search).
-    pub fn mark_used(&mut self, start: u64, n: u64) {
+    pub(crate) fn mark_used(&mut self, start: u64, n: u64) {
         for b in start..(start + n).min(self.blocks) {
             if !self.used(b) {
                 self.set(b);
@@ -115,7 +115,7 @@ impl Ext3Bitmap {
 
     /// `ext3_new_block`: a free block, as near `goal` as the search finds one; `None` when
     /// the file system is full.
-    pub fn new_block(&mut self, goal: Option<u64>) -> Option<u64> {
+    pub(crate) fn new_block(&mut self, goal: Option<u64>) -> Option<u64> {
         let ngroups = self.groups.len();
         let goal = goal.filter(|&b| b < self.blocks);
         let g0 = goal.map_or(0, |b| (b / BLOCKS_PER_GROUP) as usize);

@@ -31,7 +31,7 @@ use crate::fs::jbd2::{FastCommits, FC_WAITER, JOURNAL_WAITER};
 use crate::machine::Machine;
 
 /// `ckpt_tid` of the request carrying a fast-commit block.
-pub const FC_WRITE: u32 = u32::MAX;
+pub(crate) const FC_WRITE: u32 = u32::MAX;
 
 impl Machine {
     /// `ext4_fc_commit` for task `tid`'s fsync of `ino`, which needs transaction `need` of

@@ -21,7 +21,7 @@ impl Machine {
 
     /// `writeback_in_progress(bdi)`: the bdi's flusher runs, or (pdflush generations) a
     /// pdflush thread holds the bdi.
-    pub fn writeback_in_progress(&self, wb: usize) -> bool {
+    pub(crate) fn writeback_in_progress(&self, wb: usize) -> bool {
         match self.cfg.policy.flusher {
             FlusherKind::Pdflush => self.era.pdflush_holding[wb],
             _ => self.flushers[wb].running,
@@ -31,7 +31,7 @@ impl Machine {
     /// `wb_start_background_writeback` (`bdi_start_background_writeback`; 2.6.0–2.6.31
     /// `pdflush_operation(background_writeout, 0)`, which does nothing when no pdflush thread
     /// is idle; 2.4 `wakeup_bdflush()`).
-    pub fn wb_start_background_writeback(&mut self, wb: u16) {
+    pub(crate) fn wb_start_background_writeback(&mut self, wb: u16) {
         match self.cfg.policy.flusher {
             FlusherKind::Bdflush(_) => self.wakeup_bdflush(),
             FlusherKind::Pdflush => {
@@ -44,7 +44,7 @@ impl Machine {
     /// `wakeup_flusher_threads`: start-all writeback on every wb with dirty inodes
     /// (`wakeup_pdflush(0)`, `wakeup_bdflush()` in the older generations; their sync(2) goes
     /// through the per-device entities' works instead).
-    pub fn wakeup_flusher_threads(&mut self, reason: WbReason) {
+    pub(crate) fn wakeup_flusher_threads(&mut self, reason: WbReason) {
         match self.cfg.policy.flusher {
             FlusherKind::Bdflush(_) if reason != WbReason::Sync => self.wakeup_bdflush(),
             FlusherKind::Pdflush if reason != WbReason::Sync => self.wakeup_pdflush(0),

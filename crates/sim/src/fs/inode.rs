@@ -8,14 +8,14 @@ use rangemap::RangeSet;
 
 /// Which of its wb's lists an inode is on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OnList {
+pub(crate) enum OnList {
     None,
     Dirty,
     Io,
     MoreIo,
 }
 
-pub struct Inode {
+pub(crate) struct Inode {
     pub mapping: AddressSpace,
     /// The wb whose lists the inode is on: its device's root wb, or with cgroup writeback the
     /// wb of the memory cgroup that first dirtied it (`inode_attach_wb`).
@@ -86,7 +86,7 @@ pub struct Inode {
 
 impl Inode {
     /// A file on device `dev`, on the device's root wb, charged to the root cgroup.
-    pub fn new(dev: u16, blocks: BlockMap, size_pages: u64) -> Self {
+    pub(crate) fn new(dev: u16, blocks: BlockMap, size_pages: u64) -> Self {
         Inode {
             mapping: AddressSpace::new(),
             wb: dev,
@@ -119,7 +119,7 @@ impl Inode {
 
     /// The change a sync must make durable: (transaction, change count) of the last change
     /// (fsync) or of the last data-integrity change (`datasync`).
-    pub fn sync_need(&self, datasync: bool) -> (u32, u64) {
+    pub(crate) fn sync_need(&self, datasync: bool) -> (u32, u64) {
         if datasync {
             (self.datasync_tid, self.datasync_seq)
         } else {
@@ -128,7 +128,7 @@ impl Inode {
     }
 
     /// Whether any of pages [start, start + n) is an unwritten extent.
-    pub fn has_unwritten(&self, start: u64, n: u64) -> bool {
+    pub(crate) fn has_unwritten(&self, start: u64, n: u64) -> bool {
         !self.unwritten.is_empty() && self.unwritten.overlaps(&(start..start.saturating_add(n.max(1))))
     }
 }

@@ -36,11 +36,11 @@ use crate::Ns;
 use std::collections::{HashSet, VecDeque};
 
 /// Bit marking a flush waiter as a journal (the rest is the device index), not a task.
-pub const JOURNAL_WAITER: u32 = 1 << 31;
+pub(crate) const JOURNAL_WAITER: u32 = 1 << 31;
 /// With [`JOURNAL_WAITER`]: the flush is a fast commit's (`fs/fast_commit.rs`).
-pub const FC_WAITER: u32 = 1 << 30;
+pub(crate) const FC_WAITER: u32 = 1 << 30;
 /// `MAX_WRITEPAGES_EXTENT_LEN`: ext4 maps at most 2048 blocks under one handle.
-pub const EXTENT_PAGES_PER_HANDLE: u64 = 2048;
+pub(crate) const EXTENT_PAGES_PER_HANDLE: u64 = 2048;
 /// jbd2 tags per 4 KiB descriptor block (csum v3: 16-byte tags).
 const TAGS_PER_DESCRIPTOR: u64 = 253;
 /// Inodes per 4 KiB inode-table block (256-byte inodes).
@@ -54,7 +54,7 @@ const XFS_ICLOG_HEADER: u64 = 512;
 
 /// What a handle changed, as a metadata block of the running transaction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum MetaBlock {
+pub(crate) enum MetaBlock {
     /// An inode-table block (`ext4_mark_inode_dirty`), by its index ([`inode_block`]).
     Inode(u32),
     /// A block group's block bitmap (`ext4_mb_mark_diskspace_used`).
@@ -71,7 +71,7 @@ pub enum MetaBlock {
 
 /// The journal's kind and settings, from the file system and its mount options.
 #[derive(Clone, Debug)]
-pub struct JournalParams {
+pub(crate) struct JournalParams {
     pub fs: FsKind,
     /// A commit waits for open handles and blocks new ones (jbd2/jbd: yes; xfs CIL: no).
     pub locks_handles: bool,
@@ -94,7 +94,7 @@ pub struct JournalParams {
 
 /// What a commit does with file data.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Ordered {
+pub(crate) enum Ordered {
     /// Nothing (data=writeback, ext4 with dioread_nolock, xfs).
     None,
     /// Wait for the writeback the transaction's allocations started (ext4 data=ordered
@@ -105,7 +105,7 @@ pub enum Ordered {
 }
 
 impl JournalParams {
-    pub fn new(m: &MountConfig) -> Self {
+    pub(crate) fn new(m: &MountConfig) -> Self {
         let ordered = match (m.fs, m.data) {
             (FsKind::Ext3, DataMode::Ordered) => Ordered::WriteAll,
             (FsKind::Ext4, DataMode::Ordered) if !m.dioread_nolock => Ordered::WaitAllocated,
@@ -132,7 +132,7 @@ impl JournalParams {
 
 /// A running transaction (`transaction_t` in T_RUNNING).
 #[derive(Debug)]
-pub struct Txn {
+pub(crate) struct Txn {
     pub tid: u32,
     pub created: Ns,
     /// `t_expires`: the commit timer's deadline.
@@ -153,7 +153,7 @@ pub struct Txn {
 /// Where a commit is (`t_state` of the committing transaction, with the commit record's
 /// steps spelled out).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CommitPhase {
+pub(crate) enum CommitPhase {
     /// T_LOCKED: waiting for open handles to stop.
     Locked,
     /// T_FLUSH: ordered data written and waited for.
@@ -169,7 +169,7 @@ pub enum CommitPhase {
 }
 
 #[derive(Debug)]
-pub struct Commit {
+pub(crate) struct Commit {
     pub txn: Txn,
     pub phase: CommitPhase,
     pub locked_at: Ns,
@@ -200,11 +200,11 @@ pub struct Commit {
 /// journal thread, 3–5 blocks logged, 2026-12-04, `validation/measured/fsync-steps/`): 18–23 µs
 /// with a commit every 10 or 100 ms, 10 µs with one every millisecond. How it grows with the
 /// blocks logged these commits do not say.
-pub const JBD2_LOG_PREP_NS: (Ns, Ns) = (8_000, 20_000);
+pub(crate) const JBD2_LOG_PREP_NS: (Ns, Ns) = (8_000, 20_000);
 
 /// A committed transaction whose metadata is not yet written home (on the checkpoint list).
 #[derive(Debug)]
-pub struct Checkpoint {
+pub(crate) struct Checkpoint {
     pub tid: u32,
     /// Log blocks it holds until it is checkpointed (and every older one is).
     pub logged: u64,
@@ -217,7 +217,7 @@ pub struct Checkpoint {
 
 /// Per-journal counters for the summary.
 #[derive(Clone, Debug, Default)]
-pub struct JournalStats {
+pub(crate) struct JournalStats {
     pub commits: u64,
     pub blocks_logged: u64,
     pub commit_ns_total: Ns,
@@ -239,7 +239,7 @@ pub struct JournalStats {
 
 /// The fast-commit machinery of an ext4 journal (`jbd2_fc_begin_commit` .. `_end_commit`).
 #[derive(Debug, Default)]
-pub struct FastCommits {
+pub(crate) struct FastCommits {
     /// A fast commit is being written: (task, inode, the inode's change count it logs).
     pub running: Vec<(u32, u32, u64)>,
     /// Fsyncs that asked while one was being written, served by the next.
@@ -254,7 +254,7 @@ pub struct FastCommits {
 }
 
 /// Blocks of the fast-commit area (`EXT4_NUM_FC_BLKS`, what mkfs gives by default).
-pub const FC_AREA_BLOCKS: u32 = 256;
+pub(crate) const FC_AREA_BLOCKS: u32 = 256;
 
 /// Bytes one inode takes in a fast commit: its inode record (the on-disk inode, 256 bytes
 /// on today's mkfs) and its range and tag headers.
@@ -263,20 +263,20 @@ const FC_INODE_BYTES: u32 = 320;
 impl FastCommits {
     /// Blocks a fast commit of `inodes` inodes writes: its records then a tail that pads the
     /// last block (`ext4_fc_write_tail`), so at least one.
-    pub fn blocks_for(inodes: usize) -> u32 {
+    pub(crate) fn blocks_for(inodes: usize) -> u32 {
         (inodes as u32 * FC_INODE_BYTES).div_ceil(4096).max(1)
     }
 
     /// Whether a fast commit of `inodes` inodes still fits before the next full commit
     /// (`jbd2_fc_get_buf` fails once `j_fc_off` reaches the area's end).
-    pub fn fits(&self, inodes: usize) -> bool {
+    pub(crate) fn fits(&self, inodes: usize) -> bool {
         self.used + Self::blocks_for(inodes) <= FC_AREA_BLOCKS
     }
 }
 
 /// One device's journal.
 #[derive(Debug)]
-pub struct Journal {
+pub(crate) struct Journal {
     pub p: JournalParams,
     /// First sector of the log area and its length in sectors.
     pub area_start: u64,
@@ -325,7 +325,7 @@ pub struct Journal {
 impl Journal {
     /// Whether a commit can start now: none is under way and the running transaction's was
     /// asked for.
-    pub fn commit_due(&self) -> bool {
+    pub(crate) fn commit_due(&self) -> bool {
         self.committing.is_none() && self.running.as_ref().is_some_and(|t| t.tid <= self.commit_request)
     }
 
@@ -333,7 +333,7 @@ impl Journal {
     /// device, where mke2fs (1.43+) and mkfs.xfs put it; its size is mke2fs's default for
     /// the file system's size (`ext2fs_default_journal_size`) unless `journal_size` says
     /// otherwise; xfs's is taken alike.
-    pub fn new(m: &MountConfig, capacity: u64) -> Self {
+    pub(crate) fn new(m: &MountConfig, capacity: u64) -> Self {
         let bytes = capacity * 512;
         const M: u64 = 1 << 20;
         let log_bytes = m.journal_size.unwrap_or(match bytes {
@@ -375,18 +375,18 @@ impl Journal {
 
     /// Whether the home block `block` (4 KiB units) is being written to the log (BH_Shadow):
     /// `do_get_write_access` must wait before a handle changes it. xfs relogs freely.
-    pub fn shadowed(&self, block: u64) -> bool {
+    pub(crate) fn shadowed(&self, block: u64) -> bool {
         self.committing.as_ref().is_some_and(|c| c.shadow.binary_search(&block).is_ok())
     }
 
     /// The transaction is locked: new handles wait (`start_this_handle` on T_LOCKED).
-    pub fn handles_wait(&self) -> bool {
+    pub(crate) fn handles_wait(&self) -> bool {
         self.p.locks_handles && self.committing.as_ref().is_some_and(|c| c.phase == CommitPhase::Locked)
     }
 
     /// The running transaction, created by the first handle after a commit started
     /// (`jbd2_get_transaction`): its commit timer runs from now.
-    pub fn running_txn(&mut self, now: Ns) -> &mut Txn {
+    pub(crate) fn running_txn(&mut self, now: Ns) -> &mut Txn {
         if self.running.is_none() {
             let tid = self.next_tid;
             self.next_tid += 1;
@@ -406,7 +406,7 @@ impl Journal {
     }
 
     /// Record that a handle changed `blocks` of the running transaction.
-    pub fn touch(&mut self, now: Ns, blocks: &[MetaBlock]) -> u32 {
+    pub(crate) fn touch(&mut self, now: Ns, blocks: &[MetaBlock]) -> u32 {
         let t = self.running_txn(now);
         t.handles += 1;
         for b in blocks {
@@ -417,13 +417,13 @@ impl Journal {
 
     /// `j_max_transaction_buffers`: a quarter of the log (a third from 6.10; the model keeps
     /// the older fraction for every release), in 4 KiB blocks.
-    pub fn max_transaction_blocks(&self) -> usize {
+    pub(crate) fn max_transaction_blocks(&self) -> usize {
         (self.area_len / 8 / 4) as usize
     }
 
     /// The running transaction holds as many blocks as one may: it must commit
     /// (`add_transaction_credits` asks for the commit and waits).
-    pub fn running_full(&self) -> bool {
+    pub(crate) fn running_full(&self) -> bool {
         self.running
             .as_ref()
             .is_some_and(|t| t.blocks.len() as u64 + t.data_blocks >= self.max_transaction_blocks() as u64)
@@ -432,7 +432,7 @@ impl Journal {
     /// Transaction `tid` committed: its metadata joins the checkpoint list, and a block it
     /// journalled again leaves the older transactions' lists (`__jbd2_journal_refile_buffer`:
     /// only the newest copy is written home).
-    pub fn add_checkpoint(&mut self, tid: u32, blocks: &HashSet<MetaBlock>, logged: u64, now: Ns) {
+    pub(crate) fn add_checkpoint(&mut self, tid: u32, blocks: &HashSet<MetaBlock>, logged: u64, now: Ns) {
         for c in self.checkpoints.iter_mut() {
             c.blocks.retain(|b| !blocks.contains(b));
         }
@@ -451,32 +451,32 @@ impl Journal {
 
     /// Drop checkpointed transactions from the front: their log space is free
     /// (`jbd2_cleanup_journal_tail`; space frees only from the oldest end).
-    pub fn advance_tail(&mut self) {
+    pub(crate) fn advance_tail(&mut self) {
         while self.checkpoints.front().is_some_and(|c| c.blocks.is_empty() && c.writing == 0) {
             self.checkpoints.pop_front();
         }
     }
 
     /// 4 KiB log blocks from the tail (oldest unchecked transaction) to the head.
-    pub fn log_used(&self) -> u64 {
+    pub(crate) fn log_used(&self) -> u64 {
         self.checkpoints.iter().map(|c| c.logged).sum::<u64>() + self.committing.as_ref().map_or(0, |c| c.blocks_logged)
     }
 
     /// `jbd2_log_space_left` is below what a transaction may need: a new handle must wait for
     /// a checkpoint to free log space (`__jbd2_log_wait_for_space`).
-    pub fn log_full(&self) -> bool {
+    pub(crate) fn log_full(&self) -> bool {
         let total = self.area_len / 8;
         total.saturating_sub(self.log_used()) < self.max_transaction_blocks() as u64
     }
 
     /// Whether transaction `tid` is committed.
-    pub fn committed(&self, tid: u32) -> bool {
+    pub(crate) fn committed(&self, tid: u32) -> bool {
         tid <= self.commit_sequence
     }
 
     /// Sectors of log a transaction of these blocks takes, and the blocks counted in
     /// `jbd2_run_stats`'s `blocks_logged` (jbd2) or the log's basic blocks (xfs).
-    pub fn log_size(&self, blocks: &HashSet<MetaBlock>, data_blocks: u64) -> (u64, u64) {
+    pub(crate) fn log_size(&self, blocks: &HashSet<MetaBlock>, data_blocks: u64) -> (u64, u64) {
         let n = blocks.len() as u64 + data_blocks;
         if self.p.fs == FsKind::Xfs {
             let inodes = blocks
@@ -495,7 +495,7 @@ impl Journal {
     }
 
     /// The largest piece of log one write carries: an iclog (xfs), else the device's limit.
-    pub fn log_io_sectors(&self, max_sectors: u64) -> u64 {
+    pub(crate) fn log_io_sectors(&self, max_sectors: u64) -> u64 {
         if self.p.fs == FsKind::Xfs {
             (self.p.logbsize / 512).min(max_sectors).max(1)
         } else {
@@ -506,40 +506,40 @@ impl Journal {
 
 /// The metadata blocks an allocation of blocks at `sector` changes: the file's inode (extent
 /// tree and size), the group's bitmap and its descriptor.
-pub fn alloc_blocks(ino: u32, sector: u64) -> [MetaBlock; 3] {
+pub(crate) fn alloc_blocks(ino: u32, sector: u64) -> [MetaBlock; 3] {
     let group = sector / (crate::fs::metadata::BLOCKS_PER_GROUP * 8);
     [inode_block(ino), MetaBlock::Bitmap(group), MetaBlock::GroupDesc(group / 64)]
 }
 
 /// The inode-table block of an inode: inodes sharing a block count once.
-pub fn inode_block(ino: u32) -> MetaBlock {
+pub(crate) fn inode_block(ino: u32) -> MetaBlock {
     MetaBlock::Inode((ino as u64 / INODES_PER_BLOCK) as u32)
 }
 
 /// The page-wait "file" of device `dev`'s metadata buffers (its block device's mapping), so
 /// buffer waits share the hashed page wait queues as they did in 2.6: far above any inode.
-pub fn bdev_buffers(dev: u16) -> u32 {
+pub(crate) fn bdev_buffers(dev: u16) -> u32 {
     BDEV_BUFFERS - u32::from(dev)
 }
 
 /// [`bdev_buffers`] of device 0; those of the other devices count down from it.
-pub const BDEV_BUFFERS: u32 = u32::MAX;
+pub(crate) const BDEV_BUFFERS: u32 = u32::MAX;
 
 /// The device whose metadata buffers `file` stands for, if it is one of [`bdev_buffers`].
-pub fn bdev_of(file: u32) -> Option<u16> {
+pub(crate) fn bdev_of(file: u32) -> Option<u16> {
     (file > BDEV_BUFFERS - (1 << 16)).then(|| (BDEV_BUFFERS - file) as u16)
 }
 
 /// The inode-table block `page` of a metadata job's tree (mapping `tree_file`), kept apart
 /// from the files' inode blocks.
-pub fn tree_inode_block(tree_file: u32, page: u64) -> MetaBlock {
+pub(crate) fn tree_inode_block(tree_file: u32, page: u64) -> MetaBlock {
     MetaBlock::TreeInode(tree_file, page)
 }
 
 /// Where a metadata block lives on the device, in sectors: group descriptors after the
 /// superblock, a group's bitmap at its start, inode tables right after it. `None` for a
 /// tree's block, which its mapping places (see `Machine::home_of`).
-pub fn home_sector(b: MetaBlock) -> Option<u64> {
+pub(crate) fn home_sector(b: MetaBlock) -> Option<u64> {
     let group_sectors = crate::fs::metadata::BLOCKS_PER_GROUP * 8;
     Some(match b {
         MetaBlock::GroupDesc(k) => 8 * (1 + k),
@@ -557,20 +557,20 @@ pub fn home_sector(b: MetaBlock) -> Option<u64> {
 }
 
 /// Why the journal thread was woken (bits of [`Journal::woken_for`]).
-pub struct JournalWake;
+pub(crate) struct JournalWake;
 
 impl JournalWake {
     /// A commit was asked for while it slept.
-    pub const START: u8 = 1;
+    pub(crate) const START: u8 = 1;
     /// The I/O a commit step waited for completed (ordered data, log blocks, the record).
-    pub const ADVANCE: u8 = 2;
+    pub(crate) const ADVANCE: u8 = 2;
     /// The flush it waited for completed.
-    pub const FLUSHED: u8 = 4;
+    pub(crate) const FLUSHED: u8 = 4;
 }
 
 /// `round_jiffies_up` of an absolute time: the next whole second (the commit timer's
 /// alignment).
-pub fn round_up_to_second(t: Ns) -> Ns {
+pub(crate) fn round_up_to_second(t: Ns) -> Ns {
     t.div_ceil(crate::engine::time::NSEC_PER_SEC) * crate::engine::time::NSEC_PER_SEC
 }
 

@@ -27,7 +27,7 @@ enum TimeStamp {
 
 impl Machine {
     /// The journal of device `dev`, if its file system has one.
-    pub fn journal(&self, dev: u16) -> Option<&Journal> {
+    pub(crate) fn journal(&self, dev: u16) -> Option<&Journal> {
         self.journals.get(dev as usize).and_then(Option::as_ref)
     }
 

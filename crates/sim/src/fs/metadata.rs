@@ -28,14 +28,14 @@ use crate::Ns;
 use std::sync::Arc;
 
 /// Blocks (pages) per ext3/ext4 block group of 4 KiB blocks: 32768 = 128 MiB.
-pub const BLOCKS_PER_GROUP: u64 = 32_768;
+pub(crate) const BLOCKS_PER_GROUP: u64 = 32_768;
 /// Inodes per group for `mke2fs` defaults (one inode per 8 KiB of disk).
-pub const INODES_PER_GROUP: u64 = 16_384;
+pub(crate) const INODES_PER_GROUP: u64 = 16_384;
 /// Bytes of a directory entry: 8-byte header plus a ~12-byte name, rounded to 4.
-pub const DIRENT_BYTES: u64 = 20;
+pub(crate) const DIRENT_BYTES: u64 = 20;
 
 #[derive(Clone, Debug)]
-pub struct MetaTree {
+pub(crate) struct MetaTree {
     /// The mapping (inode index of the machine) holding the tree's metadata pages.
     pub file: u32,
     pub dirs: u64,
@@ -56,7 +56,7 @@ pub struct MetaTree {
 /// order), for a tree where every directory has `fanout` subdirectories until the count runs
 /// out (breadth first: the tree is as shallow as the count allows).
 #[derive(Debug)]
-pub struct TreeShape {
+pub(crate) struct TreeShape {
     /// `children[start[d]..start[d + 1]]`: the preorder numbers of directory `d`'s children,
     /// in the order the walk visits them.
     start: Vec<u32>,
@@ -64,7 +64,7 @@ pub struct TreeShape {
 }
 
 impl TreeShape {
-    pub fn new(dirs: u64, fanout: u64) -> Self {
+    pub(crate) fn new(dirs: u64, fanout: u64) -> Self {
         let n = dirs as usize;
         let b = fanout.max(1) as usize;
         // Breadth-first numbering gives the shape: the children of i are b*i+1 ..= b*i+b.
@@ -104,12 +104,12 @@ impl TreeShape {
     }
 
     /// Subdirectories of directory `d` (preorder number).
-    pub fn count(&self, d: u64) -> u64 {
+    pub(crate) fn count(&self, d: u64) -> u64 {
         u64::from(self.start[d as usize + 1] - self.start[d as usize])
     }
 
     /// The `k`-th (0-based) subdirectory of directory `d`.
-    pub fn child(&self, d: u64, k: u64) -> u64 {
+    pub(crate) fn child(&self, d: u64, k: u64) -> u64 {
         u64::from(self.children[self.start[d as usize] as usize + k as usize])
     }
 }
@@ -118,13 +118,13 @@ impl MetaTree {
     /// A tree of `dirs` directories of `entries` entries each. `spread` puts every directory
     /// in a group of its own (system directories like /etc, /usr, /var live far apart);
     /// otherwise directories pack into groups of `INODES_PER_GROUP` inodes.
-    pub fn new(dirs: u64, entries: u64, inode_size: u64, spread: bool) -> Self {
+    pub(crate) fn new(dirs: u64, entries: u64, inode_size: u64, spread: bool) -> Self {
         Self::nested(dirs, entries, 0, inode_size, spread)
     }
 
     /// A tree of `dirs` directories of `entries` files each and `subdirs` subdirectories
     /// (0: a flat sequence of directories).
-    pub fn nested(dirs: u64, entries: u64, subdirs: u64, inode_size: u64, spread: bool) -> Self {
+    pub(crate) fn nested(dirs: u64, entries: u64, subdirs: u64, inode_size: u64, spread: bool) -> Self {
         let inodes_per_block = (4096 / inode_size.clamp(128, 4096)).max(1);
         let dir_blocks = ((entries + 2) * DIRENT_BYTES).div_ceil(4096).max(1);
         let dirs_per_group = if spread { 1 } else { (INODES_PER_GROUP / (entries + 1)).max(1) };
@@ -141,28 +141,29 @@ impl MetaTree {
     }
 
     /// Subdirectories of directory `d` whose inodes its listing looks up.
-    pub fn subdirs_of(&self, d: u64) -> u64 {
+    pub(crate) fn subdirs_of(&self, d: u64) -> u64 {
         self.shape.as_ref().map_or(0, |s| s.count(d))
     }
 
     /// Position in a directory where its walk starts: its own inode (a flat tree's
     /// directories and a nested tree's root), or its first block (a nested subdirectory,
     /// whose inode its parent's listing already looked up).
-    pub fn first_pos(&self, d: u64) -> u64 {
+    pub(crate) fn first_pos(&self, d: u64) -> u64 {
         u64::from(self.shape.is_some() && d > 0)
     }
 
-    pub fn groups(&self) -> u64 {
+    pub(crate) fn groups(&self) -> u64 {
         self.dirs.div_ceil(self.dirs_per_group)
     }
 
     /// Pages of disk the tree spans (whole groups).
-    pub fn span_pages(&self) -> u64 {
+    pub(crate) fn span_pages(&self) -> u64 {
         self.groups() * self.group_pages
     }
 
     /// Files in the tree (directories not counted).
-    pub fn files(&self) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn files(&self) -> u64 {
         self.dirs * self.entries
     }
 
@@ -171,7 +172,7 @@ impl MetaTree {
     }
 
     /// Page of the inode of entry `e` of directory `d` (e = 0: the directory itself).
-    pub fn inode_page(&self, d: u64, e: u64) -> u64 {
+    pub(crate) fn inode_page(&self, d: u64, e: u64) -> u64 {
         let g = d / self.dirs_per_group;
         let ino_in_group = (d % self.dirs_per_group) * (self.entries + 1) + e;
         g * self.group_pages + ino_in_group / self.inodes_per_block
@@ -181,7 +182,7 @@ impl MetaTree {
     /// group's data area as the tree was written, among its files' data: the group's
     /// directories lie evenly spread over the space after the inode table, so a walk
     /// alternates between the inode table at the head of the group and blocks further in.
-    pub fn dir_page(&self, d: u64, k: u64) -> u64 {
+    pub(crate) fn dir_page(&self, d: u64, k: u64) -> u64 {
         let g = d / self.dirs_per_group;
         let data = self.group_pages.saturating_sub(self.itable_pages());
         let stride = (data / self.dirs_per_group).max(self.dir_blocks);
@@ -191,7 +192,7 @@ impl MetaTree {
 
 /// Where a metadata job (`du`, `ls`, launch) is in its walk of a tree.
 #[derive(Clone, Debug)]
-pub struct MetaJob {
+pub(crate) struct MetaJob {
     pub tree: MetaTree,
     /// Current directory, and position in it: 0 the directory's inode, 1..=dir_blocks its
     /// blocks, then its entries (`dir_blocks + 1 + e`), then its subdirectories' inodes.

@@ -3,17 +3,17 @@
 //! journal (`jbd2`, `journal`, `fast_commit`), unwritten extents' end_io work, metadata and
 //! `namei`.
 
-pub mod bdflush;
-pub mod block_alloc;
-pub mod ext3_balloc;
-pub mod fast_commit;
-pub mod flusher;
-pub mod fs_writeback;
-pub mod inode;
-pub mod jbd2;
-pub mod journal;
-pub mod metadata;
-pub mod namei;
-pub mod pdflush;
-pub mod sync;
-pub mod unwritten;
+pub(crate) mod bdflush;
+pub(crate) mod block_alloc;
+pub(crate) mod ext3_balloc;
+pub(crate) mod fast_commit;
+pub(crate) mod flusher;
+pub(crate) mod fs_writeback;
+pub(crate) mod inode;
+pub(crate) mod jbd2;
+pub(crate) mod journal;
+pub(crate) mod metadata;
+pub(crate) mod namei;
+pub(crate) mod pdflush;
+pub(crate) mod sync;
+pub(crate) mod unwritten;

@@ -51,14 +51,14 @@ pub const EXT4_FSYNC_NS: (Ns, Ns) = (4_000, 30_000);
 /// ext4 mapping a writepages call's delayed-allocation blocks under a journal handle
 /// (`mpage_map_and_submit_extent`), ns: cold, the 16 µs between the two cases above; hot,
 /// not measured: the same share of it as the rest.
-pub const EXT4_MAP_BLOCKS_NS: (Ns, Ns) = (2_000, 16_000);
+pub(crate) const EXT4_MAP_BLOCKS_NS: (Ns, Ns) = (2_000, 16_000);
 /// xfs's fsync before its writepages submits (`xfs_file_fsync`), ns: cold, 20 µs appending
 /// (the delalloc conversion included); hot, not measured: ext4's share.
 pub const XFS_FSYNC_NS: (Ns, Ns) = (3_000, 20_000);
 /// The block layer's submission of one request from the caller to the driver (the plug's
 /// flush, the elevator, `queue_rq`), ns: `block_bio_queue` to `block_rq_issue`, cold 11–13 µs,
 /// hot 2 µs.
-pub const FSYNC_SUBMIT_NS: (Ns, Ns) = (2_000, 12_000);
+pub(crate) const FSYNC_SUBMIT_NS: (Ns, Ns) = (2_000, 12_000);
 
 impl Machine {
     /// fsync() of the task's file: write its dirty pages, submit them, and wait.

@@ -12,7 +12,7 @@ use crate::config::{
 use std::cmp::Ordering;
 
 pub mod features;
-pub mod runtime;
+pub(crate) mod runtime;
 use std::fmt;
 
 /// A kernel release as (major, minor, patch); "6.x" reads as (6, u32::MAX, 0).

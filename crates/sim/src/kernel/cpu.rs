@@ -33,7 +33,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 /// How long a kernel path stays warm after its last run here, ns: see [`cold_cost`].
-pub const COLD_TAU_NS: Ns = 2_000_000;
+pub(crate) const COLD_TAU_NS: Ns = 2_000_000;
 
 /// The CPU a kernel path costs when its thread was away for `idle` ns: `hot` run back to back,
 /// `cold` once the caches, TLB and predictors it needs went to others — on a virtual machine
@@ -42,7 +42,7 @@ pub const COLD_TAU_NS: Ns = 2_000_000;
 /// the call to its first request took 5 + 2 µs in a loop of fdatasyncs (one every 0.2 ms),
 /// 20 + 3 µs with the caller asleep ~0.8 ms between calls, and 45 + 11 µs after 10 or 100 ms:
 /// `cold − (cold − hot)·e^(−idle / 2 ms)` within a few µs.
-pub fn cold_cost(hot: Ns, cold: Ns, idle: Ns) -> Ns {
+pub(crate) fn cold_cost(hot: Ns, cold: Ns, idle: Ns) -> Ns {
     if cold <= hot {
         return hot;
     }
@@ -50,16 +50,12 @@ pub fn cold_cost(hot: Ns, cold: Ns, idle: Ns) -> Ns {
     cold - ((cold - hot) as f64 * warm) as Ns
 }
 
-/// CPU time from a wakeup to the task running again: `try_to_wake_up`, the context switch
-/// and the return into the interrupted kernel path (a few µs on current x86).
-pub const WAKEUP_COST_NS: Ns = 2_000;
-
 /// `sysctl_sched_latency` / 2: the most vruntime credit a sleeper keeps (CFS `place_entity`).
 const SLEEPER_CREDIT_NS: Ns = 3_000_000;
 
 /// Who runs on a CPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Who {
+pub(crate) enum Who {
     Task(u32),
     Flusher(u16),
     /// A device's kernel thread (the loop device's worker).
@@ -86,7 +82,7 @@ struct Waiting {
     queued: Ns,
 }
 
-pub struct CpuPool {
+pub(crate) struct CpuPool {
     running: Vec<Option<Who>>,
     /// A CPU whose burst just ended, kept for its entity while the machine runs what the
     /// entity does next: if that asks for a CPU within the slice, it keeps this one.
@@ -126,7 +122,7 @@ pub struct CpuPool {
 }
 
 /// A burst that starts now on `cpu` and ends at `end`.
-pub struct Started {
+pub(crate) struct Started {
     pub cpu: u16,
     pub who: Who,
     pub end: Ns,
@@ -140,7 +136,7 @@ impl CpuPool {
     /// `n` CPUs whose entities run for `slice` before a waiting one takes over, at the first
     /// multiple of `tick` after it if `tick` is not 0 (`(slice, tick)`); `kernels` device
     /// threads.
-    pub fn new(n: u32, tasks: usize, flushers: usize, kernels: usize, (slice, tick): (Ns, Ns)) -> Self {
+    pub(crate) fn new(n: u32, tasks: usize, flushers: usize, kernels: usize, (slice, tick): (Ns, Ns)) -> Self {
         let n = n.max(1) as usize;
         CpuPool {
             running: vec![None; n],
@@ -190,14 +186,14 @@ impl CpuPool {
         self.busy_ns += burst;
     }
 
-    pub fn ncpus(&self) -> usize {
+    pub(crate) fn ncpus(&self) -> usize {
         self.running.len()
     }
 
     /// Ask for a CPU for `burst` ns. Returns what starts now: the requester on a free CPU (or
     /// on the one it holds, within its slice), or, when its slice is over and others wait,
     /// the first of them on the CPU it gives up.
-    pub fn request(&mut self, now: Ns, who: Who, burst: Ns) -> Option<Started> {
+    pub(crate) fn request(&mut self, now: Ns, who: Who, burst: Ns) -> Option<Started> {
         let floor = self.min_vruntime.saturating_sub(SLEEPER_CREDIT_NS);
         let v = self.vruntime(who);
         *v = (*v).max(floor);
@@ -302,7 +298,7 @@ impl CpuPool {
     /// The burst on `cpu` finished: returns who finished and, without slices, the first
     /// waiting burst, started on it now. With slices the CPU stays held for the entity until
     /// [`CpuPool::fill`], so that its next burst, asked for meanwhile, continues its slice.
-    pub fn finish(&mut self, now: Ns, cpu: u16) -> (Option<Who>, Option<Started>) {
+    pub(crate) fn finish(&mut self, now: Ns, cpu: u16) -> (Option<Who>, Option<Started>) {
         let who = self.running[cpu as usize].take();
         if self.slice == 0 {
             return (who, self.fill(now, cpu));
@@ -313,7 +309,7 @@ impl CpuPool {
 
     /// What followed a finished burst has run: a CPU its entity did not ask for again goes to
     /// the first waiting burst, which starts a slice; returns it.
-    pub fn fill(&mut self, now: Ns, cpu: u16) -> Option<Started> {
+    pub(crate) fn fill(&mut self, now: Ns, cpu: u16) -> Option<Started> {
         let c = cpu as usize;
         self.held[c] = None;
         if self.running[c].is_some() {
@@ -331,27 +327,29 @@ impl CpuPool {
 
     /// Entities running or waiting for a CPU (vmstat `r`).
     /// The entity whose burst runs on `cpu`, if any.
-    pub fn running_on(&self, cpu: usize) -> Option<Who> {
+    pub(crate) fn running_on(&self, cpu: usize) -> Option<Who> {
         self.running[cpu]
     }
 
-    pub fn runnable(&self) -> u32 {
+    pub(crate) fn runnable(&self) -> u32 {
         (self.running.iter().filter(|c| c.is_some()).count() + self.runq.len()) as u32
     }
 
-    pub fn busy_ns(&self) -> Ns {
+    #[cfg(test)]
+    pub(crate) fn busy_ns(&self) -> Ns {
         self.busy_ns
     }
 
     /// CPU time interrupts took, ns (part of [`CpuPool::busy_ns`]).
-    pub fn irq_ns(&self) -> Ns {
+    #[cfg(test)]
+    pub(crate) fn irq_ns(&self) -> Ns {
         self.irq_ns
     }
 
     /// An interrupt's `cost` ns at `now` (a completion's hard and soft irq): it runs at once
     /// on the next CPU in turn, and a burst running there ends that much later. On an idle or
     /// held CPU it takes time nobody was using. Returns the CPU.
-    pub fn steal(&mut self, now: Ns, cost: Ns) -> u16 {
+    pub(crate) fn steal(&mut self, now: Ns, cost: Ns) -> u16 {
         let cpu = self.irq_cpu;
         self.irq_cpu = (cpu + 1) % self.running.len();
         if self.running[cpu].is_some() && self.burst_end[cpu] > now {
@@ -364,19 +362,19 @@ impl CpuPool {
 
     /// Whether burst number `gen` is still the one on `cpu`: one cut short by a preemption
     /// left a `CpuDone` behind that must be ignored.
-    pub fn is_current(&self, cpu: u16, gen: u32) -> bool {
+    pub(crate) fn is_current(&self, cpu: u16, gen: u32) -> bool {
         self.gen[cpu as usize] == gen
     }
 
     /// The runner the last wakeup asked to give up its CPU, once.
-    pub fn take_preempted(&mut self) -> Option<(u16, Who)> {
+    pub(crate) fn take_preempted(&mut self) -> Option<(u16, Who)> {
         self.preempted.take()
     }
 
     /// Cut the burst on `cpu` short at `now` (a preempted burst whose work needs no finishing,
     /// a spinner's): it ends now, and the time it did not run is given back. Returns that time
     /// and the burst's new number, for its `CpuDone`.
-    pub fn cut_short(&mut self, now: Ns, cpu: u16) -> (Ns, u32) {
+    pub(crate) fn cut_short(&mut self, now: Ns, cpu: u16) -> (Ns, u32) {
         let c = cpu as usize;
         let left = self.burst_end[c].saturating_sub(now);
         if let Some(who) = self.running[c] {
@@ -391,7 +389,7 @@ impl CpuPool {
 
     /// When the burst on `cpu` ends: a `CpuDone` that fires before it was put off by
     /// interrupts and must be scheduled again.
-    pub fn ends_at(&self, cpu: u16) -> Ns {
+    pub(crate) fn ends_at(&self, cpu: u16) -> Ns {
         self.burst_end[cpu as usize]
     }
 }

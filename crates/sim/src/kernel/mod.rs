@@ -2,9 +2,9 @@
 //! the tasks' state (`task`), the hashed page wait queues (`waitqueue`) and pressure stall
 //! accounting (`psi`).
 
-pub mod cpu;
-pub mod psi;
+pub(crate) mod cpu;
+pub(crate) mod psi;
 mod psi_tasks;
-pub mod sched;
-pub mod task;
-pub mod waitqueue;
+pub(crate) mod sched;
+pub(crate) mod task;
+pub(crate) mod waitqueue;

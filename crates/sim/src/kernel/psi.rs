@@ -15,11 +15,11 @@
 use crate::Ns;
 
 /// Task state bits (`TSK_*`).
-pub const TSK_IOWAIT: u8 = 1 << 0;
-pub const TSK_MEMSTALL: u8 = 1 << 1;
-pub const TSK_RUNNING: u8 = 1 << 2;
+pub(crate) const TSK_IOWAIT: u8 = 1 << 0;
+pub(crate) const TSK_MEMSTALL: u8 = 1 << 1;
+pub(crate) const TSK_RUNNING: u8 = 1 << 2;
 /// On a CPU now (`TSK_ONCPU`): at most one per CPU.
-pub const TSK_ONCPU: u8 = 1 << 3;
+pub(crate) const TSK_ONCPU: u8 = 1 << 3;
 
 const NR_IOWAIT: usize = 0;
 const NR_MEMSTALL: usize = 1;
@@ -27,19 +27,19 @@ const NR_RUNNING: usize = 2;
 const NR_ONCPU: usize = 3;
 
 /// The states (`enum psi_states`), and the resources they belong to.
-pub const IO_SOME: usize = 0;
-pub const IO_FULL: usize = 1;
-pub const MEM_SOME: usize = 2;
-pub const MEM_FULL: usize = 3;
-pub const CPU_SOME: usize = 4;
-pub const CPU_FULL: usize = 5;
+pub(crate) const IO_SOME: usize = 0;
+pub(crate) const IO_FULL: usize = 1;
+pub(crate) const MEM_SOME: usize = 2;
+pub(crate) const MEM_FULL: usize = 3;
+pub(crate) const CPU_SOME: usize = 4;
+pub(crate) const CPU_FULL: usize = 5;
 const NONIDLE: usize = 6;
 const NR_STATES: usize = 7;
 /// The states reported (all but NONIDLE).
-pub const NR_REPORTED: usize = 6;
+pub(crate) const NR_REPORTED: usize = 6;
 
 /// `PSI_FREQ`: the averages are updated every 2 s.
-pub const PSI_FREQ_NS: Ns = 2_000_000_000;
+pub(crate) const PSI_FREQ_NS: Ns = 2_000_000_000;
 /// `FIXED_1` and the decays per 2 s period of the 10, 60 and 300 s averages (`EXP_10s`, ...).
 const FSHIFT: u32 = 11;
 const FIXED_1: u64 = 1 << FSHIFT;
@@ -92,7 +92,7 @@ impl GroupCpu {
 
 /// One group (`struct psi_group`): the system or a cgroup.
 #[derive(Clone, Debug)]
-pub struct PsiGroup {
+pub(crate) struct PsiGroup {
     cpus: Vec<GroupCpu>,
     /// Stall time per state, µs-exact in ns, as `total=` shows it (in µs).
     pub total: [Ns; NR_REPORTED],
@@ -182,7 +182,7 @@ impl PsiGroup {
     }
 
     /// The figures of the pressure file for `some` (`IO_SOME`, ...) and the `full` after it.
-    pub fn pressure(&self, some: usize) -> (Pressure, Pressure) {
+    pub(crate) fn pressure(&self, some: usize) -> (Pressure, Pressure) {
         let one = |s: usize| Pressure {
             avg10: shown(self.avg[s][0]),
             avg60: shown(self.avg[s][1]),
@@ -211,13 +211,13 @@ fn shown(avg: u64) -> f64 {
 
 /// Every group's accounting: index 0 is the system, `1 + i` the model's cgroup `i`.
 #[derive(Clone, Debug)]
-pub struct Psi {
+pub(crate) struct Psi {
     pub groups: Vec<PsiGroup>,
     next_avg: Ns,
 }
 
 impl Psi {
-    pub fn new(ncpu: usize, ncgroups: usize) -> Psi {
+    pub(crate) fn new(ncpu: usize, ncgroups: usize) -> Psi {
         Psi {
             groups: (0..=ncgroups).map(|_| PsiGroup::new(ncpu.max(1))).collect(),
             next_avg: PSI_FREQ_NS,
@@ -226,7 +226,7 @@ impl Psi {
 
     /// A task on `cpu` moved from the states `clear` to `set`, in the system and in each of
     /// `cgroups` (its own and its ancestors', as model indices).
-    pub fn change(&mut self, now: Ns, cpu: usize, cgroups: impl Iterator<Item = u16>, clear: u8, set: u8) {
+    pub(crate) fn change(&mut self, now: Ns, cpu: usize, cgroups: impl Iterator<Item = u16>, clear: u8, set: u8) {
         if clear == set {
             return;
         }
@@ -238,17 +238,17 @@ impl Psi {
 
     /// Group `group`'s task counts on `cpu`: in I/O wait, in a memory stall, runnable, on the
     /// CPU (for the laws, which recount them from the tasks).
-    pub fn counts(&self, group: usize, cpu: usize) -> [u32; 4] {
+    pub(crate) fn counts(&self, group: usize, cpu: usize) -> [u32; 4] {
         self.groups[group].cpus[cpu].tasks
     }
 
     /// Stall time so far of `group` in state `s` (`IO_SOME`, ...), ns.
-    pub fn total(&self, group: usize, s: usize) -> Ns {
+    pub(crate) fn total(&self, group: usize, s: usize) -> Ns {
         self.groups[group].total[s]
     }
 
     /// Collect every group's times up to `now`, and update the averages every 2 s.
-    pub fn sample(&mut self, now: Ns) {
+    pub(crate) fn sample(&mut self, now: Ns) {
         for g in &mut self.groups {
             g.collect(now);
         }

@@ -8,7 +8,7 @@ use crate::Ns;
 
 impl Machine {
     /// Run `burst` ns of CPU for `who`; the entity continues when `CpuDone` fires.
-    pub fn cpu_run(&mut self, who: Who, burst: Ns) {
+    pub(crate) fn cpu_run(&mut self, who: Who, burst: Ns) {
         let now = self.now();
         let mut burst = burst;
         if let Who::Task(t) = who {
@@ -89,20 +89,20 @@ impl Machine {
     // ---- page-cache accounting shared by the write, read and writeback paths ----
 
     /// Wake a sleeping task now (cancels its pending timeout).
-    pub fn wake_task(&mut self, tid: u32) {
+    pub(crate) fn wake_task(&mut self, tid: u32) {
         self.wake_task_at(tid, self.q.now());
     }
 
     /// Wake a task now that runs at `at` (a wake-up that lands on an idle CPU): its timed
     /// wait, if any, is over.
-    pub fn wake_task_at(&mut self, tid: u32, at: Ns) {
+    pub(crate) fn wake_task_at(&mut self, tid: u32, at: Ns) {
         let t = &mut self.tasks[tid as usize];
         t.wait_gen = t.wait_gen.wrapping_add(1);
         self.run_task_at(tid, at);
     }
 
     /// Let the task run at `at` (a `TaskRun` event), leaving any timed wait in place.
-    pub fn run_task_at(&mut self, tid: u32, at: Ns) {
+    pub(crate) fn run_task_at(&mut self, tid: u32, at: Ns) {
         self.tasks[tid as usize].runs_pending += 1;
         self.q.schedule(at, Event::TaskRun(tid));
         // What woke it (a completion, a wakeup) may have moved it on already.
@@ -124,7 +124,7 @@ impl Machine {
     }
 
     /// Sleep a task for `ns`, unless woken earlier by `wake_task`.
-    pub fn sleep_task(&mut self, tid: u32, ns: Ns) {
+    pub(crate) fn sleep_task(&mut self, tid: u32, ns: Ns) {
         // The timer fires on time; the task runs a little later (`[machine] wakeup_latency`).
         let ns = ns.saturating_add(self.rng.exp(self.cfg.machine.wakeup_latency));
         let t = &mut self.tasks[tid as usize];

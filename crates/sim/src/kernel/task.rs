@@ -2,7 +2,7 @@
 
 use crate::config::JobConfig;
 use crate::engine::RngStream;
-use crate::metrics::LatencyHist;
+use crate::metrics::{LatencyHist, MAX_OP_LOG};
 use crate::mm::page_writeback::TaskDirty;
 use crate::Ns;
 use std::collections::VecDeque;
@@ -10,7 +10,7 @@ use std::collections::VecDeque;
 /// Where a task is in its job. Each job is a loop of system calls; a phase says which step
 /// runs when the task is next woken.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Phase {
+pub(crate) enum Phase {
     /// Not started yet.
     Idle,
     /// Start the next system call (write, read, fsync...).
@@ -59,7 +59,7 @@ pub enum Phase {
     Done,
 }
 
-pub struct Task {
+pub(crate) struct Task {
     pub name: String,
     pub instance: u32,
     pub pid: u32,
@@ -177,13 +177,10 @@ pub struct Task {
     pub op_log: Vec<(Ns, Ns)>,
 }
 
-/// Operations logged per task at most (32 MiB of log): a longer run keeps its first ones.
-pub const MAX_OP_LOG: usize = 2_000_000;
-
 impl Task {
     /// One operation (a read(), write(), fsync(), a launch) took `lat`: its distribution
     /// and this second's figures.
-    pub fn record_op(&mut self, end: Ns, lat: Ns) {
+    pub(crate) fn record_op(&mut self, end: Ns, lat: Ns) {
         self.op_latency.record(lat);
         self.sec_ops.record(lat);
         if self.logs_ops && self.op_log.len() < MAX_OP_LOG {
@@ -194,7 +191,7 @@ impl Task {
     /// Instance `instance` of a task group, before it starts: `file` is its inode, `stop` the
     /// time it is stopped (the run's end at the latest). Its random stream is named after the
     /// group and instance, so adding a task elsewhere does not change this one's draws.
-    pub fn new(tc: &crate::config::TaskConfig, instance: u32, pid: u32, file: u32, stop: Ns, seed: u64) -> Task {
+    pub(crate) fn new(tc: &crate::config::TaskConfig, instance: u32, pid: u32, file: u32, stop: Ns, seed: u64) -> Task {
         Task {
             name: tc.name.clone(),
             instance,
@@ -264,7 +261,7 @@ impl Task {
         }
     }
 
-    pub fn is_done(&self) -> bool {
+    pub(crate) fn is_done(&self) -> bool {
         self.phase == Phase::Done
     }
 
@@ -273,7 +270,7 @@ impl Task {
     /// `io_schedule` — on a page, a request slot, a `balance_dirty_pages` pause, a direct or
     /// synchronous read or write, fsync's data and flush waits (not jbd2's commit wait, a plain
     /// `wait_event`; not libaio's `io_getevents`) — and in a memory stall while reclaim holds it.
-    pub fn psi_states(&self) -> u8 {
+    pub(crate) fn psi_states(&self) -> u8 {
         use crate::kernel::psi::{TSK_IOWAIT, TSK_MEMSTALL, TSK_ONCPU, TSK_RUNNING};
         if self.on_cpu {
             return TSK_RUNNING | if self.running { TSK_ONCPU } else { 0 };
@@ -297,7 +294,7 @@ impl Task {
 /// that a task's end costs O(1) plus its group's dependents: thousands of groups used to
 /// cost a scan of every group and every task at each end.
 #[derive(Clone, Debug, Default)]
-pub struct TaskGroups {
+pub(crate) struct TaskGroups {
     /// Each task's group.
     of: Vec<u32>,
     /// Tasks of each group not done yet.
@@ -318,7 +315,7 @@ pub struct TaskGroups {
 impl TaskGroups {
     /// The groups of `tasks`, built from `cfg`'s `[[task]]` tables (in whose order the
     /// tasks were spawned).
-    pub fn new(cfg: &[crate::config::TaskConfig], tasks: &[Task]) -> Self {
+    pub(crate) fn new(cfg: &[crate::config::TaskConfig], tasks: &[Task]) -> Self {
         let ngroups = cfg.len();
         let mut of = Vec::with_capacity(tasks.len());
         for (g, tc) in cfg.iter().enumerate() {
@@ -370,28 +367,28 @@ impl TaskGroups {
     }
 
     /// The group of task `tid`.
-    pub fn group_of(&self, tid: u32) -> usize {
+    pub(crate) fn group_of(&self, tid: u32) -> usize {
         self.of[tid as usize] as usize
     }
 
     /// Whether some task of group `g` is not done (a group that does not exist never is).
-    pub fn running(&self, g: usize) -> bool {
+    pub(crate) fn running(&self, g: usize) -> bool {
         self.unfinished.get(g).is_none_or(|&n| n > 0)
     }
 
     /// The tasks that wait for group `g`, by task id.
-    pub fn dependents(&self, g: usize) -> std::ops::Range<usize> {
+    pub(crate) fn dependents(&self, g: usize) -> std::ops::Range<usize> {
         self.dep_first[g] as usize..self.dep_first[g + 1] as usize
     }
 
     /// The `i`th entry of the dependents' table (see [`TaskGroups::dependents`]).
-    pub fn dependent(&self, i: usize) -> u32 {
+    pub(crate) fn dependent(&self, i: usize) -> u32 {
         self.deps[i]
     }
 
     /// Task `u` saw one of the groups it waits for finish: true if it waits for no other
     /// now (false if it waited for none).
-    pub fn released(&mut self, u: u32) -> bool {
+    pub(crate) fn released(&mut self, u: u32) -> bool {
         let w = &mut self.waiting[u as usize];
         if *w == 0 {
             return false;
@@ -401,20 +398,20 @@ impl TaskGroups {
     }
 
     /// Task `tid` (whose `start < stop` said `live`) is done.
-    pub fn done(&mut self, tid: u32, live: bool) {
+    pub(crate) fn done(&mut self, tid: u32, live: bool) {
         self.unfinished[self.of[tid as usize] as usize] -= 1;
         self.live -= u32::from(live && !self.background[tid as usize]);
     }
 
     /// Waiting task `tid`'s start moved: it was live (`start < stop`) as `was`, is as `now`.
-    pub fn restarted(&mut self, tid: u32, was: bool, now: bool) {
+    pub(crate) fn restarted(&mut self, tid: u32, was: bool, now: bool) {
         if !self.background[tid as usize] {
             self.live = self.live - u32::from(was) + u32::from(now);
         }
     }
 
     /// No task is left to run (`until_done`'s test).
-    pub fn all_done(&self) -> bool {
+    pub(crate) fn all_done(&self) -> bool {
         self.live == 0
     }
 }

@@ -32,14 +32,14 @@ use crate::units::PAGE_SIZE;
 use crate::Ns;
 
 /// PG_locked: the page is locked (here: under read I/O).
-pub const PG_LOCKED: u8 = 1;
+pub(crate) const PG_LOCKED: u8 = 1;
 /// PG_writeback: the page is under write I/O.
-pub const PG_WRITEBACK: u8 = 2;
+pub(crate) const PG_WRITEBACK: u8 = 2;
 
 /// `PAGES_PER_WAITQUEUE` of the per-zone tables (2.5 → 4.9).
-pub const PAGES_PER_WAITQUEUE: u64 = 256;
+pub(crate) const PAGES_PER_WAITQUEUE: u64 = 256;
 /// `1 << PAGE_WAIT_TABLE_BITS`: the global table of 4.10+.
-pub const GLOBAL_WAIT_TABLE: u32 = 256;
+pub(crate) const GLOBAL_WAIT_TABLE: u32 = 256;
 /// `GOLDEN_RATIO_PRIME_64` of `hash_64` before 4.7.
 const GOLDEN_RATIO_PRIME_64: u64 = 0x9e37_ffff_fffc_0001;
 /// Where the `struct page` array starts (x86-64's vmemmap); only its low bits matter.
@@ -47,7 +47,7 @@ const MEM_MAP: u64 = 0xffff_ea00_0000_0000;
 
 /// Where a task sleeps: the kernel function that called `schedule()`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum WaitSite {
+pub(crate) enum WaitSite {
     /// `wait_on_page_bit`: `wait_on_page_locked` (reads) and `wait_on_page_writeback`.
     WaitOnPageBit = 0,
     /// `__lock_page`.
@@ -59,7 +59,7 @@ pub enum WaitSite {
 
 /// Per-task page-wait state and counters.
 #[derive(Clone, Debug, Default)]
-pub struct TaskWait {
+pub(crate) struct TaskWait {
     /// The page wait in progress, if any.
     pub wait: Option<PageWaitState>,
     /// Calls of `schedule()` per [`WaitSite`].
@@ -76,7 +76,7 @@ pub struct TaskWait {
 }
 
 #[derive(Clone, Copy, Debug)]
-pub struct PageWaitState {
+pub(crate) struct PageWaitState {
     pub file: u32,
     pub page: u64,
     /// Bits the task waits to see clear.
@@ -88,7 +88,7 @@ pub struct PageWaitState {
 }
 
 impl TaskWait {
-    pub fn stats(&self) -> WaitStats {
+    pub(crate) fn stats(&self) -> WaitStats {
         WaitStats {
             wait_on_page_bit: self.schedules[0],
             lock_page: self.schedules[1],
@@ -109,13 +109,13 @@ struct Waiter {
 
 /// A task the last wake walk woke, and whether its page and bit are now clear.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Woken {
+pub(crate) struct Woken {
     pub tid: u32,
     pub matched: bool,
 }
 
 /// The hashed table and its wake policy.
-pub struct PageWaitTable {
+pub(crate) struct PageWaitTable {
     buckets: Vec<Vec<Waiter>>,
     shift: u32,
     policy: PageWake,
@@ -132,13 +132,13 @@ pub struct PageWaitTable {
 }
 
 /// The key of a page: (file, index).
-pub fn page_key(file: u32, page: u64) -> u64 {
+pub(crate) fn page_key(file: u32, page: u64) -> u64 {
     ((file as u64) << 40) ^ page
 }
 
 /// The era's bucket count for a machine of `memory` bytes in `page_size` pages (one zone),
 /// or `explicit` if set.
-pub fn table_size(policy: PageWake, memory: u64, page_size: u64, explicit: u32) -> u32 {
+pub(crate) fn table_size(policy: PageWake, memory: u64, page_size: u64, explicit: u32) -> u32 {
     if explicit > 0 {
         return explicit.next_power_of_two();
     }
@@ -150,7 +150,7 @@ pub fn table_size(policy: PageWake, memory: u64, page_size: u64, explicit: u32) 
 }
 
 impl PageWaitTable {
-    pub fn new(policy: PageWake, buckets: u32) -> Self {
+    pub(crate) fn new(policy: PageWake, buckets: u32) -> Self {
         let n = buckets.max(1).next_power_of_two();
         PageWaitTable {
             buckets: vec![Vec::new(); n as usize],
@@ -168,7 +168,7 @@ impl PageWaitTable {
     /// Key waits on kernel pages of `page_size` bytes (a power of two, at least the model's
     /// 4 KiB page) and hash them as `hash` does the `struct page` addresses (`struct_page`
     /// bytes each) of a machine with `memory` bytes.
-    pub fn hashed_as(mut self, hash: PageHash, struct_page: u32, page_size: u64, memory: u64) -> Self {
+    pub(crate) fn hashed_as(mut self, hash: PageHash, struct_page: u32, page_size: u64, memory: u64) -> Self {
         self.hash = hash;
         self.struct_page = struct_page.max(1) as u64;
         self.sub_shift = (page_size.max(PAGE_SIZE) / PAGE_SIZE).trailing_zeros();
@@ -177,25 +177,26 @@ impl PageWaitTable {
     }
 
     /// log2 of the model pages in one kernel page.
-    pub fn sub_shift(&self) -> u32 {
+    pub(crate) fn sub_shift(&self) -> u32 {
         self.sub_shift
     }
 
     /// The wait key of model page `page` of `file`: its kernel page.
-    pub fn key(&self, file: u32, page: u64) -> u64 {
+    pub(crate) fn key(&self, file: u32, page: u64) -> u64 {
         page_key(file, page >> self.sub_shift)
     }
 
-    pub fn policy(&self) -> PageWake {
+    pub(crate) fn policy(&self) -> PageWake {
         self.policy
     }
 
-    pub fn nr_buckets(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn nr_buckets(&self) -> usize {
         self.buckets.len()
     }
 
     /// Waiters on all buckets.
-    pub fn waiters(&self) -> u32 {
+    pub(crate) fn waiters(&self) -> u32 {
         self.waiters
     }
 
@@ -216,14 +217,14 @@ impl PageWaitTable {
     }
 
     /// `prepare_to_wait{,_exclusive}`: queue `tid` on the bucket of `key` (at the tail).
-    pub fn enqueue(&mut self, key: u64, tid: u32, bits: u8, exclusive: bool) {
+    pub(crate) fn enqueue(&mut self, key: u64, tid: u32, bits: u8, exclusive: bool) {
         let b = self.bucket(key);
         self.buckets[b].push(Waiter { key, tid, bits, exclusive });
         self.waiters += 1;
     }
 
     /// `finish_wait` of a task that stopped waiting without being woken.
-    pub fn remove(&mut self, key: u64, tid: u32) {
+    pub(crate) fn remove(&mut self, key: u64, tid: u32) {
         let b = self.bucket(key);
         if let Some(i) = self.buckets[b].iter().position(|w| w.tid == tid) {
             self.buckets[b].remove(i);
@@ -232,13 +233,13 @@ impl PageWaitTable {
     }
 
     /// `waitqueue_active(bucket)`.
-    pub fn active(&self, key: u64) -> bool {
+    pub(crate) fn active(&self, key: u64) -> bool {
         !self.buckets[self.bucket(key)].is_empty()
     }
 
     /// Wake for page `key` whose busy bits are now `now_bits`: fills `self.woken` (cleared
     /// first) with the tasks woken, each removed from the bucket (autoremove).
-    pub fn wake(&mut self, key: u64, now_bits: u8) {
+    pub(crate) fn wake(&mut self, key: u64, now_bits: u8) {
         self.woken.clear();
         let b = self.bucket(key);
         let bucket = &mut self.buckets[b];

@@ -27,21 +27,21 @@
 //! are O(1).
 
 mod check;
-pub mod conservation;
-pub mod durability;
-pub mod expiry;
-pub mod liveness;
+pub(crate) mod conservation;
+pub(crate) mod durability;
+pub(crate) mod expiry;
+pub(crate) mod liveness;
 
 use crate::machine::event::Event;
 use crate::Ns;
 use std::fmt;
 
 /// Simulated time between two full checks.
-pub const CHECK_INTERVAL: Ns = 100_000_000;
+pub(crate) const CHECK_INTERVAL: Ns = 100_000_000;
 
 /// Request slots (all devices) that stretch the time between full checks by one more
 /// [`CHECK_INTERVAL`].
-pub const CHECK_STATE_UNIT: usize = 16_384;
+pub(crate) const CHECK_STATE_UNIT: usize = 16_384;
 
 /// Which law.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -129,7 +129,7 @@ fn event_kind(ev: &Event) -> (usize, &'static str) {
 }
 
 /// The laws' state in a running machine.
-pub struct Laws {
+pub(crate) struct Laws {
     /// Check the laws in this run.
     pub on: bool,
     /// The first law broken; the run stops there.
@@ -145,7 +145,7 @@ pub struct Laws {
 }
 
 impl Laws {
-    pub fn new(on: bool, ntasks: usize) -> Self {
+    pub(crate) fn new(on: bool, ntasks: usize) -> Self {
         Laws {
             on,
             broken: None,

@@ -50,7 +50,8 @@ fn attach_cgroups(
     thresh: u64,
     now_j: u64,
 ) -> Vec<crate::mm::memcontrol::MemCgroup> {
-    use crate::mm::memcontrol::{MemCgroup, FIRST_CGROUP_INO};
+    use crate::metrics::FIRST_CGROUP_INO;
+    use crate::mm::memcontrol::MemCgroup;
     let min_ratio_sum = wbs.iter().map(|w| w.min_ratio_ppm).sum();
     let mut memcgs: Vec<MemCgroup> = cfg
         .cgroups
@@ -376,7 +377,6 @@ impl Machine {
             scratch_done: Vec::new(),
             run_end: None,
             scratch_ids: Vec::new(),
-            last_sample_dirtied: 0,
             rng: RngStream::of_chance(cfg.machine.chance, cfg.seed, "machine"),
             pagewait: crate::kernel::waitqueue::PageWaitTable::new(
                 cfg.policy.page_wake,

@@ -16,6 +16,8 @@ pub(crate) mod event;
 pub(crate) mod finish;
 mod run;
 mod sample;
+#[cfg(test)]
+mod tests;
 
 pub use event::Event;
 
@@ -67,7 +69,7 @@ impl Progress for NoProgress {
 /// A device's kernel thread (the loop worker): CPU work handed to it while it ran or waited
 /// for a CPU runs in its next burst, as a worker takes its whole list.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct KernelThread {
+pub(crate) struct KernelThread {
     pub pending: Ns,
     pub on_cpu: bool,
     /// Its burst waits in the run queue.
@@ -75,65 +77,64 @@ pub struct KernelThread {
 }
 
 pub struct Machine {
-    pub cfg: Scenario,
+    pub(crate) cfg: Scenario,
     /// When the run ended before `duration` (`until_done`: every task is done).
-    pub run_end: Option<Ns>,
-    pub clock: Clock,
-    pub q: EventQueue<Event>,
-    pub vm: VmStat,
+    pub(crate) run_end: Option<Ns>,
+    pub(crate) clock: Clock,
+    pub(crate) q: EventQueue<Event>,
+    pub(crate) vm: VmStat,
     /// The frames a virtual machine's host backs, when touching others costs
     /// (`[machine] page_first_touch`, `page_first_touch_read`); `None` on a machine whose memory
     /// is all there.
-    pub reporting: Option<PageReporting>,
-    pub dom: WbDomain,
+    pub(crate) reporting: Option<PageReporting>,
+    pub(crate) dom: WbDomain,
     /// mm side of each wb, one per device.
-    pub wbs: Vec<WbState>,
+    pub(crate) wbs: Vec<WbState>,
     /// fs side (lists and flusher) of each wb.
-    pub flushers: Vec<Wb>,
-    pub queues: Vec<BlockQueue>,
-    pub inodes: Vec<Inode>,
+    pub(crate) flushers: Vec<Wb>,
+    pub(crate) queues: Vec<BlockQueue>,
+    pub(crate) inodes: Vec<Inode>,
     /// Free-space allocator of each device (delayed allocation at writeback).
-    pub allocs: Vec<DevAllocator>,
-    pub tasks: Vec<Task>,
-    pub cpus: CpuPool,
+    pub(crate) allocs: Vec<DevAllocator>,
+    pub(crate) tasks: Vec<Task>,
+    pub(crate) cpus: CpuPool,
     /// The CPU each flusher entity last ran on (where its bios enter blk-mq).
-    pub flusher_cpu: Vec<u16>,
+    pub(crate) flusher_cpu: Vec<u16>,
     /// Each device's kernel thread: CPU work handed to it and not yet run.
-    pub kthreads: Vec<KernelThread>,
-    pub lru: Lru,
-    pub policy: Box<dyn DirtyThrottle>,
+    pub(crate) kthreads: Vec<KernelThread>,
+    pub(crate) lru: Lru,
+    pub(crate) policy: Box<dyn DirtyThrottle>,
     /// What the kernel generation adds at run time (congestion waits, pdflush, old LRU).
-    pub era: crate::generations::runtime::EraState,
-    pub bdp_ratelimits: Vec<u64>,
-    pub ratelimit_pages: u64,
-    pub tout: ThrottleOut,
+    pub(crate) era: crate::generations::runtime::EraState,
+    pub(crate) bdp_ratelimits: Vec<u64>,
+    pub(crate) ratelimit_pages: u64,
+    pub(crate) tout: ThrottleOut,
     /// Tasks sleeping in `reclaim_throttle`, and pages written since the first of them slept.
-    pub reclaim_waiters: Vec<u32>,
-    pub reclaim_written: u64,
-    pub fprop_armed: bool,
-    pub vmstat: Vec<VmstatSample>,
-    pub throttle: Vec<ThrottleSample>,
+    pub(crate) reclaim_waiters: Vec<u32>,
+    pub(crate) reclaim_written: u64,
+    pub(crate) fprop_armed: bool,
+    pub(crate) vmstat: Vec<VmstatSample>,
+    pub(crate) throttle: Vec<ThrottleSample>,
     /// Scratch vectors reused by the hot paths.
-    pub scratch_done: Vec<u32>,
-    pub scratch_ids: Vec<u32>,
-    pub last_sample_dirtied: u64,
-    pub rng: RngStream,
+    pub(crate) scratch_done: Vec<u32>,
+    pub(crate) scratch_ids: Vec<u32>,
+    pub(crate) rng: RngStream,
     /// The hashed page wait queues.
-    pub pagewait: crate::kernel::waitqueue::PageWaitTable,
+    pub(crate) pagewait: crate::kernel::waitqueue::PageWaitTable,
     /// tiotest's phase barrier and per-phase figures.
-    pub tiotest: crate::workload::state::TiotestState,
+    pub(crate) tiotest: crate::workload::state::TiotestState,
     /// The run-time laws and their state.
-    pub laws: crate::laws::Laws,
+    pub(crate) laws: crate::laws::Laws,
     /// Each device's journal, if its file system has one (`fs::jbd2`).
-    pub journals: Vec<Option<crate::fs::jbd2::Journal>>,
+    pub(crate) journals: Vec<Option<crate::fs::jbd2::Journal>>,
     /// The memory cgroups, in the scenario's order (`mm::memcontrol`).
-    pub memcgs: Vec<crate::mm::memcontrol::MemCgroup>,
+    pub(crate) memcgs: Vec<crate::mm::memcontrol::MemCgroup>,
     /// Pressure stall accounting of the system and each cgroup (`kernel::psi`).
-    pub psi: crate::kernel::psi::Psi,
+    pub(crate) psi: crate::kernel::psi::Psi,
     /// Per second and group (0: the system, 1 + i: cgroup i), its pressure figures.
-    pub pressure: Vec<crate::metrics::PressureSample>,
+    pub(crate) pressure: Vec<crate::metrics::PressureSample>,
     /// The `[[task]]` groups, what waits for each, and how many tasks are left.
-    pub groups: crate::kernel::task::TaskGroups,
+    pub(crate) groups: crate::kernel::task::TaskGroups,
 }
 
 /// Index of the first flusher in `RunResult::comms` (after "<idle>" and the tasks).
@@ -180,12 +181,12 @@ impl Machine {
         self.q.now()
     }
 
-    pub fn jiffies(&self) -> u64 {
+    pub(crate) fn jiffies(&self) -> u64 {
         self.clock.jiffies(self.q.now())
     }
 
     /// Record a trace event fired by `who` on `cpu`.
-    pub fn trace_ev(&mut self, who: u32, cpu: u16, ev: TraceEvent) {
+    pub(crate) fn trace_ev(&mut self, who: u32, cpu: u16, ev: TraceEvent) {
         self.tout.trace.push(TraceRecord {
             t_ns: self.q.now(),
             who,
@@ -195,7 +196,7 @@ impl Machine {
     }
 
     /// The throttling code's trace events from now on are fired by `who` on `cpu`.
-    pub fn stamp_tout(&mut self, who: u32, cpu: u16) {
+    pub(crate) fn stamp_tout(&mut self, who: u32, cpu: u16) {
         self.tout.stamp = (self.q.now(), who, cpu);
     }
 }

@@ -8,6 +8,15 @@ pub mod hist;
 pub mod tiotest;
 pub mod trace;
 
+/// A PSI pressure figure, as the results give it.
+pub use crate::kernel::psi::Pressure;
+
+/// Operations logged per task at most (32 MiB of log): a longer run keeps its first ones.
+pub const MAX_OP_LOG: usize = 2_000_000;
+
+/// The kernfs inode number the model gives the `i`th declared group (the root's is 1), as
+/// the trace's `cgroup_ino` prints it.
+pub const FIRST_CGROUP_INO: u64 = 1000;
 pub use hist::LatencyHist;
 pub use trace::{TraceEvent, TraceLog, TraceRecord, TraceSink};
 

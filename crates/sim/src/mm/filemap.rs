@@ -146,7 +146,7 @@ impl Machine {
     /// dirty; a page under writeback becomes dirty as well (`PG_writeback` + `PG_dirty`); an
     /// already dirty page is not dirtied again. The pages were allocated by the caller; the
     /// allocations of pages that were already cached are given back.
-    pub fn account_dirtied(&mut self, tid: u32, file: u32, start: u64, n: u64) {
+    pub(crate) fn account_dirtied(&mut self, tid: u32, file: u32, start: u64, n: u64) {
         let dev = self.inodes[file as usize].dev as usize;
         if self.allocs[dev].allocates_at_write() {
             // prepare_write's get_block: ext3 without reservation windows places each block now.
@@ -205,7 +205,7 @@ impl Machine {
     }
 
     /// Writeback of `n` pages of `file` from `start` completed (`__folio_end_writeback`).
-    pub fn end_page_writeback(&mut self, file: u32, start: u64, n: u64) {
+    pub(crate) fn end_page_writeback(&mut self, file: u32, start: u64, n: u64) {
         let inode = &mut self.inodes[file as usize];
         // A page written again during its I/O stays dirty (`folio_end_writeback` clears only
         // PG_writeback).

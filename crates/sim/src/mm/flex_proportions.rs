@@ -3,12 +3,12 @@
 //! in per-CPU counters; the model keeps exact sums (the batching error is ignored).
 
 /// `FPROP_FRAC_SHIFT`: fractions are in 1/1024.
-pub const FPROP_FRAC_SHIFT: u32 = 10;
-pub const FPROP_FRAC_BASE: u64 = 1 << FPROP_FRAC_SHIFT;
+pub(crate) const FPROP_FRAC_SHIFT: u32 = 10;
+pub(crate) const FPROP_FRAC_BASE: u64 = 1 << FPROP_FRAC_SHIFT;
 
 /// The domain-wide side (`struct fprop_global`).
 #[derive(Clone, Debug)]
-pub struct FpropGlobal {
+pub(crate) struct FpropGlobal {
     pub events: u64,
     pub period: u64,
 }
@@ -21,7 +21,7 @@ impl Default for FpropGlobal {
 
 /// One wb's side (`struct fprop_local_percpu`).
 #[derive(Clone, Debug, Default)]
-pub struct FpropLocal {
+pub(crate) struct FpropLocal {
     pub events: u64,
     pub period: u64,
 }
@@ -29,7 +29,7 @@ pub struct FpropLocal {
 impl FpropGlobal {
     /// `fprop_new_period`: declare `periods` new periods. Returns false (and ages nothing)
     /// when there were no events, which stops the aging timer until the next event.
-    pub fn new_period(&mut self, periods: u32) -> bool {
+    pub(crate) fn new_period(&mut self, periods: u32) -> bool {
         if self.events <= 1 {
             return false;
         }
@@ -51,7 +51,7 @@ impl FpropLocal {
     }
 
     /// `fprop_fraction_percpu`: this wb's share as num/den.
-    pub fn fraction(&mut self, g: &FpropGlobal) -> (u64, u64) {
+    pub(crate) fn fraction(&mut self, g: &FpropGlobal) -> (u64, u64) {
         self.reflect_period(g);
         let num = self.events;
         let den = g.events.max(num).max(1);
@@ -60,7 +60,7 @@ impl FpropLocal {
 
     /// `__fprop_add_percpu_max`: count `nr` completions, but never let the share exceed
     /// `max_frac`/1024 (the bdi's `max_ratio`).
-    pub fn add_max(&mut self, g: &mut FpropGlobal, max_frac: u64, nr: u64) {
+    pub(crate) fn add_max(&mut self, g: &mut FpropGlobal, max_frac: u64, nr: u64) {
         let mut nr = nr;
         if max_frac < FPROP_FRAC_BASE {
             let (num, den) = self.fraction(g);

@@ -19,10 +19,10 @@
 pub const NR_ORDERS: usize = 11;
 
 /// Pages allocated, by the order of the folios they went into.
-pub type Orders = [u64; NR_ORDERS];
+pub(crate) type Orders = [u64; NR_ORDERS];
 
 /// `pages` in folios of `order` (clamped to the largest).
-pub fn in_folios(pages: u64, order: u32) -> Orders {
+pub(crate) fn in_folios(pages: u64, order: u32) -> Orders {
     let mut o = [0; NR_ORDERS];
     o[(order as usize).min(NR_ORDERS - 1)] = pages;
     o
@@ -31,7 +31,7 @@ pub fn in_folios(pages: u64, order: u32) -> Orders {
 /// Free blocks per order below the reporting order: the backed ones a machine started with, and
 /// the cold pieces of reported blocks split since.
 #[derive(Clone, Debug)]
-pub struct FreeLists {
+pub(crate) struct FreeLists {
     warm: Orders,
     cold: Orders,
     /// `page_reporting_order`: blocks this large and larger are reported.
@@ -45,7 +45,7 @@ impl FreeLists {
     /// Lists holding `blocks[o]` backed free blocks of each order `o` below `report_order`
     /// (what `/proc/buddyinfo` shows once reporting has settled); the blocks it shows at the
     /// reporting order and above are taken to be reported.
-    pub fn new(blocks: &[u64], report_order: u32) -> Self {
+    pub(crate) fn new(blocks: &[u64], report_order: u32) -> Self {
         let report = (report_order as usize).min(NR_ORDERS);
         let mut warm = [0; NR_ORDERS];
         for (o, &n) in blocks.iter().enumerate().take(report) {
@@ -60,7 +60,8 @@ impl FreeLists {
     }
 
     /// Backed free frames left in the lists.
-    pub fn warm_frames(&self) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn warm_frames(&self) -> u64 {
         self.warm.iter().enumerate().map(|(o, &n)| n << o).sum()
     }
 
@@ -68,7 +69,7 @@ impl FreeLists {
     /// host took back. Pages that do not fill a whole folio are part of one, taken whole: the
     /// next pieces of that order use the rest of it (a write's chunks cut by the dirty
     /// ratelimit, a readahead run cut by the request size), as its copy would.
-    pub fn allocate(&mut self, orders: &Orders) -> u64 {
+    pub(crate) fn allocate(&mut self, orders: &Orders) -> u64 {
         let mut cold = 0;
         for (k, &pages) in orders.iter().enumerate() {
             let (open, open_cold) = self.open[k];

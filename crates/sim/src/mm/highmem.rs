@@ -32,11 +32,11 @@ use super::vmstat::VmStat;
 use crate::units::PAGE_SIZE;
 
 /// `sysctl_lowmem_reserve_ratio[ZONE_NORMAL]` on i386.
-pub const LOWMEM_RESERVE_RATIO: u64 = 32;
+pub(crate) const LOWMEM_RESERVE_RATIO: u64 = 32;
 
 /// The two zones' watermarks and the highmem zone's inactive list (lowmem's is the
 /// generation's `inactive` list).
-pub struct Zones {
+pub(crate) struct Zones {
     /// Pages of ZONE_HIGHMEM.
     pub high_total: u64,
     pub high_min: u64,
@@ -56,7 +56,7 @@ pub struct Zones {
 impl Zones {
     /// Zones of a machine of `total` pages with `highmem` pages of ZONE_HIGHMEM; `None` for a
     /// 64-bit machine (`highmem` = 0).
-    pub fn boot(total: u64, highmem: u64, min_free_kbytes: u64) -> Option<Self> {
+    pub(crate) fn boot(total: u64, highmem: u64, min_free_kbytes: u64) -> Option<Self> {
         if highmem == 0 || highmem >= total {
             return None;
         }
@@ -85,19 +85,19 @@ impl Zones {
     }
 
     /// Free highmem pages.
-    pub fn free_high(&self, vm: &VmStat) -> u64 {
+    pub(crate) fn free_high(&self, vm: &VmStat) -> u64 {
         self.high_total.saturating_sub(vm.high_file + self.pending_high)
     }
 
     /// Free lowmem pages.
-    pub fn free_low(&self, vm: &VmStat) -> u64 {
+    pub(crate) fn free_low(&self, vm: &VmStat) -> u64 {
         vm.nr_free.saturating_sub(self.free_high(vm))
     }
 
     /// Can `n` pages be allocated at watermark `wm` (Min, Low or High) — from lowmem only
     /// (`GFP_NOFS`) or from either zone (`GFP_HIGHUSER`)? Returns the zone: Some(true)
     /// highmem, Some(false) lowmem.
-    pub fn pick(&self, vm: &VmStat, n: u64, lowmem_only: bool, wm: Wmark) -> Option<bool> {
+    pub(crate) fn pick(&self, vm: &VmStat, n: u64, lowmem_only: bool, wm: Wmark) -> Option<bool> {
         let (h, l) = match wm {
             Wmark::Min => (self.high_min, self.low_min),
             Wmark::Low => (self.high_low, self.low_low),
@@ -112,7 +112,7 @@ impl Zones {
 
 /// Which watermark an allocation attempt checks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Wmark {
+pub(crate) enum Wmark {
     Min,
     Low,
 }

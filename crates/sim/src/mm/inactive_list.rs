@@ -8,12 +8,12 @@ use super::vmscan::Mappings;
 use std::collections::{BTreeMap, VecDeque};
 
 /// `SWAP_CLUSTER_MAX`.
-pub const SWAP_CLUSTER_MAX: u64 = 32;
+pub(crate) const SWAP_CLUSTER_MAX: u64 = 32;
 /// `DEF_PRIORITY`.
-pub const DEF_PRIORITY: u32 = 12;
+pub(crate) const DEF_PRIORITY: u32 = 12;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Run {
+pub(crate) struct Run {
     pub file: u32,
     pub start: u64,
     pub len: u64,
@@ -21,7 +21,7 @@ pub struct Run {
 
 /// The inactive list: runs of pages in the order they entered the page cache.
 #[derive(Default)]
-pub struct InactiveList {
+pub(crate) struct InactiveList {
     /// Oldest first.
     q: VecDeque<Run>,
     /// Pages written by `pageout()` (PG_reclaim), by (file, first page) → pages, until their
@@ -37,7 +37,7 @@ pub struct InactiveList {
 
 /// What a scan found and did.
 #[derive(Clone, Debug, Default)]
-pub struct ScanResult {
+pub(crate) struct ScanResult {
     pub scanned: u64,
     pub freed: u64,
     /// Dirty runs to write now (`pageout`), in scan order.
@@ -47,7 +47,7 @@ pub struct ScanResult {
 }
 
 /// What the reclaimer may do with a dirty page.
-pub trait PageoutCheck {
+pub(crate) trait PageoutCheck {
     /// May the reclaimer start writeback of `pages` pages on device `dev` now (the queue has
     /// room / is not congested)? Reserves the room when it says yes.
     fn may_write(&mut self, dev: u16, pages: u64) -> bool;
@@ -55,7 +55,7 @@ pub trait PageoutCheck {
 
 impl InactiveList {
     /// Pages [start, start+len) of `file` entered the page cache.
-    pub fn add(&mut self, file: u32, start: u64, len: u64) {
+    pub(crate) fn add(&mut self, file: u32, start: u64, len: u64) {
         if len == 0 {
             return;
         }
@@ -74,13 +74,14 @@ impl InactiveList {
         self.q.push_back(Run { file, start, len });
     }
 
-    pub fn entries(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn entries(&self) -> usize {
         self.q.len() + self.reclaim.len() + self.rotated.len()
     }
 
     /// Writeback of pages [start, start+n) of `file` completed: the PG_reclaim ones among
     /// them rotate to the oldest end (`folio_rotate_reclaimable`).
-    pub fn rotate_reclaimable(&mut self, file: u32, start: u64, n: u64) {
+    pub(crate) fn rotate_reclaimable(&mut self, file: u32, start: u64, n: u64) {
         if self.reclaim.is_empty() {
             return;
         }
@@ -116,7 +117,7 @@ impl InactiveList {
     /// Scan up to `nr_to_scan` pages from the oldest end, freeing up to `want` clean pages.
     /// Dirty pages are handed to `pageout` when `may_writepage` and the check allows, else
     /// kept; pages under writeback or read are kept. Kept pages go to the young end.
-    pub fn shrink(
+    pub(crate) fn shrink(
         &mut self,
         nr_to_scan: u64,
         want: u64,
@@ -203,7 +204,7 @@ impl InactiveList {
     }
 
     /// Pages on the list (for scan targets).
-    pub fn pages(&self) -> u64 {
+    pub(crate) fn pages(&self) -> u64 {
         self.npages
     }
 }
@@ -247,7 +248,7 @@ fn has_pages(m: &AddressSpace, r: Run) -> bool {
 }
 
 /// Pages to scan at `priority` from a list of `lru` pages (`shrink_zone`).
-pub fn scan_target(lru: u64, priority: u32) -> u64 {
+pub(crate) fn scan_target(lru: u64, priority: u32) -> u64 {
     (lru >> priority) + 1
 }
 

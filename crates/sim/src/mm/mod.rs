@@ -5,22 +5,22 @@
 //! (`vmscan` for 6.x, `vmscan_pageout` for the generations whose reclaim wrote dirty pages),
 //! and memory cgroups (`memcontrol`).
 
-pub mod filemap;
-pub mod flex_proportions;
-pub mod free_lists;
-pub mod highmem;
-pub mod inactive_list;
-pub mod memcontrol;
-pub mod page_alloc;
-pub mod page_cache;
-pub mod page_reporting;
-pub mod page_writeback;
-pub mod proportions;
-pub mod readahead;
-pub mod throttle_bdflush;
-pub mod throttle_global;
-pub mod throttle_ioless;
-pub mod throttle_per_bdi;
-pub mod vmscan;
-pub mod vmscan_pageout;
-pub mod vmstat;
+pub(crate) mod filemap;
+pub(crate) mod flex_proportions;
+pub(crate) mod free_lists;
+pub(crate) mod highmem;
+pub(crate) mod inactive_list;
+pub(crate) mod memcontrol;
+pub(crate) mod page_alloc;
+pub(crate) mod page_cache;
+pub(crate) mod page_reporting;
+pub(crate) mod page_writeback;
+pub(crate) mod proportions;
+pub(crate) mod readahead;
+pub(crate) mod throttle_bdflush;
+pub(crate) mod throttle_global;
+pub(crate) mod throttle_ioless;
+pub(crate) mod throttle_per_bdi;
+pub(crate) mod vmscan;
+pub(crate) mod vmscan_pageout;
+pub(crate) mod vmstat;

@@ -6,7 +6,7 @@ use crate::machine::Machine;
 impl Machine {
     /// Get `n` free pages for the page cache. Returns false when the task must wait in
     /// `reclaim_throttle` (the task is then queued to be woken).
-    pub fn alloc_pages(&mut self, tid: u32, n: u64) -> bool {
+    pub(crate) fn alloc_pages(&mut self, tid: u32, n: u64) -> bool {
         let ok = self.try_alloc_pages(tid, n);
         self.account_reclaim_wait(tid, ok)
     }
@@ -75,7 +75,7 @@ impl Machine {
 
     /// Insert `n` pages that task `tid` allocated by `alloc_pages` into the page cache of
     /// `file`.
-    pub fn map_pages(&mut self, tid: u32, file: u32, n: u64) {
+    pub(crate) fn map_pages(&mut self, tid: u32, file: u32, n: u64) {
         self.vm.nr_alloc_pending -= n;
         self.tasks[tid as usize].alloc_pending -= n;
         self.memcg_pending(tid, -(n as i64));

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// State of a cached page.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PageState {
+pub(crate) enum PageState {
     /// Uptodate and clean: reclaimable.
     Clean,
     /// Dirty (`PG_dirty`), counted in `NR_FILE_DIRTY`.
@@ -32,17 +32,17 @@ pub enum PageState {
 
 impl PageState {
     /// `PG_dirty`: counted in `NR_FILE_DIRTY`.
-    pub fn is_dirty(self) -> bool {
+    pub(crate) fn is_dirty(self) -> bool {
         matches!(self, PageState::Dirty | PageState::WritebackDirty | PageState::Queued)
     }
 
     /// `PG_writeback`: counted in `NR_WRITEBACK`.
-    pub fn under_writeback(self) -> bool {
+    pub(crate) fn under_writeback(self) -> bool {
         matches!(self, PageState::Writeback | PageState::WritebackDirty)
     }
 
     /// `PG_uptodate`: its data can be copied out.
-    pub fn is_uptodate(self) -> bool {
+    pub(crate) fn is_uptodate(self) -> bool {
         self != PageState::Reading
     }
 }
@@ -50,7 +50,7 @@ impl PageState {
 /// Page counts by previous state, returned when a range changes state, so the caller can
 /// move the global counters by exactly what changed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Changed {
+pub(crate) struct Changed {
     pub absent: u64,
     pub clean: u64,
     pub dirty: u64,
@@ -82,7 +82,7 @@ struct Extent {
 
 /// Page states of one file, keyed by first page index.
 #[derive(Clone, Debug, Default)]
-pub struct AddressSpace {
+pub(crate) struct AddressSpace {
     map: BTreeMap<u64, Extent>,
     /// First page of every extent in state `Dirty`.
     dirty_runs: BTreeSet<u64>,
@@ -94,19 +94,19 @@ pub struct AddressSpace {
 }
 
 impl AddressSpace {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
     /// State of page `idx`.
-    pub fn state(&self, idx: u64) -> Option<PageState> {
+    pub(crate) fn state(&self, idx: u64) -> Option<PageState> {
         let (&s, e) = self.map.range(..=idx).next_back()?;
         (idx < s + e.len).then_some(e.state)
     }
 
     /// Length of the run of pages starting at `idx` that share `idx`'s state (absent runs
     /// end at the next cached page), capped at `max`.
-    pub fn run_at(&self, idx: u64, max: u64) -> (Option<PageState>, u64) {
+    pub(crate) fn run_at(&self, idx: u64, max: u64) -> (Option<PageState>, u64) {
         if let Some((&s, e)) = self.map.range(..=idx).next_back() {
             if idx < s + e.len {
                 return (Some(e.state), (s + e.len - idx).min(max));
@@ -118,7 +118,7 @@ impl AddressSpace {
 
     /// First dirty run at or after `from`, at most `max` pages: (start, len). A lookup in the
     /// dirty-run index, not a walk over the runs before it.
-    pub fn next_dirty(&self, from: u64, max: u64) -> Option<(u64, u64)> {
+    pub(crate) fn next_dirty(&self, from: u64, max: u64) -> Option<(u64, u64)> {
         if let Some((&s, e)) = self.map.range(..from).next_back() {
             if e.state == PageState::Dirty && from < s + e.len {
                 return Some((from, (s + e.len - from).min(max)));
@@ -130,7 +130,7 @@ impl AddressSpace {
 
     /// First run of pages in `state` at or after `from`, at most `max` pages: (start, len).
     /// The radix-tree tag walk of the kernel (`PAGECACHE_TAG_DIRTY`, `_WRITEBACK`).
-    pub fn next_in_state(&self, from: u64, max: u64, state: PageState) -> Option<(u64, u64)> {
+    pub(crate) fn next_in_state(&self, from: u64, max: u64, state: PageState) -> Option<(u64, u64)> {
         if let Some((&s, e)) = self.map.range(..from).next_back() {
             if e.state == state && from < s + e.len {
                 return Some((from, (s + e.len - from).min(max)));
@@ -144,7 +144,7 @@ impl AddressSpace {
 
     /// The first run of pages at or after `from` and before `end` whose state `pick` accepts:
     /// (start, len, state), the run cut at `end`.
-    pub fn next_matching(&self, from: u64, end: u64, pick: impl Fn(PageState) -> bool) -> Option<(u64, u64, PageState)> {
+    pub(crate) fn next_matching(&self, from: u64, end: u64, pick: impl Fn(PageState) -> bool) -> Option<(u64, u64, PageState)> {
         if from >= end {
             return None;
         }
@@ -159,18 +159,18 @@ impl AddressSpace {
     }
 
     /// One past the last cached page (0 for an empty file).
-    pub fn end(&self) -> u64 {
+    pub(crate) fn end(&self) -> u64 {
         self.map.iter().next_back().map_or(0, |(&s, e)| s + e.len)
     }
 
     /// The runs of pages in `state`, in index order: (start, len).
-    pub fn runs_in_state(&self, state: PageState) -> impl Iterator<Item = (u64, u64)> + '_ {
+    pub(crate) fn runs_in_state(&self, state: PageState) -> impl Iterator<Item = (u64, u64)> + '_ {
         self.map.iter().filter(move |(_, e)| e.state == state).map(|(&s, e)| (s, e.len))
     }
 
     /// Set pages [start, start+n) to `state` (None = drop from the cache). Returns what
     /// they were before.
-    pub fn set_range(&mut self, start: u64, n: u64, state: Option<PageState>) -> Changed {
+    pub(crate) fn set_range(&mut self, start: u64, n: u64, state: Option<PageState>) -> Changed {
         let mut ch = Changed::default();
         if n == 0 {
             return ch;
@@ -243,7 +243,7 @@ impl AddressSpace {
 
     /// Change only the pages of [start, start+n) that are in state `from` to `to`
     /// (None = drop). Returns how many changed.
-    pub fn transition(&mut self, start: u64, n: u64, from: PageState, to: Option<PageState>) -> u64 {
+    pub(crate) fn transition(&mut self, start: u64, n: u64, from: PageState, to: Option<PageState>) -> u64 {
         let end = start + n;
         let mut idx = start;
         let mut moved = 0;
@@ -261,7 +261,7 @@ impl AddressSpace {
     /// Writeback of [start, start+n) completed: pages under writeback become clean, pages
     /// dirtied again during it stay dirty (`folio_end_writeback` clears only PG_writeback).
     /// Returns how many pages left writeback. One walk over the range.
-    pub fn end_writeback(&mut self, start: u64, n: u64) -> u64 {
+    pub(crate) fn end_writeback(&mut self, start: u64, n: u64) -> u64 {
         let end = start + n;
         let mut idx = start;
         let mut moved = 0;
@@ -344,7 +344,8 @@ impl AddressSpace {
     }
 
     /// Number of extents (for tests and memory estimates).
-    pub fn extents(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn extents(&self) -> usize {
         self.map.len()
     }
 }

@@ -27,13 +27,13 @@ use crate::units::{pages_to_kbps, PAGE_SIZE};
 use crate::Ns;
 
 /// `RATELIMIT_CALC_SHIFT`: pos_ratio is in 1/1024.
-pub const RATELIMIT_CALC_SHIFT: u32 = 10;
+pub(crate) const RATELIMIT_CALC_SHIFT: u32 = 10;
 /// `BDI_RATIO_SCALE * 100`: bdi ratios are kept in parts per million.
-pub const RATIO_PPM: u64 = 1_000_000;
+pub(crate) const RATIO_PPM: u64 = 1_000_000;
 /// `DIRTY_POLL_THRESH` (128 KiB) in pages.
-pub const DIRTY_POLL_THRESH: u64 = 32;
+pub(crate) const DIRTY_POLL_THRESH: u64 = 32;
 /// `INIT_BW`: 100 MB/s in pages per second, the starting estimate of every new wb.
-pub const INIT_BW: u64 = (100 << 20) / PAGE_SIZE;
+pub(crate) const INIT_BW: u64 = (100 << 20) / PAGE_SIZE;
 
 pub(crate) fn ilog2(x: u64) -> u32 {
     63 - x.max(1).leading_zeros()
@@ -44,13 +44,13 @@ pub(crate) fn roundup_pow_of_two(x: u64) -> u64 {
 }
 
 /// `MAX_PAUSE` and `BANDWIDTH_INTERVAL`: HZ/5 jiffies (200 ms).
-pub fn max_pause_jiffies(hz: u64) -> u64 {
+pub(crate) fn max_pause_jiffies(hz: u64) -> u64 {
     (hz / 5).max(1)
 }
 
 /// `struct wb_domain`: the global one, and one per memory cgroup (`memcg->cgwb_domain`).
 #[derive(Clone, Debug, Default)]
-pub struct WbDomain {
+pub(crate) struct WbDomain {
     /// The smoothed hard limit (`dom->dirty_limit`), pages.
     pub dirty_limit: u64,
     /// jiffies of the last `update_dirty_limit`.
@@ -63,7 +63,7 @@ pub struct WbDomain {
 
 /// The mm side of a `struct bdi_writeback`: counters, bandwidth estimates and limits.
 #[derive(Clone, Debug)]
-pub struct WbState {
+pub(crate) struct WbState {
     pub name: DevT,
     /// `WB_RECLAIMABLE`: dirty pages of this wb.
     pub reclaimable: u64,
@@ -108,7 +108,7 @@ pub struct WbState {
 impl WbState {
     /// `wb_init` + the bdi sysfs knobs. `thresh` is the global threshold at the time the
     /// byte knobs are written (they are converted to ratios then, as the kernel does).
-    pub fn new(name: DevT, bdi: &BdiConfig, thresh: u64, now_jiffies: u64) -> Self {
+    pub(crate) fn new(name: DevT, bdi: &BdiConfig, thresh: u64, now_jiffies: u64) -> Self {
         let to_ppm = |bytes: u64| (bytes / PAGE_SIZE).saturating_mul(RATIO_PPM) / thresh.max(1);
         let max_ratio_ppm = bdi.max_bytes.map(to_ppm).unwrap_or(bdi.max_ratio_ppm).min(RATIO_PPM);
         let min_ratio_ppm = bdi.min_bytes.map(to_ppm).unwrap_or(bdi.min_ratio_ppm).min(max_ratio_ppm);
@@ -141,7 +141,7 @@ impl WbState {
     }
 
     /// `__wb_writeout_add`: `n` pages finished writeback.
-    pub fn writeout_add(&mut self, dom: &mut WbDomain, n: u64) {
+    pub(crate) fn writeout_add(&mut self, dom: &mut WbDomain, n: u64) {
         self.written += n;
         self.completions.add_max(&mut dom.completions, self.max_prop_frac, n);
     }
@@ -158,7 +158,7 @@ impl WbState {
 
 /// Per-task throttling state (`task_struct` fields).
 #[derive(Clone, Copy, Debug)]
-pub struct TaskDirty {
+pub(crate) struct TaskDirty {
     pub nr_dirtied: u64,
     pub nr_dirtied_pause: u64,
     /// jiffies; 0 = the task never paused.
@@ -205,7 +205,7 @@ impl Default for TaskDirty {
 
 /// `struct dirty_throttle_control`.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct DirtyThrottleControl {
+pub(crate) struct DirtyThrottleControl {
     pub avail: u64,
     pub dirty: u64,
     pub thresh: u64,
@@ -223,14 +223,14 @@ pub struct DirtyThrottleControl {
 
 /// `domain_dirty_limits` for the global domain: thresh and bg_thresh from the sysctls and
 /// `dtc.avail`. The kernel recomputes these on every call; so does the model.
-pub fn domain_dirty_limits(dtc: &mut DirtyThrottleControl, vm: &VmSysctl) {
+pub(crate) fn domain_dirty_limits(dtc: &mut DirtyThrottleControl, vm: &VmSysctl) {
     domain_dirty_limits_in(dtc, vm, None)
 }
 
 /// `domain_dirty_limits` for any domain. A memory cgroup's (`global_avail` given) cannot use
 /// the byte settings as they are: they become ratios of the global dirtyable memory, in
 /// 1/PAGE_SIZE units, applied to the group's own `avail`.
-pub fn domain_dirty_limits_in(dtc: &mut DirtyThrottleControl, vm: &VmSysctl, global_avail: Option<u64>) {
+pub(crate) fn domain_dirty_limits_in(dtc: &mut DirtyThrottleControl, vm: &VmSysctl, global_avail: Option<u64>) {
     let avail = dtc.avail;
     let mut ratio = vm.dirty_ratio as u64 * PAGE_SIZE / 100;
     let mut bg_ratio = vm.dirty_background_ratio as u64 * PAGE_SIZE / 100;
@@ -264,17 +264,17 @@ pub fn domain_dirty_limits_in(dtc: &mut DirtyThrottleControl, vm: &VmSysctl, glo
 }
 
 /// `dirty_freerun_ceiling`.
-pub fn dirty_freerun_ceiling(thresh: u64, bg_thresh: u64) -> u64 {
+pub(crate) fn dirty_freerun_ceiling(thresh: u64, bg_thresh: u64) -> u64 {
     (thresh + bg_thresh) / 2
 }
 
 /// `hard_dirty_limit`.
-pub fn hard_dirty_limit(dom: &WbDomain, thresh: u64) -> u64 {
+pub(crate) fn hard_dirty_limit(dom: &WbDomain, thresh: u64) -> u64 {
     thresh.max(dom.dirty_limit)
 }
 
 /// `wb_stat_error()`: the per-CPU counter error bound, used by the hard-limit loop exit.
-pub fn wb_stat_error(ncpus: u32) -> u64 {
+pub(crate) fn wb_stat_error(ncpus: u32) -> u64 {
     let n = ncpus.max(1) as u64;
     n * 8 * (1 + ilog2(n) as u64)
 }
@@ -282,7 +282,7 @@ pub fn wb_stat_error(ncpus: u32) -> u64 {
 /// `__wb_calc_thresh` (6.18): this wb's share of threshold `thresh` by its recent share of
 /// completions, plus min_ratio, bumped for idle devices by (thresh − dirty)/8 (/100 under
 /// strictlimit), then capped at max_ratio.
-pub fn __wb_calc_thresh(dtc: &DirtyThrottleControl, dom: &WbDomain, wb: &mut WbState, thresh: u64) -> u64 {
+pub(crate) fn __wb_calc_thresh(dtc: &DirtyThrottleControl, dom: &WbDomain, wb: &mut WbState, thresh: u64) -> u64 {
     let (num, den) = wb.completions_for(dtc.memcg).fraction(&dom.completions);
     let share = div128(
         div128(
@@ -316,7 +316,7 @@ fn div128(n: u128, d: u128) -> u128 {
 }
 
 /// `wb_dirty_limits`: wb_thresh, the scaled wb_bg_thresh and wb_dirty (incl. writeback).
-pub fn wb_dirty_limits(dtc: &mut DirtyThrottleControl, dom: &WbDomain, wb: &mut WbState) {
+pub(crate) fn wb_dirty_limits(dtc: &mut DirtyThrottleControl, dom: &WbDomain, wb: &mut WbState) {
     dtc.wb_thresh = __wb_calc_thresh(dtc, dom, wb, dtc.thresh);
     dtc.wb_bg_thresh = if dtc.thresh > 0 {
         div128(dtc.wb_thresh as u128 * dtc.bg_thresh as u128, dtc.thresh as u128) as u64
@@ -332,7 +332,7 @@ pub fn wb_dirty_limits(dtc: &mut DirtyThrottleControl, dom: &WbDomain, wb: &mut 
 /// The kernel does this in signed 64-bit arithmetic and builds with wrapping signed overflow;
 /// far from the setpoint with a tiny `limit − setpoint` the cube overflows, so the products
 /// wrap here too (instead of panicking in debug builds) before the clamp.
-pub fn pos_ratio_polynom(setpoint: u64, dirty: u64, limit: u64) -> u64 {
+pub(crate) fn pos_ratio_polynom(setpoint: u64, dirty: u64, limit: u64) -> u64 {
     let x: i64 = (((setpoint as i64) - (dirty as i64)) << RATELIMIT_CALC_SHIFT) / (((limit as i64) - (setpoint as i64)) | 1);
     let mut pos = x;
     pos = pos.wrapping_mul(x) >> RATELIMIT_CALC_SHIFT;
@@ -343,7 +343,7 @@ pub fn pos_ratio_polynom(setpoint: u64, dirty: u64, limit: u64) -> u64 {
 
 /// `wb_position_ratio`: how far the dirty level is from where it should be, as a factor on
 /// the wb's dirty_ratelimit. Sets `dtc.limit` and `dtc.pos_ratio`.
-pub fn wb_position_ratio(dtc: &mut DirtyThrottleControl, dom: &WbDomain, wb: &WbState) {
+pub(crate) fn wb_position_ratio(dtc: &mut DirtyThrottleControl, dom: &WbDomain, wb: &WbState) {
     let write_bw = wb.avg_write_bandwidth;
     let freerun = dirty_freerun_ceiling(dtc.thresh, dtc.bg_thresh);
     let limit = hard_dirty_limit(dom, dtc.thresh);
@@ -396,7 +396,7 @@ pub fn wb_position_ratio(dtc: &mut DirtyThrottleControl, dom: &WbDomain, wb: &Wb
 }
 
 /// `dirty_poll_interval`: in freerun, poll again after about sqrt(thresh − dirty) pages.
-pub fn dirty_poll_interval(dirty: u64, thresh: u64) -> u64 {
+pub(crate) fn dirty_poll_interval(dirty: u64, thresh: u64) -> u64 {
     if thresh > dirty {
         1 << (ilog2(thresh - dirty) >> 1)
     } else {
@@ -405,7 +405,7 @@ pub fn dirty_poll_interval(dirty: u64, thresh: u64) -> u64 {
 }
 
 /// `wb_max_pause`: about 1/8 of the time to write out wb_dirty, in [1, MAX_PAUSE] jiffies.
-pub fn wb_max_pause(wb: &WbState, wb_dirty: u64, hz: u64) -> u64 {
+pub(crate) fn wb_max_pause(wb: &WbState, wb_dirty: u64, hz: u64) -> u64 {
     let bw = wb.avg_write_bandwidth;
     let t = wb_dirty / (1 + bw / roundup_pow_of_two(1 + hz / 8)) + 1;
     t.min(max_pause_jiffies(hz))
@@ -417,7 +417,7 @@ pub fn wb_max_pause(wb: &WbState, wb_dirty: u64, hz: u64) -> u64 {
 /// As in the kernel, the concurrency estimate (`hi − lo`) reads both rates from the wb
 /// (`avg_write_bandwidth`, `dirty_ratelimit`); the `dirty_ratelimit` argument only sizes the
 /// page count. `balance_dirty_pages` passes the wb's own rate, so the two agree there.
-pub fn wb_min_pause(wb: &WbState, max_pause: u64, task_ratelimit: u64, dirty_ratelimit: u64, hz: u64) -> (u64, u64) {
+pub(crate) fn wb_min_pause(wb: &WbState, max_pause: u64, task_ratelimit: u64, dirty_ratelimit: u64, hz: u64) -> (u64, u64) {
     let hi = ilog2(wb.avg_write_bandwidth) as i64;
     let lo = ilog2(wb.dirty_ratelimit) as i64;
     let mut t = (hz / 100).max(1) as i64;
@@ -447,7 +447,7 @@ pub fn wb_min_pause(wb: &WbState, max_pause: u64, task_ratelimit: u64, dirty_rat
 
 /// `update_dirty_limit` via `domain_update_dirty_limit`: follow thresh up at once, down by
 /// 1/32 of the gap per 200 ms, never below the dirty count.
-pub fn domain_update_dirty_limit(dom: &mut WbDomain, dtc: &DirtyThrottleControl, now: u64, hz: u64) {
+pub(crate) fn domain_update_dirty_limit(dom: &mut WbDomain, dtc: &DirtyThrottleControl, now: u64, hz: u64) {
     if now < dom.dirty_limit_tstamp + max_pause_jiffies(hz) {
         return;
     }
@@ -466,7 +466,7 @@ pub fn domain_update_dirty_limit(dom: &mut WbDomain, dtc: &DirtyThrottleControl,
 
 /// `wb_update_write_bandwidth`: EMA of completed writeout over a 3 s (power of two) period,
 /// and the lagging `avg_write_bandwidth`.
-pub fn wb_update_write_bandwidth(wb: &mut WbState, elapsed: u64, written: u64, hz: u64) {
+pub(crate) fn wb_update_write_bandwidth(wb: &mut WbState, elapsed: u64, written: u64, hz: u64) {
     let period = roundup_pow_of_two(3 * hz);
     let mut avg = wb.avg_write_bandwidth;
     let old = wb.write_bandwidth;
@@ -489,7 +489,7 @@ pub fn wb_update_write_bandwidth(wb: &mut WbState, elapsed: u64, written: u64, h
 }
 
 /// Inputs and outputs of one `wb_update_dirty_ratelimit` for the trace.
-pub struct RatelimitUpdate {
+pub(crate) struct RatelimitUpdate {
     pub dirty_rate: u64,
     pub task_ratelimit: u64,
 }
@@ -497,7 +497,7 @@ pub struct RatelimitUpdate {
 /// `wb_update_dirty_ratelimit`: move the wb's base rate toward write_bw/N, conservatively:
 /// only when the position error and the rate estimate agree on the direction, by the most
 /// cautious candidate, in steps that shrink sharply near the target.
-pub fn wb_update_dirty_ratelimit(
+pub(crate) fn wb_update_dirty_ratelimit(
     dtc: &mut DirtyThrottleControl,
     dom: &WbDomain,
     wb: &mut WbState,
@@ -534,7 +534,7 @@ pub fn wb_update_dirty_ratelimit(
 /// `wb_update_dirty_ratelimit`: move `dirty_ratelimit` toward `balanced` only when the
 /// position (`dirty` against `setpoint`) and the rate estimates agree, by the most cautious
 /// candidate, the step shrinking sharply near the target; then remember `balanced`.
-pub fn step_dirty_ratelimit(wb: &mut WbState, dirty: u64, setpoint: u64, balanced: u64, task_ratelimit: u64) {
+pub(crate) fn step_dirty_ratelimit(wb: &mut WbState, dirty: u64, setpoint: u64, balanced: u64, task_ratelimit: u64) {
     let mut dirty_ratelimit = wb.dirty_ratelimit;
     let mut step = 0;
     if dirty < setpoint {
@@ -561,7 +561,7 @@ pub fn step_dirty_ratelimit(wb: &mut WbState, dirty: u64, setpoint: u64, balance
 }
 
 /// Everything the throttling code may read and change besides the task itself.
-pub struct ThrottleCx<'a> {
+pub(crate) struct ThrottleCx<'a> {
     pub clock: Clock,
     pub now: Ns,
     pub vm: &'a VmStat,
@@ -585,7 +585,7 @@ pub struct ThrottleCx<'a> {
 /// Side effects for the machine to carry out, and the run's trace, which the throttling code
 /// records into directly (stamped with who fires it, where and when: set by the caller).
 #[derive(Default)]
-pub struct ThrottleOut {
+pub(crate) struct ThrottleOut {
     /// `wb_start_background_writeback` was called.
     pub kick_background: bool,
     /// Record trace events.
@@ -598,7 +598,7 @@ pub struct ThrottleOut {
 impl ThrottleOut {
     /// Record `ev` as fired at `stamp`.
     #[inline]
-    pub fn emit(&mut self, ev: TraceEvent) {
+    pub(crate) fn emit(&mut self, ev: TraceEvent) {
         let (t_ns, who, cpu) = self.stamp;
         self.trace.push(TraceRecord { t_ns, who, cpu, ev });
     }
@@ -606,7 +606,7 @@ impl ThrottleOut {
 
 /// What the dirtying task does next.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Throttle {
+pub(crate) enum Throttle {
     /// Go on dirtying.
     Proceed,
     /// Sleep this many jiffies (`io_schedule_timeout`), then call `resume`.
@@ -625,8 +625,7 @@ pub enum Throttle {
 }
 
 /// One generation's dirty-throttling policy: what a task does before it dirties a chunk.
-pub trait DirtyThrottle {
-    fn name(&self) -> &'static str;
+pub(crate) trait DirtyThrottle {
     /// `balance_dirty_pages_ratelimited`: called before each chunk is dirtied.
     fn ratelimited(&mut self, cx: &mut ThrottleCx, task: &mut TaskDirty) -> Throttle;
     /// The task's throttle sleep (or its own writeback) ended: finish or continue the loop.
@@ -669,13 +668,9 @@ pub trait DirtyThrottle {
 
 /// The 6.x policy: IO-less, bandwidth-based pauses with two control lines.
 #[derive(Default)]
-pub struct Modern;
+pub(crate) struct Modern;
 
 impl DirtyThrottle for Modern {
-    fn name(&self) -> &'static str {
-        "6.x"
-    }
-
     fn ratelimited(&mut self, cx: &mut ThrottleCx, task: &mut TaskDirty) -> Throttle {
         balance_dirty_pages_ratelimited(cx, task)
     }
@@ -690,7 +685,7 @@ impl DirtyThrottle for Modern {
 }
 
 /// `balance_dirty_pages_ratelimited_flags`: the cheap gate in front of every chunk.
-pub fn balance_dirty_pages_ratelimited(cx: &mut ThrottleCx, task: &mut TaskDirty) -> Throttle {
+pub(crate) fn balance_dirty_pages_ratelimited(cx: &mut ThrottleCx, task: &mut TaskDirty) -> Throttle {
     if ratelimit_gate(cx, task) {
         return balance_dirty_pages(cx, task);
     }
@@ -700,7 +695,7 @@ pub fn balance_dirty_pages_ratelimited(cx: &mut ThrottleCx, task: &mut TaskDirty
 /// The gate of the IO-less kernels (3.2 on): true, with the call's start and pages recorded,
 /// once the task has dirtied `nr_dirtied_pause` pages (32 KiB worth while the wb is over its
 /// limit), or when its CPU's count reaches `ratelimit_pages`.
-pub fn ratelimit_gate(cx: &mut ThrottleCx, task: &mut TaskDirty) -> bool {
+pub(crate) fn ratelimit_gate(cx: &mut ThrottleCx, task: &mut TaskDirty) -> bool {
     let mut ratelimit = task.nr_dirtied_pause;
     if cx.wb.dirty_exceeded {
         ratelimit = ratelimit.min(32 >> (crate::units::PAGE_SHIFT - 10));
@@ -723,7 +718,7 @@ pub fn ratelimit_gate(cx: &mut ThrottleCx, task: &mut TaskDirty) -> bool {
 }
 
 /// The global dirty state for the current instant, and the `global_dirty_state` trace.
-pub fn global_dtc(cx_vm: &VmStat, sysctl: &VmSysctl, dom: &WbDomain, out: &mut ThrottleOut) -> DirtyThrottleControl {
+pub(crate) fn global_dtc(cx_vm: &VmStat, sysctl: &VmSysctl, dom: &WbDomain, out: &mut ThrottleOut) -> DirtyThrottleControl {
     let mut dtc = DirtyThrottleControl {
         avail: cx_vm.dirtyable(),
         dirty: cx_vm.dirty_level(),
@@ -746,7 +741,7 @@ pub fn global_dtc(cx_vm: &VmStat, sysctl: &VmSysctl, dom: &WbDomain, out: &mut T
 
 /// A memory cgroup's dirty domain as `balance_dirty_pages` sees it: the domain, and the
 /// group's page counts (`mem_cgroup_wb_stats`).
-pub struct MemcgCx<'a> {
+pub(crate) struct MemcgCx<'a> {
     pub dom: &'a mut WbDomain,
     pub stats: MemcgWbStats,
 }
@@ -755,7 +750,7 @@ pub struct MemcgCx<'a> {
 /// (only from a throttled task) also each domain's dirty_limit and the wb's dirty_ratelimit,
 /// once per domain: the global one, then the memory cgroup's (`mdtc`) if there is one.
 #[allow(clippy::too_many_arguments)]
-pub fn __wb_update_bandwidth(
+pub(crate) fn __wb_update_bandwidth(
     gdtc: &mut DirtyThrottleControl,
     dom: &mut WbDomain,
     mdtc: Option<(&mut DirtyThrottleControl, &mut WbDomain)>,
@@ -800,7 +795,7 @@ pub fn __wb_update_bandwidth(
 
 /// `wb_update_bandwidth`: the write-bandwidth-only update (end of `do_writepages`, and the
 /// delayed work after an inode's writeback ends).
-pub fn wb_update_bandwidth(dom: &mut WbDomain, wb: &mut WbState, now: u64, hz: u64) {
+pub(crate) fn wb_update_bandwidth(dom: &mut WbDomain, wb: &mut WbState, now: u64, hz: u64) {
     let mut dtc = DirtyThrottleControl::default();
     let mut out = ThrottleOut::default();
     __wb_update_bandwidth(&mut dtc, dom, None, wb, now, hz, false, &mut out);
@@ -808,7 +803,7 @@ pub fn wb_update_bandwidth(dom: &mut WbDomain, wb: &mut WbState, now: u64, hz: u
 
 /// `wb_bandwidth_estimate_start`: after more than a second of idleness, restart the
 /// measurement interval so idle time is not averaged in.
-pub fn wb_bandwidth_estimate_start(wb: &mut WbState, now: u64, hz: u64) {
+pub(crate) fn wb_bandwidth_estimate_start(wb: &mut WbState, now: u64, hz: u64) {
     if now > wb.bw_time_stamp + hz && wb.writeback_inodes == 0 {
         wb.dirtied_stamp = wb.dirtied;
         wb.written_stamp = wb.written;
@@ -818,7 +813,7 @@ pub fn wb_bandwidth_estimate_start(wb: &mut WbState, now: u64, hz: u64) {
 
 /// What `mem_cgroup_wb_stats` reports for a wb's group, in pages.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct MemcgWbStats {
+pub(crate) struct MemcgWbStats {
     pub filepages: u64,
     pub headroom: u64,
     pub dirty: u64,
@@ -827,7 +822,7 @@ pub struct MemcgWbStats {
 
 /// `mdtc_calc_avail`: the memory a group's dirty domain may grow into: its file pages plus
 /// the room left below its limits, but no more than the clean memory outside the group.
-pub fn mdtc_calc_avail(filepages: u64, headroom: u64, mdtc_dirty: u64, global_avail: u64, global_dirty: u64) -> u64 {
+pub(crate) fn mdtc_calc_avail(filepages: u64, headroom: u64, mdtc_dirty: u64, global_avail: u64, global_dirty: u64) -> u64 {
     let clean = filepages - filepages.min(mdtc_dirty);
     let global_clean = global_avail - global_avail.min(global_dirty);
     let other_clean = global_clean - global_clean.min(clean);
@@ -837,7 +832,7 @@ pub fn mdtc_calc_avail(filepages: u64, headroom: u64, mdtc_dirty: u64, global_av
 /// A memory cgroup's dirty control for the instant (`balance_domain_limits` for an `mdtc`):
 /// avail from the group's pages and headroom against the global control's, its thresholds,
 /// and whether it is under its freerun ceiling.
-pub fn memcg_dtc(m: &MemcgWbStats, gdtc: &DirtyThrottleControl, sysctl: &VmSysctl) -> DirtyThrottleControl {
+pub(crate) fn memcg_dtc(m: &MemcgWbStats, gdtc: &DirtyThrottleControl, sysctl: &VmSysctl) -> DirtyThrottleControl {
     let mut mdtc = DirtyThrottleControl {
         dirty: m.dirty + m.writeback,
         memcg: true,
@@ -870,7 +865,7 @@ fn domain_poll_intv(dtc: &DirtyThrottleControl, strict: bool) -> u64 {
 }
 
 /// One iteration of `balance_dirty_pages`: decide whether and how long the task sleeps.
-pub fn balance_dirty_pages(cx: &mut ThrottleCx, task: &mut TaskDirty) -> Throttle {
+pub(crate) fn balance_dirty_pages(cx: &mut ThrottleCx, task: &mut TaskDirty) -> Throttle {
     let hz = cx.clock.hz;
     let jiffies = cx.clock.jiffies(cx.now);
     let mut now = jiffies;
@@ -1035,7 +1030,7 @@ fn trace_bdp(
 /// `wb_over_bg_thresh`: should background writeback of this wb go on? Uses dirty pages
 /// only (not writeback), globally and for the wb's share of bg_thresh; for a cgroup wb the
 /// same against its group's domain (`memcg`: the domain and the group's page counts).
-pub fn wb_over_bg_thresh(
+pub(crate) fn wb_over_bg_thresh(
     vm: &VmStat,
     sysctl: &VmSysctl,
     dom: &WbDomain,
@@ -1069,14 +1064,14 @@ pub fn wb_over_bg_thresh(
 
 /// `writeback_chunk_size` for WB_SYNC_NONE work: about half a second of bandwidth, at
 /// least 4 MiB, in multiples of 4 MiB.
-pub fn writeback_chunk_size(wb: &WbState, dom: &WbDomain, work_nr_pages: i64) -> u64 {
+pub(crate) fn writeback_chunk_size(wb: &WbState, dom: &WbDomain, work_nr_pages: i64) -> u64 {
     let mut pages = (wb.avg_write_bandwidth / 2).min(dom.dirty_limit / 8);
     pages = pages.min(work_nr_pages.max(0) as u64);
     (pages + 1024) / 1024 * 1024
 }
 
 /// `writeback_set_ratelimit`: reset dirty_limit to thresh and size the per-CPU valve.
-pub fn writeback_set_ratelimit(dom: &mut WbDomain, vm: &VmStat, sysctl: &VmSysctl, ncpus: u32) -> u64 {
+pub(crate) fn writeback_set_ratelimit(dom: &mut WbDomain, vm: &VmStat, sysctl: &VmSysctl, ncpus: u32) -> u64 {
     let mut dtc = DirtyThrottleControl {
         avail: vm.dirtyable(),
         ..Default::default()
@@ -1087,7 +1082,7 @@ pub fn writeback_set_ratelimit(dom: &mut WbDomain, vm: &VmStat, sysctl: &VmSysct
 }
 
 /// The throttling state of a wb at this instant, for `throttle.csv`.
-pub fn throttle_sample(vm: &VmStat, sysctl: &VmSysctl, dom: &WbDomain, wb: &mut WbState, device: u16, t_ns: Ns) -> ThrottleSample {
+pub(crate) fn throttle_sample(vm: &VmStat, sysctl: &VmSysctl, dom: &WbDomain, wb: &mut WbState, device: u16, t_ns: Ns) -> ThrottleSample {
     let mut dtc = DirtyThrottleControl {
         avail: vm.dirtyable(),
         dirty: vm.dirty_level(),

@@ -10,35 +10,35 @@
 //! The kernel keeps per-CPU counters with a batch; the model keeps exact sums.
 
 /// `PROP_FRAC_SHIFT`: `max_prop_frac` is in 1/1024.
-pub const PROP_FRAC_SHIFT: u32 = 10;
-pub const PROP_FRAC_BASE: u64 = 1 << PROP_FRAC_SHIFT;
+pub(crate) const PROP_FRAC_SHIFT: u32 = 10;
+pub(crate) const PROP_FRAC_BASE: u64 = 1 << PROP_FRAC_SHIFT;
 
 fn ilog2(x: u64) -> u32 {
     63 - x.max(1).leading_zeros()
 }
 
 /// `calc_period_shift`: 2 + ilog2(dirty_total − 1), so that period/2 ≈ the dirty limit.
-pub fn calc_period_shift(dirty_total: u64) -> u32 {
+pub(crate) fn calc_period_shift(dirty_total: u64) -> u32 {
     2 + ilog2(dirty_total.saturating_sub(1).max(1))
 }
 
 /// `struct prop_global` (one of the descriptor's two; the model never changes the shift).
 #[derive(Clone, Debug)]
-pub struct PropGlobal {
+pub(crate) struct PropGlobal {
     pub shift: u32,
     pub events: u64,
 }
 
 /// `struct prop_local_percpu` / `prop_local_single`: one source's decayed count.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct PropLocal {
+pub(crate) struct PropLocal {
     pub events: u64,
     /// The global half-period count this counter was last normalised to.
     pub period: u64,
 }
 
 impl PropGlobal {
-    pub fn new(shift: u32) -> Self {
+    pub(crate) fn new(shift: u32) -> Self {
         PropGlobal {
             shift: shift.clamp(1, 62),
             events: 0,
@@ -57,7 +57,7 @@ impl PropGlobal {
 
 impl PropLocal {
     /// `prop_norm_percpu` / `prop_norm_single`: halve once per missed half period.
-    pub fn norm(&mut self, g: &PropGlobal) {
+    pub(crate) fn norm(&mut self, g: &PropGlobal) {
         let gp = g.global_period();
         if self.period == gp {
             return;
@@ -68,14 +68,14 @@ impl PropLocal {
     }
 
     /// `__prop_inc_percpu` for `n` events at once.
-    pub fn inc(&mut self, g: &mut PropGlobal, n: u64) {
+    pub(crate) fn inc(&mut self, g: &mut PropGlobal, n: u64) {
         self.norm(g);
         self.events += n;
         g.events += n;
     }
 
     /// `__prop_inc_percpu_max`: count only while the share is below `max_frac`/1024.
-    pub fn inc_max(&mut self, g: &mut PropGlobal, max_frac: u64, n: u64) {
+    pub(crate) fn inc_max(&mut self, g: &mut PropGlobal, max_frac: u64, n: u64) {
         if max_frac < PROP_FRAC_BASE {
             let (num, den) = self.fraction(g);
             if (num << PROP_FRAC_SHIFT) >= max_frac * den {
@@ -86,7 +86,7 @@ impl PropLocal {
     }
 
     /// `prop_fraction_percpu` / `prop_fraction_single`: (numerator, denominator).
-    pub fn fraction(&mut self, g: &PropGlobal) -> (u64, u64) {
+    pub(crate) fn fraction(&mut self, g: &PropGlobal) -> (u64, u64) {
         self.norm(g);
         let half = g.half();
         let den = half + (g.events & (half - 1));

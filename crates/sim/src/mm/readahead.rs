@@ -30,11 +30,11 @@
 use crate::mm::free_lists::{Orders, NR_ORDERS};
 
 /// `next_size` of a maximally shrunk window: readahead is off (`-1UL` in the kernel).
-pub const RA_OFF: i64 = -1;
+pub(crate) const RA_OFF: i64 = -1;
 
 /// `struct file_ra_state`: one open file's readahead, for either rule set.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct FileRaState {
+pub(crate) struct FileRaState {
     /// The current window: first page and pages.
     pub start: u64,
     pub size: u64,
@@ -62,14 +62,14 @@ pub struct FileRaState {
 /// What a windowed readahead decision asks the block layer for: `do_page_cache_readahead`
 /// of `n` pages from `start`, which returns how many it started (0 when the queue is
 /// read-congested or every page is cached already).
-pub trait ReadaheadIo {
+pub(crate) trait ReadaheadIo {
     fn do_page_cache_readahead(&mut self, start: u64, n: u64) -> u64;
 }
 
 impl FileRaState {
     /// `file_ra_state_init` on open: a fresh state whose run average starts at half the
     /// maximum window (`ra_pages / 2`).
-    pub fn opened(max: u64) -> Self {
+    pub(crate) fn opened(max: u64) -> Self {
         FileRaState {
             average: max / 2,
             ..FileRaState::default()
@@ -78,7 +78,7 @@ impl FileRaState {
 
     /// `page_cache_readahead` (2.6.6), called for every page `offset` a read reaches, in
     /// order; `max` is the device's `ra_pages`.
-    pub fn page_cache_readahead(&mut self, offset: u64, max: u64, io: &mut impl ReadaheadIo) {
+    pub(crate) fn page_cache_readahead(&mut self, offset: u64, max: u64, io: &mut impl ReadaheadIo) {
         // Sub-page reads see the same page again: nothing to decide.
         if offset == self.prev_page && self.next_size != 0 {
             return;
@@ -182,7 +182,7 @@ impl FileRaState {
     /// `handle_ra_miss`: page `offset` the reader wanted was not in the cache. With readahead
     /// off, count sequential misses and resume after `max` of them; otherwise the window is
     /// too large to survive (or was skipped): shrink it by three, not below `min`.
-    pub fn handle_ra_miss(&mut self, offset: u64, max: u64, min: u64) {
+    pub(crate) fn handle_ra_miss(&mut self, offset: u64, max: u64, min: u64) {
         if self.next_size == RA_OFF {
             if offset != self.prev_page.wrapping_add(1) {
                 self.size = self.size.saturating_sub(1);
@@ -205,7 +205,7 @@ impl FileRaState {
 }
 
 /// On-demand `get_init_ra_size`: the first window for a request of `size` pages.
-pub fn get_init_ra_size(size: u64, max: u64) -> u64 {
+pub(crate) fn get_init_ra_size(size: u64, max: u64) -> u64 {
     let newsize = size.max(1).next_power_of_two();
     if newsize <= max / 32 {
         newsize * 4
@@ -217,7 +217,7 @@ pub fn get_init_ra_size(size: u64, max: u64) -> u64 {
 }
 
 /// On-demand `get_next_ra_size`: grow the window ×4 while small, ×2 up to max.
-pub fn get_next_ra_size(cur: u64, max: u64) -> u64 {
+pub(crate) fn get_next_ra_size(cur: u64, max: u64) -> u64 {
     if cur < max / 16 {
         4 * cur
     } else if cur <= max / 2 {
@@ -235,7 +235,7 @@ pub fn get_next_ra_size(cur: u64, max: u64) -> u64 {
 /// Why it matters: the allocator cuts each folio from a free block at least as large, and free
 /// page reporting gives the host the blocks of `page_reporting_order` and up
 /// ([`crate::mm::free_lists`]).
-pub fn ra_folio_orders(window: std::ops::Range<u64>, run: std::ops::Range<u64>, folio_order: u32) -> Orders {
+pub(crate) fn ra_folio_orders(window: std::ops::Range<u64>, run: std::ops::Range<u64>, folio_order: u32) -> Orders {
     let mut orders = [0; NR_ORDERS];
     let top = 1u64 << folio_order.min(NR_ORDERS as u32 - 1);
     let mut index = window.start;
@@ -263,7 +263,7 @@ pub fn ra_folio_orders(window: std::ops::Range<u64>, run: std::ops::Range<u64>, 
 /// dividing `max`, so the windows of a 2.5 MiB read-ahead fall on 512 KiB boundaries), and the
 /// window's folios take the order, at most `max_order` and the window's own size. Returns
 /// the window's pages and its folio order.
-pub fn async_ra_window(start: u64, size: u64, order: u32, max: u64, max_order: u32) -> (u64, u32) {
+pub(crate) fn async_ra_window(start: u64, size: u64, order: u32, max: u64, max_order: u32) -> (u64, u32) {
     let order = order + 2;
     let align_order = order.min(max.max(1).trailing_zeros());
     let end = start + size;

@@ -39,10 +39,10 @@ use super::vmstat::VmStat;
 use crate::config::Bdflush;
 
 /// `NRSYNC`: buffers `write_some_buffers` locks and submits per call.
-pub const NRSYNC: u64 = 32;
+pub(crate) const NRSYNC: u64 = 32;
 
 /// Which 2.4 `fs/buffer.c` (a policy value, chosen with the generation).
-pub use crate::config::Buffer24 as Variant;
+pub(crate) use crate::config::Buffer24 as Variant;
 
 /// `nr_free_buffer_pages()`, the base of the percentages.
 ///
@@ -51,7 +51,7 @@ pub use crate::config::Buffer24 as Variant;
 /// * PreAc (Rik's VM, 2.4.0–2.4.9): free + inactive_clean + inactive_dirty pages (floored at
 ///   freepages.high + inactive_target) + active/16. The model has no active list: its page
 ///   cache counts as inactive, so tot = free + page cache.
-pub fn tot_pages(vm: &VmStat, variant: Variant) -> u64 {
+pub(crate) fn tot_pages(vm: &VmStat, variant: Variant) -> u64 {
     match variant {
         Variant::Mainline => super::throttle_global::vm_total_pages(vm),
         Variant::PreAc => (vm.nr_free + vm.nr_file).max(vm.wmark_high).max(1),
@@ -59,7 +59,7 @@ pub fn tot_pages(vm: &VmStat, variant: Variant) -> u64 {
 }
 
 /// The pages `balance_dirty_state` counts as dirty.
-pub fn counted_dirty(vm: &VmStat, variant: Variant) -> u64 {
+pub(crate) fn counted_dirty(vm: &VmStat, variant: Variant) -> u64 {
     match variant {
         Variant::Mainline => vm.dirty_level(),
         Variant::PreAc => vm.file_dirty(),
@@ -67,7 +67,7 @@ pub fn counted_dirty(vm: &VmStat, variant: Variant) -> u64 {
 }
 
 /// `balance_dirty_state()`: −1 under `nfract`, 0 between, 1 above `nfract_sync`.
-pub fn balance_dirty_state(dirty: u64, tot: u64, p: &Bdflush) -> i32 {
+pub(crate) fn balance_dirty_state(dirty: u64, tot: u64, p: &Bdflush) -> i32 {
     let dirty = dirty * 100;
     if dirty > tot * p.nfract as u64 {
         if dirty > tot * p.nfract_sync as u64 {
@@ -79,19 +79,19 @@ pub fn balance_dirty_state(dirty: u64, tot: u64, p: &Bdflush) -> i32 {
 }
 
 /// The classifier on the machine's counters.
-pub fn state_of(vm: &VmStat, p: &Bdflush, variant: Variant) -> i32 {
+pub(crate) fn state_of(vm: &VmStat, p: &Bdflush, variant: Variant) -> i32 {
     balance_dirty_state(counted_dirty(vm, variant), tot_pages(vm, variant), p)
 }
 
 /// Pages `flush_dirty_buffers(0)` submits per call: `ndirty` buffers (one page each), at
 /// least one.
-pub fn ndirty_pages(p: &Bdflush) -> u64 {
+pub(crate) fn ndirty_pages(p: &Bdflush) -> u64 {
     (p.ndirty as u64).max(1)
 }
 
 /// The 2.4 policy. `bdp_step` records where the task is in `balance_dirty`:
 /// 0 idle, 1 after its own submission at state 0, 2 after it at state 1, 3 after the wait.
-pub struct BdflushThrottle {
+pub(crate) struct BdflushThrottle {
     pub variant: Variant,
     /// Pages the writer may dirty before the state can leave −1 (computed at its last
     /// check): the chunking of writes between `balance_dirty` calls.
@@ -99,7 +99,7 @@ pub struct BdflushThrottle {
 }
 
 impl BdflushThrottle {
-    pub fn new(variant: Variant) -> Self {
+    pub(crate) fn new(variant: Variant) -> Self {
         BdflushThrottle { variant, headroom: 1 }
     }
 
@@ -111,10 +111,6 @@ impl BdflushThrottle {
 }
 
 impl DirtyThrottle for BdflushThrottle {
-    fn name(&self) -> &'static str {
-        "bdflush"
-    }
-
     fn gate_after_dirtying(&self) -> bool {
         true
     }

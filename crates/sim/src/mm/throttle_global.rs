@@ -30,19 +30,19 @@ use crate::units::PAGE_SIZE;
 
 /// `vm_total_pages` (`nr_free_pagecache_pages()` at boot): everything above the high
 /// watermarks.
-pub fn vm_total_pages(vm: &VmStat) -> u64 {
+pub(crate) fn vm_total_pages(vm: &VmStat) -> u64 {
     vm.total.saturating_sub(vm.wmark_high).max(1)
 }
 
 /// `set_ratelimit` / `writeback_set_ratelimit` before 3.2: vm_total_pages / (32 · CPUs), in
 /// [16, 4 MiB worth of pages].
-pub fn old_ratelimit_pages(vm: &VmStat, ncpus: u32) -> u64 {
+pub(crate) fn old_ratelimit_pages(vm: &VmStat, ncpus: u32) -> u64 {
     (vm_total_pages(vm) / (ncpus.max(1) as u64 * 32)).clamp(16, (4 << 20) / PAGE_SIZE)
 }
 
 /// The per-CPU `bdp_ratelimits` count of `cpu` before 3.2's per-task counting: pages the
 /// CPU's dirtiers may still dirty before `balance_dirty_pages` runs (at least one).
-pub fn cpu_ratelimit_left(bdp_ratelimits: &[u64], cpu: usize, ratelimit: u64) -> u64 {
+pub(crate) fn cpu_ratelimit_left(bdp_ratelimits: &[u64], cpu: usize, ratelimit: u64) -> u64 {
     let cpu = cpu.min(bdp_ratelimits.len().saturating_sub(1));
     let p = bdp_ratelimits.get(cpu).copied().unwrap_or(0);
     ratelimit.saturating_sub(p).max(1)
@@ -50,7 +50,7 @@ pub fn cpu_ratelimit_left(bdp_ratelimits: &[u64], cpu: usize, ratelimit: u64) ->
 
 /// `balance_dirty_pages_ratelimited_nr` before 3.2: once `cpu`'s count reaches `ratelimit`,
 /// reset it and return what it held (the caller then runs `balance_dirty_pages`).
-pub fn take_cpu_ratelimit(bdp_ratelimits: &mut [u64], cpu: usize, ratelimit: u64) -> Option<u64> {
+pub(crate) fn take_cpu_ratelimit(bdp_ratelimits: &mut [u64], cpu: usize, ratelimit: u64) -> Option<u64> {
     let cpu = cpu.min(bdp_ratelimits.len().saturating_sub(1));
     let p = bdp_ratelimits.get_mut(cpu)?;
     if *p < ratelimit {
@@ -60,7 +60,7 @@ pub fn take_cpu_ratelimit(bdp_ratelimits: &mut [u64], cpu: usize, ratelimit: u64
 }
 
 /// `sync_writeback_pages()` before 2.6.31: 1.5 × ratelimit_pages.
-pub fn sync_writeback_pages(ratelimit_pages: u64) -> u64 {
+pub(crate) fn sync_writeback_pages(ratelimit_pages: u64) -> u64 {
     ratelimit_pages + ratelimit_pages / 2
 }
 
@@ -78,7 +78,7 @@ fn bytes_or(ratio_pages: u64, bytes: u64) -> u64 {
 /// machine the percentages are of lowmem only ("We always exclude high memory from our
 /// count", Linus, 2.6.20-rc3) — all of lowmem, its kernel and slab included; the unmapped
 /// ratio stays a share of `vm_total_pages`.
-pub fn get_dirty_limits_2620(vm: &VmStat, sysctl: &VmSysctl) -> (u64, u64) {
+pub(crate) fn get_dirty_limits_2620(vm: &VmStat, sysctl: &VmSysctl) -> (u64, u64) {
     let total = vm_total_pages(vm);
     let available = total.saturating_sub(vm.highmem).max(1);
     let mapped = vm.unreclaimable.min(total);
@@ -101,14 +101,14 @@ pub fn get_dirty_limits_2620(vm: &VmStat, sysctl: &VmSysctl) -> (u64, u64) {
 }
 
 /// The 2.6.0–2.6.23 policy.
-pub struct GlobalThrottle {
+pub(crate) struct GlobalThrottle {
     /// The global `dirty_exceeded` flag.
     pub dirty_exceeded: bool,
     pub ratelimit_pages: u64,
 }
 
 impl GlobalThrottle {
-    pub fn new(vm: &VmStat, ncpus: u32) -> Self {
+    pub(crate) fn new(vm: &VmStat, ncpus: u32) -> Self {
         GlobalThrottle {
             dirty_exceeded: false,
             ratelimit_pages: old_ratelimit_pages(vm, ncpus),
@@ -169,10 +169,6 @@ impl GlobalThrottle {
 impl DirtyThrottle for GlobalThrottle {
     fn gate_after_dirtying(&self) -> bool {
         true
-    }
-
-    fn name(&self) -> &'static str {
-        "global"
     }
 
     /// `balance_dirty_pages_ratelimited_nr`: the per-CPU count (bumped as pages are dirtied)

@@ -27,7 +27,15 @@ use crate::metrics::trace::TraceEvent;
 use crate::units::pages_to_kbps;
 
 /// `bdi_position_ratio` of 3.2, in 1/1024.
-pub fn bdi_position_ratio(thresh: u64, bg_thresh: u64, dirty: u64, bdi_thresh: u64, bdi_dirty: u64, limit: u64, write_bw: u64) -> u64 {
+pub(crate) fn bdi_position_ratio(
+    thresh: u64,
+    bg_thresh: u64,
+    dirty: u64,
+    bdi_thresh: u64,
+    bdi_dirty: u64,
+    limit: u64,
+    write_bw: u64,
+) -> u64 {
     let freerun = dirty_freerun_ceiling(thresh, bg_thresh);
     if dirty >= limit {
         return 0;
@@ -63,7 +71,7 @@ pub fn bdi_position_ratio(thresh: u64, bg_thresh: u64, dirty: u64, bdi_thresh: u
 }
 
 /// `bdi_max_pause` of 3.2, jiffies.
-pub fn bdi_max_pause(wb: &WbState, bdi_dirty: u64, hz: u64) -> u64 {
+pub(crate) fn bdi_max_pause(wb: &WbState, bdi_dirty: u64, hz: u64) -> u64 {
     let bw = wb.avg_write_bandwidth;
     let hi = ilog2(bw) as u64;
     let lo = ilog2(wb.dirty_ratelimit) as u64;
@@ -77,7 +85,7 @@ pub fn bdi_max_pause(wb: &WbState, bdi_dirty: u64, hz: u64) -> u64 {
 
 /// `bdi_update_dirty_ratelimit` of 3.2. Returns (dirty_rate, task_ratelimit) for the trace.
 #[allow(clippy::too_many_arguments)]
-pub fn bdi_update_dirty_ratelimit(
+pub(crate) fn bdi_update_dirty_ratelimit(
     wb: &mut WbState,
     thresh: u64,
     bg_thresh: u64,
@@ -102,7 +110,7 @@ pub fn bdi_update_dirty_ratelimit(
 }
 
 /// The 3.2 policy.
-pub struct IoLessThrottle {
+pub(crate) struct IoLessThrottle {
     pub completions: PropGlobal,
     pub bdi: Vec<PropLocal>,
 }
@@ -118,7 +126,7 @@ struct Iter {
 }
 
 impl IoLessThrottle {
-    pub fn new(vm: &VmStat, sysctl: &VmSysctl, nr_wbs: usize) -> Self {
+    pub(crate) fn new(vm: &VmStat, sysctl: &VmSysctl, nr_wbs: usize) -> Self {
         let (_, dirty) = global_dirty_limits_old(vm, sysctl);
         IoLessThrottle {
             completions: PropGlobal::new(calc_period_shift(dirty)),
@@ -314,10 +322,6 @@ impl IoLessThrottle {
 impl DirtyThrottle for IoLessThrottle {
     fn gate_after_dirtying(&self) -> bool {
         true
-    }
-
-    fn name(&self) -> &'static str {
-        "io-less"
     }
 
     /// `balance_dirty_pages_ratelimited_nr` of 3.2: per task every `nr_dirtied_pause` pages

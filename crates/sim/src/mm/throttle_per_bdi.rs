@@ -30,21 +30,21 @@ use crate::config::VmSysctl;
 use crate::units::PAGE_SIZE;
 
 /// Which kernel's loop (a policy value, chosen with the generation).
-pub use crate::config::PerBdiLoop as Variant;
+pub(crate) use crate::config::PerBdiLoop as Variant;
 
 /// `TASK_LIMIT_FRACTION`.
-pub const TASK_LIMIT_FRACTION: u64 = 8;
+pub(crate) const TASK_LIMIT_FRACTION: u64 = 8;
 
 /// `determine_dirtyable_memory` (2.6.21 → 3.2): free + file LRU pages + 1, less highmem's
 /// (`highmem_dirtyable_memory`; unconditional in 2.6.23, `vm_highmem_is_dirtyable` = 0 from
 /// 2.6.24). No reserve is taken off (`dirty_balance_reserve` is 3.3).
-pub fn dirtyable_old(vm: &VmStat) -> u64 {
+pub(crate) fn dirtyable_old(vm: &VmStat) -> u64 {
     let x = vm.nr_free + vm.nr_file;
     x - vm.highmem_dirtyable(x) + 1
 }
 
 /// `get_dirty_limits` / `global_dirty_limits` of 2.6.24 → 3.2: (background, dirty).
-pub fn global_dirty_limits_old(vm: &VmStat, sysctl: &VmSysctl) -> (u64, u64) {
+pub(crate) fn global_dirty_limits_old(vm: &VmStat, sysctl: &VmSysctl) -> (u64, u64) {
     let avail = dirtyable_old(vm);
     let dirty = if sysctl.dirty_bytes > 0 {
         sysctl.dirty_bytes.div_ceil(PAGE_SIZE)
@@ -65,7 +65,7 @@ pub fn global_dirty_limits_old(vm: &VmStat, sysctl: &VmSysctl) -> (u64, u64) {
 
 /// `bdi_dirty_limit` (`get_dirty_limits`' bdi part in 2.6.24): the bdi's share of `dirty` by
 /// completions, scaled by what the min ratios leave, plus its min ratio, capped at max ratio.
-pub fn bdi_dirty_limit(dirty: u64, num: u64, den: u64, wb: &WbState, min_ratio_sum_ppm: u64) -> u64 {
+pub(crate) fn bdi_dirty_limit(dirty: u64, num: u64, den: u64, wb: &WbState, min_ratio_sum_ppm: u64) -> u64 {
     let free_ppm = RATIO_PPM - min_ratio_sum_ppm.min(RATIO_PPM);
     let share = (dirty as u128 * free_ppm as u128 / RATIO_PPM as u128) * num as u128 / den.max(1) as u128;
     let t = share as u64 + dirty * wb.min_ratio_ppm / RATIO_PPM;
@@ -74,20 +74,20 @@ pub fn bdi_dirty_limit(dirty: u64, num: u64, den: u64, wb: &WbState, min_ratio_s
 
 /// `clip_bdi_dirty_limit` (2.6.24–2.6.31): never promise a bdi more than what is globally
 /// still free plus what it already holds.
-pub fn clip_bdi_dirty_limit(bdi_thresh: u64, dirty: u64, global_dirty: u64, bdi_dirty: u64) -> u64 {
+pub(crate) fn clip_bdi_dirty_limit(bdi_thresh: u64, dirty: u64, global_dirty: u64, bdi_dirty: u64) -> u64 {
     let avail = dirty.saturating_sub(global_dirty) + bdi_dirty;
     bdi_thresh.min(avail)
 }
 
 /// `task_dirty_limit`: lower the limit by (limit/8) × the task's share of recent dirtying,
 /// never below half.
-pub fn task_dirty_limit(bdi_thresh: u64, num: u64, den: u64) -> u64 {
+pub(crate) fn task_dirty_limit(bdi_thresh: u64, num: u64, den: u64) -> u64 {
     let inv = (bdi_thresh / TASK_LIMIT_FRACTION) as u128 * num as u128 / den.max(1) as u128;
     (bdi_thresh - (inv as u64).min(bdi_thresh)).max(bdi_thresh / 2)
 }
 
 /// The per-bdi policy.
-pub struct PerBdiThrottle {
+pub(crate) struct PerBdiThrottle {
     pub variant: Variant,
     pub ratelimit_pages: u64,
     /// `vm_completions` and each bdi's local counter.
@@ -111,7 +111,7 @@ struct State {
 }
 
 impl PerBdiThrottle {
-    pub fn new(variant: Variant, vm: &VmStat, sysctl: &VmSysctl, ncpus: u32, nr_wbs: usize, nr_tasks: usize) -> Self {
+    pub(crate) fn new(variant: Variant, vm: &VmStat, sysctl: &VmSysctl, ncpus: u32, nr_wbs: usize, nr_tasks: usize) -> Self {
         // calc_period_shift at boot: the dirty threshold of the (mostly free) memory.
         let (_, dirty) = global_dirty_limits_old(vm, sysctl);
         let shift = calc_period_shift(dirty);
@@ -253,10 +253,6 @@ impl PerBdiThrottle {
 impl DirtyThrottle for PerBdiThrottle {
     fn gate_after_dirtying(&self) -> bool {
         true
-    }
-
-    fn name(&self) -> &'static str {
-        "per-bdi"
     }
 
     fn ratelimited(&mut self, cx: &mut ThrottleCx, task: &mut TaskDirty) -> Throttle {

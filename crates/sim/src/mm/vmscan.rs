@@ -14,7 +14,7 @@ use super::page_cache::{AddressSpace, PageState};
 use std::collections::VecDeque;
 
 /// `SWAP_CLUSTER_MAX`.
-pub const SWAP_CLUSTER_MAX: u64 = 32;
+pub(crate) const SWAP_CLUSTER_MAX: u64 = 32;
 
 #[derive(Clone, Copy, Debug)]
 struct LruEntry {
@@ -24,7 +24,7 @@ struct LruEntry {
 }
 
 /// Access to the page cache of a file by id.
-pub trait Mappings {
+pub(crate) trait Mappings {
     fn mapping(&mut self, file: u32) -> &mut AddressSpace;
     /// The device (wb) holding the file.
     fn device(&self, _file: u32) -> u16 {
@@ -46,13 +46,13 @@ impl Mappings for Vec<AddressSpace> {
 
 /// Clean pages in reclaim order.
 #[derive(Default)]
-pub struct Lru {
+pub(crate) struct Lru {
     q: VecDeque<LruEntry>,
 }
 
 impl Lru {
     /// Pages [start, start+len) of `file` became clean: queue them at the tail.
-    pub fn add(&mut self, file: u32, start: u64, len: u64) {
+    pub(crate) fn add(&mut self, file: u32, start: u64, len: u64) {
         if let Some(t) = self.q.back_mut() {
             if t.file == file && t.start + t.len == start {
                 t.len += len;
@@ -62,13 +62,9 @@ impl Lru {
         self.q.push_back(LruEntry { file, start, len });
     }
 
-    pub fn entries(&self) -> usize {
-        self.q.len()
-    }
-
     /// Evict up to `want` clean pages from the head. `mapping(file)` gives the file's page
     /// cache. Returns the pages evicted.
-    pub fn shrink(&mut self, want: u64, files: &mut impl Mappings) -> u64 {
+    pub(crate) fn shrink(&mut self, want: u64, files: &mut impl Mappings) -> u64 {
         let mut got = 0;
         while got < want && !self.q.is_empty() {
             got += self.shrink_head(want - got, files);
@@ -78,7 +74,7 @@ impl Lru {
 
     /// As `shrink`, passing over the pages of the memory cgroups `protected` marks (under
     /// their `memory.low`): those keep their places in the queue.
-    pub fn shrink_unprotected(&mut self, want: u64, files: &mut impl Mappings, protected: &[bool]) -> u64 {
+    pub(crate) fn shrink_unprotected(&mut self, want: u64, files: &mut impl Mappings, protected: &[bool]) -> u64 {
         let mut kept = Vec::new();
         let mut got = 0;
         while got < want {

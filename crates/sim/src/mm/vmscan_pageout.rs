@@ -37,7 +37,7 @@ use crate::config::{FlusherKind, ReclaimKind};
 use crate::machine::Machine;
 use crate::metrics::trace::WbReason;
 
-pub use super::inactive_list::{scan_target, InactiveList, PageoutCheck, Run, ScanResult, DEF_PRIORITY, SWAP_CLUSTER_MAX};
+pub(crate) use super::inactive_list::{scan_target, PageoutCheck, ScanResult, DEF_PRIORITY, SWAP_CLUSTER_MAX};
 
 // ---- the machine side: allocation, kswapd, direct reclaim ----
 

@@ -3,7 +3,7 @@
 
 /// Node-wide page counters of the simulated machine.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct VmStat {
+pub(crate) struct VmStat {
     /// Pages of RAM.
     pub total: u64,
     /// Pages neither in the page cache nor free (kernel, anonymous memory).
@@ -42,24 +42,24 @@ pub struct VmStat {
 impl VmStat {
     /// `NR_FILE_DIRTY` as the kernel's global counter has it: the scenario's dirty pages and
     /// the other devices'.
-    pub fn file_dirty(&self) -> u64 {
+    pub(crate) fn file_dirty(&self) -> u64 {
         self.nr_dirty + self.other_dirty
     }
 
     /// `NR_FILE_DIRTY + NR_WRITEBACK`, all devices: the global dirty level throttling
     /// compares with its thresholds.
-    pub fn dirty_level(&self) -> u64 {
+    pub(crate) fn dirty_level(&self) -> u64 {
         self.file_dirty() + self.nr_writeback
     }
 
     /// Frames not free: page cache, kernel and anonymous memory, allocations in flight.
-    pub fn in_use(&self) -> u64 {
+    pub(crate) fn in_use(&self) -> u64 {
         self.total - self.nr_free
     }
 
     /// Readahead's allocation into the page cache: `n` free pages if that leaves the min
     /// watermark intact (it gives up rather than reclaim hard).
-    pub fn take_for_readahead(&mut self, n: u64) -> bool {
+    pub(crate) fn take_for_readahead(&mut self, n: u64) -> bool {
         if self.nr_free < n + self.wmark_min {
             return false;
         }
@@ -71,7 +71,7 @@ impl VmStat {
     /// Set up counters and watermarks for `total` pages of RAM, of which `unreclaimable` are
     /// kernel/anon, as the kernel does at boot (`init_per_zone_wmark_min`,
     /// `__setup_per_zone_wmarks`, `calculate_totalreserve_pages`), for a single zone.
-    pub fn boot(total: u64, unreclaimable: u64, min_free_kbytes: u64, watermark_scale_factor: u32) -> Self {
+    pub(crate) fn boot(total: u64, unreclaimable: u64, min_free_kbytes: u64, watermark_scale_factor: u32) -> Self {
         let managed = total.saturating_sub(unreclaimable).max(1);
         let min_free_kb = if min_free_kbytes > 0 {
             min_free_kbytes
@@ -99,19 +99,19 @@ impl VmStat {
 
     /// `global_dirtyable_memory`: free pages above the reserve plus the file LRU, less
     /// highmem's (`vm_highmem_is_dirtyable` = 0).
-    pub fn dirtyable(&self) -> u64 {
+    pub(crate) fn dirtyable(&self) -> u64 {
         let x = self.nr_free - self.nr_free.min(self.totalreserve) + self.nr_file;
         x - self.highmem_dirtyable(x) + 1
     }
 
     /// `highmem_dirtyable_memory(total)`: highmem's free and LRU pages (all of the zone in
     /// the model, which keeps no kernel memory there), at most `total`.
-    pub fn highmem_dirtyable(&self, total: u64) -> u64 {
+    pub(crate) fn highmem_dirtyable(&self, total: u64) -> u64 {
         self.highmem.min(total)
     }
 
     /// Pages that are neither free nor kernel: must equal the page cache (conservation).
-    pub fn check_conservation(&self) -> bool {
+    pub(crate) fn check_conservation(&self) -> bool {
         // A page dirty again under writeback is in both counts, so each alone fits the cache.
         self.nr_free + self.nr_file + self.nr_alloc_pending + self.unreclaimable == self.total
             && self.nr_dirty <= self.nr_file

@@ -14,7 +14,7 @@ const ZIPF_MAX_GEN: u64 = 10_000_000;
 
 /// A draw of block numbers in `[0, blocks)`.
 #[derive(Clone, Debug)]
-pub struct OffsetGen {
+pub(crate) struct OffsetGen {
     blocks: u64,
     kind: Kind,
     /// One bit per block visited in this pass (uniform with the random map only).
@@ -34,7 +34,7 @@ enum Kind {
 impl OffsetGen {
     /// `blocks` blocks; `randommap` applies to the uniform distribution only (fio turns the
     /// map off for the skewed ones).
-    pub fn new(blocks: u64, dist: FioDist, randommap: bool, rng: &mut RngStream) -> Self {
+    pub(crate) fn new(blocks: u64, dist: FioDist, randommap: bool, rng: &mut RngStream) -> Self {
         let blocks = blocks.max(1);
         let kind = match dist {
             FioDist::Random => Kind::Uniform,
@@ -66,7 +66,7 @@ impl OffsetGen {
     }
 
     /// The next block.
-    pub fn next(&mut self, rng: &mut RngStream) -> u64 {
+    pub(crate) fn next(&mut self, rng: &mut RngStream) -> u64 {
         match self.kind {
             Kind::Uniform => {
                 let b = rng.below(self.blocks);

@@ -20,20 +20,20 @@ use crate::mm::page_writeback::{MemcgCx, Throttle, ThrottleCx};
 use crate::units::PAGE_SIZE;
 use crate::Ns;
 
-pub mod fio;
-pub mod fio_offsets;
-pub mod meta;
+pub(crate) mod fio;
+pub(crate) mod fio_offsets;
+pub(crate) mod meta;
 mod read;
-pub mod state;
-pub mod tiotest;
+pub(crate) mod state;
+pub(crate) mod tiotest;
 
 /// One burst of a CPU-bound job (`spin`), ns. A burst is not preempted, so it bounds how
 /// finely the scheduler's slice and tick decide when a woken task takes the CPU from it;
 /// shorter ones only cost events.
-pub const SPIN_BURST_NS: Ns = 250_000;
+pub(crate) const SPIN_BURST_NS: Ns = 250_000;
 
 /// Largest folio the page cache uses for a write chunk (PMD size).
-pub const MAX_FOLIO_BYTES: u64 = 2 << 20;
+pub(crate) const MAX_FOLIO_BYTES: u64 = 2 << 20;
 
 impl Machine {
     /// Whether the file system of inode `ino` keeps large folios in its page cache.

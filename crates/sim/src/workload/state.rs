@@ -6,11 +6,11 @@ use crate::metrics::tiotest::TiotestPhase;
 use crate::Ns;
 
 /// The phases, in tiotest's order and naming.
-pub const PHASES: [&str; 4] = ["Write", "Random Write", "Read", "Random Read"];
+pub(crate) const PHASES: [&str; 4] = ["Write", "Random Write", "Read", "Random Read"];
 
 /// A thread's place in the test.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct TioTask {
+pub(crate) struct TioTask {
     pub phase: u8,
     /// Bytes (sequential phases) or operations (random phases) issued in this phase.
     pub done: u64,
@@ -22,7 +22,7 @@ pub struct TioTask {
 
 /// The barrier and the per-phase accounting of all tiotest threads of a run.
 #[derive(Clone, Debug, Default)]
-pub struct TiotestState {
+pub(crate) struct TiotestState {
     pub threads: u32,
     pub phase: u8,
     pub finished: u32,
@@ -37,7 +37,7 @@ pub struct TiotestState {
 
 /// Where a task is in an fsync() or sync() call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SyncWait {
+pub(crate) enum SyncWait {
     /// sync(): the WB_SYNC_ALL works queued on the wbs of device `dev`; `left` of them not yet
     /// completed (`wb_wait_for_completion`).
     Work { dev: u16, left: u16 },

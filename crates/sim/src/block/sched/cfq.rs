@@ -40,7 +40,7 @@ use super::merge_index::{grow, MergeIndex};
 use super::mq_deadline::INT_MAX;
 use super::{no_check, ElevatorInfo};
 use super::{ElvRq, Merge};
-pub use crate::config::CfqTunables;
+pub(crate) use crate::config::CfqTunables;
 use crate::config::{DeadlineTunables, Knob, KnobKind, QueueConfig, SchedulerKind};
 use crate::config::{IoPrio, IoPrioClass};
 use crate::drivers::Op;
@@ -67,7 +67,7 @@ const MS: KnobKind = KnobKind::Millis {
 };
 
 /// `cfq-2.6.20` in the list of elevators.
-pub static INFO_2620: ElevatorInfo = ElevatorInfo {
+pub(crate) static INFO_2620: ElevatorInfo = ElevatorInfo {
     kind: SchedulerKind::CFQ_2620,
     aliases: &[],
     summary: "CFQ before the service-tree rework: per-process sync queues, one async queue, time slices; reads never preempt writes",
@@ -79,7 +79,7 @@ pub static INFO_2620: ElevatorInfo = ElevatorInfo {
 };
 
 /// `cfq-2.6.22` in the list of elevators.
-pub static INFO_2622: ElevatorInfo = ElevatorInfo {
+pub(crate) static INFO_2622: ElevatorInfo = ElevatorInfo {
     kind: SchedulerKind::CFQ_2622,
     aliases: &[],
     summary: "CFQ after the 2.6.22 rework: sync preemption, a time-keyed service tree, async depth bounded while others wait",
@@ -92,7 +92,7 @@ pub static INFO_2622: ElevatorInfo = ElevatorInfo {
 
 /// Which CFQ.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CfqVersion {
+pub(crate) enum CfqVersion {
     V2620,
     V2622,
 }
@@ -105,7 +105,7 @@ const CFQ_IDLE_GRACE: Ns = 100_000_000;
 const CFQ_SLICE_SCALE: i64 = 5;
 
 /// The async queue's key; sync queues are keyed by their process.
-pub const ASYNC_KEY: u32 = 0;
+pub(crate) const ASYNC_KEY: u32 = 0;
 
 /// `sample_valid`: decayed sample counts above 80 are trusted.
 const SAMPLE_VALID: u64 = 80;
@@ -155,7 +155,7 @@ struct RqInfo {
     queued: bool,
 }
 
-pub struct Cfq {
+pub(crate) struct Cfq {
     v: CfqVersion,
     t: CfqTunables,
     qs: Vec<Cfqq>,
@@ -186,7 +186,7 @@ pub struct Cfq {
 }
 
 impl Cfq {
-    pub fn new(v: CfqVersion, t: CfqTunables) -> Self {
+    pub(crate) fn new(v: CfqVersion, t: CfqTunables) -> Self {
         Cfq {
             v,
             t,
@@ -611,7 +611,7 @@ impl Cfq {
     }
 
     /// Queue a request of process `owner` (`cfq_insert_request`, `cfq_rq_enqueued`).
-    pub fn insert_owned(&mut self, now: Ns, rq: ElvRq, owner: u32) {
+    pub(crate) fn insert_owned(&mut self, now: Ns, rq: ElvRq, owner: u32) {
         let key = if rq.sync { owner.max(1) } else { ASYNC_KEY };
         let q = self.queue_of(key, rq.prio);
         let idx = rq.id as usize;
@@ -668,7 +668,7 @@ impl Cfq {
     }
 
     /// The driver finished request `id` (`cfq_completed_request`).
-    pub fn completed(&mut self, now: Ns, id: u32) {
+    pub(crate) fn completed(&mut self, now: Ns, id: u32) {
         let Some(r) = self.rqs.get(id as usize).copied().flatten() else {
             return;
         };

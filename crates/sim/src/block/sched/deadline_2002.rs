@@ -65,7 +65,7 @@ use crate::knob;
 use crate::Ns;
 use std::collections::VecDeque;
 /// `seek_cost`: the 2002 scheduler's batch cost of a seek.
-pub const SEEK_COST: Knob<QueueConfig> = knob!(
+pub(crate) const SEEK_COST: Knob<QueueConfig> = knob!(
     QueueConfig,
     "queue/iosched/seek_cost",
     KnobKind::Count { min: 1, max: INT_MAX },
@@ -74,7 +74,7 @@ pub const SEEK_COST: Knob<QueueConfig> = knob!(
 );
 
 /// `deadline-2002` in the list of elevators.
-pub static INFO: ElevatorInfo = ElevatorInfo {
+pub(crate) static INFO: ElevatorInfo = ElevatorInfo {
     kind: SchedulerKind::DEADLINE_2002,
     aliases: &[],
     summary: "the first deadline scheduler: a read FIFO and sorted batches costed by seek_cost; writes never expire",
@@ -85,7 +85,7 @@ pub static INFO: ElevatorInfo = ElevatorInfo {
     build: |q| Box::new(Deadline2002::new(&q.iosched)),
 };
 
-pub struct Deadline2002 {
+pub(crate) struct Deadline2002 {
     /// The sort lists and the read FIFO (writes are never put on a FIFO).
     q: SortedQueue,
     dispatch: VecDeque<u32>,
@@ -100,7 +100,7 @@ pub struct Deadline2002 {
 }
 
 impl Deadline2002 {
-    pub fn new(t: &DeadlineTunables) -> Self {
+    pub(crate) fn new(t: &DeadlineTunables) -> Self {
         Deadline2002 {
             q: SortedQueue::default(),
             dispatch: VecDeque::new(),
@@ -115,17 +115,20 @@ impl Deadline2002 {
     }
 
     /// `dd->starved`: read batches moved while writes waited, since the last write batch.
-    pub fn starved(&self) -> u32 {
+    #[cfg(test)]
+    pub(crate) fn starved(&self) -> u32 {
         self.starved
     }
 
     /// Batches moved to the dispatch list: (reads, writes).
-    pub fn batches(&self) -> (u64, u64) {
+    #[cfg(test)]
+    pub(crate) fn batches(&self) -> (u64, u64) {
         (self.batches[READ], self.batches[WRITE])
     }
 
     /// Requests on the dispatch list.
-    pub fn dispatch_len(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn dispatch_len(&self) -> usize {
         self.dispatch.len()
     }
 

@@ -33,7 +33,7 @@ use crate::config::SchedulerKind;
 use crate::drivers::Op;
 use crate::Ns;
 /// `deadline-2.6` in the list of elevators.
-pub static INFO: ElevatorInfo = ElevatorInfo {
+pub(crate) static INFO: ElevatorInfo = ElevatorInfo {
     kind: SchedulerKind::DEADLINE_26,
     aliases: &[],
     summary: "the 2.6 deadline scheduler (rbtree rewrite): mq-deadline's rules without async_depth",
@@ -44,7 +44,7 @@ pub static INFO: ElevatorInfo = ElevatorInfo {
     build: |q| Box::new(Deadline26::new(&q.iosched, q.front_merges_allowed())),
 };
 
-pub struct Deadline26 {
+pub(crate) struct Deadline26 {
     q: SortedQueue,
     expire: [Ns; 2],
     fifo_batch: u32,
@@ -59,7 +59,7 @@ pub struct Deadline26 {
 }
 
 impl Deadline26 {
-    pub fn new(t: &DeadlineTunables, front_merges: bool) -> Self {
+    pub(crate) fn new(t: &DeadlineTunables, front_merges: bool) -> Self {
         Deadline26 {
             q: SortedQueue::default(),
             expire: [t.read_expire_ms * NSEC_PER_MSEC, t.write_expire_ms * NSEC_PER_MSEC],
@@ -73,7 +73,8 @@ impl Deadline26 {
         }
     }
 
-    pub fn batching(&self) -> u32 {
+    #[cfg(test)]
+    pub(crate) fn batching(&self) -> u32 {
         self.batching
     }
 

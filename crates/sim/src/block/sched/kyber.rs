@@ -80,14 +80,14 @@ const TIMER_DELAY: Ns = 100 * NSEC_PER_MSEC;
 /// Share of the scheduler tags that requests which are not synchronous may hold.
 const ASYNC_PERCENT: u32 = 75;
 
-pub const READ_LAT_NSEC: Knob<QueueConfig> = Knob {
+pub(crate) const READ_LAT_NSEC: Knob<QueueConfig> = Knob {
     key: "queue/iosched/read_lat_nsec",
     kind: KnobKind::Count { min: 0, max: u64::MAX },
     doc: "target latency of reads, ns",
     get: |q| KnobValue::Uint(q.tunables.get("read_lat_nsec").unwrap_or(2 * NSEC_PER_MSEC)),
     set: |q, v| q.tunables.set("read_lat_nsec", v.uint()),
 };
-pub const WRITE_LAT_NSEC: Knob<QueueConfig> = Knob {
+pub(crate) const WRITE_LAT_NSEC: Knob<QueueConfig> = Knob {
     key: "queue/iosched/write_lat_nsec",
     kind: KnobKind::Count { min: 0, max: u64::MAX },
     doc: "target latency of writes, ns",
@@ -96,7 +96,7 @@ pub const WRITE_LAT_NSEC: Knob<QueueConfig> = Knob {
 };
 
 /// `kyber` in the list of elevators.
-pub static INFO: ElevatorInfo = ElevatorInfo {
+pub(crate) static INFO: ElevatorInfo = ElevatorInfo {
     kind: SchedulerKind::KYBER,
     aliases: &[],
     summary: "token pools per request kind (reads, writes) resized every 100 ms to meet read and write latency targets",
@@ -123,7 +123,7 @@ struct InDevice {
     dispatched: Ns,
 }
 
-pub struct Kyber {
+pub(crate) struct Kyber {
     /// Queued requests per domain, with the time each was queued.
     lists: [VecDeque<(ElvRq, Ns)>; DOMAINS],
     /// Token pool sizes (`domain_tokens[].sb.depth`) and tokens held.
@@ -148,7 +148,7 @@ pub struct Kyber {
 }
 
 /// `kyber_domain_names`.
-pub const DOMAIN_NAMES: [&str; DOMAINS] = ["READ", "WRITE", "DISCARD", "OTHER"];
+pub(crate) const DOMAIN_NAMES: [&str; DOMAINS] = ["READ", "WRITE", "DISCARD", "OTHER"];
 
 fn domain_of(op: Op) -> usize {
     match op {
@@ -159,7 +159,7 @@ fn domain_of(op: Op) -> usize {
 }
 
 impl Kyber {
-    pub fn new(read_lat_nsec: Ns, write_lat_nsec: Ns, nr_requests: u32) -> Self {
+    pub(crate) fn new(read_lat_nsec: Ns, write_lat_nsec: Ns, nr_requests: u32) -> Self {
         let mut targets = [0; MEASURED];
         targets[READ] = read_lat_nsec;
         targets[WRITE] = write_lat_nsec;
@@ -184,7 +184,8 @@ impl Kyber {
     }
 
     /// The token pool sizes now, reads first (`/sys/kernel/debug/block/*/sched/*_tokens`).
-    pub fn depths(&self) -> [u32; DOMAINS] {
+    #[cfg(test)]
+    pub(crate) fn depths(&self) -> [u32; DOMAINS] {
         self.depth
     }
 

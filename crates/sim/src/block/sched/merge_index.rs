@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 
 /// Keys are (write, sector, request id): reads merge only with reads, writes with writes.
 #[derive(Default)]
-pub struct MergeIndex {
+pub(super) struct MergeIndex {
     by_end: BTreeSet<(bool, u64, u32)>,
     by_start: BTreeSet<(bool, u64, u32)>,
 }
@@ -19,13 +19,13 @@ fn is_write(op: Op) -> bool {
 }
 
 impl MergeIndex {
-    pub fn insert(&mut self, rq: &ElvRq) {
+    pub(super) fn insert(&mut self, rq: &ElvRq) {
         let w = is_write(rq.op);
         self.by_end.insert((w, rq.end(), rq.id));
         self.by_start.insert((w, rq.sector, rq.id));
     }
 
-    pub fn remove(&mut self, rq: &ElvRq) {
+    pub(super) fn remove(&mut self, rq: &ElvRq) {
         let w = is_write(rq.op);
         self.by_end.remove(&(w, rq.end(), rq.id));
         self.by_start.remove(&(w, rq.sector, rq.id));
@@ -33,7 +33,7 @@ impl MergeIndex {
 
     /// The queued request a bio of `nr_sectors` at `sector` continues: one it extends at
     /// the back first (the common sequential case), else one it extends at the front.
-    pub fn find(&self, op: Op, sector: u64, nr_sectors: u64) -> Option<(u32, Merge)> {
+    pub(super) fn find(&self, op: Op, sector: u64, nr_sectors: u64) -> Option<(u32, Merge)> {
         let w = is_write(op);
         let hit = |set: &BTreeSet<(bool, u64, u32)>, s: u64| set.range((w, s, 0)..=(w, s, u32::MAX)).next().map(|&(_, _, id)| id);
         if let Some(id) = hit(&self.by_end, sector) {
@@ -46,7 +46,7 @@ impl MergeIndex {
 
 /// Grow queued request `rq` by a bio of `nr_sectors` merged at `side`, keeping `index` and
 /// its queue's sector-sorted set (`sorted`, keyed (start, id)) in step.
-pub fn grow(index: &mut MergeIndex, sorted: &mut BTreeSet<(u64, u32)>, rq: &mut ElvRq, side: Merge, nr_sectors: u64) {
+pub(super) fn grow(index: &mut MergeIndex, sorted: &mut BTreeSet<(u64, u32)>, rq: &mut ElvRq, side: Merge, nr_sectors: u64) {
     index.remove(rq);
     sorted.remove(&(rq.sector, rq.id));
     if side == Merge::Front {

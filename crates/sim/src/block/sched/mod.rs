@@ -7,14 +7,14 @@ use crate::config::{Conflict, IoPrio, Knob, QueueConfig, SchedulerKind};
 use crate::drivers::Op;
 use crate::Ns;
 
-pub mod bfq;
-pub mod cfq;
-pub mod deadline_2002;
-pub mod deadline_26;
-pub mod kyber;
+pub(crate) mod bfq;
+pub(crate) mod cfq;
+pub(crate) mod deadline_2002;
+pub(crate) mod deadline_26;
+pub(crate) mod kyber;
 mod merge_index;
-pub mod mq_deadline;
-pub mod none;
+pub(crate) mod mq_deadline;
+pub(crate) mod none;
 mod sorted;
 
 /// What an elevator knows about one queued request.

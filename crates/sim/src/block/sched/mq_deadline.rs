@@ -89,45 +89,45 @@ use crate::drivers::Op;
 use crate::knob;
 use crate::Ns;
 /// `INT_MAX`: the bound of the deadline schedulers' `int` tunables.
-pub const INT_MAX: u64 = i32::MAX as u64;
+pub(crate) const INT_MAX: u64 = i32::MAX as u64;
 
 /// The deadline schedulers' tunables, shared by the variants that have them.
-pub const READ_EXPIRE: Knob<QueueConfig> = knob!(
+pub(crate) const READ_EXPIRE: Knob<QueueConfig> = knob!(
     QueueConfig,
     "queue/iosched/read_expire",
     KnobKind::Millis { max: INT_MAX, scale: 1 },
     "ms a read waits before its FIFO forces a batch",
     iosched.read_expire_ms: u64
 );
-pub const WRITE_EXPIRE: Knob<QueueConfig> = knob!(
+pub(crate) const WRITE_EXPIRE: Knob<QueueConfig> = knob!(
     QueueConfig,
     "queue/iosched/write_expire",
     KnobKind::Millis { max: INT_MAX, scale: 1 },
     "ms a write waits before its FIFO forces a batch",
     iosched.write_expire_ms: u64
 );
-pub const FIFO_BATCH: Knob<QueueConfig> = knob!(
+pub(crate) const FIFO_BATCH: Knob<QueueConfig> = knob!(
     QueueConfig,
     "queue/iosched/fifo_batch",
     KnobKind::Count { min: 1, max: INT_MAX },
     "requests dispatched in one sorted batch before the FIFOs are checked again",
     iosched.fifo_batch: u32
 );
-pub const WRITES_STARVED: Knob<QueueConfig> = knob!(
+pub(crate) const WRITES_STARVED: Knob<QueueConfig> = knob!(
     QueueConfig,
     "queue/iosched/writes_starved",
     KnobKind::Count { min: 0, max: INT_MAX },
     "read batches that may pass waiting writes",
     iosched.writes_starved: u32
 );
-pub const FRONT_MERGES: Knob<QueueConfig> = knob!(
+pub(crate) const FRONT_MERGES: Knob<QueueConfig> = knob!(
     QueueConfig,
     "queue/iosched/front_merges",
     KnobKind::Bool,
     "try merging a bio in front of a queued request",
     iosched.front_merges: bool
 );
-pub const ASYNC_DEPTH: Knob<QueueConfig> = knob!(
+pub(crate) const ASYNC_DEPTH: Knob<QueueConfig> = knob!(
     QueueConfig,
     "queue/iosched/async_depth",
     KnobKind::Count { min: 0, max: INT_MAX },
@@ -135,7 +135,7 @@ pub const ASYNC_DEPTH: Knob<QueueConfig> = knob!(
     iosched.async_depth: u32
 );
 
-pub const PRIO_AGING_EXPIRE: Knob<QueueConfig> = knob!(
+pub(crate) const PRIO_AGING_EXPIRE: Knob<QueueConfig> = knob!(
     QueueConfig,
     "queue/iosched/prio_aging_expire",
     KnobKind::Millis { max: INT_MAX, scale: 1 },
@@ -144,7 +144,7 @@ pub const PRIO_AGING_EXPIRE: Knob<QueueConfig> = knob!(
 );
 
 /// `mq-deadline` in the list of elevators.
-pub static INFO: ElevatorInfo = ElevatorInfo {
+pub(crate) static INFO: ElevatorInfo = ElevatorInfo {
     kind: SchedulerKind::MQ_DEADLINE,
     aliases: &["deadline"],
     summary: "sorted batches with read and write FIFO deadlines; reads preferred, writes_starved bounds it",
@@ -201,7 +201,7 @@ fn prio_index(class: IoPrioClass) -> usize {
     }
 }
 
-pub struct MqDeadline {
+pub(crate) struct MqDeadline {
     per_prio: [PerPrio; PRIOS],
     /// The priority set of each request inserted and not completed, by request id.
     prio_of: Vec<Option<u8>>,
@@ -225,7 +225,7 @@ impl MqDeadline {
     /// `t`: the iosched tunables; `nr_requests`: the queue's (sched tag) depth;
     /// `front_merges`: whether `dd_request_merge` front merges are allowed (the tunable and
     /// `nomerges == 0`).
-    pub fn new(t: &DeadlineTunables, nr_requests: u32, front_merges: bool) -> Self {
+    pub(crate) fn new(t: &DeadlineTunables, nr_requests: u32, front_merges: bool) -> Self {
         MqDeadline {
             per_prio: Default::default(),
             prio_of: Vec::new(),
@@ -246,18 +246,20 @@ impl MqDeadline {
 
     /// Apply the queue's `nomerges` (1 = only one-hit merges through `last_merge`; 2 is
     /// handled by the caller, which then never calls `try_merge`).
-    pub fn with_nomerges(mut self, nomerges: u32) -> Self {
+    pub(crate) fn with_nomerges(mut self, nomerges: u32) -> Self {
         self.one_hit_only = nomerges == 1;
         self
     }
 
     /// Requests in the current batch (`dd->batching`).
-    pub fn batching(&self) -> u32 {
+    #[cfg(test)]
+    pub(crate) fn batching(&self) -> u32 {
         self.batching
     }
 
     /// Times reads were preferred over waiting writes (`dd->starved`).
-    pub fn starved(&self) -> u32 {
+    #[cfg(test)]
+    pub(crate) fn starved(&self) -> u32 {
         self.starved
     }
 

@@ -28,7 +28,7 @@ use crate::drivers::Op;
 use crate::Ns;
 use std::collections::VecDeque;
 /// `none` in the list of elevators.
-pub static INFO: ElevatorInfo = ElevatorInfo {
+pub(crate) static INFO: ElevatorInfo = ElevatorInfo {
     kind: SchedulerKind::NONE,
     aliases: &[],
     summary: "no scheduler: requests go to the device in arrival order, merged against the last 8 queued",
@@ -39,10 +39,10 @@ pub static INFO: ElevatorInfo = ElevatorInfo {
     build: |_| Box::new(NoneSched::new()),
 };
 
-pub struct NoneSched(VecDeque<ElvRq>);
+pub(crate) struct NoneSched(VecDeque<ElvRq>);
 
 impl NoneSched {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         NoneSched(VecDeque::new())
     }
 }

@@ -44,36 +44,36 @@ pub(super) struct SortedQueue {
 
 impl SortedQueue {
     /// The request `id` as last inserted or merged.
-    pub fn rq(&self, id: u32) -> ElvRq {
+    pub(super) fn rq(&self, id: u32) -> ElvRq {
         self.slots[id as usize].rq
     }
 
     /// FIFO deadline of `id`.
-    pub fn expires(&self, id: u32) -> Ns {
+    pub(super) fn expires(&self, id: u32) -> Ns {
         self.slots[id as usize].expires
     }
 
     /// Queued requests in `dir`.
-    pub fn len(&self, dir: usize) -> usize {
+    pub(super) fn len(&self, dir: usize) -> usize {
         self.sorted[dir].len()
     }
 
-    pub fn is_empty(&self, dir: usize) -> bool {
+    pub(super) fn is_empty(&self, dir: usize) -> bool {
         self.sorted[dir].is_empty()
     }
 
     /// Lowest-sector request of `dir`.
-    pub fn first(&self, dir: usize) -> Option<u32> {
+    pub(super) fn first(&self, dir: usize) -> Option<u32> {
         self.sorted[dir].first().map(|&(_, id)| id)
     }
 
     /// First request of `dir` at or after the sort key `(sector, id)`.
-    pub fn next_from(&self, dir: usize, sector: u64, id: u32) -> Option<u32> {
+    pub(super) fn next_from(&self, dir: usize, sector: u64, id: u32) -> Option<u32> {
         self.sorted[dir].range((sector, id)..).next().map(|&(_, n)| n)
     }
 
     /// Queue `rq` with deadline `expires`; `fifo`: also append it to its direction's FIFO.
-    pub fn insert(&mut self, rq: ElvRq, expires: Ns, fifo: bool) {
+    pub(super) fn insert(&mut self, rq: ElvRq, expires: Ns, fifo: bool) {
         let idx = rq.id as usize;
         if idx >= self.slots.len() {
             self.slots.resize(
@@ -103,7 +103,7 @@ impl SortedQueue {
 
     /// Take `id` off the sorted set and the merge index; its FIFO entry goes stale (and is
     /// dropped now if it is at the head, to keep the ring short).
-    pub fn remove(&mut self, id: u32) -> ElvRq {
+    pub(super) fn remove(&mut self, id: u32) -> ElvRq {
         let s = &mut self.slots[id as usize];
         debug_assert!(s.queued);
         s.queued = false;
@@ -120,7 +120,7 @@ impl SortedQueue {
     }
 
     /// Oldest live FIFO entry of `dir`, dropping stale entries on the way.
-    pub fn fifo_head(&mut self, dir: usize) -> Option<u32> {
+    pub(super) fn fifo_head(&mut self, dir: usize) -> Option<u32> {
         let slots = &self.slots;
         let fifo = &mut self.fifo[dir];
         while let Some(&(id, gen)) = fifo.front() {
@@ -134,17 +134,17 @@ impl SortedQueue {
     }
 
     /// A request of `dir` ending at `sector` (back-merge candidate; smallest id first).
-    pub fn ending_at(&self, dir: usize, sector: u64) -> Option<u32> {
+    pub(super) fn ending_at(&self, dir: usize, sector: u64) -> Option<u32> {
         self.by_end[dir].range((sector, 0)..=(sector, u32::MAX)).next().map(|&(_, id)| id)
     }
 
     /// A request of `dir` starting at `sector` (front-merge candidate; smallest id first).
-    pub fn starting_at(&self, dir: usize, sector: u64) -> Option<u32> {
+    pub(super) fn starting_at(&self, dir: usize, sector: u64) -> Option<u32> {
         self.sorted[dir].range((sector, 0)..=(sector, u32::MAX)).next().map(|&(_, id)| id)
     }
 
     /// Grow `id`'s request by `nr_sectors` on `side`, keeping both indexes right.
-    pub fn grow(&mut self, id: u32, side: Merge, nr_sectors: u64) {
+    pub(super) fn grow(&mut self, id: u32, side: Merge, nr_sectors: u64) {
         let s = &mut self.slots[id as usize];
         let d = dir_of(s.rq.op);
         match side {
@@ -163,7 +163,7 @@ impl SortedQueue {
     }
 
     /// Merge `nr_sectors` onto `id` on `side` unless the result would exceed `max_sectors`.
-    pub fn try_grow(&mut self, id: u32, side: Merge, nr_sectors: u64, max_sectors: u64) -> Option<(u32, Merge)> {
+    pub(super) fn try_grow(&mut self, id: u32, side: Merge, nr_sectors: u64, max_sectors: u64) -> Option<(u32, Merge)> {
         if self.rq(id).nr_sectors + nr_sectors > max_sectors {
             return None;
         }
@@ -174,7 +174,7 @@ impl SortedQueue {
     /// The common merge lookup: a back merge onto a request ending at the bio, then (if
     /// `front` allows) a front merge onto one starting where the bio ends. The first
     /// candidate found is final.
-    pub fn try_merge(&mut self, op: Op, sector: u64, nr_sectors: u64, max_sectors: u64, front: bool) -> Option<(u32, Merge)> {
+    pub(super) fn try_merge(&mut self, op: Op, sector: u64, nr_sectors: u64, max_sectors: u64, front: bool) -> Option<(u32, Merge)> {
         let d = dir_of(op);
         if let Some(id) = self.ending_at(d, sector) {
             return self.try_grow(id, Merge::Back, nr_sectors, max_sectors);

@@ -30,7 +30,7 @@ use std::collections::VecDeque;
 /// Thread index of bdflush and kupdate within the pair; the timer is index 2.
 const BDFLUSH: usize = 0;
 const KUPDATE: usize = 1;
-pub const THREADS: usize = 2;
+pub(crate) const THREADS: usize = 2;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum St {
@@ -44,7 +44,7 @@ enum St {
     WaitIo,
 }
 
-pub struct BdflushState {
+pub(crate) struct BdflushState {
     /// Flusher index of bdflush (= number of devices); kupdate is `base + 1`.
     pub base: u16,
     pub variant: Variant,
@@ -62,7 +62,7 @@ pub struct BdflushState {
 }
 
 impl BdflushState {
-    pub fn new(ndev: usize, variant: Variant) -> Self {
+    pub(crate) fn new(ndev: usize, variant: Variant) -> Self {
         BdflushState {
             base: ndev as u16,
             variant,
@@ -78,14 +78,14 @@ impl BdflushState {
 
     /// Pages of buffers dirtied at or before `before` (jiffies) that are still dirty, given the
     /// cumulative dirtied count and the dirty pages now.
-    pub fn expired(&self, before: u64, dirtied_now: u64, dirty_now: u64) -> u64 {
+    pub(crate) fn expired(&self, before: u64, dirtied_now: u64, dirty_now: u64) -> u64 {
         let then = self.marks.iter().rev().find(|(j, _)| *j <= before).map(|&(_, d)| d);
         let cleaned = dirtied_now.saturating_sub(dirty_now);
         then.map_or(0, |d| d.saturating_sub(cleaned)).min(dirty_now)
     }
 
     /// Record the dirtied count at `j`, keeping marks no older than `keep` jiffies before.
-    pub fn mark(&mut self, j: u64, dirtied: u64, keep: u64) {
+    pub(crate) fn mark(&mut self, j: u64, dirtied: u64, keep: u64) {
         self.marks.push_back((j, dirtied));
         while self.marks.len() > 2 && self.marks[1].0 + keep <= j {
             self.marks.pop_front();

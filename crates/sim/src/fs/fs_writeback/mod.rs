@@ -24,11 +24,11 @@ use crate::Ns;
 use std::collections::VecDeque;
 
 /// CPU cost of writeback per page submitted (page-cache walk, bio building), ns.
-pub const WRITEBACK_NS_PER_PAGE: Ns = 40;
+pub(crate) const WRITEBACK_NS_PER_PAGE: Ns = 40;
 
 /// `struct wb_writeback_work`.
 #[derive(Clone, Copy, Debug)]
-pub struct WbWork {
+pub(crate) struct WbWork {
     pub nr_pages: i64,
     /// WB_SYNC_ALL (sync(2)) rather than WB_SYNC_NONE.
     pub sync_all: bool,
@@ -51,7 +51,7 @@ struct CurWork {
 }
 
 /// The fs side of a `struct bdi_writeback`: dirty inode lists, work items and the flusher.
-pub struct Wb {
+pub(crate) struct Wb {
     /// Newest at the front, oldest at the back.
     pub b_dirty: VecDeque<u32>,
     pub b_io: VecDeque<u32>,
@@ -78,7 +78,7 @@ pub struct Wb {
 }
 
 impl Wb {
-    pub fn new(now_jiffies: u64) -> Self {
+    pub(crate) fn new(now_jiffies: u64) -> Self {
         Wb {
             b_dirty: VecDeque::new(),
             b_io: VecDeque::new(),
@@ -99,7 +99,7 @@ impl Wb {
     }
 
     /// `wb_has_dirty_io`.
-    pub fn has_dirty_io(&self) -> bool {
+    pub(crate) fn has_dirty_io(&self) -> bool {
         !(self.b_dirty.is_empty() && self.b_io.is_empty() && self.b_more_io.is_empty())
     }
 }

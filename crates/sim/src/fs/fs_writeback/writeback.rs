@@ -45,7 +45,7 @@ impl Machine {
 
     /// `__mark_inode_dirty(I_DIRTY_PAGES)`: a clean inode gets `dirtied_when` and goes to
     /// the head of b_dirty; the first dirty inode of a wb arms the periodic flush.
-    pub fn mark_inode_dirty(&mut self, ino: u32) {
+    pub(crate) fn mark_inode_dirty(&mut self, ino: u32) {
         let i = &self.inodes[ino as usize];
         if i.dirty {
             return;
@@ -65,7 +65,7 @@ impl Machine {
     }
 
     /// `wb_wakeup`: run the flusher now.
-    pub fn wb_wakeup(&mut self, wb: u16) {
+    pub(crate) fn wb_wakeup(&mut self, wb: u16) {
         let now = self.now();
         let f = &mut self.flushers[wb as usize];
         if f.wake_at.is_some_and(|t| t <= now) {
@@ -77,7 +77,7 @@ impl Machine {
 
     /// `wb_wakeup_delayed`: run the flusher after `dirty_writeback_centisecs`, unless an
     /// earlier run is already pending.
-    pub fn wb_wakeup_delayed(&mut self, wb: u16) {
+    pub(crate) fn wb_wakeup_delayed(&mut self, wb: u16) {
         let cs = self.cfg.sysctl.dirty_writeback_centisecs as u64;
         if cs == 0 || !self.wb_does_kupdate() {
             // pdflush and bdflush generations: kupdate runs from one global timer.
@@ -93,7 +93,7 @@ impl Machine {
     }
 
     /// `wb_queue_work`: queue an explicit work and run the flusher.
-    pub fn wb_queue_work(&mut self, wb: u16, w: WbWork) {
+    pub(crate) fn wb_queue_work(&mut self, wb: u16, w: WbWork) {
         self.flushers[wb as usize].work_list.push_back(w);
         self.wb_wakeup(wb);
     }
@@ -452,7 +452,7 @@ impl Machine {
     /// pdflush thread): the inodes of b_io (refilled with those dirtied before
     /// `dirtied_before` when empty) in list order, each written range-cyclic until the budget
     /// is used. The requests go to `sub`'s pending list. Returns the pages written.
-    pub fn writeback_inodes_wb(&mut self, wb: u16, nr: u64, dirtied_before: u64, sub: Submitter) -> u64 {
+    pub(crate) fn writeback_inodes_wb(&mut self, wb: u16, nr: u64, dirtied_before: u64, sub: Submitter) -> u64 {
         let w = wb as usize;
         if self.flushers[w].b_io.is_empty() {
             self.queue_io(wb, dirtied_before);
@@ -488,7 +488,7 @@ impl Machine {
 
     /// `do_writepages`: the bandwidth-estimation bracket around the file system's writepages
     /// (here [`Machine::write_dirty_range`]), for the flusher and for fsync alike.
-    pub fn do_writepages(&mut self, ino: u32, from: u64, max: u64, sub: Submitter, sync: bool, background: bool) -> (u64, u64) {
+    pub(crate) fn do_writepages(&mut self, ino: u32, from: u64, max: u64, sub: Submitter, sync: bool, background: bool) -> (u64, u64) {
         let wbi = self.inodes[ino as usize].wb as usize;
         let j = self.jiffies();
         pw::wb_bandwidth_estimate_start(&mut self.wbs[wbi], j, self.clock.hz);
@@ -504,7 +504,7 @@ impl Machine {
     /// pending list. They go under writeback as their requests are submitted, not here: a
     /// writepages call blocked in request allocation still has its later pages dirty, and the
     /// throttling of every era reads that. Returns (pages, next writeback_index).
-    pub fn write_dirty_range(&mut self, ino: u32, from: u64, max: u64, sub: Submitter, sync: bool, background: bool) -> (u64, u64) {
+    pub(crate) fn write_dirty_range(&mut self, ino: u32, from: u64, max: u64, sub: Submitter, sync: bool, background: bool) -> (u64, u64) {
         let dev = self.inodes[ino as usize].dev as usize;
         let max_pages = (self.queues[dev].max_sectors / 8).max(1);
         // Large folios: one bio may span several requests (block/bio_chain.rs).

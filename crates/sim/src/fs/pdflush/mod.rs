@@ -25,13 +25,13 @@ mod threads;
 
 use crate::Ns;
 
-pub const MIN_PDFLUSH_THREADS: usize = 2;
-pub const MAX_PDFLUSH_THREADS: usize = 8;
+pub(crate) const MIN_PDFLUSH_THREADS: usize = 2;
+pub(crate) const MAX_PDFLUSH_THREADS: usize = 8;
 /// `MAX_WRITEBACK_PAGES`.
-pub const MAX_WRITEBACK_PAGES: u64 = 1024;
+pub(crate) const MAX_WRITEBACK_PAGES: u64 = 1024;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PdWork {
+pub(crate) enum PdWork {
     /// `background_writeout(min_pages)`.
     Background,
     /// `wb_kupdate`.
@@ -49,7 +49,7 @@ enum Step {
 }
 
 #[derive(Clone, Debug)]
-pub struct PdThread {
+pub(crate) struct PdThread {
     /// The thread exists.
     pub alive: bool,
     /// Idle since (ns); None while working.
@@ -88,7 +88,7 @@ impl PdThread {
     }
 }
 
-pub struct PdflushPool {
+pub(crate) struct PdflushPool {
     /// Flusher index of thread 0 (= number of devices).
     pub base: u16,
     pub threads: Vec<PdThread>,
@@ -99,7 +99,7 @@ pub struct PdflushPool {
 }
 
 impl PdflushPool {
-    pub fn new(ndev: usize) -> Self {
+    pub(crate) fn new(ndev: usize) -> Self {
         PdflushPool {
             base: ndev as u16,
             threads: (0..MAX_PDFLUSH_THREADS).map(|i| PdThread::new(i < MIN_PDFLUSH_THREADS)).collect(),
@@ -108,7 +108,7 @@ impl PdflushPool {
         }
     }
 
-    pub fn nr_threads(&self) -> usize {
+    pub(crate) fn nr_threads(&self) -> usize {
         self.threads.iter().filter(|t| t.alive).count()
     }
 

@@ -32,7 +32,7 @@ pub const END_IO_CONVERT_NS: (Ns, Ns) = (28_000, 55_000);
 
 /// A device's end_io work: the writeback pages waiting for their extents' conversion.
 #[derive(Debug, Default)]
-pub struct EndIoWork {
+pub(crate) struct EndIoWork {
     /// (file, first page, pages) whose writeback ends when the work runs.
     items: Vec<(u32, u64, u64)>,
     /// Their pages, still under writeback (the laws count them).

@@ -16,7 +16,7 @@ use crate::mm::vmstat::VmStat;
 
 /// Who sleeps in 2.4's `wait_for_some_buffers` (the oldest write in flight on a device).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum WriteWaiter {
+pub(crate) enum WriteWaiter {
     /// A task, in the sleep numbered `gen` (filled in when it sleeps).
     Task(u32, u32),
     /// bdflush (its flusher index).
@@ -25,14 +25,14 @@ pub enum WriteWaiter {
 
 /// Who sleeps in `congestion_wait`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CongestionWaiter {
+pub(crate) enum CongestionWaiter {
     /// A task, in the sleep numbered `gen` (a stale entry is ignored).
     Task(u32, u32),
     /// A pdflush thread (its flusher index).
     Pdflush(u16),
 }
 
-pub struct EraState {
+pub(crate) struct EraState {
     /// `congestion_wqh[WRITE]`: every sleeper is woken when any queue frees a write request
     /// below its congestion-off level.
     pub congestion_waiters: Vec<CongestionWaiter>,
@@ -58,7 +58,7 @@ pub struct EraState {
 }
 
 impl EraState {
-    pub fn new(cfg: &Scenario, ntasks: usize) -> Self {
+    pub(crate) fn new(cfg: &Scenario, ntasks: usize) -> Self {
         let ndev = cfg.devices.len();
         EraState {
             congestion_waiters: Vec::new(),
@@ -83,13 +83,13 @@ impl EraState {
     }
 
     /// Flusher entities beyond the per-device ones (pdflush threads).
-    pub fn extra_flushers(&self) -> usize {
+    pub(crate) fn extra_flushers(&self) -> usize {
         self.pdflush.as_ref().map_or(0, |p| p.threads.len()) + self.bdflush.as_ref().map_or(0, |_| crate::fs::bdflush::THREADS)
     }
 }
 
 /// The throttling policy of the scenario's generation.
-pub fn build_policy(cfg: &Scenario, vm: &VmStat) -> Box<dyn DirtyThrottle> {
+pub(crate) fn build_policy(cfg: &Scenario, vm: &VmStat) -> Box<dyn DirtyThrottle> {
     let ncpus = cfg.machine.cpus;
     let nwbs = cfg.devices.len();
     let ntasks = cfg.tasks.iter().map(|t| t.count as usize).sum();
@@ -103,7 +103,7 @@ pub fn build_policy(cfg: &Scenario, vm: &VmStat) -> Box<dyn DirtyThrottle> {
 }
 
 /// The comm of flusher entity `i` as the generation named its threads.
-pub fn flusher_comm_name(cfg: &Scenario, i: usize) -> String {
+pub(crate) fn flusher_comm_name(cfg: &Scenario, i: usize) -> String {
     let ndev = cfg.devices.len();
     match cfg.policy.flusher {
         FlusherKind::Modern => format!("kworker/u{}:{}", 2 * cfg.machine.cpus.max(1), i),

@@ -41,13 +41,13 @@ struct Watch {
 }
 
 /// The open promises, per task, and the files they watch.
-pub struct Obligations {
+pub(crate) struct Obligations {
     promises: Vec<Option<Promise>>,
     watched: HashMap<u32, Watch>,
 }
 
 impl Obligations {
-    pub fn new(ntasks: usize) -> Self {
+    pub(crate) fn new(ntasks: usize) -> Self {
         Obligations {
             promises: (0..ntasks).map(|_| None).collect(),
             watched: HashMap::new(),
@@ -56,7 +56,7 @@ impl Obligations {
 
     /// Pages of `ino` dirtied at [start, start + n): log them if a call watches the file.
     #[inline]
-    pub fn dirtied(&mut self, ino: u32, start: u64, n: u64) {
+    pub(crate) fn dirtied(&mut self, ino: u32, start: u64, n: u64) {
         if self.watched.is_empty() {
             return;
         }
@@ -67,7 +67,7 @@ impl Obligations {
 
     /// Pages of `ino` at [start, start + n) were converted from unwritten in transaction
     /// `tid`, the inode's change `seq`: log them if a call watches the file.
-    pub fn converted(&mut self, ino: u32, start: u64, n: u64, tid: u32, seq: u64) {
+    pub(crate) fn converted(&mut self, ino: u32, start: u64, n: u64, tid: u32, seq: u64) {
         if let Some(w) = self.watched.get_mut(&ino) {
             w.converted.push((start, n, tid, seq));
         }

@@ -18,7 +18,7 @@ use crate::Ns;
 
 /// The marks of every inode's dirtied count, one row per mark, `slots` rows in a ring.
 #[derive(Default)]
-pub struct ExpiryMarks {
+pub(crate) struct ExpiryMarks {
     /// Time between marks, ns (0: not set up yet).
     period: Ns,
     /// Marks between a mark and the one `bound` before it.

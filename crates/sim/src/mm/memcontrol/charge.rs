@@ -25,7 +25,7 @@ impl Machine {
     }
 
     /// The page counts of group `cg` and its descendants.
-    pub fn memcg_usage(&self, cg: u16) -> MemcgUsage {
+    pub(crate) fn memcg_usage(&self, cg: u16) -> MemcgUsage {
         let mut u = MemcgUsage::default();
         for (c, g) in self.memcgs.iter().enumerate() {
             if !self.memcg_within(c as u16, cg) {
@@ -93,7 +93,7 @@ impl Machine {
     /// `mem_cgroup_wb_stats` for the group of wb `wb`: its file, dirty and writeback pages,
     /// and the headroom below the tightest `min(memory.max, memory.high)` of it and its
     /// ancestors (the root has no limit).
-    pub fn mem_cgroup_wb_stats(&self, cg: u16) -> MemcgWbStats {
+    pub(crate) fn mem_cgroup_wb_stats(&self, cg: u16) -> MemcgWbStats {
         let own = self.memcg_usage(cg);
         let mut headroom = u64::MAX;
         let mut c = Some(cg);

@@ -41,17 +41,14 @@ use super::vmscan::Lru;
 use crate::metrics::MemcgEvents;
 
 /// `MEMCG_CHARGE_BATCH`.
-pub const MEMCG_CHARGE_BATCH: u64 = 64;
+pub(crate) const MEMCG_CHARGE_BATCH: u64 = 64;
 /// `MEMCG_DELAY_PRECISION_SHIFT` and `MEMCG_DELAY_SCALING_SHIFT`.
 const DELAY_PRECISION_SHIFT: u32 = 20;
 const DELAY_SCALING_SHIFT: u32 = 14;
-/// The kernfs inode number the model gives the `i`th declared group (the root's is 1), as
-/// the trace's `cgroup_ino` prints it.
-pub const FIRST_CGROUP_INO: u64 = 1000;
 
 /// One memory cgroup below the root.
 #[derive(Default)]
-pub struct MemCgroup {
+pub(crate) struct MemCgroup {
     pub parent: Option<u16>,
     /// `memory.max` in pages (`u64::MAX`: max).
     pub max: u64,
@@ -85,7 +82,7 @@ pub struct MemCgroup {
 
 /// A group's page counts, its descendants' included.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct MemcgUsage {
+pub(crate) struct MemcgUsage {
     /// `page_counter_read(&memcg->memory)`.
     pub usage: u64,
     /// Page cache (`NR_FILE_PAGES`).
@@ -95,7 +92,7 @@ pub struct MemcgUsage {
 }
 
 /// `calculate_overage`: how far `usage` is over `high`, in 2^-20 units of `high`.
-pub fn calculate_overage(usage: u64, high: u64) -> u64 {
+pub(crate) fn calculate_overage(usage: u64, high: u64) -> u64 {
     if usage <= high {
         return 0;
     }
@@ -106,7 +103,7 @@ pub fn calculate_overage(usage: u64, high: u64) -> u64 {
 /// `calculate_high_delay`: the penalty in jiffies for `nr_pages` charged at `max_overage`:
 /// quadratic in the overage, in proportion to the pages, at most 2 s; 0 when it would be no
 /// more than HZ/100.
-pub fn calculate_high_delay(max_overage: u64, nr_pages: u64, hz: u64) -> u64 {
+pub(crate) fn calculate_high_delay(max_overage: u64, nr_pages: u64, hz: u64) -> u64 {
     if max_overage == 0 {
         return 0;
     }

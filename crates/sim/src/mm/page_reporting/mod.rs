@@ -35,7 +35,7 @@ use crate::Ns;
 
 /// Frames the host backs, as allocation and the reporting passes meet them.
 #[derive(Clone, Debug)]
-pub struct PageReporting {
+pub(crate) struct PageReporting {
     /// How long a free frame stays backed (`PAGE_REPORTING_DELAY`, 2 s upstream); 0: the
     /// guest never reports, a frame once touched stays backed.
     delay: Ns,
@@ -54,13 +54,13 @@ pub struct PageReporting {
 
 /// `PAGE_REPORTING_CAPACITY` blocks of `pageblock_order` (2 MiB on x86-64), in 4 KiB pages:
 /// the free memory above the low watermark that a pass leaves unreported.
-pub const REPORTING_RESERVE_PAGES: u64 = 32 * 512;
+pub(crate) const REPORTING_RESERVE_PAGES: u64 = 32 * 512;
 
 impl PageReporting {
     /// A machine that boots with `in_use` frames in use and its free memory reported but for
     /// `keep` frames (a fresh VM, or one whose free memory was freed long ago), reporting
     /// blocks of `order` and up.
-    pub fn new(delay: Ns, in_use: u64, keep: u64, order: u32) -> Self {
+    pub(crate) fn new(delay: Ns, in_use: u64, keep: u64, order: u32) -> Self {
         PageReporting {
             delay,
             backed: in_use + keep,
@@ -72,7 +72,7 @@ impl PageReporting {
     }
 
     /// The same machine booting with `lists` for its backed free memory instead of a reserve.
-    pub fn with_free_lists(self, lists: FreeLists) -> Self {
+    pub(crate) fn with_free_lists(self, lists: FreeLists) -> Self {
         PageReporting {
             backed: self.backed - self.keep,
             keep: 0,
@@ -82,13 +82,13 @@ impl PageReporting {
     }
 
     /// The time between reporting passes; 0: none.
-    pub fn delay(&self) -> Ns {
+    pub(crate) fn delay(&self) -> Ns {
         self.delay
     }
 
     /// `in_use` frames are in use just after an allocation: how many of them the guest
     /// touches for the first time since the host took them back (or ever).
-    pub fn allocated(&mut self, in_use: u64) -> u64 {
+    pub(crate) fn allocated(&mut self, in_use: u64) -> u64 {
         self.peak = self.peak.max(in_use);
         let fresh = in_use.saturating_sub(self.backed);
         self.backed = self.backed.max(in_use);
@@ -100,7 +100,7 @@ impl PageReporting {
     /// least that large, and those are the blocks a pass reports; the free memory a pass
     /// leaves backed is in smaller pieces (the reserve is what reporting cannot take), so a
     /// large folio finds a backed block only among those freed within the last delay.
-    pub fn allocated_blocks(&mut self, in_use: u64, blocks: u64) -> u64 {
+    pub(crate) fn allocated_blocks(&mut self, in_use: u64, blocks: u64) -> u64 {
         let blocks = blocks.min(in_use);
         let small = in_use - blocks;
         let fresh_small = self.allocated(small);
@@ -115,7 +115,7 @@ impl PageReporting {
     /// each order `k`: how many of them the guest touches for the first time since the host
     /// took them back. Frames freed within the last delay are reused first; the rest come from
     /// the free lists where the machine's were given, else as [`Self::allocated_blocks`] says.
-    pub fn allocated_folios(&mut self, in_use: u64, orders: &Orders) -> u64 {
+    pub(crate) fn allocated_folios(&mut self, in_use: u64, orders: &Orders) -> u64 {
         let Some(lists) = self.lists.as_mut() else {
             let blocks = orders.iter().skip(self.order).sum();
             return self.allocated_blocks(in_use, blocks);
@@ -142,7 +142,7 @@ impl PageReporting {
     /// The budget is `page_reporting_cycle`'s: a sixteenth of the free list and one call of
     /// `PAGE_REPORTING_CAPACITY` blocks more, "reporting all pages on an idle system in about
     /// 30 seconds" — memory freed in bulk (a dropped page cache) goes back over many passes.
-    pub fn pass(&mut self, in_use: u64, free: u64) {
+    pub(crate) fn pass(&mut self, in_use: u64, free: u64) {
         let floor = self.peak.max(in_use + self.keep);
         let eligible = self.backed.saturating_sub(floor);
         self.backed -= eligible.min(free / 16 + REPORTING_RESERVE_PAGES);
@@ -150,7 +150,8 @@ impl PageReporting {
     }
 
     /// Frames the host backs.
-    pub fn backed(&self) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn backed(&self) -> u64 {
         self.backed
     }
 }

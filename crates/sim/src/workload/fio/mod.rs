@@ -26,7 +26,7 @@ use crate::Ns;
 
 /// One I/O of a fio job.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct FioIo {
+pub(crate) struct FioIo {
     /// When fio started it (`io_u->start_time`) and when its submission returned.
     pub start: Ns,
     pub submitted: Ns,
@@ -41,7 +41,7 @@ pub struct FioIo {
 }
 
 /// A fio job clone's progress.
-pub struct FioState {
+pub(crate) struct FioState {
     /// The job's files (inodes), used in turn.
     pub files: Vec<u32>,
     next_file: usize,
@@ -92,7 +92,7 @@ pub struct FioState {
 }
 
 impl FioState {
-    pub fn new(job: &FioJob, files: Vec<u32>, seed: u64, instance: u32) -> Self {
+    pub(crate) fn new(job: &FioJob, files: Vec<u32>, seed: u64, instance: u32) -> Self {
         let mut rng = RngStream::new(job.seed ^ seed, &format!("fio/{}/{}", job.name, instance));
         let block = job.bs[READ].min().min(job.bs[WRITE].min()).max(1);
         let blocks = job.file_size / block;

@@ -108,7 +108,7 @@ pub(super) fn class_index(c: IoPrioClass) -> usize {
 
 impl Bfqq {
     /// `bfq_init_bfqq` + `bfq_init_entity`.
-    pub fn new(sync: bool, prio: IoPrio, group: u32, max_budget: u64, now: Ns) -> Self {
+    pub(super) fn new(sync: bool, prio: IoPrio, group: u32, max_budget: u64, now: Ns) -> Self {
         let class = class_index(prio.class);
         let weight = ioprio_to_weight(prio);
         Bfqq {
@@ -168,28 +168,28 @@ impl Bfqq {
         }
     }
 
-    pub fn queued(&self) -> usize {
+    pub(super) fn queued(&self) -> usize {
         self.sorted.len()
     }
 
     /// `bfq_bfqq_budget_left` (may be negative after time charging).
-    pub fn budget_left(&self) -> i64 {
+    pub(super) fn budget_left(&self) -> i64 {
         self.en.budget as i64 - self.en.service as i64
     }
 
     /// `BFQQ_SEEKY`: more than 19 of the last 32 requests were seeks.
-    pub fn seeky(&self) -> bool {
+    pub(super) fn seeky(&self) -> bool {
         self.seek_history.count_ones() > 19
     }
 
     /// `BFQQ_TOTALLY_SEEKY`: all of the last 32.
-    pub fn totally_seeky(&self) -> bool {
+    pub(super) fn totally_seeky(&self) -> bool {
         self.seek_history == u32::MAX
     }
 
     /// `bfq_update_io_thinktime`: a decayed mean of the time from the queue's last
     /// completion to its next request, each sample capped at twice `slice_idle`.
-    pub fn update_thinktime(&mut self, now: Ns, slice_idle: Ns) {
+    pub(super) fn update_thinktime(&mut self, now: Ns, slice_idle: Ns) {
         // A new queue's last completion is in the future: the kernel's unsigned difference
         // wraps and the cap applies.
         let elapsed = now.checked_sub(self.last_end_request).unwrap_or(u64::MAX).min(2 * slice_idle);

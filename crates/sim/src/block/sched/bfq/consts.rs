@@ -51,10 +51,10 @@ pub(super) const SOFTRT_WEIGHT_FACTOR: u64 = 100;
 /// Only queues of the default weight (best effort 4) are weight raised.
 pub(super) const DEFAULT_WEIGHT: u64 = 40;
 /// A group's weight unless its `io.bfq.weight` says otherwise (`BFQ_DEFAULT_GRP_WEIGHT`).
-pub const DEFAULT_GROUP_WEIGHT: u64 = 100;
+pub(crate) const DEFAULT_GROUP_WEIGHT: u64 = 100;
 /// `BFQ_MIN_WEIGHT`, `BFQ_MAX_WEIGHT`: the range `io.bfq.weight` accepts.
-pub const MIN_WEIGHT: u64 = 1;
-pub const MAX_WEIGHT: u64 = 1000;
+pub(super) const MIN_WEIGHT: u64 = 1;
+pub(super) const MAX_WEIGHT: u64 = 1000;
 /// Large bursts of queue creations (`bfq_large_burst_thresh`, `bfq_burst_interval`).
 pub(super) const LARGE_BURST_THRESH: u32 = 8;
 pub(super) const BURST_INTERVAL: Ns = 180 * MSEC;

@@ -87,10 +87,10 @@ mod wf2q;
 mod tests;
 
 use self::bfqq::{Bfqq, Tree};
-pub use self::consts::DEFAULT_GROUP_WEIGHT;
+pub(crate) use self::consts::DEFAULT_GROUP_WEIGHT;
 use self::consts::*;
 use self::peak_rate::PeakRate;
-pub use self::tunables::BfqTunables;
+pub(crate) use self::tunables::BfqTunables;
 use self::wf2q::BfqGroup;
 use super::merge_index::{grow, MergeIndex};
 use super::{Elevator, ElevatorInfo, ElvGroup, ElvRq, Merge};
@@ -100,7 +100,7 @@ use crate::Ns;
 use std::collections::BTreeMap;
 
 /// `bfq` in the list of elevators.
-pub static INFO: ElevatorInfo = ElevatorInfo {
+pub(crate) static INFO: ElevatorInfo = ElevatorInfo {
     kind: SchedulerKind::BFQ,
     aliases: &[],
     summary: "per-process queues with sector budgets shared by weight (B-WF2Q+), device idling for sync processes, weight raising for interactive ones",
@@ -118,7 +118,7 @@ pub static INFO: ElevatorInfo = ElevatorInfo {
 
 /// Why the in-service queue stops being served (`enum bfqq_expiration`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Expiration {
+pub(crate) enum Expiration {
     TooIdle,
     BudgetTimeout,
     BudgetExhausted,
@@ -137,14 +137,14 @@ struct RqInfo {
 
 /// Counts a test can check: how BFQ spent its decisions.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct BfqStats {
+pub(crate) struct BfqStats {
     pub expirations: [u64; 5],
     pub idle_timer_armed: u64,
     pub injected: u64,
     pub weight_raised: u64,
 }
 
-pub struct Bfq {
+pub(crate) struct Bfq {
     t: BfqTunables,
     nonrot: bool,
     qs: Vec<Bfqq>,
@@ -222,7 +222,7 @@ fn async_key(rq: &ElvRq) -> u32 {
 }
 
 impl Bfq {
-    pub fn new(t: BfqTunables, nonrot: bool) -> Self {
+    pub(crate) fn new(t: BfqTunables, nonrot: bool) -> Self {
         let rate = REF_RATE[usize::from(nonrot)] * 2 / 3;
         let max_budget = if t.user_max_budget > 0 {
             t.user_max_budget
@@ -1336,7 +1336,8 @@ impl Bfq {
     }
 
     /// The weight a queue of the process `owner` has now (for tests and reports).
-    pub fn weight_of(&self, owner: u32) -> Option<u64> {
+    #[cfg(test)]
+    pub(crate) fn weight_of(&self, owner: u32) -> Option<u64> {
         self.by_key
             .iter()
             .find(|((_, k), _)| *k == owner)

@@ -23,7 +23,7 @@ fn get(q: &QueueConfig, name: &str, default: u64) -> u64 {
     q.tunables.get(name).unwrap_or(default)
 }
 
-pub static TUNABLES: [Knob<QueueConfig>; 10] = [
+pub(super) static TUNABLES: [Knob<QueueConfig>; 10] = [
     Knob {
         key: "queue/iosched/fifo_expire_sync",
         kind: MS,
@@ -107,7 +107,7 @@ pub static TUNABLES: [Knob<QueueConfig>; 10] = [
 
 /// The values one bfq instance runs with.
 #[derive(Clone, Copy, Debug)]
-pub struct BfqTunables {
+pub(crate) struct BfqTunables {
     /// Indexed by sync: [async, sync].
     pub fifo_expire: [Ns; 2],
     pub back_max_sectors: u64,
@@ -121,7 +121,7 @@ pub struct BfqTunables {
 }
 
 impl BfqTunables {
-    pub fn of(q: &QueueConfig) -> Self {
+    pub(crate) fn of(q: &QueueConfig) -> Self {
         let v = |i: usize| (TUNABLES[i].get)(q);
         BfqTunables {
             fifo_expire: [v(1).uint(), v(0).uint()],

@@ -48,7 +48,7 @@ pub(super) struct BfqGroup {
 }
 
 impl BfqGroup {
-    pub fn new(parent: u32, weight: u64) -> Self {
+    pub(super) fn new(parent: u32, weight: u64) -> Self {
         BfqGroup {
             en: Entity {
                 weight,
