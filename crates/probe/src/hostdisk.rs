@@ -23,7 +23,7 @@ pub struct HostDiskStamp {
     /// with something to make durable.
     pub flush_us: f64,
     /// 4 KiB O_DIRECT reads of that file at random, one at a time, median, µs: the disk's
-    /// round trip (on this lab's `vda` 48–69 µs from day to day), what a loop device's small
+    /// round trip (on this lab's `vda` 69 µs with fio on 2026-12-02, 42–73 µs, median 51, over the 204 repeats measured on 2026-12-05), what a loop device's small
     /// reads wait for on top of its own path. `None` in stamps from before it was timed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read_4k_us: Option<f64>,
