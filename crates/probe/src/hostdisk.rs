@@ -105,19 +105,18 @@ fn probe(path: &Path, limit: u64) -> std::io::Result<HostDiskStamp> {
     // timestamp tick mostly, so the inode is seldom dirty; the median leaves those out). With
     // nothing written since the last one the host's flush is cheaper than the loop's ever are.
     let page = buf.as_slice();
-    let mut flushes: Vec<f64> = (0..FLUSHES as u64)
+    let flushes: Vec<f64> = (0..FLUSHES as u64)
         .map(|i| {
             f.write_all_at(page, i * 4096)?;
             let t = Instant::now();
             f.sync_all().map(|()| t.elapsed().as_secs_f64() * 1e6)
         })
         .collect::<std::io::Result<_>>()?;
-    flushes.sort_by(f64::total_cmp);
     let round = |x: f64| (x * 10.0).round() / 10.0;
     Ok(HostDiskStamp {
         write_mib_s: round(write_mib_s),
         read_mib_s: round(read_mib_s),
-        flush_us: round(flushes[FLUSHES / 2]),
+        flush_us: round(median(flushes)),
         read_4k_us: Some(round(read_4k_us)),
     })
 }
@@ -138,8 +137,13 @@ fn round_trip(f: &std::fs::File, limit: u64) -> std::io::Result<f64> {
         f.read_exact_at(buf.as_mut_slice(), (x % pages) * 4096)?;
         lat.push(t.elapsed().as_secs_f64() * 1e6);
     }
-    lat.sort_by(f64::total_cmp);
-    Ok(lat[lat.len() / 2])
+    Ok(median(lat))
+}
+
+/// The middle of `v` (the upper of the two middle ones for an even count).
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
 }
 
 #[cfg(test)]
