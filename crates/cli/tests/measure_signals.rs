@@ -40,7 +40,7 @@ fn start(dir: &Path, fault: Option<&str>) -> Child {
         .env("WBLAB_STATE_DIR", dir.join("state"))
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::null());
+        .stderr(std::fs::File::create(dir.join("stderr")).unwrap());
     if let Some(f) = fault {
         c.env("WBLAB_TEST_FAULT", f);
     }
@@ -56,8 +56,15 @@ fn start(dir: &Path, fault: Option<&str>) -> Child {
     c.current_dir(dir).spawn().unwrap()
 }
 
+/// What a measurement under `dir` said, to explain a failure.
+fn said(dir: &Path) -> String {
+    let text = std::fs::read_to_string(dir.join("stderr")).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(20)..].join("\n")
+}
+
 /// The scratch directory once the workload has started (dd's file exists).
-fn wait_for_workload(dir: &Path, child: &mut Child) -> PathBuf {
+fn wait_for_workload(dir: &Path, child: &mut Child) -> Result<PathBuf, String> {
     let t0 = Instant::now();
     loop {
         let scratch = std::fs::read_dir(dir)
@@ -66,12 +73,14 @@ fn wait_for_workload(dir: &Path, child: &mut Child) -> PathBuf {
             .map(|e| e.path())
             .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("wblab-measure-"));
         if let Some(s) = scratch.filter(|s| s.join("mnt/d/w0").exists()) {
-            return s;
+            return Ok(s);
         }
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "the measurement ended before its workload started"
-        );
+        if let Some(status) = child.try_wait().unwrap() {
+            return Err(format!(
+                "the measurement ended ({status}) before its workload started; it said:\n{}",
+                said(dir)
+            ));
+        }
         // Before its workload a measurement may wait twice for freed memory to go back to the
         // host (before and after timing its first touch), a minute each at most, and write
         // up to 2 GiB to time it: on a machine that has just freed many GiB (a build beside
@@ -114,7 +123,7 @@ fn assert_undone(dir: &Path, scratch: &Path, limit: Duration, what: &str) {
 fn one(sig: libc::c_int) -> Result<(), String> {
     let t = tmp(&format!("sig{sig}"));
     let mut child = start(&t.0, None);
-    let scratch = wait_for_workload(&t.0, &mut child);
+    let scratch = wait_for_workload(&t.0, &mut child).map_err(|e| format!("signal {sig}: {e}"))?;
     // SAFETY: a plain kill of our child.
     unsafe { libc::kill(child.id() as libc::pid_t, sig) };
     let status = wait(&mut child, Duration::from_secs(60), &format!("signal {sig}"));
@@ -122,7 +131,11 @@ fn one(sig: libc::c_int) -> Result<(), String> {
     if caught {
         // An orderly stop: exit 128 + the signal, partial results saying so.
         if status.code() != Some(128 + sig) {
-            return Err(format!("signal {sig}: exit {status:?}, want {}", 128 + sig));
+            return Err(format!(
+                "signal {sig}: exit {status:?}, want {}; it said:\n{}",
+                128 + sig,
+                said(&t.0)
+            ));
         }
         let m: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(t.0.join("out/machine.json")).map_err(|e| format!("signal {sig}: {e}"))?)

@@ -41,15 +41,21 @@ const SMALL_TIME: Duration = Duration::from_millis(300);
 const DEPTH: usize = 8;
 
 /// Time the disk under `dir` (a scratch directory: the probe's file is made and removed in
-/// it), writing at most 256 MiB.
+/// it), writing at most 256 MiB (less where [`crate::room`] allows less).
 pub fn stamp(dir: &Path) -> std::io::Result<HostDiskStamp> {
     stamp_with(dir, PROBE_BYTES)
 }
 
 /// The same, writing at most `bytes`.
 pub fn stamp_with(dir: &Path, bytes: u64) -> std::io::Result<HostDiskStamp> {
+    let bytes = crate::room::budget(dir, bytes) / CHUNK as u64 * CHUNK as u64;
+    if bytes < CHUNK as u64 {
+        return Err(std::io::Error::other(
+            "not even 1 MiB may be written here without crowding this machine (an eighth of its free memory, a quarter of the free disk)",
+        ));
+    }
     let path = dir.join("host-disk.probe");
-    let result = probe(&path, bytes.max(CHUNK as u64));
+    let result = probe(&path, bytes);
     let _ = std::fs::remove_file(&path);
     result
 }

@@ -28,6 +28,7 @@ pub mod mount;
 pub mod outdir;
 pub mod plan;
 pub mod pressure;
+pub mod room;
 pub mod snapshot;
 pub mod spool;
 pub mod sys;

@@ -46,6 +46,9 @@ pub struct MemoryTouchStamp {
 /// guest, growing as it runs), which the first steps take. It stops `COSTLY_STEPS` steps after
 /// the first that costs more than `COSTLY_US` over the first, or at `MAX_BYTES`.
 const MAX_BYTES: usize = 2 << 30;
+/// The fewest bytes of steps worth timing (with the read step's file, [`crate::room`] must
+/// allow this much): the reserve and eight costly steps on a small guest.
+const MIN_BYTES: usize = 16 * STEP;
 const STEP: usize = 32 << 20;
 const CHUNK: usize = 1 << 20;
 const COSTLY_US: f64 = 2.0;
@@ -119,7 +122,8 @@ fn parse_buddyinfo(text: &str) -> Option<Vec<u64>> {
 }
 
 /// Time the page cache's first touch of memory, once the memory freed before has been
-/// reported: up to 2 GiB written into a new file in `dir` through the page cache in steps of
+/// reported: up to 2 GiB (less where [`crate::room`] allows less; an error where it allows
+/// too little to time) written into a new file in `dir` through the page cache in steps of
 /// 32 MiB, never synced. The first steps take the memory the kernel left backed; the median
 /// of the eight steps from the first costly one, against the first step, is the first touch's
 /// cost. Then, with that file still holding the backed memory, a 128 MiB file written before
@@ -129,12 +133,21 @@ fn parse_buddyinfo(text: &str) -> Option<Vec<u64>> {
 /// first 16 MiB read again and again from the cache: the copy a cached read pays. Both files
 /// are removed.
 pub fn stamp(dir: &Path) -> std::io::Result<MemoryTouchStamp> {
+    let room = crate::room::budget(dir, (MAX_BYTES + READ_BYTES) as u64) as usize;
+    if room < MIN_BYTES + READ_BYTES {
+        return Err(std::io::Error::other(format!(
+            "only {} MiB may be written here without crowding this machine (an eighth of its free memory, a quarter of the free disk); the probe needs {} MiB",
+            room >> 20,
+            (MIN_BYTES + READ_BYTES) >> 20
+        )));
+    }
+    let max = (room - READ_BYTES) / STEP * STEP;
     let reporting = Path::new(REPORTING).exists();
     let read_path = dir.join("memory-touch-read.probe");
     let read_file = write_direct(&read_path, READ_BYTES).ok();
     settle();
     let path = dir.join("memory-touch.probe");
-    let result = steps(&path, MAX_BYTES).map(|(per_page, held)| {
+    let result = steps(&path, max).map(|(per_page, held)| {
         let mut s = of_steps(&per_page, reporting);
         s.read_touch_us = read_file.as_ref().and_then(|f| read_touch(f).ok());
         s.cached_read_us = read_file.as_ref().and_then(|f| cached_read(f).ok());
