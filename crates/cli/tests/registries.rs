@@ -1,6 +1,7 @@
-//! Every device model and elevator reaches every tool through its own declaration: the
-//! scenario parser, `wblab check`, `wblab device` and `wblab kernels`. The test-only elevator
-//! and device model (registered by the `test-extensions` feature these tests build with)
+//! Every device model, elevator and sysctl reaches every tool through its own declaration:
+//! the scenario parser, `wblab check`, `wblab device` and `wblab kernels`. The test-only
+//! elevator, device model and sysctl (registered by the `test-extensions` feature these tests
+//! build with)
 //! stand for the next one someone adds: if a tool keeps its own list, they are missing from it
 //! and this fails.
 
@@ -70,4 +71,37 @@ fn every_elevator_reaches_the_parser_and_wblab_kernels() {
         let out = check(&dir, e.kind.name(), &sc);
         assert!(out.status.success(), "{sc}\n{}", String::from_utf8_lossy(&out.stderr));
     }
+}
+
+/// Every sysctl of the table, the test-only one included, is accepted by `wblab check` at a
+/// value in its range and refused above it, naming the key; a misspelling is answered with it.
+#[test]
+fn every_sysctl_reaches_the_parser_and_its_errors() {
+    use wblab_sim::config::{KnobKind, SYSCTLS};
+    let dir = scratch("registry-sysctls");
+    assert!(
+        SYSCTLS.iter().any(|k| k.knob.key == "vm.test_sysctl"),
+        "the test sysctl is registered"
+    );
+    for k in SYSCTLS {
+        let (lo, hi) = k.typical;
+        let v = lo + (hi - lo) / 2 + 8192;
+        let v = if matches!(k.knob.kind, KnobKind::Count { .. }) {
+            v.min(hi)
+        } else {
+            v
+        };
+        let sc = format!("[sysctl]\n\"{}\" = {v}\n", k.knob.key);
+        let out = check(&dir, "ok", &sc);
+        assert!(out.status.success(), "{sc}\n{}", String::from_utf8_lossy(&out.stderr));
+        if let KnobKind::Count { max, .. } = k.knob.kind {
+            let sc = format!("[sysctl]\n\"{}\" = {}\n", k.knob.key, max + 1);
+            let out = check(&dir, "high", &sc);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(!out.status.success() && err.contains(k.knob.key), "{sc}\n{err}");
+        }
+    }
+    let out = check(&dir, "typo", "[sysctl]\n\"vm.test_sysctk\" = 1\n");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("did you mean `vm.test_sysctl`"), "{err}");
 }

@@ -6,7 +6,7 @@ use crate::sys;
 use serde::Serialize;
 use std::io;
 use std::path::{Path, PathBuf};
-use wblab_sim::config::{BdiConfig, KnobKind, KnobValue, QueueConfig, VmSysctl};
+use wblab_sim::config::{sysctl_knob, BdiConfig, KnobKind, KnobValue, QueueConfig, SysctlKnob, VmSysctl, SYSCTLS};
 
 /// One knob as the run found and left it during the measurement.
 #[derive(Clone, Debug, Serialize)]
@@ -220,35 +220,29 @@ impl SysctlWrite {
     }
 }
 
-/// The scenario's `vm.*` sysctls as writes (every one of them: the scenario states the
-/// machine); `min_free_kbytes` = 0 means "as the kernel computed it at boot" and is left.
+/// The scenario's `vm.*` sysctls as writes, every one of the table's ([`SYSCTLS`]: the
+/// scenario states the machine), a ratio and its bytes as one pair; a value meaning "as the
+/// kernel computes it" (`min_free_kbytes` = 0) is left.
 pub fn sysctl_writes(s: &VmSysctl) -> Vec<SysctlWrite> {
-    let mut out = vec![
-        SysctlWrite::Pair {
-            ratio: "dirty_ratio",
-            bytes: "dirty_bytes",
-            ratio_value: s.dirty_ratio as u64,
-            bytes_value: s.dirty_bytes,
-        },
-        SysctlWrite::Pair {
-            ratio: "dirty_background_ratio",
-            bytes: "dirty_background_bytes",
-            ratio_value: s.dirty_background_ratio as u64,
-            bytes_value: s.dirty_background_bytes,
-        },
-    ];
-    for (name, value) in [
-        ("dirty_expire_centisecs", s.dirty_expire_centisecs as u64),
-        ("dirty_writeback_centisecs", s.dirty_writeback_centisecs as u64),
-        ("watermark_scale_factor", s.watermark_scale_factor as u64),
-    ] {
-        out.push(SysctlWrite::One { name, value });
-    }
-    if s.min_free_kbytes > 0 {
-        out.push(SysctlWrite::One {
-            name: "min_free_kbytes",
-            value: s.min_free_kbytes,
-        });
+    let file = |k: &'static SysctlKnob| k.knob.key.strip_prefix("vm.").unwrap_or(k.knob.key);
+    let mut out = Vec::new();
+    for k in SYSCTLS {
+        if SYSCTLS.iter().any(|r| r.bytes_of_pair == Some(k.knob.key)) {
+            continue; // written with its ratio
+        }
+        match k.bytes_of_pair.and_then(sysctl_knob) {
+            Some(b) => out.push(SysctlWrite::Pair {
+                ratio: file(k),
+                bytes: file(b),
+                ratio_value: k.value(s),
+                bytes_value: b.value(s),
+            }),
+            None if k.kernels_own == Some(k.value(s)) => {}
+            None => out.push(SysctlWrite::One {
+                name: file(k),
+                value: k.value(s),
+            }),
+        }
     }
     out
 }
@@ -272,19 +266,15 @@ pub fn apply_sysctl(j: &mut Journal, writes: &[SysctlWrite]) -> Vec<KnobRecord> 
 
 /// Snapshot of every knob `apply_sysctl` may touch (for tests and machine.json).
 pub fn sysctl_snapshot() -> Vec<(String, String)> {
-    [
-        "dirty_ratio",
-        "dirty_bytes",
-        "dirty_background_ratio",
-        "dirty_background_bytes",
-        "dirty_expire_centisecs",
-        "dirty_writeback_centisecs",
-        "watermark_scale_factor",
-        "min_free_kbytes",
-    ]
-    .iter()
-    .map(|n| (format!("vm.{n}"), sys::read_trim(&vm(n)).unwrap_or_default()))
-    .collect()
+    SYSCTLS
+        .iter()
+        .map(|k| {
+            (
+                k.knob.key.to_string(),
+                sys::read_trim(Path::new(&k.proc_path())).unwrap_or_default(),
+            )
+        })
+        .collect()
 }
 
 /// The scenario's queue knobs as (file under `/sys/block/<dev>/queue`, value), the
@@ -405,6 +395,39 @@ mod tests {
     /// `measure` writes every tunable of every shipped elevator, in sysfs's unit: a scheduler
     /// scenario runs on the real kernel with the tunables the model ran, not the kernel's
     /// defaults.
+    /// Each sysctl of the table, the test-only one included, set by a scenario to a value
+    /// of its own, is among the writes `measure` journals and makes, to that value, in its
+    /// `/proc/sys` file: a table entry is all a new sysctl needs to reach the real kernel.
+    #[test]
+    fn every_sysctl_the_scenario_sets_is_written() {
+        assert!(SYSCTLS.iter().any(|k| k.knob.key == "vm.test_sysctl"), "test builds register it");
+        for k in SYSCTLS {
+            let mut s = VmSysctl::default();
+            let (lo, hi) = k.typical;
+            let v = (lo + (hi - lo) / 3).max(2 * 4096) + 7;
+            let v = if matches!(k.knob.kind, KnobKind::Count { .. }) {
+                v.min(hi)
+            } else {
+                v
+            };
+            assert_ne!(v, k.value(&s), "{}: pick a value other than its default", k.knob.key);
+            (k.knob.set)(&mut s, KnobValue::Uint(v));
+            let written: Vec<(PathBuf, String)> = sysctl_writes(&s).iter().flat_map(SysctlWrite::describe).collect();
+            assert!(
+                written.contains(&(PathBuf::from(k.proc_path()), v.to_string())),
+                "{} = {v}: not written; the writes: {written:?}",
+                k.knob.key
+            );
+        }
+        // The kernel's own minimum is left alone.
+        let paths: Vec<PathBuf> = sysctl_writes(&VmSysctl::default())
+            .iter()
+            .flat_map(SysctlWrite::describe)
+            .map(|(p, _)| p)
+            .collect();
+        assert!(!paths.contains(&PathBuf::from("/proc/sys/vm/min_free_kbytes")), "{paths:?}");
+    }
+
     #[test]
     fn every_elevator_tunable_is_written_in_the_unit_sysfs_takes() {
         use wblab_sim::block::sched::SHIPPED_ELEVATORS;

@@ -5,7 +5,7 @@
 use crate::device_cmd::default_device;
 use crate::kernels_cmd::{generation_rows, policy_names, GENERATION_COLUMNS, INSIDE_GENERATIONS};
 use wblab_sim::block::sched::{ElevatorInfo, SHIPPED_ELEVATORS};
-use wblab_sim::config::QueueConfig;
+use wblab_sim::config::{KnobKind, QueueConfig};
 use wblab_sim::drivers::characterize::characterize;
 use wblab_sim::drivers::SHIPPED_MODELS;
 use wblab_sim::units::format_size;
@@ -23,6 +23,7 @@ pub const GENERATORS: &[&str] = &[
     "elevator-tunables ELEVATOR",
     "device-models",
     "device-keys MODEL",
+    "sysctl-keys",
     "device-queues",
     "device-figures",
     "include PATH [NAME]",
@@ -66,6 +67,7 @@ pub fn generate(name: &str, args: &[String], cli: &clap::Command, ctx: &Ctx) -> 
         "elevator-tunables" => elevator_tunables(one_arg()?),
         "device-models" => no_args(device_models()),
         "device-keys" => device_keys(one_arg()?),
+        "sysctl-keys" => no_args(sysctl_keys()),
         "device-queues" => no_args(device_queues()),
         "device-figures" => no_args(device_figures()),
         "run" => run(one_arg()?),
@@ -267,6 +269,20 @@ fn device_keys(kind: &str) -> Result<String, String> {
         ]);
     }
     Ok(table(&["key", "written as", "default", "what it is"], rows))
+}
+
+/// The `[sysctl]` reference, from the table every tool reads (6.x's defaults).
+fn sysctl_keys() -> String {
+    let d = wblab_sim::config::VmSysctl::default();
+    let rows = wblab_sim::config::SHIPPED_SYSCTLS.iter().map(|k| {
+        let v = k.value(&d);
+        let default = match k.knob.kind {
+            KnobKind::Size { .. } if v == 0 => format!("{} (unset)", code("0")),
+            _ => code(&v.to_string()),
+        };
+        vec![code(k.knob.key), k.unit.to_string(), default, k.knob.doc.to_string()]
+    });
+    table(&["key", "unit", "default", "accepted"], rows)
 }
 
 fn device_queues() -> String {

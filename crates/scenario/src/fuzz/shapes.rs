@@ -109,15 +109,16 @@ pub fn machine(key: &str) -> Option<Shape> {
     })
 }
 
+/// A sysctl's shape: its table's typical range, or 2.4's bdflush slots.
 pub fn sysctl(key: &str) -> Option<Shape> {
+    if let Some(k) = wblab_sim::config::sysctl_knob(key) {
+        let (lo, hi) = k.typical;
+        return Some(match k.knob.kind {
+            KnobKind::Size { .. } => Shape::Size(lo, hi),
+            _ => Shape::Int(lo, hi),
+        });
+    }
     Some(match key {
-        "vm.dirty_ratio" | "vm.dirty_background_ratio" => Shape::Int(0, 100),
-        "vm.dirty_bytes" => Shape::Size(8 * K, 512 * M),
-        "vm.dirty_background_bytes" => Shape::Size(0, 256 * M),
-        "vm.dirty_expire_centisecs" => Shape::Int(0, 6000),
-        "vm.dirty_writeback_centisecs" => Shape::Int(0, 1000),
-        "vm.min_free_kbytes" => Shape::Int(0, 65536),
-        "vm.watermark_scale_factor" => Shape::Int(1, 3000),
         "vm.bdflush" => Shape::Bdflush,
         "vm.bdflush.nfract" | "vm.bdflush.nfract_sync" => Shape::Int(0, 100),
         "vm.bdflush.ndirty" => Shape::Int(0, 50_000),

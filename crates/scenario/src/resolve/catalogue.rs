@@ -43,7 +43,7 @@ pub fn catalogue() -> Catalogue {
     Catalogue {
         top: TOP_KEYS.iter().copied().filter(|k| !SECTIONS.contains(k)).collect(),
         machine: machine::KEYS.to_vec(),
-        sysctl: sysctl::KEYS.to_vec(),
+        sysctl: sysctl::keys(),
         policy: policy::KEYS.to_vec(),
         trace: TRACE_KEYS.to_vec(),
         device,

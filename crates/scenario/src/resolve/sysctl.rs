@@ -4,18 +4,11 @@
 use crate::error::{Gather, Many, Result};
 use crate::section::{Entry, Section};
 use crate::suggest;
-use wblab_sim::config::VmSysctl;
-use wblab_sim::units::PAGE_SIZE;
+use wblab_sim::config::{KnobValue, VmSysctl, SYSCTLS};
 
-pub(super) const KEYS: &[&str] = &[
-    "vm.dirty_ratio",
-    "vm.dirty_background_ratio",
-    "vm.dirty_bytes",
-    "vm.dirty_background_bytes",
-    "vm.dirty_expire_centisecs",
-    "vm.dirty_writeback_centisecs",
-    "vm.min_free_kbytes",
-    "vm.watermark_scale_factor",
+/// 2.4's `vm.bdflush` and its slots: read by the 2.4 generations only, and not a file of
+/// today's kernel, so not in the table of [`SYSCTLS`].
+const BDFLUSH_KEYS: &[&str] = &[
     "vm.bdflush",
     "vm.bdflush.nfract",
     "vm.bdflush.ndirty",
@@ -24,6 +17,11 @@ pub(super) const KEYS: &[&str] = &[
     "vm.bdflush.age_buffer",
     "vm.bdflush.nfract_sync",
 ];
+
+/// Every key of the section: the table's, then 2.4's bdflush.
+pub(super) fn keys() -> Vec<&'static str> {
+    SYSCTLS.iter().map(|k| k.knob.key).chain(BDFLUSH_KEYS.iter().copied()).collect()
+}
 
 /// 2.4's `/proc/sys/vm/bdflush` slots as `bdflush_min`/`bdflush_max` bound them (2.4.15; HZ =
 /// 100): name, min, max. Slots 3, 7 and 8 are unused in mainline and must stay 0..=20000.
@@ -65,9 +63,6 @@ const UNMODELLED: &[&str] = &[
     "vm.extfrag_threshold",
     "vm.page_lock_unfairness",
 ];
-
-/// `INT_MAX`: the bound of the kernel's `int` sysctls.
-const INT_MAX: u32 = i32::MAX as u32;
 
 /// Also accepts the `/proc/sys/vm/dirty_ratio` and `vm/dirty_ratio` spellings `sysctl` takes.
 pub(super) fn normalize(key: String) -> String {
@@ -117,41 +112,33 @@ fn bdflush(sec: &Section<'_>, s: &mut VmSysctl) -> Result<()> {
 /// The `[sysctl]` section over `defaults` (the kernel release's boot-time values).
 pub(super) fn build(sec: &Section<'_>, defaults: VmSysctl) -> Many<VmSysctl> {
     let mut g = Gather::default();
-    for e in sec.entries.iter().filter(|e| !KEYS.contains(&e.key.as_str())) {
+    let keys = keys();
+    for e in sec.entries.iter().filter(|e| !keys.contains(&e.key.as_str())) {
         g.push(if UNMODELLED.contains(&e.key.as_str()) {
             e.key_problem("is a real sysctl but the model does not use it")
                 .hint(format!(
                     "remove it (the modelled sysctls are {}); `wblab snapshot --lenient FILE` turns a whole `sysctl -a` paste into a scenario, listing such sysctls as comments",
-                    suggest::list(KEYS)
+                    suggest::list(&keys)
                 ))
         } else {
             e.key_problem("unknown sysctl")
-                .hint(suggest::did_you_mean(&e.key, KEYS).unwrap_or_else(|| format!("modelled sysctls: {}", suggest::list(KEYS))))
+                .hint(suggest::did_you_mean(&e.key, &keys).unwrap_or_else(|| format!("modelled sysctls: {}", suggest::list(&keys))))
         });
     }
     let mut s = defaults;
-    g.read(sec, "vm.dirty_ratio", &mut s.dirty_ratio, |e| e.u32(0, 100));
-    g.read(sec, "vm.dirty_background_ratio", &mut s.dirty_background_ratio, |e| e.u32(0, 100));
-    // 0 reads as "not set" (what `sysctl -a` shows while the ratio is in use); a real write
-    // must be at least `dirty_bytes_min` = 2 pages (dirty_bytes) or 1 byte (background).
-    g.read(sec, "vm.dirty_bytes", &mut s.dirty_bytes, |e| match e.size()? {
-        b @ 1..8192 => Err(e
-            .problem(format!(
-                "must be 0 (not set) or at least {} bytes (2 pages), got {b}",
-                2 * PAGE_SIZE
-            ))
-            .hint("the kernel refuses smaller values (dirty_bytes_min)")),
-        b => Ok(b),
-    });
-    g.read(sec, "vm.dirty_background_bytes", &mut s.dirty_background_bytes, |e| e.size());
-    g.read(sec, "vm.dirty_expire_centisecs", &mut s.dirty_expire_centisecs, |e| {
-        e.u32(0, INT_MAX)
-    });
-    g.read(sec, "vm.dirty_writeback_centisecs", &mut s.dirty_writeback_centisecs, |e| {
-        e.u32(0, INT_MAX)
-    });
-    g.read(sec, "vm.min_free_kbytes", &mut s.min_free_kbytes, |e| e.uint(0, u64::from(INT_MAX)));
-    g.read(sec, "vm.watermark_scale_factor", &mut s.watermark_scale_factor, |e| e.u32(1, 3000));
+    for k in SYSCTLS {
+        let mut v = k.value(&s);
+        g.read(sec, k.knob.key, &mut v, |e| {
+            let v = super::model::knob_value(e, &k.knob.spec())?.uint();
+            match (k.refuse)(v) {
+                Some((problem, hint)) => Err(e.problem(problem).hint(hint)),
+                None => Ok(v),
+            }
+        });
+        if sec.get(k.knob.key).is_some() {
+            (k.knob.set)(&mut s, KnobValue::Uint(v));
+        }
+    }
     let r = bdflush(sec, &mut s);
     g.keep(r);
     g.sound()?;

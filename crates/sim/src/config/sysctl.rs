@@ -1,5 +1,8 @@
-//! `/proc/sys/vm` knobs the model reads, with the kernel's defaults.
+//! `/proc/sys/vm` knobs the model reads, with the kernel's defaults, and their table
+//! ([`SYSCTLS`]): each declared once, for the scenario parser, the fuzzer, the reference
+//! docs and `wblab measure`, which writes them to the real kernel.
 
+use super::{Knob, KnobKind, KnobValue, Tunables};
 use serde::Serialize;
 
 /// `/proc/sys/vm` knobs that the model reads.
@@ -16,6 +19,176 @@ pub struct VmSysctl {
     pub watermark_scale_factor: u32,
     /// 2.4's `/proc/sys/vm/bdflush` (used by the 2.4 generations only).
     pub bdflush: Bdflush,
+    /// Sysctls kept by name rather than in a field of their own: the test-only one of
+    /// `docs/extending.md`, or a prototype's before it earns a field. Empty in shipped
+    /// scenarios (and then not written out).
+    #[serde(skip_serializing_if = "Tunables::is_empty")]
+    pub extra: Tunables,
+}
+
+/// One `vm.*` sysctl the model reads. The key is `sysctl`'s name; the file is
+/// `/proc/sys/` and the key with `/` for `.` ([`SysctlKnob::proc_path`]).
+pub struct SysctlKnob {
+    /// Key, kind and range, what is accepted (`doc`), and the accessors.
+    pub knob: Knob<VmSysctl>,
+    /// The unit as the reference names it.
+    pub unit: &'static str,
+    /// What the fuzzer draws from: the accepted range cut to values a run makes sense of.
+    pub typical: (u64, u64),
+    /// A value meaning "as the kernel computes it", which `wblab measure` leaves unwritten.
+    pub kernels_own: Option<u64>,
+    /// For a ratio, the bytes knob it pairs with: writing either zeroes the other in the
+    /// kernel, so a scenario sets one, and `wblab measure` writes the one set.
+    pub bytes_of_pair: Option<&'static str>,
+    /// A value the kind's range admits but the kernel refuses: the problem and a hint.
+    pub refuse: fn(u64) -> Option<(String, &'static str)>,
+}
+
+impl SysctlKnob {
+    /// The file under `/proc/sys` the kernel keeps it in.
+    pub fn proc_path(&self) -> String {
+        format!("/proc/sys/{}", self.knob.key.replace('.', "/"))
+    }
+
+    /// The value in `s`.
+    pub fn value(&self, s: &VmSysctl) -> u64 {
+        (self.knob.get)(s).uint()
+    }
+}
+
+/// Refuses nothing beyond the kind's range.
+fn refuse_nothing(_: u64) -> Option<(String, &'static str)> {
+    None
+}
+
+/// `dirty_bytes_min`: a real write of `vm.dirty_bytes` is at least two pages.
+fn refuse_under_two_pages(v: u64) -> Option<(String, &'static str)> {
+    (1..2 * crate::units::PAGE_SIZE).contains(&v).then(|| {
+        (
+            format!(
+                "must be 0 (not set) or at least {} bytes (2 pages), got {v}",
+                2 * crate::units::PAGE_SIZE
+            ),
+            "the kernel refuses smaller values (dirty_bytes_min)",
+        )
+    })
+}
+
+/// `INT_MAX`: the bound of the kernel's `int` sysctls.
+const INT_MAX: u64 = i32::MAX as u64;
+
+/// A sysctl held in a `u32` field.
+macro_rules! sysctl_u32 {
+    ($key:literal, $field:ident, $min:expr, $max:expr, $unit:literal, $typical:expr, $doc:literal) => {
+        SysctlKnob {
+            knob: Knob {
+                key: $key,
+                kind: KnobKind::Count { min: $min, max: $max },
+                doc: $doc,
+                get: |s| KnobValue::Uint(u64::from(s.$field)),
+                set: |s, v| s.$field = u32::try_from(v.uint()).unwrap_or(u32::MAX),
+            },
+            unit: $unit,
+            typical: $typical,
+            kernels_own: None,
+            bytes_of_pair: None,
+            refuse: refuse_nothing,
+        }
+    };
+}
+
+/// Declare the table; `test:` entries are registered in test builds only.
+macro_rules! sysctls {
+    ($($e:expr),+ $(; test: $($t:expr),+)?) => {
+        /// The sysctls wblab ships, in the order the reference lists them.
+        pub static SHIPPED_SYSCTLS: &[SysctlKnob] = &[$($e),+];
+        /// Every sysctl the model reads, in the order tools list them.
+        #[cfg(not(any(test, feature = "test-extensions")))]
+        pub static SYSCTLS: &[SysctlKnob] = SHIPPED_SYSCTLS;
+        /// Every sysctl the model reads, in the order tools list them, and the test-only ones.
+        #[cfg(any(test, feature = "test-extensions"))]
+        pub static SYSCTLS: &[SysctlKnob] = &[$($e),+ $(, $($t),+)?];
+    };
+}
+
+// docs:begin sysctl-list
+sysctls!(
+    SysctlKnob {
+        bytes_of_pair: Some("vm.dirty_bytes"),
+        ..sysctl_u32!("vm.dirty_ratio", dirty_ratio, 0, 100, "percent", (0, 100), "0 to 100")
+    },
+    SysctlKnob {
+        bytes_of_pair: Some("vm.dirty_background_bytes"),
+        ..sysctl_u32!("vm.dirty_background_ratio", dirty_background_ratio, 0, 100, "percent", (0, 100), "0 to 100")
+    },
+    SysctlKnob {
+        knob: Knob {
+            key: "vm.dirty_bytes",
+            kind: KnobKind::Size { min: 0, max: u64::MAX, pages: false },
+            doc: "0, or at least 8192 (2 pages). Setting it makes `vm.dirty_ratio` 0, as in the kernel; setting both to non-zero values is an error",
+            get: |s| KnobValue::Uint(s.dirty_bytes),
+            set: |s, v| s.dirty_bytes = v.uint(),
+        },
+        unit: "size",
+        typical: (8 << 10, 512 << 20),
+        kernels_own: None,
+        bytes_of_pair: None,
+        refuse: refuse_under_two_pages,
+    },
+    SysctlKnob {
+        knob: Knob {
+            key: "vm.dirty_background_bytes",
+            kind: KnobKind::Size { min: 0, max: u64::MAX, pages: false },
+            doc: "any. Zeroes `vm.dirty_background_ratio` likewise",
+            get: |s| KnobValue::Uint(s.dirty_background_bytes),
+            set: |s, v| s.dirty_background_bytes = v.uint(),
+        },
+        unit: "size",
+        typical: (0, 256 << 20),
+        kernels_own: None,
+        bytes_of_pair: None,
+        refuse: refuse_nothing,
+    },
+    sysctl_u32!("vm.dirty_expire_centisecs", dirty_expire_centisecs, 0, INT_MAX, "1/100 s", (0, 6000), "0 to 2147483647"),
+    sysctl_u32!("vm.dirty_writeback_centisecs", dirty_writeback_centisecs, 0, INT_MAX, "1/100 s", (0, 1000), "0 to 2147483647"),
+    SysctlKnob {
+        knob: Knob {
+            key: "vm.min_free_kbytes",
+            kind: KnobKind::Count { min: 0, max: INT_MAX },
+            doc: "0 to 2147483647; 0 = computed from memory as the kernel does at boot",
+            get: |s| KnobValue::Uint(s.min_free_kbytes),
+            set: |s, v| s.min_free_kbytes = v.uint(),
+        },
+        unit: "KiB",
+        typical: (0, 65536),
+        kernels_own: Some(0),
+        bytes_of_pair: None,
+        refuse: refuse_nothing,
+    },
+    sysctl_u32!("vm.watermark_scale_factor", watermark_scale_factor, 1, 3000, "1/10000 of memory", (1, 3000), "1 to 3000");
+    // docs:begin sysctl-test
+    test: SysctlKnob {
+        knob: Knob {
+            key: "vm.test_sysctl",
+            kind: KnobKind::Count { min: 0, max: 1000 },
+            doc: "test-only: a sysctl kept by name, to show how",
+            get: |s| KnobValue::Uint(s.extra.get("test_sysctl").unwrap_or(0)),
+            set: |s, v| s.extra.set("test_sysctl", v.uint()),
+        },
+        unit: "count",
+        typical: (0, 1000),
+        // No such file in a real kernel: `wblab measure` writes it only when set.
+        kernels_own: Some(0),
+        bytes_of_pair: None,
+        refuse: refuse_nothing,
+    }
+    // docs:end sysctl-test
+);
+// docs:end sysctl-list
+
+/// The sysctl `key` names (`vm.dirty_ratio`).
+pub fn sysctl_knob(key: &str) -> Option<&'static SysctlKnob> {
+    SYSCTLS.iter().find(|k| k.knob.key == key)
 }
 
 /// `union bdflush_param` of 2.4 `fs/buffer.c`: the nine integers of `/proc/sys/vm/bdflush` in
@@ -114,6 +287,7 @@ impl Default for VmSysctl {
             min_free_kbytes: 0,
             watermark_scale_factor: 10,
             bdflush: Bdflush::default(),
+            extra: Tunables::default(),
         }
     }
 }
@@ -133,6 +307,31 @@ mod tests {
         assert_eq!((s.dirty_expire_centisecs, s.dirty_writeback_centisecs), (3000, 500));
         assert_eq!(s.watermark_scale_factor, 10);
         assert_eq!(s.min_free_kbytes, 0, "computed at boot, as init_per_zone_wmark_min does");
+    }
+
+    /// Every knob of the table reads back what it set, in range, and pairs name real knobs.
+    #[test]
+    fn every_sysctl_sets_and_gets_its_own_value() {
+        for k in SYSCTLS {
+            let mut s = VmSysctl::default();
+            let (lo, hi) = k.typical;
+            let v = lo + (hi - lo) / 3 + 1;
+            (k.knob.set)(&mut s, KnobValue::Uint(v));
+            assert_eq!(k.value(&s), v, "{}", k.knob.key);
+            for other in SYSCTLS.iter().filter(|o| o.knob.key != k.knob.key) {
+                assert_eq!(
+                    other.value(&s),
+                    other.value(&VmSysctl::default()),
+                    "{} moved {}",
+                    k.knob.key,
+                    other.knob.key
+                );
+            }
+            if let Some(b) = k.bytes_of_pair {
+                assert!(sysctl_knob(b).is_some_and(|b| b.unit == "size"), "{b}");
+            }
+            assert!(k.proc_path().starts_with("/proc/sys/vm/"), "{}", k.proc_path());
+        }
     }
 
     /// 2.4.13–2.4.17 `fs/buffer.c` `bdf_prm`: {40, 0, 0, 0, 5*HZ, 30*HZ, 60, 0, 0} at HZ = 100;

@@ -294,7 +294,12 @@ fn sweepable() -> Vec<String> {
     device_keys()
         .into_iter()
         .map(str::to_string)
-        .chain(sysctl::KEYS.iter().filter(|k| !k.starts_with("vm.bdflush")).map(|k| k.to_string()))
+        .chain(
+            sysctl::keys()
+                .into_iter()
+                .filter(|k| !k.starts_with("vm.bdflush"))
+                .map(|k| k.to_string()),
+        )
         .chain(machine::KEYS.iter().map(|k| format!("machine/{k}")))
         .chain(policy::KEYS.iter().map(|k| format!("policy/{k}")))
         .chain(TOP.iter().map(|k| k.to_string()))
