@@ -4,7 +4,7 @@
 use crate::error::{Gather, Many, Result};
 use crate::section::{Entry, Section};
 use crate::suggest;
-use wblab_sim::config::{KnobValue, VmSysctl, SYSCTLS};
+use wblab_sim::config::{KnobKind, KnobValue, VmSysctl, SYSCTLS};
 
 /// 2.4's `vm.bdflush` and its slots: read by the 2.4 generations only, and not a file of
 /// today's kernel, so not in the table of [`SYSCTLS`].
@@ -129,7 +129,12 @@ pub(super) fn build(sec: &Section<'_>, defaults: VmSysctl) -> Many<VmSysctl> {
     for k in SYSCTLS {
         let mut v = k.value(&s);
         g.read(sec, k.knob.key, &mut v, |e| {
-            let v = super::model::knob_value(e, &k.knob.spec())?.uint();
+            // The entry's own range errors and hints ("allowed: ..."), as for any integer.
+            let v = match k.knob.kind {
+                KnobKind::Count { min, max } => e.uint(min, max)?,
+                KnobKind::Size { min, max, .. } => e.size_in(min, max)?,
+                _ => super::model::knob_value(e, &k.knob.spec())?.uint(),
+            };
             match (k.refuse)(v) {
                 Some((problem, hint)) => Err(e.problem(problem).hint(hint)),
                 None => Ok(v),
