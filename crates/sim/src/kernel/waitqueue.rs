@@ -1,5 +1,7 @@
 //! Hashed page wait queues: who sleeps on a page lock or on a page under I/O, and whom an
-//! `unlock_page` / `end_page_writeback` wakes.
+//! `unlock_page` / `end_page_writeback` wakes. Buffer waits (`__wait_on_buffer`: a block read
+//! alone, a metadata buffer the journal is writing) sleep on a table of their own
+//! ([`BH_WAIT_TABLE`], [`buffer_wake`]), which page events never disturb.
 //!
 //! A waiter sits in one bucket of a hash table keyed by its page (`page_waitqueue`). What an
 //! unlock of page P does to the bucket depends on the era ([`PageWake`]):
@@ -40,6 +42,21 @@ pub(crate) const PG_WRITEBACK: u8 = 2;
 pub(crate) const PAGES_PER_WAITQUEUE: u64 = 256;
 /// `1 << PAGE_WAIT_TABLE_BITS`: the global table of 4.10+.
 pub(crate) const GLOBAL_WAIT_TABLE: u32 = 256;
+/// `1 << BH_WAIT_TABLE_ORDER`: 2.6's own table of buffer waits (`bh_waitq_head`, hashed by the
+/// `buffer_head`), apart from the pages'. (Later kernels wait on a buffer's bit in the
+/// 256-bucket `bit_wait_table`; with filtered wakeups the count of buckets changes nothing.)
+pub(crate) const BH_WAIT_TABLE: u32 = 128;
+
+/// How a buffer's unlock wakes its bucket: all of it in the wake-all era (`wake_up_buffer` →
+/// `wake_up_all`), only the buffer's own waiters once wakeups are filtered (wli's "filter
+/// wakeups by the bh being woken up for", then `wake_up_bit`). Buffer waits are never
+/// exclusive here, so wake-one has nothing to add.
+pub(crate) fn buffer_wake(page: PageWake) -> PageWake {
+    match page {
+        PageWake::WakeAll => PageWake::WakeAll,
+        _ => PageWake::Filtered,
+    }
+}
 /// `GOLDEN_RATIO_PRIME_64` of `hash_64` before 4.7.
 const GOLDEN_RATIO_PRIME_64: u64 = 0x9e37_ffff_fffc_0001;
 /// Where the `struct page` array starts (x86-64's vmemmap); only its low bits matter.

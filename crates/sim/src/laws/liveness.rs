@@ -311,8 +311,8 @@ impl Machine {
         if let Some(w) = t.wq.wait.filter(|w| w.queued) {
             // A locker queued behind a woken one: the lock is the woken one's until it runs
             // (its own wakeup is checked as its own).
-            let behind = is_locker(&w) && handing_on.binary_search(&self.pagewait.key(w.file, w.page)).is_ok();
-            if self.wait_bits(w.file, w.page) & w.bits == 0 && !behind {
+            let behind = is_locker(&w) && handing_on.binary_search(&self.wait_key(&w)).is_ok();
+            if self.wait_state_bits(&w) & w.bits == 0 && !behind {
                 return Some(self.violation(
                     Law::Liveness,
                     self.task_label(tid),

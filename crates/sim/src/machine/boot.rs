@@ -393,6 +393,10 @@ impl Machine {
                 cfg.machine.page_size,
                 cfg.machine.memory,
             ),
+            bufwait: crate::kernel::waitqueue::PageWaitTable::new(
+                crate::kernel::waitqueue::buffer_wake(cfg.policy.page_wake),
+                crate::kernel::waitqueue::BH_WAIT_TABLE,
+            ),
             tiotest: Default::default(),
             laws: crate::laws::Laws::new(opts.check_laws, ntasks),
             journals,

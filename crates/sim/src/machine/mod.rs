@@ -121,6 +121,8 @@ pub struct Machine {
     pub(crate) rng: RngStream,
     /// The hashed page wait queues.
     pub(crate) pagewait: crate::kernel::waitqueue::PageWaitTable,
+    /// The hashed buffer wait queues (`bh_waitq_head`), keyed by block.
+    pub(crate) bufwait: crate::kernel::waitqueue::PageWaitTable,
     /// tiotest's phase barrier and per-phase figures.
     pub(crate) tiotest: crate::workload::state::TiotestState,
     /// The run-time laws and their state.

@@ -1,11 +1,12 @@
 //! Waiting on a page (`mm/filemap.c`): `folio_wait_bit` sleeps a task on its page's hashed
 //! wait queue until the page is unlocked or its writeback ends, and `folio_wake_bit` wakes the
-//! bucket as the era's policy says. The table itself is `kernel/waitqueue.rs`.
+//! bucket as the era's policy says; a buffer wait (`__wait_on_buffer`) sleeps on the buffer
+//! table instead, woken by its own block's unlock. The tables are `kernel/waitqueue.rs`.
 
 use crate::config::PageWake;
 use crate::engine::time::NSEC_PER_SEC;
 use crate::kernel::task::Phase;
-use crate::kernel::waitqueue::{page_key, PageWaitState, WaitSite, Woken, PG_LOCKED, PG_WRITEBACK};
+use crate::kernel::waitqueue::{page_key, PageWaitState, PageWaitTable, WaitSite, Woken, PG_LOCKED, PG_WRITEBACK};
 use crate::machine::Event;
 use crate::machine::Machine;
 use crate::mm::page_cache::PageState;
@@ -43,13 +44,42 @@ impl Machine {
         (kp << shift..(kp + 1) << shift).fold(0, |b, p| b | self.page_bits(file, p))
     }
 
+    /// The table a wait at `site` sleeps on: a buffer's, or a page's.
+    fn wait_table(&mut self, site: WaitSite) -> &mut PageWaitTable {
+        if site == WaitSite::WaitOnBuffer {
+            &mut self.bufwait
+        } else {
+            &mut self.pagewait
+        }
+    }
+
+    /// The key of wait `w` in its table: its block for a buffer, its kernel page for a page.
+    pub(crate) fn wait_key(&self, w: &PageWaitState) -> u64 {
+        if w.site == WaitSite::WaitOnBuffer {
+            self.bufwait.key(w.file, w.page)
+        } else {
+            self.pagewait.key(w.file, w.page)
+        }
+    }
+
+    /// The busy bits wait `w` sees now: its own block's for a buffer (a buffer unlocks when
+    /// its own read ends), its whole kernel page's for a page.
+    pub(crate) fn wait_state_bits(&self, w: &PageWaitState) -> u8 {
+        if w.site == WaitSite::WaitOnBuffer {
+            self.page_bits(w.file, w.page)
+        } else {
+            self.wait_bits(w.file, w.page)
+        }
+    }
+
     /// Sleep `tid` on the wait queue of (`file`, `page`) until `bits` are clear; the caller
     /// leaves the task in its waiting phase and returns.
     pub(crate) fn page_wait(&mut self, tid: u32, file: u32, page: u64, bits: u8, site: WaitSite, exclusive: bool) {
+        let table = self.wait_table(site);
         // Before 2.6.7 every page wait is non-exclusive.
-        let exclusive = exclusive && self.pagewait.policy() != PageWake::WakeAll;
-        let key = self.pagewait.key(file, page);
-        self.pagewait.enqueue(key, tid, bits, exclusive);
+        let exclusive = exclusive && table.policy() != PageWake::WakeAll;
+        let key = table.key(file, page);
+        table.enqueue(key, tid, bits, exclusive);
         let w = &mut self.tasks[tid as usize].wq;
         w.schedules[site as usize] += 1;
         w.wait = Some(PageWaitState {
@@ -68,10 +98,10 @@ impl Machine {
         let Some(w) = self.tasks[tid as usize].wq.wait else {
             return false;
         };
-        let key = self.pagewait.key(w.file, w.page);
-        if self.wait_bits(w.file, w.page) & w.bits != 0 {
+        let key = self.wait_key(&w);
+        if self.wait_state_bits(&w) & w.bits != 0 {
             if !w.queued {
-                self.pagewait.enqueue(key, tid, w.bits, w.exclusive);
+                self.wait_table(w.site).enqueue(key, tid, w.bits, w.exclusive);
                 let tw = &mut self.tasks[tid as usize].wq;
                 tw.schedules[w.site as usize] += 1;
                 if let Some(s) = tw.wait.as_mut() {
@@ -81,7 +111,7 @@ impl Machine {
             return true;
         }
         if w.queued {
-            self.pagewait.remove(key, tid);
+            self.wait_table(w.site).remove(key, tid);
         }
         self.tasks[tid as usize].wq.wait = None;
         if w.exclusive && w.site == WaitSite::LockPage {
@@ -97,12 +127,17 @@ impl Machine {
     /// cleared `cleared` (`PG_LOCKED`, `PG_WRITEBACK`; 0: wake regardless): wake each
     /// page's bucket as the policy says. A kernel page larger than the model's whose other
     /// part still holds the bit has not reached its `unlock_page` yet (the last buffer's
-    /// completion does it): no wakeup.
+    /// completion does it): no wakeup. Each block's buffer waiters wake on their own table.
     pub(crate) fn wake_pages(&mut self, file: u32, start: u64, n: u64, cleared: u8) {
-        if self.pagewait.waiters() == 0 {
-            return;
+        if self.pagewait.waiters() > 0 {
+            self.wake_page_waiters(file, start, n, cleared);
         }
-        let recheck = self.cfg.machine.wait_recheck_cost;
+        if self.bufwait.waiters() > 0 {
+            self.wake_buffer_waiters(file, start, n, cleared);
+        }
+    }
+
+    fn wake_page_waiters(&mut self, file: u32, start: u64, n: u64, cleared: u8) {
         let shift = self.pagewait.sub_shift();
         let (end, mut page) = (start + n, start);
         while page < end {
@@ -118,23 +153,52 @@ impl Machine {
                 continue;
             }
             self.pagewait.wake(key, bits);
-            for i in 0..self.pagewait.woken.len() {
-                let Woken { tid, matched } = self.pagewait.woken[i];
-                let task = &mut self.tasks[tid as usize];
-                if let Some(s) = task.wq.wait.as_mut() {
-                    s.queued = false;
-                }
-                task.wq.wakeups += 1;
-                if !matched {
-                    task.wq.spurious += 1;
-                    task.wq.wake_extra += recheck;
-                }
-                if !task.is_done() && task.phase != Phase::Idle {
-                    self.run_task_at(tid, self.q.now());
-                }
-            }
+            self.run_woken(false);
             if self.pagewait.waiters() == 0 {
                 return;
+            }
+        }
+    }
+
+    /// `unlock_buffer` → `wake_up_buffer` of each block of [start, start+n) whose `cleared`
+    /// bits are clear (the end of a block's read, a shadow's log write).
+    fn wake_buffer_waiters(&mut self, file: u32, start: u64, n: u64, cleared: u8) {
+        for block in start..start + n {
+            let key = self.bufwait.key(file, block);
+            if !self.bufwait.active(key) {
+                continue;
+            }
+            let bits = self.page_bits(file, block);
+            if bits & cleared != 0 {
+                continue;
+            }
+            self.bufwait.wake(key, bits);
+            self.run_woken(true);
+            if self.bufwait.waiters() == 0 {
+                return;
+            }
+        }
+    }
+
+    /// Run the tasks the last wake of the buffer (`buffers`) or page table woke; a waiter
+    /// woken for another page or buffer pays the re-check.
+    fn run_woken(&mut self, buffers: bool) {
+        let recheck = self.cfg.machine.wait_recheck_cost;
+        let table = if buffers { &self.bufwait } else { &self.pagewait };
+        for i in 0..table.woken.len() {
+            let table = if buffers { &self.bufwait } else { &self.pagewait };
+            let Woken { tid, matched } = table.woken[i];
+            let task = &mut self.tasks[tid as usize];
+            if let Some(s) = task.wq.wait.as_mut() {
+                s.queued = false;
+            }
+            task.wq.wakeups += 1;
+            if !matched {
+                task.wq.spurious += 1;
+                task.wq.wake_extra += recheck;
+            }
+            if !task.is_done() && task.phase != Phase::Idle {
+                self.run_task_at(tid, self.q.now());
             }
         }
     }
