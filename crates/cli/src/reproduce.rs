@@ -171,7 +171,10 @@ pub fn metric(r: &RunResult, m: &str) -> Result<f64, String> {
             let sd = (bo.iter().map(|b| (b - mean).powi(2)).sum::<f64>() / n).sqrt();
             return Ok(if mean > 0.0 { sd / mean } else { 0.0 });
         }
+        // The report's "top 10 scheduler callers", over the whole run.
         "tiotest.wait_on_page_bit" => return Ok(r.tiotest.iter().map(|p| p.wait_on_page_bit as f64).sum()),
+        "tiotest.lock_page" => return Ok(r.tiotest.iter().map(|p| p.lock_page as f64).sum()),
+        "tiotest.wait_on_buffer" => return Ok(r.tiotest.iter().map(|p| p.wait_on_buffer as f64).sum()),
         _ => {}
     }
     if let Some(rest) = m.strip_prefix("tiotest.") {
@@ -181,12 +184,13 @@ pub fn metric(r: &RunResult, m: &str) -> Result<f64, String> {
             .iter()
             .find(|p| p.name == phase)
             .ok_or_else(|| format!("`{m}`: no tiotest phase `{phase}`"))?;
-        let secs = p.time_ns as f64 / 1e9;
+        // As tiotest prints them: MB of 2^20 bytes; CPU as a share of the phase's time.
         return match what {
-            "mb_s" if secs > 0.0 => Ok(p.bytes as f64 / secs / 1e6),
-            "sys_pct" if secs > 0.0 => Ok(p.sys_ns as f64 / 1e9 / secs * 100.0),
-            "mb_s" | "sys_pct" => Ok(0.0),
-            _ => Err(format!("`{m}`: tiotest figures are mb_s and sys_pct")),
+            "mb_s" => Ok(p.rate_mb_s()),
+            "usr_pct" => Ok(p.usr_pct()),
+            "sys_pct" => Ok(p.sys_pct()),
+            "mb_per_cpusec" => Ok(p.mb_per_cpu_sec()),
+            _ => Err(format!("`{m}`: tiotest figures are mb_s, usr_pct, sys_pct and mb_per_cpusec")),
         };
     }
     let (group, what) = m.rsplit_once('.').ok_or_else(|| format!("`{m}` is not <group>.<figure>"))?;
