@@ -49,18 +49,20 @@ fn one() -> f64 {
     1.0
 }
 
-/// A reported value or range.
+/// A reported value or range, or a bound the report claims for every case (`{ below = 200 }`:
+/// "less than the configured 200 ms max pause time in all known cases").
 #[derive(Debug, Clone, Copy, Deserialize)]
 #[serde(untagged)]
 pub enum Reported {
     One(f64),
     Range([f64; 2]),
+    Below { below: f64 },
 }
 
 impl Reported {
     fn middle(self) -> f64 {
         match self {
-            Reported::One(v) => v,
+            Reported::One(v) | Reported::Below { below: v } => v,
             Reported::Range([a, b]) => (a + b) / 2.0,
         }
     }
@@ -69,6 +71,7 @@ impl Reported {
         match self {
             Reported::One(v) => num(v),
             Reported::Range([a, b]) => format!("{}–{}", num(a), num(b)),
+            Reported::Below { below } => format!("< {}", num(below)),
         }
     }
 }
@@ -243,8 +246,13 @@ pub struct Row {
 }
 
 impl Row {
+    /// Within 2× of the report; for a bound, at or under it in every seed (the ratio is then
+    /// the worst seed's: a pause clamped to the 200 ms it is bounded by keeps the bound).
     pub fn within(&self) -> bool {
-        self.ratio.is_finite() && self.ratio >= 1.0 / WITHIN && self.ratio <= WITHIN
+        match self.spec.reported {
+            Reported::Below { .. } => self.ratio.is_finite() && self.ratio <= 1.0,
+            _ => self.ratio.is_finite() && self.ratio >= 1.0 / WITHIN && self.ratio <= WITHIN,
+        }
     }
 
     pub fn pass(&self) -> bool {
@@ -322,10 +330,14 @@ pub fn reproduce(dir: &Path, reports: &[String], seeds: u32, jobs: usize, quiet:
             let mut v: Vec<f64> = values[&(k, spec.metric.clone())].iter().map(|x| x * spec.scale).collect();
             v.sort_by(f64::total_cmp);
             let wblab = (v[(v.len() - 1) / 2], v[0], v[v.len() - 1]);
+            let ours = match spec.reported {
+                Reported::Below { .. } => wblab.2,
+                _ => wblab.0,
+            };
             Row {
                 spec: spec.clone(),
                 wblab,
-                ratio: wblab.0 / spec.reported.middle(),
+                ratio: ours / spec.reported.middle(),
                 direction: None,
             }
         })
@@ -370,6 +382,7 @@ fn mark(r: &Row) -> &'static str {
         (_, Some(false), _) => "✗ direction",
         (true, _, false) => "✓",
         (true, _, true) => "✓ fitted",
+        (false, _, _) if matches!(r.spec.reported, Reported::Below { .. }) => "✗ above",
         (false, _, _) => "✗ > 2×",
     }
 }
@@ -514,6 +527,23 @@ mod tests {
         assert!(e.contains("two figures with id `a`"), "{e}");
         let e = load_text(&format!("{FIG}colour = 1\n")).unwrap_err();
         assert!(e.contains("colour"), "{e}");
+    }
+
+    #[test]
+    fn a_bound_passes_only_when_every_seed_stays_under_it() {
+        let spec = load_text(&FIG.replace("reported = [1, 3]", "reported = { below = 200 }"))
+            .unwrap()
+            .remove(0);
+        assert_eq!(spec.reported.text(), "< 200");
+        let row = |max: f64| Row {
+            spec: spec.clone(),
+            wblab: (max / 4.0, max / 8.0, max),
+            ratio: max / 200.0,
+            direction: None,
+        };
+        assert!(row(200.0).pass() && row(1.0).pass(), "at or far under a bound is no miss");
+        assert!(!row(201.0).pass() && !row(450.0).pass());
+        assert_eq!(mark(&row(450.0)), "✗ above");
     }
 
     #[test]
