@@ -97,6 +97,30 @@ macro_rules! sysctl_u32 {
     };
 }
 
+/// A sysctl of bytes held in a `u64` field, 0 meaning "not set".
+macro_rules! sysctl_bytes {
+    ($key:literal, $field:ident, $typical:expr, $refuse:expr, $doc:literal) => {
+        SysctlKnob {
+            knob: Knob {
+                key: $key,
+                kind: KnobKind::Size {
+                    min: 0,
+                    max: u64::MAX,
+                    pages: false,
+                },
+                doc: $doc,
+                get: |s| KnobValue::Uint(s.$field),
+                set: |s, v| s.$field = v.uint(),
+            },
+            unit: "size",
+            typical: $typical,
+            kernels_own: None,
+            bytes_of_pair: None,
+            refuse: $refuse,
+        }
+    };
+}
+
 /// Declare the table; `test:` entries are registered in test builds only.
 macro_rules! sysctls {
     ($($e:expr),+ $(; test: $($t:expr),+)?) => {
@@ -121,34 +145,20 @@ sysctls!(
         bytes_of_pair: Some("vm.dirty_background_bytes"),
         ..sysctl_u32!("vm.dirty_background_ratio", dirty_background_ratio, 0, 100, "percent", (0, 100), "0 to 100")
     },
-    SysctlKnob {
-        knob: Knob {
-            key: "vm.dirty_bytes",
-            kind: KnobKind::Size { min: 0, max: u64::MAX, pages: false },
-            doc: "0, or at least 8192 (2 pages). Setting it makes `vm.dirty_ratio` 0, as in the kernel; setting both to non-zero values is an error",
-            get: |s| KnobValue::Uint(s.dirty_bytes),
-            set: |s, v| s.dirty_bytes = v.uint(),
-        },
-        unit: "size",
-        typical: (8 << 10, 512 << 20),
-        kernels_own: None,
-        bytes_of_pair: None,
-        refuse: refuse_under_two_pages,
-    },
-    SysctlKnob {
-        knob: Knob {
-            key: "vm.dirty_background_bytes",
-            kind: KnobKind::Size { min: 0, max: u64::MAX, pages: false },
-            doc: "any. Zeroes `vm.dirty_background_ratio` likewise",
-            get: |s| KnobValue::Uint(s.dirty_background_bytes),
-            set: |s, v| s.dirty_background_bytes = v.uint(),
-        },
-        unit: "size",
-        typical: (0, 256 << 20),
-        kernels_own: None,
-        bytes_of_pair: None,
-        refuse: refuse_nothing,
-    },
+    sysctl_bytes!(
+        "vm.dirty_bytes",
+        dirty_bytes,
+        (8 << 10, 512 << 20),
+        refuse_under_two_pages,
+        "0, or at least 8192 (2 pages). Setting it makes `vm.dirty_ratio` 0, as in the kernel; setting both to non-zero values is an error"
+    ),
+    sysctl_bytes!(
+        "vm.dirty_background_bytes",
+        dirty_background_bytes,
+        (0, 256 << 20),
+        refuse_nothing,
+        "any. Zeroes `vm.dirty_background_ratio` likewise"
+    ),
     sysctl_u32!("vm.dirty_expire_centisecs", dirty_expire_centisecs, 0, INT_MAX, "1/100 s", (0, 6000), "0 to 2147483647"),
     sysctl_u32!("vm.dirty_writeback_centisecs", dirty_writeback_centisecs, 0, INT_MAX, "1/100 s", (0, 1000), "0 to 2147483647"),
     SysctlKnob {

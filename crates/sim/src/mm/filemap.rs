@@ -46,11 +46,7 @@ impl Machine {
 
     /// The table a wait at `site` sleeps on: a buffer's, or a page's.
     fn wait_table(&mut self, site: WaitSite) -> &mut PageWaitTable {
-        if site == WaitSite::WaitOnBuffer {
-            &mut self.bufwait
-        } else {
-            &mut self.pagewait
-        }
+        self.table(site == WaitSite::WaitOnBuffer)
     }
 
     /// The key of wait `w` in its table: its block for a buffer, its kernel page for a page.
@@ -129,52 +125,46 @@ impl Machine {
     /// part still holds the bit has not reached its `unlock_page` yet (the last buffer's
     /// completion does it): no wakeup. Each block's buffer waiters wake on their own table.
     pub(crate) fn wake_pages(&mut self, file: u32, start: u64, n: u64, cleared: u8) {
-        if self.pagewait.waiters() > 0 {
-            self.wake_page_waiters(file, start, n, cleared);
-        }
-        if self.bufwait.waiters() > 0 {
-            self.wake_buffer_waiters(file, start, n, cleared);
+        for buffers in [false, true] {
+            if self.table(buffers).waiters() > 0 {
+                self.wake_table(buffers, file, start, n, cleared);
+            }
         }
     }
 
-    fn wake_page_waiters(&mut self, file: u32, start: u64, n: u64, cleared: u8) {
-        let shift = self.pagewait.sub_shift();
+    /// The buffer table, or the page table.
+    fn table(&mut self, buffers: bool) -> &mut PageWaitTable {
+        if buffers {
+            &mut self.bufwait
+        } else {
+            &mut self.pagewait
+        }
+    }
+
+    /// Wake one table for [start, start+n): the page table once per kernel page (several
+    /// model pages on sparc64's 8 KiB pages), `unlock_buffer` → `wake_up_buffer` once per
+    /// block; a unit whose `cleared` bits are still held is not woken.
+    fn wake_table(&mut self, buffers: bool, file: u32, start: u64, n: u64, cleared: u8) {
+        let shift = if buffers { 0 } else { self.pagewait.sub_shift() };
         let (end, mut page) = (start + n, start);
         while page < end {
-            // One unlock per kernel page (several model pages on sparc64's 8 KiB pages).
-            let kp = page >> shift;
-            page = ((kp + 1) << shift).min(end);
-            let key = page_key(file, kp);
-            if !self.pagewait.active(key) {
+            let unit = page >> shift;
+            page = ((unit + 1) << shift).min(end);
+            let key = page_key(file, unit);
+            if !self.table(buffers).active(key) {
                 continue;
             }
-            let bits = self.wait_bits(file, kp << shift);
+            let bits = if buffers {
+                self.page_bits(file, unit)
+            } else {
+                self.wait_bits(file, unit << shift)
+            };
             if bits & cleared != 0 {
                 continue;
             }
-            self.pagewait.wake(key, bits);
-            self.run_woken(false);
-            if self.pagewait.waiters() == 0 {
-                return;
-            }
-        }
-    }
-
-    /// `unlock_buffer` → `wake_up_buffer` of each block of [start, start+n) whose `cleared`
-    /// bits are clear (the end of a block's read, a shadow's log write).
-    fn wake_buffer_waiters(&mut self, file: u32, start: u64, n: u64, cleared: u8) {
-        for block in start..start + n {
-            let key = self.bufwait.key(file, block);
-            if !self.bufwait.active(key) {
-                continue;
-            }
-            let bits = self.page_bits(file, block);
-            if bits & cleared != 0 {
-                continue;
-            }
-            self.bufwait.wake(key, bits);
-            self.run_woken(true);
-            if self.bufwait.waiters() == 0 {
+            self.table(buffers).wake(key, bits);
+            self.run_woken(buffers);
+            if self.table(buffers).waiters() == 0 {
                 return;
             }
         }
