@@ -174,3 +174,21 @@ fn every_link_of_the_docs_resolves() {
     }
     assert!(broken.is_empty(), "{}", broken.join("\n"));
 }
+
+/// Every figure of the founding reports that misses (the tables `wblab reproduce` writes into
+/// scenarios/README.md) says which mechanism of the real system the model still lacks.
+#[test]
+fn every_missed_report_figure_names_what_is_missing() {
+    let readme = fs::read_to_string(repo_root().join("scenarios/README.md")).unwrap();
+    let mut rows = 0;
+    for line in readme.lines().filter(|l| l.starts_with('|') && l.contains('✗')) {
+        rows += 1;
+        let cells: Vec<&str> = line.trim_matches('|').split(" | ").collect();
+        let missing = cells.last().map_or("", |c| c.trim());
+        assert!(missing.len() > 20, "a miss without its mechanism: {line}");
+    }
+    assert!(
+        rows > 0,
+        "the report tables have misses; none found: was the table's format changed?"
+    );
+}
