@@ -51,11 +51,7 @@ impl Machine {
 
     /// The key of wait `w` in its table: its block for a buffer, its kernel page for a page.
     pub(crate) fn wait_key(&self, w: &PageWaitState) -> u64 {
-        if w.site == WaitSite::WaitOnBuffer {
-            self.bufwait.key(w.file, w.page)
-        } else {
-            self.pagewait.key(w.file, w.page)
-        }
+        self.table_of(w.site == WaitSite::WaitOnBuffer).key(w.file, w.page)
     }
 
     /// The busy bits wait `w` sees now: its own block's for a buffer (a buffer unlocks when
@@ -126,13 +122,22 @@ impl Machine {
     /// completion does it): no wakeup. Each block's buffer waiters wake on their own table.
     pub(crate) fn wake_pages(&mut self, file: u32, start: u64, n: u64, cleared: u8) {
         for buffers in [false, true] {
-            if self.table(buffers).waiters() > 0 {
+            if self.table_of(buffers).waiters() > 0 {
                 self.wake_table(buffers, file, start, n, cleared);
             }
         }
     }
 
     /// The buffer table, or the page table.
+    fn table_of(&self, buffers: bool) -> &PageWaitTable {
+        if buffers {
+            &self.bufwait
+        } else {
+            &self.pagewait
+        }
+    }
+
+    /// [`Machine::table_of`], to change it.
     fn table(&mut self, buffers: bool) -> &mut PageWaitTable {
         if buffers {
             &mut self.bufwait
@@ -151,7 +156,7 @@ impl Machine {
             let unit = page >> shift;
             page = ((unit + 1) << shift).min(end);
             let key = page_key(file, unit);
-            if !self.table(buffers).active(key) {
+            if !self.table_of(buffers).active(key) {
                 continue;
             }
             let bits = if buffers {
@@ -164,7 +169,7 @@ impl Machine {
             }
             self.table(buffers).wake(key, bits);
             self.run_woken(buffers);
-            if self.table(buffers).waiters() == 0 {
+            if self.table_of(buffers).waiters() == 0 {
                 return;
             }
         }
@@ -174,10 +179,8 @@ impl Machine {
     /// woken for another page or buffer pays the re-check.
     fn run_woken(&mut self, buffers: bool) {
         let recheck = self.cfg.machine.wait_recheck_cost;
-        let table = if buffers { &self.bufwait } else { &self.pagewait };
-        for i in 0..table.woken.len() {
-            let table = if buffers { &self.bufwait } else { &self.pagewait };
-            let Woken { tid, matched } = table.woken[i];
+        for i in 0..self.table_of(buffers).woken.len() {
+            let Woken { tid, matched } = self.table_of(buffers).woken[i];
             let task = &mut self.tasks[tid as usize];
             if let Some(s) = task.wq.wait.as_mut() {
                 s.queued = false;
