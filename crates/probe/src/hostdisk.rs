@@ -5,6 +5,7 @@
 //! devices and keeps the figures in `machine.json` (`host_disk`), so that a simulation of the
 //! run can be given the disk the kernel had (`wblab validate` does).
 
+use crate::memtouch::median;
 use crate::sys::{self, AlignedBuf};
 use serde::{Deserialize, Serialize};
 use std::fs::OpenOptions;
@@ -23,8 +24,9 @@ pub struct HostDiskStamp {
     /// with something to make durable.
     pub flush_us: f64,
     /// 4 KiB O_DIRECT reads of that file at random, one at a time, median, µs: the disk's
-    /// round trip (on this lab's `vda` 69 µs with fio on 2026-12-02, 42–73 µs, median 51, over the 204 repeats measured on 2026-12-05), what a loop device's small
-    /// reads wait for on top of its own path. `None` in stamps from before it was timed.
+    /// round trip (on this lab's `vda` 69 µs with fio on 2026-12-02, 42–73 µs, median 51,
+    /// over the 204 repeats measured on 2026-12-05), what a loop device's small reads wait
+    /// for on top of its own path. `None` in stamps from before it was timed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read_4k_us: Option<f64>,
 }
@@ -122,7 +124,7 @@ fn probe(path: &Path, limit: u64) -> std::io::Result<HostDiskStamp> {
     Ok(HostDiskStamp {
         write_mib_s: round(write_mib_s),
         read_mib_s: round(read_mib_s),
-        flush_us: round(median(flushes)),
+        flush_us: round(median(&flushes)),
         read_4k_us: Some(round(read_4k_us)),
     })
 }
@@ -143,13 +145,7 @@ fn round_trip(f: &std::fs::File, limit: u64) -> std::io::Result<f64> {
         f.read_exact_at(buf.as_mut_slice(), (x % pages) * 4096)?;
         lat.push(t.elapsed().as_secs_f64() * 1e6);
     }
-    Ok(median(lat))
-}
-
-/// The middle of `v` (the upper of the two middle ones for an even count).
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
+    Ok(median(&lat))
 }
 
 #[cfg(test)]

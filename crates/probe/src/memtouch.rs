@@ -35,8 +35,8 @@ pub struct MemoryTouchStamp {
     pub read_touch_us: Option<f64>,
     /// A 128 KiB read of a file in the page cache into a buffer the reader reuses, median
     /// wall time, µs: what a `cat` of cached data pays a call, the copy out of the cache at
-    /// the day's speed of the host's memory (on this lab's guest 5.2–14.9 µs, median 8.5, over the 204 repeats measured on 2026-12-05);
-    /// `None` where it was not timed.
+    /// the day's speed of the host's memory (on this lab's guest 5.2–14.9 µs, median 8.5,
+    /// over the 204 repeats measured on 2026-12-05); `None` where it was not timed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cached_read_us: Option<f64>,
 }
@@ -236,7 +236,8 @@ fn cached_read(f: &std::fs::File) -> std::io::Result<f64> {
     Ok((median(&calls) * 100.0).round() / 100.0)
 }
 
-fn median(xs: &[f64]) -> f64 {
+/// The middle of `xs` (the upper of the two middle ones for an even count; 0 for none).
+pub(crate) fn median(xs: &[f64]) -> f64 {
     let mut v = xs.to_vec();
     v.sort_by(f64::total_cmp);
     v.get(v.len() / 2).copied().unwrap_or(0.0)
