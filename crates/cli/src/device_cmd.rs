@@ -83,5 +83,6 @@ pub fn default_device(kind: &str) -> Option<DeviceConfig> {
         fs: None,
         throttle: Default::default(),
         used_pct: 0,
+        emulate: false,
     })
 }

@@ -29,6 +29,10 @@ pub struct MeasureArgs {
     /// Also apply queue/bdi knobs to the existing disk holding the scratch directory.
     #[arg(long)]
     pub host_knobs: bool,
+    /// Serve every device whose model can be emulated (all but `loop` and `nfs`) by its
+    /// model, as `emulate = true` in the scenario would (docs/emulation.md).
+    #[arg(long)]
+    pub emulate: bool,
     /// Undo what an interrupted (killed) measurement left behind, then exit.
     #[arg(long)]
     pub restore: bool,
@@ -60,13 +64,23 @@ pub fn measure(a: MeasureArgs) -> ExitCode {
         eprintln!("error: wblab measure needs a scenario file (or --restore)");
         return ExitCode::from(2);
     };
-    let sc = match wblab_scenario::load(&path) {
+    let mut sc = match wblab_scenario::load(&path) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("{e}");
             return ExitCode::from(2);
         }
     };
+    if a.emulate {
+        let served = wblab_probe::plan::emulate_every_device(&mut sc);
+        if served == 0 {
+            eprintln!(
+                "error: --emulate: no device of {} has a model that can be emulated (`loop` is real, `nfs` is not a block device)",
+                path.display()
+            );
+            return ExitCode::from(2);
+        }
+    }
     let out = a
         .out
         .unwrap_or_else(|| PathBuf::from("results").join(format!("{}-measured", sc.name)));

@@ -624,3 +624,122 @@ fn fio_jobs_run_with_real_fio_and_leave_nothing_behind() {
     let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
     assert!(summary["sim_seconds"].as_f64().unwrap() < 30.0, "{}", summary["sim_seconds"]);
 }
+
+/// A USB key served by its model (`emulate = true`): a writer and a reader on ext4.
+fn emulated_scenario(dir: &Path, secs: u32) -> PathBuf {
+    let p = dir.join("emulated.toml");
+    std::fs::write(
+        &p,
+        format!(
+            r#"name = "emulated"
+duration = "{secs}s"
+
+[sysctl]
+"vm.dirty_bytes" = "48MiB"
+"vm.dirty_background_bytes" = "16MiB"
+
+[[device]]
+name = "key"
+model = "usb"
+size = "1GiB"
+fs = "ext4"
+emulate = true
+
+[[task]]
+name = "dd"
+job = "dd"
+file = "/mnt/key/zero"
+bs = "1MiB"
+
+[[task]]
+name = "reader"
+job = "randread"
+file = "/mnt/key/data"
+file_size = "16MiB"
+think = "10ms"
+start = "1s"
+"#
+        ),
+    )
+    .unwrap();
+    p
+}
+
+/// An emulated device: served through the run (its requests counted and listed with the
+/// model's times), and gone afterwards — FUSE mount, loop device, backing file — after a
+/// normal run, SIGINT midway, and SIGKILL of the run and its watchdog + `--restore`.
+#[test]
+fn an_emulated_device_is_served_and_undone_on_every_exit() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _machine = leaks::serial_lock();
+    if !can_run() || !Path::new("/dev/fuse").exists() {
+        return;
+    }
+    let t = Tmp::new("emulated");
+    let sc = emulated_scenario(&t.0, 4);
+    let out = t.0.join("out");
+    let o = measure(&sc, &out, &t.0).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_clean(&out, &t.0);
+    let m: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("machine.json")).unwrap()).unwrap();
+    let e = &m["devices"][0]["emulated"];
+    let stats = &e["stats"];
+    for op in ["read", "write"] {
+        assert!(stats[op]["requests"].as_u64().unwrap() > 0, "no {op} reached the model: {e}");
+    }
+    // The USB key's queue takes one request at a time: the model served every one.
+    let listed = std::fs::read_to_string(out.join("emulated-key.csv")).unwrap().lines().count() as u64 - 1;
+    let counted: u64 = ["read", "write", "flush"]
+        .iter()
+        .map(|op| stats[*op]["requests"].as_u64().unwrap())
+        .sum();
+    assert!(
+        listed >= counted,
+        "emulated-key.csv lists {listed} requests, machine.json counts {counted}"
+    );
+    assert!(
+        e["transport"]["lead_in"].as_u64().unwrap() > 0,
+        "the trip through FUSE was timed: {e}"
+    );
+
+    // SIGINT a second into the workload.
+    let t2 = Tmp::new("emulated-sigint");
+    let sc = emulated_scenario(&t2.0, 30);
+    let out = t2.0.join("out");
+    let mut child = measure(&sc, &out, &t2.0)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    assert!(wait_for_sysctl("dirty_bytes", "50331648", Duration::from_secs(30)));
+    std::thread::sleep(Duration::from_millis(1500));
+    let changes = journal_of(&t2.0);
+    assert!(changes
+        .iter()
+        .any(|c| matches!(c, wblab_probe::journal::Entry::Mount { path } if path.ends_with("emulated/key"))));
+    Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    assert_undone(&changes, &t2.0);
+
+    // SIGKILL of the run and of its watchdog: the server dies with the run, and `--restore`
+    // unmounts the file system standing on the dead device, detaches it and unmounts FUSE.
+    let t3 = Tmp::new("emulated-sigkill");
+    let sc = emulated_scenario(&t3.0, 30);
+    let mut child = measure(&sc, &t3.0.join("out"), &t3.0)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    assert!(wait_for_sysctl("dirty_bytes", "50331648", Duration::from_secs(30)));
+    std::thread::sleep(Duration::from_millis(1500));
+    let changes = journal_of(&t3.0);
+    let watchdog = watchdog_of(child.id()).expect("a watchdog for the measurement");
+    wblab_probe::sys::kill(watchdog, libc::SIGKILL).unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let mut c = wblab();
+    c.env("WBLAB_STATE_DIR", t3.0.join("state"));
+    let o = c.args(["measure", "--restore"]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_undone(&changes, &t3.0);
+}

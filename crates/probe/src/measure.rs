@@ -14,7 +14,7 @@ use crate::facts::{self, MachineFacts};
 use crate::journal::{self, Journal};
 use crate::knobs::{self, KnobRecord};
 use crate::outdir::OutDir;
-use crate::plan::{DevicePlan, Host, LoopPlan, Plan};
+use crate::plan::{DevicePlan, EmulatePlan, Host, LoopPlan, Plan};
 use crate::tracefs::{TraceStats, Tracer};
 use crate::vmstat::{self, DiskStat, Sampler};
 use crate::workload::{self, TaskOutcome, Workload};
@@ -153,8 +153,31 @@ pub struct DevicePlacement {
     pub fs: Option<String>,
     pub throttle: Vec<(String, u64)>,
     pub knobs: Vec<KnobRecord>,
+    /// The emulated device behind the loop device (`emulate = true`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub emulated: Option<EmulationRecord>,
     #[serde(skip)]
     created: bool,
+}
+
+/// The results file listing every request an emulated device answered, with the model's
+/// times ([`wblab_emulate::Record`]).
+pub fn emulated_requests_file(device: &str) -> String {
+    format!("emulated-{device}.csv")
+}
+
+/// How an emulated device served the measurement.
+#[derive(Clone, Debug, Serialize)]
+pub struct EmulationRecord {
+    /// Its FUSE file system's mount point.
+    pub mount: PathBuf,
+    /// The trip through the loop driver and FUSE, timed before the run, that the device
+    /// gives back on each request.
+    pub transport: wblab_emulate::Transport,
+    /// Whether the backing file was read and written with O_DIRECT.
+    pub image_direct: bool,
+    /// Requests answered during the workload, and how many left late.
+    pub stats: Option<wblab_emulate::Stats>,
 }
 
 #[derive(Serialize)]
@@ -342,6 +365,7 @@ pub fn measure(sc: &Scenario, opts: &MeasureOptions) -> Result<MeasureReport, Me
     let mut session = Session {
         sc,
         opts,
+        out: &out,
         plan: &plan,
         root,
         j,
@@ -355,8 +379,17 @@ pub fn measure(sc: &Scenario, opts: &MeasureOptions) -> Result<MeasureReport, Me
         host_disk: None,
         memory_touch: None,
         buddyinfo: None,
+        emulated: Vec::new(),
     };
     let inner = session.run();
+    // What the emulated devices answered during the workload; from now on they answer at
+    // once, so that the tear-down's writeback is not paced by the model.
+    for (i, dev) in &session.emulated {
+        if let Some(e) = session.places.get_mut(*i).and_then(|p| p.emulated.as_mut()) {
+            e.stats = Some(dev.stats());
+        }
+        dev.set_passthrough(true);
+    }
     // Results are built from data in memory and the trace in the scratch dir: write them
     // before the tear-down removes the scratch dir.
     let written = match &inner {
@@ -373,9 +406,18 @@ pub fn measure(sc: &Scenario, opts: &MeasureOptions) -> Result<MeasureReport, Me
         host_disk,
         memory_touch,
         buddyinfo,
+        emulated,
         ..
     } = session;
-    let cleanup_problems = j.teardown();
+    let mut cleanup_problems = j.teardown();
+    // The tear-down unmounted their file systems; stop serving.
+    for (_, dev) in emulated {
+        let mount = dev.mountpoint().to_path_buf();
+        drop(dev);
+        if sys::is_mount_point(&mount) {
+            cleanup_problems.push(format!("the emulated device on {} is still mounted", mount.display()));
+        }
+    }
     // What was changed and undone, kept with the results (also of a run that failed).
     let changes: String = j
         .entries()
@@ -484,6 +526,7 @@ struct TracerInfo {
 struct Session<'a> {
     sc: &'a Scenario,
     opts: &'a MeasureOptions,
+    out: &'a OutDir,
     plan: &'a Plan,
     root: bool,
     j: Journal,
@@ -502,6 +545,9 @@ struct Session<'a> {
     memory_touch: Option<crate::memtouch::MemoryTouchStamp>,
     /// The free lists as the workload started.
     buddyinfo: Option<Vec<u64>>,
+    /// Emulated devices being served, with their placement's index: kept until the
+    /// tear-down has unmounted and detached what stands on them.
+    emulated: Vec<(usize, wblab_emulate::EmulatedDevice)>,
 }
 
 impl Session<'_> {
@@ -563,6 +609,12 @@ impl Session<'_> {
         // After the trace's buffers took their pages, as the workload finds the lists.
         self.buddyinfo = crate::memtouch::buddyinfo();
         crate::guard::fault_point("workload");
+        // Emulated devices answered the setup (file system, files, syncs) at once; from here
+        // their models time every request, starting idle.
+        for (_, dev) in &self.emulated {
+            dev.reset_stats();
+            dev.set_passthrough(false);
+        }
         self.run_workload(specs, tracer)
     }
 
@@ -630,6 +682,7 @@ impl Session<'_> {
             fs: None,
             throttle: Vec::new(),
             knobs: Vec::new(),
+            emulated: None,
             created: false,
         };
         match &dp.loop_device {
@@ -647,8 +700,7 @@ impl Session<'_> {
     }
 
     fn make_loop(&mut self, d: &DeviceConfig, l: &LoopPlan, p: &mut DevicePlacement) -> Result<(), MeasureError> {
-        let (opts, j) = (self.opts, &mut self.j);
-        log(opts, &format!("{}: {} backing file, mkfs.{}", d.name, human(l.size), l.fs));
+        log(self.opts, &format!("{}: {} backing file, mkfs.{}", d.name, human(l.size), l.fs));
         mount::make_backing(&l.backing, l.size).map_err(|e| failed(format!("backing file {}: {e}", l.backing.display())))?;
         mount::mkfs(
             &l.fs,
@@ -657,11 +709,36 @@ impl Session<'_> {
             d.fs.as_ref().is_some_and(|m| m.fast_commit),
         )
         .map_err(failed)?;
+        if let Some(e) = &l.emulate {
+            let dev = self.start_emulated(d, l, e)?;
+            p.emulated = Some(EmulationRecord {
+                mount: e.mount.clone(),
+                transport: Default::default(),
+                image_direct: dev.image_direct(),
+                stats: None,
+            });
+            self.emulated.push((self.places.len(), dev));
+        }
+        let (opts, j) = (self.opts, &mut self.j);
         let ld = loopdev::add_fresh(j).map_err(failed)?;
-        let dio = loopdev::attach(j, &ld, &l.backing).map_err(failed)?;
+        let dio = loopdev::attach(j, &ld, &l.bound_to()).map_err(failed)?;
         if !dio {
             self.warnings.push(format!("{}: the loop device does not do direct I/O", ld.name()));
         }
+        if let (Some(rec), Some((_, dev))) = (p.emulated.as_mut(), self.emulated.last()) {
+            log(opts, &format!("{}: timing the trip through the loop driver and FUSE", d.name));
+            rec.transport = wblab_emulate::calibrate(dev, &ld.dev_path()).map_err(|e| failed(format!("device `{}`: {e}", d.name)))?;
+            // The setup's writes (prefilled files) are not the experiment: answered at once
+            // until the workload starts.
+            dev.set_passthrough(true);
+            if !dio {
+                return Err(failed(format!(
+                    "device `{}`: the loop device over the emulated device does not do direct I/O, so the model would not see the kernel's requests",
+                    d.name
+                )));
+            }
+        }
+        let j = &mut self.j;
         mount::mount(j, &ld.dev_path(), &p.dir, &l.fs, &l.mount_options).map_err(failed)?;
         log(
             opts,
@@ -678,6 +755,28 @@ impl Session<'_> {
         p.fs = Some(l.fs.clone());
         p.created = true;
         Ok(())
+    }
+
+    /// Serve device `d`'s model on its backing file (made and mkfs'd already) through FUSE
+    /// at `e.mount`, journalled before mounting.
+    fn start_emulated(&mut self, d: &DeviceConfig, l: &LoopPlan, e: &EmulatePlan) -> Result<wblab_emulate::EmulatedDevice, MeasureError> {
+        std::fs::create_dir_all(&e.mount).map_err(failed)?;
+        self.j.record(journal::Entry::Mount { path: e.mount.clone() }).map_err(failed)?;
+        log(
+            self.opts,
+            &format!("{}: serving the `{}` model at {}", d.name, d.model.kind(), e.mount.display()),
+        );
+        wblab_emulate::EmulatedDevice::start(&wblab_emulate::Options {
+            model: d.model.clone(),
+            size: l.size,
+            name: d.name.clone(),
+            seed: self.sc.seed,
+            chance: self.sc.machine.chance,
+            image: l.backing.clone(),
+            mountpoint: e.mount.clone(),
+            log: Some(self.out.create(&emulated_requests_file(&d.name)).map_err(failed)?),
+        })
+        .map_err(|err| failed(format!("device `{}`: cannot start its emulation: {err}", d.name)))
     }
 
     /// The scenario's sysctls, then the throttle rules of the devices created (root only).
@@ -1273,6 +1372,7 @@ mod tests {
             fs: None,
             throttle: Vec::new(),
             knobs: Vec::new(),
+            emulated: None,
             created: true,
         };
         let d = digest_trace(&dir.join("raw"), std::fs::File::create(dir.join("trace.txt")).unwrap(), &[p], 2, 4).unwrap();

@@ -89,7 +89,41 @@ pub struct LoopPlan {
     pub throttle: Vec<(&'static str, u64)>,
     /// Where those files are (None: no blkio hierarchy; the measurement will say so).
     pub blkio_root: Option<PathBuf>,
+    /// The device's model served as an emulated device (`emulate = true`): the loop device
+    /// is bound to the FUSE file that serves the backing file through the model, not to the
+    /// backing file itself.
+    pub emulate: Option<EmulatePlan>,
 }
+
+/// An emulated device ([`wblab_emulate`]): where its FUSE file system is mounted.
+#[derive(Clone, Debug)]
+pub struct EmulatePlan {
+    pub mount: PathBuf,
+}
+
+impl LoopPlan {
+    /// The file the loop device is bound to.
+    pub fn bound_to(&self) -> PathBuf {
+        match &self.emulate {
+            Some(e) => e.mount.join(wblab_emulate::DISK),
+            None => self.backing.clone(),
+        }
+    }
+}
+
+/// `wblab measure --emulate`: every device that can be emulated is; how many are.
+pub fn emulate_every_device(sc: &mut Scenario) -> usize {
+    let mut n = 0;
+    for d in sc.devices.iter_mut().filter(|d| wblab_sim::config::can_be_emulated(&d.model)) {
+        d.emulate = true;
+        n += 1;
+    }
+    n
+}
+
+/// The largest request an emulated device gets whole: the loop driver passes a request's
+/// pages to FUSE as at most 128 segments, one page each when they are not contiguous.
+pub const EMULATED_MAX_SECTORS_KB: u32 = 512;
 
 /// Knobs of the disk holding the scratch directory (`--host-knobs` only).
 #[derive(Clone, Debug)]
@@ -155,7 +189,7 @@ impl Plan {
         let mut devices = Vec::with_capacity(sc.devices.len());
         for d in &sc.devices {
             let dir = scratch.join("mnt").join(&d.name);
-            let want_loop = matches!(d.model, DeviceModelConfig::Loop(_));
+            let want_loop = matches!(d.model, DeviceModelConfig::Loop(_)) || d.emulate;
             let mut p = DevicePlan {
                 name: d.name.clone(),
                 model: d.model.kind().to_string(),
@@ -173,16 +207,24 @@ impl Plan {
                     d.fs.as_ref().is_some_and(|m| m.fast_commit),
                 )
                 .map_err(|e| MeasureError::Refused(format!("device `{}`: {e}", d.name)))?;
+                let mut queue = knobs::queue_knobs(&d.queue);
+                let emulate = d.emulate.then(|| {
+                    emulated_queue(d, &mut queue, &mut warnings);
+                    EmulatePlan {
+                        mount: scratch.join("emulated").join(&d.name),
+                    }
+                });
                 p.loop_device = Some(LoopPlan {
                     backing,
                     size: d.size,
                     mount_options: d.fs.as_ref().map_or(String::new(), |m| m.options.clone()),
                     fs,
                     mkfs,
-                    queue: knobs::queue_knobs(&d.queue),
+                    queue,
                     bdi: knobs::bdi_knobs(&d.bdi),
                     throttle: cgroup::rules(&d.throttle),
                     blkio_root: host.blkio_root.clone(),
+                    emulate,
                 });
             } else {
                 host_placement_warnings(d, want_loop, &p.dir, &mut warnings);
@@ -286,6 +328,9 @@ impl Plan {
             paths.push(("device directory", &d.dir));
             if let Some(l) = &d.loop_device {
                 paths.push(("backing file", &l.backing));
+                if let Some(e) = &l.emulate {
+                    paths.push(("emulated device's mount point", &e.mount));
+                }
                 if l.mkfs.1.last().map(PathBuf::from).as_deref() != Some(l.backing.as_path())
                     || l.mkfs.1.iter().rev().nth(1).map(String::as_str) != Some("--")
                 {
@@ -415,10 +460,20 @@ impl Plan {
             if let Some(l) = &d.loop_device {
                 let _ = writeln!(o, "  create   {} ({} bytes, allocated)", l.backing.display(), l.size);
                 let _ = writeln!(o, "  run      {} {}", l.mkfs.0, l.mkfs.1.join(" "));
+                if let Some(e) = &l.emulate {
+                    let _ = writeln!(
+                        o,
+                        "  mount    FUSE on {} (wblab-emulate: its file `{}` is {} served through the `{}` model; unmounted at the end)",
+                        e.mount.display(),
+                        wblab_emulate::DISK,
+                        l.backing.display(),
+                        d.model
+                    );
+                }
                 let _ = writeln!(
                     o,
                     "  create   /dev/loop<N> (LOOP_CTL_ADD of the first free index >= 64), bound to {} with direct I/O",
-                    l.backing.display()
+                    l.bound_to().display()
                 );
                 let _ = writeln!(
                     o,
@@ -570,14 +625,27 @@ pub fn job_file_escapes(text: &str, scratch: &Path) -> Vec<String> {
     bad
 }
 
+/// An emulated device's queue: requests no larger than it gets whole (said when the
+/// scenario's queue takes larger ones).
+fn emulated_queue(d: &wblab_sim::config::DeviceConfig, queue: &mut [(String, String)], warnings: &mut Vec<String>) {
+    if d.queue.max_sectors_kb <= EMULATED_MAX_SECTORS_KB {
+        return;
+    }
+    for (_, v) in queue.iter_mut().filter(|(k, _)| k == "max_sectors_kb") {
+        *v = EMULATED_MAX_SECTORS_KB.to_string();
+    }
+    warnings.push(format!(
+        "device `{}`: requests of at most {EMULATED_MAX_SECTORS_KB} KiB on the emulated device (max_sectors_kb {} in the scenario): \
+         the loop driver hands FUSE at most 128 pages; set queue/max_sectors_kb = {EMULATED_MAX_SECTORS_KB} for the simulation to match",
+        d.name, d.queue.max_sectors_kb
+    ));
+}
+
 /// What cannot apply to a device placed on the scratch file system, said before the run.
 fn host_placement_warnings(d: &wblab_sim::config::DeviceConfig, want_loop: bool, dir: &Path, warnings: &mut Vec<String>) {
     if want_loop {
-        warnings.push(format!(
-            "device `{}`: a loop device needs root; its files go to {}",
-            d.name,
-            dir.display()
-        ));
+        let what = if d.emulate { "an emulated device" } else { "a loop device" };
+        warnings.push(format!("device `{}`: {what} needs root; its files go to {}", d.name, dir.display()));
     }
     if d.fs.is_some() {
         warnings.push(format!(
@@ -587,7 +655,7 @@ fn host_placement_warnings(d: &wblab_sim::config::DeviceConfig, want_loop: bool,
     }
     if d.throttle != BlkThrottleConfig::default() {
         warnings.push(format!(
-            "device `{}`: throttling needs model = \"loop\" and root; not applied",
+            "device `{}`: throttling needs a device of its own (model = \"loop\", or emulate = true) and root; not applied",
             d.name
         ));
     }

@@ -154,42 +154,8 @@ pub fn set_thread_comm(name: &str) {
     unsafe { libc::prctl(libc::PR_SET_NAME, b.as_ptr() as libc::c_ulong, 0, 0, 0) };
 }
 
-/// Page-aligned heap buffer for O_DIRECT I/O.
-pub struct AlignedBuf {
-    ptr: *mut u8,
-    len: usize,
-    layout: std::alloc::Layout,
-}
-
-// SAFETY: the buffer is uniquely owned.
-unsafe impl Send for AlignedBuf {}
-
-impl AlignedBuf {
-    pub fn new(len: usize) -> AlignedBuf {
-        let layout = std::alloc::Layout::from_size_align(len.max(4096), 4096).expect("layout");
-        // SAFETY: non-zero size.
-        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
-        assert!(!ptr.is_null(), "out of memory for an I/O buffer");
-        AlignedBuf { ptr, len, layout }
-    }
-
-    pub fn as_mut_slice(&mut self) -> &mut [u8] {
-        // SAFETY: ptr is valid for len bytes and uniquely borrowed.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
-    }
-
-    pub fn as_slice(&self) -> &[u8] {
-        // SAFETY: ptr is valid for len bytes.
-        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
-    }
-}
-
-impl Drop for AlignedBuf {
-    fn drop(&mut self) {
-        // SAFETY: allocated with this layout.
-        unsafe { std::alloc::dealloc(self.ptr, self.layout) }
-    }
-}
+/// Page-aligned heap buffer for O_DIRECT I/O (the emulated device's own).
+pub use wblab_emulate::AlignedBuf;
 
 /// An anonymous file in memory (`memfd_create`, close-on-exec): its pages are shared memory,
 /// which no writeback ever sees.

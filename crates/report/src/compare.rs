@@ -299,6 +299,9 @@ pub struct RunInfo {
     /// refused, ran none": that run is another experiment than its scenario file says.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub refused: Vec<String>,
+    /// A measured run's emulated devices and how closely they kept their model's times.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub emulated: Vec<String>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -668,6 +671,7 @@ pub fn compare(runs: &[RunData]) -> Comparison {
                     .into_iter()
                     .map(|x| format!("{} {}: {} refused, ran {}", x.device, x.key, x.wanted, x.effective))
                     .collect(),
+                emulated: crate::load::emulated::emulated_in(&r.dir).iter().map(|e| e.describe()).collect(),
             })
             .collect(),
         figures,
@@ -711,6 +715,9 @@ pub fn render(c: &Comparison) -> String {
         .collect();
     for (l, r) in letters.iter().zip(&c.runs) {
         let _ = writeln!(out, "{l} = {} ({}, {})", r.label, r.kind, r.dir);
+        for x in &r.emulated {
+            let _ = writeln!(out, "  {x}");
+        }
         for x in &r.refused {
             let _ = writeln!(
                 out,

@@ -5,7 +5,9 @@
 //! `--write` regenerates them.
 
 mod blocks;
+mod emulated_table;
 mod layout;
+mod measured;
 mod sweep_block;
 mod sync_table;
 mod tables;

@@ -5,8 +5,9 @@
 //! summary) and from a run of the model, with the same code, so the table in
 //! `docs/validation.md` is what the committed measurements and today's model give.
 
+use super::measured::{error, json, median_spread, num, pct, repeats, simulated};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The aims the WAL table holds the model to: sync latency p50 and p99, rates.
 const AIM_P50: f64 = 0.25;
@@ -33,13 +34,8 @@ fn job<'a>(fio: &'a Value, name: &str) -> Option<&'a Value> {
 
 /// The figures of the run in `dir` (its `fio.json` and `summary.json`).
 fn figures(dir: &Path) -> Result<WalFigures, String> {
-    let read = |f: &str| -> Result<Value, String> {
-        let p = dir.join(f);
-        let text = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
-        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", p.display()))
-    };
-    let fio = read("fio.json")?;
-    let summary = read("summary.json")?;
+    let fio = json(dir, "fio.json")?;
+    let summary = json(dir, "summary.json")?;
     // The job `wal`, else the first (a scenario of one job).
     let wal = job(&fio, "wal")
         .or_else(|| fio["jobs"].as_array().and_then(|j| j.first()))
@@ -69,71 +65,12 @@ fn figures(dir: &Path) -> Result<WalFigures, String> {
     })
 }
 
-/// The median of `v` and its spread, (max − min) / median.
-fn median_spread(mut v: Vec<f64>) -> (f64, f64) {
-    v.sort_by(f64::total_cmp);
-    let m = v[v.len() / 2];
-    let spread = if m > 0.0 { (v[v.len() - 1] - v[0]) / m } else { 0.0 };
-    (m, spread)
-}
-
-fn pct(x: f64) -> String {
-    format!("{:.0} %", x * 100.0)
-}
-
-/// The error of `sim` against `measured`, bold when inside `aim`.
-fn error(sim: f64, measured: f64, aim: Option<f64>) -> String {
-    if measured <= 0.0 {
-        return "–".to_string();
-    }
-    let e = sim / measured - 1.0;
-    let s = format!("{:+.1} %", e * 100.0).replace('-', "−");
-    match aim {
-        Some(a) if e.abs() <= a => format!("**{s}**"),
-        _ => s,
-    }
-}
-
-/// Three significant figures below 100, two below 0.01 (timer-only commit rates).
-fn num(x: f64) -> String {
-    if x > 0.0 && x < 0.01 {
-        let decimals = (1.0 - x.log10().floor()) as usize;
-        format!("{x:.decimals$}")
-    } else if x >= 100.0 {
-        format!("{x:.0}")
-    } else if x >= 10.0 {
-        format!("{x:.1}")
-    } else if x >= 1.0 {
-        format!("{x:.2}")
-    } else {
-        format!("{x:.3}")
-    }
-}
-
 /// The rows of one scenario: its measured repeats (median, spread) against one run of the model.
 fn rows(scenario: &str) -> Result<Vec<Vec<String>>, String> {
-    let path = Path::new(scenario);
-    let name = path
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .ok_or_else(|| format!("{scenario}: no file name"))?;
-    let measured_dir = path.parent().unwrap_or(Path::new(".")).join("measured").join(name);
-    let mut repeats: Vec<PathBuf> = std::fs::read_dir(&measured_dir)
-        .map_err(|e| format!("{}: {e}", measured_dir.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.is_dir() && p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('r')))
-        .collect();
-    repeats.sort();
-    if repeats.is_empty() {
-        return Err(format!("{}: no measured repeat (r1, r2, ...)", measured_dir.display()));
-    }
+    let (name, repeats) = repeats(scenario)?;
+    let name = name.as_str();
     let kernel: Vec<WalFigures> = repeats.iter().map(|r| figures(r)).collect::<Result<_, _>>()?;
-    let r = super::tables::simulate(scenario)?;
-    let dir = std::env::temp_dir().join(format!("wblab-docs-syncs-{}-{name}", std::process::id()));
-    wblab_report::write_results_dir(&dir, &r, 0.0).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let model = figures(&dir);
-    let _ = std::fs::remove_dir_all(&dir);
-    let model = model?;
+    let model = simulated(scenario, figures)?;
     let short = name.split('-').next().unwrap_or(name);
     let what = if kernel[0].syncs { "sync" } else { "write" };
     let mut out = Vec::new();
@@ -194,26 +131,4 @@ pub fn fio_syncs(args: &[String]) -> Result<String, String> {
         &["scenario", "figure", "measured", "spread", "simulated", "error"],
         all,
     ))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn small_rates_keep_two_significant_figures() {
-        assert_eq!(num(0.000071), "0.000071");
-        assert_eq!(num(0.0031), "0.0031");
-        assert_eq!(num(0.092), "0.092");
-        assert_eq!(num(4215.4), "4215");
-        assert_eq!(num(0.0), "0.000");
-    }
-
-    #[test]
-    fn an_error_inside_its_aim_is_bold_and_no_measurement_has_none() {
-        assert_eq!(error(1.1, 1.0, Some(0.2)), "**+10.0 %**");
-        assert_eq!(error(0.5, 1.0, Some(0.2)), "−50.0 %");
-        assert_eq!(error(0.5, 0.0, Some(0.2)), "–");
-        assert_eq!(median_spread(vec![3.0, 1.0, 2.0]), (2.0, 1.0));
-    }
 }

@@ -34,6 +34,7 @@ pub const GENERATORS: &[&str] = &[
     "outcome SCENARIO",
     "reproduce REPORT",
     "fio-syncs SCENARIO...",
+    "emulated-devices SCENARIO...",
     "layout",
 ];
 
@@ -76,6 +77,7 @@ pub fn generate(name: &str, args: &[String], cli: &clap::Command, ctx: &Ctx) -> 
         "reproduce" => reproduce(one_arg()?),
         "validate-summary" => crate::validate::summary_of(std::path::Path::new(one_arg()?)),
         "fio-syncs" => super::sync_table::fio_syncs(args),
+        "emulated-devices" => super::emulated_table::emulated_devices(args),
         "fio-options" => no_args(fio_options()),
         "layout" => no_args(super::layout::layout(std::path::Path::new("."))?),
         "stem" => match args {

@@ -2,6 +2,7 @@
 //! [`trace_parse`] reads ftrace text (ours or a real kernel's), [`file`] opens their files
 //! without trusting them.
 
+pub mod emulated;
 pub mod file;
 pub mod refused;
 pub mod rundir;

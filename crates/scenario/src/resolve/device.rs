@@ -21,6 +21,7 @@ pub(super) const IDENTITY_KEYS: &[&str] = &[
     "journal_size",
     "fast_commit",
     "used",
+    "emulate",
 ];
 
 /// NVMe's block major: a disk named `nvme...` gets it instead of sd's.
@@ -61,6 +62,7 @@ pub(super) fn build_all(entry: Option<&Entry<'_>>, sections: &[Section<'_>], ker
             fs: None,
             throttle: Default::default(),
             used_pct: 0,
+            emulate: false,
         }]);
     }
     if sections.is_empty() {
@@ -212,8 +214,22 @@ fn build(
         e.u32(0, 95)
             .map_err(|p| p.hint("percent of the device already holding data, e.g. used = 70"))
     }));
-    match (size, major, minor, fs, queue, bdi, throttle, used_pct) {
-        (Some(size), Some(major), Some(minor), Some(fs), Some(queue), Some(bdi), Some(throttle), Some(used_pct)) if g.is_empty() => {
+    let emulate = g.keep(sec.value_or("emulate", false, |e| {
+        let on = e.boolean()?;
+        match kind {
+            _ if !on || wblab_sim::config::can_be_emulated(&model) => Ok(on),
+            "loop" => Err(e
+                .problem("a `loop` device is already a real device on the measuring machine: there is nothing to emulate")
+                .hint("give the model the loop device stands for (hdd, ssd, usb, ...) with emulate = true, or drop emulate")),
+            _ => Err(e
+                .problem("an NFS mount is a file system, not a block device: it cannot be emulated as one")
+                .hint("emulate = true works for every model but `loop` and `nfs`")),
+        }
+    }));
+    match (size, major, minor, fs, queue, bdi, throttle, used_pct, emulate) {
+        (Some(size), Some(major), Some(minor), Some(fs), Some(queue), Some(bdi), Some(throttle), Some(used_pct), Some(emulate))
+            if g.is_empty() =>
+        {
             Ok(DeviceConfig {
                 name,
                 major,
@@ -225,6 +241,7 @@ fn build(
                 fs,
                 throttle,
                 used_pct,
+                emulate,
             })
         }
         _ => Err(g.sound().expect_err("a part is missing, so a problem was kept")),

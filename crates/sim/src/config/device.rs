@@ -25,6 +25,11 @@ pub struct DeviceConfig {
     /// scenario reads are part of it, and new files are allocated after it (towards the
     /// slower inner tracks of a disk).
     pub used_pct: u32,
+    /// `wblab measure` serves this device's model to the real kernel as an emulated block
+    /// device (`wblab-emulate`) instead of placing it on a plain loop device or the host's
+    /// disk. The simulator does not look at it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub emulate: bool,
 }
 
 /// Bandwidth and IOPS limits of blk-throttle; `None` = unlimited.
@@ -40,6 +45,12 @@ impl BlkThrottleConfig {
     pub fn is_limited(&self) -> bool {
         self.read_bps.is_some() || self.write_bps.is_some() || self.read_iops.is_some() || self.write_iops.is_some()
     }
+}
+
+/// Whether a device of `model` can be served to the real kernel by its model (`emulate`):
+/// not a `loop` device, which is real already, nor an NFS mount, which is no block device.
+pub fn can_be_emulated(model: &DeviceModelConfig) -> bool {
+    !matches!(model, DeviceModelConfig::Loop(_) | DeviceModelConfig::Nfs(_))
 }
 
 /// Default capacity of a device of `model` (see each model's `default_size`).

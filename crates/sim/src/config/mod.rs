@@ -114,6 +114,7 @@ impl Scenario {
                 fs: None,
                 throttle: BlkThrottleConfig::default(),
                 used_pct: 0,
+                emulate: false,
             }],
             tasks: Vec::new(),
             trace: TraceConfig::default(),
