@@ -182,6 +182,10 @@ enum Cmd {
     /// Run a scenario's workload on THIS machine (real processes, fresh loop devices, knobs
     /// applied and restored) and write the same results directory, plus machine.json.
     Measure(probe_cmd::MeasureArgs),
+    /// Serve a scenario's devices to THIS machine's kernel as block devices whose every
+    /// request is timed by their wblab model (a slow USB key, an old disk), with its sysctls,
+    /// until Ctrl-C; then undo everything.
+    Emulate(probe_cmd::EmulateArgs),
     /// Each block I/O's life from a run's block trace (simulated or measured): Q2G, G2I, I2D,
     /// D2C and Q2C for all devices, per device and per process, as blktrace's btt prints
     /// them, with biolatency-style histograms per device.
@@ -411,6 +415,7 @@ where
         Cmd::Vmstat(a) => report_cmd::vmstat(a),
         Cmd::Iostat(a) => report_cmd::iostat(a),
         Cmd::Measure(a) => probe_cmd::measure(a),
+        Cmd::Emulate(a) => probe_cmd::emulate(a),
         Cmd::Calibrate(a) => probe_cmd::calibrate(a),
         Cmd::Snapshot(a) => snapshot_cmd::run(a),
         Cmd::Btt(a) => btt_cmd::run(a),

@@ -16,6 +16,85 @@ fn signal_exit(sig: i32) -> ExitCode {
 }
 
 #[derive(clap::Args)]
+pub struct EmulateArgs {
+    /// Scenario file (TOML): its devices with `emulate = true` are served by their models
+    /// (with --all, every device that can be), the others made as `wblab measure` makes them.
+    pub scenario: PathBuf,
+    /// Serve every device whose model can be emulated (all but `loop` and `nfs`).
+    #[arg(long)]
+    pub all: bool,
+    /// Where every request the devices answered is listed (emulated-<device>.csv) and the
+    /// record of changes kept [default: results/<scenario name>-emulated].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Where to create the scratch directory [default: /var/tmp].
+    #[arg(long)]
+    pub scratch: Option<PathBuf>,
+    /// No progress messages.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// `wblab emulate`: the scenario's devices, emulated ones served by their models, with its
+/// sysctls and throttle rules, until SIGINT or SIGTERM; then everything undone.
+pub fn emulate(a: EmulateArgs) -> ExitCode {
+    let mut sc = match wblab_scenario::load(&a.scenario) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    if a.all {
+        wblab_probe::plan::emulate_every_device(&mut sc);
+    }
+    if !sc.devices.iter().any(|d| d.emulate) {
+        eprintln!(
+            "error: {}: no device has `emulate = true`\n  hint: add it to a [[device]], or pass --all to serve every device that can be",
+            a.scenario.display()
+        );
+        return ExitCode::from(2);
+    }
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("error: an emulated device needs root (a FUSE mount and a loop device)");
+        return ExitCode::from(2);
+    }
+    let out = a
+        .out
+        .unwrap_or_else(|| PathBuf::from("results").join(format!("{}-emulated", sc.name)));
+    let mut opts = MeasureOptions::new(out.clone());
+    if let Some(s) = a.scratch {
+        opts.scratch_parent = s;
+    }
+    opts.quiet = a.quiet;
+    opts.serve = true;
+    opts.restorer = wblab_probe::watchdog::restorer();
+    match wblab_probe::measure(&sc, &opts) {
+        Err(MeasureError::Interrupted(sig)) => {
+            eprintln!(
+                "stopped by {}: every change undone; the requests served are in {}",
+                guard::signal_name(sig),
+                out.display()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(MeasureError::Refused(m)) => {
+            eprintln!("error: cannot emulate {}: {m}", a.scenario.display());
+            ExitCode::from(2)
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            if journal::pending() {
+                eprintln!("error: some changes could not be undone; run `wblab measure --restore`");
+            }
+            ExitCode::from(1)
+        }
+        Ok(_) => ExitCode::SUCCESS,
+    }
+}
+
+#[derive(clap::Args)]
 pub struct MeasureArgs {
     /// Scenario file (TOML).
     #[arg(required_unless_present = "restore")]

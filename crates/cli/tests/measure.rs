@@ -743,3 +743,69 @@ fn an_emulated_device_is_served_and_undone_on_every_exit() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_undone(&changes, &t3.0);
 }
+
+/// `wblab emulate`: the scenario's USB key served until SIGINT, usable meanwhile by any
+/// program (here a write through its mount point that the model times), then undone.
+#[test]
+fn wblab_emulate_serves_until_interrupted_then_undoes_everything() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _machine = leaks::serial_lock();
+    if !can_run() || !Path::new("/dev/fuse").exists() {
+        return;
+    }
+    let t = Tmp::new("emulate-cmd");
+    let sc = emulated_scenario(&t.0, 30);
+    let out = t.0.join("out");
+    let mut child = wblab()
+        .env("WBLAB_STATE_DIR", t.0.join("state"))
+        .arg("emulate")
+        .arg(&sc)
+        .arg("--quiet")
+        .arg("--out")
+        .arg(&out)
+        .arg("--scratch")
+        .arg(&t.0)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Its first line names the device and where its file system is mounted.
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(child.stdout.take().unwrap()));
+    let first = lines.next().expect("a line").unwrap();
+    assert!(
+        first.starts_with("key: /dev/loop") && first.contains("served by the `usb` model"),
+        "{first}"
+    );
+    let mount = PathBuf::from(first.rsplit_once(" mounted on ").expect("a mount point").1);
+    assert_eq!(
+        lines.next().unwrap().unwrap(),
+        "serving until SIGINT (Ctrl-C) or SIGTERM; every change is undone then"
+    );
+    let changes = journal_of(&t.0);
+    // 4 MiB written and synced through the key: the model times it (a few MB/s at most).
+    let t0 = Instant::now();
+    let o = Command::new("dd")
+        .args(["if=/dev/zero", "bs=1M", "count=4", "conv=fsync"])
+        .arg(format!("of={}", mount.join("file").display()))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let took = t0.elapsed();
+    Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    let status = child.wait().unwrap();
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    assert!(status.success(), "{stderr}");
+    assert!(stderr.contains("stopped by SIGINT: every change undone"), "{stderr}");
+    assert_undone(&changes, &t.0);
+    let listed = std::fs::read_to_string(out.join("emulated-key.csv")).unwrap();
+    let written: u64 = listed
+        .lines()
+        .skip(1)
+        .filter(|l| l.starts_with("write,"))
+        .map(|l| l.split(',').nth(2).unwrap().parse::<u64>().unwrap())
+        .sum();
+    assert!(written >= 4 << 20, "the model served {written} bytes of writes");
+    // The default USB key writes at most ~10 MB/s: 4 MiB synced cannot take under 0.3 s.
+    assert!(took > Duration::from_millis(300), "4 MiB through an emulated USB key in {took:?}");
+}

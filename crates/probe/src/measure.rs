@@ -85,6 +85,9 @@ pub struct MeasureOptions {
     /// as a watchdog that waits for this process to end: a measurement killed by a signal that
     /// cannot be caught (SIGKILL, a crash) is undone all the same. None: no watchdog.
     pub restorer: Option<Vec<std::ffi::OsString>>,
+    /// Set up the scenario's devices, sysctls and throttle rules, then serve them until a
+    /// signal stops the run, instead of running its tasks (`wblab emulate`).
+    pub serve: bool,
 }
 
 impl MeasureOptions {
@@ -97,6 +100,7 @@ impl MeasureOptions {
             quiet: false,
             unprivileged: false,
             restorer: None,
+            serve: false,
         }
     }
 }
@@ -521,6 +525,9 @@ struct TracerInfo {
     missing: Vec<String>,
 }
 
+/// How often `wblab emulate` says what its devices served.
+const SERVE_PROGRESS: Duration = Duration::from_secs(10);
+
 /// One measurement: the journal of every change made, and what `measure` reports whatever
 /// happened (warnings, placements, knobs, tracer, scratch directory).
 struct Session<'a> {
@@ -580,6 +587,10 @@ impl Session<'_> {
             self.places.push(p);
         }
         crate::guard::fault_point("setup");
+        if self.opts.serve {
+            self.apply_sysctl_and_throttle()?;
+            return self.serve_until_stopped();
+        }
         // Tasks, the fio job file and the files that jobs read.
         let specs = plan.tasks.clone();
         for s in &specs {
@@ -616,6 +627,50 @@ impl Session<'_> {
             dev.set_passthrough(false);
         }
         self.run_workload(specs, tracer)
+    }
+
+    /// `wblab emulate`: the devices set up, each emulated one answered by its model, until a
+    /// signal stops the run (which then tears everything down as a measurement's end does).
+    fn serve_until_stopped(&mut self) -> Result<Collected, MeasureError> {
+        for (_, dev) in &self.emulated {
+            dev.reset_stats();
+            dev.set_passthrough(false);
+        }
+        for p in &self.places {
+            let Some(block) = &p.block_device else { continue };
+            let what = p
+                .emulated
+                .as_ref()
+                .map_or(String::new(), |_| format!(", served by the `{}` model", p.model));
+            println!(
+                "{}: /dev/{block} ({}){what}; {} mounted on {}",
+                p.name,
+                p.devnum.as_deref().unwrap_or("?"),
+                p.fs.as_deref().unwrap_or("?"),
+                p.dir.display()
+            );
+        }
+        println!("serving until SIGINT (Ctrl-C) or SIGTERM; every change is undone then");
+        let mut shown = Instant::now();
+        loop {
+            std::thread::sleep(Duration::from_millis(100));
+            check_aborted()?;
+            if self.opts.quiet || shown.elapsed() < SERVE_PROGRESS {
+                continue;
+            }
+            shown = Instant::now();
+            for (i, dev) in &self.emulated {
+                let st = dev.stats();
+                let on_time = 100.0 - 100.0 * (st.read.late + st.write.late + st.flush.late) as f64 / st.requests().max(1) as f64;
+                eprintln!(
+                    "{}: {} requests, {:.1} MB read, {:.1} MB written, {on_time:.1} % answered on time",
+                    self.places[*i].name,
+                    st.requests(),
+                    st.read.bytes as f64 / 1e6,
+                    st.write.bytes as f64 / 1e6
+                );
+            }
+        }
     }
 
     /// The scenario's memory cgroups (root only), and each task placed in its group.

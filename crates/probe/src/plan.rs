@@ -625,21 +625,46 @@ pub fn job_file_escapes(text: &str, scratch: &Path) -> Vec<String> {
     bad
 }
 
-/// An emulated device's queue: requests no larger than it gets whole (said when the
-/// scenario's queue takes larger ones).
-fn emulated_queue(d: &wblab_sim::config::DeviceConfig, queue: &mut [(String, String)], warnings: &mut Vec<String>) {
-    if d.queue.max_sectors_kb <= EMULATED_MAX_SECTORS_KB {
-        return;
+/// An emulated device's queue. The loop driver takes up to 128 requests at once, a disk its
+/// queue depth (a SATA disk 31), the elevator keeping the rest to sort and to favour reads; so
+/// the driver's tags are cut to the model's depth first: with no elevator `nr_requests` is the
+/// driver's tag depth, and it stays so when an elevator is then chosen, whose own
+/// `nr_requests` the scenario's value sets. Requests are capped at what the emulation passes
+/// whole. What differs from the scenario is said.
+fn emulated_queue(d: &wblab_sim::config::DeviceConfig, queue: &mut Vec<(String, String)>, warnings: &mut Vec<String>) {
+    let depth = d.model.queue_depth();
+    let tags = depth.min(LOOP_DRIVER_TAGS);
+    if depth > LOOP_DRIVER_TAGS {
+        warnings.push(format!(
+            "device `{}`: the model takes {depth} requests at once, the loop driver at most {LOOP_DRIVER_TAGS}: \
+             the emulated device holds {LOOP_DRIVER_TAGS}",
+            d.name
+        ));
     }
-    for (_, v) in queue.iter_mut().filter(|(k, _)| k == "max_sectors_kb") {
-        *v = EMULATED_MAX_SECTORS_KB.to_string();
+    if d.queue.scheduler == wblab_sim::config::SchedulerKind::NONE {
+        // Without an elevator the scenario's nr_requests would size the driver's tags again.
+        for (_, v) in queue.iter_mut().filter(|(k, _)| k == "nr_requests") {
+            if v.parse::<u32>().is_ok_and(|n| n > tags) {
+                *v = tags.to_string();
+            }
+        }
     }
-    warnings.push(format!(
-        "device `{}`: requests of at most {EMULATED_MAX_SECTORS_KB} KiB on the emulated device (max_sectors_kb {} in the scenario): \
-         the loop driver hands FUSE at most 128 pages; set queue/max_sectors_kb = {EMULATED_MAX_SECTORS_KB} for the simulation to match",
-        d.name, d.queue.max_sectors_kb
-    ));
+    queue.splice(0..0, [("scheduler".to_string(), "none".to_string()), ("nr_requests".to_string(), tags.to_string())]);
+    if d.queue.max_sectors_kb > EMULATED_MAX_SECTORS_KB {
+        for (_, v) in queue.iter_mut().filter(|(k, _)| k == "max_sectors_kb") {
+            *v = EMULATED_MAX_SECTORS_KB.to_string();
+        }
+        warnings.push(format!(
+            "device `{}`: requests of at most {EMULATED_MAX_SECTORS_KB} KiB on the emulated device (max_sectors_kb {} in the scenario): \
+             the loop driver hands FUSE at most 128 pages; set queue/max_sectors_kb = {EMULATED_MAX_SECTORS_KB} for the simulation to match",
+            d.name, d.queue.max_sectors_kb
+        ));
+    }
 }
+
+/// The loop driver's tags (its `hw_queue_depth`, fixed when it loads): the most requests an
+/// emulated device can be given at once.
+pub const LOOP_DRIVER_TAGS: u32 = 128;
 
 /// What cannot apply to a device placed on the scratch file system, said before the run.
 fn host_placement_warnings(d: &wblab_sim::config::DeviceConfig, want_loop: bool, dir: &Path, warnings: &mut Vec<String>) {

@@ -34,6 +34,24 @@ fn an_emulated_device_is_a_loop_device_over_its_model() {
     );
     let text = p.render();
     assert!(text.contains("FUSE on") && text.contains("`hdd` model"), "{text}");
+    // The driver's tags cut to the disk's NCQ depth before the elevator is chosen, so that the
+    // elevator keeps what the disk cannot take, as on a disk.
+    let depth = wblab_sim::config::DeviceModelConfig::Hdd(Default::default()).queue_depth();
+    assert_eq!(l.queue[0], ("scheduler".to_string(), "none".to_string()));
+    assert_eq!(l.queue[1], ("nr_requests".to_string(), depth.to_string()));
+    let later: Vec<&(String, String)> = l.queue[2..].iter().filter(|(k, _)| k == "scheduler" || k == "nr_requests").collect();
+    assert_eq!(later[0], &("scheduler".to_string(), "mq-deadline".to_string()), "{:?}", l.queue);
+    assert!(later[1].1.parse::<u32>().unwrap() > depth, "the elevator's own requests: {:?}", l.queue);
+}
+
+#[test]
+fn without_an_elevator_the_driver_keeps_the_disks_depth() {
+    let p = plan("model = \"hdd\"\nsize = \"2GiB\"\nemulate = true\n\"queue/scheduler\" = \"none\"");
+    let l = p.devices[0].loop_device.as_ref().unwrap();
+    let depth = wblab_sim::config::DeviceModelConfig::Hdd(Default::default()).queue_depth();
+    for (k, v) in l.queue.iter().filter(|(k, _)| k == "nr_requests") {
+        assert!(v.parse::<u32>().unwrap() <= depth, "{k} = {v}: more tags than the disk takes");
+    }
 }
 
 #[test]

@@ -2,7 +2,8 @@
 //! the kernel on the same disk model. Each scenario's measured repeats (`wblab measure` with
 //! `emulate = true`) and one run of the model are read with the same code: per task group its
 //! throughput, `balance_dirty_pages` pauses and read latencies, per device its bytes and
-//! request latency.
+//! request latency (issue to completion: the emulated device takes no more requests than the
+//! model's queue depth, so both count the same wait).
 
 use super::measured::{error, json, median_spread, num, pct, repeats, simulated};
 use serde_json::Value;
