@@ -49,6 +49,8 @@ for name in "${NAMES[@]}"; do
             # Keep the committed set small: the kernel's trace compressed (zcat to read it;
             # compare takes the pause distributions from histograms.json).
             gzip -9f "$out/trace.txt"
+            # An emulated device's list of requests, likewise.
+            for f in "$out"/emulated-*.csv; do [ -e "$f" ] && gzip -9f "$f"; done
         done
     fi
     echo "== simulate $name" >&2

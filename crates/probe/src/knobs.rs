@@ -6,7 +6,7 @@ use crate::sys;
 use serde::Serialize;
 use std::io;
 use std::path::{Path, PathBuf};
-use wblab_sim::config::{sysctl_knob, BdiConfig, KnobKind, KnobValue, QueueConfig, SysctlKnob, VmSysctl, SYSCTLS};
+use wblab_sim::config::{sysctl_knob, BdiConfig, KnobKind, KnobValue, QueueConfig, SchedulerKind, SysctlKnob, VmSysctl, SYSCTLS};
 
 /// One knob as the run found and left it during the measurement.
 #[derive(Clone, Debug, Serialize)]
@@ -293,7 +293,13 @@ pub fn queue_knobs(q: &QueueConfig) -> Vec<(String, String)> {
         ),
         ("wbt_lat_usec", q.wbt_lat_usec.to_string()),
     ];
-    let mut knobs: Vec<(String, String)> = knobs.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+    let mut knobs: Vec<(String, String)> = knobs
+        .into_iter()
+        // bfq turns blk-wbt off when it starts (bfq_init_queue → wbt_disable_default), as the
+        // model does; writing wbt_lat_usec after it would turn it back on by hand.
+        .filter(|(k, _)| !(*k == "wbt_lat_usec" && q.scheduler == SchedulerKind::BFQ))
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
     knobs.extend(iosched_knobs(q));
     knobs
 }
@@ -382,7 +388,6 @@ pub fn apply_bdi(j: &mut Journal, devnum: &str, knobs: &[(String, String)], jour
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wblab_sim::config::SchedulerKind;
 
     #[test]
     fn bracketed_lists_read_as_the_selected_word() {
@@ -456,5 +461,15 @@ mod tests {
         assert_eq!(get(&q, "iosched/low_latency").as_deref(), Some("1"));
         q.select_elevator(SchedulerKind::KYBER);
         assert_eq!(get(&q, "iosched/read_lat_nsec").as_deref(), Some("2000000"));
+    }
+
+    /// bfq turns blk-wbt off as it starts, and the model runs bfq without it: writing the
+    /// scenario's wbt_lat_usec after it would measure bfq with blk-wbt on by hand.
+    #[test]
+    fn under_bfq_blk_wbt_is_left_off() {
+        let mut q = wblab_sim::config::default_queue(&wblab_sim::config::DeviceModelConfig::Hdd(Default::default()));
+        assert!(queue_knobs(&q).iter().any(|(k, _)| k == "wbt_lat_usec"));
+        q.select_elevator(SchedulerKind::BFQ);
+        assert!(!queue_knobs(&q).iter().any(|(k, _)| k == "wbt_lat_usec"), "{:?}", queue_knobs(&q));
     }
 }
