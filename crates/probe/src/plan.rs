@@ -649,7 +649,13 @@ fn emulated_queue(d: &wblab_sim::config::DeviceConfig, queue: &mut Vec<(String, 
             }
         }
     }
-    queue.splice(0..0, [("scheduler".to_string(), "none".to_string()), ("nr_requests".to_string(), tags.to_string())]);
+    queue.splice(
+        0..0,
+        [
+            ("scheduler".to_string(), "none".to_string()),
+            ("nr_requests".to_string(), tags.to_string()),
+        ],
+    );
     if d.queue.max_sectors_kb > EMULATED_MAX_SECTORS_KB {
         for (_, v) in queue.iter_mut().filter(|(k, _)| k == "max_sectors_kb") {
             *v = EMULATED_MAX_SECTORS_KB.to_string();

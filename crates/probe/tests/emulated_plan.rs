@@ -39,9 +39,16 @@ fn an_emulated_device_is_a_loop_device_over_its_model() {
     let depth = wblab_sim::config::DeviceModelConfig::Hdd(Default::default()).queue_depth();
     assert_eq!(l.queue[0], ("scheduler".to_string(), "none".to_string()));
     assert_eq!(l.queue[1], ("nr_requests".to_string(), depth.to_string()));
-    let later: Vec<&(String, String)> = l.queue[2..].iter().filter(|(k, _)| k == "scheduler" || k == "nr_requests").collect();
+    let later: Vec<&(String, String)> = l.queue[2..]
+        .iter()
+        .filter(|(k, _)| k == "scheduler" || k == "nr_requests")
+        .collect();
     assert_eq!(later[0], &("scheduler".to_string(), "mq-deadline".to_string()), "{:?}", l.queue);
-    assert!(later[1].1.parse::<u32>().unwrap() > depth, "the elevator's own requests: {:?}", l.queue);
+    assert!(
+        later[1].1.parse::<u32>().unwrap() > depth,
+        "the elevator's own requests: {:?}",
+        l.queue
+    );
 }
 
 #[test]
