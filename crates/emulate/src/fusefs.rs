@@ -58,7 +58,7 @@ impl DiskFs {
         FileAttr {
             ino: INodeNo(ino),
             size: if dir { 0 } else { self.store.size() },
-            blocks: if dir { 0 } else { self.store.size() / 512 },
+            blocks: if dir { 0 } else { self.store.allocated_blocks() },
             atime: UNIX_EPOCH,
             mtime: UNIX_EPOCH,
             ctime: UNIX_EPOCH,

@@ -45,6 +45,13 @@ impl Store {
         self.size
     }
 
+    /// 512-byte blocks the image holds on its file system (what `du` should see of the
+    /// device's file: it is sparse until written).
+    pub fn allocated_blocks(&self) -> u64 {
+        use std::os::unix::fs::MetadataExt;
+        self.buffered.metadata().map_or(0, |m| m.blocks())
+    }
+
     /// Whether the image is read and written past the host's page cache.
     pub fn is_direct(&self) -> bool {
         self.is_direct

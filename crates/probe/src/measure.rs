@@ -762,6 +762,7 @@ impl Session<'_> {
             &l.backing,
             d.fs.as_ref().and_then(|m| m.journal_size),
             d.fs.as_ref().is_some_and(|m| m.fast_commit),
+            l.emulate.is_some() && l.fs == "ext4",
         )
         .map_err(failed)?;
         if let Some(e) = &l.emulate {

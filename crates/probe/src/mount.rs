@@ -23,8 +23,23 @@ pub fn make_backing(path: &Path, size: u64) -> io::Result<()> {
 /// is attached so that the fresh bdi never sees mkfs's writes. ext4 initialises its inode
 /// tables and journal now rather than lazily: the background `ext4lazyinit` thread would
 /// otherwise write through the throttled device during the measurement. `journal_size`
-/// (bytes, ext3/4) becomes `-J size=` in MiB.
-pub fn mkfs_command(fs: &str, target: &Path, journal_size: Option<u64>, fast_commit: bool) -> io::Result<(&'static str, Vec<String>)> {
+/// (bytes, ext3/4) becomes `-J size=` in MiB. With `lazy_inode_tables` (an emulated ext4
+/// device, mounted with `noinit_itable`) the inode tables are left for the kernel to treat as
+/// zeroed: initialising them would allocate about 1/64 of the device on the scratch file
+/// system (64 GiB for a 4 TB disk), and the mount option keeps `ext4lazyinit` from writing them
+/// through the device's model during the measurement.
+pub fn mkfs_command(
+    fs: &str,
+    target: &Path,
+    journal_size: Option<u64>,
+    fast_commit: bool,
+    lazy_inode_tables: bool,
+) -> io::Result<(&'static str, Vec<String>)> {
+    let init = if lazy_inode_tables && fs == "ext4" {
+        "lazy_itable_init=1,lazy_journal_init=0"
+    } else {
+        "lazy_itable_init=0,lazy_journal_init=0"
+    };
     let (tool, mut args): (&'static str, Vec<String>) = match fs {
         "ext4" | "ext3" | "ext2" => (
             match fs {
@@ -32,9 +47,7 @@ pub fn mkfs_command(fs: &str, target: &Path, journal_size: Option<u64>, fast_com
                 "ext3" => "mkfs.ext3",
                 _ => "mkfs.ext2",
             },
-            ["-F", "-q", "-E", "lazy_itable_init=0,lazy_journal_init=0"]
-                .map(String::from)
-                .to_vec(),
+            ["-F", "-q", "-E", init].map(String::from).to_vec(),
         ),
         "xfs" => ("mkfs.xfs", ["-f", "-q"].map(String::from).to_vec()),
         "btrfs" => ("mkfs.btrfs", ["-f", "-q"].map(String::from).to_vec()),
@@ -63,8 +76,8 @@ pub fn mkfs_command(fs: &str, target: &Path, journal_size: Option<u64>, fast_com
 }
 
 /// Run [`mkfs_command`].
-pub fn mkfs(fs: &str, target: &Path, journal_size: Option<u64>, fast_commit: bool) -> io::Result<()> {
-    let (tool, args) = mkfs_command(fs, target, journal_size, fast_commit)?;
+pub fn mkfs(fs: &str, target: &Path, journal_size: Option<u64>, fast_commit: bool, lazy_inode_tables: bool) -> io::Result<()> {
+    let (tool, args) = mkfs_command(fs, target, journal_size, fast_commit, lazy_inode_tables)?;
     let exe = sys::which(tool).ok_or_else(|| {
         io::Error::other(format!(
             "{tool} is not installed: cannot make a {fs} file system (scripts/setup-measure installs the mkfs tools)"

@@ -200,13 +200,24 @@ impl Plan {
             if want_loop && host.root {
                 let fs = d.fs.as_ref().map_or("ext4", |m| m.fs.name()).to_string();
                 let backing = scratch.join(format!("{}.img", d.name));
+                // An emulated ext4 leaves its inode tables uninitialised (see mkfs_command).
+                let lazy = d.emulate && fs == "ext4";
                 let mkfs = mount::mkfs_command(
                     &fs,
                     &backing,
                     d.fs.as_ref().and_then(|m| m.journal_size),
                     d.fs.as_ref().is_some_and(|m| m.fast_commit),
+                    lazy,
                 )
                 .map_err(|e| MeasureError::Refused(format!("device `{}`: {e}", d.name)))?;
+                let mut mount_options = d.fs.as_ref().map_or(String::new(), |m| m.options.clone());
+                if lazy {
+                    mount_options = [mount_options.as_str(), "noinit_itable"]
+                        .into_iter()
+                        .filter(|o| !o.is_empty())
+                        .collect::<Vec<_>>()
+                        .join(",");
+                }
                 let mut queue = knobs::queue_knobs(&d.queue);
                 let emulate = d.emulate.then(|| {
                     emulated_queue(d, &mut queue, &mut warnings);
@@ -217,7 +228,7 @@ impl Plan {
                 p.loop_device = Some(LoopPlan {
                     backing,
                     size: d.size,
-                    mount_options: d.fs.as_ref().map_or(String::new(), |m| m.options.clone()),
+                    mount_options,
                     fs,
                     mkfs,
                     queue,

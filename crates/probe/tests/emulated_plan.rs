@@ -34,6 +34,14 @@ fn an_emulated_device_is_a_loop_device_over_its_model() {
     );
     let text = p.render();
     assert!(text.contains("FUSE on") && text.contains("`hdd` model"), "{text}");
+    // Its inode tables are not written out on the scratch file system, nor by ext4lazyinit
+    // through the model during the run.
+    assert!(
+        l.mkfs.1.iter().any(|a| a == "lazy_itable_init=1,lazy_journal_init=0"),
+        "{:?}",
+        l.mkfs
+    );
+    assert!(l.mount_options.split(',').any(|o| o == "noinit_itable"), "{}", l.mount_options);
     // The driver's tags cut to the disk's NCQ depth before the elevator is chosen, so that the
     // elevator keeps what the disk cannot take, as on a disk.
     let depth = wblab_sim::config::DeviceModelConfig::Hdd(Default::default()).queue_depth();

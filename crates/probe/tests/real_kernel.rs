@@ -187,7 +187,7 @@ fn mkfs_makes_the_journal_size_the_scenario_asks_for() {
     let img = dir.0.join("fs.img");
     wblab_probe::mount::make_backing(&img, 256 << 20).unwrap();
     let journal = |size: Option<u64>| {
-        wblab_probe::mount::mkfs("ext4", &img, size, false).unwrap();
+        wblab_probe::mount::mkfs("ext4", &img, size, false, false).unwrap();
         let out = std::process::Command::new(&dumpe2fs).arg("-h").arg(&img).output().unwrap();
         let text = String::from_utf8_lossy(&out.stdout).to_string();
         // "Total journal size:       5120k" (older e2fsprogs: "Journal size:  5M").
