@@ -234,9 +234,7 @@ fn simulate(me: &Path, a: &ValidateArgs, toml: &Path, repeats: &[PathBuf], dir: 
 /// Field `key` of a measured repeat's `machine.json` (`None` when the file or the field is
 /// missing).
 fn machine_field(repeat: &Path, key: &str) -> Option<serde_json::Value> {
-    let text = fs::read_to_string(repeat.join("machine.json")).ok()?;
-    let mut v: serde_json::Value = serde_json::from_str(&text).ok()?;
-    v.get_mut(key).map(serde_json::Value::take)
+    wblab_report::load::machine_json(repeat)?.get_mut(key).map(serde_json::Value::take)
 }
 
 fn path(p: &Path) -> String {

@@ -45,10 +45,7 @@ impl Emulated {
 
 /// The emulated devices of the measured run at `dir` (none without `machine.json`).
 pub fn emulated_in(dir: &Path) -> Vec<Emulated> {
-    let Some(machine) = std::fs::read_to_string(dir.join("machine.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-    else {
+    let Some(machine) = super::machine_json(dir) else {
         return Vec::new();
     };
     let mut out = Vec::new();

@@ -20,10 +20,7 @@ pub struct Refused {
 /// `machine.json` or that records no knobs). An elevator's own tunables are left out: they go
 /// with the elevator.
 pub fn refused_in(dir: &Path) -> Vec<Refused> {
-    let Some(machine) = std::fs::read_to_string(dir.join("machine.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-    else {
+    let Some(machine) = super::machine_json(dir) else {
         return Vec::new();
     };
     let mut out = Vec::new();
