@@ -107,4 +107,9 @@ impl Stats {
     pub fn requests(&self) -> u64 {
         self.read.requests + self.write.requests + self.flush.requests
     }
+
+    /// Answers of every kind that left late.
+    pub fn late(&self) -> u64 {
+        self.read.late + self.write.late + self.flush.late
+    }
 }

@@ -661,7 +661,7 @@ impl Session<'_> {
             shown = Instant::now();
             for (i, dev) in &self.emulated {
                 let st = dev.stats();
-                let on_time = 100.0 - 100.0 * (st.read.late + st.write.late + st.flush.late) as f64 / st.requests().max(1) as f64;
+                let on_time = 100.0 - 100.0 * st.late() as f64 / st.requests().max(1) as f64;
                 eprintln!(
                     "{}: {} requests, {:.1} MB read, {:.1} MB written, {on_time:.1} % answered on time",
                     self.places[*i].name,

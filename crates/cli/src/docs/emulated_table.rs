@@ -45,29 +45,21 @@ fn figures(dir: &Path) -> Result<Vec<Figure>, String> {
             (sum("bytes_written") + sum("bytes_read")) / secs / 1e6,
             Some(AIM_RATE),
         ));
+        // A group's p50 and p99 of one distribution (the median over its instances).
+        let mut percentiles = |what: &str, field: &str, p50: &str, p99: &str| {
+            for (p, key, aim) in [("p50", p50, AIM_P50), ("p99", p99, AIM_P99)] {
+                out.push((
+                    format!("`{n}` {what} {p}, ms"),
+                    median(&|t| t[field][key].as_f64().unwrap_or(0.0)),
+                    Some(aim),
+                ));
+            }
+        };
         if group.iter().any(|t| t["pauses"]["count"].as_f64().unwrap_or(0.0) > 0.0) {
-            out.push((
-                format!("`{n}` pause p50, ms"),
-                median(&|t| t["pauses"]["p50_ms"].as_f64().unwrap_or(0.0)),
-                Some(AIM_P50),
-            ));
-            out.push((
-                format!("`{n}` pause p99, ms"),
-                median(&|t| t["pauses"]["p99_ms"].as_f64().unwrap_or(0.0)),
-                Some(AIM_P99),
-            ));
+            percentiles("pause", "pauses", "p50_ms", "p99_ms");
         }
         if sum("bytes_read") > 0.0 && group.iter().any(|t| t["op_latency_ms"]["count"].as_f64().unwrap_or(0.0) > 0.0) {
-            out.push((
-                format!("`{n}` read p50, ms"),
-                median(&|t| t["op_latency_ms"]["p50"].as_f64().unwrap_or(0.0)),
-                Some(AIM_P50),
-            ));
-            out.push((
-                format!("`{n}` read p99, ms"),
-                median(&|t| t["op_latency_ms"]["p99"].as_f64().unwrap_or(0.0)),
-                Some(AIM_P99),
-            ));
+            percentiles("read", "op_latency_ms", "p50", "p99");
         }
     }
     for d in s["devices"].as_array().cloned().unwrap_or_default() {
