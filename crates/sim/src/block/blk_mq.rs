@@ -502,7 +502,9 @@ impl Machine {
                 accepted.push(w);
             }
         }
-        self.queues[d].elv.completed(now, id);
+        if !self.queues[d].rq(id).in_flush_seq() || self.queues[d].legacy.is_some() {
+            self.queues[d].elv.completed(now, id);
+        }
         let hctx = self.queues[d].rq(id).hctx;
         self.queues[d].release(id);
         self.release_slot(d, op, hctx, &mut accepted);

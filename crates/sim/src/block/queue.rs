@@ -47,8 +47,9 @@ pub(crate) const BLK_FLUSH_STEP_NS: Ns = 5_000;
 /// a crowd of fsyncs into a few flushes. A flush goes to the device ahead of the elevator's
 /// requests; where the device cannot queue it (SATA, [`Device::flush_queueable`]) it waits for
 /// the device to go idle, nothing else is dispatched meanwhile, and the device gets nothing
-/// else until it completes. Simplified: the flush takes no tag, and data-carrying PREFLUSH/FUA
-/// writes (journal commits) do not exist yet.
+/// else until it completes. Simplified: the flush takes no tag. The data of a PREFLUSH/FUA
+/// write (a journal's commit record) is an ordinary request sent after the flush, past the
+/// elevator ([`Request::in_flush_seq`]).
 #[derive(Debug, Default)]
 pub(crate) struct FlushQueue {
     /// Tasks waiting for the next flush.
@@ -133,6 +134,9 @@ pub(crate) struct BlockQueue {
     ncpus: u16,
     /// Requests waiting for a tag, per hardware context, in arrival order.
     tag_waiters: Vec<VecDeque<u32>>,
+    /// The hardware context's dispatch list (`hctx->dispatch`): blk-flush's writes, which
+    /// go to the device before anything the elevator holds.
+    bypass: VecDeque<u32>,
     /// Time of the device event already scheduled, if any.
     pub tick_at: Option<Ns>,
     pub wbt_timer_at: Option<Ns>,
@@ -232,6 +236,7 @@ impl BlockQueue {
             nr_hw_queues: 1,
             ncpus: 1,
             tag_waiters: vec![VecDeque::new()],
+            bypass: VecDeque::new(),
             tick_at: None,
             wbt_timer_at: None,
             elv_timer_at: None,
@@ -308,6 +313,7 @@ impl BlockQueue {
                     new_blocks: false,
                     log_sectors: 0,
                     fua: false,
+                    flush_seq: false,
                     ckpt_tid: 0,
                     hctx: 0,
                     start_ns: 0,
@@ -352,6 +358,7 @@ impl BlockQueue {
         r.new_blocks = false;
         r.log_sectors = 0;
         r.fua = false;
+        r.flush_seq = false;
         r.ckpt_tid = 0;
         r.hctx = 0;
         r.blkcg = None;
@@ -454,7 +461,7 @@ impl BlockQueue {
         };
         let r = &self.pool[id as usize];
         // A checkpoint write keeps its own completion (its transaction counts them).
-        if self.nomerges < 2 && !r.direct && !r.fua && r.ckpt_tid == 0 {
+        if self.nomerges < 2 && !r.direct && !r.in_flush_seq() && r.ckpt_tid == 0 {
             if let Some((target, side)) = self.elv.try_merge(op, sector, nr, self.max_sectors) {
                 if self.blk_trace {
                     let what = match side {
@@ -569,6 +576,10 @@ impl BlockQueue {
             self.fire(now, BlkWhat::Insert, id, nr);
         }
         let r = &self.pool[id as usize];
+        if r.in_flush_seq() && self.legacy.is_none() {
+            self.bypass.push_back(id);
+            return;
+        }
         self.elv.insert(
             now,
             ElvRq {
@@ -783,17 +794,20 @@ impl BlockQueue {
             return;
         }
         while self.device.in_flight() < self.device.queue_depth() {
-            let Some(e) = self.elv.dispatch(now) else { break };
-            let r = &mut self.pool[e.id as usize];
+            // `blk_mq_sched_dispatch_requests`: the dispatch list first, then the elevator.
+            let Some(id) = self.bypass.pop_front().or_else(|| self.elv.dispatch(now).map(|e| e.id)) else {
+                break;
+            };
+            let r = &mut self.pool[id as usize];
             r.issue_ns = now;
             r.stage = RqStage::Device;
             if r.op == Op::Read {
-                self.wbt.read_issued(now, e.id);
+                self.wbt.read_issued(now, id);
             }
             self.device.dispatch(
                 now,
                 DevRequest {
-                    id: e.id,
+                    id,
                     op: r.op,
                     sector: r.sector,
                     bytes: r.bytes(),
@@ -802,7 +816,7 @@ impl BlockQueue {
                     fua: r.fua,
                 },
             );
-            issued.push(e.id);
+            issued.push(id);
         }
     }
 

@@ -102,6 +102,9 @@ pub(crate) struct Request {
     pub log_sectors: u64,
     /// REQ_FUA (a journal's commit record on a device that takes FUA).
     pub fua: bool,
+    /// The data of a REQ_PREFLUSH write (a journal's commit record after its pre-flush).
+    /// See [`Request::in_flush_seq`].
+    pub flush_seq: bool,
     /// A checkpoint write (metadata home) of this journal transaction; 0: none.
     pub ckpt_tid: u32,
     /// The hardware context (blk-mq `hctx`) of the CPU it was submitted on; its tag is there.
@@ -135,6 +138,14 @@ pub(crate) struct Request {
 pub(crate) const NO_MEMBER: u16 = u16::MAX;
 
 impl Request {
+    /// In blk-flush's sequence (REQ_FUA, or the data of a REQ_PREFLUSH write):
+    /// `blk_insert_flush` sends it to the hardware context's dispatch list, past the
+    /// elevator (`blk_mq_request_bypass_insert`), so a commit record never waits behind
+    /// writeback in a sorted queue, and it merges with nothing.
+    pub fn in_flush_seq(&self) -> bool {
+        self.fua || self.flush_seq
+    }
+
     pub(crate) fn bytes(&self) -> u64 {
         self.nr_sectors * 512
     }

@@ -88,6 +88,8 @@ impl Machine {
         let r = self.queues[d].rq_mut(id);
         r.wbt_tracked = false;
         r.fua = fua;
+        // REQ_PREFLUSH | REQ_FUA: its pre-flush is done, the block follows it past the elevator.
+        r.flush_seq = true;
         r.ckpt_tid = FC_WRITE;
         r.log_sectors = 8;
         self.journals[d].as_mut().expect("journal").pending.push_back(id);

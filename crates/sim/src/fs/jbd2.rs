@@ -299,6 +299,9 @@ pub(crate) struct Journal {
     pub space_waiters: Vec<(u32, Ns)>,
     /// Writeback submitters waiting for it to start the handle of their next bios.
     pub locked_submitters: Vec<(crate::block::request::Submitter, Ns)>,
+    /// Submitters whose next bios need blocks whose bitmap, group descriptor or inode the
+    /// commit is writing to the log (BH_Shadow): they go on when the log write completes.
+    pub shadow_submitters: Vec<(crate::block::request::Submitter, Ns)>,
     /// The journal thread's built requests (ordered data, log blocks), submitted in order.
     pub pending: VecDeque<u32>,
     /// The journal thread sleeps on the front request (tag or wbt wait).
@@ -360,6 +363,7 @@ impl Journal {
             locked_waiters: Vec::new(),
             space_waiters: Vec::new(),
             locked_submitters: Vec::new(),
+            shadow_submitters: Vec::new(),
             pending: VecDeque::new(),
             blocked: false,
             timer_at: None,

@@ -122,22 +122,62 @@ impl Machine {
         longest
     }
 
-    /// Writeback is about to submit request `id`, whose bios need a new handle: false when
-    /// the transaction is locked and its submitter now waits for T_FLUSH (woken by
-    /// [`Machine::commit_advance`]).
+    /// Writeback or an O_DIRECT write is about to submit request `id`, whose bios need a new
+    /// handle: false when its submitter must wait — for the locked transaction to reach
+    /// T_FLUSH (woken by [`Machine::commit_advance`]), or, when the handle allocates blocks, for
+    /// the log write of the bitmap, group descriptor or inode it is about to change
+    /// (`ext4_map_blocks` → `ext4_journal_get_write_access` → `do_get_write_access` sleeps
+    /// on BH_Shadow). The second wait is what stops a streaming flusher at every commit
+    /// until the commit's log blocks are on the device.
     pub(crate) fn journal_handle_for_submit(&mut self, dev: u16, id: u32) -> bool {
         let now = self.now();
-        let sub = self.queues[dev as usize].rq(id).submitter;
-        let Some(j) = self.journals[dev as usize].as_mut() else {
+        let r = self.queues[dev as usize].rq(id);
+        let (sub, sector, allocates) = (r.submitter, r.sector, r.new_blocks || r.direct);
+        let file = match (r.segs.first(), sub) {
+            (Some(s), _) => Some(s.file),
+            (None, Submitter::Task(t)) => Some(self.tasks[t as usize].file),
+            (None, _) => None,
+        };
+        let Some(j) = self.journals[dev as usize].as_ref() else {
             return true;
         };
-        if !j.handles_wait() {
+        if j.handles_wait() {
+            let j = self.jn(dev);
+            if !j.locked_submitters.iter().any(|&(s, _)| s == sub) {
+                j.locked_submitters.push((sub, now));
+            }
+            return false;
+        }
+        let Some(ino) = file.filter(|_| allocates && j.p.locks_handles && j.committing.is_some()) else {
+            return true;
+        };
+        let shadowed = jbd2::alloc_blocks(ino, sector).iter().any(|&b| j.shadowed(self.home_of(b) / 8));
+        if !shadowed {
             return true;
         }
-        if !j.locked_submitters.iter().any(|&(s, _)| s == sub) {
-            j.locked_submitters.push((sub, now));
+        let j = self.jn(dev);
+        if !j.shadow_submitters.iter().any(|&(s, _)| s == sub) {
+            j.shadow_submitters.push((sub, now));
         }
         false
+    }
+
+    /// Writeback submitters that waited for the journal (`locked_submitters`,
+    /// `shadow_submitters`) go on: a task is woken, a flusher submits again.
+    fn submitters_go_on(&mut self, submitters: Vec<(Submitter, Ns)>) {
+        for (sub, _) in submitters {
+            match sub {
+                Submitter::Task(t) => {
+                    self.tasks[t as usize].rq_wait = None;
+                    self.wake_task(t);
+                }
+                Submitter::Flusher(w) => {
+                    self.flushers[w as usize].blocked = false;
+                    self.flusher_continue(w);
+                }
+                Submitter::Journal(_) => unreachable!("the journal thread starts no handle"),
+            }
+        }
     }
 
     /// A handle changed `blocks` of `ino`'s file system: the inode joins the running
@@ -460,10 +500,12 @@ impl Machine {
                     if !c.shadow.is_empty() {
                         // The log blocks are written: the shadows clear and their waiters wake.
                         let shadow = std::mem::take(&mut c.shadow);
+                        let submitters = std::mem::take(&mut j.shadow_submitters);
                         let file = jbd2::bdev_buffers(dev);
                         for &block in &shadow {
                             self.wake_pages(file, block, 1, 0);
                         }
+                        self.submitters_go_on(submitters);
                         continue;
                     }
                     if flushes && j.p.async_commit {
@@ -479,7 +521,7 @@ impl Machine {
                         return;
                     }
                     c.phase = CommitPhase::Record;
-                    self.journal_log_write(dev, 8, false);
+                    self.journal_log_write(dev, 8, false, false);
                 }
                 CommitPhase::Record => {
                     if c.io_left > 0 {
@@ -507,22 +549,12 @@ impl Machine {
         let longest = self.handles_go_on(dev, waiters);
         let c = self.jn(dev).committing.as_mut().expect("committing");
         c.txn.max_wait = c.txn.max_wait.max(longest);
-        for (sub, since) in submitters {
-            let j = self.jn(dev);
+        let j = self.jn(dev);
+        for &(_, since) in &submitters {
             j.stats.handle_wait_ns += now - since;
             j.stats.handle_waits += 1;
-            match sub {
-                Submitter::Task(t) => {
-                    self.tasks[t as usize].rq_wait = None;
-                    self.wake_task(t);
-                }
-                Submitter::Flusher(w) => {
-                    self.flushers[w as usize].blocked = false;
-                    self.flusher_continue(w);
-                }
-                Submitter::Journal(_) => unreachable!("the journal thread starts no handle"),
-            }
         }
+        self.submitters_go_on(submitters);
         let mut targets = Vec::with_capacity(inodes.len());
         for ino in inodes {
             if order == Ordered::WriteAll {
@@ -562,7 +594,7 @@ impl Machine {
         c.phase = CommitPhase::Logging;
         c.blocks_logged = logged;
         let with_record = j.p.async_commit;
-        self.journal_log_write(dev, sectors + if with_record { 8 } else { 0 }, false);
+        self.journal_log_write(dev, sectors + if with_record { 8 } else { 0 }, false, false);
     }
 
     /// xfs's log force of a checkpoint (`xlog_cil_push_work`, `xlog_sync`): its iclogs, the
@@ -587,14 +619,15 @@ impl Machine {
             self.journal_flush(dev, false);
         } else {
             c.phase = CommitPhase::Record;
-            self.journal_log_write(dev, sectors, false);
+            self.journal_log_write(dev, sectors, false, false);
         }
     }
 
     /// Queue `sectors` of log writes at the head of the log, in pieces a request (xfs: an
     /// iclog) carries, wrapping at the end of the area, the last with REQ_FUA if `fua`; then
     /// submit them.
-    fn journal_log_write(&mut self, dev: u16, sectors: u64, fua: bool) {
+    /// `preflushed`: the write is the data of a REQ_PREFLUSH bio whose flush is done.
+    fn journal_log_write(&mut self, dev: u16, sectors: u64, fua: bool, preflushed: bool) {
         let d = dev as usize;
         let max = self.queues[d].max_sectors;
         let mut left = sectors;
@@ -609,6 +642,8 @@ impl Machine {
             r.wbt_tracked = false;
             r.log_sectors = piece;
             r.fua = fua && piece == left;
+            // The REQ_PREFLUSH bio is the first; the others but the FUA one are plain.
+            r.flush_seq = preflushed && left == sectors;
             let j = self.journals[d].as_mut().expect("journal");
             j.pending.push_back(id);
             j.committing.as_mut().expect("committing").io_left += piece;
@@ -697,7 +732,7 @@ impl Machine {
                 // The commit record (xfs: the checkpoint's iclogs): REQ_PREFLUSH (done) | REQ_FUA.
                 let sectors = c.record_sectors;
                 let fua = self.queues[dev as usize].supports_fua();
-                self.journal_log_write(dev, sectors, fua);
+                self.journal_log_write(dev, sectors, fua, true);
             }
             _ => self.commit_done(dev),
         }

@@ -280,7 +280,7 @@ impl Machine {
             j.fc.running.iter().chain(&j.fc.queued).for_each(|&(t, ..)| list(t));
             j.locked_waiters.iter().for_each(|&(t, _)| list(t));
             j.space_waiters.iter().for_each(|&(t, _)| list(t));
-            for &(s, _) in &j.locked_submitters {
+            for &(s, _) in j.locked_submitters.iter().chain(&j.shadow_submitters) {
                 if let Submitter::Task(t) = s {
                     list(t);
                 }

@@ -322,6 +322,8 @@ impl Machine {
             a.skip_used(d.used_pct);
             if d.fs.as_ref().is_some_and(|m| m.bitmap_alloc) {
                 a.use_ext3_bitmap();
+            } else if d.fs.as_ref().is_some_and(|m| m.fs == crate::config::FsKind::Ext4) {
+                a.use_inode_prealloc();
             }
         }
         let memcgs = attach_cgroups(cfg, (&mut wbs, &mut flushers), &mut inodes, &tasks, thresh, now_j);

@@ -625,9 +625,9 @@ impl Machine {
     // at both call sites only to be taken apart here.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn queue_direct(&mut self, tid: u32, ino: u32, op: Op, offset: u64, bytes: u64, aio: u16, fua: bool) -> u32 {
-        if op == Op::Write {
-            self.dio_write_begin(ino, offset, bytes);
-        }
+        // ext4_iomap_alloc maps the blocks under a handle, before any bio is built: the
+        // first bio waits for it (a locked transaction, a metadata buffer in the log write).
+        let mut handle = op == Op::Write && self.dio_write_begin(ino, offset, bytes);
         let dev = self.inodes[ino as usize].dev as usize;
         let max = self.queues[dev].max_sectors * 512;
         let mut off = offset;
@@ -645,6 +645,7 @@ impl Machine {
             let r = self.queues[dev].rq_mut(id);
             r.aio = aio;
             r.fua = fua;
+            r.handle_start = std::mem::take(&mut handle);
             self.tasks[tid as usize].pending.push_back((dev as u16, id));
             n += 1;
             off += len;

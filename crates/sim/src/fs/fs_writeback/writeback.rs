@@ -532,6 +532,7 @@ impl Machine {
             let split = bio_pages > max_pages;
             let (mut chain, mut bio_end) = (NO_BIO, s);
             while p < s + n {
+                let starts_bio = p == bio_end;
                 if p == bio_end {
                     let pages = if split { (s + n - p).min(bio_pages) } else { s + n - p };
                     bio_end = p + pages;
@@ -546,7 +547,9 @@ impl Machine {
                 let len = (bio_end - p).min(max_pages - (p % max_pages)).min(max_pages);
                 let new_blocks = journalled && self.inodes[ino as usize].blocks.lookup(p).is_none();
                 // Delayed allocation: blocks are assigned now, as ext4_map_blocks does.
-                let (sector, len) = self.inodes[ino as usize].blocks.map(p, len, &mut self.allocs[dev]);
+                let inode = &mut self.inodes[ino as usize];
+                let size = inode.mapping.end().max(inode.size_pages);
+                let (sector, len) = inode.blocks.map_for_write(p, len, size, &mut self.allocs[dev]);
                 if new_blocks {
                     self.journal_alloc(ino, dev as u16, sector);
                 }
@@ -587,8 +590,12 @@ impl Machine {
                     // but the last are submitted.
                     let end = p + len;
                     let last_of_extent = end == s + n || (end - s) % EXTENT_PAGES_PER_HANDLE == 0;
+                    // A handle is taken before a bio is built, never between the requests a
+                    // split bio becomes: the bio's first request waits for it.
+                    let handle_in_bio = (p - s) % EXTENT_PAGES_PER_HANDLE == 0
+                        || (p - s) / EXTENT_PAGES_PER_HANDLE != (bio_end - 1 - s) / EXTENT_PAGES_PER_HANDLE;
                     let r = self.queues[dev].rq_mut(id);
-                    r.handle_start = (p - s) % EXTENT_PAGES_PER_HANDLE == 0;
+                    r.handle_start = starts_bio && handle_in_bio;
                     r.in_handle = !last_of_extent;
                 }
                 match sub {

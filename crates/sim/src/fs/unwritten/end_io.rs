@@ -55,12 +55,14 @@ impl Machine {
 
     /// A direct write of `bytes` at `offset` into `ino` is about to be mapped: pages without
     /// blocks get them now, as unwritten extents, in a handle (`ext4_iomap_alloc`), so the
-    /// write converts them when it completes. Only on a journalled file system.
-    pub(crate) fn dio_write_begin(&mut self, ino: u32, offset: u64, bytes: u64) {
+    /// write converts them when it completes. Only on a journalled file system. Returns
+    /// whether it allocated (the write's first bio then needs the handle).
+    pub(crate) fn dio_write_begin(&mut self, ino: u32, offset: u64, bytes: u64) -> bool {
         let dev = self.inodes[ino as usize].dev;
         if self.journal(dev).is_none() || bytes == 0 {
-            return;
+            return false;
         }
+        let mut allocated = false;
         let (first, end) = page_range(offset, bytes);
         let mut p = first;
         while p < end {
@@ -71,11 +73,15 @@ impl Machine {
             let hole = (p..end)
                 .take_while(|&q| self.inodes[ino as usize].blocks.lookup(q).is_none())
                 .count() as u64;
-            let (sector, got) = self.inodes[ino as usize].blocks.map(p, hole, &mut self.allocs[dev as usize]);
+            let (sector, got) = self.inodes[ino as usize]
+                .blocks
+                .map_for_write(p, hole, end, &mut self.allocs[dev as usize]);
             self.inodes[ino as usize].unwritten.insert(p..p + got);
             self.journal_alloc(ino, dev, sector);
+            allocated = true;
             p += got.max(1);
         }
+        allocated
     }
 
     /// A direct write of `bytes` at `offset` into `ino` completed (`iomap_dio_complete` →
