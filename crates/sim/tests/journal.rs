@@ -665,3 +665,29 @@ fn a_streaming_copy_does_not_hold_back_the_commits_under_mq_deadline() {
         n.commit_mean_ns / 1_000_000
     );
 }
+
+#[test]
+fn from_2_6_37_a_commit_record_goes_to_the_front_of_the_queue_before_it_waited_in_the_elevator() {
+    // A copy on an ext4 HDD under CFQ: 2.6.36's barrier write waits in the elevator behind the
+    // copy's writeback; 2.6.37's blk-flush inserts the record after its pre-flush at the
+    // queue's front, so the commit's log phase shortens.
+    let logging = |kernel: &str| {
+        let mut sc = Scenario::one_device("flush-front", hdd(), 4 * GIB, 2, 40 * SEC);
+        wblab_sim::generations::set_kernel(&mut sc, kernel).expect("a modelled kernel");
+        let v = wblab_sim::generations::parse_version(kernel).expect("a version");
+        sc.devices[0].fs = Some(MountConfig::defaults(FsKind::Ext4, v));
+        sc.add_task("copy", 1, 0, dd(None));
+        let r = run(&sc);
+        assert!(group(&r, "copy").bytes_written > GIB, "{kernel}: the copy ran");
+        let j = journal(&r);
+        assert!(j.commits >= 3, "{kernel}: {} commits", j.commits);
+        j.logging_mean_ns
+    };
+    let (barrier, flush) = (logging("2.6.36"), logging("2.6.38"));
+    assert!(
+        flush * 3 / 2 < barrier,
+        "log phase {} ms on 2.6.38, {} ms on 2.6.36",
+        flush / 1_000_000,
+        barrier / 1_000_000
+    );
+}

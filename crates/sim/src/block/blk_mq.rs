@@ -502,7 +502,7 @@ impl Machine {
                 accepted.push(w);
             }
         }
-        if !self.queues[d].rq(id).in_flush_seq() || self.queues[d].legacy.is_some() {
+        if !(self.queues[d].rq(id).in_flush_seq() && self.queues[d].flush_front) {
             self.queues[d].elv.completed(now, id);
         }
         let hctx = self.queues[d].rq(id).hctx;

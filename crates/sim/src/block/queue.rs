@@ -137,6 +137,10 @@ pub(crate) struct BlockQueue {
     /// The hardware context's dispatch list (`hctx->dispatch`): blk-flush's writes, which
     /// go to the device before anything the elevator holds.
     bypass: VecDeque<u32>,
+    /// Whether blk-flush's writes go there: blk-mq, and the request queue from 2.6.37
+    /// (`blk-flush.c` inserts a flush sequence's data at the front, `ELEVATOR_INSERT_FRONT`).
+    /// Before, a barrier write waited in the elevator like any other.
+    pub(crate) flush_front: bool,
     /// Time of the device event already scheduled, if any.
     pub tick_at: Option<Ns>,
     pub wbt_timer_at: Option<Ns>,
@@ -237,6 +241,7 @@ impl BlockQueue {
             ncpus: 1,
             tag_waiters: vec![VecDeque::new()],
             bypass: VecDeque::new(),
+            flush_front: true,
             tick_at: None,
             wbt_timer_at: None,
             elv_timer_at: None,
@@ -576,7 +581,7 @@ impl BlockQueue {
             self.fire(now, BlkWhat::Insert, id, nr);
         }
         let r = &self.pool[id as usize];
-        if r.in_flush_seq() && self.legacy.is_none() {
+        if r.in_flush_seq() && self.flush_front {
             self.bypass.push_back(id);
             return;
         }

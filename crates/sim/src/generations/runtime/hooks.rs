@@ -47,7 +47,11 @@ impl Machine {
         if self.era.legacy_queue {
             // 2.4: `queue_nr_requests` slots split between READ and WRITE, freed in batches.
             let v24 = self.cfg.policy.queue == QueueEra::Legacy(crate::config::LegacyLists::V24);
+            // blk-flush (2.6.37) puts a flush sequence's write at the queue's front; barriers
+            // before it went through the elevator.
+            let flush_front = crate::generations::parse_version(&self.cfg.kernel).is_ok_and(|v| v >= crate::generations::Version(2, 6, 37));
             for (q, d) in self.queues.iter_mut().zip(&self.cfg.devices) {
+                q.flush_front = flush_front;
                 q.legacy = Some(if v24 {
                     crate::block::request_list::RequestList::new_24(d.queue.nr_requests)
                 } else {
