@@ -60,13 +60,7 @@ pub fn emulate(a: EmulateArgs) -> ExitCode {
         eprintln!("error: an emulated device needs root (a FUSE mount and a loop device)");
         return ExitCode::from(2);
     }
-    let out = a
-        .out
-        .unwrap_or_else(|| PathBuf::from("results").join(format!("{}-emulated", sc.name)));
-    let mut opts = MeasureOptions::new(out.clone());
-    if let Some(s) = a.scratch {
-        opts.scratch_parent = s;
-    }
+    let (out, mut opts) = options_for(a.out, a.scratch, &sc.name, "emulated");
     opts.quiet = a.quiet;
     opts.serve = true;
     opts.restorer = wblab_probe::watchdog::restorer();
@@ -160,13 +154,7 @@ pub fn measure(a: MeasureArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     }
-    let out = a
-        .out
-        .unwrap_or_else(|| PathBuf::from("results").join(format!("{}-measured", sc.name)));
-    let mut opts = MeasureOptions::new(out.clone());
-    if let Some(s) = a.scratch {
-        opts.scratch_parent = s;
-    }
+    let (out, mut opts) = options_for(a.out, a.scratch, &sc.name, "measured");
     opts.host_knobs = a.host_knobs;
     opts.quiet = a.quiet || a.json;
     opts.unprivileged = a.unprivileged;
@@ -425,4 +413,15 @@ pub fn compare(dirs: &[PathBuf], json: bool) -> ExitCode {
         print!("{}", wblab_report::compare::render(&c));
     }
     ExitCode::SUCCESS
+}
+
+/// The results directory (`--out`, else `results/<scenario>-<suffix>`) and the options every
+/// run of the harness starts from, with `--scratch` if given.
+fn options_for(out: Option<PathBuf>, scratch: Option<PathBuf>, name: &str, suffix: &str) -> (PathBuf, MeasureOptions) {
+    let out = out.unwrap_or_else(|| PathBuf::from("results").join(format!("{name}-{suffix}")));
+    let mut opts = MeasureOptions::new(out.clone());
+    if let Some(s) = scratch {
+        opts.scratch_parent = s;
+    }
+    (out, opts)
 }
