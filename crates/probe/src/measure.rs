@@ -1088,6 +1088,8 @@ fn human(b: u64) -> String {
 /// copied verbatim into trace.txt.
 struct TraceDigest {
     pauses: HashMap<u32, LatencyHist>,
+    /// Per task: the largest `paused` or `pause` of its balance_dirty_pages events, ns.
+    paused_max: HashMap<u32, u64>,
     throttle: Vec<ThrottleSample>,
     request_latency: Vec<LatencyHist>,
     /// Per device: its jbd2 commits from `jbd2_run_stats` (None: none seen).
@@ -1113,6 +1115,7 @@ fn digest_trace(raw: &Path, out: std::fs::File, places: &[DevicePlacement], cpus
     }
     let mut d = TraceDigest {
         pauses: HashMap::new(),
+        paused_max: HashMap::new(),
         throttle: Vec::new(),
         request_latency: vec![LatencyHist::new(); places.len()],
         journals: vec![None; places.len()],
@@ -1147,9 +1150,13 @@ fn digest_trace(raw: &Path, out: std::fs::File, places: &[DevicePlacement], cpus
         let dev_of = |e: &trace_parse::ParsedEvent| e.get("bdi").and_then(|b| bdi_index.get(b).copied());
         match e.event.as_str() {
             "balance_dirty_pages" => {
-                if let Some(p) = e.get_i64("pause").filter(|&p| p > 0) {
-                    d.pauses.entry(e.pid).or_default().record(p as u64 * 1_000_000);
+                let pause = e.get_i64("pause").unwrap_or(0).max(0) as u64;
+                if pause > 0 {
+                    d.pauses.entry(e.pid).or_default().record(pause * 1_000_000);
                 }
+                let shown = pause.max(e.get_u64("paused").unwrap_or(0)) * 1_000_000;
+                let m = d.paused_max.entry(e.pid).or_default();
+                *m = (*m).max(shown);
                 if let Some(i) = dev_of(&e) {
                     let g = |k: &str| e.get_u64(k).unwrap_or(0);
                     let v = (g("dirty"), g("wb_dirty"), g("setpoint"), g("limit"));
@@ -1304,6 +1311,7 @@ fn write_results(
                 steady_bytes,
                 steady_ns,
                 pauses: digest.as_ref().and_then(|d| d.pauses.get(&o.pid).cloned()).unwrap_or_default(),
+                paused_max: digest.as_ref().and_then(|d| d.paused_max.get(&o.pid).copied()).unwrap_or(0),
                 op_latency: o.op_latency.clone(),
                 ops: o.ops.clone(),
                 cpu_sys_ns: o.cpu_sys_ns,
@@ -1436,6 +1444,8 @@ mod tests {
         // Only pauses > 0, in ns, per pid; other bdis' events count for their own tasks.
         assert_eq!(d.pauses[&780].count(), 1);
         assert_eq!(d.pauses[&780].summary().max, 16_000_000);
+        // The negative pause of 780's second event shows as neither.
+        assert_eq!(d.paused_max[&780], 16_000_000);
         assert_eq!(d.pauses[&781].count(), 1);
         // The global level less the scenario's device: ten pages elsewhere, at each of its
         // events (the other bdi's event is not one of ours).

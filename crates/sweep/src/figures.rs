@@ -7,7 +7,7 @@ use wblab_sim::config::Scenario;
 use wblab_sim::metrics::{LatencyHist, RunResult};
 
 /// A task group's figures, in this order.
-pub const GROUP_FIGURES: [&str; 20] = [
+pub const GROUP_FIGURES: [&str; 21] = [
     "mb_written",
     "mb_read",
     "throughput_mb_s",
@@ -15,6 +15,7 @@ pub const GROUP_FIGURES: [&str; 20] = [
     "pause_p50_ms",
     "pause_p99_ms",
     "pause_max_ms",
+    "paused_max_ms",
     "op_count",
     "op_mean_ms",
     "op_p50_ms",
@@ -117,6 +118,7 @@ pub fn group_figures(r: &RunResult) -> Vec<GroupFigures> {
                     ms(p.p50),
                     ms(p.p99),
                     ms(p.max),
+                    ms(tasks.iter().map(|t| t.paused_max).max().unwrap_or(0)),
                     o.count as f64,
                     o.mean / 1e6,
                     ms(o.p50),

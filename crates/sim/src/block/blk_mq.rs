@@ -55,7 +55,14 @@ impl Machine {
             q.sec_submitted_written += q.rq(id).bytes();
         }
         let blkcg = self.bio_blkcg(id, dev);
+        let ends_i_sync = self.ends_i_sync(dev, id);
         let r = self.queues[dev as usize].submit(now, id, last, blkcg);
+        if r != Submit::Blocked {
+            if let Some(ino) = ends_i_sync {
+                self.queues[dev as usize].rq_mut(id).ends_i_sync = false;
+                self.inode_sync_complete(ino);
+            }
+        }
         if r == Submit::Blocked && self.queues[dev as usize].rq(id).in_handle {
             let q = &mut self.queues[dev as usize];
             q.rq_mut(id).handle_wait = true;
@@ -63,6 +70,13 @@ impl Machine {
         }
         self.kick_queue(dev);
         r != Submit::Blocked
+    }
+
+    /// The inode whose `I_SYNC` request `id` releases once the block layer takes it (read
+    /// before submission: a merge may free the request).
+    fn ends_i_sync(&self, dev: u16, id: u32) -> Option<u32> {
+        let r = self.queues[dev as usize].rq(id);
+        r.ends_i_sync.then(|| r.segs.first().map(|s| s.file)).flatten()
     }
 
     /// `folio_start_writeback` for the pages of writeback request `id`, as it is submitted:
@@ -530,6 +544,10 @@ impl Machine {
 
     /// A blocked submitter's request `id` entered the queue: let it go on.
     pub(crate) fn request_accepted(&mut self, dev: u16, id: u32) {
+        if let Some(ino) = self.ends_i_sync(dev, id) {
+            self.queues[dev as usize].rq_mut(id).ends_i_sync = false;
+            self.inode_sync_complete(ino);
+        }
         if self.queues[dev as usize].rq(id).handle_wait {
             // The submitter's ext4 handle may stop now: a commit may wait for that.
             let q = &mut self.queues[dev as usize];

@@ -327,6 +327,7 @@ impl BlockQueue {
                     iolat_in: false,
                     aio: 0,
                     set_writeback_at_submit: false,
+                    ends_i_sync: false,
                     stripe_member: NO_MEMBER,
                     phys_segs: 0,
                 });
@@ -371,6 +372,7 @@ impl BlockQueue {
         r.iolat_in = false;
         r.aio = 0;
         r.set_writeback_at_submit = false;
+        r.ends_i_sync = false;
         r.stripe_member = NO_MEMBER;
         // A segment per 4 KiB page; page-cache bios with large folios say fewer.
         r.phys_segs = nr_sectors.div_ceil(8) as u32;

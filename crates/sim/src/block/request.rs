@@ -124,6 +124,9 @@ pub(crate) struct Request {
     /// pages of bios a writepages call has not reached yet (its submitter blocked in request
     /// allocation) are still in `NR_FILE_DIRTY`. Cleared when it is first submitted.
     pub set_writeback_at_submit: bool,
+    /// The last request of a WB_SYNC_NONE inode visit: its acceptance by the block layer ends
+    /// the visit's `writepages` and clears the inode's `I_SYNC` ([`crate::fs::inode::Inode::i_sync`]).
+    pub ends_i_sync: bool,
     /// A read counted in the member list of a striped device ([`super::request_list::StripeReads`]):
     /// the member, or `NO_MEMBER`.
     pub stripe_member: u16,

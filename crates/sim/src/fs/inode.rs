@@ -82,6 +82,11 @@ pub(crate) struct Inode {
     /// keeps no folio boundaries, and counts a request's physically contiguous segments as if
     /// every folio of the file were this large (`crate::block::request::folio_segments`).
     pub folio_pages: u32,
+    /// `I_SYNC`: a WB_SYNC_NONE visit (the flusher's, or a 2.6.3x dirtier's own writeback)
+    /// has built requests of this inode that the block layer has not all taken yet; the
+    /// kernel holds the bit across the whole `do_writepages`, which sleeps in request
+    /// allocation. Other WB_SYNC_NONE walks pass the inode by (per-bdi flusher generations).
+    pub i_sync: bool,
 }
 
 impl Inode {
@@ -114,6 +119,7 @@ impl Inode {
             exists: true,
             unwritten: RangeSet::new(),
             folio_pages: 1,
+            i_sync: false,
         }
     }
 

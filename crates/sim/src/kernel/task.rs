@@ -127,6 +127,8 @@ pub(crate) struct Task {
     pub mid_ns: Ns,
     pub ended: Option<Ns>,
     pub pauses: LatencyHist,
+    /// The largest `paused` (or `pause`) a balance_dirty_pages trace point showed.
+    pub paused_max: Ns,
     pub op_latency: LatencyHist,
     /// The operations completed since the last per-second sample.
     pub sec_ops: crate::metrics::OpSecond,
@@ -232,6 +234,7 @@ impl Task {
             mid_ns: 0,
             ended: None,
             pauses: LatencyHist::new(),
+            paused_max: 0,
             op_latency: LatencyHist::new(),
             sec_ops: Default::default(),
             cpu_sys: 0,

@@ -15,6 +15,7 @@
 //!   A page waiter whose page is no longer busy is a lost wakeup, unless it waits in
 //!   `__lock_page` behind a woken locker of that page that has yet to run: wake-one woke only
 //!   that one, which takes the lock and whose unlock wakes the next.
+//! - A flusher asleep on an inode's `I_SYNC` sleeps on one that another writer holds.
 
 use super::{Law, LawViolation};
 use crate::block::queue::{RqStage, Submitter};
@@ -36,6 +37,22 @@ impl Machine {
         (0..self.queues.len())
             .find_map(|d| self.live_queue(d))
             .or_else(|| self.live_tasks())
+            .or_else(|| self.live_inode_waits())
+    }
+
+    /// A flusher asleep on an inode's `I_SYNC` is asleep on an inode someone holds, whose
+    /// last request of the visit will reach the block layer and let it go.
+    fn live_inode_waits(&self) -> Option<LawViolation> {
+        self.flushers.iter().enumerate().find_map(|(w, f)| {
+            let ino = f.waiting_on?;
+            (!self.inodes[ino as usize].i_sync).then(|| {
+                self.violation(
+                    Law::Liveness,
+                    format!("flusher {w}"),
+                    format!("sleeps on inode {ino}'s I_SYNC, which nobody holds"),
+                )
+            })
+        })
     }
 
     /// The requests of device `d` and its pages under writeback.

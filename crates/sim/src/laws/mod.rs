@@ -100,7 +100,7 @@ fn spin_limit(entities: usize) -> u64 {
 }
 
 /// Number of [`Event`] kinds (for the progress law's census).
-const EVENT_KINDS: usize = 21;
+const EVENT_KINDS: usize = 22;
 
 fn event_kind(ev: &Event) -> (usize, &'static str) {
     match ev {
@@ -125,6 +125,7 @@ fn event_kind(ev: &Event) -> (usize, &'static str) {
         Event::FlushKick(_) => (18, "FlushKick"),
         Event::JournalFlushSeq(_) => (19, "JournalFlushSeq"),
         Event::EndIoWork(_) => (20, "EndIoWork"),
+        Event::FlusherInodeFree(_) => (21, "FlusherInodeFree"),
     }
 }
 

@@ -21,6 +21,8 @@ pub enum Event {
     ThrotlTimer(u16),
     /// The flusher of a wb is woken.
     Flusher(u16),
+    /// The inode a wb's flusher sleeps on (`I_SYNC`) was let go.
+    FlusherInodeFree(u16),
     /// The delayed bandwidth update of a wb (`bw_dwork`).
     BwDwork(u16),
     /// The flex-proportions aging timer (`writeout_period`).

@@ -74,6 +74,7 @@ impl Machine {
                     steady_bytes,
                     steady_ns,
                     pauses: std::mem::take(&mut t.pauses),
+                    paused_max: t.paused_max,
                     op_latency: std::mem::take(&mut t.op_latency),
                     ops: std::mem::take(&mut t.op_log),
                     cpu_sys_ns: t.cpu_sys,

@@ -33,6 +33,7 @@ impl Machine {
             Event::ElvTimer(d) => self.on_elv_timer(d),
             Event::ThrotlTimer(d) => self.on_throtl_timer(d),
             Event::Flusher(w) => self.flusher_wakeup_fired(w),
+            Event::FlusherInodeFree(w) => self.wb_inode_free(w),
             Event::BwDwork(w) => {
                 self.flushers[w as usize].bw_dwork_pending = false;
                 let j = self.jiffies();

@@ -156,6 +156,11 @@ pub struct TaskResult {
     pub steady_ns: Ns,
     /// balance_dirty_pages sleeps, in ns (only real sleeps: pause > 0).
     pub pauses: LatencyHist,
+    /// The longest a balance_dirty_pages call had held the task when it went to sleep (the
+    /// trace event's `paused`, or the sleep's `pause` if longer), ns. Where a call is one
+    /// sleep (3.2 on) this is the longest pause; in the I/O-issuing loops of 2.6.x it leaves
+    /// out writeback a call did before leaving without a further sleep.
+    pub paused_max: Ns,
     /// Per-operation latency (read() for readers, fsync() for fsync callers, write() for dd), ns.
     pub op_latency: LatencyHist,
     /// Each operation of a latency-sensitive task as (end, latency), ns, in time order.

@@ -351,6 +351,7 @@ impl Machine {
             }
             Throttle::Sleep(j) => self.bdp_sleep(tid, j, !per_call),
             Throttle::CongestionWait(j) => {
+                self.trace_paused(tid, j);
                 self.congestion_wait_task(tid, j);
                 self.tasks[tid as usize].phase = Phase::AfterBdpSleep;
                 None
@@ -449,7 +450,20 @@ impl Machine {
             .push(crate::generations::runtime::CongestionWaiter::Task(tid, gen));
     }
 
+    /// What a balance_dirty_pages trace point before this sleep of `jiffies` would show: the
+    /// larger of its `pause` and `paused` (how long the call has held the task so far). In the
+    /// I/O-issuing loops a call's own writeback shows only if the call sleeps after it, which is
+    /// how Wu's 2011 graphs of 2.6.38 (his series' trace point, backported) saw those loops.
+    fn trace_paused(&mut self, tid: u32, jiffies: u64) {
+        let now = self.now();
+        let paused = self.era.bdp_entered[tid as usize].map_or(0, |t0| now - t0);
+        let shown = paused.max(jiffies * self.clock.tick_ns());
+        let t = &mut self.tasks[tid as usize];
+        t.paused_max = t.paused_max.max(shown);
+    }
+
     fn bdp_sleep(&mut self, tid: u32, jiffies: u64, record: bool) -> Option<Phase> {
+        self.trace_paused(tid, jiffies);
         let now = self.now();
         let fire = self.cfg.policy.timer_wheel.fire_jiffy(self.clock.jiffies(now), jiffies);
         let wake = self.clock.at_jiffies(fire);

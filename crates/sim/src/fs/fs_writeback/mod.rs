@@ -14,8 +14,9 @@
 //! pdflush's (`fs/pdflush/`). [`Machine::writeback_inodes_wb`] is the inode walk that dirtiers
 //! (I/O-issuing generations) and pdflush threads do in their own context.
 //!
-//! Simplifications: a single superblock per device; no lazytime lists; when a pass makes no
-//! progress the work ends instead of sleeping in `inode_sleep_on_writeback`.
+//! Simplifications: a single superblock per device; no lazytime lists; a pass that makes no
+//! progress sleeps in `inode_sleep_on_writeback` only on an inode another writer holds
+//! (`I_SYNC`); otherwise the work ends.
 
 mod writeback;
 
@@ -75,6 +76,9 @@ pub(crate) struct Wb {
     pub bw_dwork_pending: bool,
     /// Woken while running: run `wb_do_writeback` again (the delayed work was re-queued).
     pub rerun: bool,
+    /// A pass wrote nothing because others held its inodes: it sleeps until this one's
+    /// `I_SYNC` clears (`inode_sleep_on_writeback`), `blocked` meanwhile.
+    pub waiting_on: Option<u32>,
 }
 
 impl Wb {
@@ -95,6 +99,7 @@ impl Wb {
             on_cpu: false,
             bw_dwork_pending: false,
             rerun: false,
+            waiting_on: None,
         }
     }
 

@@ -208,6 +208,11 @@ impl Machine {
             return self.end_pass(wb, cw);
         };
         self.inodes[ino as usize].list = OnList::None;
+        if !cw.w.sync_all && self.inodes[ino as usize].i_sync {
+            // Another WB_SYNC_NONE writer is inside it (a dirtier's own writeback): requeue_io.
+            self.inode_move(ino, OnList::MoreIo, false);
+            return Step::Continue;
+        }
         let chunk = if cw.w.sync_all {
             i64::MAX
         } else if self.cfg.policy.writeback_chunk == crate::config::WritebackChunk::Fixed {
@@ -239,6 +244,17 @@ impl Machine {
             cw.queued = true;
             self.flushers[wb as usize].cur = Some(cw);
             return Step::Continue;
+        }
+        // Nothing written: wait for an inode someone else is writing (wb_writeback's
+        // `inode_sleep_on_writeback` on b_more_io), then go on with the work.
+        let w = wb as usize;
+        let held = self.flushers[w].b_more_io.iter().copied().find(|&i| self.inodes[i as usize].i_sync);
+        if let Some(ino) = held {
+            let f = &mut self.flushers[w];
+            f.cur = Some(cw);
+            f.waiting_on = Some(ino);
+            f.blocked = true;
+            return Step::Idle;
         }
         self.finish_work(wb, cw)
     }
@@ -444,7 +460,46 @@ impl Machine {
         }
         let (written, next) = self.do_writepages(ino, from, nr, sub, w.sync_all, background);
         self.inodes[ino as usize].writeback_index = next;
+        if written > 0 && !w.sync_all && self.cfg.policy.flusher.is_per_bdi() {
+            self.hold_i_sync(ino, sub);
+        }
         written
+    }
+
+    /// `I_SYNC` for the visit that just built its requests: held until the block layer takes
+    /// the last of them (`Machine::inode_sync_complete`). Only the per-bdi flusher generations
+    /// pass a held inode by; 2.6.2x's `__writeback_single_inode` still started the data
+    /// writeout of a locked inode, so nothing there looks at the bit.
+    fn hold_i_sync(&mut self, ino: u32, sub: Submitter) {
+        let dev = self.inodes[ino as usize].dev;
+        let last = match sub {
+            Submitter::Flusher(f) => self.flushers[f as usize].pending.back().copied(),
+            Submitter::Task(t) => self.tasks[t as usize].pending.back().map(|&(_, id)| id),
+            Submitter::Journal(_) => None,
+        };
+        if let Some(id) = last {
+            self.queues[dev as usize].rq_mut(id).ends_i_sync = true;
+            self.inodes[ino as usize].i_sync = true;
+        }
+    }
+
+    /// `inode_sync_complete`: the visit's last request was taken, its `writepages` returns.
+    pub(crate) fn inode_sync_complete(&mut self, ino: u32) {
+        self.inodes[ino as usize].i_sync = false;
+        let wb = self.inodes[ino as usize].wb;
+        if self.flushers.get(wb as usize).is_some_and(|f| f.waiting_on == Some(ino)) {
+            // Woken from the inode's bit wait queue; it runs after the writer that let go.
+            self.q.schedule(self.now(), Event::FlusherInodeFree(wb));
+        }
+    }
+
+    /// The inode a waiting flusher slept on was let go (`Event::FlusherInodeFree`).
+    pub(crate) fn wb_inode_free(&mut self, wb: u16) {
+        let f = &mut self.flushers[wb as usize];
+        if f.waiting_on.take().is_some() {
+            f.blocked = false;
+            self.wb_continue(wb);
+        }
     }
 
     /// `writeback_inodes` / `writeback_inodes_wb` with `nr_to_write` = `nr` on one bdi, by
@@ -478,6 +533,11 @@ impl Machine {
             }
             self.flushers[w].b_io.pop_front();
             self.inodes[ino as usize].list = OnList::None;
+            if self.inodes[ino as usize].i_sync {
+                // The flusher (or another dirtier) is inside it: requeue_io, on to the next.
+                self.inode_move(ino, OnList::MoreIo, false);
+                continue;
+            }
             let left = nr - written;
             let wrote = self.writepages(ino, left as i64, work, sub);
             self.requeue_inode(ino, left as i64 - wrote as i64, dirtied_before, false);
