@@ -487,19 +487,18 @@ impl Machine {
     pub(crate) fn inode_sync_complete(&mut self, ino: u32) {
         self.inodes[ino as usize].i_sync = false;
         let wb = self.inodes[ino as usize].wb;
-        if self.flushers.get(wb as usize).is_some_and(|f| f.waiting_on == Some(ino)) {
+        if let Some(f) = self.flushers.get_mut(wb as usize).filter(|f| f.waiting_on == Some(ino)) {
             // Woken from the inode's bit wait queue; it runs after the writer that let go.
+            f.waiting_on = None;
             self.q.schedule(self.now(), Event::FlusherInodeFree(wb));
         }
     }
 
-    /// The inode a waiting flusher slept on was let go (`Event::FlusherInodeFree`).
+    /// The inode a waiting flusher slept on was let go (`Event::FlusherInodeFree`): nothing
+    /// else blocks it (it had no requests left to submit when it went to sleep).
     pub(crate) fn wb_inode_free(&mut self, wb: u16) {
-        let f = &mut self.flushers[wb as usize];
-        if f.waiting_on.take().is_some() {
-            f.blocked = false;
-            self.wb_continue(wb);
-        }
+        self.flushers[wb as usize].blocked = false;
+        self.wb_continue(wb);
     }
 
     /// `writeback_inodes` / `writeback_inodes_wb` with `nr_to_write` = `nr` on one bdi, by
