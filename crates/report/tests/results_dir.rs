@@ -121,7 +121,7 @@ fn results_directory_is_complete() {
         let k: Vec<&str> = t.as_object().unwrap().keys().map(|k| k.as_str()).collect();
         assert_eq!(k, task_keys);
         let p: Vec<&str> = t["pauses"].as_object().unwrap().keys().map(|k| k.as_str()).collect();
-        assert_eq!(p, ["count", "total_ms", "p50_ms", "p90_ms", "p99_ms", "max_ms"]);
+        assert_eq!(p, ["count", "total_ms", "p50_ms", "p90_ms", "p99_ms", "max_ms", "paused_max_ms"]);
         let o: Vec<&str> = t["op_latency_ms"].as_object().unwrap().keys().map(|k| k.as_str()).collect();
         assert_eq!(o, ["count", "p50", "p90", "p99", "max", "mean"]);
         let s: Vec<&str> = t["schedules"].as_object().unwrap().keys().map(|k| k.as_str()).collect();

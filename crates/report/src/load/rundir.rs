@@ -510,7 +510,17 @@ impl<'a> Fields<'a> {
         if let Some(l) = self.object(k)? {
             l.counts(&["count"], u64::MAX)?;
             l.numbers(&[
-                "p50_ms", "p90_ms", "p99_ms", "max_ms", "total_ms", "p50", "p90", "p99", "max", "mean",
+                "p50_ms",
+                "p90_ms",
+                "p99_ms",
+                "max_ms",
+                "total_ms",
+                "paused_max_ms",
+                "p50",
+                "p90",
+                "p99",
+                "max",
+                "mean",
             ])?;
         }
         Ok(())

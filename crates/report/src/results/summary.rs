@@ -184,6 +184,9 @@ struct PauseSummary {
     p90_ms: f64,
     p99_ms: f64,
     max_ms: f64,
+    /// The longest a call had held the task when it went to sleep, as the trace event's
+    /// `paused` shows (in 2.6.x's loops, less than the call when it ended in its own writeback).
+    paused_max_ms: f64,
 }
 
 /// A latency histogram's figures, ms.
@@ -252,7 +255,7 @@ struct JournalSummary {
     fast_commits: u64,
 }
 
-fn pauses(h: &LatencyHist) -> PauseSummary {
+fn pauses(h: &LatencyHist, paused_max: u64) -> PauseSummary {
     let s = h.summary();
     PauseSummary {
         count: s.count,
@@ -261,6 +264,7 @@ fn pauses(h: &LatencyHist) -> PauseSummary {
         p90_ms: ns_to_ms(s.p90),
         p99_ms: ns_to_ms(s.p99),
         max_ms: ns_to_ms(s.max),
+        paused_max_ms: ns_to_ms(paused_max),
     }
 }
 
@@ -286,7 +290,7 @@ fn task(t: &TaskResult) -> TaskSummary<'_> {
         bytes_read: t.bytes_read,
         throughput_mb_s: round3(t.throughput_mb_s()),
         steady_mb_s: round3(t.steady_mb_s()),
-        pauses: pauses(&t.pauses),
+        pauses: pauses(&t.pauses, t.paused_max),
         op_latency_ms: latency(t.op_latency.summary()),
         cpu_sys_ms: ns_to_ms(t.cpu_sys_ns),
         cpu_user_ms: ns_to_ms(t.cpu_user_ns),
