@@ -59,8 +59,7 @@ impl Machine {
         let r = self.queues[dev as usize].submit(now, id, last, blkcg);
         if r != Submit::Blocked {
             if let Some(ino) = ends_i_sync {
-                self.queues[dev as usize].rq_mut(id).ends_i_sync = false;
-                self.inode_sync_complete(ino);
+                self.i_sync_request_taken(dev, id, ino);
             }
         }
         if r == Submit::Blocked && self.queues[dev as usize].rq(id).in_handle {
@@ -77,6 +76,12 @@ impl Machine {
     fn ends_i_sync(&self, dev: u16, id: u32) -> Option<u32> {
         let r = self.queues[dev as usize].rq(id);
         r.ends_i_sync.then(|| r.segs.first().map(|s| s.file)).flatten()
+    }
+
+    /// The block layer took request `id`, the last of `ino`'s visit: the visit is over.
+    fn i_sync_request_taken(&mut self, dev: u16, id: u32, ino: u32) {
+        self.queues[dev as usize].rq_mut(id).ends_i_sync = false;
+        self.inode_sync_complete(ino);
     }
 
     /// `folio_start_writeback` for the pages of writeback request `id`, as it is submitted:
@@ -545,8 +550,7 @@ impl Machine {
     /// A blocked submitter's request `id` entered the queue: let it go on.
     pub(crate) fn request_accepted(&mut self, dev: u16, id: u32) {
         if let Some(ino) = self.ends_i_sync(dev, id) {
-            self.queues[dev as usize].rq_mut(id).ends_i_sync = false;
-            self.inode_sync_complete(ino);
+            self.i_sync_request_taken(dev, id, ino);
         }
         if self.queues[dev as usize].rq(id).handle_wait {
             // The submitter's ext4 handle may stop now: a commit may wait for that.
