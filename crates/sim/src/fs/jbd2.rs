@@ -33,7 +33,12 @@
 
 use crate::config::{Atime, DataMode, FsKind, MountConfig};
 use crate::Ns;
-use std::collections::{HashSet, VecDeque};
+use std::collections::VecDeque;
+
+/// The set of metadata blocks a transaction holds: hashed with a fixed seed (foldhash), as
+/// cheap as hashing gets and the same on every run; nothing reads it in hash order without
+/// sorting first.
+pub(crate) type BlockSet = std::collections::HashSet<MetaBlock, foldhash::fast::FixedState>;
 
 /// Bit marking a flush waiter as a journal (the rest is the device index), not a task.
 pub(crate) const JOURNAL_WAITER: u32 = 1 << 31;
@@ -139,7 +144,7 @@ pub(crate) struct Txn {
     pub expires: Ns,
     /// First commit request (`t_requested`).
     pub requested: Option<Ns>,
-    pub blocks: HashSet<MetaBlock>,
+    pub blocks: BlockSet,
     /// Inodes on `t_inode_list` (ordered data).
     pub ordered: Vec<u32>,
     /// Handles started in it (`t_handle_count`).
@@ -399,7 +404,7 @@ impl Journal {
                 created: now,
                 expires: now + self.p.commit_interval,
                 requested: None,
-                blocks: HashSet::new(),
+                blocks: BlockSet::default(),
                 ordered: Vec::new(),
                 handles: 0,
                 max_wait: 0,
@@ -436,7 +441,7 @@ impl Journal {
     /// Transaction `tid` committed: its metadata joins the checkpoint list, and a block it
     /// journalled again leaves the older transactions' lists (`__jbd2_journal_refile_buffer`:
     /// only the newest copy is written home).
-    pub(crate) fn add_checkpoint(&mut self, tid: u32, blocks: &HashSet<MetaBlock>, logged: u64, now: Ns) {
+    pub(crate) fn add_checkpoint(&mut self, tid: u32, blocks: &BlockSet, logged: u64, now: Ns) {
         for c in self.checkpoints.iter_mut() {
             c.blocks.retain(|b| !blocks.contains(b));
         }
@@ -480,7 +485,7 @@ impl Journal {
 
     /// Sectors of log a transaction of these blocks takes, and the blocks counted in
     /// `jbd2_run_stats`'s `blocks_logged` (jbd2) or the log's basic blocks (xfs).
-    pub(crate) fn log_size(&self, blocks: &HashSet<MetaBlock>, data_blocks: u64) -> (u64, u64) {
+    pub(crate) fn log_size(&self, blocks: &BlockSet, data_blocks: u64) -> (u64, u64) {
         let n = blocks.len() as u64 + data_blocks;
         if self.p.fs == FsKind::Xfs {
             let inodes = blocks
@@ -613,7 +618,7 @@ mod tests {
         let mut j = journal(512 << 20);
         let total = j.area_len / 8;
         let max = j.max_transaction_blocks() as u64;
-        let set = |blocks: &[MetaBlock]| blocks.iter().copied().collect::<HashSet<_>>();
+        let set = |blocks: &[MetaBlock]| blocks.iter().copied().collect::<BlockSet>();
         // Transaction 1 journals a bitmap nobody journals again; 2 and 3 share an inode block.
         j.add_checkpoint(1, &set(&[MetaBlock::Bitmap(7)]), total - max - 10, 0);
         j.add_checkpoint(2, &set(&[inode_block(1)]), 5, 0);
