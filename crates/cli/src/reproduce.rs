@@ -260,37 +260,82 @@ impl Row {
     }
 }
 
+/// How a figure's simulation is made: the scenario in, the run (shared) or why it failed out.
+pub type Simulate<'a> = dyn Fn(&Scenario) -> Result<std::sync::Arc<wblab_sim::metrics::RunResult>, String> + Sync + 'a;
+
+/// The simulations `reproduce` makes: every (figure's run, seed) once, in a fixed order.
+pub struct Plan {
+    specs: Vec<Spec>,
+    keys: Vec<RunKey>,
+    /// (index into `keys`, the scenario with its seed) of each simulation.
+    runs: Vec<(usize, Scenario)>,
+}
+
+impl Plan {
+    /// The figures of `reports` (all when empty) from the scenarios in `dir`, `seeds` seeds each.
+    pub fn new(dir: &Path, reports: &[String], seeds: u32) -> Result<Plan, String> {
+        let all = load(&dir.join(REPORTS_FILE))?;
+        for r in reports {
+            if !all.iter().any(|s| &s.report == r) {
+                let mut known: Vec<&str> = all.iter().map(|s| s.report.as_str()).collect();
+                known.dedup();
+                return Err(format!("no report `{r}`; known: {}", known.join(", ")));
+            }
+        }
+        let specs: Vec<Spec> = all
+            .into_iter()
+            .filter(|s| reports.is_empty() || reports.contains(&s.report))
+            .collect();
+        let mut keys: Vec<RunKey> = specs.iter().map(RunKey::of).collect();
+        keys.sort();
+        keys.dedup();
+        let scenarios: Vec<Scenario> = keys.iter().map(|k| k.scenario(dir)).collect::<Result<_, _>>()?;
+        let runs = (0..keys.len())
+            .flat_map(|k| (0..u64::from(seeds)).map(move |s| (k, s)))
+            .map(|(k, seed)| {
+                let mut sc = scenarios[k].clone();
+                sc.seed = sc.seed.wrapping_add(seed);
+                (k, sc)
+            })
+            .collect();
+        Ok(Plan { specs, keys, runs })
+    }
+
+    /// The scenarios it simulates, in order.
+    pub fn scenarios(&self) -> impl Iterator<Item = &Scenario> {
+        self.runs.iter().map(|(_, sc)| sc)
+    }
+}
+
 /// Run the figures of `reports` (all when empty) from the scenarios in `dir`, `seeds` seeds
 /// each, `jobs` simulations at once.
 pub fn reproduce(dir: &Path, reports: &[String], seeds: u32, jobs: usize, quiet: bool) -> Result<Vec<Row>, String> {
-    let all = load(&dir.join(REPORTS_FILE))?;
-    for r in reports {
-        if !all.iter().any(|s| &s.report == r) {
-            let mut known: Vec<&str> = all.iter().map(|s| s.report.as_str()).collect();
-            known.dedup();
-            return Err(format!("no report `{r}`; known: {}", known.join(", ")));
-        }
-    }
-    let specs: Vec<Spec> = all
-        .into_iter()
-        .filter(|s| reports.is_empty() || reports.contains(&s.report))
-        .collect();
-    let mut keys: Vec<RunKey> = specs.iter().map(RunKey::of).collect();
-    keys.sort();
-    keys.dedup();
-    let scenarios: Vec<Scenario> = keys.iter().map(|k| k.scenario(dir)).collect::<Result<_, _>>()?;
-    // Every (run, seed) is one job; each keeps only the figures its specs need.
-    let jobs_list: Vec<(usize, u64)> = (0..keys.len()).flat_map(|k| (0..u64::from(seeds)).map(move |s| (k, s))).collect();
+    let plan = Plan::new(dir, reports, seeds)?;
+    let simulate = |sc: &Scenario| {
+        wblab_sim::run(sc, &mut wblab_sim::machine::NoProgress)
+            .map(std::sync::Arc::new)
+            .map_err(|v| v.to_string())
+    };
+    reproduce_with(&plan, jobs, quiet, &simulate)
+}
+
+/// [`reproduce`] of a [`Plan`], each simulation made by `simulate` (`wblab docs` shares the
+/// runs several of its blocks need).
+pub fn reproduce_with(plan: &Plan, jobs: usize, quiet: bool, simulate: &Simulate<'_>) -> Result<Vec<Row>, String> {
+    let Plan {
+        specs,
+        keys,
+        runs: jobs_list,
+    } = plan;
     // Each run gives the figures its specs need, or why it could not.
     let counter = crate::progress::Counter::new("reproduce", jobs_list.len(), quiet);
     let runs = wblab_sweep::run::each_parallel(
         jobs_list.len(),
         jobs,
         |i| {
-            let (k, seed) = jobs_list[i];
-            let mut sc = scenarios[k].clone();
-            sc.seed = sc.seed.wrapping_add(seed);
-            let r = wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress).map_err(|v| vec![format!("{}: {v}", keys[k].scenario)])?;
+            let (k, sc) = &jobs_list[i];
+            let k = *k;
+            let r = simulate(sc).map_err(|v| vec![format!("{}: {v}", keys[k].scenario)])?;
             let mut figures = Vec::new();
             let mut errors = Vec::new();
             for spec in specs.iter().filter(|s| RunKey::of(s) == keys[k]) {
@@ -310,7 +355,8 @@ pub fn reproduce(dir: &Path, reports: &[String], seeds: u32, jobs: usize, quiet:
     counter.done();
     let mut values: BTreeMap<(usize, String), Vec<f64>> = BTreeMap::new();
     let mut errors = Vec::new();
-    for (&(k, _), r) in jobs_list.iter().zip(runs) {
+    for ((k, _), r) in jobs_list.iter().zip(runs) {
+        let k = *k;
         match r {
             Ok(figures) => {
                 for (m, v) in figures {

@@ -6,6 +6,7 @@
 //! model's queue depth, so both count the same wait).
 
 use super::measured::{error, json, median_spread, num, pct, repeats, simulated};
+use super::runs::Runs;
 use serde_json::Value;
 use std::path::Path;
 
@@ -76,10 +77,10 @@ fn figures(dir: &Path) -> Result<Vec<Figure>, String> {
 }
 
 /// The rows of one scenario: its measured repeats (median, spread) against one run of the model.
-fn rows(scenario: &str) -> Result<Vec<Vec<String>>, String> {
+fn rows(scenario: &str, runs: &Runs) -> Result<Vec<Vec<String>>, String> {
     let (name, repeats) = repeats(scenario)?;
     let kernel: Vec<Vec<Figure>> = repeats.iter().map(|r| figures(r)).collect::<Result<_, _>>()?;
-    let model = simulated(scenario, figures)?;
+    let model = simulated(scenario, runs, figures)?;
     let mut out = Vec::new();
     for (label, sim, aim) in model {
         let measured: Vec<f64> = kernel
@@ -103,13 +104,13 @@ fn rows(scenario: &str) -> Result<Vec<Vec<String>>, String> {
 }
 
 /// The table of every scenario in `args`.
-pub fn emulated_devices(args: &[String]) -> Result<String, String> {
+pub fn emulated_devices(args: &[String], runs: &Runs) -> Result<String, String> {
     if args.is_empty() {
         return Err("`emulated-devices` takes one or more scenario files".to_string());
     }
     let mut all = Vec::new();
     for a in args {
-        all.extend(rows(a)?);
+        all.extend(rows(a, runs)?);
     }
     Ok(super::tables::table(
         &["scenario", "figure", "measured (median)", "spread", "simulated", "error"],

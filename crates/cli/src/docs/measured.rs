@@ -2,6 +2,7 @@
 //! repeats (`validation/measured/<name>/r*/`), one run of the model written as a results
 //! directory, and how medians, spreads and errors are printed.
 
+use super::runs::Runs;
 use std::path::{Path, PathBuf};
 
 /// The scenario's name (its file stem) and its measured repeats, in order.
@@ -26,12 +27,12 @@ pub(super) fn repeats(scenario: &str) -> Result<(String, Vec<PathBuf>), String> 
 
 /// Run the model on `scenario`, write its results directory in a temporary place, and give
 /// `read` that directory (removed afterwards).
-pub(super) fn simulated<T>(scenario: &str, read: impl FnOnce(&Path) -> Result<T, String>) -> Result<T, String> {
-    let r = super::tables::simulate(scenario)?;
+pub(super) fn simulated<T>(scenario: &str, runs: &Runs, read: impl FnOnce(&Path) -> Result<T, String>) -> Result<T, String> {
+    let r = super::tables::simulate(scenario, runs)?;
     let name = Path::new(scenario)
         .file_stem()
         .map_or("run".into(), |s| s.to_string_lossy().into_owned());
-    let dir = std::env::temp_dir().join(format!("wblab-docs-measured-{}-{name}", std::process::id()));
+    let dir = super::runs::scratch_dir(&format!("measured-{name}"));
     wblab_report::write_results_dir(&dir, &r, 0.0).map_err(|e| format!("{}: {e}", dir.display()))?;
     let out = read(&dir);
     let _ = std::fs::remove_dir_all(&dir);

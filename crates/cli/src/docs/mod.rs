@@ -8,6 +8,7 @@ mod blocks;
 mod emulated_table;
 mod layout;
 mod measured;
+mod runs;
 mod sweep_block;
 mod sync_table;
 mod tables;
@@ -41,16 +42,27 @@ pub fn docs(a: DocsArgs, cli: &clap::Command) -> ExitCode {
         eprintln!("error: no README.md, docs/*.md or scenarios/README.md here\n  hint: run `wblab docs` from the repository's root, or name the files");
         return ExitCode::from(2);
     }
+    let mut docs = Vec::with_capacity(files.len());
+    for f in &files {
+        match read(f) {
+            Ok(d) => docs.push(d),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    let bodies = generate_all(&docs, a.write, cli);
     let mut stale = 0;
     let mut blocks = 0;
-    for f in &files {
-        match process(f, a.write, cli) {
+    for (d, bodies) in docs.iter().zip(bodies) {
+        match finish(d, bodies, a.write) {
             Ok(o) => {
                 blocks += o.blocks;
                 stale += o.stale.len();
                 let verb = if a.write { "regenerated" } else { "stale" };
                 for n in o.stale {
-                    println!("{}: {verb}: {n}", f.display());
+                    println!("{}: {verb}: {n}", d.path.display());
                 }
             }
             Err(e) => {
@@ -67,6 +79,108 @@ pub fn docs(a: DocsArgs, cli: &clap::Command) -> ExitCode {
     }
     println!("{blocks} generated blocks in {} files are current", files.len());
     ExitCode::SUCCESS
+}
+
+/// A Markdown file and its generated blocks.
+struct Doc {
+    path: PathBuf,
+    text: String,
+    blocks: Vec<blocks::Block>,
+}
+
+fn read(path: &Path) -> Result<Doc, String> {
+    let shown = path.display();
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{shown}: cannot read: {e}"))?;
+    let blocks = blocks::find(&text).map_err(|(line, m)| format!("{shown}:{line}: {m}"))?;
+    Ok(Doc {
+        path: path.to_path_buf(),
+        text,
+        blocks,
+    })
+}
+
+/// Every block's body (or why it cannot be made), by file and block. The blocks are generated
+/// side by side on the machine's cores, the costliest first, and a simulation that several of
+/// them need is made once.
+fn generate_all(docs: &[Doc], write: bool, cli: &clap::Command) -> Vec<Vec<Result<String, String>>> {
+    let all: Vec<(usize, usize)> = docs
+        .iter()
+        .enumerate()
+        .flat_map(|(d, doc)| (0..doc.blocks.len()).map(move |b| (d, b)))
+        .collect();
+    let plans: Vec<Vec<wblab_sim::config::Scenario>> = all
+        .iter()
+        .map(|&(d, b)| tables::simulations(&docs[d].blocks[b].name, &docs[d].blocks[b].args))
+        .collect();
+    let runs = runs::Runs::new(plans.iter().flatten());
+    // Simulated seconds times tasks: a rough cost, enough to start the long blocks first.
+    let cost = |p: &Vec<wblab_sim::config::Scenario>| -> u128 {
+        p.iter()
+            .map(|sc| u128::from(sc.duration) * sc.tasks.iter().map(|t| u128::from(t.count)).sum::<u128>().max(1))
+            .sum()
+    };
+    let mut order: Vec<usize> = (0..all.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(cost(&plans[i])));
+    let jobs = std::thread::available_parallelism().map_or(1, |p| p.get());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let made: Vec<std::sync::Mutex<Option<Result<String, String>>>> = all.iter().map(|_| Default::default()).collect();
+    std::thread::scope(|s| {
+        for _ in 0..jobs.min(all.len()) {
+            s.spawn(|| loop {
+                let Some(&i) = order.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)) else {
+                    break;
+                };
+                let (d, b) = all[i];
+                let (doc, block) = (&docs[d], &docs[d].blocks[b]);
+                let ctx = tables::Ctx {
+                    write,
+                    dir: doc.path.parent().unwrap_or(Path::new(".")).to_path_buf(),
+                    runs: &runs,
+                };
+                let body = tables::generate(&block.name, &block.args, cli, &ctx).map_err(|m| {
+                    format!(
+                        "{}:{}: {m}\n  hint: generators: {}",
+                        doc.path.display(),
+                        block.line,
+                        tables::GENERATORS.join(", ")
+                    )
+                });
+                *made[i].lock().expect("no docs thread panics") = Some(body);
+            });
+        }
+    });
+    let mut made = made
+        .into_iter()
+        .map(|m| m.into_inner().expect("no docs thread panics").expect("every block was generated"));
+    docs.iter().map(|doc| made.by_ref().take(doc.blocks.len()).collect()).collect()
+}
+
+/// Compare a file's blocks with their new bodies; write the file back when asked and something
+/// changed. The first block that could not be made is the file's error.
+fn finish(doc: &Doc, made: Vec<Result<String, String>>, write: bool) -> Result<Outcome, String> {
+    let mut bodies = Vec::with_capacity(made.len());
+    let mut stale = Vec::new();
+    for (b, body) in doc.blocks.iter().zip(made) {
+        // A blank line on each side keeps a table a block of its own in every Markdown reader.
+        let body = format!("\n{}\n", body?);
+        if doc.text[b.body.clone()] != body {
+            let args = if b.args.is_empty() {
+                String::new()
+            } else {
+                format!(" {}", b.args.join(" "))
+            };
+            stale.push(format!("line {}: {}{args}", b.line, b.name));
+        }
+        bodies.push(body);
+    }
+    if write && !stale.is_empty() {
+        let shown = doc.path.display();
+        std::fs::write(&doc.path, blocks::splice(&doc.text, &doc.blocks, &bodies)).map_err(|e| format!("{shown}: cannot write: {e}"))?;
+    }
+    Ok(Outcome {
+        blocks: doc.blocks.len(),
+        stale,
+    })
 }
 
 /// The Markdown files a repository checkout documents itself in.
@@ -89,39 +203,4 @@ fn default_files(root: &Path) -> Vec<PathBuf> {
         files.push(scenarios);
     }
     files
-}
-
-/// Regenerate the blocks of `path`; write the file back when asked and something changed.
-fn process(path: &Path, write: bool, cli: &clap::Command) -> Result<Outcome, String> {
-    let shown = path.display();
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{shown}: cannot read: {e}"))?;
-    let found = blocks::find(&text).map_err(|(line, m)| format!("{shown}:{line}: {m}"))?;
-    let mut bodies = Vec::with_capacity(found.len());
-    let mut stale = Vec::new();
-    for b in &found {
-        let ctx = tables::Ctx {
-            write,
-            dir: path.parent().unwrap_or(Path::new(".")).to_path_buf(),
-        };
-        let body = tables::generate(&b.name, &b.args, cli, &ctx)
-            .map_err(|m| format!("{shown}:{}: {m}\n  hint: generators: {}", b.line, tables::GENERATORS.join(", ")))?;
-        // A blank line on each side keeps a table a block of its own in every Markdown reader.
-        let body = format!("\n{body}\n");
-        if text[b.body.clone()] != body {
-            let args = if b.args.is_empty() {
-                String::new()
-            } else {
-                format!(" {}", b.args.join(" "))
-            };
-            stale.push(format!("line {}: {}{args}", b.line, b.name));
-        }
-        bodies.push(body);
-    }
-    if write && !stale.is_empty() {
-        std::fs::write(path, blocks::splice(&text, &found, &bodies)).map_err(|e| format!("{shown}: cannot write: {e}"))?;
-    }
-    Ok(Outcome {
-        blocks: found.len(),
-        stale,
-    })
 }

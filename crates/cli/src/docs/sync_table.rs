@@ -6,6 +6,7 @@
 //! `docs/validation.md` is what the committed measurements and today's model give.
 
 use super::measured::{error, json, median_spread, num, pct, repeats, simulated};
+use super::runs::Runs;
 use serde_json::Value;
 use std::path::Path;
 
@@ -66,11 +67,11 @@ fn figures(dir: &Path) -> Result<WalFigures, String> {
 }
 
 /// The rows of one scenario: its measured repeats (median, spread) against one run of the model.
-fn rows(scenario: &str) -> Result<Vec<Vec<String>>, String> {
+fn rows(scenario: &str, runs: &Runs) -> Result<Vec<Vec<String>>, String> {
     let (name, repeats) = repeats(scenario)?;
     let name = name.as_str();
     let kernel: Vec<WalFigures> = repeats.iter().map(|r| figures(r)).collect::<Result<_, _>>()?;
-    let model = simulated(scenario, figures)?;
+    let model = simulated(scenario, runs, figures)?;
     let short = name.split('-').next().unwrap_or(name);
     let what = if kernel[0].syncs { "sync" } else { "write" };
     let mut out = Vec::new();
@@ -119,13 +120,13 @@ fn rows(scenario: &str) -> Result<Vec<Vec<String>>, String> {
 }
 
 /// The table of every scenario in `args`.
-pub fn fio_syncs(args: &[String]) -> Result<String, String> {
+pub fn fio_syncs(args: &[String], runs: &Runs) -> Result<String, String> {
     if args.is_empty() {
         return Err("`fio-syncs` takes one or more scenario files".to_string());
     }
     let mut all = Vec::new();
     for a in args {
-        all.extend(rows(a)?);
+        all.extend(rows(a, runs)?);
     }
     Ok(super::tables::table(
         &["scenario", "figure", "measured", "spread", "simulated", "error"],

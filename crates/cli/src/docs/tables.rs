@@ -2,12 +2,16 @@
 //! pieces, elevators, device models, the command line) into Markdown. Only what wblab ships is
 //! shown, whatever the build (test-only elevators and models never reach the docs).
 
+use super::runs::Runs;
 use crate::device_cmd::default_device;
 use crate::kernels_cmd::{generation_rows, policy_names, GENERATION_COLUMNS, INSIDE_GENERATIONS};
+use std::sync::Arc;
 use wblab_sim::block::sched::{ElevatorInfo, SHIPPED_ELEVATORS};
+use wblab_sim::config::Scenario;
 use wblab_sim::config::{KnobKind, QueueConfig};
 use wblab_sim::drivers::characterize::characterize;
 use wblab_sim::drivers::SHIPPED_MODELS;
+use wblab_sim::metrics::RunResult;
 use wblab_sim::units::format_size;
 
 /// The names a marker may use, with their arguments, for error hints.
@@ -41,13 +45,16 @@ pub const GENERATORS: &[&str] = &[
 /// The Markdown of generator `name` with `args`, or why it cannot be made.
 /// Where a block is and what `wblab docs` is doing: the generators that write files beside the
 /// text (a sweep's plots) write them only with `--write`, and otherwise check them.
-pub struct Ctx {
+pub struct Ctx<'a> {
     pub write: bool,
     /// The directory of the Markdown file.
     pub dir: std::path::PathBuf,
+    /// The simulations this `wblab docs` shares between blocks.
+    pub runs: &'a Runs,
 }
 
 pub fn generate(name: &str, args: &[String], cli: &clap::Command, ctx: &Ctx) -> Result<String, String> {
+    let runs = ctx.runs;
     let no_args = |body: String| {
         if args.is_empty() {
             Ok(body)
@@ -71,24 +78,24 @@ pub fn generate(name: &str, args: &[String], cli: &clap::Command, ctx: &Ctx) -> 
         "sysctl-keys" => no_args(sysctl_keys()),
         "device-queues" => no_args(device_queues()),
         "device-figures" => no_args(device_figures()),
-        "run" => run(one_arg()?),
-        "outcome" => outcome(one_arg()?),
+        "run" => run(one_arg()?, runs),
+        "outcome" => outcome(one_arg()?, runs),
         "sweep" => super::sweep_block::sweep(args, ctx),
-        "reproduce" => reproduce(one_arg()?),
+        "reproduce" => reproduce(one_arg()?, runs),
         "validate-summary" => crate::validate::summary_of(std::path::Path::new(one_arg()?)),
-        "fio-syncs" => super::sync_table::fio_syncs(args),
-        "emulated-devices" => super::emulated_table::emulated_devices(args),
+        "fio-syncs" => super::sync_table::fio_syncs(args, runs),
+        "emulated-devices" => super::emulated_table::emulated_devices(args, runs),
         "fio-options" => no_args(fio_options()),
         "layout" => no_args(super::layout::layout(std::path::Path::new("."))?),
         "stem" => match args {
-            [scenario, task] => stem(scenario, task),
+            [scenario, task] => stem(scenario, task, runs),
             _ => Err("`stem` takes a scenario file and a task name".to_string()),
         },
         "timeline" => match args {
-            [scenario] => timeline(scenario),
+            [scenario] => timeline(scenario, runs),
             _ => Err("`timeline` takes a scenario file".to_string()),
         },
-        "btt" => btt(one_arg()?),
+        "btt" => btt(one_arg()?, runs),
         "include" => match args {
             [path] => include(path, None),
             [path, name] => include(path, Some(name)),
@@ -374,29 +381,49 @@ fn include(path: &str, name: Option<&str>) -> Result<String, String> {
     Ok(format!("```{lang}\n{}\n```\n", body.join("\n")))
 }
 
-pub(super) fn simulate(path: &str) -> Result<wblab_sim::metrics::RunResult, String> {
-    let sc = wblab_scenario::load(std::path::Path::new(path)).map_err(|e| e.to_string())?;
-    run_quietly(&sc)
+pub(super) fn simulate(path: &str, runs: &Runs) -> Result<Arc<RunResult>, String> {
+    runs.simulate(&load(path)?)
 }
 
-/// One run for the docs. The laws are the tests' business, not the docs': they are off here so
-/// that a test build regenerates the docs at release speed.
-fn run_quietly(sc: &wblab_sim::config::Scenario) -> Result<wblab_sim::metrics::RunResult, String> {
-    let opts = wblab_sim::RunOptions { check_laws: false };
-    wblab_sim::run_with(sc, &mut wblab_sim::NoProgress, opts).map_err(|v| v.to_string())
+fn load(path: &str) -> Result<Scenario, String> {
+    wblab_scenario::load(std::path::Path::new(path)).map_err(|e| e.to_string())
 }
 
 /// Several runs at once, on the machine's CPUs, in the given order.
-fn run_all(scenarios: &[wblab_sim::config::Scenario]) -> Result<Vec<wblab_sim::metrics::RunResult>, String> {
+fn run_all(scenarios: &[Scenario], runs: &Runs) -> Result<Vec<Arc<RunResult>>, String> {
     std::thread::scope(|s| {
-        let handles: Vec<_> = scenarios.iter().map(|sc| s.spawn(move || run_quietly(sc))).collect();
+        let handles: Vec<_> = scenarios.iter().map(|sc| s.spawn(move || runs.simulate(sc))).collect();
         handles.into_iter().map(|h| h.join().expect("a docs run does not panic")).collect()
     })
 }
 
+/// The scenarios block `name` with `args` will simulate, as far as they can be known without
+/// simulating (for the runs that blocks share; a block that cannot be planned lists none and
+/// reports its error when generated).
+pub fn simulations(name: &str, args: &[String]) -> Vec<Scenario> {
+    let path = |a: &String| std::path::Path::new(a).to_path_buf();
+    match (name, args) {
+        ("run" | "timeline", [p]) | ("stem", [p, _]) => load(p).into_iter().collect(),
+        ("fio-syncs" | "emulated-devices", ps) => ps.iter().filter_map(|p| load(p).ok()).collect(),
+        ("outcome", [p]) => match wblab_scenario::load_sweep(&path(p)) {
+            Ok(None) => wblab_scenario::load_all(&path(p)).unwrap_or_default(),
+            _ => Vec::new(),
+        },
+        ("reproduce", [report]) => {
+            crate::reproduce::Plan::new(std::path::Path::new("scenarios"), std::slice::from_ref(report), REPRODUCE_SEEDS)
+                .map(|p| p.scenarios().cloned().collect())
+                .unwrap_or_default()
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// Seeds of each figure in a `reproduce` block, as `wblab reproduce` runs by default.
+const REPRODUCE_SEEDS: u32 = 3;
+
 /// The table `wblab run SCENARIO` ends with: the sweep table, the side-by-side table of the
 /// kernels it lists, or the run's summary.
-fn outcome(path: &str) -> Result<String, String> {
+fn outcome(path: &str, runs: &Runs) -> Result<String, String> {
     let p = std::path::Path::new(path);
     if let Some(plan) = wblab_scenario::load_sweep(p).map_err(|e| e.to_string())? {
         let first = plan.point(0).map_err(|e| e.to_string())?;
@@ -413,24 +440,25 @@ fn outcome(path: &str) -> Result<String, String> {
     }
     let all = wblab_scenario::load_all(p).map_err(|e| e.to_string())?;
     if all.len() == 1 {
-        return run(path);
+        return run(path, runs);
     }
-    let results = run_all(&all)?;
-    let refs: Vec<&wblab_sim::metrics::RunResult> = results.iter().collect();
+    let results = run_all(&all, runs)?;
+    let refs: Vec<&RunResult> = results.iter().map(|r| r.as_ref()).collect();
     Ok(format!("```\n{}```\n", crate::kernels_cmd::side_by_side(&refs)))
 }
 
 /// `wblab reproduce REPORT`'s figures as a Markdown table: three seeds, from scenarios/.
-fn reproduce(report: &str) -> Result<String, String> {
+fn reproduce(report: &str, runs: &Runs) -> Result<String, String> {
     let jobs = std::thread::available_parallelism().map_or(1, |p| p.get());
-    let rows = crate::reproduce::reproduce(std::path::Path::new("scenarios"), &[report.to_string()], 3, jobs, true)?;
+    let plan = crate::reproduce::Plan::new(std::path::Path::new("scenarios"), &[report.to_string()], REPRODUCE_SEEDS)?;
+    let rows = crate::reproduce::reproduce_with(&plan, jobs, true, &|sc| runs.simulate(sc))?;
     Ok(crate::reproduce::markdown(&rows))
 }
 
 /// What `wblab report DIR --stem TASK` prints for a run of the scenario.
-fn stem(path: &str, task: &str) -> Result<String, String> {
-    let r = simulate(path)?;
-    let dir = std::env::temp_dir().join(format!("wblab-docs-{}-{}", std::process::id(), r.scenario.name));
+fn stem(path: &str, task: &str, runs: &Runs) -> Result<String, String> {
+    let r = simulate(path, runs)?;
+    let dir = super::runs::scratch_dir(&r.scenario.name);
     wblab_report::write_results_dir(&dir, &r, 0.0).map_err(|e| format!("{}: {e}", dir.display()))?;
     let run = wblab_report::load::rundir::RunDir::load(&dir);
     let _ = std::fs::remove_dir_all(&dir);
@@ -443,8 +471,8 @@ fn stem(path: &str, task: &str) -> Result<String, String> {
 }
 
 /// What `wblab report DIR --timeline` prints for a run of the scenario.
-fn timeline(path: &str) -> Result<String, String> {
-    let r = simulate(path)?;
+fn timeline(path: &str, runs: &Runs) -> Result<String, String> {
+    let r = simulate(path, runs)?;
     let mut text = Vec::new();
     wblab_report::write_latency(&mut text, &r).map_err(|e| e.to_string())?;
     let csv = wblab_report::load::rundir::Csv::parse(&String::from_utf8_lossy(&text))?;
@@ -456,10 +484,10 @@ fn timeline(path: &str) -> Result<String, String> {
 }
 
 /// What `wblab btt DIR` prints for a run of the scenario with the whole block trace.
-fn btt(path: &str) -> Result<String, String> {
-    let mut sc = wblab_scenario::load(std::path::Path::new(path)).map_err(|e| e.to_string())?;
+fn btt(path: &str, runs: &Runs) -> Result<String, String> {
+    let mut sc = load(path)?;
     sc.trace.block = true;
-    let r = run_quietly(&sc)?;
+    let r = runs.simulate(&sc)?;
     let mut text = Vec::new();
     wblab_report::write_trace(&mut text, &r).map_err(|e| e.to_string())?;
     let b = wblab_report::btt::analyze(&String::from_utf8_lossy(&text), wblab_report::btt::BttOptions::default());
@@ -472,8 +500,8 @@ fn btt(path: &str) -> Result<String, String> {
 
 /// What `wblab run SCENARIO` prints, without the wall-clock figures (which vary from run to
 /// run): the worked examples quote the binary, not a copy.
-fn run(path: &str) -> Result<String, String> {
-    let r = simulate(path)?;
+fn run(path: &str, runs: &Runs) -> Result<String, String> {
+    let r = simulate(path, runs)?;
     Ok(summary_without_wall(&r))
 }
 
