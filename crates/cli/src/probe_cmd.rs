@@ -121,6 +121,12 @@ pub struct MeasureArgs {
     /// timings only; no sysctl, loop device, mount, throttle rule, cgroup or trace instance.
     #[arg(long)]
     pub unprivileged: bool,
+    /// Do not time the first touch of free memory before the run (up to 2 GiB written, and
+    /// waits of up to a minute for freed memory to go back to the host): quicker, but
+    /// machine.json has no `memory_touch`, so a simulation of the run cannot be given the
+    /// day's memory (`[machine] page_first_touch`).
+    #[arg(long)]
+    pub no_memory_touch: bool,
     /// Print summary.json to stdout instead of the table.
     #[arg(long)]
     pub json: bool,
@@ -158,6 +164,7 @@ pub fn measure(a: MeasureArgs) -> ExitCode {
     opts.host_knobs = a.host_knobs;
     opts.quiet = a.quiet || a.json;
     opts.unprivileged = a.unprivileged;
+    opts.memory_touch = !a.no_memory_touch;
     if a.plan {
         return print_plan(&sc, &opts, &path);
     }

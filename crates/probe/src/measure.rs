@@ -81,6 +81,8 @@ pub struct MeasureOptions {
     /// Run as an unprivileged user would, even as root: files in the scratch directory and
     /// timings only; no sysctl, loop device, mount, throttle rule, cgroup or trace instance.
     pub unprivileged: bool,
+    /// Time the first touch of free memory before the run (`machine.json`'s `memory_touch`).
+    pub memory_touch: bool,
     /// The command that undoes an interrupted measurement (`wblab measure --restore`), started
     /// as a watchdog that waits for this process to end: a measurement killed by a signal that
     /// cannot be caught (SIGKILL, a crash) is undone all the same. None: no watchdog.
@@ -99,6 +101,7 @@ impl MeasureOptions {
             trace_buffer_kb: 32 * 1024,
             quiet: false,
             unprivileged: false,
+            memory_touch: true,
             restorer: None,
             serve: false,
         }
@@ -564,10 +567,12 @@ impl Session<'_> {
         let plan = self.plan;
         self.make_scratch()?;
         self.compare_machines();
-        log(self.opts, "timing the first touch of free memory");
-        match crate::memtouch::stamp(&self.scratch) {
-            Ok(s) => self.memory_touch = Some(s),
-            Err(e) => self.warnings.push(format!("cannot time the first touch of free memory: {e}")),
+        if self.opts.memory_touch {
+            log(self.opts, "timing the first touch of free memory");
+            match crate::memtouch::stamp(&self.scratch) {
+                Ok(s) => self.memory_touch = Some(s),
+                Err(e) => self.warnings.push(format!("cannot time the first touch of free memory: {e}")),
+            }
         }
         if plan.devices.iter().any(|d| d.loop_device.is_some()) {
             log(self.opts, "timing the backing files' disk");

@@ -126,26 +126,25 @@ fn generate_all(docs: &[Doc], write: bool, cli: &clap::Command) -> Vec<Vec<Resul
     let made: Vec<std::sync::Mutex<Option<Result<String, String>>>> = all.iter().map(|_| Default::default()).collect();
     std::thread::scope(|s| {
         for _ in 0..jobs.min(all.len()) {
-            s.spawn(|| loop {
-                let Some(&i) = order.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)) else {
-                    break;
-                };
-                let (d, b) = all[i];
-                let (doc, block) = (&docs[d], &docs[d].blocks[b]);
-                let ctx = tables::Ctx {
-                    write,
-                    dir: doc.path.parent().unwrap_or(Path::new(".")).to_path_buf(),
-                    runs: &runs,
-                };
-                let body = tables::generate(&block.name, &block.args, cli, &ctx).map_err(|m| {
-                    format!(
-                        "{}:{}: {m}\n  hint: generators: {}",
-                        doc.path.display(),
-                        block.line,
-                        tables::GENERATORS.join(", ")
-                    )
-                });
-                *made[i].lock().expect("no docs thread panics") = Some(body);
+            s.spawn(|| {
+                while let Some(&i) = order.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)) {
+                    let (d, b) = all[i];
+                    let (doc, block) = (&docs[d], &docs[d].blocks[b]);
+                    let ctx = tables::Ctx {
+                        write,
+                        dir: doc.path.parent().unwrap_or(Path::new(".")).to_path_buf(),
+                        runs: &runs,
+                    };
+                    let body = tables::generate(&block.name, &block.args, cli, &ctx).map_err(|m| {
+                        format!(
+                            "{}:{}: {m}\n  hint: generators: {}",
+                            doc.path.display(),
+                            block.line,
+                            tables::GENERATORS.join(", ")
+                        )
+                    });
+                    *made[i].lock().expect("no docs thread panics") = Some(body);
+                }
             });
         }
     });
