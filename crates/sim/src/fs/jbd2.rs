@@ -184,6 +184,8 @@ pub(crate) struct Commit {
     pub io_left: u64,
     /// Ordered inodes and the count of their completed pages to reach.
     pub ordered_targets: Vec<(u32, u64)>,
+    /// How many targets from the front are known met (a written count only grows).
+    pub ordered_met: usize,
     /// Blocks written to the log, descriptors and commit block included.
     pub blocks_logged: u64,
     /// Home 4 KiB blocks of the metadata being written to the log (BH_Shadow), sorted: a

@@ -440,6 +440,7 @@ impl Machine {
             logging_at: now,
             io_left: 0,
             ordered_targets: Vec::new(),
+            ordered_met: 0,
             blocks_logged: 0,
             shadow: Vec::new(),
             record_sectors: 8,
@@ -569,11 +570,22 @@ impl Machine {
         self.journal_submit(dev);
     }
 
-    fn ordered_done(&self, dev: u16) -> bool {
-        let c = self.journal(dev).and_then(|j| j.committing.as_ref()).expect("committing");
-        c.ordered_targets
-            .iter()
-            .all(|&(ino, target)| self.inodes[ino as usize].nr_written >= target)
+    /// Every ordered inode has written what the commit waits for. The targets met are passed
+    /// over for good (an inode's written count only grows), so that each of a commit's
+    /// completions does not walk every file again (ext3's ordered flush of 512 files).
+    fn ordered_done(&mut self, dev: u16) -> bool {
+        let inodes = &self.inodes;
+        let c = self.journals[dev as usize]
+            .as_mut()
+            .and_then(|j| j.committing.as_mut())
+            .expect("committing");
+        while let Some(&(ino, target)) = c.ordered_targets.get(c.ordered_met) {
+            if inodes[ino as usize].nr_written < target {
+                return false;
+            }
+            c.ordered_met += 1;
+        }
+        true
     }
 
     /// T_COMMIT: write the descriptors and metadata blocks (xfs: the iclogs) to the log.

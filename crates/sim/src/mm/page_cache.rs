@@ -190,6 +190,10 @@ impl AddressSpace {
             ch.add(Some(old), n);
             return ch;
         }
+        if self.set_in_gap(start, n, state) {
+            ch.add(None, n);
+            return ch;
+        }
         self.split_at(start);
         self.split_at(end);
         let mut covered = 0;
@@ -300,6 +304,33 @@ impl AddressSpace {
             None => self.put(start, Extent { len, state: st }),
         }
         Some(old)
+    }
+
+    /// [`AddressSpace::set_range`] when no page of [start, start+n) is cached (a read brought
+    /// in between cached runs): the range joins a touching neighbour in its state, or is a run
+    /// of its own. Returns false when some page of the range is cached.
+    fn set_in_gap(&mut self, start: u64, n: u64, state: Option<PageState>) -> bool {
+        let end = start + n;
+        let prev = self.map.range(..start).next_back().map(|(&s, &e)| (s, e));
+        if prev.is_some_and(|(s, e)| s + e.len > start) {
+            return false;
+        }
+        let next = self.map.range(start..).next().map(|(&s, &e)| (s, e));
+        if next.is_some_and(|(s, _)| s < end) {
+            return false;
+        }
+        let Some(st) = state else { return true };
+        self.count_in(n, st);
+        let mut len = n;
+        if let Some((s, e)) = next.filter(|&(s, e)| s == end && e.state == st) {
+            self.take(s);
+            len += e.len;
+        }
+        match prev.filter(|&(s, e)| s + e.len == start && e.state == st) {
+            Some((ps, pe)) => self.map.get_mut(&ps).expect("the neighbour found above").len = pe.len + len,
+            None => self.put(start, Extent { len, state: st }),
+        }
+        true
     }
 
     /// `n` pages in `state` left the cache or their state: the counters follow.
