@@ -265,43 +265,26 @@ impl AddressSpace {
         }
         self.count_out(n, old);
         let (before, after) = (start - s, s + e.len - end);
-        let Some(st) = state else {
-            if before > 0 {
-                self.map.get_mut(&s).expect("the run found above").len = before;
-            } else {
-                self.take(s);
-            }
-            if after > 0 {
-                self.put(end, Extent { len: after, state: old });
-            }
-            return Some(old);
-        };
-        self.count_in(n, st);
         // Neighbours in the new state that touch the range merge with it, as `coalesce` would;
         // a remainder of the old run between them stops that.
-        let left = (before == 0)
-            .then(|| self.map.range(..s).next_back().map(|(&ps, &pe)| (ps, pe)))
-            .flatten()
-            .filter(|&(ps, pe)| ps + pe.len == s && pe.state == st);
-        let right = (after == 0)
-            .then(|| self.map.get(&end).copied())
-            .flatten()
-            .filter(|ne| ne.state == st);
+        let (left, right) = match state {
+            Some(st) => (
+                (before == 0).then(|| self.touching_before(s, st)).flatten(),
+                (after == 0).then(|| self.touching_after(end, st)).flatten(),
+            ),
+            None => (None, None),
+        };
+        // The old run keeps what lies before the range; what lies after is a run of its own.
         if before > 0 {
             self.map.get_mut(&s).expect("the run found above").len = before;
         } else {
             self.take(s);
         }
-        let mut len = n;
-        if let Some(ne) = right {
-            self.take(end);
-            len += ne.len;
-        } else if after > 0 {
+        if after > 0 {
             self.put(end, Extent { len: after, state: old });
         }
-        match left {
-            Some((ps, pe)) => self.map.get_mut(&ps).expect("the neighbour found above").len = pe.len + len,
-            None => self.put(start, Extent { len, state: st }),
+        if let Some(st) = state {
+            self.place(start, n, st, left, right);
         }
         Some(old)
     }
@@ -311,26 +294,43 @@ impl AddressSpace {
     /// of its own. Returns false when some page of the range is cached.
     fn set_in_gap(&mut self, start: u64, n: u64, state: Option<PageState>) -> bool {
         let end = start + n;
-        let prev = self.map.range(..start).next_back().map(|(&s, &e)| (s, e));
-        if prev.is_some_and(|(s, e)| s + e.len > start) {
+        if self.map.range(..start).next_back().is_some_and(|(&s, e)| s + e.len > start) || self.map.range(start..end).next().is_some() {
             return false;
         }
-        let next = self.map.range(start..).next().map(|(&s, &e)| (s, e));
-        if next.is_some_and(|(s, _)| s < end) {
-            return false;
+        if let Some(st) = state {
+            let (left, right) = (self.touching_before(start, st), self.touching_after(end, st));
+            self.place(start, n, st, left, right);
         }
-        let Some(st) = state else { return true };
-        self.count_in(n, st);
+        true
+    }
+
+    /// The run in `state` that ends exactly at `at`, if any: (its first page, the run).
+    fn touching_before(&self, at: u64, state: PageState) -> Option<(u64, Extent)> {
+        self.map
+            .range(..at)
+            .next_back()
+            .map(|(&s, &e)| (s, e))
+            .filter(|&(s, e)| s + e.len == at && e.state == state)
+    }
+
+    /// The run in `state` that starts exactly at `at`, if any.
+    fn touching_after(&self, at: u64, state: PageState) -> Option<(u64, Extent)> {
+        self.map.get(&at).filter(|e| e.state == state).map(|&e| (at, e))
+    }
+
+    /// `n` pages enter [start, start+n) in `state`, where no run is now, merged with the
+    /// touching runs of that state the caller found: the counters follow.
+    fn place(&mut self, start: u64, n: u64, state: PageState, left: Option<(u64, Extent)>, right: Option<(u64, Extent)>) {
+        self.count_in(n, state);
         let mut len = n;
-        if let Some((s, e)) = next.filter(|&(s, e)| s == end && e.state == st) {
+        if let Some((s, e)) = right {
             self.take(s);
             len += e.len;
         }
-        match prev.filter(|&(s, e)| s + e.len == start && e.state == st) {
+        match left {
             Some((ps, pe)) => self.map.get_mut(&ps).expect("the neighbour found above").len = pe.len + len,
-            None => self.put(start, Extent { len, state: st }),
+            None => self.put(start, Extent { len, state }),
         }
-        true
     }
 
     /// `n` pages in `state` left the cache or their state: the counters follow.
