@@ -121,36 +121,34 @@ fn generate_all(docs: &[Doc], write: bool, cli: &clap::Command) -> Vec<Vec<Resul
     };
     let mut order: Vec<usize> = (0..all.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(cost(&plans[i])));
-    let jobs = std::thread::available_parallelism().map_or(1, |p| p.get());
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let made: Vec<std::sync::Mutex<Option<Result<String, String>>>> = all.iter().map(|_| Default::default()).collect();
-    std::thread::scope(|s| {
-        for _ in 0..jobs.min(all.len()) {
-            s.spawn(|| {
-                while let Some(&i) = order.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)) {
-                    let (d, b) = all[i];
-                    let (doc, block) = (&docs[d], &docs[d].blocks[b]);
-                    let ctx = tables::Ctx {
-                        write,
-                        dir: doc.path.parent().unwrap_or(Path::new(".")).to_path_buf(),
-                        runs: &runs,
-                    };
-                    let body = tables::generate(&block.name, &block.args, cli, &ctx).map_err(|m| {
-                        format!(
-                            "{}:{}: {m}\n  hint: generators: {}",
-                            doc.path.display(),
-                            block.line,
-                            tables::GENERATORS.join(", ")
-                        )
-                    });
-                    *made[i].lock().expect("no docs thread panics") = Some(body);
-                }
-            });
-        }
-    });
-    let mut made = made
-        .into_iter()
-        .map(|m| m.into_inner().expect("no docs thread panics").expect("every block was generated"));
+    // One worker per core, the blocks taken in `order`; the bodies go back to file order.
+    let generated = wblab_sweep::run::each_parallel(
+        order.len(),
+        0,
+        |j| {
+            let (d, b) = all[order[j]];
+            let (doc, block) = (&docs[d], &docs[d].blocks[b]);
+            let ctx = tables::Ctx {
+                write,
+                dir: doc.path.parent().unwrap_or(Path::new(".")).to_path_buf(),
+                runs: &runs,
+            };
+            tables::generate(&block.name, &block.args, cli, &ctx).map_err(|m| {
+                format!(
+                    "{}:{}: {m}\n  hint: generators: {}",
+                    doc.path.display(),
+                    block.line,
+                    tables::GENERATORS.join(", ")
+                )
+            })
+        },
+        |_| {},
+    );
+    let mut made: Vec<Option<Result<String, String>>> = all.iter().map(|_| None).collect();
+    for (&i, body) in order.iter().zip(generated) {
+        made[i] = Some(body);
+    }
+    let mut made = made.into_iter().map(|m| m.expect("every block was generated"));
     docs.iter().map(|doc| made.by_ref().take(doc.blocks.len()).collect()).collect()
 }
 
