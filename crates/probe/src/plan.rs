@@ -167,6 +167,8 @@ pub struct Plan {
     pub state_dir: PathBuf,
     pub scratch: PathBuf,
     pub out: PathBuf,
+    /// The first touch of free memory is timed before the run (not with `--no-memory-touch`).
+    pub memory_touch: bool,
     pub devices: Vec<DevicePlan>,
     pub sysctl: Vec<SysctlWrite>,
     /// Every task instance with its real file (fio's jobs as one `fio` task).
@@ -310,6 +312,7 @@ impl Plan {
             state_dir: crate::journal::state_dir(),
             scratch,
             out: opts.out.clone(),
+            memory_touch: opts.memory_touch,
             sysctl: if host.root { knobs::sysctl_writes(&sc.sysctl) } else { Vec::new() },
             devices,
             tasks,
@@ -453,11 +456,13 @@ impl Plan {
             "results:  {} (made, or a previous results directory replaced)",
             self.out.display()
         );
-        let _ = writeln!(
+        if self.memory_touch {
+            let _ = writeln!(
             o,
             "time     the first touch of free memory: {} (up to 2 GiB written through the page cache in timed steps of 32 MiB, never synced; removed); where the kernel reports free pages to a host, it waits until the memory freed before has been reported, before the probe and again before the workload",
             s.join("memory-touch.probe").display()
         );
+        }
         if self.devices.iter().any(|d| d.loop_device.is_some()) {
             let _ = writeln!(
                 o,

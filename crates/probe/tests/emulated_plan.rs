@@ -1,7 +1,7 @@
 //! `wblab measure`'s plan for a device with `emulate = true`: a loop device bound to the
 //! FUSE file that serves the device's model, everything inside the scratch directory, and
-//! requests capped at what the emulation passes whole. Plans are built for an example root
-//! host: nothing on this machine is read or changed.
+//! requests capped at what the emulation passes whole; and what the plan says of the memory
+//! probe. Plans are built for an example root host: nothing on this machine is read or changed.
 
 use std::path::PathBuf;
 use wblab_probe::plan::{Host, Plan, EMULATED_MAX_SECTORS_KB};
@@ -108,4 +108,21 @@ fn every_shipped_scenario_plans_with_its_devices_emulated() {
         planned += usize::from(served > 0);
     }
     assert!(planned >= 20, "only {planned} shipped scenarios planned with emulated devices");
+}
+
+/// `measure --plan` says whether the first touch of free memory will be timed, as the run does.
+#[test]
+fn the_plan_names_the_memory_probe_only_when_it_will_run() {
+    let text =
+        "duration = \"5s\"\n[[device]]\nname = \"sda\"\nmodel = \"ssd\"\n[[task]]\nname = \"dd\"\njob = \"dd\"\nfile = \"/mnt/sda/f\"\n";
+    let sc = wblab_scenario::parse(text, "plain.toml").unwrap_or_else(|e| panic!("{e}"));
+    let mut opts = MeasureOptions::new(PathBuf::from("/nonexistent/out"));
+    let with = Plan::build(&sc, &opts, &Host::example()).expect("a plan").render();
+    assert!(with.contains("memory-touch.probe"), "{with}");
+    opts.memory_touch = false;
+    let without = Plan::build(&sc, &opts, &Host::example()).expect("a plan").render();
+    assert!(
+        !without.contains("memory-touch.probe") && !without.contains("first touch"),
+        "{without}"
+    );
 }
