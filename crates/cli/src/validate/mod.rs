@@ -190,6 +190,7 @@ fn run_case(me: &Path, a: &ValidateArgs, case: &generate::Case, dir: &Path) -> R
     let s = score::CaseScore {
         case: case.name.clone(),
         figures: graded,
+        repeats: a.repeat as usize,
     };
     let json = serde_json::to_string_pretty(&s).expect("score serialises");
     fs::write(dir.join("score.json"), json).map_err(|e| format!("cannot write score.json: {e}"))
@@ -292,6 +293,24 @@ fn load_scores(out: &Path) -> Vec<score::CaseScore> {
         .collect();
     dirs.sort();
     dirs.iter()
-        .filter_map(|d| serde_json::from_str(&fs::read_to_string(d.join("score.json")).ok()?).ok())
+        .filter_map(|d| {
+            let mut s: score::CaseScore = serde_json::from_str(&fs::read_to_string(d.join("score.json")).ok()?).ok()?;
+            s.repeats = measured_repeats(d).unwrap_or(s.repeats);
+            Some(s)
+        })
         .collect()
+}
+
+/// How many kernel repeats a case directory holds (`measured/r<k>`), None when it holds none.
+fn measured_repeats(case: &Path) -> Option<usize> {
+    let n = fs::read_dir(case.join("measured"))
+        .ok()?
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| n.starts_with('r') && n[1..].parse::<u32>().is_ok())
+        })
+        .count();
+    (n > 0).then_some(n)
 }
