@@ -59,9 +59,8 @@ pub(crate) struct BlockMap {
     /// The inode preallocation: reserved pages not yet mapped, `[page, page + pages)` at
     /// `sector` (`ext4_prealloc_space`).
     pa: Option<Extent>,
-    /// The extent the last lookup found: files are mostly walked in order, so the next lookup
-    /// is usually there or in the one after (a binary search over a fragmented file's
-    /// thousands of extents was 5 % of a 512-writer run).
+    /// The extent the last lookup found, where the next one starts searching
+    /// ([`BlockMap::first_ending_after`]).
     hint: std::cell::Cell<usize>,
 }
 
@@ -223,22 +222,48 @@ impl BlockMap {
             // Past the end: a file being appended to.
             return None;
         }
-        let h = self.hint.get();
-        for i in [h, h + 1] {
-            match self.extents.get(i) {
-                Some(e) if e.page <= page && page < e.end_page() => {
-                    self.hint.set(i);
-                    return Some(i);
-                }
-                _ => {}
-            }
-        }
-        let i = self.extents.partition_point(|e| e.end_page() <= page);
-        let found = i < self.extents.len() && self.extents[i].page <= page;
+        let i = self.first_ending_after(page);
+        let found = self.extents[i].page <= page;
         if found {
             self.hint.set(i);
         }
         found.then_some(i)
+    }
+
+    /// Index of the first extent that ends after `page` (the last one does), searched from
+    /// the last lookup's extent outwards: one or two probes for a file walked in order, and a
+    /// few, all near each other, for read-ahead jumping a window ahead of the reader and back.
+    /// A binary search of the whole map of a fragmented file — thousands of one-page extents
+    /// on ext3 under 512 writers — missed the cache at most of its steps and was 6 % of the
+    /// wall time of such a run.
+    fn first_ending_after(&self, page: u64) -> usize {
+        let ext = &self.extents;
+        let ends_by = |e: &Extent| e.end_page() <= page;
+        let h = self.hint.get().min(ext.len() - 1);
+        if ends_by(&ext[h]) {
+            // Forward: the answer lies in (h, len), and the last extent ends after `page`.
+            let (mut lo, mut probe, mut step) = (h + 1, h + 1, 1);
+            while ends_by(&ext[probe]) {
+                lo = probe + 1;
+                probe = (probe + step).min(ext.len() - 1);
+                step *= 2;
+            }
+            lo + ext[lo..=probe].partition_point(ends_by)
+        } else {
+            // Backward: the answer lies in [0, h].
+            let (mut hi, mut step) = (h, 1);
+            loop {
+                if hi == 0 {
+                    return 0;
+                }
+                let probe = hi.saturating_sub(step);
+                if ends_by(&ext[probe]) {
+                    return probe + 1 + ext[probe + 1..=hi].partition_point(ends_by);
+                }
+                hi = probe;
+                step *= 2;
+            }
+        }
     }
 
     /// Insert a new extent, merging with its left neighbour when physically contiguous.
@@ -547,5 +572,28 @@ mod tests {
         assert_eq!((n0, n1), (1500, 1500), "the second run crosses the 8 MiB window at page 2048");
         assert_eq!(s1, s0 + 1500 * 8);
         assert_eq!(f.extents(), 1);
+    }
+
+    proptest::proptest! {
+        /// The search from the last lookup finds what a scan of every extent finds, whatever
+        /// the order of the lookups.
+        #[test]
+        fn a_lookup_finds_the_page_a_scan_finds(
+            extents in proptest::collection::vec((0u64..4, 1u64..5), 1..60),
+            lookups in proptest::collection::vec(0u64..300, 1..80),
+        ) {
+            let mut m = BlockMap::default();
+            let mut page = 0;
+            for (k, (gap, pages)) in extents.into_iter().enumerate() {
+                page += gap;
+                m.insert(Extent { page, sector: 1_000_000 * (k as u64 + 1), pages });
+                page += pages;
+            }
+            for p in lookups {
+                let scan = m.extents.iter().find(|e| e.page <= p && p < e.end_page())
+                    .map(|e| e.sector + (p - e.page) * SECTORS_PER_PAGE);
+                proptest::prop_assert_eq!(m.lookup(p), scan, "page {}", p);
+            }
+        }
     }
 }
