@@ -504,7 +504,7 @@ impl Machine {
         let mut wait_on = None;
         for p in self.partial_page_ranges(tid).into_iter().flatten() {
             match self.inodes[ino as usize].mapping.state(p) {
-                None if !self.inodes[ino as usize].has_unwritten(p, 1) && self.inodes[ino as usize].blocks.lookup(p).is_some() => {
+                None if !self.inodes[ino as usize].has_unwritten(p, 1) && self.inodes[ino as usize].blocks.mapped(p) => {
                     if !self.read_one_page(tid, ino, p) {
                         return None;
                     }

@@ -604,7 +604,7 @@ impl Machine {
                     };
                 }
                 let len = (bio_end - p).min(max_pages - (p % max_pages)).min(max_pages);
-                let new_blocks = journalled && self.inodes[ino as usize].blocks.lookup(p).is_none();
+                let new_blocks = journalled && !self.inodes[ino as usize].blocks.mapped(p);
                 // Delayed allocation: blocks are assigned now, as ext4_map_blocks does.
                 let inode = &mut self.inodes[ino as usize];
                 let size = inode.mapping.end().max(inode.size_pages);

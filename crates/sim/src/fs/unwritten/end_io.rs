@@ -66,13 +66,11 @@ impl Machine {
         let (first, end) = page_range(offset, bytes);
         let mut p = first;
         while p < end {
-            if self.inodes[ino as usize].blocks.lookup(p).is_some() {
+            if self.inodes[ino as usize].blocks.mapped(p) {
                 p += 1;
                 continue;
             }
-            let hole = (p..end)
-                .take_while(|&q| self.inodes[ino as usize].blocks.lookup(q).is_none())
-                .count() as u64;
+            let hole = (p..end).take_while(|&q| !self.inodes[ino as usize].blocks.mapped(q)).count() as u64;
             let (sector, got) = self.inodes[ino as usize]
                 .blocks
                 .map_for_write(p, hole, end, &mut self.allocs[dev as usize]);
@@ -103,7 +101,7 @@ impl Machine {
         let t = &self.tasks[tid as usize];
         let inode = &self.inodes[t.file as usize];
         let (first, last) = (t.offset / PAGE_SIZE, (t.offset + t.op_left.max(1) - 1) / PAGE_SIZE);
-        inode.blocks.lookup(first).is_none() || inode.blocks.lookup(last).is_none()
+        !inode.blocks.mapped(first) || !inode.blocks.mapped(last)
     }
 
     /// Whether an O_DSYNC direct write of `bytes` at `offset` into `ino` may go as FUA writes
@@ -117,7 +115,7 @@ impl Machine {
             return false;
         }
         let (first, end) = page_range(offset, bytes);
-        if inode.has_unwritten(first, end - first) || (first..end).any(|p| inode.blocks.lookup(p).is_none()) {
+        if inode.has_unwritten(first, end - first) || (first..end).any(|p| !inode.blocks.mapped(p)) {
             return false;
         }
         self.journal(dev).is_none_or(|j| self.inode_durable(j, ino, true))
