@@ -378,7 +378,7 @@ impl BlockMap {
     /// block of the page before it, else the writer's colour in the inode's group (the
     /// first). `pid` picks the colour, 1/16 of a group apart.
     pub(crate) fn ext3_get_block(&mut self, page: u64, alloc: &mut DevAllocator, pid: u64) {
-        if self.find(page).is_some() {
+        if self.mapped(page) {
             return;
         }
         let goal = match self.next_alloc {
