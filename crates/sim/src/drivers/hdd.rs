@@ -807,7 +807,9 @@ impl Hdd {
 
     /// Forget the read segments overlapping `[s, e)` (written, or about to be re-held).
     fn drop_segments(&mut self, s: u64, e: u64) {
-        if self.read_segs.is_empty() {
+        // Most writes meet no segment: a read-only scan first, the rebuilding `retain` only
+        // when one overlaps.
+        if !self.read_segs.iter().any(|&(a, b)| b > s && a < e) {
             return;
         }
         let mut freed = 0;
