@@ -167,6 +167,16 @@ pub struct FioStats {
 }
 
 impl FioStats {
+    /// Settle every latency histogram (see [`LatencyHist::settle`]).
+    pub fn settle(&mut self) {
+        for d in &mut self.dir {
+            for l in [&mut d.slat, &mut d.clat, &mut d.lat] {
+                l.hist.settle();
+            }
+        }
+        self.sync.hist.settle();
+    }
+
     /// fio's `iodepth_level` bucket of a depth.
     pub fn depth_bucket(depth: u32) -> usize {
         match depth {

@@ -85,7 +85,11 @@ impl Machine {
                 task: i,
                 job: (**j).clone(),
                 clone: t.instance,
-                stats: std::mem::take(&mut f.stats),
+                stats: {
+                    let mut stats = std::mem::take(&mut f.stats);
+                    stats.settle();
+                    stats
+                },
                 cpu_user_ns: t.cpu_user,
                 cpu_sys_ns: t.cpu_sys,
                 ctx: {
