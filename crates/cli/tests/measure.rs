@@ -809,3 +809,89 @@ fn wblab_emulate_serves_until_interrupted_then_undoes_everything() {
     // The default USB key writes at most ~10 MB/s: 4 MiB synced cannot take under 0.3 s.
     assert!(took > Duration::from_millis(300), "4 MiB through an emulated USB key in {took:?}");
 }
+
+/// Every tunable of every elevator the model has reaches the real kernel: `measure` writes the
+/// device's whole queue (the scheduler first) and each of its elevator's `iosched/` files —
+/// the ones the scenario sets and the model's defaults for the rest, so that the kernel runs
+/// what the simulation runs — and machine.json records each with what the kernel reads back.
+/// An elevator this kernel lacks is recorded as refused, and its tunables are not written.
+#[test]
+fn every_elevator_tunable_reaches_the_kernel() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _machine = leaks::serial_lock();
+    if !can_run() {
+        return;
+    }
+    let t = Tmp::new("tunables");
+    // Values off each elevator's defaults, where the model has them.
+    let set: [(&str, &str, &[(&str, &str)]); 3] = [
+        (
+            "dl",
+            "mq-deadline",
+            &[
+                ("iosched/fifo_batch", "8"),
+                ("iosched/writes_starved", "3"),
+                ("iosched/front_merges", "0"),
+            ],
+        ),
+        ("bq", "bfq", &[("iosched/low_latency", "0"), ("iosched/slice_idle", "0")]),
+        ("ky", "kyber", &[("iosched/read_lat_nsec", "1000000")]),
+    ];
+    let mut sc = String::from("name = \"tunables\"\nduration = \"1s\"\n");
+    for (name, elevator, knobs) in &set {
+        sc += &format!(
+            "\n[[device]]\nname = \"{name}\"\nmodel = \"loop\"\nsize = \"128MiB\"\nfs = \"ext4\"\n\"queue/scheduler\" = \"{elevator}\"\n"
+        );
+        for (k, v) in knobs.iter() {
+            sc += &format!("\"queue/{k}\" = {v}\n");
+        }
+    }
+    sc += "\n[[task]]\nname = \"dd\"\njob = \"dd\"\nfile = \"/mnt/dl/zero\"\nbs = \"1MiB\"\n";
+    let path = t.0.join("tunables.toml");
+    std::fs::write(&path, &sc).unwrap();
+    let out = t.0.join("out");
+    let o = measure(&path, &out, &t.0).output().unwrap();
+    assert!(o.status.success(), "exit {:?}\n{}", o.status, String::from_utf8_lossy(&o.stderr));
+    assert_clean(&out, &t.0);
+    let m: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("machine.json")).unwrap()).unwrap();
+    let mut checked = 0;
+    for (name, elevator, knobs) in &set {
+        let dev = m["devices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["name"] == *name)
+            .expect("the device's record");
+        let records = dev["knobs"].as_array().unwrap();
+        let record = |file: &str| {
+            records
+                .iter()
+                .find(|r| r["path"].as_str().is_some_and(|p| p.ends_with(&format!("/queue/{file}"))))
+        };
+        let scheduler = record("scheduler").expect("the scheduler is written first");
+        if scheduler["effective"] != *elevator {
+            eprintln!("note: this kernel refused {elevator}: {scheduler}");
+            continue;
+        }
+        let info = wblab_sim::block::sched::elevator_named(elevator).expect("an elevator of the model");
+        for k in info.tunables {
+            let file = k.key.strip_prefix("queue/").unwrap_or(k.key);
+            if file == "iosched/async_depth" {
+                continue; // mq-deadline's 0, "the kernel's own", is left alone
+            }
+            let r = record(file).unwrap_or_else(|| panic!("{elevator}: {file} was not written: {records:?}"));
+            let (wanted, effective) = (r["wanted"].as_str().unwrap(), r["effective"].as_str().unwrap());
+            // Times in ms read back in whole jiffies (250 ms is 62.5 jiffies at HZ = 250).
+            let near = match (wanted.parse::<i64>(), effective.parse::<i64>()) {
+                (Ok(w), Ok(e)) => (w - e).abs() <= 10.max(w / 100),
+                _ => false,
+            };
+            assert!(wanted == effective || near, "{elevator}: {file}: {r}");
+            checked += 1;
+        }
+        for (k, v) in knobs.iter() {
+            assert_eq!(record(k).unwrap()["wanted"], *v, "{elevator}: the scenario's {k}");
+        }
+    }
+    assert!(checked >= 5, "only {checked} tunables checked: the kernel refused every elevator?");
+}
