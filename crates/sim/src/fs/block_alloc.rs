@@ -278,6 +278,17 @@ impl BlockMap {
             None => 0,
             Some(_) => self.extents.partition_point(|x| x.page < e.page),
         };
+        // Pages are mapped once: `mapped` counts them, and a lookup finds one extent.
+        debug_assert!(
+            i == 0 || self.extents[i - 1].end_page() <= e.page,
+            "extent {e:?} overlaps {:?}",
+            self.extents[i - 1]
+        );
+        debug_assert!(
+            self.extents.get(i).is_none_or(|n| e.end_page() <= n.page),
+            "extent {e:?} overlaps {:?}",
+            self.extents[i]
+        );
         if i > 0 {
             let l = &mut self.extents[i - 1];
             if l.end_page() == e.page && l.end_sector() == e.sector {
