@@ -810,6 +810,10 @@ fn wblab_emulate_serves_until_interrupted_then_undoes_everything() {
     assert!(took > Duration::from_millis(300), "4 MiB through an emulated USB key in {took:?}");
 }
 
+/// A loop device of the tunables test: its name, its elevator, and the `queue/` files the
+/// scenario sets with their values.
+type ElevatorDevice = (&'static str, &'static str, &'static [(&'static str, &'static str)]);
+
 /// Every tunable of every elevator the model has reaches the real kernel: `measure` writes the
 /// device's whole queue (the scheduler first) and each of its elevator's `iosched/` files —
 /// the ones the scenario sets and the model's defaults for the rest, so that the kernel runs
@@ -824,7 +828,7 @@ fn every_elevator_tunable_reaches_the_kernel() {
     }
     let t = Tmp::new("tunables");
     // Values off each elevator's defaults, where the model has them.
-    let set: [(&str, &str, &[(&str, &str)]); 3] = [
+    let set: [ElevatorDevice; 3] = [
         (
             "dl",
             "mq-deadline",
