@@ -458,10 +458,10 @@ impl Plan {
         );
         if self.memory_touch {
             let _ = writeln!(
-            o,
-            "time     the first touch of free memory: {} (up to 2 GiB written through the page cache in timed steps of 32 MiB, never synced; removed); where the kernel reports free pages to a host, it waits until the memory freed before has been reported, before the probe and again before the workload",
-            s.join("memory-touch.probe").display()
-        );
+                o,
+                "time     the first touch of free memory: {} (up to 2 GiB written through the page cache in timed steps of 32 MiB, never synced; removed); where the kernel reports free pages to a host, it waits until the memory freed before has been reported, before the probe and again before the workload",
+                s.join("memory-touch.probe").display()
+            );
         }
         if self.devices.iter().any(|d| d.loop_device.is_some()) {
             let _ = writeln!(
