@@ -73,6 +73,48 @@ fn every_elevator_reaches_the_parser_and_wblab_kernels() {
     }
 }
 
+/// Every `[machine]` key of the table, the test-only one included, is accepted by `wblab check`
+/// at a value of its typical range and refused above its range, naming the key; a misspelling
+/// is answered with it.
+#[test]
+fn every_machine_key_reaches_the_parser_and_its_errors() {
+    use wblab_sim::config::{KnobKind, MACHINE_KNOBS};
+    let dir = scratch("registry-machine");
+    assert!(
+        MACHINE_KNOBS.iter().any(|k| k.knob.key == "test_machine_cost"),
+        "the test machine key is registered"
+    );
+    for k in MACHINE_KNOBS {
+        let (lo, hi) = k.typical;
+        let mid = lo + (hi - lo) / 2;
+        let (ok, high) = match k.knob.kind {
+            KnobKind::Count { max, .. } => (mid.to_string(), Some((max + 1).to_string())),
+            KnobKind::Size { max, .. } => (
+                format!("\"{}KiB\"", (mid / 1024).next_power_of_two()),
+                (max < u64::MAX / 2).then(|| format!("\"{}KiB\"", max / 1024 * 2)),
+            ),
+            KnobKind::Duration { max } => (format!("\"{mid}ns\""), Some(format!("\"{}ns\"", max + 1))),
+            KnobKind::Rate => (format!("\"{}KiB/s\"", (mid / 1024).max(1)), None),
+            KnobKind::Bool => ("true".to_string(), None),
+            _ => continue,
+        };
+        // A 32-bit kernel's zones are modelled with the old reclaim only.
+        let kernel = if k.knob.key == "highmem" { "kernel = \"3.2\"\n" } else { "" };
+        let sc = format!("{kernel}[machine]\n{} = {ok}\n", k.knob.key);
+        let out = check(&dir, "ok", &sc);
+        assert!(out.status.success(), "{sc}\n{}", String::from_utf8_lossy(&out.stderr));
+        if let Some(high) = high {
+            let sc = format!("[machine]\n{} = {high}\n", k.knob.key);
+            let out = check(&dir, "high", &sc);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(!out.status.success() && err.contains(k.knob.key), "{sc}\n{err}");
+        }
+    }
+    let out = check(&dir, "typo", "[machine]\ntest_machine_cots = \"1us\"\n");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("did you mean `test_machine_cost`"), "{err}");
+}
+
 /// Every sysctl of the table, the test-only one included, is accepted by `wblab check` at a
 /// value in its range and refused above it, naming the key; a misspelling is answered with it.
 #[test]

@@ -28,6 +28,7 @@ pub const GENERATORS: &[&str] = &[
     "device-models",
     "device-keys MODEL",
     "sysctl-keys",
+    "machine-keys",
     "device-queues",
     "device-figures",
     "include PATH [NAME]",
@@ -76,6 +77,7 @@ pub fn generate(name: &str, args: &[String], cli: &clap::Command, ctx: &Ctx) -> 
         "device-models" => no_args(device_models()),
         "device-keys" => device_keys(one_arg()?),
         "sysctl-keys" => no_args(sysctl_keys()),
+        "machine-keys" => no_args(machine_keys()),
         "device-queues" => no_args(device_queues()),
         "device-figures" => no_args(device_figures()),
         "run" => run(one_arg()?, runs),
@@ -292,6 +294,28 @@ fn sysctl_keys() -> String {
         vec![code(k.knob.key), k.unit.to_string(), default, k.knob.doc.to_string()]
     });
     table(&["key", "unit", "default", "accepted"], rows)
+}
+
+/// The `[machine]` reference, from the table every tool reads, and `buddyinfo`.
+fn machine_keys() -> String {
+    let d = wblab_sim::config::MachineConfig::default();
+    let mut rows: Vec<Vec<String>> = wblab_sim::config::SHIPPED_MACHINE_KNOBS
+        .iter()
+        .map(|k| {
+            let default = match k.default_text {
+                Some(t) => t.to_string(),
+                None => code(&k.knob.kind.show(k.value(&d))),
+            };
+            vec![code(k.knob.key), k.knob.kind.describe(), default, k.knob.doc.to_string()]
+        })
+        .collect();
+    rows.push(vec![
+        code(wblab_sim::config::BUDDYINFO_KEY),
+        "string".to_string(),
+        "none".to_string(),
+        wblab_sim::config::BUDDYINFO_DOC.to_string(),
+    ]);
+    table(&["key", "written as", "default", "what it is"], rows)
 }
 
 fn device_queues() -> String {

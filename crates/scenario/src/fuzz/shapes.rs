@@ -78,34 +78,30 @@ pub fn top(key: &str) -> Option<Shape> {
     })
 }
 
+/// A `[machine]` key's shape: its table's typical range; `buddyinfo` and `page_size` (a power
+/// of two) from lists of values.
 pub fn machine(key: &str) -> Option<Shape> {
-    Some(match key {
-        "memory" => Shape::Size(512 * M, 4 * G),
-        "cpus" => Shape::Int(1, 16),
-        "memory_bandwidth" => Shape::Rate(100 * M, 16 * G),
-        "unreclaimable" => Shape::Size(0, 32 * M),
-        "highmem" => Shape::Size(0, 3 * G),
-        "other_dirty" => Shape::Size(0, 64 * M),
-        "syscall_overhead" => Shape::Duration(0, 50 * US),
-        "wakeup_cost" | "context_switch_cost" | "completion_cost" => Shape::Duration(0, 100 * US),
-        "wakeup_latency" => Shape::Duration(0, 2_000 * US),
-        "idle_wake_latency" => Shape::Duration(0, 500 * US),
-        "page_first_touch" | "page_first_touch_read" => Shape::Duration(0, 50 * US),
-        "page_reporting_delay" => Shape::Duration(10_000 * US, 5_000_000 * US),
-        "page_reporting_reserve" => Shape::Size(0, 512 * M),
-        "page_reporting_order" => Shape::Int(0, 11),
-        "buddyinfo" => Shape::Raw(&[
-            "\"17507 9681 5549 3005 1116 696 1531 1625 1113 720 1762\"",
-            "\"0 0 0 0 0 0 0 0 256\"",
-            "\"5000 3000 1000\"",
-            "\"0\"",
-        ]),
-        "chance" => Shape::Bool,
-        "wait_recheck_cost" => Shape::Duration(0, 5 * US),
-        "page_wait_buckets" => Shape::Int(0, 4096),
-        "struct_page_size" => Shape::Int(16, 256),
-        "page_size" => Shape::Raw(&["\"4KiB\"", "\"8KiB\"", "\"16KiB\"", "\"64KiB\""]),
-        _ => return None,
+    match key {
+        "buddyinfo" => {
+            return Some(Shape::Raw(&[
+                "\"17507 9681 5549 3005 1116 696 1531 1625 1113 720 1762\"",
+                "\"0 0 0 0 0 0 0 0 256\"",
+                "\"5000 3000 1000\"",
+                "\"0\"",
+            ]))
+        }
+        "page_size" => return Some(Shape::Raw(&["\"4KiB\"", "\"8KiB\"", "\"16KiB\"", "\"64KiB\""])),
+        _ => {}
+    }
+    let k = wblab_sim::config::machine_knob(key)?;
+    let (lo, hi) = k.typical;
+    Some(match k.knob.kind {
+        KnobKind::Size { .. } => Shape::Size(lo, hi),
+        KnobKind::Rate => Shape::Rate(lo, hi),
+        KnobKind::Duration { .. } => Shape::Duration(lo, hi),
+        KnobKind::Bool => Shape::Bool,
+        KnobKind::Count { .. } => Shape::Int(lo, hi),
+        kind => of_knob(kind),
     })
 }
 

@@ -42,7 +42,7 @@ pub fn catalogue() -> Catalogue {
     .concat();
     Catalogue {
         top: TOP_KEYS.iter().copied().filter(|k| !SECTIONS.contains(k)).collect(),
-        machine: machine::KEYS.to_vec(),
+        machine: machine::keys(),
         sysctl: sysctl::keys(),
         policy: policy::KEYS.to_vec(),
         trace: TRACE_KEYS.to_vec(),

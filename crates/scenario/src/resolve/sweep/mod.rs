@@ -300,7 +300,7 @@ fn sweepable() -> Vec<String> {
                 .filter(|k| !k.starts_with("vm.bdflush"))
                 .map(|k| k.to_string()),
         )
-        .chain(machine::KEYS.iter().map(|k| format!("machine/{k}")))
+        .chain(machine::keys().into_iter().map(|k| format!("machine/{k}")))
         .chain(policy::KEYS.iter().map(|k| format!("policy/{k}")))
         .chain(TOP.iter().map(|k| k.to_string()))
         .chain(["kernel".to_string()])
