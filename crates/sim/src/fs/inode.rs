@@ -48,6 +48,9 @@ pub(crate) struct Inode {
     /// Cached pages whose frames no one has touched since the host backed them again (a read
     /// filled them by DMA): the first copy out pays `[machine] page_first_touch`.
     pub untouched: u64,
+    /// Cached pages a device read filled that no copy out has read since: the next copies
+    /// pay `[machine] cold_copy_cost` for them.
+    pub cold: u64,
     /// `i_sync_tid`: the journal transaction that last changed the inode, timestamps
     /// included (`I_DIRTY_SYNC`; what fsync commits; 0: none).
     pub sync_tid: u32,
@@ -108,6 +111,7 @@ impl Inode {
             nr_written: 0,
             buffer_cache: false,
             untouched: 0,
+            cold: 0,
             sync_tid: 0,
             datasync_tid: 0,
             ordered_tid: 0,

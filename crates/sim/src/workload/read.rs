@@ -119,7 +119,8 @@ impl Machine {
     fn read_copy(&mut self, tid: u32) -> Option<Phase> {
         let t = &self.tasks[tid as usize];
         let (ino, left) = (t.file, t.op_left);
-        let touch = self.copy_out_touch_ns(ino, left.div_ceil(PAGE_SIZE));
+        let pages = left.div_ceil(PAGE_SIZE);
+        let touch = self.copy_out_touch_ns(ino, pages) + self.copy_out_cold_ns(ino, pages);
         self.tasks[tid as usize].phase = Phase::ReadCopyDone;
         let burst = self.copy_ns(left) + self.cfg.machine.syscall_overhead + touch;
         self.cpu_run(Who::Task(tid), burst);
@@ -296,6 +297,7 @@ impl Machine {
         self.inodes[file as usize]
             .mapping
             .transition(start, n, PageState::Reading, Some(PageState::Clean));
+        self.inodes[file as usize].cold += n;
         if self.era.inactive.is_none() {
             self.lru_add_clean(file, start, n);
         }
