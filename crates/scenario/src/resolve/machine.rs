@@ -3,7 +3,7 @@
 use crate::error::{Gather, Many};
 use crate::section::Section;
 use crate::units::format_size;
-use wblab_sim::config::{MachineConfig, BUDDYINFO_KEY, MACHINE_KNOBS};
+use wblab_sim::config::{KnobKind, KnobSpec, KnobValue, MachineConfig, BUDDYINFO_KEY, MACHINE_KNOBS};
 use wblab_sim::units::MIB;
 
 /// The keys of `[machine]`: the table's and `buddyinfo`.
@@ -17,7 +17,7 @@ pub(super) fn build(sec: &Section<'_>) -> Many<MachineConfig> {
     let mut m = MachineConfig::default();
     for k in MACHINE_KNOBS {
         let Some(e) = sec.get(k.knob.key) else { continue };
-        let v = super::model::knob_value(e, &k.knob.spec()).and_then(|v| match (k.refuse)(v.uint()) {
+        let v = value(e, &k.knob.spec()).and_then(|v| match (k.refuse)(v.uint()) {
             Some((problem, hint)) => Err(e.problem(problem).hint(hint)),
             None => Ok(v),
         });
@@ -73,6 +73,19 @@ pub(super) fn build(sec: &Section<'_>) -> Many<MachineConfig> {
             .hint("an i386 kernel has 896 MiB of lowmem: highmem = memory - 896MiB")]);
     }
     Ok(m)
+}
+
+/// The value of a `[machine]` key as its kind reads it, with the reader's own errors and hints
+/// (`remove the quotes`, `sizes are bytes`): a machine key's doc is a description, not a hint.
+fn value(e: &crate::section::Entry<'_>, spec: &KnobSpec) -> crate::error::Result<KnobValue> {
+    Ok(match spec.kind {
+        KnobKind::Count { min, max } => KnobValue::Uint(e.uint(min, max)?),
+        KnobKind::Size { min, max, .. } => KnobValue::Uint(e.size_in(min, max)?),
+        KnobKind::Rate => KnobValue::Uint(e.rate()?),
+        KnobKind::Duration { max } => KnobValue::Uint(e.duration_in(0, max)?),
+        KnobKind::Bool => KnobValue::Bool(e.boolean()?),
+        _ => super::model::knob_value(e, spec)?,
+    })
 }
 
 /// Page cache a 32-bit machine's lowmem must have room for besides `unreclaimable`.

@@ -48,7 +48,7 @@ fn refuse_short_reporting_delay(ns: u64) -> Option<(String, &'static str)> {
 fn refuse_odd_page_size(bytes: u64) -> Option<(String, &'static str)> {
     (!bytes.is_power_of_two()).then(|| {
         (
-            format!("{bytes} bytes is not a power of two, as a page size must be"),
+            format!("a page size of {bytes} bytes is not a power of two"),
             "4KiB (x86), 8KiB (sparc64), 16KiB or 64KiB (arm64, ppc64)",
         )
     })
