@@ -289,6 +289,7 @@ impl Server {
                 segments: w.io.bytes.div_ceil(4096).max(1) as u32,
                 sync: w.io.op != Op::Write,
                 fua: false,
+                prio: Default::default(),
             };
             self.flush_alone = alone;
             self.dev.dispatch(self.model_now, rq);

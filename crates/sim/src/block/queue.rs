@@ -788,6 +788,7 @@ impl BlockQueue {
                     segments: 0,
                     sync: true,
                     fua: false,
+                    prio: Default::default(),
                 },
             );
             issued.push(FLUSH_ID);
@@ -805,6 +806,7 @@ impl BlockQueue {
             let Some(id) = self.bypass.pop_front().or_else(|| self.elv.dispatch(now).map(|e| e.id)) else {
                 break;
             };
+            let prio = self.submitter_prio(self.pool[id as usize].submitter);
             let r = &mut self.pool[id as usize];
             r.issue_ns = now;
             r.stage = RqStage::Device;
@@ -821,6 +823,7 @@ impl BlockQueue {
                     segments: r.phys_segs,
                     sync: r.sync,
                     fua: r.fua,
+                    prio,
                 },
             );
             issued.push(id);

@@ -46,7 +46,7 @@ fn is_zero(n: &Ns) -> bool {
 }
 
 /// An I/O priority class, as `ionice -c` sets it (`IOPRIO_CLASS_*`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum IoPrioClass {
     /// Realtime: served before everything else.
@@ -61,7 +61,7 @@ pub enum IoPrioClass {
 
 /// A task's I/O priority: class and level (0 highest … 7; only realtime and best effort
 /// have levels).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub struct IoPrio {
     pub class: IoPrioClass,
     pub level: u8,

@@ -97,6 +97,7 @@ fn drive_stable(dev: &mut dyn Device, qd: u32, n: usize, mut next: impl FnMut(us
                     segments: bytes.div_ceil(4096) as u32,
                     sync: false,
                     fua: false,
+                    prio: Default::default(),
                 },
             );
             issued.push((now, bytes, op));

@@ -1637,6 +1637,7 @@ mod tests {
                         segments: (len * 512).div_ceil(4096) as u32,
                         sync: w && far,
                         fua: false,
+                        prio: Default::default(),
                     };
                     (rq, gap)
                 })

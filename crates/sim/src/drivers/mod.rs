@@ -60,6 +60,9 @@ pub struct DevRequest {
     /// REQ_FUA: the write completes only once it is on stable media (sent only to a device
     /// that [`Device::supports_fua`]).
     pub fua: bool,
+    /// The submitter's I/O priority (`req_get_ioprio`): a device that queues its requests
+    /// again in an elevator of its own (a loop device's backing disk) passes it on.
+    pub prio: crate::config::IoPrio,
 }
 
 /// A storage device: accepts requests, completes them later.

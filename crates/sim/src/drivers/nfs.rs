@@ -504,6 +504,7 @@ mod tests {
             segments: bytes.div_ceil(4096) as u32,
             sync: false,
             fua: false,
+            prio: Default::default(),
         }
     }
 

@@ -284,6 +284,7 @@ impl Device for Raid0 {
                 segments: ((u64::from(rq.segments) * bytes).div_ceil(rq.bytes.max(1)) as u32).max(1),
                 sync: rq.sync,
                 fua: false,
+                prio: Default::default(),
             };
             self.submit(now, m, part);
         }
@@ -386,6 +387,7 @@ mod tests {
             segments: 128,
             sync: false,
             fua: false,
+            prio: Default::default(),
         };
         d.dispatch(0, rq);
         assert_eq!(d.in_flight(), 1);
@@ -413,6 +415,7 @@ mod tests {
                 segments: 1024,
                 sync: false,
                 fua: false,
+                prio: Default::default(),
             },
         );
         let inside: Vec<u32> = (0..4).map(|m| d.member_in_flight(m)).collect();
@@ -439,6 +442,7 @@ mod tests {
                     segments: 1,
                     sync: false,
                     fua: false,
+                    prio: Default::default(),
                 },
             );
         }

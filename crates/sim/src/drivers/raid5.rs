@@ -264,6 +264,7 @@ impl Raid5 {
             segments: bytes.div_ceil(4096) as u32,
             sync: false,
             fua: false,
+            prio: Default::default(),
         };
         self.submit(now, m, rq);
     }
@@ -552,6 +553,7 @@ mod tests {
             segments: bytes.div_ceil(4096) as u32,
             sync: false,
             fua: false,
+            prio: Default::default(),
         }
     }
 
@@ -627,6 +629,7 @@ mod tests {
                 segments: (64 * KIB).div_ceil(4096) as u32,
                 sync: false,
                 fua: false,
+                prio: Default::default(),
             },
         );
         d.dispatch(0, write(1, 0, 4096));

@@ -615,6 +615,7 @@ mod tests {
                         segments: (len * 512).div_ceil(4096) as u32,
                         sync: false,
                         fua: false,
+                        prio: Default::default(),
                     };
                     (rq, gap)
                 })

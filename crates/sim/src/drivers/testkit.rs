@@ -29,6 +29,7 @@ pub(crate) fn run<D: Device + ?Sized>(d: &mut D, qd: u32, n: usize, mut next: im
                     segments: bytes.div_ceil(4096) as u32,
                     sync: false,
                     fua: false,
+                    prio: Default::default(),
                 },
             );
             issued.push(now);
@@ -95,6 +96,7 @@ pub(crate) fn mixed_trace<D: Device + ?Sized>(d: &mut D, r: &mut RngStream, n: u
             segments: ((1 + r.below(max_pages)) * 4096).div_ceil(4096) as u32,
             sync: false,
             fua: false,
+            prio: Default::default(),
         };
         d.dispatch(now, rq);
     }

@@ -320,6 +320,7 @@ mod tests {
                     segments: 1,
                     sync: false,
                     fua: false,
+                    prio: Default::default(),
                 },
             );
         }

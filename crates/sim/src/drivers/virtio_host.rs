@@ -59,7 +59,7 @@ use super::loopdev::idle_exit;
 use super::{xfer, Op};
 use crate::block::sched::mq_deadline::MqDeadline;
 use crate::block::sched::{Elevator, ElvRq};
-use crate::config::DeadlineTunables;
+use crate::config::{DeadlineTunables, IoPrio};
 use crate::engine::RngStream;
 use crate::Ns;
 use std::cmp::Reverse;
@@ -125,6 +125,9 @@ struct Io {
     segments: u32,
     /// What a flush costs the host (its fsync of the disk's image), ns.
     flush_cost: Ns,
+    /// The loop request's I/O priority, which the kiocb carries to the backing disk's
+    /// elevator (`lo_rw_aio`: `ki_ioprio = req_get_ioprio(rq)`).
+    prio: IoPrio,
 }
 
 /// The virtio disk: the guest's elevator, the ring and the host's server.
@@ -182,7 +185,7 @@ impl HostDisk {
 
     /// Queue a backing I/O for loop request `id` (or the host's metadata write,
     /// [`HOST_META_ID`]), submitted at `at`.
-    pub fn submit(&mut self, at: Ns, id: u32, op: Op, sector: u64, bytes: u64, segments: u32) {
+    pub fn submit(&mut self, at: Ns, id: u32, op: Op, sector: u64, bytes: u64, segments: u32, prio: IoPrio) {
         self.seq += 1;
         let io = Io {
             id,
@@ -191,6 +194,7 @@ impl HostDisk {
             bytes,
             segments,
             flush_cost: 0,
+            prio,
         };
         self.arriving.push(Reverse((at, self.seq, io)));
     }
@@ -208,6 +212,7 @@ impl HostDisk {
             bytes: 0,
             segments: 0,
             flush_cost: cost,
+            prio: IoPrio::default(),
         };
         self.arriving.push(Reverse((at, self.seq, io)));
     }
@@ -253,7 +258,7 @@ impl HostDisk {
                         nr_sectors: io.bytes.div_ceil(512).max(1),
                         sync: true,
                         owner: 0,
-                        prio: Default::default(),
+                        prio: io.prio,
                         blkcg: None,
                     },
                 );
@@ -386,11 +391,11 @@ mod tests {
         let wsegs = wbytes.div_ceil(4096) as u32;
         let mut issued = vec![0; 900];
         for i in 0..32 {
-            d.submit(0, i, Op::Write, u64::from(i) * 4096, wbytes, wsegs);
+            d.submit(0, i, Op::Write, u64::from(i) * 4096, wbytes, wsegs, IoPrio::default());
         }
         let (start, end) = (5_000_000, 25_000_000);
         let (mut read_at, mut reads, mut writes) = (start, Vec::new(), Vec::new());
-        d.submit(read_at, 1000, Op::Read, 1 << 30, 64 << 10, 16);
+        d.submit(read_at, 1000, Op::Read, 1 << 30, 64 << 10, 16, IoPrio::default());
         let mut next = 32;
         while let Some((t, out)) = d.step(u64::MAX) {
             if t > end {
@@ -400,14 +405,14 @@ mod tests {
                 Some((1000, _)) => {
                     reads.push(t - read_at);
                     read_at = t;
-                    d.submit(t, 1000, Op::Read, 1 << 30, 64 << 10, 16);
+                    d.submit(t, 1000, Op::Read, 1 << 30, 64 << 10, 16, IoPrio::default());
                 }
                 Some((id, Op::Write)) => {
                     if t > start {
                         writes.push(t - issued[id as usize]);
                     }
                     issued[next as usize] = t;
-                    d.submit(t, next, Op::Write, u64::from(next) * 4096, wbytes, wsegs);
+                    d.submit(t, next, Op::Write, u64::from(next) * 4096, wbytes, wsegs, IoPrio::default());
                     next = (next + 1) % 900;
                 }
                 _ => {}
@@ -421,7 +426,7 @@ mod tests {
     fn a_read_waits_for_the_writes_in_the_ring_not_those_queued_in_the_guest() {
         let alone = {
             let mut d = HostDisk::new(params(), RngStream::of_chance(false, 1, "test/host"));
-            d.submit(0, 0, Op::Read, 0, 64 << 10, 16);
+            d.submit(0, 0, Op::Read, 0, 64 << 10, 16, IoPrio::default());
             (0..4).filter_map(|_| d.step(u64::MAX)).last().unwrap().0
         };
         let each = |bytes: u64| 10_000 + xfer(bytes, 2000 * MIB);
@@ -448,8 +453,8 @@ mod tests {
         // the one that arrives while the other is in service in the same round and signals
         // both at its end, so they go in step, at one rate (on vda: 6986 and 6580 IOPS).
         let mut d = HostDisk::new(params(), RngStream::of_chance(false, 1, "test/host"));
-        d.submit(0, 0, Op::Read, 1 << 20, 64 << 10, 16);
-        d.submit(1_000, 1, Op::Read, 0, 4096, 1);
+        d.submit(0, 0, Op::Read, 1 << 20, 64 << 10, 16, IoPrio::default());
+        d.submit(1_000, 1, Op::Read, 0, 4096, 1, IoPrio::default());
         let mut done = [0u32; 2];
         while let Some((t, out)) = d.step(u64::MAX) {
             if t > 10_000_000 {
@@ -459,7 +464,15 @@ mod tests {
                 done[id as usize] += 1;
                 // Each reader's next I/O comes 2 µs (fio's turn) after its completion.
                 let (sector, bytes, segs) = if id == 0 { (1 << 20, 64 << 10, 16) } else { (0, 4096, 1) };
-                d.submit(t + 2_000 + u64::from(id) * 1_000, id, Op::Read, sector, bytes, segs);
+                d.submit(
+                    t + 2_000 + u64::from(id) * 1_000,
+                    id,
+                    Op::Read,
+                    sector,
+                    bytes,
+                    segs,
+                    IoPrio::default(),
+                );
             }
         }
         assert!(done[0].abs_diff(done[1]) <= 1, "{done:?}");
@@ -474,17 +487,17 @@ mod tests {
         let mut d = HostDisk::new(params(), RngStream::of_chance(false, 1, "test/host"));
         let sector = |i: u32| (1 << 20) + u64::from(i) * 2048;
         for i in 0..32 {
-            d.submit(0, i, Op::Write, sector(i), MIB, segments);
+            d.submit(0, i, Op::Write, sector(i), MIB, segments, IoPrio::default());
         }
         let at = 5_000_000;
-        d.submit(at, 1000, Op::Write, 0, 4096, 1);
+        d.submit(at, 1000, Op::Write, 0, 4096, 1, IoPrio::default());
         let mut next = 32;
         while let Some((t, out)) = d.step(u64::MAX) {
             match out {
                 Some((1000, _)) => return t - at,
                 Some((id, Op::Write)) => {
                     // The completed write's id is free again; the sweep goes on upwards.
-                    d.submit(t, id, Op::Write, sector(next), MIB, segments);
+                    d.submit(t, id, Op::Write, sector(next), MIB, segments, IoPrio::default());
                     next += 1;
                 }
                 _ => {}
@@ -556,8 +569,8 @@ mod tests {
     fn a_request_larger_than_the_ring_still_goes() {
         assert_eq!(descriptors(2048, 256), 256);
         let mut d = HostDisk::new(params(), RngStream::of_chance(false, 1, "test/host"));
-        d.submit(0, 0, Op::Write, 0, 8 * MIB, 2048);
-        d.submit(0, 1, Op::Write, 1 << 20, 8 * MIB, 2048);
+        d.submit(0, 0, Op::Write, 0, 8 * MIB, 2048, IoPrio::default());
+        d.submit(0, 1, Op::Write, 1 << 20, 8 * MIB, 2048, IoPrio::default());
         let mut done = 0;
         while let Some((_, out)) = d.step(u64::MAX) {
             done += u32::from(out.is_some());
