@@ -556,7 +556,7 @@ impl LoopDev {
             self.unflushed = self.unflushed.saturating_add(rq.bytes);
             self.note_write(submitted, range);
         }
-        self.disk.submit(submitted, rq.id, rq.op, rq.sector, rq.bytes, rq.segments, rq.prio);
+        self.disk.submit(submitted, &rq);
     }
 
     /// `lo_req_flush`: the worker fsyncs the backing file (`vfs_fsync`: the direct writes it
@@ -574,8 +574,17 @@ impl LoopDev {
     /// write, or, with none left, the disk's flush.
     fn flush_step(&mut self, at: Ns, id: u32, blocks: u8) {
         if blocks > 0 {
-            self.disk
-                .submit(at, HOST_META_ID, Op::Write, HOST_META_SECTOR, 4096, 1, Default::default());
+            let meta = DevRequest {
+                id: HOST_META_ID,
+                op: Op::Write,
+                sector: HOST_META_SECTOR,
+                bytes: 4096,
+                segments: 1,
+                sync: true,
+                fua: false,
+                prio: Default::default(),
+            };
+            self.disk.submit(at, &meta);
             self.flush = Some((id, FlushStage::Metadata { left: blocks - 1 }));
         } else {
             self.flush_cache(at, id);

@@ -56,7 +56,7 @@
 //! as it ended would let the 4 KiB read slip between the 64 KiB reads (about 80 µs).
 
 use super::loopdev::idle_exit;
-use super::{xfer, Op};
+use super::{xfer, DevRequest, Op};
 use crate::block::sched::mq_deadline::MqDeadline;
 use crate::block::sched::{Elevator, ElvRq};
 use crate::config::{DeadlineTunables, IoPrio};
@@ -185,16 +185,16 @@ impl HostDisk {
 
     /// Queue a backing I/O for loop request `id` (or the host's metadata write,
     /// [`HOST_META_ID`]), submitted at `at`.
-    pub fn submit(&mut self, at: Ns, id: u32, op: Op, sector: u64, bytes: u64, segments: u32, prio: IoPrio) {
+    pub fn submit(&mut self, at: Ns, rq: &DevRequest) {
         self.seq += 1;
         let io = Io {
-            id,
-            op,
-            sector,
-            bytes,
-            segments,
+            id: rq.id,
+            op: rq.op,
+            sector: rq.sector,
+            bytes: rq.bytes,
+            segments: rq.segments,
             flush_cost: 0,
-            prio,
+            prio: rq.prio,
         };
         self.arriving.push(Reverse((at, self.seq, io)));
     }
@@ -363,6 +363,20 @@ impl HostDisk {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A backing I/O as the loop hands it over, best effort.
+    fn io(id: u32, op: Op, sector: u64, bytes: u64, segments: u32) -> DevRequest {
+        DevRequest {
+            id,
+            op,
+            sector,
+            bytes,
+            segments,
+            sync: false,
+            fua: false,
+            prio: IoPrio::default(),
+        }
+    }
     use crate::units::MIB;
 
     fn params() -> HostParams {
@@ -391,11 +405,11 @@ mod tests {
         let wsegs = wbytes.div_ceil(4096) as u32;
         let mut issued = vec![0; 900];
         for i in 0..32 {
-            d.submit(0, i, Op::Write, u64::from(i) * 4096, wbytes, wsegs, IoPrio::default());
+            d.submit(0, &io(i, Op::Write, u64::from(i) * 4096, wbytes, wsegs));
         }
         let (start, end) = (5_000_000, 25_000_000);
         let (mut read_at, mut reads, mut writes) = (start, Vec::new(), Vec::new());
-        d.submit(read_at, 1000, Op::Read, 1 << 30, 64 << 10, 16, IoPrio::default());
+        d.submit(read_at, &io(1000, Op::Read, 1 << 30, 64 << 10, 16));
         let mut next = 32;
         while let Some((t, out)) = d.step(u64::MAX) {
             if t > end {
@@ -405,14 +419,14 @@ mod tests {
                 Some((1000, _)) => {
                     reads.push(t - read_at);
                     read_at = t;
-                    d.submit(t, 1000, Op::Read, 1 << 30, 64 << 10, 16, IoPrio::default());
+                    d.submit(t, &io(1000, Op::Read, 1 << 30, 64 << 10, 16));
                 }
                 Some((id, Op::Write)) => {
                     if t > start {
                         writes.push(t - issued[id as usize]);
                     }
                     issued[next as usize] = t;
-                    d.submit(t, next, Op::Write, u64::from(next) * 4096, wbytes, wsegs, IoPrio::default());
+                    d.submit(t, &io(next, Op::Write, u64::from(next) * 4096, wbytes, wsegs));
                     next = (next + 1) % 900;
                 }
                 _ => {}
@@ -426,7 +440,7 @@ mod tests {
     fn a_read_waits_for_the_writes_in_the_ring_not_those_queued_in_the_guest() {
         let alone = {
             let mut d = HostDisk::new(params(), RngStream::of_chance(false, 1, "test/host"));
-            d.submit(0, 0, Op::Read, 0, 64 << 10, 16, IoPrio::default());
+            d.submit(0, &io(0, Op::Read, 0, 64 << 10, 16));
             (0..4).filter_map(|_| d.step(u64::MAX)).last().unwrap().0
         };
         let each = |bytes: u64| 10_000 + xfer(bytes, 2000 * MIB);
@@ -453,8 +467,8 @@ mod tests {
         // the one that arrives while the other is in service in the same round and signals
         // both at its end, so they go in step, at one rate (on vda: 6986 and 6580 IOPS).
         let mut d = HostDisk::new(params(), RngStream::of_chance(false, 1, "test/host"));
-        d.submit(0, 0, Op::Read, 1 << 20, 64 << 10, 16, IoPrio::default());
-        d.submit(1_000, 1, Op::Read, 0, 4096, 1, IoPrio::default());
+        d.submit(0, &io(0, Op::Read, 1 << 20, 64 << 10, 16));
+        d.submit(1_000, &io(1, Op::Read, 0, 4096, 1));
         let mut done = [0u32; 2];
         while let Some((t, out)) = d.step(u64::MAX) {
             if t > 10_000_000 {
@@ -464,15 +478,7 @@ mod tests {
                 done[id as usize] += 1;
                 // Each reader's next I/O comes 2 µs (fio's turn) after its completion.
                 let (sector, bytes, segs) = if id == 0 { (1 << 20, 64 << 10, 16) } else { (0, 4096, 1) };
-                d.submit(
-                    t + 2_000 + u64::from(id) * 1_000,
-                    id,
-                    Op::Read,
-                    sector,
-                    bytes,
-                    segs,
-                    IoPrio::default(),
-                );
+                d.submit(t + 2_000 + u64::from(id) * 1_000, &io(id, Op::Read, sector, bytes, segs));
             }
         }
         assert!(done[0].abs_diff(done[1]) <= 1, "{done:?}");
@@ -487,17 +493,17 @@ mod tests {
         let mut d = HostDisk::new(params(), RngStream::of_chance(false, 1, "test/host"));
         let sector = |i: u32| (1 << 20) + u64::from(i) * 2048;
         for i in 0..32 {
-            d.submit(0, i, Op::Write, sector(i), MIB, segments, IoPrio::default());
+            d.submit(0, &io(i, Op::Write, sector(i), MIB, segments));
         }
         let at = 5_000_000;
-        d.submit(at, 1000, Op::Write, 0, 4096, 1, IoPrio::default());
+        d.submit(at, &io(1000, Op::Write, 0, 4096, 1));
         let mut next = 32;
         while let Some((t, out)) = d.step(u64::MAX) {
             match out {
                 Some((1000, _)) => return t - at,
                 Some((id, Op::Write)) => {
                     // The completed write's id is free again; the sweep goes on upwards.
-                    d.submit(t, id, Op::Write, sector(next), MIB, segments, IoPrio::default());
+                    d.submit(t, &io(id, Op::Write, sector(next), MIB, segments));
                     next += 1;
                 }
                 _ => {}
@@ -569,8 +575,8 @@ mod tests {
     fn a_request_larger_than_the_ring_still_goes() {
         assert_eq!(descriptors(2048, 256), 256);
         let mut d = HostDisk::new(params(), RngStream::of_chance(false, 1, "test/host"));
-        d.submit(0, 0, Op::Write, 0, 8 * MIB, 2048, IoPrio::default());
-        d.submit(0, 1, Op::Write, 1 << 20, 8 * MIB, 2048, IoPrio::default());
+        d.submit(0, &io(0, Op::Write, 0, 8 * MIB, 2048));
+        d.submit(0, &io(1, Op::Write, 1 << 20, 8 * MIB, 2048));
         let mut done = 0;
         while let Some((_, out)) = d.step(u64::MAX) {
             done += u32::from(out.is_some());
