@@ -23,6 +23,7 @@ pub(crate) mod laws;
 pub mod machine;
 pub mod metrics;
 pub(crate) mod mm;
+mod registry;
 pub mod units;
 pub(crate) mod workload;
 

@@ -75,20 +75,6 @@ macro_rules! machine {
     };
 }
 
-/// Declare the table; `test:` entries are registered in test builds only.
-macro_rules! machine_knobs {
-    ($($e:expr),+ $(; test: $($t:expr),+)?) => {
-        /// The `[machine]` keys wblab ships, in the order the reference lists them.
-        pub static SHIPPED_MACHINE_KNOBS: &[MachineKnob] = &[$($e),+];
-        /// Every `[machine]` key, in the order tools list them.
-        #[cfg(not(any(test, feature = "test-extensions")))]
-        pub static MACHINE_KNOBS: &[MachineKnob] = SHIPPED_MACHINE_KNOBS;
-        /// Every `[machine]` key, in the order tools list them, and the test-only ones.
-        #[cfg(any(test, feature = "test-extensions"))]
-        pub static MACHINE_KNOBS: &[MachineKnob] = &[$($e),+ $(, $($t),+)?];
-    };
-}
-
 /// A duration of at most `max` ns.
 const fn dur(max: u64) -> KnobKind {
     KnobKind::Duration { max }
@@ -99,7 +85,7 @@ const fn size(min: u64, max: u64) -> KnobKind {
 }
 
 // docs:begin machine-list
-machine_knobs!(
+crate::registry!(SHIPPED_MACHINE_KNOBS, MACHINE_KNOBS: MachineKnob, "`[machine]` keys";
     machine!("memory", size(MIN_MEMORY, MAX_MEMORY), (512 * MIB, 4 * GIB), "installed RAM", memory: u64),
     machine!("cpus", KnobKind::Count { min: 1, max: 4096 }, (1, 16), "online CPUs (NR_CPUS of a distribution x86-64 kernel at most)", cpus: u32),
     machine!("memory_bandwidth", KnobKind::Rate, (100 * MIB, 16 * GIB), "speed of the page-cache copy in read()/write() (`copy_to_user`, `copy_from_user`) of data a recent copy left in the CPU's caches; `wblab validate` gives each case the day's (`memory_touch.cached_read_us`)", memory_bandwidth: u64),

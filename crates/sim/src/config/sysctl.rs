@@ -121,22 +121,8 @@ macro_rules! sysctl_bytes {
     };
 }
 
-/// Declare the table; `test:` entries are registered in test builds only.
-macro_rules! sysctls {
-    ($($e:expr),+ $(; test: $($t:expr),+)?) => {
-        /// The sysctls wblab ships, in the order the reference lists them.
-        pub static SHIPPED_SYSCTLS: &[SysctlKnob] = &[$($e),+];
-        /// Every sysctl the model reads, in the order tools list them.
-        #[cfg(not(any(test, feature = "test-extensions")))]
-        pub static SYSCTLS: &[SysctlKnob] = SHIPPED_SYSCTLS;
-        /// Every sysctl the model reads, in the order tools list them, and the test-only ones.
-        #[cfg(any(test, feature = "test-extensions"))]
-        pub static SYSCTLS: &[SysctlKnob] = &[$($e),+ $(, $($t),+)?];
-    };
-}
-
 // docs:begin sysctl-list
-sysctls!(
+crate::registry!(SHIPPED_SYSCTLS, SYSCTLS: SysctlKnob, "sysctls";
     SysctlKnob {
         bytes_of_pair: Some("vm.dirty_bytes"),
         ..sysctl_u32!("vm.dirty_ratio", dirty_ratio, 0, 100, "percent", (0, 100), "0 to 100")

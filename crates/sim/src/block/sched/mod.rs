@@ -268,23 +268,8 @@ pub fn no_check(_: &QueueConfig) -> Result<(), Conflict> {
     Ok(())
 }
 
-/// Declare the list of elevators; `test:` entries are registered in test builds only.
-macro_rules! elevators {
-    ($($e:expr),+ $(; test: $($t:expr),+)?) => {
-        /// The elevators wblab ships, in the order tools list them: what reference docs show,
-        /// whatever the build.
-        pub static SHIPPED_ELEVATORS: &[&ElevatorInfo] = &[$($e),+];
-        /// Every modelled elevator, in the order tools list them.
-        #[cfg(not(any(test, feature = "test-extensions")))]
-        pub static ELEVATORS: &[&ElevatorInfo] = SHIPPED_ELEVATORS;
-        /// Every modelled elevator, in the order tools list them, and the test-only ones.
-        #[cfg(any(test, feature = "test-extensions"))]
-        pub static ELEVATORS: &[&ElevatorInfo] = &[$($e),+ $(, $($t),+)?];
-    };
-}
-
 // docs:begin elevator-list
-elevators!(
+crate::registry!(SHIPPED_ELEVATORS, ELEVATORS: &ElevatorInfo, "elevators";
     &none::INFO,
     &mq_deadline::INFO,
     &kyber::INFO,
