@@ -75,7 +75,7 @@ pub struct MachineConfig {
     /// fast. On this lab's guest 0.23 µs (a 128 KiB read of pages readahead had just filled
     /// 14.9 µs against 7.4 µs read again from the cache, 2026-12-06); `wblab measure` times it
     /// (`memory_touch.fresh_read_us`).
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "super::is_zero")]
     pub cold_copy_cost: Ns,
     /// How long a freed frame stays backed before the guest reports it to the host
     /// (`PAGE_REPORTING_DELAY`); 0: the guest never reports, so only never-touched memory
@@ -119,12 +119,6 @@ pub struct MachineConfig {
     /// scenarios (and then not written out).
     #[serde(skip_serializing_if = "super::Tunables::is_empty")]
     pub extra: super::Tunables,
-}
-
-/// Leaves a cost added after results were first published out of them while it is 0, so a
-/// scenario that does not set it writes what it wrote before.
-fn is_zero(v: &Ns) -> bool {
-    *v == 0
 }
 
 impl Default for MachineConfig {

@@ -17,7 +17,7 @@ pub struct TaskConfig {
     pub start: Ns,
     /// Time between the starts of the instances, ns: instance `n` starts at
     /// `start + n × stagger`, as when a shell loop or a harness spawns them one by one.
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "super::is_zero")]
     pub stagger: Ns,
     /// Stop time, ns (None = run to the end of the scenario or of the job).
     pub stop: Option<Ns>,
@@ -39,10 +39,6 @@ impl TaskConfig {
     pub fn start_of(&self, n: u32) -> Ns {
         self.start + u64::from(n) * self.stagger
     }
-}
-
-fn is_zero(n: &Ns) -> bool {
-    *n == 0
 }
 
 /// An I/O priority class, as `ionice -c` sets it (`IOPRIO_CLASS_*`).

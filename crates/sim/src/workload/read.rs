@@ -11,6 +11,7 @@ use crate::machine::Machine;
 use crate::mm::page_cache::PageState;
 use crate::mm::readahead::{async_ra_window, get_init_ra_size, get_next_ra_size, FileRaState, ReadaheadIo};
 use crate::units::PAGE_SIZE;
+use crate::Ns;
 
 /// `VM_MIN_READAHEAD`: the smallest window a miss shrinks the windowed readahead to.
 const VM_MIN_READAHEAD: u64 = 16 * 1024;
@@ -125,6 +126,16 @@ impl Machine {
         let burst = self.copy_ns(left) + self.cfg.machine.syscall_overhead + touch;
         self.cpu_run(Who::Task(tid), burst);
         None
+    }
+
+    /// CPU for copying `pages` of `ino` out, for those among them a device read filled and no
+    /// copy has read since (spent from the front, as `copy_out_touch_ns` spends untouched frames): each pays
+    /// `[machine] cold_copy_cost`.
+    fn copy_out_cold_ns(&mut self, ino: u32, pages: u64) -> Ns {
+        let c = &mut self.inodes[ino as usize].cold;
+        let n = (*c).min(pages);
+        *c -= n;
+        n * self.cfg.machine.cold_copy_cost
     }
 
     /// Wait for page `idx` of `ino`, locked under a read: the reader's own `readpage`

@@ -46,16 +46,6 @@ impl Machine {
         n * m.page_first_touch_read.unwrap_or(m.page_first_touch)
     }
 
-    /// CPU for copying `pages` of `ino` out, for those among them a device read filled and no
-    /// copy has read since (spent from the front, as the untouched frames are): each pays
-    /// `[machine] cold_copy_cost`.
-    pub(crate) fn copy_out_cold_ns(&mut self, ino: u32, pages: u64) -> Ns {
-        let c = &mut self.inodes[ino as usize].cold;
-        let n = (*c).min(pages);
-        *c -= n;
-        n * self.cfg.machine.cold_copy_cost
-    }
-
     /// `page_reporting_process`: a pass, and the next one a delay later.
     pub(crate) fn page_report(&mut self) {
         let (in_use, free) = (self.vm.in_use(), self.vm.nr_free);
