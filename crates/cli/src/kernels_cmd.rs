@@ -293,7 +293,7 @@ pub fn side_by_side(runs: &[&RunResult]) -> String {
             "fsync" => "fsync()",
             _ => "op",
         };
-        let wants_bw = matches!(*job, "dd" | "cat" | "randread" | "fsync");
+        let wants_bw = wblab_sim::jobs::job_kind(job).is_some_and(|k| k.throughput);
         let wants_pause = figs.iter().any(|f| f.pauses.count() > 0);
         if wants_bw {
             rows.push((

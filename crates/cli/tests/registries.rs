@@ -147,3 +147,97 @@ fn every_sysctl_reaches_the_parser_and_its_errors() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("did you mean `vm.test_sysctl`"), "{err}");
 }
+
+/// Every job kind reaches the parser through its declaration: a key of no job is refused with
+/// the kind's own keys as the hint, a key of another kind is named as such, a misspelt kind is
+/// answered with its name; a scripted kind's keys (the test-only `checkpoint-test`'s) are
+/// accepted at their defaults and refused above their range, naming the key.
+#[test]
+fn every_job_kind_reaches_the_parser_and_its_errors() {
+    use wblab_sim::config::{KnobKind, KnobValue};
+    use wblab_sim::jobs::{Keys, JOBS};
+    let dir = scratch("registry-jobs");
+    assert!(JOBS.iter().any(|k| k.name == "checkpoint-test"), "the test job kind is registered");
+    for k in JOBS.iter().filter(|k| k.name != "fio") {
+        let sc = format!("[[task]]\nname = \"t\"\njob = \"{}\"\nnot_a_key = 1\n", k.name);
+        let err = String::from_utf8_lossy(&check(&dir, "unknown", &sc).stderr).to_string();
+        assert!(err.contains("not_a_key"), "{sc}\n{err}");
+        for key in k.keys.names() {
+            assert!(err.contains(key), "the hint for a `{}` task lacks its key {key}:\n{err}", k.name);
+        }
+        let Keys::Declared(keys) = &k.keys else {
+            continue;
+        };
+        let mut sc = format!("[[task]]\nname = \"t\"\njob = \"{}\"\n", k.name);
+        for key in keys.iter() {
+            if let Some(d) = key.default {
+                sc.push_str(&format!("{} = {}\n", key.key, key.kind.show(KnobValue::Uint(d))));
+            }
+        }
+        let out = check(&dir, k.name, &sc);
+        assert!(out.status.success(), "{sc}\n{}", String::from_utf8_lossy(&out.stderr));
+        for key in keys.iter() {
+            let high = match key.kind {
+                KnobKind::Size { max, .. } if max < u64::MAX / 2 => format!("\"{}KiB\"", max / 1024 * 2),
+                KnobKind::Duration { max } if max < u64::MAX => format!("\"{}ns\"", max + 1),
+                KnobKind::Count { max, .. } if max < u64::MAX => (max + 1).to_string(),
+                _ => continue,
+            };
+            let sc = format!("[[task]]\nname = \"t\"\njob = \"{}\"\n{} = {high}\n", k.name, key.key);
+            let out = check(&dir, "high", &sc);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(!out.status.success() && err.contains(key.key), "{sc}\n{err}");
+        }
+    }
+    let sc = "[[task]]\nname = \"t\"\njob = \"cat\"\nrate = \"1MB/s\"\n";
+    let err = String::from_utf8_lossy(&check(&dir, "other", sc).stderr).to_string();
+    assert!(err.contains("does not apply to job `cat`"), "{err}");
+    let err = String::from_utf8_lossy(&check(&dir, "typo", "[[task]]\nname = \"t\"\njob = \"checkpoint-tst\"\n").stderr).to_string();
+    assert!(err.contains("did you mean `checkpoint-test`"), "{err}");
+}
+
+/// The test-only scripted kind runs in the model, laws checked, as its script says: each round
+/// appends `bytes`, fsyncs and reads one block back, then sleeps `interval`; every call but the
+/// sleep is an operation in `ops.csv`, and a longer interval makes fewer rounds.
+#[test]
+fn a_scripted_job_runs_in_the_model_as_its_calls_say() {
+    let dir = scratch("registry-job-run");
+    let run = |interval: &str| {
+        let sc = format!(
+            "duration = \"3s\"\n[[device]]\nname = \"sda\"\nmodel = \"ssd\"\nfs = \"ext4\"\n\
+             [[task]]\nname = \"ckpt\"\njob = \"checkpoint-test\"\nbs = \"256KiB\"\nbytes = \"1MiB\"\ninterval = \"{interval}\"\n"
+        );
+        let path = dir.join(format!("ckpt-{interval}.toml"));
+        fs::write(&path, sc).expect("write scenario");
+        let out_dir = dir.join(format!("out-{interval}"));
+        let out = wblab(&[
+            "run",
+            path.to_str().unwrap(),
+            "--out",
+            out_dir.to_str().unwrap(),
+            "--no-report",
+            "-q",
+            "--check",
+        ]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let summary: serde_json::Value = serde_json::from_str(&fs::read_to_string(out_dir.join("summary.json")).unwrap()).unwrap();
+        let t = &summary["tasks"][0];
+        let ops = t["op_latency_ms"]["count"].as_u64().unwrap();
+        let (written, read) = (t["bytes_written"].as_u64().unwrap(), t["bytes_read"].as_u64().unwrap());
+        let logged = fs::read_to_string(out_dir.join("ops.csv")).unwrap().lines().count() as u64 - 1;
+        assert_eq!(logged, ops, "each operation is in ops.csv");
+        (ops, written, read)
+    };
+    let (ops, written, read) = run("50ms");
+    let block = 256 << 10;
+    // One read-back of a block per round, after the round's four writes, a fsync between.
+    let rounds = read / block;
+    assert!(rounds >= 5 && read % block == 0, "{rounds} rounds, {read} bytes read");
+    assert!(
+        written >= rounds * (1 << 20) && written % block == 0,
+        "{written} bytes written in {rounds} rounds"
+    );
+    assert!(ops >= rounds * 6 && ops < (rounds + 1) * 6, "{ops} operations in {rounds} rounds");
+    let (slow_ops, ..) = run("400ms");
+    assert!(slow_ops * 3 < ops, "interval 400ms: {slow_ops} operations, 50ms: {ops}");
+}

@@ -3,9 +3,10 @@
 //! * `dd` runs the real `dd if=/dev/zero of=FILE bs=BS [iflag=count_bytes count=SIZE]
 //!   [oflag=direct] [conv=fsync]`, stopped with SIGINT like `timeout -s INT`; its bytes come from
 //!   its final statistics line, or the file size if that line is lost. Its trace comm is `dd`.
-//! * `cat`, `randread`, `fsync` and `sync` run as threads of this process (named after the
-//!   task, which is their trace comm) so that every read(), pread(), write+fsync() or sync() is
-//!   timed: per-operation latency.
+//! * `cat`, `randread`, `fsync`, `replace`, `sync`, `spin` and the scripted kinds (`jobs::Script`)
+//!   run as threads of this process (named after the task, which is their trace comm) so that
+//!   every read(), pread(), write+fsync() or sync() is timed: per-operation latency. A scripted
+//!   kind's calls are made as its script returns them, counted as the model counts them.
 //!
 //! Files that a job reads are created before the run with O_DIRECT writes: nothing of them is
 //! in the page cache, and the fresh bdi's bandwidth estimate never sees them.
@@ -22,6 +23,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use wblab_sim::config::JobConfig;
+use wblab_sim::jobs::{Call, Progress, RealRunner, ScriptedJob};
 use wblab_sim::metrics::{LatencyHist, OpSecond};
 use wblab_sim::Ns;
 
@@ -85,32 +87,24 @@ impl TaskOutcome {
     }
 }
 
-/// Whether this harness can run `job` for real.
+/// Whether this harness can run `job` for real (the registry of job kinds says how).
 pub fn check_job(job: &JobConfig) -> Result<(), String> {
-    match job {
-        JobConfig::Dd { .. } => {
-            if sys::which("dd").is_none() {
-                return Err("dd is not installed".into());
-            }
-            Ok(())
+    match job.info().real {
+        RealRunner::Dd if sys::which("dd").is_none() => Err("dd is not installed".into()),
+        RealRunner::Fio if sys::which("fio").is_none() => Err("fio is not installed (scripts/setup-measure installs it)".into()),
+        RealRunner::None => {
+            let real: Vec<&str> = wblab_sim::jobs::JOBS
+                .iter()
+                .filter(|k| k.real != RealRunner::None)
+                .map(|k| k.name)
+                .collect();
+            Err(format!(
+                "job `{}` is not run for real by wblab measure ({} are)",
+                job.kind(),
+                real.join(", ")
+            ))
         }
-        JobConfig::Cat { .. }
-        | JobConfig::Randread { .. }
-        | JobConfig::Fsync { .. }
-        | JobConfig::Replace { .. }
-        | JobConfig::Sync { .. }
-        | JobConfig::Spin => Ok(()),
-        JobConfig::Fio(_) => {
-            if sys::which("fio").is_none() {
-                return Err("fio is not installed (scripts/setup-measure installs it)".into());
-            }
-            Ok(())
-        }
-        #[allow(unreachable_patterns)]
-        other => Err(format!(
-            "job `{}` is not run for real by wblab measure (dd, cat, randread, fsync, replace, sync and spin are)",
-            other.kind()
-        )),
+        _ => Ok(()),
     }
 }
 
@@ -136,10 +130,7 @@ pub fn dd_args(job: &JobConfig, file: &Path) -> Vec<String> {
 
 /// Size of the file a job needs to exist before it starts.
 pub fn prefill_size(job: &JobConfig) -> Option<u64> {
-    match job {
-        JobConfig::Cat { file_size, .. } | JobConfig::Randread { file_size, .. } => Some(*file_size),
-        _ => None,
-    }
+    job.read_file_size()
 }
 
 /// Write `size` bytes to a new file with O_DIRECT (falling back to buffered + fsync + drop).
@@ -823,8 +814,60 @@ fn job_loop(spec: &TaskSpec, t0: Instant, stop: &AtomicBool, mid_t: Ns, out: &mu
                 Ok(())
             })?;
         }
+        JobConfig::Scripted(job) => run_script(job, spec, t0, stop, out, mark_mid)?,
         #[allow(unreachable_patterns)]
         other => return Err(io::Error::other(format!("job `{}` does not run as a thread", other.kind()))),
+    }
+    Ok(())
+}
+
+/// A scripted job's calls on its file, each timed as one operation (sleeps are not), its
+/// progress counted as the model counts it.
+fn run_script(
+    job: &ScriptedJob,
+    spec: &TaskSpec,
+    t0: Instant,
+    stop: &AtomicBool,
+    out: &mut ThreadOut,
+    mark_mid: impl Fn(&mut ThreadOut),
+) -> io::Result<()> {
+    let f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&spec.file)?;
+    let mut buf: Vec<u8> = Vec::new();
+    let mut rng = Rng(spec.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+    let mut done = Progress::default();
+    while !stop.load(Ordering::SeqCst) {
+        let call = job.next(&done, &mut |n| rng.next() % n.max(1));
+        done.calls += 1;
+        let t = Instant::now();
+        match call {
+            Call::Write { offset, bytes } => {
+                buf.resize(buf.len().max(bytes as usize), 0x5a);
+                f.write_all_at(&buf[..bytes as usize], offset)?;
+                done.written += bytes;
+                out.bytes_written += bytes;
+            }
+            Call::Read { offset, bytes } => {
+                buf.resize(buf.len().max(bytes as usize), 0);
+                let n = f.read_at(&mut buf[..bytes as usize], offset)? as u64;
+                done.read += n;
+                out.bytes_read += n;
+            }
+            Call::Fsync => f.sync_all()?,
+            Call::Sleep(ns) => {
+                if !sleep_until(t0, t0.elapsed().as_nanos() as Ns + ns, stop) {
+                    break;
+                }
+                continue;
+            }
+            Call::Exit => break,
+        }
+        out.record_op(t0, t.elapsed().as_nanos() as u64);
+        mark_mid(out);
     }
     Ok(())
 }
@@ -839,6 +882,57 @@ mod tests {
         assert_eq!(dd_bytes(s), Some(449_839_104));
         assert_eq!(dd_bytes("1 byte copied"), None);
         assert_eq!(dd_bytes(""), None);
+    }
+
+    /// The test-only scripted kind, run for real on a file of the temporary directory: its
+    /// calls reach the file as the script says (each round appends `bytes`, then one block is
+    /// read back), each timed as one operation.
+    #[test]
+    fn a_scripted_job_runs_for_real_as_its_calls_say() {
+        use wblab_sim::units::KIB;
+        let kind = wblab_sim::jobs::job_kind("checkpoint-test").expect("the test job kind is registered");
+        let dir = std::env::temp_dir().join(format!("wblab-script-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let spec = TaskSpec {
+            name: "ckpt".into(),
+            instance: 0,
+            job: JobConfig::Scripted(ScriptedJob {
+                kind,
+                params: [64 * KIB, 256 * KIB, 20_000_000].into(),
+            }),
+            file: dir.join("ckpt0"),
+            device: "tmp".into(),
+            start: 0,
+            stop: 10_000_000_000,
+            seed: 7,
+            ioprio: Default::default(),
+            cgroup_tasks: Vec::new(),
+        };
+        let stop = AtomicBool::new(false);
+        let out = std::thread::scope(|s| {
+            let run = s.spawn(|| run_thread_job(&spec, Instant::now(), &stop));
+            std::thread::sleep(Duration::from_millis(300));
+            stop.store(true, Ordering::SeqCst);
+            run.join().unwrap()
+        });
+        let len = std::fs::metadata(&spec.file).unwrap().len();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(out.error, None);
+        assert_eq!(len, out.bytes_written, "the file holds what was written");
+        let rounds = out.bytes_read / (64 * KIB);
+        assert!(
+            rounds >= 2 && out.bytes_read % (64 * KIB) == 0,
+            "{} bytes read back",
+            out.bytes_read
+        );
+        assert!(
+            out.bytes_written >= rounds * 256 * KIB,
+            "{} bytes in {rounds} rounds",
+            out.bytes_written
+        );
+        // Four writes, the fsync and the read-back of each round are operations; sleeps are not.
+        let ops = out.ops.len() as u64;
+        assert!(ops >= rounds * 6 && ops < (rounds + 1) * 6, "{ops} operations in {rounds} rounds");
     }
 
     #[test]

@@ -863,7 +863,7 @@ fn throttled(i: &Input, out: &mut Vec<Finding>) {
 /// journal locks, the copy itself).
 fn long_writes(i: &Input, out: &mut Vec<Finding>) {
     // The jobs whose operation is a buffered write() call.
-    let writes = |job: &str| matches!(job, "dd" | "netwrite");
+    let writes = |job: &str| wblab_sim::jobs::job_kind(job).is_some_and(|k| k.buffered_writes);
     for g in i.groups.iter().filter(|g| writes(&g.job) && g.op_total_ms > 0.0) {
         if g.op_max_ms < LONG_WRITE_MIN_MS || g.op_max_ms < LONG_WRITE_FACTOR * g.max_ms.max(1.0) {
             continue;

@@ -18,6 +18,7 @@ pub mod drivers;
 pub(crate) mod engine;
 pub(crate) mod fs;
 pub mod generations;
+pub mod jobs;
 pub(crate) mod kernel;
 pub(crate) mod laws;
 pub mod machine;

@@ -29,6 +29,7 @@ pub const GENERATORS: &[&str] = &[
     "device-keys MODEL",
     "sysctl-keys",
     "machine-keys",
+    "job-kinds",
     "device-queues",
     "device-figures",
     "include PATH [NAME]",
@@ -78,6 +79,7 @@ pub fn generate(name: &str, args: &[String], cli: &clap::Command, ctx: &Ctx) -> 
         "device-keys" => device_keys(one_arg()?),
         "sysctl-keys" => no_args(sysctl_keys()),
         "machine-keys" => no_args(machine_keys()),
+        "job-kinds" => no_args(job_kinds()),
         "device-queues" => no_args(device_queues()),
         "device-figures" => no_args(device_figures()),
         "run" => run(one_arg()?, runs),
@@ -316,6 +318,27 @@ fn machine_keys() -> String {
         wblab_sim::config::BUDDYINFO_DOC.to_string(),
     ]);
     table(&["key", "written as", "default", "what it is"], rows)
+}
+
+/// The job kinds wblab ships, from their registry: what each is, what one of its operations
+/// is, and how `wblab measure` runs it.
+fn job_kinds() -> String {
+    use wblab_sim::jobs::{RealRunner, SHIPPED_JOBS};
+    let rows = SHIPPED_JOBS.iter().map(|k| {
+        let real = match k.real {
+            RealRunner::Dd => "the `dd` program",
+            RealRunner::Fio => "the `fio` program",
+            RealRunner::Thread => "a thread making its calls",
+            RealRunner::None => "not run for real",
+        };
+        let op = if k.logs_ops {
+            format!("{} (each in `ops.csv`)", k.op)
+        } else {
+            k.op.to_string()
+        };
+        vec![code(k.name), k.summary.to_string(), op, real.to_string()]
+    });
+    table(&["job", "what it is", "one operation", "`wblab measure` runs it as"], rows)
 }
 
 fn device_queues() -> String {

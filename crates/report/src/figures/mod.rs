@@ -103,23 +103,14 @@ pub fn units(tasks: &[TaskInfo]) -> Vec<Unit> {
 }
 
 /// Jobs whose per-operation latency is what a user feels (everything but bulk writers and
-/// CPU load, which has no operations).
+/// CPU load, which has no operations), as the registry of job kinds says.
 pub fn latency_sensitive(job: &str) -> bool {
-    !matches!(job, "dd" | "spin")
+    wblab_sim::jobs::job_kind(job).is_none_or(|k| k.plots_ops)
 }
 
 /// What one operation of a job is, for legends.
 pub fn op_name(job: &str) -> &'static str {
-    match job {
-        "dd" => "write()",
-        "cat" | "randread" => "read()",
-        "fsync" => "fsync()",
-        "sync" => "sync()",
-        "du" | "lstat" => "lstat()",
-        "ls" => "ls",
-        "launch" => "launch",
-        _ => "op",
-    }
+    wblab_sim::jobs::job_kind(job).map_or("op", |k| k.op)
 }
 
 /// The merged histogram of a unit's tasks (`pause` or op latency).

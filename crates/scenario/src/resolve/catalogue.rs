@@ -49,7 +49,7 @@ pub fn catalogue() -> Catalogue {
         device,
         models: model::kinds().into_iter().map(|k| (k, model::keys(k))).collect(),
         task: task::COMMON_KEYS.to_vec(),
-        jobs: task::JOBS.iter().map(|(j, keys)| (*j, keys.to_vec())).collect(),
+        jobs: task::job_keys(),
         cgroup: cgroup::KEYS.to_vec(),
     }
 }

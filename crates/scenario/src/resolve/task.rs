@@ -4,37 +4,15 @@ use crate::error::{Gather, Many, Problem, Result};
 use crate::section::{Entry, Section};
 use crate::suggest;
 use crate::units::{format_duration, format_size};
+use wblab_sim::config::KnobSpec;
 use wblab_sim::config::{CgroupTree, DeviceConfig, IoPrio, IoPrioClass, JobConfig, TaskConfig};
+use wblab_sim::jobs::{self, FileUse, JobKind, Keys, ScriptedJob};
 use wblab_sim::units::{GIB, KIB, MIB};
 use wblab_sim::Ns;
 
 pub(super) const COMMON_KEYS: &[&str] = &[
     "name", "job", "count", "device", "file", "start", "stagger", "stop", "ionice", "cgroup",
 ];
-
-/// Each job with the keys it takes besides the common ones.
-pub(super) const JOBS: &[(&str, &[&str])] = &[
-    ("dd", &["bs", "size", "blocks", "fsync", "direct", "conv", "oflag"]),
-    ("netwrite", &["bs", "size", "rate"]),
-    ("cat", &["bs", "file_size"]),
-    ("randread", &["bs", "file_size", "direct", "think"]),
-    ("fsync", &["bytes", "interval"]),
-    ("replace", &["bytes", "interval"]),
-    ("sync", &["interval"]),
-    ("spin", &[]),
-    ("du", &["files", "files_per_dir", "subdirs", "inode_size", "repeat"]),
-    ("launch", &["files", "files_per_dir", "file_sizes", "bs", "writes", "interval"]),
-    ("ls", &["dirs", "entries", "interval"]),
-    ("tiotest", &["file_size", "bs", "random_ops", "user_cost"]),
-    ("fio", &["fio"]),
-];
-
-const JOB_NAMES: &[&str] = &[
-    "dd", "netwrite", "cat", "randread", "fsync", "replace", "sync", "spin", "du", "launch", "ls", "tiotest", "fio",
-];
-/// Jobs that work on a tree of their own rather than one file (or on none): `{n}` is not
-/// needed.
-const TREE_JOBS: &[&str] = &["sync", "spin", "du", "launch", "ls"];
 
 /// MAX_RW_COUNT: the most one read()/write() moves.
 const MAX_RW_COUNT: u64 = 0x7fff_f000;
@@ -61,12 +39,13 @@ pub(super) fn build(sec: &Section<'_>, placed_on: Option<(&[DeviceConfig], &Cgro
             None
         }
     };
+    let job_names = jobs::job_names();
     let job = match sec.get("job") {
-        Some(e) => g.keep(e.keyword(JOB_NAMES, "job")),
+        Some(e) => g.keep(e.keyword(&job_names, "job")),
         None => {
             g.push(
                 sec.missing("job", format!("task `{}` has no job", name.as_deref().unwrap_or("?")))
-                    .hint(format!("add job = \"dd\" (one of {})", suggest::list(JOB_NAMES))),
+                    .hint(format!("add job = \"dd\" (one of {})", suggest::list(&job_names))),
             );
             None
         }
@@ -85,7 +64,7 @@ pub(super) fn build(sec: &Section<'_>, placed_on: Option<(&[DeviceConfig], &Cgro
     if let (Some(count), Some((_, file)), Some(job)) = (count, &placed, job) {
         if let Some(e) = sec
             .get("file")
-            .filter(|_| count > 1 && !TREE_JOBS.contains(&job) && !file.contains("{n}"))
+            .filter(|_| count > 1 && jobs::job_kind(job).is_some_and(|k| k.file != FileUse::Tree) && !file.contains("{n}"))
         {
             g.push(
                 e.problem(format!("the {count} instances would all use the same file"))
@@ -313,16 +292,17 @@ fn ionice(e: &Entry<'_>) -> Result<IoPrio> {
     Ok(IoPrio { class, level })
 }
 
-fn job_keys(job: &str) -> &'static [&'static str] {
-    JOBS.iter().find(|(j, _)| *j == job).map_or(&[], |(_, keys)| keys)
+/// Each job kind with the keys it takes besides the common ones.
+pub(super) fn job_keys() -> Vec<(&'static str, Vec<&'static str>)> {
+    jobs::JOBS.iter().map(|k| (k.name, k.keys.names())).collect()
 }
 
 /// Every key is common or belongs to `job`; a key of another job is named as such.
 fn check_keys(sec: &Section<'_>, job: &str) -> Vec<Problem> {
-    let own = job_keys(job);
-    let valid: Vec<&str> = [COMMON_KEYS, own].concat();
+    let own = jobs::job_kind(job).map(|k| k.keys.names()).unwrap_or_default();
+    let valid: Vec<&str> = [COMMON_KEYS, &own].concat();
     let unknown = |e: &Entry<'_>| {
-        if JOBS.iter().any(|(_, keys)| keys.contains(&e.key.as_str())) {
+        if jobs::JOBS.iter().any(|k| k.keys.names().contains(&e.key.as_str())) {
             return e
                 .key_problem(format!("does not apply to job `{job}`"))
                 .hint(format!("keys of a `{job}` task: {}", suggest::list(&valid)));
@@ -412,6 +392,9 @@ fn job_config(sec: &Section<'_>, job: &str) -> Result<JobConfig> {
     let bs = |default: u64| sec.value_or("bs", default, |e| e.size_in(1, MAX_RW_COUNT).map_err(|p| p.hint(RW_HINT)));
     let file_size = || sec.value_or("file_size", GIB, |e| e.size_in(1, u64::MAX));
     let interval = |default: Ns| sec.value_or("interval", default, |e| e.duration_in(1_000_000, u64::MAX));
+    if let Some(kind) = jobs::job_kind(job).filter(|k| k.script.is_some()) {
+        return scripted(sec, kind);
+    }
     Ok(match job {
         "dd" => dd(sec, bs(MIB)?)?,
         "netwrite" => JobConfig::Netwrite {
@@ -624,13 +607,32 @@ fn check_direct(sec: &Section<'_>, direct: bool, bs: u64) -> Result<()> {
     Ok(())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn job_names_match_the_job_table() {
-        let from_table: Vec<&str> = JOBS.iter().map(|(j, _)| *j).collect();
-        assert_eq!(from_table, JOB_NAMES);
+/// A scripted kind's keys, each read as its declaration says; a key without a default must
+/// be set.
+fn scripted(sec: &Section<'_>, kind: &'static JobKind) -> Result<JobConfig> {
+    let Keys::Declared(keys) = &kind.keys else {
+        unreachable!("a scripted kind declares its keys")
+    };
+    let mut params = Vec::with_capacity(keys.len());
+    for k in keys.iter() {
+        let spec = KnobSpec {
+            key: k.key,
+            kind: k.kind,
+            doc: k.doc,
+        };
+        let v = match (sec.get(k.key), k.default) {
+            (Some(e), _) => super::model::knob_value(e, &spec)?.uint(),
+            (None, Some(d)) => d,
+            (None, None) => {
+                return Err(sec
+                    .missing(k.key, format!("a `{}` task needs {}", kind.name, k.key))
+                    .hint(format!("{}: {}", k.key, k.doc)))
+            }
+        };
+        params.push(v);
     }
+    Ok(JobConfig::Scripted(ScriptedJob {
+        kind,
+        params: params.into(),
+    }))
 }

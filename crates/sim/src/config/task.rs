@@ -1,5 +1,6 @@
 //! `[[task]]`: the workloads simulated tasks run.
 
+use crate::jobs::{FileUse, JobKind, ScriptedJob};
 use crate::Ns;
 use serde::Serialize;
 
@@ -190,36 +191,44 @@ pub enum JobConfig {
     /// task's job is copied for each of its system calls, and a fio job carries its whole job
     /// file.
     Fio(std::sync::Arc<super::FioJob>),
+    /// A kind declared as a script of system calls (`jobs::Script`), with its keys' values.
+    #[serde(rename = "script")]
+    Scripted(ScriptedJob),
 }
 
 impl JobConfig {
+    /// The job's kind in the registry of job kinds.
+    pub fn info(&self) -> &'static JobKind {
+        match self {
+            JobConfig::Scripted(s) => s.kind,
+            other => crate::jobs::job_kind(other.kind()).expect("every job kind is in the registry"),
+        }
+    }
+
     /// Whether the job writes a file it creates itself (its `file`), as `dd of=` does.
     pub fn writes_own_file(&self) -> bool {
-        matches!(
-            self,
-            JobConfig::Dd { .. }
-                | JobConfig::Netwrite { .. }
-                | JobConfig::Fsync { .. }
-                | JobConfig::Replace { .. }
-                | JobConfig::Tiotest { .. }
-        )
+        self.info().file == FileUse::Writes
     }
-}
 
-impl JobConfig {
     /// A job whose operations' latencies are the question (a reader, a commit probe, a
     /// launch, a fio job), not a bulk writer whose write() calls only measure throttling.
     pub fn latency_sensitive(&self) -> bool {
-        !matches!(
-            self,
-            JobConfig::Dd { .. } | JobConfig::Netwrite { .. } | JobConfig::Tiotest { .. } | JobConfig::Spin
-        )
+        self.info().logs_ops
     }
 
     /// Load that runs beside the work until stopped (`spin`): `until_done` does not wait
     /// for it.
     pub fn is_background(&self) -> bool {
-        matches!(self, JobConfig::Spin)
+        self.info().background
+    }
+
+    /// Bytes of the existing file the job reads (laid out before the run), if it reads one.
+    pub fn read_file_size(&self) -> Option<u64> {
+        match self {
+            JobConfig::Cat { file_size, .. } | JobConfig::Randread { file_size, .. } => Some(*file_size),
+            JobConfig::Scripted(s) if s.kind.file == FileUse::Reads => Some(s.param("file_size")),
+            _ => None,
+        }
     }
 
     pub fn kind(&self) -> &'static str {
@@ -237,6 +246,7 @@ impl JobConfig {
             JobConfig::Ls { .. } => "ls",
             JobConfig::Tiotest { .. } => "tiotest",
             JobConfig::Fio(_) => "fio",
+            JobConfig::Scripted(s) => s.kind.name,
         }
     }
 }

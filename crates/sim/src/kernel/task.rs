@@ -143,6 +143,8 @@ pub(crate) struct Task {
     pub ra: crate::mm::readahead::FileRaState,
     /// `conv=fsync` done.
     pub synced: bool,
+    /// Calls a scripted job (`jobs::Script`) has made.
+    pub calls: u64,
     /// Holds or waits for a CPU (a burst is in progress).
     pub on_cpu: bool,
     /// The burst in progress is the wakeup, not a copy.
@@ -245,6 +247,7 @@ impl Task {
             reclaim_wait: 0,
             ra: Default::default(),
             synced: false,
+            calls: 0,
             on_cpu: false,
             waking: false,
             memstall: false,

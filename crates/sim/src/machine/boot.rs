@@ -242,10 +242,7 @@ fn spawn_tasks(cfg: &Scenario, allocs: &mut [DevAllocator]) -> (Vec<Inode>, Vec<
                 pid += 1;
                 continue;
             }
-            let size_pages = match &tc.job {
-                JobConfig::Cat { file_size, .. } | JobConfig::Randread { file_size, .. } => bytes_to_pages(*file_size),
-                _ => 0,
-            };
+            let size_pages = tc.job.read_file_size().map_or(0, bytes_to_pages);
             let blocks = BlockMap::contiguous(allocs[tc.device].preallocate(size_pages), size_pages);
             let file = inodes.len() as u32;
             let mut inode = Inode::new(tc.device as u16, blocks, size_pages);

@@ -24,6 +24,7 @@ pub(crate) mod fio;
 pub(crate) mod fio_offsets;
 pub(crate) mod meta;
 mod read;
+mod scripted;
 pub(crate) mod state;
 pub(crate) mod tiotest;
 
@@ -270,6 +271,7 @@ impl Machine {
             JobConfig::Du { .. } | JobConfig::Ls { .. } | JobConfig::Launch { .. } => self.meta_start(tid),
             JobConfig::Tiotest { .. } => self.tio_next_op(tid),
             JobConfig::Fio(_) => self.fio_next(tid),
+            JobConfig::Scripted(_) => self.script_next(tid),
         }
     }
 
