@@ -148,6 +148,36 @@ fn every_sysctl_reaches_the_parser_and_its_errors() {
     assert!(!out.status.success() && err.contains("did you mean `vm.test_sysctl`"), "{err}");
 }
 
+/// Every blk-throttle limit of the table is accepted as a device key and as a v1 cgroup file at
+/// a value of its typical range, and refused as a device key when its value is malformed,
+/// naming the key.
+#[test]
+fn every_throttle_limit_reaches_the_parser_and_its_errors() {
+    use wblab_sim::config::THROTTLE_KNOBS;
+    let dir = scratch("registry-throttle");
+    for k in THROTTLE_KNOBS {
+        let v = k.typical.1 / 2;
+        let text = if k.is_iops() {
+            v.to_string()
+        } else {
+            format!("\"{}KiB/s\"", v / 1024)
+        };
+        let sc = format!("[[device]]\nname = \"sda\"\nmodel = \"hdd\"\n\"{}\" = {text}\n", k.knob.key);
+        let out = check(&dir, "ok", &sc);
+        assert!(out.status.success(), "{sc}\n{}", String::from_utf8_lossy(&out.stderr));
+        let sc = format!(
+            "[[device]]\nname = \"sda\"\nmodel = \"hdd\"\n[[cgroup]]\npath = \"/g\"\n\"{}\" = \"sda {v}\"\n",
+            k.v1_file
+        );
+        let out = check(&dir, "v1", &sc);
+        assert!(out.status.success(), "{sc}\n{}", String::from_utf8_lossy(&out.stderr));
+        let sc = format!("[[device]]\nname = \"sda\"\nmodel = \"hdd\"\n\"{}\" = \"fast\"\n", k.knob.key);
+        let out = check(&dir, "bad", &sc);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains(k.knob.key), "{sc}\n{err}");
+    }
+}
+
 /// Every job kind reaches the parser through its declaration: a key of no job is refused with
 /// the kind's own keys as the hint, a key of another kind is named as such, a misspelt kind is
 /// answered with its name; a scripted kind's keys (the test-only `checkpoint-test`'s) are

@@ -6,7 +6,7 @@ use crate::journal::{Entry, Journal};
 use crate::sys;
 use std::io;
 use std::path::{Path, PathBuf};
-use wblab_sim::config::BlkThrottleConfig;
+use wblab_sim::config::{BlkThrottleConfig, THROTTLE_KNOBS};
 
 /// Root of the v1 blkio hierarchy, if mounted.
 pub fn blkio_root() -> Option<PathBuf> {
@@ -16,20 +16,10 @@ pub fn blkio_root() -> Option<PathBuf> {
         .map(|(_, m, _, _)| PathBuf::from(m))
 }
 
-/// The rule files and values of a throttle config.
+/// The rule files and values of a throttle config: every limit it sets, from the table of
+/// blk-throttle's limits.
 pub fn rules(t: &BlkThrottleConfig) -> Vec<(&'static str, u64)> {
-    let mut out = Vec::new();
-    for (name, v) in [
-        ("blkio.throttle.read_bps_device", t.read_bps),
-        ("blkio.throttle.write_bps_device", t.write_bps),
-        ("blkio.throttle.read_iops_device", t.read_iops),
-        ("blkio.throttle.write_iops_device", t.write_iops),
-    ] {
-        if let Some(v) = v {
-            out.push((name, v));
-        }
-    }
-    out
+    THROTTLE_KNOBS.iter().filter_map(|k| k.limit(t).map(|v| (k.v1_file, v))).collect()
 }
 
 /// Install `rs` ([`rules`]) for device `dev` ("7:64"); each rule is journaled before it is
@@ -88,15 +78,29 @@ pub fn lift(file: &Path, dev: &str) -> io::Result<()> {
 pub fn all_rules() -> Vec<String> {
     let Some(root) = blkio_root() else { return Vec::new() };
     let mut out = Vec::new();
-    for (name, _) in rules(&BlkThrottleConfig {
-        read_bps: Some(0),
-        write_bps: Some(0),
-        read_iops: Some(0),
-        write_iops: Some(0),
-    }) {
+    for name in THROTTLE_KNOBS.iter().map(|k| k.v1_file) {
         if let Ok(t) = std::fs::read_to_string(root.join(name)) {
             out.extend(t.lines().filter(|l| !l.trim().is_empty()).map(|l| format!("{name}: {l}")));
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wblab_sim::config::KnobValue;
+
+    /// Each limit of the table, set alone, is the one rule `measure` writes, to its own v1
+    /// file with its value: a table entry is all a new limit needs to reach the real kernel.
+    #[test]
+    fn every_limit_the_scenario_sets_is_written() {
+        for (i, k) in THROTTLE_KNOBS.iter().enumerate() {
+            let mut t = BlkThrottleConfig::default();
+            let v = k.typical.1 / 2 + i as u64;
+            (k.knob.set)(&mut t, KnobValue::Uint(v));
+            assert_eq!(rules(&t), vec![(k.v1_file, v)], "{}", k.knob.key);
+        }
+        assert!(rules(&BlkThrottleConfig::default()).is_empty());
+    }
 }

@@ -30,6 +30,7 @@ pub const GENERATORS: &[&str] = &[
     "sysctl-keys",
     "machine-keys",
     "job-kinds",
+    "throttle-keys",
     "device-queues",
     "device-figures",
     "include PATH [NAME]",
@@ -80,6 +81,7 @@ pub fn generate(name: &str, args: &[String], cli: &clap::Command, ctx: &Ctx) -> 
         "sysctl-keys" => no_args(sysctl_keys()),
         "machine-keys" => no_args(machine_keys()),
         "job-kinds" => no_args(job_kinds()),
+        "throttle-keys" => no_args(throttle_keys()),
         "device-queues" => no_args(device_queues()),
         "device-figures" => no_args(device_figures()),
         "run" => run(one_arg()?, runs),
@@ -339,6 +341,20 @@ fn job_kinds() -> String {
         vec![code(k.name), k.summary.to_string(), op, real.to_string()]
     });
     table(&["job", "what it is", "one operation", "`wblab measure` runs it as"], rows)
+}
+
+/// blk-throttle's limits, from their table.
+fn throttle_keys() -> String {
+    let rows = wblab_sim::config::THROTTLE_KNOBS.iter().map(|k| {
+        let unit = if k.is_iops() { "integer" } else { "rate" };
+        vec![
+            code(k.knob.key),
+            unit.to_string(),
+            "`0` (no limit)".to_string(),
+            k.knob.doc.to_string(),
+        ]
+    });
+    table(&["key", "unit", "default", "accepted"], rows)
 }
 
 fn device_queues() -> String {

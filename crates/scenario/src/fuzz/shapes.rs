@@ -197,9 +197,15 @@ pub fn device(key: &str, models: &[&'static str]) -> Option<Shape> {
         "bdi/min_ratio_fine" | "bdi/max_ratio_fine" => Shape::Int(0, 1_000_000),
         "bdi/min_bytes" | "bdi/max_bytes" => Shape::Size(0, 4 * G),
         "bdi/strict_limit" => Shape::Bool,
-        "throttle/read_bps" | "throttle/write_bps" => Shape::Rate(0, 200 * M),
-        "throttle/read_iops" | "throttle/write_iops" => Shape::Int(0, 10_000),
-        _ => return None,
+        _ => {
+            let k = wblab_sim::config::THROTTLE_KNOBS.iter().find(|k| k.knob.key == key)?;
+            let (lo, hi) = k.typical;
+            if k.is_iops() {
+                Shape::Int(lo, hi)
+            } else {
+                Shape::Rate(lo, hi)
+            }
+        }
     })
 }
 

@@ -37,7 +37,7 @@ pub fn catalogue() -> Catalogue {
         queue::KEYS,
         &queue::tunable_keys(),
         bdi::KEYS,
-        throttle::KEYS,
+        &throttle::keys(),
     ]
     .concat();
     Catalogue {

@@ -5,7 +5,9 @@
 use crate::error::{Problem, Result};
 use crate::section::{Entry, Section};
 use crate::units::SIZE_SYNTAX;
-use wblab_sim::config::{BlkThrottleConfig, CgroupConfig, CgroupTree, CgroupVersion, DeviceConfig};
+use wblab_sim::config::{
+    throttle_by_io_max, BlkThrottleConfig, CgroupConfig, CgroupTree, CgroupVersion, DeviceConfig, KnobValue, THROTTLE_KNOBS,
+};
 use wblab_sim::units::PAGE_SIZE;
 
 /// Keys of a `[[cgroup]]` that wblab models.
@@ -224,12 +226,7 @@ fn group(sec: &Section<'_>, tree: &CgroupTree, devices: &[DeviceConfig]) -> Resu
             }
         }
     }
-    for (key, field) in [
-        ("blkio.throttle.read_bps_device", "rbps"),
-        ("blkio.throttle.write_bps_device", "wbps"),
-        ("blkio.throttle.read_iops_device", "riops"),
-        ("blkio.throttle.write_iops_device", "wiops"),
-    ] {
+    for (key, field) in THROTTLE_KNOBS.iter().map(|k| (k.v1_file, k.io_max)) {
         if let Some(e) = sec.get(key) {
             for line in lines(e)? {
                 let (dev, value) = line.trim().split_once(char::is_whitespace).ok_or_else(|| {
@@ -368,19 +365,12 @@ fn io_max_set(
             out.len() - 1
         }
     };
-    let t = &mut out[slot].1;
-    let field = match key {
-        "rbps" => &mut t.read_bps,
-        "wbps" => &mut t.write_bps,
-        "riops" => &mut t.read_iops,
-        "wiops" => &mut t.write_iops,
-        other => {
-            return Err(e
-                .problem(format!("unknown io.max key `{other}`"))
-                .hint("keys: rbps, wbps (bytes/s), riops, wiops (I/Os per second)"))
-        }
+    let Some(knob) = throttle_by_io_max(key) else {
+        return Err(e
+            .problem(format!("unknown io.max key `{key}`"))
+            .hint("keys: rbps, wbps (bytes/s), riops, wiops (I/Os per second)"));
     };
-    let iops = key.ends_with("iops");
+    let iops = knob.is_iops();
     let parsed = if value == "max" {
         None
     } else {
@@ -408,7 +398,7 @@ fn io_max_set(
             }
         }
     };
-    *field = parsed;
+    (knob.knob.set)(&mut out[slot].1, KnobValue::Uint(parsed.unwrap_or(0)));
     Ok(())
 }
 

@@ -27,6 +27,7 @@ mod policy;
 mod queue;
 mod sysctl;
 mod task;
+mod throttle_knobs;
 mod without;
 
 pub use cgroup::*;
@@ -42,6 +43,7 @@ pub use policy::*;
 pub use queue::*;
 pub use sysctl::*;
 pub use task::*;
+pub use throttle_knobs::*;
 
 #[derive(Clone, Debug, Serialize)]
 pub struct Scenario {

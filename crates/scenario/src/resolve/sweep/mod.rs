@@ -284,7 +284,7 @@ fn device_keys() -> Vec<&'static str> {
         .chain(queue::KEYS.iter().copied())
         .chain(queue::tunable_keys())
         .chain(bdi::KEYS.iter().copied())
-        .chain(throttle::KEYS.iter().copied())
+        .chain(throttle::keys())
         .collect()
 }
 
