@@ -178,6 +178,33 @@ fn every_throttle_limit_reaches_the_parser_and_its_errors() {
     }
 }
 
+/// Every bdi file of the table is accepted as a device key at a value of its typical range and
+/// refused above its range, naming the key.
+#[test]
+fn every_bdi_key_reaches_the_parser_and_its_errors() {
+    use wblab_sim::config::{KnobKind, BDI_KNOBS};
+    let dir = scratch("registry-bdi");
+    for k in BDI_KNOBS {
+        let mid = k.typical.0 + (k.typical.1 - k.typical.0) / 2;
+        let (ok, high) = match k.knob.kind {
+            KnobKind::Count { max, .. } => (mid.to_string(), Some((max + 1).to_string())),
+            KnobKind::Size { .. } => (format!("\"{}MiB\"", mid >> 20), None),
+            KnobKind::Bool => ("true".to_string(), Some("2".to_string())),
+            _ => continue,
+        };
+        let dev = "[[device]]\nname = \"sda\"\nmodel = \"hdd\"\n";
+        let sc = format!("{dev}\"{}\" = {ok}\n", k.knob.key);
+        let out = check(&dir, "ok", &sc);
+        assert!(out.status.success(), "{sc}\n{}", String::from_utf8_lossy(&out.stderr));
+        if let Some(high) = high {
+            let sc = format!("{dev}\"{}\" = {high}\n", k.knob.key);
+            let out = check(&dir, "high", &sc);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(!out.status.success() && err.contains(k.knob.key), "{sc}\n{err}");
+        }
+    }
+}
+
 /// Every job kind reaches the parser through its declaration: a key of no job is refused with
 /// the kind's own keys as the hint, a key of another kind is named as such, a misspelt kind is
 /// answered with its name; a scripted kind's keys (the test-only `checkpoint-test`'s) are

@@ -6,7 +6,9 @@ use crate::sys;
 use serde::Serialize;
 use std::io;
 use std::path::{Path, PathBuf};
-use wblab_sim::config::{sysctl_knob, BdiConfig, KnobKind, KnobValue, QueueConfig, SchedulerKind, SysctlKnob, VmSysctl, SYSCTLS};
+use wblab_sim::config::{
+    sysctl_knob, BdiConfig, KnobKind, KnobValue, QueueConfig, SchedulerKind, SysctlKnob, VmSysctl, BDI_KNOBS, SYSCTLS,
+};
 
 /// One knob as the run found and left it during the measurement.
 #[derive(Clone, Debug, Serialize)]
@@ -359,21 +361,14 @@ pub fn queue_snapshot(dev: &str) -> Vec<(String, String)> {
     out
 }
 
-/// The scenario's bdi knobs as (file under `/sys/class/bdi/<maj:min>`, value); min before
-/// max: the kernel refuses min > max.
+/// The scenario's bdi knobs as (file under `/sys/class/bdi/<maj:min>`, value), as the table of
+/// bdi files says each is written (the ratios as ppm); min before max: the kernel refuses
+/// min > max.
 pub fn bdi_knobs(b: &BdiConfig) -> Vec<(String, String)> {
-    let mut out = vec![
-        ("min_ratio_fine".to_string(), b.min_ratio_ppm.to_string()),
-        ("max_ratio_fine".to_string(), b.max_ratio_ppm.to_string()),
-    ];
-    if let Some(v) = b.min_bytes {
-        out.push(("min_bytes".into(), v.to_string()));
-    }
-    if let Some(v) = b.max_bytes {
-        out.push(("max_bytes".into(), v.to_string()));
-    }
-    out.push(("strict_limit".into(), u8::from(b.strict_limit).to_string()));
-    out
+    BDI_KNOBS
+        .iter()
+        .filter_map(|k| (k.written)(b).map(|v| (k.file().to_string(), v.to_string())))
+        .collect()
 }
 
 /// Write `knobs` ([`bdi_knobs`]) to `/sys/class/bdi/<maj:min>`.

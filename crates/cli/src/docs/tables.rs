@@ -31,6 +31,7 @@ pub const GENERATORS: &[&str] = &[
     "machine-keys",
     "job-kinds",
     "throttle-keys",
+    "bdi-keys",
     "device-queues",
     "device-figures",
     "include PATH [NAME]",
@@ -82,6 +83,7 @@ pub fn generate(name: &str, args: &[String], cli: &clap::Command, ctx: &Ctx) -> 
         "machine-keys" => no_args(machine_keys()),
         "job-kinds" => no_args(job_kinds()),
         "throttle-keys" => no_args(throttle_keys()),
+        "bdi-keys" => no_args(bdi_keys()),
         "device-queues" => no_args(device_queues()),
         "device-figures" => no_args(device_figures()),
         "run" => run(one_arg()?, runs),
@@ -351,6 +353,19 @@ fn throttle_keys() -> String {
             code(k.knob.key),
             unit.to_string(),
             "`0` (no limit)".to_string(),
+            k.knob.doc.to_string(),
+        ]
+    });
+    table(&["key", "unit", "default", "accepted"], rows)
+}
+
+/// A bdi's files, from their table.
+fn bdi_keys() -> String {
+    let rows = wblab_sim::config::BDI_KNOBS.iter().map(|k| {
+        vec![
+            code(k.knob.key),
+            k.unit.to_string(),
+            k.default_text.to_string(),
             k.knob.doc.to_string(),
         ]
     });

@@ -193,10 +193,15 @@ pub fn device(key: &str, models: &[&'static str]) -> Option<Shape> {
         "queue/nomerges" => Shape::Int(0, 2),
         "queue/rotational" => Shape::Bool,
         "queue/write_cache" => words(&["write back", "write through"]),
-        "bdi/min_ratio" | "bdi/max_ratio" => Shape::Int(0, 100),
-        "bdi/min_ratio_fine" | "bdi/max_ratio_fine" => Shape::Int(0, 1_000_000),
-        "bdi/min_bytes" | "bdi/max_bytes" => Shape::Size(0, 4 * G),
-        "bdi/strict_limit" => Shape::Bool,
+        _ if key.starts_with("bdi/") => {
+            let k = wblab_sim::config::BDI_KNOBS.iter().find(|k| k.knob.key == key)?;
+            let (lo, hi) = k.typical;
+            match k.knob.kind {
+                KnobKind::Bool => Shape::Bool,
+                KnobKind::Size { .. } => Shape::Size(lo, hi),
+                _ => Shape::Int(lo, hi),
+            }
+        }
         _ => {
             let k = wblab_sim::config::THROTTLE_KNOBS.iter().find(|k| k.knob.key == key)?;
             let (lo, hi) = k.typical;

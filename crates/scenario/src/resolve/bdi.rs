@@ -2,20 +2,15 @@
 
 use crate::error::{Gather, Many};
 use crate::section::Section;
-use wblab_sim::config::BdiConfig;
+use wblab_sim::config::{BdiConfig, BDI_KNOBS, BDI_PPM};
 
-pub(super) const KEYS: &[&str] = &[
-    "bdi/min_ratio",
-    "bdi/max_ratio",
-    "bdi/min_ratio_fine",
-    "bdi/max_ratio_fine",
-    "bdi/min_bytes",
-    "bdi/max_bytes",
-    "bdi/strict_limit",
-];
+/// The keys, in the table's order.
+pub(super) fn keys() -> Vec<&'static str> {
+    BDI_KNOBS.iter().map(|k| k.knob.key).collect()
+}
 
 /// Parts per million in 100 %: the unit of the `*_ratio_fine` files.
-pub(super) const PPM: u64 = 1_000_000;
+pub(super) const PPM: u64 = BDI_PPM;
 
 pub(super) fn build(sec: &Section<'_>) -> Many<BdiConfig> {
     let mut g = Gather::default();
@@ -35,13 +30,14 @@ pub(super) fn build(sec: &Section<'_>) -> Many<BdiConfig> {
     }
 
     let mut b = BdiConfig::default();
-    g.read(sec, "bdi/min_ratio", &mut b.min_ratio_ppm, |e| Ok(e.uint(0, 100)? * (PPM / 100)));
-    g.read(sec, "bdi/max_ratio", &mut b.max_ratio_ppm, |e| Ok(e.uint(0, 100)? * (PPM / 100)));
-    g.read(sec, "bdi/min_ratio_fine", &mut b.min_ratio_ppm, |e| e.uint(0, PPM));
-    g.read(sec, "bdi/max_ratio_fine", &mut b.max_ratio_ppm, |e| e.uint(0, PPM));
-    g.read(sec, "bdi/min_bytes", &mut b.min_bytes, |e| e.size().map(Some));
-    g.read(sec, "bdi/max_bytes", &mut b.max_bytes, |e| e.size().map(Some));
-    g.read(sec, "bdi/strict_limit", &mut b.strict_limit, |e| e.boolean());
+    for k in BDI_KNOBS {
+        if let Some(v) = sec
+            .get(k.knob.key)
+            .and_then(|e| g.keep(super::model::knob_value(e, &k.knob.spec())))
+        {
+            (k.knob.set)(&mut b, v);
+        }
+    }
 
     g.sound()?;
     let crossed = match (b.min_bytes, b.max_bytes) {
@@ -54,7 +50,7 @@ pub(super) fn build(sec: &Section<'_>) -> Many<BdiConfig> {
         _ => None,
     };
     if let Some(message) = crossed {
-        return Err(vec![sec.conflict(&KEYS[..6], message).hint(
+        return Err(vec![sec.conflict(&keys()[..6], message).hint(
             "the kernel refuses min_ratio > max_ratio (EINVAL); lower the minimum or raise the maximum",
         )]);
     }

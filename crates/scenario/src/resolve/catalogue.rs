@@ -36,7 +36,7 @@ pub fn catalogue() -> Catalogue {
         device::IDENTITY_KEYS,
         queue::KEYS,
         &queue::tunable_keys(),
-        bdi::KEYS,
+        &bdi::keys(),
         &throttle::keys(),
     ]
     .concat();

@@ -253,8 +253,8 @@ fn build(
 fn check_keys(sec: &Section<'_>, kind: &str, member: Option<&str>) -> Vec<Problem> {
     let own = model::keys(kind);
     let members = model::member_keys(member);
-    let (iosched, throttle) = (queue::tunable_keys(), throttle::keys());
-    let groups: [&[&str]; 7] = [IDENTITY_KEYS, queue::KEYS, &iosched, bdi::KEYS, &throttle, &own, &members];
+    let (iosched, bdi, throttle) = (queue::tunable_keys(), bdi::keys(), throttle::keys());
+    let groups: [&[&str]; 7] = [IDENTITY_KEYS, queue::KEYS, &iosched, &bdi, &throttle, &own, &members];
     let known = |k: &str| groups.iter().any(|g| g.contains(&k));
     let all: Vec<&str> = groups.concat();
     let unknown = |e: &Entry<'_>| {

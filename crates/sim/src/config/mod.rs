@@ -14,6 +14,7 @@ fn is_zero(n: &Ns) -> bool {
     *n == 0
 }
 
+mod bdi_knobs;
 mod cgroup;
 mod device;
 mod elevator;
@@ -30,6 +31,7 @@ mod task;
 mod throttle_knobs;
 mod without;
 
+pub use bdi_knobs::*;
 pub use cgroup::*;
 pub use device::*;
 pub use elevator::*;

@@ -283,7 +283,7 @@ fn device_keys() -> Vec<&'static str> {
         .into_iter()
         .chain(queue::KEYS.iter().copied())
         .chain(queue::tunable_keys())
-        .chain(bdi::KEYS.iter().copied())
+        .chain(bdi::keys())
         .chain(throttle::keys())
         .collect()
 }
