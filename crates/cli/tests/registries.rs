@@ -205,6 +205,29 @@ fn every_bdi_key_reaches_the_parser_and_its_errors() {
     }
 }
 
+/// Every queue file of the table is accepted as a device key of an HDD at a value of its
+/// typical range, and a malformed value is refused naming the key.
+#[test]
+fn every_queue_key_reaches_the_parser_and_its_errors() {
+    use wblab_sim::config::{KnobKind, QUEUE_KNOBS};
+    let dir = scratch("registry-queue");
+    let dev = "[[device]]\nname = \"sda\"\nmodel = \"hdd\"\n";
+    for k in QUEUE_KNOBS.iter().filter(|k| k.key != "queue/scheduler") {
+        let ok = match k.kind {
+            KnobKind::Bool => "true".to_string(),
+            KnobKind::Word { words, .. } => format!("\"{}\"", words[0]),
+            _ => (k.typical.0 + (k.typical.1 - k.typical.0) / 2).to_string(),
+        };
+        let sc = format!("{dev}\"{}\" = {ok}\n", k.key);
+        let out = check(&dir, "ok", &sc);
+        assert!(out.status.success(), "{sc}\n{}", String::from_utf8_lossy(&out.stderr));
+        let sc = format!("{dev}\"{}\" = \"lots\"\n", k.key);
+        let out = check(&dir, "bad", &sc);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains(k.key), "{sc}\n{err}");
+    }
+}
+
 /// Every job kind reaches the parser through its declaration: a key of no job is refused with
 /// the kind's own keys as the hint, a key of another kind is named as such, a misspelt kind is
 /// answered with its name; a scripted kind's keys (the test-only `checkpoint-test`'s) are

@@ -6,9 +6,7 @@ use crate::sys;
 use serde::Serialize;
 use std::io;
 use std::path::{Path, PathBuf};
-use wblab_sim::config::{
-    sysctl_knob, BdiConfig, KnobKind, KnobValue, QueueConfig, SchedulerKind, SysctlKnob, VmSysctl, BDI_KNOBS, SYSCTLS,
-};
+use wblab_sim::config::{sysctl_knob, BdiConfig, KnobKind, KnobValue, QueueConfig, SysctlKnob, VmSysctl, BDI_KNOBS, QUEUE_KNOBS, SYSCTLS};
 
 /// One knob as the run found and left it during the measurement.
 #[derive(Clone, Debug, Serialize)]
@@ -279,28 +277,13 @@ pub fn sysctl_snapshot() -> Vec<(String, String)> {
         .collect()
 }
 
-/// The scenario's queue knobs as (file under `/sys/block/<dev>/queue`, value), the
-/// scheduler first: switching it resets `nr_requests` and brings its own iosched files.
+/// The scenario's queue knobs as (file under `/sys/block/<dev>/queue`, value), in the order
+/// of the table of queue files (the scheduler first: switching it resets `nr_requests` and
+/// brings its own iosched files), then the elevator's tunables.
 pub fn queue_knobs(q: &QueueConfig) -> Vec<(String, String)> {
-    let knobs: Vec<(&str, String)> = vec![
-        ("scheduler", q.scheduler.name().to_string()),
-        ("nr_requests", q.nr_requests.to_string()),
-        ("max_sectors_kb", q.max_sectors_kb.to_string()),
-        ("read_ahead_kb", q.read_ahead_kb.to_string()),
-        ("nomerges", q.nomerges.to_string()),
-        ("rotational", u8::from(q.rotational).to_string()),
-        (
-            "write_cache",
-            if q.write_cache { "write back" } else { "write through" }.to_string(),
-        ),
-        ("wbt_lat_usec", q.wbt_lat_usec.to_string()),
-    ];
-    let mut knobs: Vec<(String, String)> = knobs
-        .into_iter()
-        // bfq turns blk-wbt off when it starts (bfq_init_queue → wbt_disable_default), as the
-        // model does; writing wbt_lat_usec after it would turn it back on by hand.
-        .filter(|(k, _)| !(*k == "wbt_lat_usec" && q.scheduler == SchedulerKind::BFQ))
-        .map(|(k, v)| (k.to_string(), v))
+    let mut knobs: Vec<(String, String)> = QUEUE_KNOBS
+        .iter()
+        .filter_map(|k| (k.written)(q).map(|v| (k.file().to_string(), v)))
         .collect();
     knobs.extend(iosched_knobs(q));
     knobs
@@ -383,6 +366,7 @@ pub fn apply_bdi(j: &mut Journal, devnum: &str, knobs: &[(String, String)], jour
 #[cfg(test)]
 mod tests {
     use super::*;
+    use wblab_sim::config::SchedulerKind;
 
     #[test]
     fn bracketed_lists_read_as_the_selected_word() {

@@ -32,6 +32,7 @@ pub const GENERATORS: &[&str] = &[
     "job-kinds",
     "throttle-keys",
     "bdi-keys",
+    "queue-keys",
     "device-queues",
     "device-figures",
     "include PATH [NAME]",
@@ -84,6 +85,7 @@ pub fn generate(name: &str, args: &[String], cli: &clap::Command, ctx: &Ctx) -> 
         "job-kinds" => no_args(job_kinds()),
         "throttle-keys" => no_args(throttle_keys()),
         "bdi-keys" => no_args(bdi_keys()),
+        "queue-keys" => no_args(queue_keys()),
         "device-queues" => no_args(device_queues()),
         "device-figures" => no_args(device_figures()),
         "run" => run(one_arg()?, runs),
@@ -370,6 +372,14 @@ fn bdi_keys() -> String {
         ]
     });
     table(&["key", "unit", "default", "accepted"], rows)
+}
+
+/// A request queue's files, from their table.
+fn queue_keys() -> String {
+    let rows = wblab_sim::config::QUEUE_KNOBS
+        .iter()
+        .map(|k| vec![code(k.key), k.unit.to_string(), k.default_text.to_string(), k.accepted.to_string()]);
+    table(&["key", "unit", "how the kernel sets it", "accepted"], rows)
 }
 
 fn device_queues() -> String {

@@ -186,13 +186,14 @@ pub fn device(key: &str, models: &[&'static str]) -> Option<Shape> {
             w.extend(["kyber", "bfq", "cfq"]);
             Shape::Word(w)
         }
-        "queue/nr_requests" => Shape::Int(1, 4096),
-        "queue/max_sectors_kb" => Shape::Int(4, 32767),
-        "queue/wbt_lat_usec" => Shape::Int(0, 100_000),
-        "queue/read_ahead_kb" => Shape::Int(0, 16384),
-        "queue/nomerges" => Shape::Int(0, 2),
-        "queue/rotational" => Shape::Bool,
-        "queue/write_cache" => words(&["write back", "write through"]),
+        _ if key.starts_with("queue/") => {
+            let k = wblab_sim::config::QUEUE_KNOBS.iter().find(|k| k.key == key)?;
+            match k.kind {
+                KnobKind::Bool => Shape::Bool,
+                KnobKind::Word { words: w, .. } => words(w),
+                _ => Shape::Int(k.typical.0, k.typical.1),
+            }
+        }
         _ if key.starts_with("bdi/") => {
             let k = wblab_sim::config::BDI_KNOBS.iter().find(|k| k.knob.key == key)?;
             let (lo, hi) = k.typical;

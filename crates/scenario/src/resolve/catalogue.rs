@@ -34,7 +34,7 @@ const SECTIONS: &[&str] = &["machine", "sysctl", "device", "task", "trace", "pol
 pub fn catalogue() -> Catalogue {
     let device = [
         device::IDENTITY_KEYS,
-        queue::KEYS,
+        &wblab_sim::config::queue_keys(),
         &queue::tunable_keys(),
         &bdi::keys(),
         &throttle::keys(),

@@ -253,8 +253,9 @@ fn build(
 fn check_keys(sec: &Section<'_>, kind: &str, member: Option<&str>) -> Vec<Problem> {
     let own = model::keys(kind);
     let members = model::member_keys(member);
-    let (iosched, bdi, throttle) = (queue::tunable_keys(), bdi::keys(), throttle::keys());
-    let groups: [&[&str]; 7] = [IDENTITY_KEYS, queue::KEYS, &iosched, &bdi, &throttle, &own, &members];
+    let (queue, iosched) = (wblab_sim::config::queue_keys(), queue::tunable_keys());
+    let (bdi, throttle) = (bdi::keys(), throttle::keys());
+    let groups: [&[&str]; 7] = [IDENTITY_KEYS, &queue, &iosched, &bdi, &throttle, &own, &members];
     let known = |k: &str| groups.iter().any(|g| g.contains(&k));
     let all: Vec<&str> = groups.concat();
     let unknown = |e: &Entry<'_>| {

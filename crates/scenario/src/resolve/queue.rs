@@ -7,17 +7,6 @@ use crate::suggest;
 use wblab_sim::block::sched::{elevator, elevator_named, ELEVATORS};
 use wblab_sim::config::{default_queue, DeviceModelConfig, QueueConfig, SchedulerKind};
 
-pub(super) const KEYS: &[&str] = &[
-    "queue/scheduler",
-    "queue/nr_requests",
-    "queue/max_sectors_kb",
-    "queue/wbt_lat_usec",
-    "queue/read_ahead_kb",
-    "queue/nomerges",
-    "queue/rotational",
-    "queue/write_cache",
-];
-
 /// Every elevator's `queue/iosched/` keys, as the elevators declare them.
 pub(super) fn tunable_keys() -> Vec<&'static str> {
     let mut keys: Vec<&'static str> = Vec::new();

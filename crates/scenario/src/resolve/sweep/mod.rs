@@ -281,7 +281,7 @@ pub(crate) const WITHOUT: &str = "without";
 fn device_keys() -> Vec<&'static str> {
     ["model", "size", "fs", "mount", "journal_size", "fast_commit"]
         .into_iter()
-        .chain(queue::KEYS.iter().copied())
+        .chain(wblab_sim::config::queue_keys())
         .chain(queue::tunable_keys())
         .chain(bdi::keys())
         .chain(throttle::keys())
