@@ -18,6 +18,19 @@ fn check(dir: &std::path::Path, name: &str, text: &str) -> std::process::Output 
     wblab(&["check", path.to_str().expect("utf-8 path")])
 }
 
+/// `wblab check` accepts scenario `text`.
+fn accepts(dir: &std::path::Path, text: &str) {
+    let out = check(dir, "ok", text);
+    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// `wblab check` refuses scenario `text` with an error that names `key`.
+fn refuses_naming(dir: &std::path::Path, text: &str, key: &str) {
+    let out = check(dir, "bad", text);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains(key), "{text}\n{err}");
+}
+
 #[test]
 fn every_model_reaches_the_parser_and_wblab_device() {
     let dir = scratch("registry-models");
@@ -45,8 +58,7 @@ fn every_model_reaches_the_parser_and_wblab_device() {
                 sc.push_str(&format!("{} = {v}\n", k.key));
             }
         }
-        let out = check(&dir, m.kind, &sc);
-        assert!(out.status.success(), "{sc}\n{}", String::from_utf8_lossy(&out.stderr));
+        accepts(&dir, &sc);
     }
 }
 
@@ -68,8 +80,7 @@ fn every_elevator_reaches_the_parser_and_wblab_kernels() {
             assert!(text.contains(t.key.trim_start_matches("queue/iosched/")), "{}", t.key);
             sc.push_str(&format!("\"{}\" = {}\n", t.key, t.kind.show((t.get)(&q))));
         }
-        let out = check(&dir, e.kind.name(), &sc);
-        assert!(out.status.success(), "{sc}\n{}", String::from_utf8_lossy(&out.stderr));
+        accepts(&dir, &sc);
     }
 }
 
@@ -101,13 +112,10 @@ fn every_machine_key_reaches_the_parser_and_its_errors() {
         // A 32-bit kernel's zones are modelled with the old reclaim only.
         let kernel = if k.knob.key == "highmem" { "kernel = \"3.2\"\n" } else { "" };
         let sc = format!("{kernel}[machine]\n{} = {ok}\n", k.knob.key);
-        let out = check(&dir, "ok", &sc);
-        assert!(out.status.success(), "{sc}\n{}", String::from_utf8_lossy(&out.stderr));
+        accepts(&dir, &sc);
         if let Some(high) = high {
             let sc = format!("[machine]\n{} = {high}\n", k.knob.key);
-            let out = check(&dir, "high", &sc);
-            let err = String::from_utf8_lossy(&out.stderr);
-            assert!(!out.status.success() && err.contains(k.knob.key), "{sc}\n{err}");
+            refuses_naming(&dir, &sc, k.knob.key);
         }
     }
     let out = check(&dir, "typo", "[machine]\ntest_machine_cots = \"1us\"\n");
@@ -134,13 +142,10 @@ fn every_sysctl_reaches_the_parser_and_its_errors() {
             v
         };
         let sc = format!("[sysctl]\n\"{}\" = {v}\n", k.knob.key);
-        let out = check(&dir, "ok", &sc);
-        assert!(out.status.success(), "{sc}\n{}", String::from_utf8_lossy(&out.stderr));
+        accepts(&dir, &sc);
         if let KnobKind::Count { max, .. } = k.knob.kind {
             let sc = format!("[sysctl]\n\"{}\" = {}\n", k.knob.key, max + 1);
-            let out = check(&dir, "high", &sc);
-            let err = String::from_utf8_lossy(&out.stderr);
-            assert!(!out.status.success() && err.contains(k.knob.key), "{sc}\n{err}");
+            refuses_naming(&dir, &sc, k.knob.key);
         }
     }
     let out = check(&dir, "typo", "[sysctl]\n\"vm.test_sysctk\" = 1\n");
@@ -163,18 +168,14 @@ fn every_throttle_limit_reaches_the_parser_and_its_errors() {
             format!("\"{}KiB/s\"", v / 1024)
         };
         let sc = format!("[[device]]\nname = \"sda\"\nmodel = \"hdd\"\n\"{}\" = {text}\n", k.knob.key);
-        let out = check(&dir, "ok", &sc);
-        assert!(out.status.success(), "{sc}\n{}", String::from_utf8_lossy(&out.stderr));
+        accepts(&dir, &sc);
         let sc = format!(
             "[[device]]\nname = \"sda\"\nmodel = \"hdd\"\n[[cgroup]]\npath = \"/g\"\n\"{}\" = \"sda {v}\"\n",
             k.v1_file
         );
-        let out = check(&dir, "v1", &sc);
-        assert!(out.status.success(), "{sc}\n{}", String::from_utf8_lossy(&out.stderr));
+        accepts(&dir, &sc);
         let sc = format!("[[device]]\nname = \"sda\"\nmodel = \"hdd\"\n\"{}\" = \"fast\"\n", k.knob.key);
-        let out = check(&dir, "bad", &sc);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success() && err.contains(k.knob.key), "{sc}\n{err}");
+        refuses_naming(&dir, &sc, k.knob.key);
     }
 }
 
@@ -194,13 +195,10 @@ fn every_bdi_key_reaches_the_parser_and_its_errors() {
         };
         let dev = "[[device]]\nname = \"sda\"\nmodel = \"hdd\"\n";
         let sc = format!("{dev}\"{}\" = {ok}\n", k.knob.key);
-        let out = check(&dir, "ok", &sc);
-        assert!(out.status.success(), "{sc}\n{}", String::from_utf8_lossy(&out.stderr));
+        accepts(&dir, &sc);
         if let Some(high) = high {
             let sc = format!("{dev}\"{}\" = {high}\n", k.knob.key);
-            let out = check(&dir, "high", &sc);
-            let err = String::from_utf8_lossy(&out.stderr);
-            assert!(!out.status.success() && err.contains(k.knob.key), "{sc}\n{err}");
+            refuses_naming(&dir, &sc, k.knob.key);
         }
     }
 }
@@ -219,12 +217,9 @@ fn every_queue_key_reaches_the_parser_and_its_errors() {
             _ => (k.typical.0 + (k.typical.1 - k.typical.0) / 2).to_string(),
         };
         let sc = format!("{dev}\"{}\" = {ok}\n", k.key);
-        let out = check(&dir, "ok", &sc);
-        assert!(out.status.success(), "{sc}\n{}", String::from_utf8_lossy(&out.stderr));
+        accepts(&dir, &sc);
         let sc = format!("{dev}\"{}\" = \"lots\"\n", k.key);
-        let out = check(&dir, "bad", &sc);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success() && err.contains(k.key), "{sc}\n{err}");
+        refuses_naming(&dir, &sc, k.key);
     }
 }
 
@@ -254,8 +249,7 @@ fn every_job_kind_reaches_the_parser_and_its_errors() {
                 sc.push_str(&format!("{} = {}\n", key.key, key.kind.show(KnobValue::Uint(d))));
             }
         }
-        let out = check(&dir, k.name, &sc);
-        assert!(out.status.success(), "{sc}\n{}", String::from_utf8_lossy(&out.stderr));
+        accepts(&dir, &sc);
         for key in keys.iter() {
             let high = match key.kind {
                 KnobKind::Size { max, .. } if max < u64::MAX / 2 => format!("\"{}KiB\"", max / 1024 * 2),
@@ -264,9 +258,7 @@ fn every_job_kind_reaches_the_parser_and_its_errors() {
                 _ => continue,
             };
             let sc = format!("[[task]]\nname = \"t\"\njob = \"{}\"\n{} = {high}\n", k.name, key.key);
-            let out = check(&dir, "high", &sc);
-            let err = String::from_utf8_lossy(&out.stderr);
-            assert!(!out.status.success() && err.contains(key.key), "{sc}\n{err}");
+            refuses_naming(&dir, &sc, key.key);
         }
     }
     let sc = "[[task]]\nname = \"t\"\njob = \"cat\"\nrate = \"1MB/s\"\n";

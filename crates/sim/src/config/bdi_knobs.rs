@@ -43,33 +43,47 @@ const BYTES: KnobKind = KnobKind::Size {
     pages: false,
 };
 
+/// A limit in percent: the same field as its `_fine` spelling, which `measure` writes instead.
+macro_rules! percent {
+    ($key:literal, $field:ident, $default:literal) => {
+        BdiKnob {
+            knob: Knob {
+                key: $key,
+                kind: PERCENT,
+                doc: "0 to 100",
+                get: |b| KnobValue::Uint(b.$field / (BDI_PPM / 100)),
+                set: |b, v| b.$field = v.uint() * (BDI_PPM / 100),
+            },
+            unit: "percent",
+            default_text: $default,
+            written: not_written,
+            typical: (0, 100),
+        }
+    };
+}
+
+/// A limit in bytes, written when the scenario sets it.
+macro_rules! bytes {
+    ($key:literal, $doc:literal, $field:ident) => {
+        BdiKnob {
+            knob: Knob {
+                key: $key,
+                kind: BYTES,
+                doc: $doc,
+                get: |b| KnobValue::Uint(b.$field.unwrap_or(0)),
+                set: |b, v| b.$field = Some(v.uint()),
+            },
+            unit: "size",
+            default_text: "unset",
+            written: |b| b.$field,
+            typical: (0, 4 << 30),
+        }
+    };
+}
+
 pub static BDI_KNOBS: &[BdiKnob] = &[
-    BdiKnob {
-        knob: Knob {
-            key: "bdi/min_ratio",
-            kind: PERCENT,
-            doc: "0 to 100",
-            get: |b| KnobValue::Uint(b.min_ratio_ppm / (BDI_PPM / 100)),
-            set: |b, v| b.min_ratio_ppm = v.uint() * (BDI_PPM / 100),
-        },
-        unit: "percent",
-        default_text: "`0`",
-        written: not_written,
-        typical: (0, 100),
-    },
-    BdiKnob {
-        knob: Knob {
-            key: "bdi/max_ratio",
-            kind: PERCENT,
-            doc: "0 to 100",
-            get: |b| KnobValue::Uint(b.max_ratio_ppm / (BDI_PPM / 100)),
-            set: |b, v| b.max_ratio_ppm = v.uint() * (BDI_PPM / 100),
-        },
-        unit: "percent",
-        default_text: "`100`",
-        written: not_written,
-        typical: (0, 100),
-    },
+    percent!("bdi/min_ratio", min_ratio_ppm, "`0`"),
+    percent!("bdi/max_ratio", max_ratio_ppm, "`100`"),
     BdiKnob {
         knob: crate::knob!(BdiConfig, "bdi/min_ratio_fine", FINE, "0 to 1000000", min_ratio_ppm: u64),
         unit: "ppm",
@@ -84,32 +98,12 @@ pub static BDI_KNOBS: &[BdiKnob] = &[
         written: |b| Some(b.max_ratio_ppm),
         typical: (0, BDI_PPM),
     },
-    BdiKnob {
-        knob: Knob {
-            key: "bdi/min_bytes",
-            kind: BYTES,
-            doc: "any; converted to a ratio by the model as the kernel does",
-            get: |b| KnobValue::Uint(b.min_bytes.unwrap_or(0)),
-            set: |b, v| b.min_bytes = Some(v.uint()),
-        },
-        unit: "size",
-        default_text: "unset",
-        written: |b| b.min_bytes,
-        typical: (0, 4 << 30),
-    },
-    BdiKnob {
-        knob: Knob {
-            key: "bdi/max_bytes",
-            kind: BYTES,
-            doc: "any; likewise",
-            get: |b| KnobValue::Uint(b.max_bytes.unwrap_or(0)),
-            set: |b, v| b.max_bytes = Some(v.uint()),
-        },
-        unit: "size",
-        default_text: "unset",
-        written: |b| b.max_bytes,
-        typical: (0, 4 << 30),
-    },
+    bytes!(
+        "bdi/min_bytes",
+        "any; converted to a ratio by the model as the kernel does",
+        min_bytes
+    ),
+    bytes!("bdi/max_bytes", "any; likewise", max_bytes),
     BdiKnob {
         knob: crate::knob!(BdiConfig, "bdi/strict_limit", KnobKind::Bool, "0/1", strict_limit: bool),
         unit: "boolean",
