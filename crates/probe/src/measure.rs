@@ -1392,12 +1392,8 @@ fn with_task_ops(
         s.task_ops = outcomes
             .iter()
             .enumerate()
-            .filter(|(_, o)| {
-                !matches!(
-                    o.spec.job,
-                    wblab_sim::config::JobConfig::Dd { .. } | wblab_sim::config::JobConfig::Netwrite { .. }
-                )
-            })
+            // The jobs whose operations the model logs one by one (not bulk writers' write()s).
+            .filter(|(_, o)| o.spec.job.latency_sensitive())
             .filter_map(|(i, o)| o.op_seconds.get(k).filter(|x| x.ops > 0).map(|x| (i as u32, *x)))
             .collect();
     }
