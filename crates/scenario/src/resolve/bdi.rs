@@ -2,15 +2,12 @@
 
 use crate::error::{Gather, Many};
 use crate::section::Section;
-use wblab_sim::config::{BdiConfig, BDI_KNOBS, BDI_PPM};
+use wblab_sim::config::{BdiConfig, BDI_KNOBS};
 
 /// The keys, in the table's order.
 pub(super) fn keys() -> Vec<&'static str> {
     BDI_KNOBS.iter().map(|k| k.knob.key).collect()
 }
-
-/// Parts per million in 100 %: the unit of the `*_ratio_fine` files.
-pub(super) const PPM: u64 = BDI_PPM;
 
 pub(super) fn build(sec: &Section<'_>) -> Many<BdiConfig> {
     let mut g = Gather::default();

@@ -156,7 +156,7 @@ pub(super) fn build_all(entry: Option<&Entry<'_>>, sections: &[Section<'_>], ker
         }
         // bdi_set_min_ratio: the minimum shares of all bdis must stay below 100 %.
         min_ppm_total += d.bdi.min_ratio_ppm;
-        if min_ppm_total >= bdi::PPM {
+        if min_ppm_total >= wblab_sim::config::BDI_PPM {
             g.push(
                 sec.conflict(
                     &["bdi/min_ratio", "bdi/min_ratio_fine"],

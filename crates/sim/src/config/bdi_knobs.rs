@@ -62,6 +62,19 @@ macro_rules! percent {
     };
 }
 
+/// A limit in parts per million: the field itself, which `measure` writes.
+macro_rules! fine {
+    ($key:literal, $field:ident, $default:literal) => {
+        BdiKnob {
+            knob: crate::knob!(BdiConfig, $key, FINE, "0 to 1000000", $field: u64),
+            unit: "ppm",
+            default_text: $default,
+            written: |b| Some(b.$field),
+            typical: (0, BDI_PPM),
+        }
+    };
+}
+
 /// A limit in bytes, written when the scenario sets it.
 macro_rules! bytes {
     ($key:literal, $doc:literal, $field:ident) => {
@@ -84,20 +97,8 @@ macro_rules! bytes {
 pub static BDI_KNOBS: &[BdiKnob] = &[
     percent!("bdi/min_ratio", min_ratio_ppm, "`0`"),
     percent!("bdi/max_ratio", max_ratio_ppm, "`100`"),
-    BdiKnob {
-        knob: crate::knob!(BdiConfig, "bdi/min_ratio_fine", FINE, "0 to 1000000", min_ratio_ppm: u64),
-        unit: "ppm",
-        default_text: "`0`",
-        written: |b| Some(b.min_ratio_ppm),
-        typical: (0, BDI_PPM),
-    },
-    BdiKnob {
-        knob: crate::knob!(BdiConfig, "bdi/max_ratio_fine", FINE, "0 to 1000000", max_ratio_ppm: u64),
-        unit: "ppm",
-        default_text: "`1000000`",
-        written: |b| Some(b.max_ratio_ppm),
-        typical: (0, BDI_PPM),
-    },
+    fine!("bdi/min_ratio_fine", min_ratio_ppm, "`0`"),
+    fine!("bdi/max_ratio_fine", max_ratio_ppm, "`1000000`"),
     bytes!(
         "bdi/min_bytes",
         "any; converted to a ratio by the model as the kernel does",
