@@ -230,7 +230,7 @@ fn every_queue_key_reaches_the_parser_and_its_errors() {
 #[test]
 fn every_job_kind_reaches_the_parser_and_its_errors() {
     use wblab_sim::config::{KnobKind, KnobValue};
-    use wblab_sim::jobs::{Keys, JOBS};
+    use wblab_sim::jobs::JOBS;
     let dir = scratch("registry-jobs");
     assert!(JOBS.iter().any(|k| k.name == "checkpoint-test"), "the test job kind is registered");
     for k in JOBS.iter().filter(|k| k.name != "fio") {
@@ -240,7 +240,7 @@ fn every_job_kind_reaches_the_parser_and_its_errors() {
         for key in k.keys.names() {
             assert!(err.contains(key), "the hint for a `{}` task lacks its key {key}:\n{err}", k.name);
         }
-        let Keys::Declared(keys) = &k.keys else {
+        let Some(keys) = k.keys.declared() else {
             continue;
         };
         let mut sc = format!("[[task]]\nname = \"t\"\njob = \"{}\"\n", k.name);

@@ -313,10 +313,10 @@ impl Generator {
                     continue;
                 }
                 // A scripted kind's keys are drawn as their declarations write them.
-                let declared = match wblab_sim::jobs::job_kind(job).map(|k| &k.keys) {
-                    Some(wblab_sim::jobs::Keys::Declared(keys)) => keys.iter().find(|k| k.key == *key).map(|k| shapes::of_knob(k.kind)),
-                    _ => None,
-                };
+                let declared = wblab_sim::jobs::job_kind(job)
+                    .and_then(|k| k.keys.declared())
+                    .and_then(|keys| keys.iter().find(|k| k.key == *key))
+                    .map(|k| shapes::of_knob(k.kind));
                 let shape = declared.or_else(|| shapes::task(key, &jobs)).expect("every job key has a shape");
                 kv(o, key, &value(r, &shape, ctx));
             }

@@ -6,7 +6,7 @@ use crate::suggest;
 use crate::units::{format_duration, format_size};
 use wblab_sim::config::KnobSpec;
 use wblab_sim::config::{CgroupTree, DeviceConfig, IoPrio, IoPrioClass, JobConfig, TaskConfig};
-use wblab_sim::jobs::{self, FileUse, JobKind, Keys, ScriptedJob};
+use wblab_sim::jobs::{self, FileUse, JobKind, ScriptKey, ScriptedJob};
 use wblab_sim::units::{GIB, KIB, MIB};
 use wblab_sim::Ns;
 
@@ -392,8 +392,8 @@ fn job_config(sec: &Section<'_>, job: &str) -> Result<JobConfig> {
     let bs = |default: u64| sec.value_or("bs", default, |e| e.size_in(1, MAX_RW_COUNT).map_err(|p| p.hint(RW_HINT)));
     let file_size = || sec.value_or("file_size", GIB, |e| e.size_in(1, u64::MAX));
     let interval = |default: Ns| sec.value_or("interval", default, |e| e.duration_in(1_000_000, u64::MAX));
-    if let Some(kind) = jobs::job_kind(job).filter(|k| k.script.is_some()) {
-        return scripted(sec, kind);
+    if let Some((kind, keys)) = jobs::job_kind(job).and_then(|k| Some((k, k.keys.declared()?))) {
+        return scripted(sec, kind, keys);
     }
     Ok(match job {
         "dd" => dd(sec, bs(MIB)?)?,
@@ -609,10 +609,7 @@ fn check_direct(sec: &Section<'_>, direct: bool, bs: u64) -> Result<()> {
 
 /// A scripted kind's keys, each read as its declaration says; a key without a default must
 /// be set.
-fn scripted(sec: &Section<'_>, kind: &'static JobKind) -> Result<JobConfig> {
-    let Keys::Declared(keys) = &kind.keys else {
-        unreachable!("a scripted kind declares its keys")
-    };
+fn scripted(sec: &Section<'_>, kind: &'static JobKind, keys: &[ScriptKey]) -> Result<JobConfig> {
     let mut params = Vec::with_capacity(keys.len());
     for k in keys.iter() {
         let spec = KnobSpec {

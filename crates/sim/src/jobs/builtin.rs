@@ -18,7 +18,6 @@ const BASE: JobKind = JobKind {
     throughput: false,
     background: false,
     real: RealRunner::None,
-    script: None,
 };
 
 pub static DD: JobKind = JobKind {

@@ -62,17 +62,15 @@ pub struct ScriptedJob {
 impl ScriptedJob {
     /// The call after `done`.
     pub fn next(&self, done: &Progress, draw: &mut dyn FnMut(u64) -> u64) -> Call {
-        match self.kind.script {
-            Some(s) => s.next(&self.params, done, draw),
-            None => Call::Exit,
+        match self.kind.keys {
+            super::Keys::Script { script, .. } => script.next(&self.params, done, draw),
+            super::Keys::Own(_) => Call::Exit,
         }
     }
 
     /// The value of key `key` (0 if the kind has no such key).
     pub fn param(&self, key: &str) -> u64 {
-        let super::Keys::Declared(keys) = &self.kind.keys else {
-            return 0;
-        };
+        let keys = self.kind.keys.declared().unwrap_or_default();
         keys.iter().position(|k| k.key == key).map_or(0, |i| self.params[i])
     }
 }
@@ -81,10 +79,7 @@ impl serde::Serialize for ScriptedJob {
     /// `{"kind": name, key: value...}`, values in their stored units.
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
-        let keys = match &self.kind.keys {
-            super::Keys::Declared(k) => *k,
-            super::Keys::Own(_) => &[],
-        };
+        let keys = self.kind.keys.declared().unwrap_or_default();
         let mut m = s.serialize_map(Some(keys.len() + 1))?;
         m.serialize_entry("kind", self.kind.name)?;
         for (k, v) in keys.iter().zip(self.params.iter()) {

@@ -13,34 +13,37 @@ use crate::units::{KIB, MIB};
 pub static KIND: JobKind = JobKind {
     name: "checkpoint-test",
     summary: "test-only: append, fsync and read back one block, every interval",
-    keys: Keys::Declared(&[
-        ScriptKey {
-            key: "bs",
-            kind: KnobKind::Size {
-                min: 4 * KIB,
-                max: 64 * MIB,
-                pages: true,
+    keys: Keys::Script {
+        keys: &[
+            ScriptKey {
+                key: "bs",
+                kind: KnobKind::Size {
+                    min: 4 * KIB,
+                    max: 64 * MIB,
+                    pages: true,
+                },
+                doc: "size of each write() and of the read-back",
+                default: Some(64 * KIB),
             },
-            doc: "size of each write() and of the read-back",
-            default: Some(64 * KIB),
-        },
-        ScriptKey {
-            key: "bytes",
-            kind: KnobKind::Size {
-                min: 4 * KIB,
-                max: 1 << 30,
-                pages: true,
+            ScriptKey {
+                key: "bytes",
+                kind: KnobKind::Size {
+                    min: 4 * KIB,
+                    max: 1 << 30,
+                    pages: true,
+                },
+                doc: "bytes appended each round",
+                default: Some(MIB),
             },
-            doc: "bytes appended each round",
-            default: Some(MIB),
-        },
-        ScriptKey {
-            key: "interval",
-            kind: KnobKind::Duration { max: 3_600_000_000_000 },
-            doc: "sleep between rounds",
-            default: Some(100_000_000),
-        },
-    ]),
+            ScriptKey {
+                key: "interval",
+                kind: KnobKind::Duration { max: 3_600_000_000_000 },
+                doc: "sleep between rounds",
+                default: Some(100_000_000),
+            },
+        ],
+        script: &Checkpoint,
+    },
     file: FileUse::Writes,
     op: "call",
     logs_ops: true,
@@ -49,7 +52,6 @@ pub static KIND: JobKind = JobKind {
     throughput: true,
     background: false,
     real: RealRunner::Thread,
-    script: Some(&Checkpoint),
 };
 
 #[derive(Debug)]
@@ -84,7 +86,7 @@ mod tests {
         let mut done = Progress::default();
         let mut calls = Vec::new();
         for _ in 0..12 {
-            let c = KIND.script.unwrap().next(&p, &done, &mut |n| n - 1);
+            let c = Checkpoint.next(&p, &done, &mut |n| n - 1);
             done.calls += 1;
             if let Call::Write { bytes, .. } = c {
                 done.written += bytes;
