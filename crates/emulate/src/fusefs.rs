@@ -4,6 +4,7 @@
 //! FLUSH) is a cache flush of the model.
 
 use crate::clock::{self, Clock};
+use crate::queue::Sender;
 use crate::server::{Answer, Io, Msg};
 use crate::store::Store;
 use fuser::{
@@ -12,7 +13,6 @@ use fuser::{
 };
 use std::cell::Cell;
 use std::ffi::OsStr;
-use std::sync::mpsc::Sender;
 use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
 use wblab_sim::drivers::Op;
@@ -76,7 +76,7 @@ impl DiskFs {
 
     fn submit(&self, io: Io) {
         // The server stops only after the session: a send cannot fail while requests come.
-        let _ = self.tx.send(Msg::Io(io));
+        self.tx.send(Msg::Io(io));
     }
 }
 

@@ -14,6 +14,7 @@
 mod buf;
 pub mod clock;
 mod fusefs;
+mod queue;
 mod reply;
 mod server;
 pub mod stats;
@@ -27,11 +28,11 @@ pub use stats::{OpStats, Record, Stats};
 pub use transport::calibrate;
 
 use clock::Clock;
+use queue::Sender;
 use server::{Msg, Server, Shared};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
-use std::sync::mpsc::{channel, Sender};
 use std::sync::Arc;
 use wblab_sim::config::DeviceModelConfig;
 use wblab_sim::RngStream;
@@ -86,7 +87,7 @@ impl EmulatedDevice {
         let clock = Clock::start();
         let rng = RngStream::of_chance(o.chance, o.seed, &format!("device/{}", o.name));
         let shared = Arc::new(Shared::default());
-        let (tx, rx) = channel();
+        let (tx, rx) = queue::queue();
         let (repliers, out) = reply::Repliers::start(clock, shared.clone(), log)?;
         let (model, size, sh) = (o.model.clone(), o.size, shared.clone());
         // The model is built on the thread that runs it (a device model is not `Send`).
@@ -112,7 +113,7 @@ impl EmulatedDevice {
         let session = match fuser::spawn_mount(fs, &o.mountpoint, &cfg) {
             Ok(s) => s,
             Err(e) => {
-                let _ = tx.send(Msg::Stop);
+                tx.send(Msg::Stop);
                 let _ = server.join();
                 repliers.join();
                 return Err(io::Error::new(
@@ -179,7 +180,7 @@ impl EmulatedDevice {
             // Already unmounted (a teardown that ran first) is fine.
             let _ = s.umount_and_join();
         }
-        let _ = self.tx.send(Msg::Stop);
+        self.tx.send(Msg::Stop);
         if let Some(h) = self.server.take() {
             let _ = h.join();
         }

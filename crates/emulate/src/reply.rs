@@ -4,10 +4,10 @@
 //! the next answers late. So the model's thread hands each answer to these threads.
 
 use crate::clock::{self, Clock};
+use crate::queue::{queue, Receiver, Sender};
 use crate::server::{Answer, Shared};
 use crate::stats::Record;
 use std::io::{self, Write};
-use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use wblab_sim::Ns;
@@ -33,7 +33,7 @@ type Log = Arc<Mutex<Option<io::BufWriter<std::fs::File>>>>;
 impl Repliers {
     /// Start the threads; they stop once every sender of the returned channel is gone.
     pub(crate) fn start(clock: Clock, shared: Arc<Shared>, log: Option<std::fs::File>) -> io::Result<(Repliers, Sender<Outgoing>)> {
-        let (tx, rx) = channel::<Outgoing>();
+        let (tx, rx) = queue::<Outgoing>();
         let rx = Arc::new(Mutex::new(rx));
         let log: Log = Arc::new(Mutex::new(log.map(|f| {
             let mut w = io::BufWriter::new(f);
@@ -65,7 +65,7 @@ fn run(rx: &Mutex<Receiver<Outgoing>>, clock: Clock, shared: &Shared, log: &Log)
     clock::real_time(clock::Role::Answer);
     loop {
         let next = rx.lock().unwrap_or_else(|e| e.into_inner()).recv();
-        let Ok(Outgoing { answer, mut rec, due }) = next else { break };
+        let Some(Outgoing { answer, mut rec, due }) = next else { break };
         rec.answered = clock.now();
         rec.late = rec.answered.saturating_sub(due);
         answer.send();

@@ -12,12 +12,13 @@
 
 use crate::buf::AlignedBuf;
 use crate::clock::{self, Clock};
+use crate::queue::{Receiver, Sender};
 use crate::reply::Outgoing;
 use crate::stats::{Record, Stats};
 use fuser::{ReplyData, ReplyEmpty, ReplyWrite};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::sync::mpsc::RecvTimeoutError;
 use std::sync::Mutex;
 use wblab_sim::drivers::{DevRequest, Device, Op};
 use wblab_sim::Ns;
@@ -166,12 +167,12 @@ impl Server {
                     Err(RecvTimeoutError::Disconnected) => break,
                 },
                 None => match rx.recv() {
-                    Ok(m) => Some(m),
-                    Err(_) => break,
+                    Some(m) => Some(m),
+                    None => break,
                 },
             };
             let mut stop = false;
-            for m in first.into_iter().chain(std::iter::from_fn(|| rx.try_recv().ok())) {
+            for m in first.into_iter().chain(std::iter::from_fn(|| rx.try_recv())) {
                 match m {
                     Msg::Io(io) => arrivals.push_back(io),
                     Msg::Stop => stop = true,
@@ -257,7 +258,7 @@ impl Server {
                 late: 0,
                 held_by_data: d.received > due,
             };
-            let _ = self.out.send(Outgoing {
+            self.out.send(Outgoing {
                 answer: d.io.answer,
                 rec,
                 due,
@@ -318,7 +319,7 @@ impl Server {
             late: 0,
             held_by_data: false,
         };
-        let _ = self.out.send(Outgoing {
+        self.out.send(Outgoing {
             answer: io.answer,
             rec,
             due: now,

@@ -99,12 +99,14 @@ pub fn wait_for_end(who: &str) -> Result<(), String> {
             events: libc::POLLIN,
             revents: 0,
         };
+        let mut dying_since: Option<std::time::Instant> = None;
         loop {
             // SAFETY: a valid pollfd.
-            let r = unsafe { libc::poll(&mut p, 1, -1) };
+            let r = unsafe { libc::poll(&mut p, 1, 1000) };
             if r > 0 || (r < 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EINTR)) {
                 break;
             }
+            unstick_if_dying(pid, &mut dying_since);
         }
         // SAFETY: our fd.
         unsafe { libc::close(fd) };
@@ -114,10 +116,77 @@ pub fn wait_for_end(who: &str) -> Result<(), String> {
         // SAFETY: our fd.
         unsafe { libc::close(fd) };
     }
+    let mut dying_since = None;
     while start_time(pid) == Some(start) {
         std::thread::sleep(Duration::from_millis(100));
+        unstick_if_dying(pid, &mut dying_since);
     }
     Ok(())
+}
+
+/// How long a killed measurement may take to die before its emulated devices are cut off.
+const DYING_GRACE: Duration = Duration::from_secs(5);
+
+/// A measurement killed while one of its threads waits for I/O on a device it serves itself
+/// cannot die: the I/O waits for the FUSE server, whose threads are gone. After
+/// [`DYING_GRACE`], abort the FUSE connections of its emulated devices (as `fusectl`'s
+/// `abort` does), which fails that I/O and lets it exit.
+fn unstick_if_dying(pid: u32, since: &mut Option<std::time::Instant>) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    if !dying(&status) {
+        *since = None;
+        return;
+    }
+    let t = *since.get_or_insert_with(std::time::Instant::now);
+    if t.elapsed() >= DYING_GRACE {
+        let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+        let conns = emulated_connections(&mountinfo, pid);
+        if !conns.is_empty() {
+            abort_fuse_connections(&conns);
+        }
+        *since = None;
+    }
+}
+
+/// Whether `/proc/PID/status` says the process is being killed: SIGKILL pending (the kernel
+/// queues it to the group and to each thread), or its leader gone while other threads linger
+/// (a zombie leader).
+fn dying(status: &str) -> bool {
+    let field = |k: &str| status.lines().find_map(|l| l.strip_prefix(k)).map(str::trim);
+    let sigkill = 1u64 << (libc::SIGKILL - 1);
+    let pending = |k: &str| field(k).and_then(|h| u64::from_str_radix(h, 16).ok()).unwrap_or(0);
+    (pending("ShdPnd:") | pending("SigPnd:")) & sigkill != 0 || field("State:").is_some_and(|s| s.starts_with('Z'))
+}
+
+/// The FUSE connections (device minors) of the emulated devices mounted in the scratch
+/// directory of measurement `pid` (`.../wblab-measure-<pid>-<stamp>/emulated/<device>`).
+fn emulated_connections(mountinfo: &str, pid: u32) -> Vec<u32> {
+    let scratch = format!("/{}{pid}-", crate::plan::SCRATCH_PREFIX);
+    mountinfo
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(' ').collect();
+            let dash = f.iter().position(|&x| x == "-")?;
+            let (fstype, source) = (*f.get(dash + 1)?, *f.get(dash + 2)?);
+            let ours = fstype.starts_with("fuse") && source.starts_with("wblab-emulate:") && f.get(4)?.contains(&scratch);
+            let minor = f.get(2)?.split_once(':')?.1.parse().ok()?;
+            ours.then_some(minor)
+        })
+        .collect()
+}
+
+/// Write `abort` of each connection in `/sys/fs/fuse/connections`, mounting `fusectl` there
+/// for the time it takes if it is not (and unmounting it after).
+fn abort_fuse_connections(conns: &[u32]) {
+    let dir = std::path::Path::new("/sys/fs/fuse/connections");
+    let mounted_here =
+        !crate::sys::is_mount_point(dir) && crate::sys::mount(std::path::Path::new("fusectl"), dir, "fusectl", 0, "").is_ok();
+    for c in conns {
+        let _ = std::fs::write(dir.join(c.to_string()).join("abort"), "1");
+    }
+    if mounted_here {
+        let _ = crate::sys::umount(dir, 0);
+    }
 }
 
 #[cfg(test)]
@@ -136,5 +205,20 @@ mod tests {
         child.wait().unwrap();
         wait_for_end(&who).unwrap();
         assert!(wait_for_end("12").is_err());
+    }
+
+    #[test]
+    fn a_killed_measurement_is_seen_dying_and_its_emulated_devices_found() {
+        assert!(dying("Name:\twblab\nState:\tD (disk sleep)\nShdPnd:\t0000000000000100\n"));
+        assert!(dying("State:\tZ (zombie)\nShdPnd:\t0000000000000000\n"));
+        assert!(!dying("State:\tD (disk sleep)\nShdPnd:\t0000000000004002\n"));
+        let info = "\
+36 25 0:40 / /var/tmp/wblab-measure-9573-1796570032195/emulated/sda rw,nosuid - fuse wblab-emulate:sda rw,user_id=0
+37 25 0:41 / /var/tmp/wblab-measure-777-1796570032195/emulated/sdb rw,nosuid - fuse wblab-emulate:sdb rw,user_id=0
+38 25 0:42 / /home/u/fuse rw - fuse.sshfs host:/x rw
+39 36 7:64 / /var/tmp/wblab-measure-9573-1796570032195/mnt/sda rw - ext4 /dev/loop64 rw";
+        assert_eq!(emulated_connections(info, 9573), vec![40]);
+        assert_eq!(emulated_connections(info, 777), vec![41]);
+        assert!(emulated_connections(info, 95).is_empty(), "a pid that prefixes another is not it");
     }
 }
