@@ -18,7 +18,7 @@ use crate::plan::{DevicePlan, EmulatePlan, Host, LoopPlan, Plan};
 use crate::tracefs::{TraceStats, Tracer};
 use crate::vmstat::{self, DiskStat, Sampler};
 use crate::workload::{self, TaskOutcome, Workload};
-use crate::{cgroup, guard, loopdev, mount, sys};
+use crate::{cgroup, guard, loopdev, mount, sys, trees};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::io::{self, BufRead, BufReader, Write};
@@ -275,6 +275,11 @@ fn check_aborted() -> Result<(), MeasureError> {
     }
 }
 
+/// Task instances a measurement runs at most: the 2011 report's 1000 `dd`, and a margin. Each
+/// is a process or a thread of the harness, polled every tick; more would be a fork bomb
+/// rather than an experiment on a 2-CPU machine.
+pub const MAX_INSTANCES: u32 = 1024;
+
 /// Whether the scenario can run here; the reasons it cannot.
 pub fn check_scenario(sc: &Scenario) -> Result<(), MeasureError> {
     let mut why = Vec::new();
@@ -286,9 +291,23 @@ pub fn check_scenario(sc: &Scenario) -> Result<(), MeasureError> {
     if let Err(e) = crate::memcg::check(&sc.cgroups) {
         why.push(e);
     }
+    for t in &sc.tasks {
+        if let Some((files, dirs, _)) = trees::size_of(&t.job) {
+            let entries = files.saturating_add(dirs).saturating_mul(u64::from(t.count));
+            if entries > trees::MAX_ENTRIES {
+                why.push(format!(
+                    "task `{}`: its trees hold {entries} files and directories; the harness lays out at most {} before a run",
+                    t.name,
+                    trees::MAX_ENTRIES
+                ));
+            }
+        }
+    }
     let instances: u32 = sc.tasks.iter().map(|t| t.count).sum();
-    if instances > 256 {
-        why.push(format!("{instances} task instances: the harness runs at most 256 real processes"));
+    if instances > MAX_INSTANCES {
+        why.push(format!(
+            "{instances} task instances: the harness runs at most {MAX_INSTANCES} real processes and threads"
+        ));
     }
     if why.is_empty() {
         Ok(())
@@ -326,6 +345,8 @@ fn self_cpu_ns() -> u64 {
 /// Everything the run loop produced.
 struct Collected {
     outcomes: Vec<TaskOutcome>,
+    /// The tiotest tasks' phase table (empty without one).
+    tiotest: Vec<wblab_sim::metrics::tiotest::TiotestPhase>,
     vmstat: Vec<VmstatSample>,
     elapsed_ns: Ns,
     disk_before: Vec<DiskStat>,
@@ -606,11 +627,13 @@ impl Session<'_> {
         if let Some((file, text)) = &plan.fio {
             std::fs::write(file, text).map_err(failed)?;
         }
+        self.check_room_for_files(&specs)?;
         for (file, size) in &plan.prefill {
             check_aborted()?;
             log(self.opts, &format!("creating {} ({})", file.display(), human(*size)));
             workload::prefill(file, *size).map_err(|e| failed(format!("{}: {e}", file.display())))?;
         }
+        self.lay_out_trees(&specs)?;
         self.apply_sysctl_and_throttle()?;
         let specs = self.make_cgroups(specs)?;
         check_aborted()?;
@@ -632,6 +655,74 @@ impl Session<'_> {
             dev.set_passthrough(false);
         }
         self.run_workload(specs, tracer)
+    }
+
+    /// Refuse to write, before the run, more than nine tenths of what the scratch file system
+    /// has free: the files that readers read and the trees (every device's data ends up there,
+    /// in its image or its directory).
+    fn check_room_for_files(&self, specs: &[workload::TaskSpec]) -> Result<(), MeasureError> {
+        let files: u64 = self.plan.prefill.iter().map(|(_, n)| *n).sum();
+        let trees: u64 = specs
+            .iter()
+            .filter_map(|s| trees::size_of(&s.job))
+            .map(|(_, dirs, bytes)| bytes.saturating_add(dirs.saturating_mul(4096)))
+            .sum();
+        let need = files.saturating_add(trees);
+        match crate::room::disk_free(&self.scratch) {
+            Some(free) if need > free / 10 * 9 => Err(failed(format!(
+                "the files and trees laid out before the run take {}, and {} has {} free: make them smaller, or give --scratch a larger file system",
+                human(need),
+                self.scratch.display(),
+                human(free)
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    /// The metadata jobs' trees (`du`, `ls`, `launch`), laid out on their devices; then each
+    /// file system holding one is mounted again, so that none of it is cached when the
+    /// workload starts, as in the model.
+    fn lay_out_trees(&mut self, specs: &[workload::TaskSpec]) -> Result<(), MeasureError> {
+        let trees: Vec<&workload::TaskSpec> = specs.iter().filter(|s| trees::size_of(&s.job).is_some()).collect();
+        for s in &trees {
+            check_aborted()?;
+            let (files, dirs, bytes) = trees::size_of(&s.job).unwrap_or_default();
+            let data = if bytes > 0 { format!(", {}", human(bytes)) } else { String::new() };
+            let root = trees::root_of(s);
+            log(
+                self.opts,
+                &format!("laying out {}: {files} files in {dirs} directories{data}", root.display()),
+            );
+            let opts = self.opts;
+            trees::lay_out(s, &mut |n| log(opts, &format!("  {n} of {files} files")))
+                .map_err(|e| failed(format!("{}: {e}", root.display())))?;
+        }
+        for (i, p) in self.places.iter().enumerate() {
+            if !trees.iter().any(|s| s.device == p.name) {
+                continue;
+            }
+            let (Some(dev), Some(l)) = (&p.block_device, self.plan.devices[i].loop_device.as_ref()) else {
+                self.warnings.push(format!(
+                    "device `{}`: its trees' directories and inodes stay cached (the file system is not one measure mounted, so it cannot be mounted again)",
+                    p.name
+                ));
+                continue;
+            };
+            if !p.created {
+                continue;
+            }
+            log(
+                self.opts,
+                &format!(
+                    "{}: mounting {} again (the trees' metadata out of the caches)",
+                    p.name,
+                    p.dir.display()
+                ),
+            );
+            mount::unmount(&p.dir).map_err(|e| failed(format!("unmount {}: {e}", p.dir.display())))?;
+            mount::mount(&mut self.j, &Path::new("/dev").join(dev), &p.dir, &l.fs, &l.mount_options).map_err(failed)?;
+        }
+        Ok(())
     }
 
     /// `wblab emulate`: the devices set up, each emulated one answered by its model, until a
@@ -959,6 +1050,7 @@ impl Session<'_> {
         let trace_stats = tracer.and_then(|t| t.stop().map_err(|e| self.warnings.push(format!("trace: {e}"))).ok());
         let ours_s = (self1 - self0) as f64 / 1e9;
         Ok(Collected {
+            tiotest: wl.tiotest_phases(),
             outcomes: wl.outcomes(),
             vmstat: vm,
             elapsed_ns,
@@ -1084,8 +1176,10 @@ fn fs_space(p: &Path) -> Option<(u64, u64)> {
 fn human(b: u64) -> String {
     if b >= 1 << 30 {
         format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64)
-    } else {
+    } else if b >= 1 << 20 {
         format!("{:.0} MiB", b as f64 / (1u64 << 20) as f64)
+    } else {
+        format!("{:.0} KiB", b as f64 / 1024.0)
     }
 }
 
@@ -1368,7 +1462,7 @@ fn write_results(
         comms: Vec::new(),
         vmstat: with_task_ops(&c.vmstat, &c.outcomes),
         throttle: digest.map(|d| d.throttle).unwrap_or_default(),
-        tiotest: Vec::new(),
+        tiotest: c.tiotest.clone(),
         cgroups: c.cgroups.clone(),
         fio: Vec::new(),
         pressure: c.pressure.clone(),

@@ -353,6 +353,13 @@ impl Plan {
             }
         }
         paths.extend(self.tasks.iter().map(|t| ("task file", t.file.as_path())));
+        let tree_roots: Vec<PathBuf> = self
+            .tasks
+            .iter()
+            .filter(|t| crate::trees::size_of(&t.job).is_some())
+            .map(crate::trees::root_of)
+            .collect();
+        paths.extend(tree_roots.iter().map(|r| ("tree", r.as_path())));
         paths.extend(self.prefill.iter().map(|(f, _)| ("file", f.as_path())));
         if let Some(m) = self.trace.as_ref().and_then(|t| t.mount.as_ref()) {
             paths.push(("tracefs mount point", m));
@@ -533,6 +540,26 @@ impl Plan {
             let _ = writeln!(o, "\nfiles written before the run (O_DIRECT):");
             for (f, n) in &self.prefill {
                 let _ = writeln!(o, "  create   {} ({n} bytes)", f.display());
+            }
+        }
+        let trees: Vec<&TaskSpec> = self.tasks.iter().filter(|t| crate::trees::size_of(&t.job).is_some()).collect();
+        if !trees.is_empty() {
+            let _ = writeln!(
+                o,
+                "\ntrees laid out before the run (then their file systems mounted again, caches empty):"
+            );
+            for t in trees {
+                let (files, dirs, bytes) = crate::trees::size_of(&t.job).unwrap_or_default();
+                let data = if bytes > 0 {
+                    format!(", {bytes} bytes of O_DIRECT data")
+                } else {
+                    String::new()
+                };
+                let _ = writeln!(
+                    o,
+                    "  create   {} ({files} files in {dirs} directories{data})",
+                    crate::trees::root_of(t).display()
+                );
             }
         }
         let _ = writeln!(o, "\ntasks:");

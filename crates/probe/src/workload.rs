@@ -3,8 +3,9 @@
 //! * `dd` runs the real `dd if=/dev/zero of=FILE bs=BS [iflag=count_bytes count=SIZE]
 //!   [oflag=direct] [conv=fsync]`, stopped with SIGINT like `timeout -s INT`; its bytes come from
 //!   its final statistics line, or the file size if that line is lost. Its trace comm is `dd`.
-//! * `cat`, `randread`, `fsync`, `replace`, `sync`, `spin` and the scripted kinds (`jobs::Script`)
-//!   run as threads of this process (named after the task, which is their trace comm) so that
+//! * `cat`, `randread`, `fsync`, `replace`, `sync`, `spin`, `netwrite`, the metadata jobs
+//!   (`du`, `ls`, `launch`: [`crate::trees`]) and the scripted kinds (`jobs::Script`) run as
+//!   threads of this process (named after the task, which is their trace comm) so that
 //!   every read(), pread(), write+fsync() or sync() is timed: per-operation latency. A scripted
 //!   kind's calls are made as its script returns them, counted as the model counts them.
 //!
@@ -200,6 +201,8 @@ pub struct Workload {
     slots: Vec<Slot>,
     scratch: PathBuf,
     last_size_sample: Ns,
+    /// Each tiotest task's shared barriers and phase table, by task name.
+    tiotest: Vec<(String, Arc<crate::tiotest::Tiotest>)>,
 }
 
 struct ThreadOut {
@@ -249,6 +252,7 @@ impl Workload {
                 .collect(),
             scratch: scratch.to_path_buf(),
             last_size_sample: 0,
+            tiotest: Vec::new(),
         }
     }
 
@@ -286,6 +290,7 @@ impl Workload {
     }
 
     fn launch(&mut self, i: usize, now: Ns) -> io::Result<()> {
+        let tio = self.tiotest_of(i);
         let slot = &mut self.slots[i];
         slot.started = now;
         slot.runner = match &slot.spec.job {
@@ -343,7 +348,7 @@ impl Workload {
                     .name(spec.name.chars().take(15).collect())
                     .spawn(move || {
                         tid2.store(sys::gettid(), Ordering::SeqCst);
-                        let out = run_thread_job(&spec, t0, &stop2);
+                        let out = run_thread_job(&spec, t0, &stop2, tio.as_deref());
                         done2.store(1, Ordering::SeqCst);
                         out
                     })?;
@@ -351,6 +356,28 @@ impl Workload {
             }
         };
         Ok(())
+    }
+
+    /// The shared test of slot `i`'s tiotest task (made by its first thread); None for other
+    /// jobs.
+    fn tiotest_of(&mut self, i: usize) -> Option<Arc<crate::tiotest::Tiotest>> {
+        if !matches!(self.slots[i].spec.job, JobConfig::Tiotest { .. }) {
+            return None;
+        }
+        let name = self.slots[i].spec.name.clone();
+        if let Some((_, t)) = self.tiotest.iter().find(|(n, _)| *n == name) {
+            return Some(t.clone());
+        }
+        let threads = self.slots.iter().filter(|s| s.spec.name == name).count();
+        let t = Arc::new(crate::tiotest::Tiotest::new(threads));
+        self.tiotest.push((name, t.clone()));
+        Some(t)
+    }
+
+    /// The tiotest tasks' phase tables (empty without one), phases still running cut now.
+    pub fn tiotest_phases(&self) -> Vec<wblab_sim::metrics::tiotest::TiotestPhase> {
+        let now = self.now();
+        self.tiotest.iter().flat_map(|(_, t)| t.phases(now)).collect()
     }
 
     /// Reap a finished task; `force_stop` asks a running one to stop now.
@@ -683,7 +710,7 @@ fn every(
     Ok(())
 }
 
-fn run_thread_job(spec: &TaskSpec, t0: Instant, stop: &AtomicBool) -> ThreadOut {
+fn run_thread_job(spec: &TaskSpec, t0: Instant, stop: &AtomicBool, tio: Option<&crate::tiotest::Tiotest>) -> ThreadOut {
     sys::set_thread_comm(&spec.name);
     let now = || t0.elapsed().as_nanos() as Ns;
     let started = now();
@@ -701,7 +728,7 @@ fn run_thread_job(spec: &TaskSpec, t0: Instant, stop: &AtomicBool) -> ThreadOut 
         cpu_sys_ns: 0,
         error: None,
     };
-    let r = job_loop(spec, t0, stop, mid_t, &mut out);
+    let r = job_loop(spec, t0, stop, mid_t, &mut out, tio);
     if let Err(e) = r {
         out.error = Some(format!("{}: {e}", spec.file.display()));
     }
@@ -712,7 +739,14 @@ fn run_thread_job(spec: &TaskSpec, t0: Instant, stop: &AtomicBool) -> ThreadOut 
     out
 }
 
-fn job_loop(spec: &TaskSpec, t0: Instant, stop: &AtomicBool, mid_t: Ns, out: &mut ThreadOut) -> io::Result<()> {
+fn job_loop(
+    spec: &TaskSpec,
+    t0: Instant,
+    stop: &AtomicBool,
+    mid_t: Ns,
+    out: &mut ThreadOut,
+    tio: Option<&crate::tiotest::Tiotest>,
+) -> io::Result<()> {
     sys::ioprio_set_self(spec.ioprio.raw()).map_err(|e| io::Error::other(format!("ionice: {e}")))?;
     for file in &spec.cgroup_tasks {
         // A v1 hierarchy takes threads one by one: this job's thread joins, not the harness.
@@ -814,6 +848,44 @@ fn job_loop(spec: &TaskSpec, t0: Instant, stop: &AtomicBool, mid_t: Ns, out: &mu
                 Ok(())
             })?;
         }
+        JobConfig::Netwrite { bs, size, rate } => {
+            // What the link delivers, stored as it arrives: a write of `bs` no sooner than
+            // `bs / rate` after the previous one began; while a write is blocked nothing
+            // arrives, and afterwards one `bs` at once at most (TCP's window).
+            let mut f = OpenOptions::new().write(true).create(true).truncate(true).open(&spec.file)?;
+            let buf = vec![0x5au8; *bs as usize];
+            let period = (*bs as u128 * 1_000_000_000 / u128::from((*rate).max(1))) as Ns;
+            let mut next = now();
+            while !stop.load(Ordering::SeqCst) && size.is_none_or(|s| out.bytes_written < s) {
+                if !sleep_until(t0, next, stop) {
+                    break;
+                }
+                let began = now();
+                let n = size.map_or(*bs, |s| (*bs).min(s - out.bytes_written));
+                f.write_all(&buf[..n as usize])?;
+                out.bytes_written += n;
+                mark_mid(out);
+                next = began + period;
+            }
+        }
+        JobConfig::Du { .. } | JobConfig::Ls { .. } | JobConfig::Launch { .. } => {
+            let (read, written) = crate::trees::run(spec, t0, stop, &mut |lat| out.record_op(t0, lat))?;
+            out.bytes_read += read;
+            out.bytes_written += written;
+        }
+        JobConfig::Tiotest {
+            file_size, bs, random_ops, ..
+        } => {
+            let tio = tio.ok_or_else(|| io::Error::other("a tiotest thread without its test"))?;
+            let job = crate::tiotest::TioJob {
+                file_size: *file_size,
+                bs: *bs,
+                random_ops: *random_ops,
+            };
+            let (w, r) = tio.run_thread(job, &spec.file, spec.seed, t0, stop, thread_cpu)?;
+            out.bytes_written += w;
+            out.bytes_read += r;
+        }
         JobConfig::Scripted(job) => run_script(job, spec, t0, stop, out, mark_mid)?,
         #[allow(unreachable_patterns)]
         other => return Err(io::Error::other(format!("job `{}` does not run as a thread", other.kind()))),
@@ -910,7 +982,7 @@ mod tests {
         };
         let stop = AtomicBool::new(false);
         let out = std::thread::scope(|s| {
-            let run = s.spawn(|| run_thread_job(&spec, Instant::now(), &stop));
+            let run = s.spawn(|| run_thread_job(&spec, Instant::now(), &stop, None));
             std::thread::sleep(Duration::from_millis(300));
             stop.store(true, Ordering::SeqCst);
             run.join().unwrap()

@@ -42,6 +42,7 @@ pub static NETWRITE: JobKind = JobKind {
     logs_ops: false,
     buffered_writes: true,
     op: "write()",
+    real: RealRunner::Thread,
     ..BASE
 };
 
@@ -113,6 +114,7 @@ pub static DU: JobKind = JobKind {
     summary: "`du -s`: readdir and lstat() of every entry of a tree of small files",
     keys: Keys::Own(&["files", "files_per_dir", "subdirs", "inode_size", "repeat"]),
     op: "lstat()",
+    real: RealRunner::Thread,
     ..BASE
 };
 
@@ -121,6 +123,7 @@ pub static LAUNCH: JobKind = JobKind {
     summary: "an application start: look up and read its files, write its settings",
     keys: Keys::Own(&["files", "files_per_dir", "file_sizes", "bs", "writes", "interval"]),
     op: "launch",
+    real: RealRunner::Thread,
     ..BASE
 };
 
@@ -129,6 +132,7 @@ pub static LS: JobKind = JobKind {
     summary: "`ls -l` of directories: readdir and lstat() of every entry",
     keys: Keys::Own(&["dirs", "entries", "interval"]),
     op: "ls",
+    real: RealRunner::Thread,
     ..BASE
 };
 
@@ -139,6 +143,7 @@ pub static TIOTEST: JobKind = JobKind {
     file: FileUse::Writes,
     logs_ops: false,
     op: "read()/write()",
+    real: RealRunner::Thread,
     ..BASE
 };
 
