@@ -15,6 +15,7 @@ pub mod calibrate;
 pub mod cgroup;
 pub mod facts;
 pub mod fio;
+pub mod fusectl;
 pub mod guard;
 pub mod hostdisk;
 pub mod journal;

@@ -17,6 +17,7 @@ use std::time::Duration;
 // include/uapi/linux/loop.h
 const LOOP_SET_FD: libc::c_ulong = 0x4C00;
 const LOOP_CLR_FD: libc::c_ulong = 0x4C01;
+const LOOP_GET_STATUS64: libc::c_ulong = 0x4C05;
 const LOOP_SET_DIRECT_IO: libc::c_ulong = 0x4C08;
 const LOOP_CONFIGURE: libc::c_ulong = 0x4C0A;
 const LOOP_CTL_ADD: libc::c_ulong = 0x4C80;
@@ -207,10 +208,35 @@ pub fn detach(index: u32, backing: &Path) -> io::Result<()> {
     Err(last.unwrap_or_else(|| io::Error::other("busy")))
 }
 
-/// Remove loop `index` (created by us) once it is unbound.
+/// The device (major, minor) of the file loop `index` is bound to; None when unbound.
+pub fn backing_device(index: u32) -> Option<(u32, u32)> {
+    let f = OpenOptions::new().read(true).open(format!("/dev/loop{index}")).ok()?;
+    // SAFETY: LoopInfo64 is plain data, all zeroes a valid value.
+    let mut info: LoopInfo64 = unsafe { std::mem::zeroed() };
+    sys::ioctl_mut(&f, LOOP_GET_STATUS64, &mut info).ok()?;
+    let dev = info.lo_device as libc::dev_t;
+    Some((libc::major(dev), libc::minor(dev)))
+}
+
+/// Remove loop `index` (created by us) once it is unbound. One still bound to an emulated
+/// device's file whose server is gone (the file system on it lazily unmounted, its I/O
+/// waiting on nobody) is freed by aborting that FUSE connection: identified through our own
+/// loop device, it is ours.
 pub fn remove(index: u32) -> io::Result<()> {
     if !Path::new(&format!("/sys/block/loop{index}")).exists() {
         return Ok(());
+    }
+    if backing_file(index).is_some() {
+        // Major 0: an anonymous device, which a FUSE file system's is.
+        if let Some((0, conn)) = backing_device(index) {
+            crate::fusectl::abort(&[conn]);
+            for _ in 0..100 {
+                if backing_file(index).is_none() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
     }
     if let Some(b) = backing_file(index) {
         return Err(io::Error::other(format!("loop{index} is still bound to {b}")));

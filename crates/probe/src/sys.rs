@@ -31,6 +31,12 @@ pub fn ioctl_ptr<T>(f: &File, req: libc::c_ulong, arg: &T) -> io::Result<libc::c
     check(unsafe { libc::ioctl(f.as_raw_fd(), req as _, arg as *const T) })
 }
 
+/// `ioctl(fd, req, &mut arg)`: a request that fills a C struct.
+pub fn ioctl_mut<T>(f: &File, req: libc::c_ulong, arg: &mut T) -> io::Result<libc::c_int> {
+    // SAFETY: `arg` is a valid, properly laid-out #[repr(C)] struct the kernel may write.
+    check(unsafe { libc::ioctl(f.as_raw_fd(), req as _, arg as *mut T) })
+}
+
 pub fn mount(source: &Path, target: &Path, fstype: &str, flags: libc::c_ulong, data: &str) -> io::Result<()> {
     let (s, t) = (cstring(source)?, cstring(target)?);
     let fs = CString::new(fstype).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "fstype"))?;

@@ -142,7 +142,7 @@ fn unstick_if_dying(pid: u32, since: &mut Option<std::time::Instant>) {
         let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
         let conns = emulated_connections(&mountinfo, pid);
         if !conns.is_empty() {
-            abort_fuse_connections(&conns);
+            crate::fusectl::abort(&conns);
         }
         *since = None;
     }
@@ -173,20 +173,6 @@ fn emulated_connections(mountinfo: &str, pid: u32) -> Vec<u32> {
             ours.then_some(minor)
         })
         .collect()
-}
-
-/// Write `abort` of each connection in `/sys/fs/fuse/connections`, mounting `fusectl` there
-/// for the time it takes if it is not (and unmounting it after).
-fn abort_fuse_connections(conns: &[u32]) {
-    let dir = std::path::Path::new("/sys/fs/fuse/connections");
-    let mounted_here =
-        !crate::sys::is_mount_point(dir) && crate::sys::mount(std::path::Path::new("fusectl"), dir, "fusectl", 0, "").is_ok();
-    for c in conns {
-        let _ = std::fs::write(dir.join(c.to_string()).join("abort"), "1");
-    }
-    if mounted_here {
-        let _ = crate::sys::umount(dir, 0);
-    }
 }
 
 #[cfg(test)]
