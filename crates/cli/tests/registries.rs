@@ -179,6 +179,34 @@ fn every_throttle_limit_reaches_the_parser_and_its_errors() {
     }
 }
 
+/// Every cgroup file of the table is accepted at each value the fuzzer writes for it, the
+/// other hierarchy's file beside it is refused naming both, and every refused file is named.
+#[test]
+fn every_cgroup_file_reaches_the_parser_and_its_errors() {
+    use wblab_sim::config::{CgroupFuzz, CgroupVersion, CGROUP_FILES, CGROUP_FILES_REFUSED};
+    let dir = scratch("registry-cgroup");
+    let head = "[[device]]\nname = \"sda\"\nmodel = \"hdd\"\n\"queue/scheduler\" = \"bfq\"\n[[cgroup]]\npath = \"/g\"\n";
+    for f in CGROUP_FILES {
+        let values: Vec<String> = match f.fuzz {
+            CgroupFuzz::Size { min, max } => vec![min.to_string(), max.to_string()],
+            CgroupFuzz::DeviceLines(v) => v.iter().map(|x| format!("\"sda {x}\"")).collect(),
+            CgroupFuzz::Raw(v) => v.iter().map(|x| x.to_string()).collect(),
+        };
+        for v in values {
+            accepts(&dir, &format!("{head}\"{}\" = {v}\n", f.name));
+        }
+        let other = CGROUP_FILES.iter().find(|o| o.version != f.version).expect("both hierarchies");
+        let mixed = format!("{head}\"{}\" = {}\n\"{}\" = \"max\"\n", f.name, "1", other.name);
+        let out = check(&dir, "mixed", &mixed);
+        let err = String::from_utf8_lossy(&out.stderr);
+        let v1 = if f.version == CgroupVersion::V1 { f.name } else { other.name };
+        assert!(!out.status.success() && err.contains(v1), "{mixed}\n{err}");
+    }
+    for r in CGROUP_FILES_REFUSED {
+        refuses_naming(&dir, &format!("{head}\"{}\" = \"1\"\n", r.name), r.name);
+    }
+}
+
 /// Every bdi file of the table is accepted as a device key at a value of its typical range and
 /// refused above its range, naming the key.
 #[test]

@@ -33,6 +33,7 @@ pub const GENERATORS: &[&str] = &[
     "throttle-keys",
     "bdi-keys",
     "queue-keys",
+    "cgroup-files",
     "device-queues",
     "device-figures",
     "include PATH [NAME]",
@@ -86,6 +87,7 @@ pub fn generate(name: &str, args: &[String], cli: &clap::Command, ctx: &Ctx) -> 
         "throttle-keys" => no_args(throttle_keys()),
         "bdi-keys" => no_args(bdi_keys()),
         "queue-keys" => no_args(queue_keys()),
+        "cgroup-files" => no_args(cgroup_files()),
         "device-queues" => no_args(device_queues()),
         "device-figures" => no_args(device_figures()),
         "run" => run(one_arg()?, runs),
@@ -358,6 +360,22 @@ fn throttle_keys() -> String {
             k.knob.doc.to_string(),
         ]
     });
+    table(&["key", "unit", "default", "accepted"], rows)
+}
+
+/// A `[[cgroup]]`'s keys: its path, then the files of their table.
+fn cgroup_files() -> String {
+    let path = vec![
+        code("path"),
+        "string".to_string(),
+        "*required*".to_string(),
+        "an absolute path of names, e.g. `\"/pods/web\"`; its parent must be declared above (or be the root)".to_string(),
+    ];
+    let rows = std::iter::once(path).chain(
+        wblab_sim::config::CGROUP_FILES
+            .iter()
+            .map(|f| vec![code(f.name), f.value.to_string(), f.default.to_string(), f.doc.to_string()]),
+    );
     table(&["key", "unit", "default", "accepted"], rows)
 }
 

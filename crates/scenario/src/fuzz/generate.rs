@@ -261,7 +261,7 @@ impl Generator {
             o.push_str("\n[[cgroup]]\n");
             kv(o, "path", &format!("\"{path}\""));
             for key in self.cat.cgroup.iter().filter(|k| **k != "path") {
-                let v1_key = *key == "memory.limit_in_bytes" || key.starts_with("blkio.");
+                let v1_key = wblab_sim::config::cgroup_file(key).is_some_and(|f| f.version == wblab_sim::config::CgroupVersion::V1);
                 let own_version = v1_key == v1;
                 if chance(r, if own_version { 0.4 } else { 0.003 }) {
                     let v = value(r, &shapes::cgroup(key).expect("every cgroup key has a shape"), ctx);

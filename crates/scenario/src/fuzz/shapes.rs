@@ -255,15 +255,13 @@ pub fn task(key: &str, jobs: &[&'static str]) -> Option<Shape> {
 
 /// Shapes of the files of a `[[cgroup]]` (its `path` is written by the generator).
 pub fn cgroup(key: &str) -> Option<Shape> {
-    Some(match key {
-        "path" => Shape::CgroupPath,
-        "memory.max" | "memory.high" | "memory.low" | "memory.limit_in_bytes" => Shape::Size(16 * M, 8 * G),
-        "io.latency" => Shape::DeviceLimits(&["target=10000", "target=50ms", "target=max"]),
-        "io.max" => Shape::DeviceLimits(&["wbps=10MiB", "rbps=1048576 riops=100", "wiops=50 wbps=max"]),
-        "blkio.throttle.read_bps_device" | "blkio.throttle.write_bps_device" => Shape::DeviceLimits(&["10485760", "1048576", "0"]),
-        "blkio.throttle.read_iops_device" | "blkio.throttle.write_iops_device" => Shape::DeviceLimits(&["100", "20"]),
-        "io.bfq.weight" | "blkio.bfq.weight" => Shape::Raw(&["100", "1", "1000", "\"default 300\"", "\"500\""]),
-        "blkio.bfq.weight_device" => Shape::DeviceLimits(&["300", "1", "default"]),
-        _ => return None,
+    use wblab_sim::config::CgroupFuzz;
+    if key == "path" {
+        return Some(Shape::CgroupPath);
+    }
+    Some(match wblab_sim::config::cgroup_file(key)?.fuzz {
+        CgroupFuzz::Size { min, max } => Shape::Size(min, max),
+        CgroupFuzz::DeviceLines(v) => Shape::DeviceLimits(v),
+        CgroupFuzz::Raw(v) => Shape::Raw(v),
     })
 }

@@ -50,7 +50,7 @@ pub fn catalogue() -> Catalogue {
         models: model::kinds().into_iter().map(|k| (k, model::keys(k))).collect(),
         task: task::COMMON_KEYS.to_vec(),
         jobs: task::job_keys(),
-        cgroup: cgroup::KEYS.to_vec(),
+        cgroup: cgroup::keys(),
     }
 }
 

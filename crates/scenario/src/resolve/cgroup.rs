@@ -6,61 +6,16 @@ use crate::error::{Problem, Result};
 use crate::section::{Entry, Section};
 use crate::units::SIZE_SYNTAX;
 use wblab_sim::config::{
-    throttle_by_io_max, BlkThrottleConfig, CgroupConfig, CgroupTree, CgroupVersion, DeviceConfig, KnobValue, THROTTLE_KNOBS,
+    cgroup_file, throttle_by_io_max, BlkThrottleConfig, CgroupConfig, CgroupTree, CgroupVersion, DeviceConfig, KnobValue, CGROUP_FILES,
+    CGROUP_FILES_REFUSED, THROTTLE_KNOBS,
 };
 use wblab_sim::units::PAGE_SIZE;
 
-/// Keys of a `[[cgroup]]` that wblab models.
-pub(super) const KEYS: &[&str] = &[
-    "path",
-    "memory.max",
-    "memory.high",
-    "memory.low",
-    "io.max",
-    "io.latency",
-    "io.bfq.weight",
-    "memory.limit_in_bytes",
-    "blkio.bfq.weight",
-    "blkio.bfq.weight_device",
-    "blkio.throttle.read_bps_device",
-    "blkio.throttle.write_bps_device",
-    "blkio.throttle.read_iops_device",
-    "blkio.throttle.write_iops_device",
-];
-/// Files of cgroup v1 only.
-const V1_KEYS: &[&str] = &[
-    "memory.limit_in_bytes",
-    "blkio.throttle.read_bps_device",
-    "blkio.throttle.write_bps_device",
-    "blkio.throttle.read_iops_device",
-    "blkio.throttle.write_iops_device",
-    "blkio.bfq.weight",
-    "blkio.bfq.weight_device",
-];
-/// Files of cgroup v2 only.
-const V2_KEYS: &[&str] = &["memory.max", "memory.high", "memory.low", "io.max", "io.latency", "io.bfq.weight"];
-/// Real cgroup files wblab does not model yet: named as such rather than as unknown.
-const NOT_MODELLED: &[&str] = &[
-    "memory.min",
-    "memory.swap.max",
-    "memory.soft_limit_in_bytes",
-    "memory.oom.group",
-    "io.cost.qos",
-    "io.cost.model",
-];
-/// Weight files of controllers wblab does not model, with what to write instead.
-const OTHER_WEIGHTS: &[(&str, &str, &str)] = &[
-    (
-        "io.weight",
-        "io.cost's weight (blk-iocost), which wblab does not model yet",
-        "with bfq as the device's scheduler, io.bfq.weight sets a group's share: io.bfq.weight = 200",
-    ),
-    (
-        "blkio.weight",
-        "CFQ's group weight, gone with the legacy block layer in 5.0",
-        "with bfq as the device's scheduler, blkio.bfq.weight sets a v1 group's share: blkio.bfq.weight = 200",
-    ),
-];
+/// Keys of a `[[cgroup]]`: its `path`, then the files of the table.
+pub(super) fn keys() -> Vec<&'static str> {
+    std::iter::once("path").chain(CGROUP_FILES.iter().map(|f| f.name)).collect()
+}
+
 /// The most groups a scenario may declare.
 const MAX_GROUPS: usize = 256;
 
@@ -77,25 +32,21 @@ pub(super) fn build(root_at: usize, sections: &[Section<'_>], devices: &[DeviceC
         return Err(Problem::new(root_at, format!("{} cgroups; at most {MAX_GROUPS}", sections.len())).key("cgroup"));
     }
     for sec in sections {
-        if let Some(e) = sec.entries.iter().find(|e| NOT_MODELLED.contains(&e.key.as_str())) {
-            return Err(e
-                .key_problem(format!("`{}` is a cgroup file wblab does not model yet", e.key))
-                .hint(format!("modelled: {}", KEYS[1..].join(", "))));
-        }
-        if let Some((e, (_, what, hint))) = sec
+        if let Some((e, refused)) = sec
             .entries
             .iter()
-            .find_map(|e| OTHER_WEIGHTS.iter().find(|w| w.0 == e.key).map(|w| (e, w)))
+            .find_map(|e| CGROUP_FILES_REFUSED.iter().find(|r| r.name == e.key).map(|r| (e, r)))
         {
-            return Err(e.key_problem(format!("`{}` is {what}", e.key)).hint(*hint));
+            return Err(match refused.instead {
+                Some((what, hint)) => e.key_problem(format!("`{}` is {what}", e.key)).hint(hint),
+                None => e
+                    .key_problem(format!("`{}` is a cgroup file wblab does not model yet", e.key))
+                    .hint(format!("modelled: {}", keys()[1..].join(", "))),
+            });
         }
-        sec.reject_unknown(KEYS, "cgroup file")?;
+        sec.reject_unknown(&keys(), "cgroup file")?;
         for e in &sec.entries {
-            let v = if V1_KEYS.contains(&e.key.as_str()) {
-                CgroupVersion::V1
-            } else if V2_KEYS.contains(&e.key.as_str()) {
-                CgroupVersion::V2
-            } else {
+            let Some(v) = cgroup_file(&e.key).map(|f| f.version) else {
                 continue;
             };
             match version_from {

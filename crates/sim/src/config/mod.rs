@@ -16,6 +16,7 @@ fn is_zero(n: &Ns) -> bool {
 
 mod bdi_knobs;
 mod cgroup;
+mod cgroup_files;
 mod device;
 mod elevator;
 mod fio;
@@ -34,6 +35,7 @@ mod without;
 
 pub use bdi_knobs::*;
 pub use cgroup::*;
+pub use cgroup_files::*;
 pub use device::*;
 pub use elevator::*;
 pub use fio::*;
