@@ -34,8 +34,7 @@ pub fn root_of(spec: &TaskSpec) -> PathBuf {
 pub fn size_of(job: &JobConfig) -> Option<(u64, u64, u64)> {
     match job {
         JobConfig::Du { files, files_per_dir, .. } => {
-            let fpd = u64::from((*files_per_dir).max(1));
-            let dirs = files.div_ceil(fpd).max(1);
+            let (fpd, dirs) = du_shape(*files, *files_per_dir);
             Some((dirs * fpd, dirs, 0))
         }
         JobConfig::Ls { dirs, entries, .. } => Some((u64::from(*dirs) * u64::from(*entries), u64::from(*dirs), 0)),
@@ -45,13 +44,24 @@ pub fn size_of(job: &JobConfig) -> Option<(u64, u64, u64)> {
             file_sizes,
             ..
         } => {
-            let n = u64::from((*files).max(1));
-            let per_dir = u64::from((*files_per_dir).max(1)).min(n);
+            let (n, per_dir) = launch_shape(*files, *files_per_dir);
             let bytes = (0..n).map(|i| launch_file_size(file_sizes, i)).sum();
             Some((n, n.div_ceil(per_dir), bytes))
         }
         _ => None,
     }
+}
+
+/// `du`'s tree: (files to a directory, directories), as the model shapes it.
+fn du_shape(files: u64, files_per_dir: u32) -> (u64, u64) {
+    let fpd = u64::from(files_per_dir.max(1));
+    (fpd, files.div_ceil(fpd).max(1))
+}
+
+/// A launch's files: (how many, how many to a directory).
+fn launch_shape(files: u32, files_per_dir: u32) -> (u64, u64) {
+    let n = u64::from(files.max(1));
+    (n, u64::from(files_per_dir.max(1)).min(n))
 }
 
 fn launch_file_size(sizes: &[u64], i: u64) -> u64 {
@@ -89,8 +99,7 @@ pub fn lay_out(spec: &TaskSpec, progress: &mut dyn FnMut(u64)) -> io::Result<()>
             subdirs,
             ..
         } => {
-            let fpd = u64::from((*files_per_dir).max(1));
-            let dirs = files.div_ceil(fpd).max(1);
+            let (fpd, dirs) = du_shape(*files, *files_per_dir);
             // Depth first from the root: a directory, its files, then each subdirectory's tree.
             let mut stack = vec![(0u64, root.join("d0"))];
             while let Some((d, path)) = stack.pop() {
@@ -128,8 +137,7 @@ pub fn lay_out(spec: &TaskSpec, progress: &mut dyn FnMut(u64)) -> io::Result<()>
             file_sizes,
             ..
         } => {
-            let n = u64::from((*files).max(1));
-            let per_dir = u64::from((*files_per_dir).max(1)).min(n);
+            let (n, per_dir) = launch_shape(*files, *files_per_dir);
             for i in 0..n {
                 interrupted()?;
                 let dir = root.join(format!("d{}", i / per_dir));

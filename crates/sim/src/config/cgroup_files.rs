@@ -41,7 +41,18 @@ const MEMORY: CgroupFuzz = CgroupFuzz::Size {
 const WEIGHTS: CgroupFuzz = CgroupFuzz::Raw(&["100", "1", "1000", "\"default 300\"", "\"500\""]);
 const V1_BPS: CgroupFuzz = CgroupFuzz::DeviceLines(&["10485760", "1048576", "0"]);
 const V1_IOPS: CgroupFuzz = CgroupFuzz::DeviceLines(&["100", "20"]);
-const V1_LINES_DOC: &str = "v1: `\"DEVICE VALUE\"` per device (0: no limit)";
+
+/// A v1 blk-throttle file: `"DEVICE VALUE"` lines.
+const fn v1_throttle(name: &'static str, fuzz: CgroupFuzz) -> CgroupFile {
+    CgroupFile {
+        name,
+        version: CgroupVersion::V1,
+        value: "string or array of strings",
+        default: "none",
+        doc: "v1: `\"DEVICE VALUE\"` per device (0: no limit)",
+        fuzz,
+    }
+}
 
 /// Every file a `[[cgroup]]` may set besides its `path`, v2's first.
 pub static CGROUP_FILES: &[CgroupFile] = &[
@@ -118,38 +129,10 @@ pub static CGROUP_FILES: &[CgroupFile] = &[
         fuzz: CgroupFuzz::DeviceLines(&["300", "1", "default"]),
     },
     // blk-throttle's v1 files: the `v1_file`s of `THROTTLE_KNOBS`, in its order.
-    CgroupFile {
-        name: "blkio.throttle.read_bps_device",
-        version: CgroupVersion::V1,
-        value: "string or array of strings",
-        default: "none",
-        doc: V1_LINES_DOC,
-        fuzz: V1_BPS,
-    },
-    CgroupFile {
-        name: "blkio.throttle.write_bps_device",
-        version: CgroupVersion::V1,
-        value: "string or array of strings",
-        default: "none",
-        doc: V1_LINES_DOC,
-        fuzz: V1_BPS,
-    },
-    CgroupFile {
-        name: "blkio.throttle.read_iops_device",
-        version: CgroupVersion::V1,
-        value: "string or array of strings",
-        default: "none",
-        doc: V1_LINES_DOC,
-        fuzz: V1_IOPS,
-    },
-    CgroupFile {
-        name: "blkio.throttle.write_iops_device",
-        version: CgroupVersion::V1,
-        value: "string or array of strings",
-        default: "none",
-        doc: V1_LINES_DOC,
-        fuzz: V1_IOPS,
-    },
+    v1_throttle("blkio.throttle.read_bps_device", V1_BPS),
+    v1_throttle("blkio.throttle.write_bps_device", V1_BPS),
+    v1_throttle("blkio.throttle.read_iops_device", V1_IOPS),
+    v1_throttle("blkio.throttle.write_iops_device", V1_IOPS),
 ];
 
 /// A real cgroup file wblab refuses: what it is, and what to write instead (None: nothing
