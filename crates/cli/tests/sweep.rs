@@ -93,7 +93,7 @@ fn write_cache_sweep_prints_fsync_latency() {
     let _ = fs::remove_dir_all(&dir);
     let file = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/fsync-write-cache.toml");
     let text = run_sweep(&file, &dir);
-    assert!(text.contains("commit fsync p50/p99 ms"), "{text}");
+    assert!(text.contains("commit fsync() p50/p99 ms"), "{text}");
     let p50 = |label: &str| -> f64 {
         let line = text
             .lines()

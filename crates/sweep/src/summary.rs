@@ -16,14 +16,16 @@ fn get(g: &GroupRow, name: &str) -> f64 {
     g.get(name).unwrap_or(f64::NAN)
 }
 
-/// One task group's figure: its heading and cell.
+/// One task group's figure: its heading and cell, as its job kind says (`JobKind::sweep`).
 fn figure(g: &GroupRow) -> (String, String) {
+    use wblab_sim::jobs::SweepFigure;
     let ops = get(g, "op_count");
     let (p50, p99) = (get(g, "op_p50_ms"), get(g, "op_p99_ms"));
     let mb = get(g, "throughput_mb_s");
-    match g.job.as_str() {
+    let kind = wblab_sim::jobs::job_kind(&g.job);
+    match kind.map_or(SweepFigure::Throughput, |k| k.sweep) {
         // One command per run: its latency is the `time` of the command.
-        "launch" | "ls" | "du" => (
+        SweepFigure::CommandTime => (
             "time s".into(),
             if ops == 0.0 {
                 "unfinished".into()
@@ -32,13 +34,13 @@ fn figure(g: &GroupRow) -> (String, String) {
             },
         ),
         // Probes: what their user feels is each call's latency, not the run's length.
-        "fsync" | "sync" | "randread" | "replace" => {
-            let op = if g.job == "randread" { "read()" } else { g.job.as_str() };
+        SweepFigure::CallLatency => {
+            let op = kind.map_or("op", |k| k.op);
             let cell = if ops == 0.0 { "-".into() } else { format!("{p50:.1}/{p99:.1}") };
             (format!("{op} p50/p99 ms"), cell)
         }
         // A fio job: what fio's summary leads with, bandwidth and each I/O's latency.
-        "fio" => {
+        SweepFigure::Fio => {
             let cell = if ops == 0.0 {
                 format!("{mb:.1}, -")
             } else {
@@ -46,7 +48,7 @@ fn figure(g: &GroupRow) -> (String, String) {
             };
             ("MB/s, I/O p50/p99 ms".into(), cell)
         }
-        _ => ("MB/s".into(), format!("{mb:.1}")),
+        SweepFigure::Throughput => ("MB/s".into(), format!("{mb:.1}")),
     }
 }
 

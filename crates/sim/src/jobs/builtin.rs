@@ -3,7 +3,7 @@
 //! engines) and their keys are parsed by the scenario crate's own code; this file says what
 //! each one is to everything else.
 
-use super::{FileUse, JobKind, Keys, RealRunner};
+use super::{FileUse, JobKind, Keys, RealRunner, SweepFigure};
 
 /// The fields most kinds share; each declaration below says where it differs.
 const BASE: JobKind = JobKind {
@@ -18,6 +18,7 @@ const BASE: JobKind = JobKind {
     throughput: false,
     background: false,
     real: RealRunner::None,
+    sweep: SweepFigure::Throughput,
 };
 
 pub static DD: JobKind = JobKind {
@@ -65,6 +66,7 @@ pub static RANDREAD: JobKind = JobKind {
     op: "read()",
     throughput: true,
     real: RealRunner::Thread,
+    sweep: SweepFigure::CallLatency,
     ..BASE
 };
 
@@ -76,6 +78,7 @@ pub static FSYNC: JobKind = JobKind {
     op: "fsync()",
     throughput: true,
     real: RealRunner::Thread,
+    sweep: SweepFigure::CallLatency,
     ..BASE
 };
 
@@ -86,6 +89,7 @@ pub static REPLACE: JobKind = JobKind {
     file: FileUse::Writes,
     real: RealRunner::Thread,
     op: "write()+rename()",
+    sweep: SweepFigure::CallLatency,
     ..BASE
 };
 
@@ -95,6 +99,7 @@ pub static SYNC: JobKind = JobKind {
     keys: Keys::Own(&["interval"]),
     op: "sync()",
     real: RealRunner::Thread,
+    sweep: SweepFigure::CallLatency,
     ..BASE
 };
 
@@ -115,6 +120,7 @@ pub static DU: JobKind = JobKind {
     keys: Keys::Own(&["files", "files_per_dir", "subdirs", "inode_size", "repeat"]),
     op: "lstat()",
     real: RealRunner::Thread,
+    sweep: SweepFigure::CommandTime,
     ..BASE
 };
 
@@ -124,6 +130,7 @@ pub static LAUNCH: JobKind = JobKind {
     keys: Keys::Own(&["files", "files_per_dir", "file_sizes", "bs", "writes", "interval"]),
     op: "launch",
     real: RealRunner::Thread,
+    sweep: SweepFigure::CommandTime,
     ..BASE
 };
 
@@ -133,6 +140,7 @@ pub static LS: JobKind = JobKind {
     keys: Keys::Own(&["dirs", "entries", "interval"]),
     op: "ls",
     real: RealRunner::Thread,
+    sweep: SweepFigure::CommandTime,
     ..BASE
 };
 
@@ -154,5 +162,6 @@ pub static FIO: JobKind = JobKind {
     file: FileUse::Fio,
     real: RealRunner::Fio,
     op: "I/O",
+    sweep: SweepFigure::Fio,
     ..BASE
 };

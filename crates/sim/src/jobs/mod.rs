@@ -44,6 +44,19 @@ pub enum RealRunner {
     None,
 }
 
+/// What a sweep's table shows of a task group of the kind: what its user would time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SweepFigure {
+    /// Its MB/s (a copy, a reader).
+    Throughput,
+    /// One command a run: the `time` of the command, in seconds (a launch, `ls`, `du`).
+    CommandTime,
+    /// A probe: each call's latency, p50/p99 (fsync, a random reader).
+    CallLatency,
+    /// fio's summary: bandwidth and each I/O's latency.
+    Fio,
+}
+
 /// A job kind: one entry of [`JOBS`].
 #[derive(Debug)]
 pub struct JobKind {
@@ -69,6 +82,8 @@ pub struct JobKind {
     /// Load that runs beside the work until stopped: a run ends without waiting for it.
     pub background: bool,
     pub real: RealRunner,
+    /// Its cell in a sweep's table.
+    pub sweep: SweepFigure,
 }
 
 /// A kind's keys: the older kinds' are parsed by the scenario crate's own code; a scripted

@@ -5,7 +5,7 @@
 //! file in `bs` writes, fsyncs them, and reads one `bs` block of what it has written back to
 //! check it.
 
-use super::{Call, FileUse, JobKind, Keys, Progress, RealRunner, Script, ScriptKey};
+use super::{Call, FileUse, JobKind, Keys, Progress, RealRunner, Script, ScriptKey, SweepFigure};
 use crate::config::KnobKind;
 use crate::units::{KIB, MIB};
 
@@ -52,6 +52,7 @@ pub static KIND: JobKind = JobKind {
     throughput: true,
     background: false,
     real: RealRunner::Thread,
+    sweep: SweepFigure::CallLatency,
 };
 
 #[derive(Debug)]
