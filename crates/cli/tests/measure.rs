@@ -397,6 +397,87 @@ fn a_killed_run_is_undone_by_its_watchdog_or_by_restore() {
     }
 }
 
+/// The jobs that walk trees (`du`, `ls`, a launch) and `netwrite` run on the real kernel as
+/// in the model: du `lstat`s every entry of its tree once, each an operation; ls and the
+/// launch are one operation a run, every second; the upload stores its whole size; the
+/// machine is left as found.
+#[test]
+fn the_tree_walkers_and_an_upload_run_for_real() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _machine = leaks::serial_lock();
+    if !can_run() {
+        return;
+    }
+    let t = Tmp::new("trees");
+    let sc = t.0.join("trees.toml");
+    std::fs::write(
+        &sc,
+        r#"name = "trees"
+duration = "4s"
+
+[[device]]
+name = "disk"
+model = "loop"
+size = "512MiB"
+fs = "ext4"
+
+[[task]]
+name = "du"
+job = "du"
+files = 2000
+files_per_dir = 20
+subdirs = 4
+
+[[task]]
+name = "ls"
+job = "ls"
+dirs = 3
+entries = 50
+interval = "1s"
+
+[[task]]
+name = "app"
+job = "launch"
+files = 10
+files_per_dir = 4
+file_sizes = ["64KiB", "12KiB"]
+writes = "8KiB"
+interval = "1s"
+
+[[task]]
+name = "upload"
+job = "netwrite"
+bs = "64KiB"
+rate = "8MB/s"
+size = "4MiB"
+"#,
+    )
+    .unwrap();
+    let out = t.0.join("out");
+    let o = measure(&sc, &out, &t.0).output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "exit {:?}\n{stderr}", o.status);
+    assert_clean(&out, &t.0);
+    let s: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let task = |name: &str| {
+        s["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["name"] == name)
+            .unwrap_or_else(|| panic!("no task {name} in {s}"))
+            .clone()
+    };
+    let ops = |name: &str| task(name)["op_latency_ms"]["count"].as_u64().unwrap_or(0);
+    // 2000 files in 100 directories: every file and every directory is lstat()ed once.
+    assert_eq!(ops("du"), 2000 + 100, "du's lstat() calls");
+    assert!((3..=5).contains(&ops("ls")), "{} runs of ls -l in 4 s, one a second", ops("ls"));
+    assert!((3..=5).contains(&ops("app")), "{} launches in 4 s, one a second", ops("app"));
+    // Five files of 64 KiB and five of 12 KiB, read whole at each launch.
+    assert_eq!(task("app")["bytes_read"].as_u64().unwrap() % (5 * 76 * 1024), 0);
+    assert_eq!(task("upload")["bytes_written"].as_u64().unwrap(), 4 << 20);
+}
+
 #[test]
 fn refuses_what_it_cannot_run_and_targets_that_hold_data() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
