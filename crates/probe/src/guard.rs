@@ -74,6 +74,15 @@ pub fn aborted() -> Option<i32> {
     }
 }
 
+/// `Interrupted` once the run was asked to stop: for loops that write before the workload
+/// (files, trees), which must give up at once.
+pub fn check() -> std::io::Result<()> {
+    match aborted() {
+        Some(_) => Err(std::io::Error::new(std::io::ErrorKind::Interrupted, "interrupted")),
+        None => Ok(()),
+    }
+}
+
 /// Clear the flag (tests that run several measurements in one process).
 pub fn reset() {
     ABORT.store(0, Ordering::SeqCst);

@@ -683,10 +683,9 @@ impl Session<'_> {
     /// file system holding one is mounted again, so that none of it is cached when the
     /// workload starts, as in the model.
     fn lay_out_trees(&mut self, specs: &[workload::TaskSpec]) -> Result<(), MeasureError> {
-        let trees: Vec<&workload::TaskSpec> = specs.iter().filter(|s| trees::size_of(&s.job).is_some()).collect();
-        for s in &trees {
+        let trees: Vec<(&workload::TaskSpec, (u64, u64, u64))> = specs.iter().filter_map(|s| Some((s, trees::size_of(&s.job)?))).collect();
+        for &(s, (files, dirs, bytes)) in &trees {
             check_aborted()?;
-            let (files, dirs, bytes) = trees::size_of(&s.job).unwrap_or_default();
             let data = if bytes > 0 { format!(", {}", human(bytes)) } else { String::new() };
             let root = trees::root_of(s);
             log(
@@ -698,7 +697,7 @@ impl Session<'_> {
                 .map_err(|e| failed(format!("{}: {e}", root.display())))?;
         }
         for (i, p) in self.places.iter().enumerate() {
-            if !trees.iter().any(|s| s.device == p.name) {
+            if !trees.iter().any(|(s, _)| s.device == p.name) {
                 continue;
             }
             let (Some(dev), Some(l)) = (&p.block_device, self.plan.devices[i].loop_device.as_ref()) else {

@@ -542,14 +542,17 @@ impl Plan {
                 let _ = writeln!(o, "  create   {} ({n} bytes)", f.display());
             }
         }
-        let trees: Vec<&TaskSpec> = self.tasks.iter().filter(|t| crate::trees::size_of(&t.job).is_some()).collect();
+        let trees: Vec<(&TaskSpec, (u64, u64, u64))> = self
+            .tasks
+            .iter()
+            .filter_map(|t| Some((t, crate::trees::size_of(&t.job)?)))
+            .collect();
         if !trees.is_empty() {
             let _ = writeln!(
                 o,
                 "\ntrees laid out before the run (then their file systems mounted again, caches empty):"
             );
-            for t in trees {
-                let (files, dirs, bytes) = crate::trees::size_of(&t.job).unwrap_or_default();
+            for (t, (files, dirs, bytes)) in trees {
                 let data = if bytes > 0 {
                     format!(", {bytes} bytes of O_DIRECT data")
                 } else {

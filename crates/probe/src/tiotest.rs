@@ -129,13 +129,8 @@ impl Tiotest {
         stop: &AtomicBool,
         cpu: impl Fn() -> (u64, u64),
     ) -> io::Result<(u64, u64)> {
-        let mut rng = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-        let mut next = move || {
-            rng ^= rng >> 12;
-            rng ^= rng << 25;
-            rng ^= rng >> 27;
-            rng.wrapping_mul(0x2545_f491_4f6c_dd1d)
-        };
+        let mut rng = crate::workload::Rng::for_task(seed);
+        let mut next = move || rng.next();
         let bs = job.bs.max(1);
         let blocks = (job.file_size / bs).max(2);
         let buf_len = usize::try_from(bs).map_err(io::Error::other)?;

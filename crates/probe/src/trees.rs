@@ -9,7 +9,7 @@
 //! none of it cached: `measure` mounts each file system holding a tree again after laying it
 //! out, which empties its inode, dentry and buffer caches.
 
-use crate::workload::{prefill, TaskSpec};
+use crate::workload::{prefill, sleep_until, TaskSpec};
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
@@ -103,7 +103,7 @@ pub fn lay_out(spec: &TaskSpec, progress: &mut dyn FnMut(u64)) -> io::Result<()>
             // Depth first from the root: a directory, its files, then each subdirectory's tree.
             let mut stack = vec![(0u64, root.join("d0"))];
             while let Some((d, path)) = stack.pop() {
-                interrupted()?;
+                crate::guard::check()?;
                 fs::create_dir(&path)?;
                 for f in 0..fpd {
                     touch(&path.join(format!("f{f}")), &mut made)?;
@@ -139,7 +139,7 @@ pub fn lay_out(spec: &TaskSpec, progress: &mut dyn FnMut(u64)) -> io::Result<()>
         } => {
             let (n, per_dir) = launch_shape(*files, *files_per_dir);
             for i in 0..n {
-                interrupted()?;
+                crate::guard::check()?;
                 let dir = root.join(format!("d{}", i / per_dir));
                 if i % per_dir == 0 {
                     fs::create_dir(&dir)?;
@@ -150,13 +150,6 @@ pub fn lay_out(spec: &TaskSpec, progress: &mut dyn FnMut(u64)) -> io::Result<()>
         _ => {}
     }
     Ok(())
-}
-
-fn interrupted() -> io::Result<()> {
-    match crate::guard::aborted() {
-        Some(_) => Err(io::Error::new(io::ErrorKind::Interrupted, "interrupted")),
-        None => Ok(()),
-    }
 }
 
 /// A metadata job's walks, timed: `op` hears each operation's latency (an `lstat` for `du`,
@@ -213,12 +206,8 @@ pub fn run(spec: &TaskSpec, t0: Instant, stop: &AtomicBool, op: &mut dyn FnMut(u
             break;
         }
         if let Some(i) = interval {
-            let next = start.saturating_add(i);
-            while now() < next {
-                if stop.load(Ordering::SeqCst) {
-                    return Ok((read, written));
-                }
-                std::thread::sleep(std::time::Duration::from_nanos((next - now()).min(10_000_000)));
+            if !sleep_until(t0, start.saturating_add(i), stop) {
+                break;
             }
         }
     }

@@ -152,9 +152,7 @@ pub fn prefill(path: &Path, size: u64) -> io::Result<()> {
     };
     let mut left = size;
     while left > 0 {
-        if crate::guard::aborted().is_some() {
-            return Err(io::Error::new(io::ErrorKind::Interrupted, "interrupted"));
-        }
+        crate::guard::check()?;
         let n = left.min(chunk as u64) as usize;
         if is_direct && !n.is_multiple_of(4096) {
             // The unaligned tail: reopen buffered.
@@ -660,10 +658,15 @@ fn thread_cpu() -> (u64, u64) {
 }
 
 /// Small deterministic PRNG (xorshift64*) for random offsets.
-struct Rng(u64);
+pub(crate) struct Rng(u64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
+    /// The stream of a task whose seed is `seed` (never zero, which xorshift cannot leave).
+    pub(crate) fn for_task(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1)
+    }
+
+    pub(crate) fn next(&mut self) -> u64 {
         let mut x = self.0;
         x ^= x >> 12;
         x ^= x << 25;
@@ -674,7 +677,7 @@ impl Rng {
 }
 
 /// Sleep until `deadline` (ns since t0) or until stopped; false if stopped.
-fn sleep_until(t0: Instant, deadline: Ns, stop: &AtomicBool) -> bool {
+pub(crate) fn sleep_until(t0: Instant, deadline: Ns, stop: &AtomicBool) -> bool {
     loop {
         if stop.load(Ordering::SeqCst) {
             return false;
@@ -787,7 +790,7 @@ fn job_loop(
             let f = o.open(&spec.file)?;
             let mut buf = AlignedBuf::new(*bs as usize);
             let blocks = (file_size / bs).max(1);
-            let mut rng = Rng(spec.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+            let mut rng = Rng::for_task(spec.seed);
             while !stop.load(Ordering::SeqCst) {
                 let off = (rng.next() % blocks) * bs;
                 let t = Instant::now();
@@ -910,7 +913,7 @@ fn run_script(
         .truncate(true)
         .open(&spec.file)?;
     let mut buf: Vec<u8> = Vec::new();
-    let mut rng = Rng(spec.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+    let mut rng = Rng::for_task(spec.seed);
     let mut done = Progress::default();
     while !stop.load(Ordering::SeqCst) {
         let call = job.next(&done, &mut |n| rng.next() % n.max(1));
