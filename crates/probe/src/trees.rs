@@ -8,6 +8,12 @@
 //! directory, their data written with O_DIRECT. The model starts with all of it on disk and
 //! none of it cached: `measure` mounts each file system holding a tree again after laying it
 //! out, which empties its inode, dentry and buffer caches.
+//!
+//! Not as the model: where the blocks land is the real file system's choice (the trees lie
+//! under the task's directory, so ext4's Orlov allocator does not spread `ls`'s directories
+//! as the model's block groups do), the file system keeps the inode size its `mkfs` gave it
+//! (a `du`'s `inode_size` is the model's alone), and entries are walked in the order they were
+//! made (ext4 hands them out in hash order).
 
 use crate::workload::{prefill, sleep_until, TaskSpec};
 use std::fs::{self, File, OpenOptions};
