@@ -95,6 +95,13 @@ enum Cmd {
         /// Seeds per scenario; each figure is their median, shown with the range.
         #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
         seeds: u32,
+        /// Only the figures a scenario parameter was fitted to.
+        #[arg(long)]
+        fitted: bool,
+        /// The long-run check: run each scenario FACTOR times its shipped duration (runs whose
+        /// work ends within the shipped duration are not run again: a longer one is the same).
+        #[arg(long, value_name = "FACTOR", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=100))]
+        long: u64,
         /// Simulations at once [default: one per core].
         #[arg(long, short)]
         jobs: Option<usize>,
@@ -384,13 +391,16 @@ where
         Cmd::Reproduce {
             reports,
             seeds,
+            fitted,
+            long,
             jobs,
             dir,
             json,
             quiet,
         } => {
             let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |p| p.get()));
-            reproduce::run(&reproduce::scenarios_dir(dir), &reports, seeds, jobs, quiet || json, json)
+            let opts = reproduce::Options { seeds, fitted, long };
+            reproduce::run(&reproduce::scenarios_dir(dir), &reports, &opts, jobs, quiet || json, json)
         }
         Cmd::Device { model, json } => device_cmd::device(model.as_deref(), json),
         Cmd::Check { scenario, json } => cmd_check(&scenario, json),

@@ -43,6 +43,9 @@ pub struct Spec {
     /// What of the scenario was fitted to this figure (so its match is not a prediction).
     #[serde(default)]
     pub fitted: Option<String>,
+    /// Why a fitted figure does not hold over a longer run (`wblab reproduce --long`).
+    #[serde(default)]
+    pub long_note: Option<String>,
 }
 
 fn one() -> f64 {
@@ -243,6 +246,9 @@ pub struct Row {
     pub ratio: f64,
     /// Where the report compares: whether wblab's change goes the same way.
     pub direction: Option<bool>,
+    /// In a [`Plan::longer`] plan: whether the figure's runs went on longer than shipped
+    /// (false: their work ended within the shipped run, which a longer one repeats).
+    pub longer: Option<bool>,
 }
 
 impl Row {
@@ -260,6 +266,21 @@ impl Row {
     }
 }
 
+/// What `wblab reproduce` runs: seeds per figure, only the fitted figures, runs how many times
+/// as long as shipped.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    pub seeds: u32,
+    pub fitted: bool,
+    pub long: u64,
+}
+
+/// Did every task of `r` end before its scenario's duration (its work is done; a longer run
+/// would be the same run up to there)?
+fn work_done(r: &RunResult) -> bool {
+    r.tasks.iter().all(|t| t.ended < r.scenario.duration)
+}
+
 /// How a figure's simulation is made: the scenario in, the run (shared) or why it failed out.
 pub type Simulate<'a> = dyn Fn(&Scenario) -> Result<std::sync::Arc<wblab_sim::metrics::RunResult>, String> + Sync + 'a;
 
@@ -269,6 +290,8 @@ pub struct Plan {
     keys: Vec<RunKey>,
     /// (index into `keys`, the scenario with its seed) of each simulation.
     runs: Vec<(usize, Scenario)>,
+    /// Runs last this many times their scenario's `duration` (1: as shipped).
+    factor: u64,
 }
 
 impl Plan {
@@ -298,7 +321,44 @@ impl Plan {
                 (k, sc)
             })
             .collect();
-        Ok(Plan { specs, keys, runs })
+        Ok(Plan {
+            specs,
+            keys,
+            runs,
+            factor: 1,
+        })
+    }
+
+    /// Only the figures a scenario parameter was fitted to.
+    pub fn fitted_only(mut self) -> Plan {
+        self.specs.retain(|s| s.fitted.is_some());
+        let keep: Vec<bool> = self.keys.iter().map(|k| self.specs.iter().any(|s| &RunKey::of(s) == k)).collect();
+        let index: Vec<usize> = keep
+            .iter()
+            .scan(0, |n, &k| {
+                let i = *n;
+                *n += usize::from(k);
+                Some(i)
+            })
+            .collect();
+        self.runs.retain(|(k, _)| keep[*k]);
+        for (k, _) in &mut self.runs {
+            *k = index[*k];
+        }
+        let mut i = 0;
+        self.keys.retain(|_| {
+            i += 1;
+            keep[i - 1]
+        });
+        self
+    }
+
+    /// The long-run check: each figure's runs go on `factor` times their scenario's duration,
+    /// unless their work ends within the shipped duration (a longer run repeats such a run up
+    /// to there, and its figures are taken from its tasks).
+    pub fn longer(mut self, factor: u64) -> Plan {
+        self.factor = factor.max(1);
+        self
     }
 
     /// The scenarios it simulates, in order.
@@ -309,8 +369,12 @@ impl Plan {
 
 /// Run the figures of `reports` (all when empty) from the scenarios in `dir`, `seeds` seeds
 /// each, `jobs` simulations at once.
-pub fn reproduce(dir: &Path, reports: &[String], seeds: u32, jobs: usize, quiet: bool) -> Result<Vec<Row>, String> {
-    let plan = Plan::new(dir, reports, seeds)?;
+pub fn reproduce(dir: &Path, reports: &[String], opts: &Options, jobs: usize, quiet: bool) -> Result<Vec<Row>, String> {
+    let mut plan = Plan::new(dir, reports, opts.seeds)?;
+    if opts.fitted {
+        plan = plan.fitted_only();
+    }
+    let plan = plan.longer(opts.long);
     let simulate = |sc: &Scenario| {
         wblab_sim::run(sc, &mut wblab_sim::machine::NoProgress)
             .map(std::sync::Arc::new)
@@ -326,7 +390,9 @@ pub fn reproduce_with(plan: &Plan, jobs: usize, quiet: bool, simulate: &Simulate
         specs,
         keys,
         runs: jobs_list,
+        factor,
     } = plan;
+    let factor = *factor;
     // Each run gives the figures its specs need, or why it could not.
     let counter = crate::progress::Counter::new("reproduce", jobs_list.len(), quiet);
     let runs = wblab_sweep::run::each_parallel(
@@ -335,7 +401,14 @@ pub fn reproduce_with(plan: &Plan, jobs: usize, quiet: bool, simulate: &Simulate
         |i| {
             let (k, sc) = &jobs_list[i];
             let k = *k;
-            let r = simulate(sc).map_err(|v| vec![format!("{}: {v}", keys[k].scenario)])?;
+            let failed = |v: String| vec![format!("{}: {v}", keys[k].scenario)];
+            let mut r = simulate(sc).map_err(failed)?;
+            let longer = factor > 1 && !work_done(&r);
+            if longer {
+                let mut long = sc.clone();
+                long.duration = long.duration.saturating_mul(factor);
+                r = simulate(&long).map_err(failed)?;
+            }
             let mut figures = Vec::new();
             let mut errors = Vec::new();
             for spec in specs.iter().filter(|s| RunKey::of(s) == keys[k]) {
@@ -345,7 +418,7 @@ pub fn reproduce_with(plan: &Plan, jobs: usize, quiet: bool, simulate: &Simulate
                 }
             }
             if errors.is_empty() {
-                Ok(figures)
+                Ok((figures, longer))
             } else {
                 Err(errors)
             }
@@ -354,11 +427,13 @@ pub fn reproduce_with(plan: &Plan, jobs: usize, quiet: bool, simulate: &Simulate
     );
     counter.done();
     let mut values: BTreeMap<(usize, String), Vec<f64>> = BTreeMap::new();
+    let mut went_on = vec![false; keys.len()];
     let mut errors = Vec::new();
     for ((k, _), r) in jobs_list.iter().zip(runs) {
         let k = *k;
         match r {
-            Ok(figures) => {
+            Ok((figures, longer)) => {
+                went_on[k] |= longer;
                 for (m, v) in figures {
                     values.entry((k, m)).or_default().push(v);
                 }
@@ -385,15 +460,16 @@ pub fn reproduce_with(plan: &Plan, jobs: usize, quiet: bool, simulate: &Simulate
                 wblab,
                 ratio: ours / spec.reported.middle(),
                 direction: None,
+                longer: (factor > 1).then_some(went_on[k]),
             }
         })
         .collect();
     for i in 0..rows.len() {
         let Some(vs) = rows[i].spec.vs.clone() else { continue };
-        let base = rows
-            .iter()
-            .find(|r| r.spec.report == rows[i].spec.report && r.spec.id == vs)
-            .expect("checked in load");
+        // Checked in `load`; absent only from a plan of the fitted figures.
+        let Some(base) = rows.iter().find(|r| r.spec.report == rows[i].spec.report && r.spec.id == vs) else {
+            continue;
+        };
         let reported = rows[i].spec.reported.middle() - base.spec.reported.middle();
         let ours = rows[i].wblab.0 - base.wblab.0;
         rows[i].direction = Some(reported.signum() == ours.signum());
@@ -462,8 +538,45 @@ pub fn markdown(rows: &[Row]) -> String {
     out
 }
 
+/// The long-run check as a Markdown table: each fitted figure in the shipped runs and in runs
+/// `factor` times as long (`shipped` and `long` list the same figures in the same order).
+pub fn markdown_long(shipped: &[Row], long: &[Row], factor: u64) -> String {
+    let mut out = format!(
+        "| report | figure | report | shipped run | {factor}× run | ratio | within 2× | why not |\n|---|---|---|---|---|---|---|---|\n"
+    );
+    for (s, l) in shipped.iter().zip(long) {
+        let unit = if s.spec.unit.is_empty() {
+            String::new()
+        } else {
+            format!(" {}", s.spec.unit)
+        };
+        let long_value = if l.longer == Some(false) {
+            "the same (its work ends within the shipped run)".to_string()
+        } else {
+            format!("{}{unit}", wblab_text(l))
+        };
+        let why = if l.pass() {
+            String::new()
+        } else {
+            l.spec.long_note.clone().unwrap_or_default()
+        };
+        out.push_str(&format!(
+            "| {} | {} | {}{unit} | {}{unit} | {long_value} | {:.2} | {} | {} |\n",
+            s.spec.report,
+            s.spec.figure.replace('|', "\\|"),
+            s.spec.reported.text(),
+            wblab_text(s),
+            l.ratio,
+            if l.pass() { "✓" } else { "✗" },
+            why.replace('|', "\\|")
+        ));
+    }
+    out
+}
+
 /// The terminal tables, one per report, and a count of the passes.
-pub fn text(rows: &[Row], seeds: u32) -> String {
+pub fn text(rows: &[Row], opts: &Options) -> String {
+    let seeds = opts.seeds;
     let mut out = String::new();
     let mut reports: Vec<&str> = rows.iter().map(|r| r.spec.report.as_str()).collect();
     reports.dedup();
@@ -480,14 +593,18 @@ pub fn text(rows: &[Row], seeds: u32) -> String {
             } else {
                 format!(" {}", r.spec.unit)
             };
+            let same = if r.longer == Some(false) { "  (=)" } else { "" };
             out.push_str(&format!(
-                "{:<w$}  {:>12}  {:>26}  {:>6.2}  {}\n",
+                "{:<w$}  {:>12}  {:>26}  {:>6.2}  {}{same}\n",
                 r.spec.figure,
                 format!("{}{unit}", r.spec.reported.text()),
                 format!("{}{unit}", wblab_text(r)),
                 r.ratio,
                 mark(r)
             ));
+            if let (Some(n), false) = (&r.spec.long_note, r.longer.is_none() || r.pass()) {
+                out.push_str(&format!("{:<w$}  why: {n}\n", ""));
+            }
         }
     }
     let pass = rows.iter().filter(|r| r.pass()).count();
@@ -501,12 +618,18 @@ pub fn text(rows: &[Row], seeds: u32) -> String {
         "\n{pass} of {} figures within 2× of the report with the direction right ({seeds} seeds each{of_them})\n",
         rows.len()
     ));
+    if opts.long > 1 {
+        out.push_str(&format!(
+            "runs {}× as long as shipped; (=): the work of the figure's runs ended within the shipped duration, so a longer run is the same run\n",
+            opts.long
+        ));
+    }
     out
 }
 
 /// The command.
-pub fn run(dir: &Path, reports: &[String], seeds: u32, jobs: usize, quiet: bool, json: bool) -> ExitCode {
-    match reproduce(dir, reports, seeds, jobs, quiet) {
+pub fn run(dir: &Path, reports: &[String], opts: &Options, jobs: usize, quiet: bool, json: bool) -> ExitCode {
+    match reproduce(dir, reports, opts, jobs, quiet) {
         Ok(rows) => {
             if json {
                 let v: Vec<serde_json::Value> = rows
@@ -517,13 +640,13 @@ pub fn run(dir: &Path, reports: &[String], seeds: u32, jobs: usize, quiet: bool,
                             "reported": r.spec.reported.middle(), "unit": r.spec.unit,
                             "wblab_median": r.wblab.0, "wblab_min": r.wblab.1, "wblab_max": r.wblab.2,
                             "ratio": r.ratio, "within_2x": r.within(), "direction_right": r.direction,
-                            "pass": r.pass(), "fitted": r.spec.fitted,
+                            "pass": r.pass(), "fitted": r.spec.fitted, "longer": r.longer,
                         })
                     })
                     .collect();
                 println!("{}", serde_json::to_string_pretty(&v).expect("json"));
             } else {
-                print!("{}", text(&rows, seeds));
+                print!("{}", text(&rows, opts));
             }
             ExitCode::SUCCESS
         }
@@ -560,6 +683,12 @@ mod tests {
         specs
     }
 
+    const OPTS: Options = Options {
+        seeds: 3,
+        fitted: false,
+        long: 1,
+    };
+
     const FIG: &str = "[[figure]]\nreport = \"r\"\nid = \"a\"\nfigure = \"f\"\nreported = [1, 3]\nunit = \"s\"\nscenario = \"x.toml\"\nmetric = \"dd.done_s\"\n";
 
     #[test]
@@ -586,6 +715,7 @@ mod tests {
             wblab: (max / 4.0, max / 8.0, max),
             ratio: max / 200.0,
             direction: None,
+            longer: None,
         };
         assert!(row(200.0).pass() && row(1.0).pass(), "at or far under a bound is no miss");
         assert!(!row(201.0).pass() && !row(450.0).pass());
@@ -600,6 +730,7 @@ mod tests {
             wblab: (ratio * 2.0, ratio * 2.0, ratio * 2.0),
             ratio,
             direction,
+            longer: None,
         };
         assert!(row(1.9, None).pass() && row(0.51, Some(true)).pass());
         assert!(!row(2.1, None).pass() && !row(0.49, None).pass());
@@ -615,16 +746,17 @@ mod tests {
             wblab: (ratio * 2.0, ratio * 2.0, ratio * 2.0),
             ratio,
             direction: None,
+            longer: None,
         };
         let fitted = row(&spec, 1.1);
         assert_eq!(mark(&fitted), "✓ fitted");
         assert!(markdown(std::slice::from_ref(&fitted)).contains("fitted: the disk's rate"));
-        assert!(text(std::slice::from_ref(&fitted), 3)
+        assert!(text(std::slice::from_ref(&fitted), &OPTS)
             .contains("1 of 1 figures within 2× of the report with the direction right (3 seeds each, 1 of them fitted)"));
         // A fit that misses is still a miss.
         assert_eq!(mark(&row(&spec, 3.0)), "✗ > 2×");
         spec.fitted = None;
         assert_eq!(mark(&row(&spec, 1.1)), "✓");
-        assert!(!text(&[row(&spec, 1.1)], 3).contains("fitted"));
+        assert!(!text(&[row(&spec, 1.1)], &OPTS).contains("fitted"));
     }
 }

@@ -683,6 +683,62 @@ fn reproduce_marks_each_figure_by_its_ratio_and_direction() {
     assert!(err.contains("no report `1999-nothing`") && err.contains("2007-per-bdi"), "{err}");
 }
 
+/// `wblab reproduce --fitted --long 5`: only the fitted figures; a run whose work ends within
+/// its shipped duration is not run again (marked `(=)`), one whose work goes on runs five times
+/// as long, and a figure that no longer holds prints its `long_note`.
+#[test]
+fn reproduce_long_runs_the_fitted_figures_longer_unless_their_work_is_done() {
+    let dir = scratch("reproduce-long");
+    fs::create_dir_all(dir.join("reports")).unwrap();
+    let scenario = |name: &str, size: &str| {
+        format!(
+            "name = \"{name}\"\nkernel = \"6.x\"\nduration = \"2s\"\n[[device]]\nname = \"sda\"\nmodel = \"ssd\"\n[[task]]\nname = \"dd\"\njob = \"dd\"\nbs = \"1MiB\"\n{size}"
+        )
+    };
+    fs::write(dir.join("done.toml"), scenario("done", "size = \"16MiB\"\n")).unwrap();
+    fs::write(dir.join("open.toml"), scenario("open", "")).unwrap();
+    let figure = |id: &str, file: &str, extra: &str| {
+        format!(
+            "[[figure]]\nreport = \"r\"\nid = \"{id}\"\nfigure = \"{id}\"\nreported = 2\nunit = \"s\"\nscenario = \"{file}\"\nmetric = \"dd.done_s\"\n{extra}\n"
+        )
+    };
+    let figures = [
+        figure("finished", "done.toml", "fitted = \"x\""),
+        figure(
+            "going-on",
+            "open.toml",
+            "fitted = \"y\"\nlong_note = \"it runs as long as the run\"",
+        ),
+        figure("plain", "open.toml", ""),
+    ]
+    .concat();
+    fs::write(dir.join("reports/figures.toml"), figures).unwrap();
+    let args = |extra: &[&str]| {
+        let mut a = vec!["reproduce", "--quiet", "--seeds", "1", "--dir", dir.to_str().unwrap(), "--fitted"];
+        a.extend_from_slice(extra);
+        wblab(&a)
+    };
+    let o = args(&["--long", "5", "--json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let rows: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = rows.as_array().unwrap();
+    let ids: Vec<&str> = rows.iter().map(|r| r["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["finished", "going-on"], "only the fitted figures");
+    let done = |i: usize| rows[i]["wblab_median"].as_f64().unwrap();
+    assert_eq!(rows[0]["longer"], false, "{}", rows[0]);
+    assert!(done(0) < 2.0, "16 MiB are written within the shipped 2 s: {}", done(0));
+    assert_eq!(rows[1]["longer"], true, "{}", rows[1]);
+    assert!(done(1) > 9.0, "the open-ended copy ran 5 × 2 s: {}", done(1));
+    let o = args(&["--long", "5"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("(=)") && text.contains("why: it runs as long as the run"), "{text}");
+    // Shipped length: the open-ended copy runs its 2 s, and nothing says why.
+    let o = args(&["--json"]);
+    let rows: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(rows[1]["wblab_median"].as_f64().unwrap() <= 2.0, "{}", rows[1]);
+    assert!(rows[1]["longer"].is_null(), "{}", rows[1]);
+}
+
 /// Progress into a log (stderr not a terminal) is whole lines: no carriage returns, the last
 /// count there; `--output` is refused for the table, and json+ for a run without fio jobs.
 #[test]

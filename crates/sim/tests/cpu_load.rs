@@ -63,3 +63,36 @@ fn a_cpu_bound_copy_slows_beside_spinners() {
         "copied {loaded} beside two spinners, {alone} alone"
     );
 }
+
+/// `[machine] block_alloc_cost`: ext3 before 2.6.10 places each new block in `write()`, so a
+/// copy into a new file pays it once per 4 KiB page; a file system that allocates at
+/// writeback (ext4 with delayed allocation) leaves the writer's CPU as it was.
+#[test]
+fn a_writer_pays_for_the_blocks_it_places_in_write() {
+    use wblab_sim::config::{FsKind, MountConfig};
+    use wblab_sim::generations::{set_kernel, Version};
+    use wblab_sim::units::PAGE_SIZE;
+    const COST: u64 = 50_000;
+    let size = 64 * MIB;
+    let cpu = |fs: FsKind, kernel: &str, release: Version, cost: u64| {
+        let mut sc = Scenario::one_device("alloc", ssd(), 4 * GIB, 2, 30 * SEC);
+        set_kernel(&mut sc, kernel).expect("a modelled kernel");
+        sc.devices[0].fs = Some(MountConfig::defaults(fs, release));
+        sc.machine.block_alloc_cost = cost;
+        sc.tasks.push(task("dd", "/mnt/sda/new", 0, dd(Some(size))));
+        let r = run(&sc);
+        let t = r.tasks.iter().find(|t| t.name == "dd").expect("dd");
+        assert_eq!(t.bytes_written, size, "{fs:?} on {kernel}: the copy finished");
+        t.cpu_sys_ns
+    };
+    let ext3 = |cost| cpu(FsKind::Ext3, "2.6.6", Version(2, 6, 6), cost);
+    let extra = ext3(COST) as i64 - ext3(0) as i64;
+    let expected = (size / PAGE_SIZE * COST) as i64;
+    assert!(
+        (extra - expected).abs() * 100 <= expected,
+        "ext3 on 2.6.6: {extra} ns more CPU, {expected} ns for its {} new blocks",
+        size / PAGE_SIZE
+    );
+    let ext4 = |cost| cpu(FsKind::Ext4, "6.x", Version(6, 18, 0), cost);
+    assert_eq!(ext4(COST), ext4(0), "ext4 places blocks at writeback, not in write()");
+}

@@ -43,6 +43,7 @@ pub const GENERATORS: &[&str] = &[
     "btt SCENARIO",
     "outcome SCENARIO",
     "reproduce REPORT",
+    "reproduce-long FACTOR",
     "fio-syncs SCENARIO...",
     "emulated-devices SCENARIO...",
     "layout",
@@ -94,6 +95,7 @@ pub fn generate(name: &str, args: &[String], cli: &clap::Command, ctx: &Ctx) -> 
         "outcome" => outcome(one_arg()?, runs),
         "sweep" => super::sweep_block::sweep(args, ctx),
         "reproduce" => reproduce(one_arg()?, runs),
+        "reproduce-long" => reproduce_long(one_arg()?, runs),
         "validate-summary" => crate::validate::summary_of(std::path::Path::new(one_arg()?)),
         "fio-syncs" => super::sync_table::fio_syncs(args, runs),
         "emulated-devices" => super::emulated_table::emulated_devices(args, runs),
@@ -515,6 +517,9 @@ pub fn simulations(name: &str, args: &[String]) -> Vec<Scenario> {
             Ok(None) => wblab_scenario::load_all(&path(p)).unwrap_or_default(),
             _ => Vec::new(),
         },
+        ("reproduce-long", [_]) => crate::reproduce::Plan::new(std::path::Path::new("scenarios"), &[], REPRODUCE_SEEDS)
+            .map(|p| p.fitted_only().scenarios().cloned().collect())
+            .unwrap_or_default(),
         ("reproduce", [report]) => {
             crate::reproduce::Plan::new(std::path::Path::new("scenarios"), std::slice::from_ref(report), REPRODUCE_SEEDS)
                 .map(|p| p.scenarios().cloned().collect())
@@ -559,6 +564,21 @@ fn reproduce(report: &str, runs: &Runs) -> Result<String, String> {
     let plan = crate::reproduce::Plan::new(std::path::Path::new("scenarios"), &[report.to_string()], REPRODUCE_SEEDS)?;
     let rows = crate::reproduce::reproduce_with(&plan, jobs, true, &|sc| runs.simulate(sc))?;
     Ok(crate::reproduce::markdown(&rows))
+}
+
+/// `wblab reproduce --fitted --long FACTOR` beside the shipped runs, as a Markdown table:
+/// every fitted figure of every report, three seeds.
+fn reproduce_long(factor: &str, runs: &Runs) -> Result<String, String> {
+    let factor: u64 = factor
+        .parse()
+        .map_err(|_| format!("`reproduce-long`: `{factor}` is not a factor"))?;
+    let jobs = std::thread::available_parallelism().map_or(1, |p| p.get());
+    let dir = std::path::Path::new("scenarios");
+    let plan = || crate::reproduce::Plan::new(dir, &[], REPRODUCE_SEEDS).map(crate::reproduce::Plan::fitted_only);
+    let simulate = |sc: &Scenario| runs.simulate(sc);
+    let shipped = crate::reproduce::reproduce_with(&plan()?, jobs, true, &simulate)?;
+    let long = crate::reproduce::reproduce_with(&plan()?.longer(factor), jobs, true, &simulate)?;
+    Ok(crate::reproduce::markdown_long(&shipped, &long, factor))
 }
 
 /// What `wblab report DIR --stem TASK` prints for a run of the scenario.

@@ -112,6 +112,7 @@ crate::registry!(SHIPPED_MACHINE_KNOBS, MACHINE_KNOBS: MachineKnob, "`[machine]`
         refuse: refuse_nothing,
     },
     machine!("cold_copy_cost", dur(MS), (0, 2 * US), "CPU a reader pays on top of its copy for each 4 KiB page it copies out that a device read filled and no copy has read since: the data is in no CPU cache yet, where `memory_bandwidth` prices a copy of data a recent copy left there. 0.23 µs on this lab's guest (a 128 KiB read of pages readahead had just filled 14.9 µs, read again from the cache 7.4 µs); `wblab measure` times it (`memory_touch.fresh_read_us`)", cold_copy_cost: u64),
+    machine!("block_alloc_cost", dur(MS), (0, 500 * US), "CPU of placing one new 4 KiB block at `write()` time, where the file system allocates then (ext3 before 2.6.10's reservation windows: `ext3_get_block`'s bitmap search and the bitmap, group descriptor, indirect block and inode journalled with each block), charged to the writer with its copy; 0: not charged. Today's file systems allocate at writeback and are unaffected", block_alloc_cost: u64),
     MachineKnob {
         refuse: refuse_short_reporting_delay,
         ..machine!("page_reporting_delay", dur(3_600 * SEC), (10 * MS, 5 * SEC), "0, or 10 ms and more; how long a freed frame stays backed before the guest reports it (`PAGE_REPORTING_DELAY`); `\"0s\"`: never reported, only never-touched memory pays `page_first_touch`", page_reporting_delay: u64)

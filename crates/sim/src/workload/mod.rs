@@ -544,13 +544,26 @@ impl Machine {
             0
         };
         let bytes = pages * PAGE_SIZE;
-        let mut burst = self.copy_ns(bytes) + self.first_touch_ns(fresh);
+        let mut burst = self.copy_ns(bytes) + self.first_touch_ns(fresh) + self.write_alloc_cost(ino, p0, pages);
         if self.tasks[tid as usize].op_start == self.now() {
             burst += self.cfg.machine.syscall_overhead;
         }
         self.tasks[tid as usize].phase = Phase::CopyDone;
         self.cpu_run(Who::Task(tid), burst);
         None
+    }
+
+    /// The CPU of `prepare_write`'s block allocation for the pages [p0, p0 + pages) of `ino`
+    /// that have no block yet, on a file system that allocates at `write()`
+    /// (`[machine] block_alloc_cost` each).
+    fn write_alloc_cost(&self, ino: u32, p0: u64, pages: u64) -> crate::Ns {
+        let cost = self.cfg.machine.block_alloc_cost;
+        let inode = &self.inodes[ino as usize];
+        if cost == 0 || !self.allocs[inode.dev as usize].allocates_at_write() {
+            return 0;
+        }
+        let new = (p0..p0 + pages).filter(|&p| !inode.blocks.mapped(p)).count() as u64;
+        new * cost
     }
 
     /// `__block_write_begin`: the cache pages around the chunk that the write covers only in
