@@ -215,11 +215,7 @@ pub fn metric(r: &RunResult, m: &str) -> Result<f64, String> {
         // `op_p50_above_<N>ms`: the median of the operations slower than N ms, where a
         // report's plot shows where its slow ones cluster.
         _ if what.starts_with("op_p50_above_") => {
-            let n: u64 = what
-                .strip_prefix("op_p50_above_")
-                .and_then(|x| x.strip_suffix("ms"))
-                .and_then(|x| x.parse().ok())
-                .ok_or_else(|| format!("`{m}`: op_p50_above_<N>ms"))?;
+            let n = threshold_ms(m, what, "op_p50_above_")?;
             let mut slow: Vec<u64> = group_tasks()
                 .flat_map(|t| t.ops.iter().map(|o| o.1))
                 .filter(|&l| l > n * 1_000_000)
@@ -229,12 +225,32 @@ pub fn metric(r: &RunResult, m: &str) -> Result<f64, String> {
                 .map(|&l| l as f64 / 1e6)
                 .ok_or_else(|| format!("`{m}`: no `{group}` operation over {n} ms"))
         }
+        // `op_share_above_<N>ms`: the share (%) of the group's operations slower than N ms,
+        // where a report's stem plot counts its slow ones.
+        _ if what.starts_with("op_share_above_") => {
+            let n = threshold_ms(m, what, "op_share_above_")?;
+            let (slow, all) = group_tasks()
+                .flat_map(|t| t.ops.iter().map(|o| o.1))
+                .fold((0u64, 0u64), |(s, a), l| (s + u64::from(l > n * 1_000_000), a + 1));
+            if all == 0 {
+                return Err(format!("`{m}`: `{group}` finished no operation"));
+            }
+            Ok(slow as f64 * 100.0 / all as f64)
+        }
         _ => wblab_sweep::repeats::named_figures(r)
             .into_iter()
             .find(|(n, _)| n == m)
             .map(|(_, v)| v)
             .ok_or_else(|| format!("unknown figure `{m}`")),
     }
+}
+
+/// The N of a figure named `<prefix><N>ms` (metric `m`).
+fn threshold_ms(m: &str, what: &str, prefix: &str) -> Result<u64, String> {
+    what.strip_prefix(prefix)
+        .and_then(|x| x.strip_suffix("ms"))
+        .and_then(|x| x.parse().ok())
+        .ok_or_else(|| format!("`{m}`: {prefix}<N>ms"))
 }
 
 /// One figure's outcome.
@@ -690,6 +706,36 @@ mod tests {
     };
 
     const FIG: &str = "[[figure]]\nreport = \"r\"\nid = \"a\"\nfigure = \"f\"\nreported = [1, 3]\nunit = \"s\"\nscenario = \"x.toml\"\nmetric = \"dd.done_s\"\n";
+
+    /// `op_share_above_<N>ms` over a `du`'s lstat calls beside a copy: all of them are slower
+    /// than 0 ms, none slower than the run, and the share falls as N grows; a bad name is
+    /// refused.
+    #[test]
+    fn the_share_of_slow_operations_falls_with_its_threshold() {
+        use wblab_sim::config::JobConfig;
+        use wblab_testkit::sim::{dd, hdd, run, task, SEC};
+        let mut sc = Scenario::one_device("share", hdd(), 4 << 30, 2, 5 * SEC);
+        sc.tasks.push(task("dd", "/mnt/sda/f", 0, dd(None)));
+        let du = JobConfig::Du {
+            files: 20_000,
+            files_per_dir: 20,
+            subdirs: 4,
+            inode_size: 128,
+            repeat: false,
+        };
+        sc.tasks.push(task("du", "/mnt/sda/tree", 0, du));
+        let r = run(&sc);
+        let share = |n: u64| metric(&r, &format!("du.op_share_above_{n}ms")).unwrap();
+        assert_eq!(share(0), 100.0);
+        assert_eq!(share(6_000), 0.0);
+        let shares: Vec<f64> = [0, 1, 10, 100, 1000].into_iter().map(share).collect();
+        assert!(shares.windows(2).all(|w| w[1] <= w[0]), "{shares:?}");
+        assert!(
+            shares.iter().any(|&s| s > 0.0 && s < 100.0),
+            "a throttled copy has slow and fast calls: {shares:?}"
+        );
+        assert!(metric(&r, "dd.op_share_above_10").unwrap_err().contains("op_share_above_<N>ms"));
+    }
 
     #[test]
     fn a_range_is_judged_by_its_middle_and_a_bad_vs_is_refused() {
