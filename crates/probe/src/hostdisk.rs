@@ -5,6 +5,7 @@
 //! devices and keeps the figures in `machine.json` (`host_disk`), so that a simulation of the
 //! run can be given the disk the kernel had (`wblab validate` does).
 
+use crate::hugebuf::HugeBuf;
 use crate::memtouch::median;
 use crate::sys::{self, AlignedBuf};
 use serde::{Deserialize, Serialize};
@@ -29,6 +30,31 @@ pub struct HostDiskStamp {
     /// for on top of its own path. `None` in stamps from before it was timed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read_4k_us: Option<f64>,
+    /// The same 1 MiB reads as `read_mib_s` into buffers in 2 MiB huge pages, MiB/s: one
+    /// descriptor each instead of 256, as a readahead into large folios (xfs, and ext4 from
+    /// 6.16) reads through a loop. Their difference separates the disk's transfer rate from its
+    /// cost per descriptor, which change from day to day independently (on 2026-12-06, beside
+    /// a compile: 1,800 against 960 MiB/s). `None` where no huge page could be had, and in
+    /// stamps from before it was timed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_large_mib_s: Option<f64>,
+}
+
+/// A buffer the deep probe reads into or writes from.
+trait ProbeBuf: Send {
+    fn bytes(&mut self) -> &mut [u8];
+}
+
+impl ProbeBuf for AlignedBuf {
+    fn bytes(&mut self) -> &mut [u8] {
+        self.as_mut_slice()
+    }
+}
+
+impl ProbeBuf for HugeBuf {
+    fn bytes(&mut self) -> &mut [u8] {
+        self.as_mut_slice()
+    }
 }
 
 /// Most bytes the probe writes, and the most time each half takes.
@@ -66,21 +92,51 @@ pub fn stamp_with(dir: &Path, bytes: u64) -> std::io::Result<HostDiskStamp> {
 /// next chunk, for at most `PROBE_TIME`: the bytes done. A loop device's writeback and
 /// read-ahead keep many requests in flight, and the disk's rate at depth is what they meet.
 fn deep(f: &std::fs::File, limit: u64, io: impl Fn(&std::fs::File, &mut [u8], u64) -> std::io::Result<()> + Sync) -> std::io::Result<u64> {
+    let bufs = (0..DEPTH)
+        .map(|_| {
+            let mut b = AlignedBuf::new(CHUNK);
+            b.as_mut_slice().fill(0x5a);
+            b
+        })
+        .collect();
+    deep_with(f, limit, bufs, io)
+}
+
+/// [`deep`] with buffers in huge pages: `None` if any of them did not get one.
+fn deep_huge(
+    f: &std::fs::File,
+    limit: u64,
+    io: impl Fn(&std::fs::File, &mut [u8], u64) -> std::io::Result<()> + Sync,
+) -> std::io::Result<Option<u64>> {
+    let bufs: Vec<HugeBuf> = (0..DEPTH).map(|_| HugeBuf::new(CHUNK)).collect::<std::io::Result<_>>()?;
+    if !bufs.iter().all(HugeBuf::is_huge) {
+        return Ok(None);
+    }
+    deep_with(f, limit, bufs, io).map(Some)
+}
+
+/// [`deep`] with one of `bufs` for each thread.
+fn deep_with<B: ProbeBuf>(
+    f: &std::fs::File,
+    limit: u64,
+    bufs: Vec<B>,
+    io: impl Fn(&std::fs::File, &mut [u8], u64) -> std::io::Result<()> + Sync,
+) -> std::io::Result<u64> {
     let next = std::sync::atomic::AtomicU64::new(0);
     let t0 = Instant::now();
     std::thread::scope(|s| {
-        let workers: Vec<_> = (0..DEPTH)
-            .map(|_| {
-                s.spawn(|| -> std::io::Result<u64> {
-                    let mut buf = AlignedBuf::new(CHUNK);
-                    buf.as_mut_slice().fill(0x5a);
+        let workers: Vec<_> = bufs
+            .into_iter()
+            .map(|mut buf| {
+                let (next, io) = (&next, &io);
+                s.spawn(move || -> std::io::Result<u64> {
                     let mut done = 0;
                     while t0.elapsed() < PROBE_TIME {
                         let off = next.fetch_add(CHUNK as u64, std::sync::atomic::Ordering::Relaxed);
                         if off + CHUNK as u64 > limit {
                             break;
                         }
-                        io(f, buf.as_mut_slice(), off)?;
+                        io(f, buf.bytes(), off)?;
                         done += CHUNK as u64;
                     }
                     Ok(done)
@@ -106,6 +162,8 @@ fn probe(path: &Path, limit: u64) -> std::io::Result<HostDiskStamp> {
     let t0 = Instant::now();
     let read = deep(&f, written, |f, buf, off| f.read_exact_at(buf, off))?;
     let read_mib_s = rate(read, t0.elapsed());
+    let t0 = Instant::now();
+    let read_large_mib_s = deep_huge(&f, written, |f, buf, off| f.read_exact_at(buf, off))?.map(|n| rate(n, t0.elapsed()));
     let read_4k_us = round_trip(&f, written)?;
     let mut buf = AlignedBuf::new(4096);
     buf.as_mut_slice().fill(0x5a);
@@ -126,6 +184,7 @@ fn probe(path: &Path, limit: u64) -> std::io::Result<HostDiskStamp> {
         read_mib_s: round(read_mib_s),
         flush_us: round(median(&flushes)),
         read_4k_us: Some(round(read_4k_us)),
+        read_large_mib_s: read_large_mib_s.map(round),
     })
 }
 

@@ -18,6 +18,7 @@ pub mod fio;
 pub mod fusectl;
 pub mod guard;
 pub mod hostdisk;
+pub mod hugebuf;
 pub mod journal;
 pub mod knobs;
 pub mod leaks;

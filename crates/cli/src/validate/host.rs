@@ -207,6 +207,7 @@ pub fn median(stamps: &[Option<HostDiskStamp>]) -> Option<HostDiskStamp> {
         read_mib_s: m.median(|s| s.read_mib_s),
         flush_us: m.median(|s| s.flush_us),
         read_4k_us: m.median_of_some(|s| s.read_4k_us),
+        read_large_mib_s: m.median_of_some(|s| s.read_large_mib_s),
     })
 }
 
@@ -222,14 +223,27 @@ pub fn median(stamps: &[Option<HostDiskStamp>]) -> Option<HostDiskStamp> {
 /// 4 KiB read, where the probe timed it, shifts `backing_latency` by its difference from the
 /// calibration day's (a loop's 4 KiB read at queue depth 1 follows the host's: 81 µs over a
 /// 69 µs `vda` on 2026-12-02, 53–59 over a 48 µs one on 2026-12-05).
+///
+/// Where the probe also timed its reads into huge pages (`read_large_mib_s`: one descriptor a
+/// request, eight of them in the host at once, as a large folio's readahead through a loop),
+/// their rate is the day's transfer rate, and the descriptors get what is left of the
+/// ordinary reads' time: the two parts no longer have to be told apart by assumption.
 pub fn read_keys(s: &HostDiskStamp) -> Vec<(&'static str, String)> {
     let d = LoopParams::default();
     let pages = ((1u64 << 20) / 4096) as f64;
     let per_request = 1e6 / s.read_mib_s.max(1.0) - PER_REQUEST_US;
-    let transfer = (1u64 << 20) as f64 / d.backing_read_bandwidth as f64 * 1e6;
+    let measured_transfer = s.read_large_mib_s.filter(|&r| r > 0.0);
+    let transfer = match measured_transfer {
+        Some(large) => 1e6 / large,
+        None => (1u64 << 20) as f64 / d.backing_read_bandwidth as f64 * 1e6,
+    };
     let mut keys = if per_request > transfer {
         let seg_ns = ((per_request - transfer) / pages * 1e3).round() as u64;
-        vec![("backing_read_segment_cost", format!("\"{seg_ns}ns\""))]
+        let mut keys = vec![("backing_read_segment_cost", format!("\"{seg_ns}ns\""))];
+        if let Some(large) = measured_transfer {
+            keys.push(("backing_read_bandwidth", format!("\"{}MiB/s\"", large.round() as u64)));
+        }
+        keys
     } else {
         let mib_s = (1e6 / per_request.max(1e6 / s.read_mib_s.max(1.0) / 2.0)).round() as u64;
         vec![
@@ -372,6 +386,7 @@ mod tests {
             read_mib_s: r,
             flush_us: f,
             read_4k_us: None,
+            read_large_mib_s: None,
         }
     }
 
@@ -425,6 +440,28 @@ mod tests {
             num(&read_keys(&stamp(1000.0, 1400.0, 50.0)), "backing_read_bandwidth", "MiB/s"),
             None
         );
+    }
+
+    /// With the huge-page reads timed, the transfer rate is theirs and the descriptors take the
+    /// rest: the model's own time for the ordinary probe gives the measured rate back, and its
+    /// large reads (one descriptor, the host's bandwidth shared) the large rate.
+    #[test]
+    fn huge_page_reads_set_the_transfer_and_leave_the_descriptors_the_rest() {
+        let mut s = stamp(1000.0, 960.0, 50.0);
+        s.read_large_mib_s = Some(1800.0);
+        let keys = read_keys(&s);
+        assert_eq!(num(&keys, "backing_read_bandwidth", "MiB/s"), Some(1800.0));
+        let back = probe_rate(&keys, "read");
+        assert!((back / 960.0 - 1.0).abs() < 0.01, "{back} MiB/s against 960");
+        let seg = num(&keys, "backing_read_segment_cost", "ns").unwrap();
+        let without = num(&read_keys(&stamp(1000.0, 960.0, 50.0)), "backing_read_segment_cost", "ns").unwrap();
+        assert!(
+            seg < without,
+            "a slower transfer than the default's leaves less to the descriptors: {seg} ns against {without}"
+        );
+        // A faster day's transfer than the default gives the descriptors more.
+        s.read_large_mib_s = Some(3000.0);
+        assert!(num(&read_keys(&s), "backing_read_segment_cost", "ns").unwrap() > without);
     }
 
     #[test]
