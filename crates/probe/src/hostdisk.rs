@@ -89,9 +89,13 @@ pub fn stamp_with(dir: &Path, bytes: u64) -> std::io::Result<HostDiskStamp> {
 }
 
 /// 1 MiB I/Os from `DEPTH` threads at once over the first `limit` bytes, each taking the
-/// next chunk, for at most `PROBE_TIME`: the bytes done. A loop device's writeback and
+/// next chunk, for at most `PROBE_TIME`: the MiB/s done. A loop device's writeback and
 /// read-ahead keep many requests in flight, and the disk's rate at depth is what they meet.
-fn deep(f: &std::fs::File, limit: u64, io: impl Fn(&std::fs::File, &mut [u8], u64) -> std::io::Result<()> + Sync) -> std::io::Result<u64> {
+fn deep(
+    f: &std::fs::File,
+    limit: u64,
+    io: impl Fn(&std::fs::File, &mut [u8], u64) -> std::io::Result<()> + Sync,
+) -> std::io::Result<(u64, f64)> {
     let bufs = (0..DEPTH)
         .map(|_| {
             let mut b = AlignedBuf::new(CHUNK);
@@ -107,7 +111,7 @@ fn deep_huge(
     f: &std::fs::File,
     limit: u64,
     io: impl Fn(&std::fs::File, &mut [u8], u64) -> std::io::Result<()> + Sync,
-) -> std::io::Result<Option<u64>> {
+) -> std::io::Result<Option<(u64, f64)>> {
     let bufs: Vec<HugeBuf> = (0..DEPTH).map(|_| HugeBuf::new(CHUNK)).collect::<std::io::Result<_>>()?;
     if !bufs.iter().all(HugeBuf::is_huge) {
         return Ok(None);
@@ -115,13 +119,14 @@ fn deep_huge(
     deep_with(f, limit, bufs, io).map(Some)
 }
 
-/// [`deep`] with one of `bufs` for each thread.
+/// [`deep`] with one of `bufs` for each thread: the bytes done and their MiB/s, timed from
+/// when the buffers are ready.
 fn deep_with<B: ProbeBuf>(
     f: &std::fs::File,
     limit: u64,
     bufs: Vec<B>,
     io: impl Fn(&std::fs::File, &mut [u8], u64) -> std::io::Result<()> + Sync,
-) -> std::io::Result<u64> {
+) -> std::io::Result<(u64, f64)> {
     let next = std::sync::atomic::AtomicU64::new(0);
     let t0 = Instant::now();
     std::thread::scope(|s| {
@@ -143,7 +148,11 @@ fn deep_with<B: ProbeBuf>(
                 })
             })
             .collect();
-        workers.into_iter().map(|w| w.join().expect("a probe thread")).sum()
+        let done: u64 = workers
+            .into_iter()
+            .map(|w| w.join().expect("a probe thread"))
+            .sum::<std::io::Result<u64>>()?;
+        Ok((done, done as f64 / (1u64 << 20) as f64 / t0.elapsed().as_secs_f64().max(1e-9)))
     })
 }
 
@@ -154,16 +163,10 @@ fn probe(path: &Path, limit: u64) -> std::io::Result<HostDiskStamp> {
         .create_new(true)
         .custom_flags(sys::O_DIRECT)
         .open(path)?;
-    let rate = |bytes: u64, t: Duration| bytes as f64 / (1u64 << 20) as f64 / t.as_secs_f64().max(1e-9);
-    let t0 = Instant::now();
-    let written = deep(&f, limit, |f, buf, off| f.write_all_at(buf, off))?;
-    let write_mib_s = rate(written, t0.elapsed());
+    let (written, write_mib_s) = deep(&f, limit, |f, buf, off| f.write_all_at(buf, off))?;
     f.sync_all()?;
-    let t0 = Instant::now();
-    let read = deep(&f, written, |f, buf, off| f.read_exact_at(buf, off))?;
-    let read_mib_s = rate(read, t0.elapsed());
-    let t0 = Instant::now();
-    let read_large_mib_s = deep_huge(&f, written, |f, buf, off| f.read_exact_at(buf, off))?.map(|n| rate(n, t0.elapsed()));
+    let (_, read_mib_s) = deep(&f, written, |f, buf, off| f.read_exact_at(buf, off))?;
+    let read_large_mib_s = deep_huge(&f, written, |f, buf, off| f.read_exact_at(buf, off))?.map(|(_, r)| r);
     let read_4k_us = round_trip(&f, written)?;
     let mut buf = AlignedBuf::new(4096);
     buf.as_mut_slice().fill(0x5a);
