@@ -89,7 +89,7 @@ pub fn stamp_with(dir: &Path, bytes: u64) -> std::io::Result<HostDiskStamp> {
 }
 
 /// 1 MiB I/Os from `DEPTH` threads at once over the first `limit` bytes, each taking the
-/// next chunk, for at most `PROBE_TIME`: the MiB/s done. A loop device's writeback and
+/// next chunk, for at most `PROBE_TIME`: the bytes done and their MiB/s. A loop device's writeback and
 /// read-ahead keep many requests in flight, and the disk's rate at depth is what they meet.
 fn deep(
     f: &std::fs::File,
@@ -113,7 +113,7 @@ fn deep_huge(
     io: impl Fn(&std::fs::File, &mut [u8], u64) -> std::io::Result<()> + Sync,
 ) -> std::io::Result<Option<(u64, f64)>> {
     let bufs: Vec<HugeBuf> = (0..DEPTH).map(|_| HugeBuf::new(CHUNK)).collect::<std::io::Result<_>>()?;
-    if !bufs.iter().all(HugeBuf::is_huge) {
+    if !HugeBuf::all_huge(&bufs) {
         return Ok(None);
     }
     deep_with(f, limit, bufs, io).map(Some)

@@ -21,7 +21,7 @@ pub struct HugeBuf {
 unsafe impl Send for HugeBuf {}
 
 impl HugeBuf {
-    /// A buffer of `len` bytes, or why there is none; [`HugeBuf::is_huge`] says whether the
+    /// A buffer of `len` bytes, or why there is none; [`HugeBuf::all_huge`] says whether the
     /// kernel gave it a huge page.
     pub fn new(len: usize) -> io::Result<HugeBuf> {
         assert!(len <= HUGE, "a huge-page buffer holds at most 2 MiB");
@@ -54,9 +54,10 @@ impl HugeBuf {
         Ok(buf)
     }
 
-    /// Whether the buffer's 2 MiB are one huge page.
-    pub fn is_huge(&self) -> bool {
-        std::fs::read_to_string("/proc/self/smaps").is_ok_and(|s| anon_huge_kib(&s, self.start as usize) >= (HUGE >> 10) as u64)
+    /// Whether each of `bufs` has its 2 MiB in one huge page (`/proc/self/smaps`, read once).
+    pub fn all_huge(bufs: &[HugeBuf]) -> bool {
+        std::fs::read_to_string("/proc/self/smaps")
+            .is_ok_and(|s| bufs.iter().all(|b| anon_huge_kib(&s, b.start as usize) >= (HUGE >> 10) as u64))
     }
 
     pub fn as_mut_slice(&mut self) -> &mut [u8] {

@@ -443,8 +443,7 @@ mod tests {
     }
 
     /// With the huge-page reads timed, the transfer rate is theirs and the descriptors take the
-    /// rest: the model's own time for the ordinary probe gives the measured rate back, and its
-    /// large reads (one descriptor, the host's bandwidth shared) the large rate.
+    /// rest: the model's own time for the ordinary probe gives the measured rate back.
     #[test]
     fn huge_page_reads_set_the_transfer_and_leave_the_descriptors_the_rest() {
         let mut s = stamp(1000.0, 960.0, 50.0);
