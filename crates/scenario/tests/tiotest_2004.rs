@@ -160,3 +160,35 @@ fn ext3_without_reservation_windows_interleaves_concurrent_writers() {
     assert!(interleaved >= 0.5, "most pages read alone from interleaved files: {interleaved:.3}");
     assert!(interleaved >= 2.0 * runs, "{interleaved:.3} vs {runs:.3} from files in long runs");
 }
+
+/// `block_prepare_write` reads only the blocks a write covers in part. A random 4 KiB write
+/// into an uncached 8 KiB page covers its block whole: the page's other half is left not
+/// uptodate, not read, and hardly a writer waits on a buffer (the report's whole run has fewer
+/// `__wait_on_buffer` schedules than random writes). A 2 KiB write leaves half of its block
+/// to read first, and then most random writes wait for that read.
+#[test]
+fn random_writes_read_only_the_blocks_they_cover_in_part() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/2004-tiotest-512.toml");
+    let base = wblab_scenario::load_all(&path).unwrap_or_else(|e| panic!("{e}")).remove(1);
+    assert_eq!(base.machine.page_size, 8192, "sparc64's pages hold two blocks");
+    let run = |bs: u64| {
+        let mut sc = short(base.clone(), PageWake::FilteredWakeOne);
+        let mut writes = 0;
+        for t in &mut sc.tasks {
+            if let JobConfig::Tiotest { bs: b, random_ops, .. } = &mut t.job {
+                *b = bs;
+                writes += *random_ops * u64::from(t.count);
+            }
+        }
+        let r = wblab_sim::run(&sc, &mut wblab_sim::machine::NoProgress).unwrap_or_else(|v| panic!("{v}"));
+        let phase = r.tiotest.iter().find(|p| p.name == "Random Write").expect("a Random Write phase");
+        assert!(phase.complete, "{bs} B: the phase ran to its end");
+        (phase.wait_on_buffer, writes)
+    };
+    let (whole, _) = run(4096);
+    let (part, writes) = run(2048);
+    eprintln!("__wait_on_buffer in Random Write: 4 KiB writes {whole}, 2 KiB writes {part} of {writes} writes");
+    // What 4 KiB writes wait for on a buffer is the journal's (a metadata block being logged).
+    assert!(whole * 100 < writes, "4 KiB writes: {whole} buffer waits for {writes} writes");
+    assert!(part * 2 >= writes, "2 KiB writes: {part} buffer waits for {writes} writes");
+}

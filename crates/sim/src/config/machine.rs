@@ -119,8 +119,8 @@ pub struct MachineConfig {
     /// page wait table hashes (64 on x86-64 since 3.2, and on sparc64 in 2004).
     pub struct_page_size: u32,
     /// The kernel's PAGE_SIZE, bytes (8 KiB on sparc64). The model's page cache keeps 4 KiB
-    /// pages; page waits and wakeups (`unlock_page`) are per kernel page, and a buffered write
-    /// covering part of one reads the rest first (`__block_write_begin`).
+    /// pages; page waits and wakeups (`unlock_page`) are per kernel page. (A buffered write reads
+    /// only the 4 KiB blocks it covers in part, whatever the page: `__block_write_begin`.)
     pub page_size: u64,
     /// Keys kept by name rather than in a field of their own: the test-only one of
     /// `docs/extending.md`, or a prototype's before it earns a field. Empty in shipped

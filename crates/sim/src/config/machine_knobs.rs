@@ -138,7 +138,7 @@ crate::registry!(SHIPPED_MACHINE_KNOBS, MACHINE_KNOBS: MachineKnob, "`[machine]`
     },
     MachineKnob {
         refuse: refuse_odd_page_size,
-        ..machine!("page_size", size(4096, 65536), (4096, 65536), "a power of two; the kernel's PAGE_SIZE (sparc64: 8 KiB): page waits and `unlock_page` wakeups are per kernel page, the wait table is sized by it, and a buffered write covering part of one reads the rest first. The page cache keeps 4 KiB pages", page_size: u64)
+        ..machine!("page_size", size(4096, 65536), (4096, 65536), "a power of two; the kernel's PAGE_SIZE (sparc64: 8 KiB): page waits and `unlock_page` wakeups are per kernel page, and the wait table is sized by it. The page cache keeps 4 KiB pages (the file system's blocks: a write reads only the blocks it covers in part)", page_size: u64)
     },
     machine!("struct_page_size", KnobKind::Count { min: 16, max: 1024 }, (16, 256), "bytes; `sizeof(struct page)`: before 4.7 (`[policy] page_hash`) a 2^k-byte multiple puts all pages in 2^(13−k) buckets of the wait table", struct_page_size: u32);
     // docs:begin machine-test

@@ -501,10 +501,10 @@ impl Machine {
         // back here and looks again. The wait is not exclusive: the model's writer does not
         // take the page lock, so it could not hand the wakeup on as `unlock_page` does.
         let (ino, p0) = (self.tasks[tid as usize].file, self.tasks[tid as usize].offset / PAGE_SIZE);
-        // Read what the write leaves of a partly covered page, then come back; the wait is
-        // on the page's buffers (`wait_on_buffer`).
+        // Read what the write leaves of a partly covered block, then come back; the wait is
+        // on the block's buffer (`wait_on_buffer`).
         let mut wait_on = None;
-        for p in self.partial_page_ranges(tid).into_iter().flatten() {
+        for p in self.partial_block_ranges(tid).into_iter().flatten() {
             match self.inodes[ino as usize].mapping.state(p) {
                 None if !self.inodes[ino as usize].has_unwritten(p, 1) && self.inodes[ino as usize].blocks.mapped(p) => {
                     if !self.read_one_page(tid, ino, p) {
@@ -566,22 +566,22 @@ impl Machine {
         new * cost
     }
 
-    /// `__block_write_begin`: the cache pages around the chunk that the write covers only in
-    /// part, as (head, tail) ranges of 4 KiB pages. The machine's page (`page_size`, 8 KiB on
-    /// sparc64) is the unit: what the write leaves of it must be read first when it is not in
-    /// the cache and has its blocks on disk (the other half of an 8 KiB page under a 4 KiB
-    /// write, the rest of a 4 KiB page under a 512-byte one). A page of a file being extended
-    /// has no block yet and a fallocated file's blocks are unwritten: both are zeroed instead.
-    /// NFS writes partial pages without reading them.
-    fn partial_page_ranges(&self, tid: u32) -> [std::ops::Range<u64>; 2] {
+    /// `__block_write_begin`: the blocks at the chunk's ends that the write covers only in
+    /// part, as (head, tail) ranges of 4 KiB pages. The file system's block (4 KiB here) is
+    /// the unit, not the kernel's page: a block the write does not touch at all is skipped
+    /// even when it shares the page (the other half of an 8 KiB sparc64 page under an aligned
+    /// 4 KiB write is left not uptodate, and read only if something reads it), while a block
+    /// the write covers in part (a 512-byte write) must be read first when it is not in the
+    /// cache and is on disk. A block of a file being extended has no disk block yet and a
+    /// fallocated file's blocks are unwritten: both are zeroed instead. NFS writes partial
+    /// pages without reading them.
+    fn partial_block_ranges(&self, tid: u32) -> [std::ops::Range<u64>; 2] {
         let task = &self.tasks[tid as usize];
         let (off, len) = (task.offset, task.chunk_bytes);
         if len == 0 || self.queues[task.dev as usize].unstable_device {
             return [0..0, 0..0];
         }
-        let mp = self.cfg.machine.page_size.max(PAGE_SIZE);
-        let per = mp / PAGE_SIZE;
-        let (start, end) = (off / mp * per, (off + len).div_ceil(mp) * per);
+        let (start, end) = (off / PAGE_SIZE, (off + len).div_ceil(PAGE_SIZE));
         let (full_start, full_end) = (off.div_ceil(PAGE_SIZE), (off + len) / PAGE_SIZE);
         if full_start >= full_end {
             return [start..end, 0..0];
