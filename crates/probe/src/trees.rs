@@ -22,6 +22,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 use wblab_sim::config::JobConfig;
+use wblab_sim::jobs::launch::touched_page;
 use wblab_sim::units::PAGE_SIZE;
 
 /// Files and directories a measurement lays out at most before its run (all trees of a
@@ -182,8 +183,8 @@ pub fn run(spec: &TaskSpec, t0: Instant, stop: &AtomicBool, op: &mut dyn FnMut(u
                 }
                 all
             }
-            JobConfig::Launch { bs, writes, .. } => {
-                let done = launch(&root, *bs, stop, &mut read)?;
+            JobConfig::Launch { bs, mmap, writes, .. } => {
+                let done = launch(&root, *bs, *mmap, stop, &mut read)?;
                 if done && *writes > 0 {
                     let f = match own.as_mut() {
                         Some(f) => f,
@@ -262,9 +263,10 @@ fn walk(top: &Path, stop: &AtomicBool, op: &mut dyn FnMut(u64)) -> io::Result<bo
     Ok(true)
 }
 
-/// A launch's reads: every file of every directory, whole, `bs` at a time. False when
-/// stopped first.
-fn launch(root: &Path, bs: u64, stop: &AtomicBool, read: &mut u64) -> io::Result<bool> {
+/// A launch's reads: every file of every directory, whole, `bs` at a time, or (`mmap`) mapped
+/// and every 4 KiB page touched once in the model's order ([`touched_page`]), so the kernel
+/// reads them by page faults. False when stopped first.
+fn launch(root: &Path, bs: u64, mmap: bool, stop: &AtomicBool, read: &mut u64) -> io::Result<bool> {
     let mut dirs: Vec<PathBuf> = fs::read_dir(root)?.map(|e| e.map(|e| e.path())).collect::<io::Result<_>>()?;
     dirs.sort_by_key(|p| entry_number(p));
     let mut buf = vec![0u8; bs.max(1) as usize];
@@ -273,6 +275,12 @@ fn launch(root: &Path, bs: u64, stop: &AtomicBool, read: &mut u64) -> io::Result
         files.sort_by_key(|p| entry_number(p));
         for f in files {
             let mut file = File::open(&f)?;
+            if mmap {
+                if !fault_in(&file, stop, read)? {
+                    return Ok(false);
+                }
+                continue;
+            }
             loop {
                 if stop.load(Ordering::SeqCst) {
                     return Ok(false);
@@ -286,6 +294,46 @@ fn launch(root: &Path, bs: u64, stop: &AtomicBool, read: &mut u64) -> io::Result
         }
     }
     Ok(true)
+}
+
+/// Map `file` read-only and touch each of its 4 KiB pages once, in the model's order. False
+/// when stopped first.
+fn fault_in(file: &File, stop: &AtomicBool, read: &mut u64) -> io::Result<bool> {
+    use std::os::fd::AsRawFd;
+    let len = file.metadata()?.len();
+    if len == 0 {
+        return Ok(true);
+    }
+    // SAFETY: a fresh read-only private mapping of the whole file; it is only read through
+    // volatile loads below, within `len`, and unmapped before returning.
+    let base = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len as usize,
+            libc::PROT_READ,
+            libc::MAP_PRIVATE,
+            file.as_raw_fd(),
+            0,
+        )
+    };
+    if base == libc::MAP_FAILED {
+        return Err(io::Error::last_os_error());
+    }
+    let pages = len.div_ceil(PAGE_SIZE);
+    let mut done = true;
+    for k in 0..pages {
+        if stop.load(Ordering::SeqCst) {
+            done = false;
+            break;
+        }
+        let at = touched_page(k, pages) * PAGE_SIZE;
+        // SAFETY: `at` < `len`, inside the mapping.
+        unsafe { std::ptr::read_volatile((base as *const u8).add(at as usize)) };
+        *read += PAGE_SIZE.min(len - at);
+    }
+    // SAFETY: the mapping made above, of `len` bytes.
+    unsafe { libc::munmap(base, len as usize) };
+    Ok(done)
 }
 
 #[cfg(test)]
@@ -365,6 +413,7 @@ mod tests {
             files_per_dir: 3,
             file_sizes: vec![64 * KIB, 6000],
             bs: 16 * KIB,
+            mmap: false,
             writes: 10 * KIB,
             interval: None,
         };
@@ -391,5 +440,39 @@ mod tests {
         assert_eq!(read, bytes, "every byte of the application's files");
         assert_eq!((written, own), (10 * KIB, 10 * KIB));
         assert_eq!((ops, ls_ops), (1, 1));
+    }
+
+    /// A mapped launch touches every page of its files once through the mapping: each touch
+    /// is a page fault of the process, and every byte counts as read.
+    #[test]
+    fn a_mapped_launch_faults_every_page_in() {
+        let dir = scratch("launch-mmap");
+        let job = JobConfig::Launch {
+            files: 5,
+            files_per_dir: 2,
+            file_sizes: vec![256 * KIB, 6000],
+            bs: 16 * KIB,
+            mmap: true,
+            writes: 0,
+            interval: None,
+        };
+        let s = spec(&dir, job.clone());
+        lay_out(&s, &mut |_| {}).unwrap();
+        let (_, _, bytes) = size_of(&job).unwrap();
+        let faults = || {
+            // SAFETY: getrusage fills the struct it is given.
+            let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+            unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut u) };
+            (u.ru_minflt + u.ru_majflt) as u64
+        };
+        let stop = AtomicBool::new(false);
+        let before = faults();
+        let (read, _) = run(&s, Instant::now(), &stop, &mut |_| {}).unwrap();
+        let taken = faults() - before;
+        fs::remove_dir_all(&dir).unwrap();
+        let pages = 3 * (256 * KIB / PAGE_SIZE) + 2;
+        assert_eq!(read, bytes, "every byte of the application's files");
+        // The kernel may map a few cached neighbours in one fault (fault-around), never all.
+        assert!(taken * 16 >= pages && taken > 5, "{taken} faults for {pages} pages");
     }
 }

@@ -181,6 +181,7 @@ count = 2
         files_per_dir,
         ref file_sizes,
         bs,
+        mmap,
         writes,
         interval,
     } = sc.tasks[3].job
@@ -188,8 +189,8 @@ count = 2
         panic!("launch")
     };
     assert_eq!(
-        (files, files_per_dir, file_sizes.clone(), bs, writes, interval),
-        (7, 20, vec![MIB, 4 * KIB], 128 * KIB, 64 * KIB, None)
+        (files, files_per_dir, file_sizes.clone(), bs, mmap, writes, interval),
+        (7, 20, vec![MIB, 4 * KIB], 128 * KIB, false, 64 * KIB, None)
     );
     // A tree job with count > 1 needs no {n} in its path (each instance has its own tree).
     assert_eq!(sc.tasks[3].count, 2);

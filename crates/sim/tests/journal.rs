@@ -283,6 +283,7 @@ fn a_launch_pays_its_atime_updates_in_the_journal() {
                 files: 40,
                 file_sizes: vec![256 * KIB],
                 bs: 128 * KIB,
+                mmap: false,
                 writes: 0,
                 interval: None,
             },

@@ -231,6 +231,7 @@ fn launch_beside_a_copy(low_latency: bool) -> u64 {
             files: 40,
             file_sizes: vec![MIB, 128 * KIB, 16 * KIB],
             bs: 128 * KIB,
+            mmap: false,
             writes: 0,
             interval: None,
         },

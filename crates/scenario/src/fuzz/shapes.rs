@@ -231,7 +231,7 @@ pub fn task(key: &str, jobs: &[&'static str]) -> Option<Shape> {
         "bs" => Shape::Size(512, 4 * M),
         "size" => Shape::Size(4 * K, 512 * M),
         "blocks" => Shape::Int(1, 1000),
-        "fsync" | "direct" | "repeat" => Shape::Bool,
+        "fsync" | "direct" | "repeat" | "mmap" => Shape::Bool,
         "conv" => words(&["fsync", "fdatasync", "fsync,fdatasync", "notrunc"]),
         "oflag" => words(&["direct", "sync"]),
         "rate" => Shape::Rate(M, 200 * M),

@@ -476,6 +476,7 @@ fn job_config(sec: &Section<'_>, job: &str) -> Result<JobConfig> {
                 None => vec![256 * KIB],
             },
             bs: bs(128 * KIB)?,
+            mmap: sec.value_or("mmap", false, |e| e.boolean())?,
             writes: sec.value_or("writes", 0, |e| e.size_in(0, 1 << 40))?,
             interval: optional_interval(sec)?,
         },

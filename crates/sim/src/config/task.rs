@@ -161,6 +161,10 @@ pub enum JobConfig {
         file_sizes: Vec<u64>,
         /// Read size of each read().
         bs: u64,
+        /// The files are mapped and run rather than read (`mmap = true`): their pages come in
+        /// by page faults (`filemap_fault`), one synchronous read-around at a time.
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        mmap: bool,
         /// Bytes the application writes while starting (configuration, history, profile:
         /// buffered 4 KiB writes to a file of its own), after reading its files.
         writes: u64,

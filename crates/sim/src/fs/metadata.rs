@@ -204,6 +204,8 @@ pub(crate) struct MetaJob {
     pub launch_files: u32,
     /// Launch: the data of the current file is being read.
     pub reading_data: bool,
+    /// Mapped launch: the current file's `file_ra_state.mmap_miss` (major faults less hits).
+    pub mmap_miss: u32,
     /// Start of the current lookup (du: per lstat) or command (ls, launch).
     pub op_start: Ns,
     /// When the current lookup first found its block absent (du latency).
@@ -306,6 +308,7 @@ mod tests {
             launch_file: 0,
             launch_files: 0,
             reading_data: false,
+            mmap_miss: 0,
             op_start: 0,
             lookup_start: None,
             own_file: 0,

@@ -127,7 +127,7 @@ pub static DU: JobKind = JobKind {
 pub static LAUNCH: JobKind = JobKind {
     name: "launch",
     summary: "an application start: look up and read its files, write its settings",
-    keys: Keys::Own(&["files", "files_per_dir", "file_sizes", "bs", "writes", "interval"]),
+    keys: Keys::Own(&["files", "files_per_dir", "file_sizes", "bs", "mmap", "writes", "interval"]),
     op: "launch",
     real: RealRunner::Thread,
     sweep: SweepFigure::CommandTime,

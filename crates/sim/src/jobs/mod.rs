@@ -12,6 +12,7 @@
 //! into the model's paths (`workload/`), their keys parsed by the scenario crate.
 
 mod builtin;
+pub mod launch;
 mod script;
 #[cfg(any(test, feature = "test-extensions"))]
 pub mod test_checkpoint;

@@ -8,6 +8,7 @@ use crate::config::JobConfig;
 use crate::fs::block_alloc::BlockMap;
 use crate::fs::inode::Inode;
 use crate::fs::metadata::{MetaJob, MetaTree, Next};
+use crate::jobs::launch::touched_page;
 use crate::kernel::cpu::Who;
 use crate::kernel::task::Phase;
 use crate::machine::Machine;
@@ -17,6 +18,9 @@ use crate::Ns;
 
 /// Cached lookups processed per CPU burst (keeps the event count low for cached walks).
 const LOOKUP_BATCH: u32 = 64;
+/// `MMAP_LOTSAMISS`: a mapped file whose faults miss this much more than they hit stops
+/// reading around them.
+const MMAP_LOTSAMISS: u32 = 100;
 
 impl Machine {
     /// Lay out the metadata jobs' trees and launch files on their devices, after the readers'
@@ -75,6 +79,7 @@ impl Machine {
                 launch_file: 0,
                 launch_files: data.len() as u32,
                 reading_data: false,
+                mmap_miss: 0,
                 op_start: 0,
                 lookup_start: None,
                 own_file: self.tasks[tid].file,
@@ -220,15 +225,15 @@ impl Machine {
     /// Launch: read the current file's data (buffered, with readahead), then the next file.
     fn launch_read(&mut self, tid: u32) -> Option<Phase> {
         let t = tid as usize;
-        let (first, k, n) = {
+        let (first, k) = {
             let m = self.tasks[t].meta.as_ref().expect("metadata job");
-            (m.first_data, m.launch_file, m.launch_files)
+            (m.first_data, m.launch_file)
         };
         let ino = first + k;
         let size = self.inodes[ino as usize].size_pages.saturating_mul(PAGE_SIZE);
-        let bs = match self.tasks[t].job {
-            JobConfig::Launch { bs, .. } => bs,
-            _ => 128 << 10,
+        let (bs, mmap) = match self.tasks[t].job {
+            JobConfig::Launch { bs, mmap, .. } => (bs, mmap),
+            _ => (128 << 10, false),
         };
         if self.tasks[t].file != ino {
             // open(): a new file, a new readahead state.
@@ -236,25 +241,99 @@ impl Machine {
             task.file = ino;
             task.offset = 0;
             self.ra_open(tid);
+            self.tasks[t].meta.as_mut().expect("metadata job").mmap_miss = 0;
+        }
+        if mmap {
+            return self.launch_fault(tid);
         }
         let off = self.tasks[t].offset;
         if off >= size {
-            let m = self.tasks[t].meta.as_mut().expect("metadata job");
-            m.reading_data = false;
-            m.launch_file += 1;
-            m.pos += 1;
-            if m.pos > m.tree.dir_blocks + m.tree.entries || m.launch_file >= n {
-                m.dir += 1;
-                m.pos = 0;
-            }
-            if m.launch_file >= n {
-                m.dir = m.tree.dirs;
-            }
-            return Some(Phase::Meta);
+            return self.launch_next_file(tid);
         }
         self.tasks[t].op_left = bs.min(size - off);
         // The first read of a file updates its atime (relatime: once; a journal handle).
         Some(if off == 0 { Phase::FileAccessed } else { Phase::WaitRead })
+    }
+
+    /// Launch: the current file is done; on to the next, or to the end of the run.
+    fn launch_next_file(&mut self, tid: u32) -> Option<Phase> {
+        let m = self.tasks[tid as usize].meta.as_mut().expect("metadata job");
+        let n = m.launch_files;
+        m.reading_data = false;
+        m.launch_file += 1;
+        m.pos += 1;
+        if m.pos > m.tree.dir_blocks + m.tree.entries || m.launch_file >= n {
+            m.dir += 1;
+            m.pos = 0;
+        }
+        if m.launch_file >= n {
+            m.dir = m.tree.dirs;
+        }
+        Some(Phase::Meta)
+    }
+
+    /// Mapped launch: the program's page faults on the current file (`filemap_fault`), every
+    /// page once in the order of [`touched_page`]. A page in the cache is mapped for the cost
+    /// of a kernel entry; a missing one is a major fault, which reads `ra_pages` around it
+    /// (from half a window before it) and sleeps until its own page is read, nothing in
+    /// flight meanwhile. Once the file's misses outnumber its hits by `MMAP_LOTSAMISS`, a miss
+    /// reads its page alone. (Newer kernels also mark the window for an asynchronous
+    /// read-ahead on the next hit, and map cached neighbours in one fault: not modelled.)
+    fn launch_fault(&mut self, tid: u32) -> Option<Phase> {
+        let t = tid as usize;
+        let ino = self.tasks[t].file;
+        let pages = self.inodes[ino as usize].size_pages;
+        let dev = self.tasks[t].dev as usize;
+        let ra = (self.cfg.devices[dev].queue.read_ahead_kb as u64 * 1024 / PAGE_SIZE).max(1);
+        let cost = self.cfg.machine.syscall_overhead;
+        let mut burst: Ns = 0;
+        loop {
+            let k = self.tasks[t].offset;
+            if k >= pages {
+                if burst > 0 {
+                    return self.meta_cpu(tid, burst);
+                }
+                return self.launch_next_file(tid);
+            }
+            let page = touched_page(k, pages);
+            match self.inodes[ino as usize].mapping.state(page) {
+                Some(PageState::Reading) => {
+                    if burst > 0 {
+                        return self.meta_cpu(tid, burst);
+                    }
+                    // Someone's read-around has it: lock_page waits for the read.
+                    self.inodes[ino as usize].read_waiters.push(tid);
+                    self.tasks[t].phase = Phase::Meta;
+                    return None;
+                }
+                Some(_) => {
+                    burst += cost;
+                    self.tasks[t].offset += 1;
+                    let m = self.tasks[t].meta.as_mut().expect("metadata job");
+                    m.mmap_miss = m.mmap_miss.saturating_sub(1);
+                    if burst >= LOOKUP_BATCH as Ns * cost {
+                        return self.meta_cpu(tid, burst);
+                    }
+                }
+                None => {
+                    if burst > 0 {
+                        return self.meta_cpu(tid, burst);
+                    }
+                    let m = self.tasks[t].meta.as_mut().expect("metadata job");
+                    m.mmap_miss += 1;
+                    if m.mmap_miss <= MMAP_LOTSAMISS {
+                        self.issue_reads(tid, page.saturating_sub(ra / 2), ra);
+                    }
+                    if self.inodes[ino as usize].mapping.state(page).is_none() && !self.read_one_page(tid, ino, page) {
+                        return None;
+                    }
+                    self.inodes[ino as usize].read_waiters.push(tid);
+                    self.tasks[t].phase = Phase::Meta;
+                    self.task_submit_pending(tid);
+                    return None;
+                }
+            }
+        }
     }
 
     /// Launch: the next 4 KiB write of the application's own file (through the buffered write

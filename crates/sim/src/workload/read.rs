@@ -46,7 +46,7 @@ impl Machine {
 
     /// Issue reads for the absent pages of [start, start+n) of the task's file; returns how
     /// many pages it started reading.
-    fn issue_reads(&mut self, tid: u32, start: u64, n: u64) -> u64 {
+    pub(super) fn issue_reads(&mut self, tid: u32, start: u64, n: u64) -> u64 {
         let t = tid as usize;
         let ino = self.tasks[t].file;
         let size = self.inodes[ino as usize].size_pages;
