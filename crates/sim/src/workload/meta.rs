@@ -319,6 +319,8 @@ impl Machine {
                     if burst > 0 {
                         return self.meta_cpu(tid, burst);
                     }
+                    // A page allocation that waits in reclaim comes back here.
+                    self.tasks[t].phase = Phase::Meta;
                     let m = self.tasks[t].meta.as_mut().expect("metadata job");
                     m.mmap_miss += 1;
                     if m.mmap_miss <= MMAP_LOTSAMISS {
@@ -328,7 +330,6 @@ impl Machine {
                         return None;
                     }
                     self.inodes[ino as usize].read_waiters.push(tid);
-                    self.tasks[t].phase = Phase::Meta;
                     self.task_submit_pending(tid);
                     return None;
                 }
