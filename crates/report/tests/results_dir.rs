@@ -127,7 +127,14 @@ fn results_directory_is_complete() {
         let s: Vec<&str> = t["schedules"].as_object().unwrap().keys().map(|k| k.as_str()).collect();
         assert_eq!(
             s,
-            ["wait_on_page_bit", "__lock_page", "__wait_on_buffer", "wakeups", "spurious_wakeups"]
+            [
+                "wait_on_page_bit",
+                "__lock_page",
+                "__wait_on_buffer",
+                "do_get_write_access",
+                "wakeups",
+                "spurious_wakeups"
+            ]
         );
     }
     assert!(tasks[0]["bytes_written"].as_u64().unwrap() > 0, "dd wrote nothing");

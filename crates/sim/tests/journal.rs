@@ -412,13 +412,13 @@ fn a_full_journal_makes_handles_wait_for_a_checkpoint() {
 fn a_handle_waits_for_its_inode_block_while_the_commit_logs_it_on_jbd2_only() {
     // The copy's write() updates its mtime every tick; its inode shares a block with the
     // commit file's, which every fsync's commit writes to the log. On ext3/ext4, jbd2 shadows
-    // the block meanwhile and the copy's handle sleeps in __wait_on_buffer; xfs relogs the
+    // the block meanwhile and the copy's handle sleeps in do_get_write_access; xfs relogs the
     // inode without waiting.
     let buffer_waits = |fs: FsKind| {
         let r = run(&copy_and_commits(hdd(), Some(mount(fs)), true, 20));
         let copy = group(&r, "copy");
         assert!(copy.bytes_written > 100 * MIB, "{fs:?}: the copy ran");
-        r.tasks.iter().map(|t| t.sched.wait_on_buffer).sum::<u64>()
+        r.tasks.iter().map(|t| t.sched.do_get_write_access).sum::<u64>()
     };
     let ext4 = buffer_waits(FsKind::Ext4);
     let ext3 = buffer_waits(FsKind::Ext3);

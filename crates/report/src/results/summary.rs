@@ -171,6 +171,7 @@ struct SchedSummary {
     wait_on_page_bit: u64,
     __lock_page: u64,
     __wait_on_buffer: u64,
+    do_get_write_access: u64,
     wakeups: u64,
     spurious_wakeups: u64,
 }
@@ -312,6 +313,7 @@ fn task(t: &TaskResult) -> TaskSummary<'_> {
             wait_on_page_bit: t.sched.wait_on_page_bit,
             __lock_page: t.sched.lock_page,
             __wait_on_buffer: t.sched.wait_on_buffer,
+            do_get_write_access: t.sched.do_get_write_access,
             wakeups: t.sched.wakeups,
             spurious_wakeups: t.sched.spurious_wakeups,
         },

@@ -47,8 +47,8 @@ pub fn table(r: &RunResult) -> Option<String> {
         let cut = if p.complete { "" } else { " (cut short by the end of the run)" };
         writeln!(
             o,
-            "{}: wait_on_page_bit {} __lock_page {} __wait_on_buffer {}{cut}",
-            p.name, p.wait_on_page_bit, p.lock_page, p.wait_on_buffer
+            "{}: wait_on_page_bit {} __lock_page {} __wait_on_buffer {} do_get_write_access {}{cut}",
+            p.name, p.wait_on_page_bit, p.lock_page, p.wait_on_buffer, p.do_get_write_access
         )
         .ok()?;
     }

@@ -63,14 +63,14 @@ impl Machine {
     }
 
     /// `do_get_write_access` on a buffer being written to the log: the task sleeps on the
-    /// buffer's hashed wait queue (`__wait_on_buffer` in 2.6, `wait_on_bit_io(BH_Shadow)`
+    /// buffer's hashed wait queue (`wait_event` there in 2.6, `wait_on_bit_io(BH_Shadow)`
     /// later) until the log write is done, and retries its handle. True if it sleeps.
     fn wait_on_shadow(&mut self, tid: u32, dev: u16, b: MetaBlock) -> bool {
         let block = self.home_of(b) / 8;
         if !self.journal(dev).is_some_and(|j| j.shadowed(block)) {
             return false;
         }
-        self.page_wait(tid, jbd2::bdev_buffers(dev), block, PG_LOCKED, WaitSite::WaitOnBuffer, false);
+        self.page_wait(tid, jbd2::bdev_buffers(dev), block, PG_LOCKED, WaitSite::DoGetWriteAccess, false);
         true
     }
 

@@ -69,9 +69,20 @@ pub(crate) enum WaitSite {
     WaitOnPageBit = 0,
     /// `__lock_page`.
     LockPage = 1,
-    /// `__wait_on_buffer`: a journal handle waiting for a metadata buffer the commit is
-    /// writing to the log (BH_Shadow), on the same hashed wait queues as pages.
+    /// `__wait_on_buffer`: a block read alone (the part of a block a write leaves), on the
+    /// buffer wait table.
     WaitOnBuffer = 2,
+    /// `do_get_write_access`: a journal handle waiting for a metadata buffer the commit is
+    /// writing to the log (BH_Shadow). 2.6's jbd sleeps it right there (`wait_event` on the
+    /// buffer's hashed queue), so a schedule profile names this function, not a buffer wait.
+    DoGetWriteAccess = 3,
+}
+
+impl WaitSite {
+    /// Whether the wait sleeps on the buffer wait table rather than the pages'.
+    pub(crate) fn on_buffer(self) -> bool {
+        matches!(self, WaitSite::WaitOnBuffer | WaitSite::DoGetWriteAccess)
+    }
 }
 
 /// Per-task page-wait state and counters.
@@ -80,7 +91,7 @@ pub(crate) struct TaskWait {
     /// The page wait in progress, if any.
     pub wait: Option<PageWaitState>,
     /// Calls of `schedule()` per [`WaitSite`].
-    pub schedules: [u64; 3],
+    pub schedules: [u64; 4],
     /// Wakeups from page wait queues, and those that found the page still busy.
     pub wakeups: u64,
     pub spurious: u64,
@@ -110,6 +121,7 @@ impl TaskWait {
             wait_on_page_bit: self.schedules[0],
             lock_page: self.schedules[1],
             wait_on_buffer: self.schedules[2],
+            do_get_write_access: self.schedules[3],
             wakeups: self.wakeups,
             spurious_wakeups: self.spurious,
         }

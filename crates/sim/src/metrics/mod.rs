@@ -392,6 +392,8 @@ pub struct WaitStats {
     pub wait_on_page_bit: u64,
     pub lock_page: u64,
     pub wait_on_buffer: u64,
+    /// A journal handle's waits for a buffer the commit is logging (`do_get_write_access`).
+    pub do_get_write_access: u64,
     pub wakeups: u64,
     pub spurious_wakeups: u64,
 }

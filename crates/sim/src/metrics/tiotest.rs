@@ -14,10 +14,11 @@ pub struct TiotestPhase {
     pub usr_ns: Ns,
     pub sys_ns: Ns,
     /// Wait-queue schedules of the threads during the phase (`wait_on_page_bit`,
-    /// `__lock_page`, `__wait_on_buffer`).
+    /// `__lock_page`, `__wait_on_buffer`, `do_get_write_access`).
     pub wait_on_page_bit: u64,
     pub lock_page: u64,
     pub wait_on_buffer: u64,
+    pub do_get_write_access: u64,
     /// Whether every thread finished it.
     pub complete: bool,
 }

@@ -1,7 +1,8 @@
 //! Waiting on a page (`mm/filemap.c`): `folio_wait_bit` sleeps a task on its page's hashed
 //! wait queue until the page is unlocked or its writeback ends, and `folio_wake_bit` wakes the
-//! bucket as the era's policy says; a buffer wait (`__wait_on_buffer`) sleeps on the buffer
-//! table instead, woken by its own block's unlock. The tables are `kernel/waitqueue.rs`.
+//! bucket as the era's policy says; a buffer wait (`__wait_on_buffer`, or a journal handle's in
+//! `do_get_write_access`) sleeps on the buffer table instead, woken by its own block's unlock.
+//! The tables are `kernel/waitqueue.rs`.
 
 use crate::config::PageWake;
 use crate::engine::time::NSEC_PER_SEC;
@@ -46,18 +47,18 @@ impl Machine {
 
     /// The table a wait at `site` sleeps on: a buffer's, or a page's.
     fn wait_table(&mut self, site: WaitSite) -> &mut PageWaitTable {
-        self.table(site == WaitSite::WaitOnBuffer)
+        self.table(site.on_buffer())
     }
 
     /// The key of wait `w` in its table: its block for a buffer, its kernel page for a page.
     pub(crate) fn wait_key(&self, w: &PageWaitState) -> u64 {
-        self.table_of(w.site == WaitSite::WaitOnBuffer).key(w.file, w.page)
+        self.table_of(w.site.on_buffer()).key(w.file, w.page)
     }
 
     /// The busy bits wait `w` sees now: its own block's for a buffer (a buffer unlocks when
     /// its own read ends), its whole kernel page's for a page.
     pub(crate) fn wait_state_bits(&self, w: &PageWaitState) -> u8 {
-        if w.site == WaitSite::WaitOnBuffer {
+        if w.site.on_buffer() {
             self.page_bits(w.file, w.page)
         } else {
             self.wait_bits(w.file, w.page)

@@ -28,8 +28,9 @@ pub(crate) struct TiotestState {
     pub finished: u32,
     pub waiting: Vec<u32>,
     pub phase_start: Ns,
-    /// Totals at the phase start: usr, sys, wait_on_page_bit, lock_page, wait_on_buffer.
-    pub mark: [u64; 5],
+    /// Totals at the phase start: usr, sys, wait_on_page_bit, lock_page, wait_on_buffer,
+    /// do_get_write_access.
+    pub mark: [u64; 6],
     pub bytes: [u64; 4],
     pub planned: [u64; 4],
     pub results: Vec<TiotestPhase>,

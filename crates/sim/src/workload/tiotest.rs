@@ -28,14 +28,15 @@ use crate::units::PAGE_SIZE;
 use crate::workload::state::{TioTask, PHASES};
 
 impl Machine {
-    fn tio_totals(&self) -> [u64; 5] {
-        let mut t = [0u64; 5];
+    fn tio_totals(&self) -> [u64; 6] {
+        let mut t = [0u64; 6];
         for task in self.tasks.iter().filter(|t| matches!(t.job, JobConfig::Tiotest { .. })) {
             t[0] += task.cpu_user;
             t[1] += task.cpu_sys;
             t[2] += task.wq.schedules[WaitSite::WaitOnPageBit as usize];
             t[3] += task.wq.schedules[WaitSite::LockPage as usize];
             t[4] += task.wq.schedules[WaitSite::WaitOnBuffer as usize];
+            t[5] += task.wq.schedules[WaitSite::DoGetWriteAccess as usize];
         }
         t
     }
@@ -54,11 +55,12 @@ impl Machine {
             wait_on_page_bit: now[2] - s.mark[2],
             lock_page: now[3] - s.mark[3],
             wait_on_buffer: now[4] - s.mark[4],
+            do_get_write_access: now[5] - s.mark[5],
             complete,
         }
     }
 
-    fn totals_now(&self) -> [u64; 5] {
+    fn totals_now(&self) -> [u64; 6] {
         self.tio_totals()
     }
 

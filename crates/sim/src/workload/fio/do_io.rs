@@ -94,7 +94,7 @@ impl Machine {
                 cpu_sys_ns: t.cpu_sys,
                 ctx: {
                     let w = t.wq.stats();
-                    f.ctx + w.wait_on_page_bit + w.lock_page + w.wait_on_buffer
+                    f.ctx + w.wait_on_page_bit + w.lock_page + w.wait_on_buffer + w.do_get_write_access
                 },
             });
         }
