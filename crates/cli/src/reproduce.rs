@@ -717,6 +717,7 @@ mod tests {
             files_per_dir: 20,
             subdirs: 4,
             inode_size: 128,
+            inode_spacing: 1,
             repeat: false,
         };
         sc.tasks.push(task("du", "/mnt/sda/tree", 0, du));

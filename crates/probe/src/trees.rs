@@ -12,7 +12,7 @@
 //! Not as the model: where the blocks land is the real file system's choice (the trees lie
 //! under the task's directory, so ext4's Orlov allocator does not spread `ls`'s directories
 //! as the model's block groups do), the file system keeps the inode size its `mkfs` gave it
-//! (a `du`'s `inode_size` is the model's alone), and entries are walked in the order they were
+//! (a `du`'s `inode_size` and `inode_spacing` are the model's alone), and entries are walked in the order they were
 //! made (ext4 hands them out in hash order).
 
 use crate::workload::{prefill, sleep_until, TaskSpec};
@@ -388,6 +388,7 @@ mod tests {
             files_per_dir: 20,
             subdirs: 4,
             inode_size: 256,
+            inode_spacing: 1,
             repeat: false,
         };
         let s = spec(&dir, job.clone());

@@ -155,6 +155,7 @@ count = 2
             files_per_dir: 20,
             subdirs: 4,
             inode_size: 256,
+            inode_spacing: 1,
             repeat: false
         }
     ));
@@ -165,6 +166,7 @@ count = 2
             files_per_dir: 50,
             subdirs: 3,
             inode_size: 128,
+            inode_spacing: 1,
             repeat: true
         }
     ));

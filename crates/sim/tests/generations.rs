@@ -221,7 +221,7 @@ mod invariants {
                 sc.add_task("dd", dd, 0, JobConfig::Dd { bs: bs_kib * KIB, size: None, fsync: false, direct: false });
             }
             if meta {
-                sc.add_task("du", 1, 0, JobConfig::Du { files: 50_000, files_per_dir: 20, subdirs: 0, inode_size: 128, repeat: true });
+                sc.add_task("du", 1, 0, JobConfig::Du { files: 50_000, files_per_dir: 20, subdirs: 0, inode_size: 128, inode_spacing: 1, repeat: true });
                 sc.add_task("app", 1, SEC, JobConfig::Launch { files: 10, files_per_dir: 20, file_sizes: vec![256 * KIB, 8 * KIB], bs: 128 * KIB, mmap: false, writes: 64 * KIB, interval: Some(SEC) });
                 sc.add_task("ls", 1, SEC / 2, JobConfig::Ls { dirs: 3, entries: 40, interval: Some(SEC / 2) });
             }

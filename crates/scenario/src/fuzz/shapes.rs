@@ -241,6 +241,7 @@ pub fn task(key: &str, jobs: &[&'static str]) -> Option<Shape> {
         "interval" => Shape::Duration(MS, 2 * S),
         "files" => Shape::Int(1, 5000),
         "files_per_dir" => Shape::Int(1, 100),
+        "inode_spacing" => Shape::Int(1, 8),
         "subdirs" => Shape::Int(0, 8),
         "inode_size" => Shape::Raw(&["128", "256", "512", "100"]),
         "file_sizes" => Shape::Sizes,

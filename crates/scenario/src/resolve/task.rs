@@ -465,6 +465,7 @@ fn job_config(sec: &Section<'_>, job: &str) -> Result<JobConfig> {
                     let v = e.u32(128, 4096)?;
                     e.power_of_two(v, "an inode size", "ext3 used 128, ext4 uses 256")
                 })?,
+                inode_spacing: sec.value_or("inode_spacing", 1, |e| e.u32(1, 64))?,
                 repeat: sec.value_or("repeat", false, |e| e.boolean())?,
             }
         }

@@ -14,6 +14,11 @@ fn is_zero(n: &Ns) -> bool {
     *n == 0
 }
 
+/// As [`is_zero`], for a field whose neutral value is 1.
+fn is_one(n: &u32) -> bool {
+    *n == 1
+}
+
 mod bdi_knobs;
 mod cgroup;
 mod cgroup_files;

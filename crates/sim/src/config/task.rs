@@ -149,6 +149,11 @@ pub enum JobConfig {
         subdirs: u32,
         /// On-disk inode size (ext3: 128, ext4: 256): inodes per 4 KiB block = 4096 / size.
         inode_size: u32,
+        /// The tree's inodes take one inode-table slot in `inode_spacing`, the others holding
+        /// files outside the tree (a file system aged by other use): a directory's files span
+        /// that many times the table blocks. 1: a tree created in one go on an empty one.
+        #[serde(skip_serializing_if = "crate::config::is_one")]
+        inode_spacing: u32,
         /// Start over when the walk ends (the tree stays on disk, its cache may be gone).
         repeat: bool,
     },

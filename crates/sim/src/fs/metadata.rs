@@ -42,6 +42,8 @@ pub(crate) struct MetaTree {
     /// Entries (files) per directory.
     pub entries: u64,
     pub inodes_per_block: u64,
+    /// Inode-table slots per inode of the tree (the others hold files outside it).
+    pub spacing: u64,
     /// Blocks of one directory.
     pub dir_blocks: u64,
     pub dirs_per_group: u64,
@@ -133,11 +135,23 @@ impl MetaTree {
             dirs: dirs.max(1),
             entries,
             inodes_per_block,
+            spacing: 1,
             dir_blocks,
             dirs_per_group,
             group_pages: BLOCKS_PER_GROUP,
             shape: (subdirs > 0).then(|| Arc::new(TreeShape::new(dirs.max(1), subdirs))),
         }
+    }
+
+    /// The tree's inodes one in `spacing` table slots, the rest other files' (an aged file
+    /// system): a group holds `spacing` times fewer of the tree's directories.
+    pub(crate) fn spaced(mut self, spacing: u64) -> Self {
+        let s = spacing.max(1);
+        if self.dirs_per_group > 1 {
+            self.dirs_per_group = (INODES_PER_GROUP / ((self.entries + 1) * s)).max(1);
+        }
+        self.spacing = s;
+        self
     }
 
     /// Subdirectories of directory `d` whose inodes its listing looks up.
@@ -168,13 +182,13 @@ impl MetaTree {
     }
 
     fn itable_pages(&self) -> u64 {
-        (self.dirs_per_group * (self.entries + 1)).div_ceil(self.inodes_per_block)
+        (self.dirs_per_group * (self.entries + 1) * self.spacing).div_ceil(self.inodes_per_block)
     }
 
     /// Page of the inode of entry `e` of directory `d` (e = 0: the directory itself).
     pub(crate) fn inode_page(&self, d: u64, e: u64) -> u64 {
         let g = d / self.dirs_per_group;
-        let ino_in_group = (d % self.dirs_per_group) * (self.entries + 1) + e;
+        let ino_in_group = ((d % self.dirs_per_group) * (self.entries + 1) + e) * self.spacing;
         g * self.group_pages + ino_in_group / self.inodes_per_block
     }
 
@@ -322,6 +336,29 @@ mod tests {
             counted += u64::from(m.advance(false));
         }
         (pages, counted)
+    }
+
+    /// An aged file system: the tree's inodes one slot in `spacing`, so a directory's files
+    /// span that many times the inode-table blocks, and its groups hold fewer directories.
+    #[test]
+    fn spaced_inodes_spread_a_directory_over_more_table_blocks() {
+        let blocks = |t: &MetaTree, d: u64| {
+            (0..=t.entries)
+                .map(|e| t.inode_page(d, e))
+                .collect::<std::collections::BTreeSet<_>>()
+                .len()
+        };
+        let dense = MetaTree::nested(2_000, 20, 4, 128, false);
+        let spaced = MetaTree::nested(2_000, 20, 4, 128, false).spaced(3);
+        let total = |t: &MetaTree| (0..600).map(|d| blocks(t, d)).sum::<usize>();
+        let (d, sp) = (total(&dense), total(&spaced));
+        // 21 inodes, 32 to a block: 1.6 blocks a directory; spread over 63 slots, 2.9.
+        assert!(d < 1000 && sp * 10 >= d * 17, "blocks of 600 directories: {d} dense, {sp} spaced");
+        assert_eq!(spaced.dirs_per_group, dense.dirs_per_group / 3);
+        // The inode table keeps its size: the slots the tree leaves are other files'.
+        assert!(spaced.itable_pages() <= dense.itable_pages() && spaced.itable_pages() * 10 > dense.itable_pages() * 9);
+        // Every inode still lies in its group's table.
+        assert!((0..2_000).all(|d| spaced.inode_page(d, 20) % spaced.group_pages < spaced.itable_pages()));
     }
 
     #[test]

@@ -117,7 +117,7 @@ pub static SPIN: JobKind = JobKind {
 pub static DU: JobKind = JobKind {
     name: "du",
     summary: "`du -s`: readdir and lstat() of every entry of a tree of small files",
-    keys: Keys::Own(&["files", "files_per_dir", "subdirs", "inode_size", "repeat"]),
+    keys: Keys::Own(&["files", "files_per_dir", "subdirs", "inode_size", "inode_spacing", "repeat"]),
     op: "lstat()",
     real: RealRunner::Thread,
     sweep: SweepFigure::CommandTime,

@@ -35,10 +35,12 @@ impl Machine {
                     files_per_dir,
                     subdirs,
                     inode_size,
+                    inode_spacing,
                     ..
                 } => {
                     let fpd = files_per_dir.max(1) as u64;
-                    let tree = MetaTree::nested(files.div_ceil(fpd), fpd, subdirs as u64, inode_size as u64, false);
+                    let tree =
+                        MetaTree::nested(files.div_ceil(fpd), fpd, subdirs as u64, inode_size as u64, false).spaced(inode_spacing as u64);
                     (tree, Vec::new())
                 }
                 JobConfig::Ls { dirs, entries, .. } => (MetaTree::new(dirs as u64, entries as u64, 256, true), Vec::new()),
