@@ -52,6 +52,10 @@ fn a_mapped_launch_reads_around_each_fault_and_waits_for_each() {
         requests >= data / (128 * KIB) && requests <= 4 * data / (128 * KIB),
         "{requests} read requests for {data} bytes"
     );
+    // Every page of the files counts as read by the application, as read() counts its bytes.
+    let app = |r: &RunResult| r.tasks.iter().find(|t| t.name == "app").expect("app").bytes_read;
+    assert_eq!(app(&mapped), app(&read), "the mapped launch read its files whole");
+    assert_eq!(app(&mapped), data);
     // read() has its next window in flight while it copies; a fault waits for its own, and
     // its scattered windows seek: the mapped launch takes longer.
     let (r, m) = (launch_ms(&read), launch_ms(&mapped));

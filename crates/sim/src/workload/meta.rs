@@ -310,6 +310,8 @@ impl Machine {
                 }
                 Some(_) => {
                     burst += cost;
+                    // Counted as read, as `wblab measure` counts each page it touches.
+                    self.tasks[t].bytes_read += PAGE_SIZE;
                     self.tasks[t].offset += 1;
                     let m = self.tasks[t].meta.as_mut().expect("metadata job");
                     m.mmap_miss = m.mmap_miss.saturating_sub(1);
