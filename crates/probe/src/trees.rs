@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 use wblab_sim::config::JobConfig;
-use wblab_sim::jobs::launch::touched_page;
+use wblab_sim::jobs::launch::TouchOrder;
 use wblab_sim::units::PAGE_SIZE;
 
 /// Files and directories a measurement lays out at most before its run (all trees of a
@@ -264,7 +264,7 @@ fn walk(top: &Path, stop: &AtomicBool, op: &mut dyn FnMut(u64)) -> io::Result<bo
 }
 
 /// A launch's reads: every file of every directory, whole, `bs` at a time, or (`mmap`) mapped
-/// and every 4 KiB page touched once in the model's order ([`touched_page`]), so the kernel
+/// and every 4 KiB page touched once in the model's order ([`TouchOrder`]), so the kernel
 /// reads them by page faults. False when stopped first.
 fn launch(root: &Path, bs: u64, mmap: bool, stop: &AtomicBool, read: &mut u64) -> io::Result<bool> {
     let mut dirs: Vec<PathBuf> = fs::read_dir(root)?.map(|e| e.map(|e| e.path())).collect::<io::Result<_>>()?;
@@ -320,13 +320,14 @@ fn fault_in(file: &File, stop: &AtomicBool, read: &mut u64) -> io::Result<bool> 
         return Err(io::Error::last_os_error());
     }
     let pages = len.div_ceil(PAGE_SIZE);
+    let order = TouchOrder::new(pages);
     let mut done = true;
     for k in 0..pages {
         if stop.load(Ordering::SeqCst) {
             done = false;
             break;
         }
-        let at = touched_page(k, pages) * PAGE_SIZE;
+        let at = order.page(k) * PAGE_SIZE;
         // SAFETY: `at` < `len`, inside the mapping.
         unsafe { std::ptr::read_volatile((base as *const u8).add(at as usize)) };
         *read += PAGE_SIZE.min(len - at);

@@ -8,7 +8,7 @@ use crate::config::JobConfig;
 use crate::fs::block_alloc::BlockMap;
 use crate::fs::inode::Inode;
 use crate::fs::metadata::{MetaJob, MetaTree, Next};
-use crate::jobs::launch::touched_page;
+use crate::jobs::launch::TouchOrder;
 use crate::kernel::cpu::Who;
 use crate::kernel::task::Phase;
 use crate::machine::Machine;
@@ -275,7 +275,7 @@ impl Machine {
     }
 
     /// Mapped launch: the program's page faults on the current file (`filemap_fault`), every
-    /// page once in the order of [`touched_page`]. A page in the cache is mapped for the cost
+    /// page once in the order of [`TouchOrder`]. A page in the cache is mapped for the cost
     /// of a kernel entry; a missing one is a major fault, which reads `ra_pages` around it
     /// (from half a window before it) and sleeps until its own page is read, nothing in
     /// flight meanwhile. Once the file's misses outnumber its hits by `MMAP_LOTSAMISS`, a miss
@@ -285,8 +285,8 @@ impl Machine {
         let t = tid as usize;
         let ino = self.tasks[t].file;
         let pages = self.inodes[ino as usize].size_pages;
-        let dev = self.tasks[t].dev as usize;
-        let ra = (self.cfg.devices[dev].queue.read_ahead_kb as u64 * 1024 / PAGE_SIZE).max(1);
+        let ra = self.ra_pages(self.tasks[t].dev as usize);
+        let order = TouchOrder::new(pages);
         let cost = self.cfg.machine.syscall_overhead;
         let mut burst: Ns = 0;
         loop {
@@ -297,7 +297,7 @@ impl Machine {
                 }
                 return self.launch_next_file(tid);
             }
-            let page = touched_page(k, pages);
+            let page = order.page(k);
             match self.inodes[ino as usize].mapping.state(page) {
                 Some(PageState::Reading) => {
                     if burst > 0 {

@@ -581,7 +581,7 @@ impl Machine {
         if len == 0 || self.queues[task.dev as usize].unstable_device {
             return [0..0, 0..0];
         }
-        let (start, end) = (off / PAGE_SIZE, (off + len).div_ceil(PAGE_SIZE));
+        let (start, end) = crate::units::page_range(off, len);
         let (full_start, full_end) = (off.div_ceil(PAGE_SIZE), (off + len) / PAGE_SIZE);
         if full_start >= full_end {
             return [start..end, 0..0];

@@ -152,6 +152,12 @@ impl Machine {
         None
     }
 
+    /// The device's `ra_pages` in 4 KiB pages (at least one): the on-demand window's maximum
+    /// and a mapped fault's read-around.
+    pub(super) fn ra_pages(&self, dev: usize) -> u64 {
+        (self.cfg.devices[dev].queue.read_ahead_kb as u64 * 1024 / PAGE_SIZE).max(1)
+    }
+
     /// The device's `ra_pages` and `VM_MIN_READAHEAD` in the kernel's pages, and how many
     /// 4 KiB pages make one of those.
     fn ra_limits(&self, dev: usize) -> (u64, u64, u64) {
@@ -236,7 +242,7 @@ impl Machine {
             JobConfig::Fio(j) => !j.rw.random(),
             _ => self.tio_sequential_read(tid),
         };
-        let ra_max = (self.cfg.devices[self.tasks[t].dev as usize].queue.read_ahead_kb as u64 * 1024 / PAGE_SIZE).max(1);
+        let ra_max = self.ra_pages(self.tasks[t].dev as usize);
         // Async readahead when the reader reaches the marker of the current window.
         if sequential && self.tasks[t].ra.size > 0 {
             let task = &self.tasks[t];
