@@ -22,6 +22,81 @@ fn the_repository_docs_are_what_the_code_generates() {
     );
 }
 
+/// `wblab docs ARGS` in the checkout `dir`.
+fn docs_in(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    Command::new(BIN)
+        .arg("docs")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("wblab runs")
+}
+
+#[test]
+fn a_simulated_block_is_taken_from_the_lock_only_while_its_inputs_and_body_stand() {
+    // A checkout of its own: a README with a simulated block, its scenario, and docs/.
+    let dir = scratch(env!("CARGO_TARGET_TMPDIR"), "docs-lock");
+    fs::create_dir_all(dir.join("scenarios")).unwrap();
+    fs::create_dir_all(dir.join("docs")).unwrap();
+    let scenario = "name = \"tiny\"\nduration = \"2s\"\n[[device]]\nname = \"sda\"\nmodel = \"ssd\"\n\
+                    [[task]]\nname = \"dd\"\njob = \"dd\"\nbs = \"1MiB\"\n";
+    fs::write(dir.join("scenarios/tiny.toml"), scenario).unwrap();
+    fs::write(
+        dir.join("README.md"),
+        "# tiny\n\n<!-- wblab:run scenarios/tiny.toml -->\n<!-- /wblab -->\n",
+    )
+    .unwrap();
+    let taken = |o: &std::process::Output| text(&o.stdout).contains("1 simulated blocks taken as current");
+
+    let write = docs_in(&dir, &["--write"]);
+    assert!(write.status.success(), "{}{}", text(&write.stdout), text(&write.stderr));
+    assert!(!taken(&write), "nothing is recorded yet: {}", text(&write.stdout));
+    let lock = fs::read_to_string(dir.join("docs/generated.lock")).expect("--write records the block");
+    assert!(lock.contains("block = \"run scenarios/tiny.toml\""), "{lock}");
+    let written = fs::read_to_string(dir.join("README.md")).unwrap();
+    assert!(written.contains("dd#0"), "the block holds the run's table: {written}");
+
+    let check = docs_in(&dir, &[]);
+    assert!(check.status.success() && taken(&check), "{}", text(&check.stdout));
+    let forced = docs_in(&dir, &["--no-cache"]);
+    assert!(
+        forced.status.success() && !taken(&forced),
+        "--no-cache simulates: {}",
+        text(&forced.stdout)
+    );
+
+    // A body edited by hand is generated again, and is stale.
+    let edited = written.replacen("dd#0", "dd#9", 1);
+    assert_ne!(edited, written);
+    fs::write(dir.join("README.md"), &edited).unwrap();
+    let check = docs_in(&dir, &[]);
+    assert_eq!(check.status.code(), Some(1), "{}", text(&check.stdout));
+    assert!(!taken(&check));
+    fs::write(dir.join("README.md"), &written).unwrap();
+    assert!(taken(&docs_in(&dir, &[])));
+
+    // A changed scenario changes the inputs: the block is simulated again and found stale.
+    fs::write(dir.join("scenarios/tiny.toml"), scenario.replace("2s", "3s")).unwrap();
+    let check = docs_in(&dir, &[]);
+    assert_eq!(check.status.code(), Some(1), "{}{}", text(&check.stdout), text(&check.stderr));
+    assert!(!taken(&check));
+    // ... while a change that leaves the table as it was passes, and says the lock is behind.
+    fs::write(dir.join("scenarios/tiny.toml"), format!("# a comment\n{scenario}")).unwrap();
+    let check = docs_in(&dir, &[]);
+    assert!(check.status.success(), "{}{}", text(&check.stdout), text(&check.stderr));
+    assert!(
+        !taken(&check) && text(&check.stdout).contains("does not record their inputs"),
+        "{}",
+        text(&check.stdout)
+    );
+
+    // A broken lock is an error naming it.
+    fs::write(dir.join("docs/generated.lock"), "[[block]]\nfile = 1\n").unwrap();
+    let check = docs_in(&dir, &[]);
+    assert_eq!(check.status.code(), Some(2));
+    assert!(text(&check.stderr).contains("docs/generated.lock:2"), "{}", text(&check.stderr));
+}
+
 #[test]
 fn a_stale_block_is_reported_then_regenerated() {
     let dir = scratch(env!("CARGO_TARGET_TMPDIR"), "docs-stale");

@@ -2,9 +2,11 @@
 //! the simulator runs on (generations, policies, elevators, device models, the command line),
 //! between `<!-- wblab:NAME -->` and `<!-- /wblab -->` markers. `--check` (the default) fails
 //! when a block differs from what this binary generates, so the docs cannot drift from the code;
-//! `--write` regenerates them.
+//! `--write` regenerates them. A block that simulates is taken as current without simulating it
+//! again when `docs/generated.lock` says it was written from the same inputs ([`cache`]).
 
 mod blocks;
+mod cache;
 mod emulated_table;
 mod layout;
 mod measured;
@@ -21,6 +23,10 @@ pub struct DocsArgs {
     /// Rewrite stale blocks instead of only reporting them.
     #[arg(long)]
     write: bool,
+    /// Simulate every block again, whatever docs/generated.lock says (with --write, the lock is
+    /// written again too).
+    #[arg(long)]
+    no_cache: bool,
     /// Markdown files [default: README.md, docs/*.md and scenarios/README.md under the current
     /// directory].
     files: Vec<PathBuf>,
@@ -33,6 +39,8 @@ struct Outcome {
 }
 
 pub fn docs(a: DocsArgs, cli: &clap::Command) -> ExitCode {
+    // The lock speaks for the repository's own docs only.
+    let use_lock = a.files.is_empty();
     let files = if a.files.is_empty() {
         default_files(Path::new("."))
     } else {
@@ -52,7 +60,41 @@ pub fn docs(a: DocsArgs, cli: &clap::Command) -> ExitCode {
             }
         }
     }
-    let bodies = generate_all(&docs, a.write, cli);
+    let inputs = if use_lock {
+        match Inputs::of(&docs, &files, a.no_cache) {
+            Ok(i) => Some(i),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    } else {
+        None
+    };
+    let bodies = generate_all(&docs, a.write, cli, inputs.as_ref());
+    let mut lock_entries = Vec::new();
+    let mut unrecorded = 0;
+    if let Some(i) = &inputs {
+        let flat = docs
+            .iter()
+            .zip(&bodies)
+            .flat_map(|(d, bodies)| bodies.iter().enumerate().map(move |(b, body)| (d, b, body)));
+        for (((d, b, body), key), &trusted) in flat.zip(&i.keys).zip(&i.trusted) {
+            let (Some((key, digest)), Ok(body)) = (key, body) else {
+                continue;
+            };
+            let written = format!("\n{body}\n");
+            if !trusted && !a.no_cache && d.text[d.blocks[b].body.clone()] == written {
+                unrecorded += 1;
+            }
+            lock_entries.push(cache::Entry {
+                file: shown_path(&d.path),
+                block: key.clone(),
+                inputs: digest.clone(),
+                body: cache::body_digest(&written),
+            });
+        }
+    }
     let mut stale = 0;
     let mut blocks = 0;
     for (d, bodies) in docs.iter().zip(bodies) {
@@ -71,6 +113,26 @@ pub fn docs(a: DocsArgs, cli: &clap::Command) -> ExitCode {
             }
         }
     }
+    if let Some(i) = &inputs {
+        if a.write {
+            if let Err(e) = cache::Lock::save(Path::new(cache::LOCK), lock_entries) {
+                eprintln!("error: {e}");
+                return ExitCode::from(2);
+            }
+        } else if unrecorded > 0 {
+            println!(
+                "{unrecorded} simulated blocks are current but {} does not record their inputs: `wblab docs --write` records them, and later checks skip their simulations",
+                cache::LOCK
+            );
+        }
+        let taken = i.trusted.iter().filter(|&&t| t).count();
+        if taken > 0 {
+            println!(
+                "{taken} simulated blocks taken as current from {}: their inputs are unchanged",
+                cache::LOCK
+            );
+        }
+    }
     if stale > 0 && !a.write {
         eprintln!(
             "{stale} of {blocks} generated blocks differ from what this wblab generates\n  hint: `wblab docs --write` regenerates them"
@@ -79,6 +141,49 @@ pub fn docs(a: DocsArgs, cli: &clap::Command) -> ExitCode {
     }
     println!("{blocks} generated blocks in {} files are current", files.len());
     ExitCode::SUCCESS
+}
+
+/// A path as the lock names it: relative to the repository's root, `/`-separated.
+fn shown_path(p: &Path) -> String {
+    p.strip_prefix(".").unwrap_or(p).to_string_lossy().replace('\\', "/")
+}
+
+/// What the lock decides for each block of the docs, in file and block order: for a simulating
+/// block its key and inputs digest, and whether the lock lets it stand as written.
+struct Inputs {
+    keys: Vec<Option<(String, String)>>,
+    trusted: Vec<bool>,
+}
+
+impl Inputs {
+    fn of(docs: &[Doc], files: &[PathBuf], ignore_lock: bool) -> Result<Inputs, String> {
+        let lock = if ignore_lock {
+            cache::Lock::default()
+        } else {
+            cache::Lock::load(Path::new(cache::LOCK))?
+        };
+        let tree = cache::tree_digest(Path::new("."), files).map_err(|e| format!("reading the docs' inputs: {e}"))?;
+        let (mut keys, mut trusted) = (Vec::new(), Vec::new());
+        for d in docs {
+            let file = shown_path(&d.path);
+            let mut seen = std::collections::HashMap::new();
+            for b in &d.blocks {
+                if !cache::SIMULATING.contains(&b.name.as_str()) {
+                    keys.push(None);
+                    trusted.push(false);
+                    continue;
+                }
+                let nth = seen.entry(cache::block_key(&b.name, &b.args, 1)).or_insert(0usize);
+                *nth += 1;
+                let key = cache::block_key(&b.name, &b.args, *nth);
+                let digest = cache::inputs_digest(&tree, &b.name, &b.args);
+                let body = &d.text[b.body.clone()];
+                trusted.push(lock.trusts(&file, &key, &digest, body) && body.len() >= 2);
+                keys.push(Some((key, digest)));
+            }
+        }
+        Ok(Inputs { keys, trusted })
+    }
 }
 
 /// A Markdown file and its generated blocks.
@@ -102,12 +207,20 @@ fn read(path: &Path) -> Result<Doc, String> {
 /// Every block's body (or why it cannot be made), by file and block. The blocks are generated
 /// side by side on the machine's cores, the costliest first, and a simulation that several of
 /// them need is made once.
-fn generate_all(docs: &[Doc], write: bool, cli: &clap::Command) -> Vec<Vec<Result<String, String>>> {
-    let all: Vec<(usize, usize)> = docs
+fn generate_all(docs: &[Doc], write: bool, cli: &clap::Command, inputs: Option<&Inputs>) -> Vec<Vec<Result<String, String>>> {
+    let flat: Vec<(usize, usize)> = docs
         .iter()
         .enumerate()
         .flat_map(|(d, doc)| (0..doc.blocks.len()).map(move |b| (d, b)))
         .collect();
+    let trusted = |i: usize| inputs.is_some_and(|x| x.trusted[i]);
+    // A trusted block keeps the body it has: the text between its blank lines.
+    let kept = |i: usize| {
+        let (d, b) = flat[i];
+        let body = &docs[d].text[docs[d].blocks[b].body.clone()];
+        body[1..body.len() - 1].to_string()
+    };
+    let all: Vec<(usize, usize)> = (0..flat.len()).filter(|&i| !trusted(i)).map(|i| flat[i]).collect();
     let plans: Vec<Vec<wblab_sim::config::Scenario>> = all
         .iter()
         .map(|&(d, b)| tables::simulations(&docs[d].blocks[b].name, &docs[d].blocks[b].args))
@@ -148,7 +261,14 @@ fn generate_all(docs: &[Doc], write: bool, cli: &clap::Command) -> Vec<Vec<Resul
     for (&i, body) in order.iter().zip(generated) {
         made[i] = Some(body);
     }
-    let mut made = made.into_iter().map(|m| m.expect("every block was generated"));
+    let mut generated = made.into_iter().map(|m| m.expect("every block was generated"));
+    let mut made = (0..flat.len()).map(|i| {
+        if trusted(i) {
+            Ok(kept(i))
+        } else {
+            generated.next().expect("a body for each block generated")
+        }
+    });
     docs.iter().map(|doc| made.by_ref().take(doc.blocks.len()).collect()).collect()
 }
 
