@@ -20,6 +20,12 @@ fn the_repository_docs_are_what_the_code_generates() {
         text(&out.stdout),
         text(&out.stderr)
     );
+    // The lock must speak for every simulated block, or this test (and CI) simulates them all.
+    assert!(
+        !text(&out.stdout).contains("does not record their inputs"),
+        "{}\n  hint: `wblab docs --write` at the repository's root records them in docs/generated.lock",
+        text(&out.stdout)
+    );
 }
 
 /// `wblab docs ARGS` in the checkout `dir`.
