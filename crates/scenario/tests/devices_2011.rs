@@ -3,9 +3,7 @@
 //! 200 ms MAX_PAUSE, as the report found, and each device delivers its model's bandwidth;
 //! under 2.6.38 the NFS writers and the key's writer are held for seconds.
 
-mod common;
-
-use common::{max_pause, run_shipped};
+use crate::common::{max_pause, run_shipped};
 use wblab_sim::drivers::characterize::characterize;
 use wblab_sim::metrics::RunResult;
 

@@ -1,9 +1,7 @@
 //! The founding reports' setups, as shipped in `scenarios/`, in a short form (the same
 //! machines and workloads over a shorter run): what each must show under each generation.
 
-mod common;
-
-use common::{max_pause, run_shipped};
+use crate::common::{max_pause, run_shipped};
 use wblab_sim::metrics::RunResult;
 
 use wblab_testkit::sim::MS;

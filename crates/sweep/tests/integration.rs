@@ -1,0 +1,8 @@
+//! Every integration test of sweeps in one binary: one build, one link and one process
+//! for all of them instead of one each, so their tests also run side by side (each file is
+//! a module; `cargo test -p <crate> --test integration <file>::` runs one file's).
+
+#[path = "resume.rs"]
+mod resume;
+#[path = "streaming.rs"]
+mod streaming;
