@@ -7,6 +7,7 @@
 //! as current. Anything else — a changed line of the simulator, a scenario, a measured case, a
 //! body edited by hand, a block the lock does not know — is generated again, as before.
 
+use super::file_digest::{digest, files_under};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -51,40 +52,17 @@ pub fn body_digest(body: &str) -> String {
 /// Every file under the input directories of `root`, but the docs being checked (their blocks
 /// are outputs), hashed by path and content in one order.
 pub fn tree_digest(root: &Path, outputs: &[PathBuf]) -> std::io::Result<String> {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
-        if !dir.is_dir() {
-            return Ok(());
-        }
-        for e in std::fs::read_dir(dir)? {
-            let p = e?.path();
-            if p.is_dir() {
-                walk(&p, out)?;
-            } else {
-                out.push(p);
-            }
-        }
-        Ok(())
-    }
     let skip: Vec<PathBuf> = outputs.iter().filter_map(|p| p.canonicalize().ok()).collect();
     let mut files = Vec::new();
     for d in INPUT_DIRS {
-        walk(&root.join(d), &mut files)?;
+        files_under(&root.join(d), &mut files)?;
     }
-    let mut named: Vec<(String, PathBuf)> = files
+    let named = files
         .into_iter()
         .filter(|p| p.canonicalize().map_or(true, |c| !skip.contains(&c)))
         .map(|p| (p.strip_prefix(root).unwrap_or(&p).to_string_lossy().into_owned(), p))
         .collect();
-    named.sort();
-    let mut h = XxHash3_128::with_seed(0);
-    for (name, path) in &named {
-        let bytes = std::fs::read(path)?;
-        h.write(name.as_bytes());
-        h.write(&[0]);
-        h.write(&(bytes.len() as u64).to_le_bytes());
-        h.write(&bytes);
-    }
-    Ok(hex(&h))
+    Ok(format!("{:032x}", digest(named)?))
 }
 
 /// The digest of what a block is generated from: this binary's source, the input files and

@@ -8,6 +8,7 @@
 mod blocks;
 mod cache;
 mod emulated_table;
+mod file_digest;
 mod layout;
 mod measured;
 mod runs;
