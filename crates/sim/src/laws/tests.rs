@@ -8,10 +8,16 @@ use crate::block::queue::Submitter;
 use crate::config::{DeviceModelConfig, JobConfig, Scenario, SsdParams};
 use crate::kernel::task::Phase;
 use crate::kernel::waitqueue::{PageWaitState, WaitSite, PG_LOCKED, PG_WRITEBACK};
-use crate::machine::{Event, Machine, NoProgress};
+use crate::machine::{Event, Machine, NoProgress, RunOptions};
 use crate::units::{GIB, KIB, MIB};
 
 use crate::engine::time::NSEC_PER_SEC as SEC;
+
+/// A machine checking its laws whatever the build (they are off by default without debug
+/// assertions, as under `cargo test --release`).
+fn laws_on(sc: &Scenario) -> Machine {
+    Machine::with_options(sc, RunOptions { check_laws: true })
+}
 
 /// One SSD, 4 GiB, one `dd` of `size` bytes that ends well before `duration`.
 fn dd_machine(size: u64, duration: u64) -> Machine {
@@ -27,7 +33,7 @@ fn dd_machine(size: u64, duration: u64) -> Machine {
             direct: false,
         },
     );
-    Machine::new(&sc)
+    laws_on(&sc)
 }
 
 /// Run `m` until simulated time `t` (or its end); the laws must hold on the way.
@@ -194,7 +200,7 @@ fn a_locker_behind_a_woken_locker_waits_for_its_unlock() {
         direct: false,
     };
     sc.add_task("dd", 2, 0, dd);
-    let mut m = Machine::new(&sc);
+    let mut m = laws_on(&sc);
     m.start();
     run_until(&mut m, SEC);
     let file = m.tasks[0].file;
