@@ -9,9 +9,9 @@
 //! they were scheduled. Popping from an empty FIFO takes the lowest bucket of the lowest
 //! non-empty level — it holds the earliest events — and files its events again around the
 //! earliest's time: those due then join the FIFO (sorted by sequence), the rest go to lower
-//! levels. An event moves down at most one level per refill and usually skips several, through
-//! sequential memory; a 64-bit mask per level finds the lowest bucket in one instruction. Any
-//! correct priority queue gives the same order, (time, sequence) being unique.
+//! levels. Each time its bucket is emptied an event drops at least one level, often several,
+//! through sequential memory; a 64-bit mask per level finds the lowest bucket in one
+//! instruction. Any correct priority queue gives the same order, (time, sequence) being unique.
 //!
 //! Keying on time alone matters: a first version keyed on (time, sequence) as one 128-bit
 //! number sent events due at the same instant through the sequence's buckets one by one, and
