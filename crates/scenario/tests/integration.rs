@@ -36,3 +36,9 @@ mod sweep_points;
 mod tiotest_2004;
 #[path = "writeout_2002.rs"]
 mod writeout_2002;
+
+/// Cargo does not look for test files here (`autotests = false`): each must be listed above.
+#[test]
+fn every_test_file_is_in_this_binary() {
+    wblab_testkit::suite::assert_every_test_file_is_in_the_binary(env!("CARGO_MANIFEST_DIR"));
+}

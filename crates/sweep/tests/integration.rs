@@ -6,3 +6,9 @@
 mod resume;
 #[path = "streaming.rs"]
 mod streaming;
+
+/// Cargo does not look for test files here (`autotests = false`): each must be listed above.
+#[test]
+fn every_test_file_is_in_this_binary() {
+    wblab_testkit::suite::assert_every_test_file_is_in_the_binary(env!("CARGO_MANIFEST_DIR"));
+}

@@ -6,3 +6,4 @@
 pub mod cli;
 pub mod fixtures;
 pub mod sim;
+pub mod suite;
