@@ -38,15 +38,15 @@ const INPUT_DIRS: &[&str] = &["scenarios", "validation"];
 /// The digest of the source this binary was built from (see build.rs).
 const SOURCE_DIGEST: &str = env!("WBLAB_SOURCE_DIGEST");
 
-fn hex(h: &XxHash3_128) -> String {
-    format!("{:032x}", h.finish_128())
+fn hex(digest: u128) -> String {
+    format!("{digest:032x}")
 }
 
 /// The digest of a block's text, as it stands between its markers.
 pub fn body_digest(body: &str) -> String {
     let mut h = XxHash3_128::with_seed(0);
     h.write(body.as_bytes());
-    hex(&h)
+    hex(h.finish_128())
 }
 
 /// Every file under the input directories of `root`, but the docs being checked (their blocks
@@ -62,7 +62,7 @@ pub fn tree_digest(root: &Path, outputs: &[PathBuf]) -> std::io::Result<String> 
         .filter(|p| p.canonicalize().map_or(true, |c| !skip.contains(&c)))
         .map(|p| (p.strip_prefix(root).unwrap_or(&p).to_string_lossy().into_owned(), p))
         .collect();
-    Ok(format!("{:032x}", digest(named)?))
+    Ok(hex(digest(named)?))
 }
 
 /// The digest of what a block is generated from: this binary's source, the input files and
@@ -73,7 +73,7 @@ pub fn inputs_digest(tree: &str, name: &str, args: &[String]) -> String {
         h.write(part.as_bytes());
         h.write(&[0]);
     }
-    hex(&h)
+    hex(h.finish_128())
 }
 
 /// How a block is named in the lock: its generator and arguments, and `#n` for the n-th
