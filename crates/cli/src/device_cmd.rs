@@ -83,6 +83,7 @@ pub fn default_device(kind: &str) -> Option<DeviceConfig> {
         fs: None,
         throttle: Default::default(),
         used_pct: 0,
+        writeout_share_pct: 0,
         emulate: false,
     })
 }

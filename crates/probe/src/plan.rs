@@ -199,6 +199,13 @@ impl Plan {
                 loop_device: None,
                 host_knobs: None,
             };
+            if d.writeout_share_pct > 0 {
+                warnings.push(format!(
+                    "device `{}`: writeout_share = {} sets only the model's starting share of writeback completions; \
+                     the real kernel's comes from what this machine wrote before the run",
+                    d.name, d.writeout_share_pct
+                ));
+            }
             if want_loop && host.root {
                 let fs = d.fs.as_ref().map_or("ext4", |m| m.fs.name()).to_string();
                 let backing = scratch.join(format!("{}.img", d.name));

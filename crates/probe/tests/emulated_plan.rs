@@ -1,7 +1,7 @@
 //! `wblab measure`'s plan for a device with `emulate = true`: a loop device bound to the
 //! FUSE file that serves the device's model, everything inside the scratch directory, and
 //! requests capped at what the emulation passes whole; and what the plan says of the memory
-//! probe. Plans are built for an example root host: nothing on this machine is read or changed.
+//! probe and of a device's state only the model has. Plans are built for an example root host: nothing on this machine is read or changed.
 
 use std::path::PathBuf;
 use wblab_probe::plan::{Host, Plan, EMULATED_MAX_SECTORS_KB};
@@ -125,4 +125,18 @@ fn the_plan_names_the_memory_probe_only_when_it_will_run() {
         !without.contains("memory-touch.probe") && !without.contains("first touch"),
         "{without}"
     );
+}
+
+/// `writeout_share` is the model's starting state: the plan says the real kernel's comes from
+/// the machine's own history instead of pretending to set it.
+#[test]
+fn a_writeout_share_is_said_to_be_the_model_s_alone() {
+    let p = plan("model = \"hdd\"\nwriteout_share = 100");
+    assert!(
+        p.warnings.iter().any(|w| w.contains("`sda`") && w.contains("writeout_share = 100")),
+        "{:?}",
+        p.warnings
+    );
+    let p = plan("model = \"hdd\"");
+    assert!(!p.warnings.iter().any(|w| w.contains("writeout_share")), "{:?}", p.warnings);
 }

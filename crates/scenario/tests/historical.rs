@@ -29,7 +29,8 @@ fn wu_2011_hdd_matrix_pauses() {
         old.push((n, max_pause(by_kernel(&runs, "2.6.38"), "dd")));
     }
     // 2.6.38: the worst pause grows with the number of dirtiers (Wu: > 300 ms with one dd,
-    // > 600 ms with two, > 2 s with eight).
+    // > 600 ms with two, > 2 s with eight: each within 2×, on the disk the series had just
+    // written, `writeout_share = 100`).
     for w in old.windows(2) {
         assert!(
             w[1].1 > w[0].1,
@@ -40,8 +41,14 @@ fn wu_2011_hdd_matrix_pauses() {
             w[1].1 / MS
         );
     }
-    assert!(old[0].1 > 300 * MS, "2.6.38 with one dd: {} ms", old[0].1 / MS);
-    assert!(old[2].1 > 2_000 * MS, "2.6.38 with eight dd: {} ms", old[2].1 / MS);
+    for ((n, p), reported) in old.iter().zip([300 * MS, 600 * MS, 2_000 * MS]) {
+        assert!(
+            (reported / 2..=reported * 2).contains(p),
+            "2.6.38 with {n} dd: {} ms, the report {} ms",
+            p / MS,
+            reported / MS
+        );
+    }
 }
 
 /// The report's xfs runs: 8 and 128 `dd` on the disk, four on each of a USB key and the

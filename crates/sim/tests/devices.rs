@@ -51,6 +51,7 @@ fn usb_key_beside_a_disk_does_not_slow_the_disk() {
         fs: None,
         throttle: Default::default(),
         used_pct: 0,
+        writeout_share_pct: 0,
         emulate: false,
     });
     sc.tasks.push(TaskConfig {

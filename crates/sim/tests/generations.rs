@@ -93,9 +93,46 @@ fn the_2_6_38_loop_pauses_longer_with_more_dirtiers() {
     assert!(max[1] > 2 * max[0], "8 dd {} ms vs 1 dd {} ms", max[1] / MS, max[0] / MS);
 }
 
+/// A disk written just before the run (`writeout_share = 100`) has its share of the dirty
+/// threshold from the first sample, in every generation that splits the threshold by
+/// completions; a freshly booted one earns it as its writeback completes. Under 2.6.38, whose
+/// proportions count events, that takes tens of seconds, and Wu's 8 dd wait seconds longer.
+#[test]
+fn a_disk_written_before_the_run_starts_with_its_share() {
+    for k in ["2.6.24", "2.6.38", "3.2", "6.x"] {
+        let first_sample = |share: u32| {
+            let mut sc = scenario(k, 2 * GIB, 2);
+            sc.devices[0].writeout_share_pct = share;
+            sc.add_task("dd", 1, 0, dd(None));
+            let r = run(&sc);
+            let s = r.throttle.first().expect("a throttle sample").clone();
+            (s.wb_thresh, s.thresh)
+        };
+        let ((cold, thresh), (warm, _)) = (first_sample(0), first_sample(100));
+        assert!(warm * 10 >= thresh * 9, "{k}: a warm disk's limit {warm} of {thresh} pages");
+        assert!(cold * 2 < warm, "{k}: a cold disk's limit {cold} against a warm one's {warm}");
+    }
+    let traced = |share: u32| {
+        let r = ext4_2_6_38_with(8, 40, share);
+        r.tasks.iter().map(|t| t.paused_max).max().unwrap_or(0)
+    };
+    let (cold, warm) = (traced(0), traced(100));
+    assert!(
+        warm < cold,
+        "8 dd, longest traced pause: warm {} ms, cold {} ms",
+        warm / MS,
+        cold / MS
+    );
+}
+
 /// `n` dd on Wu's 2011 disk (NCQ 31 deep, a 32 MiB cache) carrying ext4, under 2.6.38, with
 /// the block trace.
 fn ext4_2_6_38(n: u32, secs: u64) -> wblab_sim::metrics::RunResult {
+    ext4_2_6_38_with(n, secs, 0)
+}
+
+/// As [`ext4_2_6_38`], the disk holding `share` percent of the completions at the start.
+fn ext4_2_6_38_with(n: u32, secs: u64, share: u32) -> wblab_sim::metrics::RunResult {
     let disk = DeviceModelConfig::Hdd(HddParams {
         transfer_outer: 72 * MIB,
         transfer_inner: 40 * MIB,
@@ -106,6 +143,7 @@ fn ext4_2_6_38(n: u32, secs: u64) -> wblab_sim::metrics::RunResult {
     let mut sc = Scenario::one_device("gen", disk, 4 * GIB, 2, secs * SEC);
     set_kernel(&mut sc, "2.6.38").expect("a modelled kernel");
     sc.devices[0].fs = Some(MountConfig::defaults(FsKind::Ext4, Version(2, 6, 38)));
+    sc.devices[0].writeout_share_pct = share;
     sc.trace.block = true;
     sc.add_task("dd", n, 0, dd(None));
     run(&sc)

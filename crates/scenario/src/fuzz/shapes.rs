@@ -176,6 +176,7 @@ pub fn device(key: &str, models: &[&'static str]) -> Option<Shape> {
         "journal_size" => Shape::Size(M, 64 * M),
         "fast_commit" => Shape::Bool,
         "used" => Shape::Int(0, 100),
+        "writeout_share" => Shape::Int(0, 100),
         "emulate" => Shape::Bool,
         "queue/scheduler" => {
             let mut w: Vec<&'static str> = Vec::new();

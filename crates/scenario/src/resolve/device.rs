@@ -21,6 +21,7 @@ pub(super) const IDENTITY_KEYS: &[&str] = &[
     "journal_size",
     "fast_commit",
     "used",
+    "writeout_share",
     "emulate",
 ];
 
@@ -62,6 +63,7 @@ pub(super) fn build_all(entry: Option<&Entry<'_>>, sections: &[Section<'_>], ker
             fs: None,
             throttle: Default::default(),
             used_pct: 0,
+            writeout_share_pct: 0,
             emulate: false,
         }]);
     }
@@ -90,6 +92,7 @@ pub(super) fn build_all(entry: Option<&Entry<'_>>, sections: &[Section<'_>], ker
     let kinds = model::kinds();
     let mut devices: Vec<DeviceConfig> = Vec::with_capacity(sections.len());
     let mut min_ppm_total = 0;
+    let mut share_total = 0;
     // Each device is checked on its own; the checks across devices run on the sound ones.
     let mut g = Gather::default();
     for (i, sec) in sections.iter().enumerate() {
@@ -166,6 +169,15 @@ pub(super) fn build_all(entry: Option<&Entry<'_>>, sections: &[Section<'_>], ker
             );
             continue;
         }
+        // Shares of one total: what the devices held before the run cannot exceed all of it.
+        share_total += d.writeout_share_pct;
+        if share_total > 100 {
+            g.push(
+                sec.conflict(&["writeout_share"], "the writeout shares of all devices add up to more than 100%")
+                    .hint("each device's writeout_share is its part of the same completions; give them at most 100 together"),
+            );
+            continue;
+        }
         devices.push(d);
     }
     g.finish(devices)
@@ -214,6 +226,12 @@ fn build(
         e.u32(0, 95)
             .map_err(|p| p.hint("percent of the device already holding data, e.g. used = 70"))
     }));
+    // The device's share of the dirty threshold from writeback before the run (model state).
+    let writeout_share_pct = g.keep(sec.value_or("writeout_share", 0, |e| {
+        e.u32(0, 100).map_err(|p| {
+            p.hint("percent of the machine's recent writeback completions the device holds at the start, e.g. writeout_share = 100 for a disk written just before, alone")
+        })
+    }));
     let emulate = g.keep(sec.value_or("emulate", false, |e| {
         let on = e.boolean()?;
         match kind {
@@ -226,24 +244,41 @@ fn build(
                 .hint("emulate = true works for every model but `loop` and `nfs`")),
         }
     }));
-    match (size, major, minor, fs, queue, bdi, throttle, used_pct, emulate) {
-        (Some(size), Some(major), Some(minor), Some(fs), Some(queue), Some(bdi), Some(throttle), Some(used_pct), Some(emulate))
-            if g.is_empty() =>
-        {
-            Ok(DeviceConfig {
-                name,
-                major,
-                minor,
-                size,
-                queue,
-                bdi,
-                model,
-                fs,
-                throttle,
-                used_pct,
-                emulate,
-            })
-        }
+    match (
+        size,
+        major,
+        minor,
+        fs,
+        queue,
+        bdi,
+        throttle,
+        (used_pct, writeout_share_pct),
+        emulate,
+    ) {
+        (
+            Some(size),
+            Some(major),
+            Some(minor),
+            Some(fs),
+            Some(queue),
+            Some(bdi),
+            Some(throttle),
+            (Some(used_pct), Some(writeout_share_pct)),
+            Some(emulate),
+        ) if g.is_empty() => Ok(DeviceConfig {
+            name,
+            major,
+            minor,
+            size,
+            queue,
+            bdi,
+            model,
+            fs,
+            throttle,
+            used_pct,
+            writeout_share_pct,
+            emulate,
+        }),
         _ => Err(g.sound().expect_err("a part is missing, so a problem was kept")),
     }
 }

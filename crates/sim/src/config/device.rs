@@ -25,11 +25,23 @@ pub struct DeviceConfig {
     /// scenario reads are part of it, and new files are allocated after it (towards the
     /// slower inner tracks of a disk).
     pub used_pct: u32,
+    /// Percent of the machine's recent writeback completions the device already holds when
+    /// the run starts: its share of the dirty threshold (`bdi_writeout_fraction`,
+    /// `wb_calc_thresh`) before it completes anything. 0, a freshly booted machine, leaves the
+    /// share to grow from nothing, which takes an old kernel (event-counted proportions) tens
+    /// of seconds on a slow disk; 100 is a disk that was the only one written just before, as
+    /// in runs made one after another. Model state only: `measure` cannot set it.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub writeout_share_pct: u32,
     /// `wblab measure` serves this device's model to the real kernel as an emulated block
     /// device (`wblab-emulate`) instead of placing it on a plain loop device or the host's
     /// disk. The simulator does not look at it.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub emulate: bool,
+}
+
+fn is_zero(v: &u32) -> bool {
+    *v == 0
 }
 
 /// Bandwidth and IOPS limits of blk-throttle; `None` = unlimited.

@@ -135,6 +135,7 @@ impl Scenario {
                 fs: None,
                 throttle: BlkThrottleConfig::default(),
                 used_pct: 0,
+                writeout_share_pct: 0,
                 emulate: false,
             }],
             tasks: Vec::new(),

@@ -275,6 +275,7 @@ impl Machine {
         let thresh = dom.dirty_limit;
         let now_j = clock.jiffies(0);
         let (mut wbs, mut flushers, mut queues) = attach_devices(cfg, thresh, now_j);
+        page_writeback::seed_writeout_shares(&mut dom, &mut wbs, cfg.devices.iter().map(|d| d.writeout_share_pct));
         // The I/O priority each task's own requests carry, by task id, for the elevators.
         let prio: Vec<_> = cfg
             .tasks

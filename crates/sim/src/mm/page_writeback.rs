@@ -156,6 +156,23 @@ impl WbState {
     }
 }
 
+/// Each device's share of the global domain's completions before the run (`writeout_share`,
+/// percent, one per device's root wb from the first), as a machine that has been writing
+/// leaves them: a dirty limit's worth of completions counted, split by the shares. All zero
+/// leaves the counters as booted. The aging timer still starts with the first real completion.
+pub(crate) fn seed_writeout_shares(dom: &mut WbDomain, wbs: &mut [WbState], shares_pct: impl Iterator<Item = u32>) {
+    let total = dom.dirty_limit.max(1);
+    let mut any = false;
+    for (wb, pct) in wbs.iter_mut().zip(shares_pct) {
+        wb.completions.events = total * u64::from(pct.min(100)) / 100;
+        any |= pct > 0;
+    }
+    if any {
+        // What no device held went to devices outside the scenario.
+        dom.completions.events = total;
+    }
+}
+
 /// Per-task throttling state (`task_struct` fields).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct TaskDirty {

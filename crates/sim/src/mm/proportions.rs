@@ -55,6 +55,26 @@ impl PropGlobal {
     }
 }
 
+/// A descriptor and one local counter per source, as a machine leaves them after writing
+/// for a while: `shares_pct[i]` percent of one half period's events counted for source `i`
+/// (all zero: freshly booted). The global count stands at exactly one half period, so each
+/// share is read back whole and the first real events start diluting it at once.
+pub(crate) fn with_prior_shares(shift: u32, shares_pct: &[u32], nr_locals: usize) -> (PropGlobal, Vec<PropLocal>) {
+    let mut g = PropGlobal::new(shift);
+    let mut locals = vec![PropLocal::default(); nr_locals];
+    if shares_pct.iter().any(|&s| s > 0) {
+        g.events = g.half();
+        let period = g.global_period();
+        for (l, &pct) in locals.iter_mut().zip(shares_pct) {
+            *l = PropLocal {
+                events: g.half() * u64::from(pct.min(100)) / 100,
+                period,
+            };
+        }
+    }
+    (g, locals)
+}
+
 impl PropLocal {
     /// `prop_norm_percpu` / `prop_norm_single`: halve once per missed half period.
     pub(crate) fn norm(&mut self, g: &PropGlobal) {
@@ -119,6 +139,23 @@ mod tests {
         assert_eq!(a.fraction(&g), (0, 8));
         // b was normalised at 7 (period 0) before adding: 1 + 17 = 18, now 3 periods late → 2.
         assert_eq!(b.fraction(&g).0, 2);
+    }
+
+    #[test]
+    fn prior_shares_read_back_and_dilute() {
+        let (mut g, mut l) = with_prior_shares(10, &[75, 25], 3); // half period 512
+        assert_eq!(l[0].fraction(&g), (384, 512));
+        assert_eq!(l[1].fraction(&g), (128, 512));
+        assert_eq!(l[2].fraction(&g).0, 0);
+        // The third source does the next half period alone: a period closes, and every count
+        // made before it halves, its own included.
+        l[2].inc(&mut g, 512);
+        let (a, den) = l[0].fraction(&g);
+        let (c, _) = l[2].fraction(&g);
+        assert_eq!((a, c, den), (192, 256, 512));
+        // Freshly booted: nothing counted anywhere.
+        let (g, mut l) = with_prior_shares(10, &[0, 0], 2);
+        assert_eq!((g.events, l[0].fraction(&g).0), (0, 0));
     }
 
     #[test]

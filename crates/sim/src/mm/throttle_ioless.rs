@@ -19,7 +19,7 @@ use super::page_writeback::{
     step_dirty_ratelimit, wb_stat_error, wb_update_write_bandwidth, DirtyThrottle, DirtyThrottleControl, TaskDirty, Throttle, ThrottleCx,
     WbState, RATELIMIT_CALC_SHIFT,
 };
-use super::proportions::{calc_period_shift, PropGlobal, PropLocal, PROP_FRAC_BASE};
+use super::proportions::{calc_period_shift, with_prior_shares, PropGlobal, PropLocal, PROP_FRAC_BASE};
 use super::throttle_per_bdi::{bdi_dirty_limit, global_dirty_limits_old};
 use super::vmstat::VmStat;
 use crate::config::VmSysctl;
@@ -126,12 +126,11 @@ struct Iter {
 }
 
 impl IoLessThrottle {
-    pub(crate) fn new(vm: &VmStat, sysctl: &VmSysctl, nr_wbs: usize) -> Self {
+    /// `prior_shares_pct`: as for [`super::throttle_per_bdi::PerBdiThrottle::new`].
+    pub(crate) fn new(vm: &VmStat, sysctl: &VmSysctl, nr_wbs: usize, prior_shares_pct: &[u32]) -> Self {
         let (_, dirty) = global_dirty_limits_old(vm, sysctl);
-        IoLessThrottle {
-            completions: PropGlobal::new(calc_period_shift(dirty)),
-            bdi: vec![PropLocal::default(); nr_wbs],
-        }
+        let (completions, bdi) = with_prior_shares(calc_period_shift(dirty), prior_shares_pct, nr_wbs);
+        IoLessThrottle { completions, bdi }
     }
 
     fn measure(&mut self, cx: &ThrottleCx) -> Iter {

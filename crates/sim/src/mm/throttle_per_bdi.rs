@@ -23,7 +23,7 @@
 //! after 2.6.38; descriptions of the period place them in 2.6.38, the source does not.)
 
 use super::page_writeback::{DirtyThrottle, TaskDirty, Throttle, ThrottleCx, WbState, RATIO_PPM};
-use super::proportions::{calc_period_shift, PropGlobal, PropLocal, PROP_FRAC_BASE};
+use super::proportions::{calc_period_shift, with_prior_shares, PropGlobal, PropLocal, PROP_FRAC_BASE};
 use super::throttle_global::{cpu_ratelimit_left, old_ratelimit_pages, sync_writeback_pages, take_cpu_ratelimit};
 use super::vmstat::VmStat;
 use crate::config::VmSysctl;
@@ -111,15 +111,26 @@ struct State {
 }
 
 impl PerBdiThrottle {
-    pub(crate) fn new(variant: Variant, vm: &VmStat, sysctl: &VmSysctl, ncpus: u32, nr_wbs: usize, nr_tasks: usize) -> Self {
+    /// `prior_shares_pct`: each device's share of completions before the run (the scenario's
+    /// `writeout_share`), one per wb from the first.
+    pub(crate) fn new(
+        variant: Variant,
+        vm: &VmStat,
+        sysctl: &VmSysctl,
+        ncpus: u32,
+        nr_wbs: usize,
+        prior_shares_pct: &[u32],
+        nr_tasks: usize,
+    ) -> Self {
         // calc_period_shift at boot: the dirty threshold of the (mostly free) memory.
         let (_, dirty) = global_dirty_limits_old(vm, sysctl);
         let shift = calc_period_shift(dirty);
+        let (completions, bdi) = with_prior_shares(shift, prior_shares_pct, nr_wbs);
         PerBdiThrottle {
             variant,
             ratelimit_pages: old_ratelimit_pages(vm, ncpus),
-            completions: PropGlobal::new(shift),
-            bdi: vec![PropLocal::default(); nr_wbs],
+            completions,
+            bdi,
             dirties: PropGlobal::new(shift),
             task: vec![PropLocal::default(); nr_tasks],
         }

@@ -93,11 +93,12 @@ pub(crate) fn build_policy(cfg: &Scenario, vm: &VmStat) -> Box<dyn DirtyThrottle
     let ncpus = cfg.machine.cpus;
     let nwbs = cfg.devices.len();
     let ntasks = cfg.tasks.iter().map(|t| t.count as usize).sum();
+    let shares: Vec<u32> = cfg.devices.iter().map(|d| d.writeout_share_pct).collect();
     match cfg.policy.throttle {
         ThrottleKind::Modern => Box::new(Modern),
         ThrottleKind::Global => Box::new(GlobalThrottle::new(vm, ncpus)),
-        ThrottleKind::PerBdi(variant) => Box::new(PerBdiThrottle::new(variant, vm, &cfg.sysctl, ncpus, nwbs, ntasks)),
-        ThrottleKind::IoLess => Box::new(IoLessThrottle::new(vm, &cfg.sysctl, nwbs)),
+        ThrottleKind::PerBdi(variant) => Box::new(PerBdiThrottle::new(variant, vm, &cfg.sysctl, ncpus, nwbs, &shares, ntasks)),
+        ThrottleKind::IoLess => Box::new(IoLessThrottle::new(vm, &cfg.sysctl, nwbs, &shares)),
         ThrottleKind::Bdflush(variant) => Box::new(BdflushThrottle::new(variant)),
     }
 }
