@@ -190,11 +190,11 @@ impl Machine {
     fn next_op(&mut self, tid: u32) -> Option<Phase> {
         let t = tid as usize;
         let now = self.now();
-        let job = self.tasks[t].job.clone();
         if now >= self.tasks[t].stop {
             return self.task_done(tid);
         }
-        if let JobConfig::Netwrite { bs, rate, .. } = job {
+        // The job is matched in place (its fields copied), not cloned: this runs for every call.
+        if let JobConfig::Netwrite { bs, rate, .. } = self.tasks[t].job {
             // The next `bs` arrives `bs / rate` after the previous write began.
             let next = self.tasks[t].op_start + crate::drivers::xfer(bs, rate);
             if self.tasks[t].bytes_written > 0 && now < next {
@@ -204,7 +204,7 @@ impl Machine {
             }
         }
         self.tasks[t].op_start = now;
-        match job {
+        match self.tasks[t].job {
             JobConfig::Dd { bs, size, fsync, direct } => {
                 let written = self.tasks[t].bytes_written;
                 let left = size.map(|s| s.saturating_sub(written)).unwrap_or(u64::MAX);
