@@ -1,7 +1,8 @@
 //! `wblab measure`'s plan for a device with `emulate = true`: a loop device bound to the
 //! FUSE file that serves the device's model, everything inside the scratch directory, and
 //! requests capped at what the emulation passes whole; and what the plan says of the memory
-//! probe and of a device's state only the model has. Plans are built for an example root host: nothing on this machine is read or changed.
+//! probe and of a device's state only the model has. Plans are built for an example root
+//! host: nothing on this machine is read or changed.
 
 use std::path::PathBuf;
 use wblab_probe::plan::{Host, Plan, EMULATED_MAX_SECTORS_KB};

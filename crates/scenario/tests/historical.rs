@@ -52,8 +52,9 @@ fn wu_2011_hdd_matrix_pauses() {
 }
 
 /// The report's xfs runs: 8 and 128 `dd` on the disk, four on each of a USB key and the
-/// disk; and its 8 `dd` on btrfs. The IO-less kernels keep every pause within MAX_PAUSE; 2.6.38 with eight writers on
-/// xfs pauses for seconds, as on ext4 ("XFS performs similarly").
+/// disk; and its 8 `dd` on btrfs. The IO-less kernels keep every pause within MAX_PAUSE;
+/// 2.6.38 with eight writers on xfs pauses for seconds, as on ext4 ("XFS performs
+/// similarly").
 #[test]
 fn wu_2011_xfs_pauses() {
     for (file, group) in [

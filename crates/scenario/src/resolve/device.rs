@@ -244,17 +244,7 @@ fn build(
                 .hint("emulate = true works for every model but `loop` and `nfs`")),
         }
     }));
-    match (
-        size,
-        major,
-        minor,
-        fs,
-        queue,
-        bdi,
-        throttle,
-        (used_pct, writeout_share_pct),
-        emulate,
-    ) {
+    match (size, major, minor, fs, queue, bdi, throttle, used_pct, writeout_share_pct, emulate) {
         (
             Some(size),
             Some(major),
@@ -263,7 +253,8 @@ fn build(
             Some(queue),
             Some(bdi),
             Some(throttle),
-            (Some(used_pct), Some(writeout_share_pct)),
+            Some(used_pct),
+            Some(writeout_share_pct),
             Some(emulate),
         ) if g.is_empty() => Ok(DeviceConfig {
             name,
