@@ -331,18 +331,13 @@ impl MemberClock {
     /// The member whose event comes first at or before `now` (the lowest index on a tie),
     /// taken off the heap: the caller advances it and sets its next time.
     pub(crate) fn first_due(&mut self, now: Ns) -> Option<(Ns, usize)> {
-        while let Some(&std::cmp::Reverse((t, m))) = self.heap.peek() {
-            if self.next[m] != t {
-                self.heap.pop();
-                continue;
-            }
-            if t > now {
-                return None;
-            }
-            self.heap.pop();
-            return Some((t, m));
+        self.drop_stale_top();
+        let &std::cmp::Reverse((t, m)) = self.heap.peek()?;
+        if t > now {
+            return None;
         }
-        None
+        self.heap.pop();
+        Some((t, m))
     }
 }
 
