@@ -1,8 +1,6 @@
 //! The `wblab` command as a user meets it: exit codes, error messages, results directories.
 
-mod common;
-
-use common::{repo_root, scratch, wblab};
+use crate::common::{repo_root, scratch, wblab};
 use std::fs;
 
 /// A short version of the default experiment, written as a user would.

@@ -2,9 +2,7 @@
 //! own fields (checked against JSON real fio 3.33 printed on this machine for the same job
 //! files), the logs have fio's columns, and a bad option is named with its file and line.
 
-mod common;
-
-use common::{repo_root, scratch, wblab};
+use crate::common::{repo_root, scratch, wblab};
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::fs;

@@ -1,8 +1,6 @@
 //! `wblab kernels` and scenarios that list several kernels.
 
-mod common;
-
-use common::{scratch, wblab};
+use crate::common::{scratch, wblab};
 use std::fs;
 
 #[test]

@@ -5,9 +5,7 @@
 //! stand for the next one someone adds: if a tool keeps its own list, they are missing from it
 //! and this fails.
 
-mod common;
-
-use common::{scratch, wblab};
+use crate::common::{scratch, wblab};
 use std::fs;
 use wblab_sim::block::sched::ELEVATORS;
 use wblab_sim::drivers::MODELS;

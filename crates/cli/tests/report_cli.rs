@@ -2,9 +2,7 @@
 //! and report.html opened in headless Chromium, with screenshots kept in
 //! target/report-artifacts/ for people to look at.
 
-mod common;
-
-use common::{repo_root, scratch, wblab};
+use crate::common::{repo_root, scratch, wblab};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

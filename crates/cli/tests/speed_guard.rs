@@ -6,12 +6,10 @@
 //! new counts, so the guard stays tight.
 //!
 //! After an intended change (or a new compiler): `WBLAB_UPDATE_INSTRUCTIONS=1 cargo test -p
-//! wblab --test speed_guard` rewrites the file; commit it with the numbers in the message.
+//! wblab --test integration speed_guard::` rewrites the file; commit it with the numbers in the message.
 //! Skipped with a note where valgrind is not installed (`.ci/run` installs it).
 
-mod common;
-
-use common::{repo_root, scratch};
+use crate::common::{repo_root, scratch};
 use std::path::Path;
 use std::process::Command;
 
@@ -86,7 +84,7 @@ fn the_simulations_cost_no_more_instructions_than_recorded() {
     }
     assert!(
         problems.is_empty(),
-        "{}\n  hint: an intended change records new counts with WBLAB_UPDATE_INSTRUCTIONS=1 cargo test -p wblab --test speed_guard",
+        "{}\n  hint: an intended change records new counts with WBLAB_UPDATE_INSTRUCTIONS=1 cargo test -p wblab --test integration speed_guard::",
         problems.join("\n")
     );
 }

@@ -2,9 +2,7 @@
 //! generator makes, their grades are what today's model gives against their measurements, and
 //! the summary in docs/validation.md is theirs (the docs test checks that last part).
 
-mod common;
-
-use common::{repo_root, scratch, wblab};
+use crate::common::{repo_root, scratch, wblab};
 use std::fs;
 use std::path::Path;
 
