@@ -282,15 +282,24 @@ pub(crate) fn submit_part(dev: &mut dyn Device, pending: &mut VecDeque<DevReques
 /// members whose members have many internal events spent its time scanning.
 pub(crate) struct MemberClock {
     next: Vec<Ns>,
-    /// (time, member), earliest first and the lowest member on a tie; entries whose time is no
-    /// longer the member's are dropped when met.
-    heap: std::collections::BinaryHeap<std::cmp::Reverse<(Ns, usize)>>,
+    /// Each member's count of times set: its entry in the heap is live only with the latest
+    /// (`live`), so that a member has one live entry however its time went back and forth.
+    seq: Vec<u32>,
+    /// Whether the member's latest entry is still in the heap (not taken by `first_due`): an
+    /// unchanged time is then not pushed again (raid0 sets a member's time after every part it
+    /// is given, most often unchanged).
+    live: Vec<bool>,
+    /// (time, member, seq), earliest first and the lowest member on a tie; entries no longer
+    /// live are dropped when met at the top.
+    heap: std::collections::BinaryHeap<std::cmp::Reverse<(Ns, usize, u32)>>,
 }
 
 impl MemberClock {
     pub(crate) fn new(members: usize) -> Self {
         MemberClock {
             next: vec![Ns::MAX; members],
+            seq: vec![0; members],
+            live: vec![false; members],
             heap: std::collections::BinaryHeap::with_capacity(members),
         }
     }
@@ -299,21 +308,25 @@ impl MemberClock {
         self.next[m]
     }
 
-    /// Member `m`'s next event is at `t` (an entry is pushed even for an unchanged time: the
-    /// one it had may have been taken by `first_due`).
+    /// Member `m`'s next event is at `t`.
     pub(crate) fn set(&mut self, m: usize, t: Ns) {
+        if self.next[m] == t && (t == Ns::MAX || self.live[m]) {
+            return;
+        }
         self.next[m] = t;
-        if t != Ns::MAX {
-            self.heap.push(std::cmp::Reverse((t, m)));
+        self.seq[m] = self.seq[m].wrapping_add(1);
+        self.live[m] = t != Ns::MAX;
+        if self.live[m] {
+            self.heap.push(std::cmp::Reverse((t, m, self.seq[m])));
         }
         self.drop_stale_top();
     }
 
-    /// Pop entries off the top whose time is no longer their member's, so that the top, when
-    /// there is one, is the earliest member event: [`Self::min`] reads it without a scan.
+    /// Pop entries off the top that are no longer live, so that the top, when there is one,
+    /// is the earliest member event: [`Self::min`] reads it without a scan.
     fn drop_stale_top(&mut self) {
-        while let Some(&std::cmp::Reverse((t, m))) = self.heap.peek() {
-            if self.next[m] == t {
+        while let Some(&std::cmp::Reverse((_, m, seq))) = self.heap.peek() {
+            if self.live[m] && self.seq[m] == seq {
                 return;
             }
             self.heap.pop();
@@ -332,17 +345,20 @@ impl MemberClock {
     /// taken off the heap: the caller advances it and sets its next time.
     pub(crate) fn first_due(&mut self, now: Ns) -> Option<(Ns, usize)> {
         self.drop_stale_top();
-        let &std::cmp::Reverse((t, m)) = self.heap.peek()?;
+        let &std::cmp::Reverse((t, m, _)) = self.heap.peek()?;
         if t > now {
             return None;
         }
         self.heap.pop();
+        self.live[m] = false;
         Some((t, m))
     }
 }
 
 /// Array devices: the member whose next event (`next`, by member) comes first at or before
-/// `now`, the lowest index on a tie; (time, member).
+/// `now`, the lowest index on a tie; (time, member). A scan: for raid5's few members (3–8)
+/// it is cheaper than [`MemberClock`]'s heap (the 4-disk array of the 2002 writeout scenario
+/// took 2–4 % more instructions on the heap).
 pub(crate) fn first_due(next: &[Ns], now: Ns) -> Option<(Ns, usize)> {
     let mut first: Option<(Ns, usize)> = None;
     for (m, &t) in next.iter().enumerate() {
@@ -360,4 +376,51 @@ pub(crate) fn refill(dev: &mut dyn Device, pending: &mut VecDeque<DevRequest>, t
         dev.dispatch(t, part);
     }
     dev.next_event()
+}
+
+#[cfg(test)]
+mod member_clock_tests {
+    use super::{first_due, MemberClock};
+    use crate::engine::RngStream;
+    use crate::Ns;
+
+    /// Random member times set, advanced and set again: the heap gives the member the scan
+    /// would, in the same order, ties to the lowest member, and holds at most one live entry a
+    /// member however often an unchanged time is set.
+    #[test]
+    fn the_heap_takes_members_in_the_order_the_scan_does() {
+        let mut r = RngStream::new(7, "test/member-clock");
+        for members in [1usize, 2, 4, 10, 33] {
+            let mut clock = MemberClock::new(members);
+            let mut next = vec![Ns::MAX; members];
+            let mut now = 0;
+            for _ in 0..5_000 {
+                let m = r.below(members as u64) as usize;
+                // Times on a coarse grid, so that ties happen; now and then none.
+                let t = if r.below(8) == 0 { Ns::MAX } else { now + r.below(20) * 1000 };
+                next[m] = t;
+                clock.set(m, t);
+                // Setting it again queues nothing more.
+                let entries = clock.heap.len();
+                clock.set(m, t);
+                assert_eq!(clock.heap.len(), entries);
+                assert_eq!(clock.min(), next.iter().copied().min().filter(|&t| t != Ns::MAX));
+                now += r.below(3) * 1000;
+                while let Some((t, m)) = first_due(&next, now) {
+                    assert_eq!(clock.first_due(now), Some((t, m)), "{members} members at {now}");
+                    // The member stepped: its next event is later, or none.
+                    let later = if r.below(4) == 0 { Ns::MAX } else { t + 1000 + r.below(10) * 1000 };
+                    next[m] = later;
+                    clock.set(m, later);
+                }
+                assert_eq!(clock.first_due(now), None);
+                let live = clock
+                    .heap
+                    .iter()
+                    .filter(|e| clock.live[e.0 .1] && clock.seq[e.0 .1] == e.0 .2)
+                    .count();
+                assert!(live <= members, "{live} live entries for {members} members");
+            }
+        }
+    }
 }
