@@ -282,13 +282,11 @@ pub(crate) fn submit_part(dev: &mut dyn Device, pending: &mut VecDeque<DevReques
 /// members whose members have many internal events spent its time scanning.
 pub(crate) struct MemberClock {
     next: Vec<Ns>,
-    /// Each member's count of times set: its entry in the heap is live only with the latest
-    /// (`live`), so that a member has one live entry however its time went back and forth.
+    /// Each member's count of times changed: its entry in the heap is live only with the
+    /// latest, so that a member has one live entry however its time went back and forth, and
+    /// an unchanged time pushes nothing (raid0 sets a member's time after every part it gives
+    /// it, most often unchanged).
     seq: Vec<u32>,
-    /// Whether the member's latest entry is still in the heap (not taken by `first_due`): an
-    /// unchanged time is then not pushed again (raid0 sets a member's time after every part it
-    /// is given, most often unchanged).
-    live: Vec<bool>,
     /// (time, member, seq), earliest first and the lowest member on a tie; entries no longer
     /// live are dropped when met at the top.
     heap: std::collections::BinaryHeap<std::cmp::Reverse<(Ns, usize, u32)>>,
@@ -299,7 +297,6 @@ impl MemberClock {
         MemberClock {
             next: vec![Ns::MAX; members],
             seq: vec![0; members],
-            live: vec![false; members],
             heap: std::collections::BinaryHeap::with_capacity(members),
         }
     }
@@ -308,25 +305,39 @@ impl MemberClock {
         self.next[m]
     }
 
-    /// Member `m`'s next event is at `t`.
+    /// Member `m`'s next event is at `t`. When the member's entry is the heap's top (the member
+    /// [`Self::first_due`] gave), the new entry takes its place: one sift down instead of a pop
+    /// and a push.
     pub(crate) fn set(&mut self, m: usize, t: Ns) {
-        if self.next[m] == t && (t == Ns::MAX || self.live[m]) {
+        if self.next[m] == t {
             return;
         }
+        let top_is_m = self.heap.peek().is_some_and(|r| self.is_live(r.0) && r.0 .1 == m);
         self.next[m] = t;
         self.seq[m] = self.seq[m].wrapping_add(1);
-        self.live[m] = t != Ns::MAX;
-        if self.live[m] {
-            self.heap.push(std::cmp::Reverse((t, m, self.seq[m])));
+        if t != Ns::MAX {
+            let entry = std::cmp::Reverse((t, m, self.seq[m]));
+            if top_is_m {
+                if let Some(mut top) = self.heap.peek_mut() {
+                    *top = entry;
+                }
+            } else {
+                self.heap.push(entry);
+            }
         }
         self.drop_stale_top();
+    }
+
+    /// An entry is live while its member's time has not changed since it was pushed.
+    fn is_live(&self, (_, m, seq): (Ns, usize, u32)) -> bool {
+        self.seq[m] == seq
     }
 
     /// Pop entries off the top that are no longer live, so that the top, when there is one,
     /// is the earliest member event: [`Self::min`] reads it without a scan.
     fn drop_stale_top(&mut self) {
-        while let Some(&std::cmp::Reverse((_, m, seq))) = self.heap.peek() {
-            if self.live[m] && self.seq[m] == seq {
+        while let Some(&std::cmp::Reverse(e)) = self.heap.peek() {
+            if self.is_live(e) {
                 return;
             }
             self.heap.pop();
@@ -341,17 +352,12 @@ impl MemberClock {
         t
     }
 
-    /// The member whose event comes first at or before `now` (the lowest index on a tie),
-    /// taken off the heap: the caller advances it and sets its next time.
-    pub(crate) fn first_due(&mut self, now: Ns) -> Option<(Ns, usize)> {
-        self.drop_stale_top();
+    /// The member whose event comes first at or before `now` (the lowest index on a tie). Its
+    /// entry stays on top: the caller advances the member and sets its next time (which
+    /// replaces the entry) before asking again.
+    pub(crate) fn first_due(&self, now: Ns) -> Option<(Ns, usize)> {
         let &std::cmp::Reverse((t, m, _)) = self.heap.peek()?;
-        if t > now {
-            return None;
-        }
-        self.heap.pop();
-        self.live[m] = false;
-        Some((t, m))
+        (t <= now).then_some((t, m))
     }
 }
 
@@ -414,11 +420,7 @@ mod member_clock_tests {
                     clock.set(m, later);
                 }
                 assert_eq!(clock.first_due(now), None);
-                let live = clock
-                    .heap
-                    .iter()
-                    .filter(|e| clock.live[e.0 .1] && clock.seq[e.0 .1] == e.0 .2)
-                    .count();
+                let live = clock.heap.iter().filter(|e| clock.is_live(e.0)).count();
                 assert!(live <= members, "{live} live entries for {members} members");
             }
         }
