@@ -39,6 +39,16 @@ pub fn memory_stamp_of(repeat: &Path) -> Option<MemoryTouchStamp> {
     serde_json::from_value(super::machine_field(repeat, "memory_touch")?).ok()
 }
 
+/// Whether a measured repeat has every stamp its simulation uses: the memory's first touch
+/// and the copy of a cached read (`memory_touch.cached_read_us`), the host disk's rates and
+/// its 4 KiB round trip (`host_disk.read_4k_us`). A repeat measured before `measure` timed
+/// one of them is simulated on the model's default for it, that is on another day's host.
+pub fn fully_stamped(repeat: &Path) -> bool {
+    let memory = memory_stamp_of(repeat).is_some_and(|m| m.cached_read_us.is_some());
+    let disk = stamp_of(repeat).is_some_and(|d| d.read_4k_us.is_some());
+    memory && disk
+}
+
 /// What the memory cost the repeats, medians over them.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct FirstTouch {
@@ -526,6 +536,36 @@ mod tests {
         let out = with_machine_keys("name = \"g\"\n", "buddyinfo = \"4 2 8 0\"\n");
         let sc = wblab_scenario::parse(&out, "sim.toml").map_err(|e| e.to_string()).unwrap();
         assert_eq!(sc.machine.buddyinfo, Some(vec![4, 2, 8, 0]));
+    }
+
+    /// `--remeasure-unstamped` measures again a repeat that lacks any of the day's timings its
+    /// simulation takes: the memory's first touch, the cached read's copy, the disk's round trip.
+    #[test]
+    fn a_repeat_is_stamped_only_with_every_timing_of_the_day() {
+        let dir = std::env::temp_dir().join(format!("wblab-stamped-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let touch = r#""memory_touch": {"first_touch_us": 8.3, "warm_us": 0.9, "reporting": true"#;
+        let disk = r#""host_disk": {"write_mib_s": 1900.0, "read_mib_s": 1700.0, "flush_us": 40.0"#;
+        let repeat = |name: &str, json: String| {
+            let r = dir.join(name);
+            std::fs::create_dir_all(&r).unwrap();
+            std::fs::write(r.join("machine.json"), json).unwrap();
+            r
+        };
+        let none = repeat("none", "{}".into());
+        let old = repeat("old", format!("{{{touch}}}, {disk}}}}}"));
+        let no_trip = repeat("no-trip", format!("{{{touch}, \"cached_read_us\": 8.5}}, {disk}}}}}"));
+        let no_copy = repeat("no-copy", format!("{{{touch}}}, {disk}, \"read_4k_us\": 51.0}}}}"));
+        let all = repeat(
+            "all",
+            format!("{{{touch}, \"cached_read_us\": 8.5}}, {disk}, \"read_4k_us\": 51.0}}}}"),
+        );
+        for r in [&none, &old, &no_trip, &no_copy] {
+            assert!(memory_stamp_of(r).is_some() || r == &none, "{}: the JSON parses", r.display());
+            assert!(!fully_stamped(r), "{} lacks a timing", r.display());
+        }
+        assert!(fully_stamped(&all));
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     /// The system's own dirty level each repeat found reaches the case as `other_dirty`, the

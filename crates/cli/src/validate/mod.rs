@@ -47,9 +47,12 @@ pub struct ValidateArgs {
     /// `other_cpu_fraction` above 25 %).
     #[arg(long, conflicts_with = "no_measure")]
     remeasure_disturbed: bool,
-    /// Measure again the repeats measured before `wblab measure` timed the machine's memory
-    /// (no `memory_touch` in their `machine.json`): whether their page cache grew into memory
-    /// the host had taken back is unknown, and that can cost a reader ten times its CPU time.
+    /// Measure again the repeats measured before `wblab measure` timed what their simulation
+    /// takes from the day (in `machine.json`: `memory_touch` with its cached read's copy,
+    /// `host_disk` with its 4 KiB round trip): such a repeat is simulated on another day's
+    /// host — whether its page cache grew into memory the host had taken back can cost a
+    /// reader ten times its CPU time, and the disk's round trip moves a loop's small reads by
+    /// a third from day to day.
     #[arg(long, conflicts_with = "no_measure")]
     remeasure_unstamped: bool,
     /// Simulate each case's loop writes and flushes on the host disk its repeats timed
@@ -144,7 +147,7 @@ fn run_case(me: &Path, a: &ValidateArgs, case: &generate::Case, dir: &Path) -> R
         let out = dir.join("measured").join(format!("r{r}"));
         let measured = out.join(wblab_report::SUMMARY_FILE).exists();
         let disturbed = |out: &Path| quiet::disturbance(out).is_some_and(|f| f > quiet::DISTURBED);
-        let unstamped = |out: &Path| host::memory_stamp_of(out).is_none();
+        let unstamped = |out: &Path| !host::fully_stamped(out);
         if !measured || (a.remeasure_disturbed && disturbed(&out)) || (a.remeasure_unstamped && unstamped(&out)) {
             if a.no_measure {
                 return Err("not measured (run without --no-measure to measure it)".into());
