@@ -304,7 +304,7 @@ static LOOP_KNOBS: [Knob<LoopParams>; 20] = [
     knob!(LoopParams, "backing_read_bandwidth", KnobKind::Rate, "reads of the backing file", backing_read_bandwidth: u64),
     knob!(LoopParams, "backing_write_bandwidth", KnobKind::Rate, "writes of the backing file", backing_write_bandwidth: u64),
     knob!(LoopParams, "backing_latency", LATENCY, "median latency of one backing I/O on top of its transfer", backing_latency: u64),
-    knob!(LoopParams, "backing_latency_spread", LATENCY, "how far that latency's p99 lies above its median (log-logistic; 0: none)", backing_latency_spread: u64),
+    knob!(LoopParams, "backing_latency_spread", LATENCY, "how far that latency's p99 lies above its median (log-logistic; the host's jitter: a median below the calibrated 20 µs keeps the law's shape, slid down; 0: none)", backing_latency_spread: u64),
     knob!(LoopParams, "backing_idle_exit", LATENCY, "the most a backing read pays on top after the backing store was idle long (0: none)", backing_idle_exit: u64),
     knob!(LoopParams, "backing_write_idle_exit", LATENCY, "the same for a backing write", backing_write_idle_exit: u64),
     knob!(LoopParams, "backing_idle_time", LATENCY, "time constant of that cost's growth with the idle time", backing_idle_time: u64),
@@ -473,6 +473,8 @@ impl LoopDev {
                 write_segment_cost: p.backing_write_segment_cost,
                 latency: p.backing_latency,
                 latency_spread: p.backing_latency_spread,
+                // The calibrated median, on this run's share of the host like the rest.
+                latency_shape: (LoopParams::default().backing_latency as f64 * slow) as Ns,
                 flush_spread: p.backing_flush_spread,
                 flush_idle_exit: p.backing_flush_idle_exit,
                 read_idle_exit: p.backing_idle_exit,

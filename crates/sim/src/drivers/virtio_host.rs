@@ -86,6 +86,21 @@ pub fn descriptors(segments: u32, ring: u32) -> u32 {
     (segments.max(1) + 2).min(ring.max(1))
 }
 
+/// One round trip of median `median` whose 99th percentile lies `spread` above it. The spread
+/// is the host's jitter, not a share of the median: a day whose disk answers sooner (a
+/// smaller median, as `wblab validate` sets from the day's 4 KiB round trip) keeps the same
+/// tail. Below `shape` (the median the jitter was measured at) the law is the one at `shape`
+/// slid down by the difference, draws under the shift taken as 0: its median and p99 stay
+/// `median` and `median + spread`, where a log-logistic through those two would grow a tail
+/// hundreds of medians long as the median shrinks, and have none at all at 0.
+pub(crate) fn round_trip(rng: &mut RngStream, median: Ns, spread: Ns, shape: Ns) -> Ns {
+    if spread == 0 || median >= shape {
+        return rng.log_logistic(median, median + spread);
+    }
+    let drawn = rng.log_logistic(shape, shape + spread);
+    (drawn + median).saturating_sub(shape)
+}
+
 /// How the host serves the guest's requests.
 #[derive(Clone, Debug)]
 pub struct HostParams {
@@ -99,8 +114,11 @@ pub struct HostParams {
     pub write_segment_cost: Ns,
     /// Median of a request's round trip after its service (notification, interrupt), ns.
     pub latency: Ns,
-    /// Its 99th percentile above the median, ns (log-logistic; 0: none).
+    /// Its 99th percentile above the median, ns (log-logistic; 0: none). The host's jitter,
+    /// kept whatever the median: see [`round_trip`].
     pub latency_spread: Ns,
+    /// The median that jitter was measured at, ns: a smaller `latency` keeps its law's shape.
+    pub latency_shape: Ns,
     /// The 99th percentile of a flush's own service above its median, flushes back to back,
     /// ns (log-logistic, its shape kept when a rest raises the median).
     pub flush_spread: Ns,
@@ -304,8 +322,7 @@ impl HostDisk {
     /// this round's round trip, and the store's wake-up after a rest) and starts taking the
     /// ring's requests. Returns when it takes the first.
     fn start_round(&mut self, now: Ns, first: Op) -> Ns {
-        let p99 = self.p.latency + self.p.latency_spread;
-        let round_trip = self.rng.log_logistic(self.p.latency, p99);
+        let round_trip = round_trip(&mut self.rng, self.p.latency, self.p.latency_spread, self.p.latency_shape);
         let notify = round_trip / 2;
         self.round_irq = round_trip - notify;
         let exit = match first {
@@ -379,6 +396,31 @@ mod tests {
     }
     use crate::units::MIB;
 
+    /// A faster host (a smaller median round trip, down to 0) keeps the jitter's tail: the
+    /// median and p99 drawn are the ones asked for, and the law at or above the shape's median
+    /// is the plain log-logistic, draw for draw.
+    #[test]
+    fn a_faster_round_trip_keeps_the_hosts_jitter() {
+        let quantiles = |median: Ns| {
+            let mut rng = RngStream::new(7, "test/round-trip");
+            let mut v: Vec<Ns> = (0..100_000).map(|_| round_trip(&mut rng, median, 85_000, 20_000)).collect();
+            v.sort_unstable();
+            (v[50_000], v[99_000])
+        };
+        for median in [0, 2_000, 12_000, 20_000] {
+            let (p50, p99) = quantiles(median);
+            assert!(p50.abs_diff(median) <= 1_000, "median {median} ns: p50 {p50}");
+            assert!(
+                (p99 as f64 / (median + 85_000) as f64 - 1.0).abs() < 0.05,
+                "median {median} ns: p99 {p99}"
+            );
+        }
+        let (mut a, mut b) = (RngStream::new(7, "x"), RngStream::new(7, "x"));
+        for _ in 0..1000 {
+            assert_eq!(round_trip(&mut a, 30_000, 85_000, 20_000), b.log_logistic(30_000, 115_000));
+        }
+    }
+
     fn params() -> HostParams {
         HostParams {
             read_bandwidth: 1000 * MIB,
@@ -388,6 +430,7 @@ mod tests {
             write_segment_cost: 0,
             latency: 50_000,
             latency_spread: 0,
+            latency_shape: 50_000,
             flush_spread: 0,
             flush_idle_exit: 0,
             read_idle_exit: 0,
