@@ -232,7 +232,8 @@ pub fn median(stamps: &[Option<HostDiskStamp>]) -> Option<HostDiskStamp> {
 /// (no descriptor cost left) sets the transfer rate instead. And the day's round trip of a
 /// 4 KiB read, where the probe timed it, shifts `backing_latency` by its difference from the
 /// calibration day's (a loop's 4 KiB read at queue depth 1 follows the host's: 81 µs over a
-/// 69 µs `vda` on 2026-12-02, 53–59 over a 48 µs one on 2026-12-05).
+/// 69 µs `vda` on 2026-12-02, 53–59 over a 48 µs one on 2026-12-05), and a day faster than
+/// the latency can follow the loop's `idle_wake` ([`round_trip_keys`]).
 ///
 /// Where the probe also timed its reads into huge pages (`read_large_mib_s`: one descriptor a
 /// request, eight of them in the host at once, as a large folio's readahead through a loop),
@@ -262,10 +263,27 @@ pub fn read_keys(s: &HostDiskStamp) -> Vec<(&'static str, String)> {
         ]
     };
     if let Some(us) = s.read_4k_us {
-        let ns = (d.backing_latency as f64 + (us - REFERENCE_READ_4K_US) * 1e3).max(0.0);
-        keys.push(("backing_latency", format!("\"{}ns\"", ns.round() as u64)));
+        let (latency, wake) = round_trip_keys(&d, us);
+        keys.push(("backing_latency", format!("\"{latency}ns\"")));
+        if wake != d.idle_wake {
+            keys.push(("idle_wake", format!("\"{wake}ns\"")));
+        }
     }
     keys
+}
+
+/// The loop's `backing_latency` and `idle_wake` on a day whose 4 KiB round trip of the host
+/// disk took `us`: the difference from the calibration day's goes to the host's latency, and
+/// what a faster day leaves beyond it (the latency at 0) to the wake from idle CPUs. The
+/// probe's round trip pays both — its one read at a time wakes a halted vCPU as the loop's
+/// worker and submitter do — and a day whose round trip is 40 µs shorter than the reference
+/// reads a loop 40 µs sooner too, not 20 (g017, g050, g078: 4 KiB loop reads in 38–40 µs on
+/// a 26–30 µs day).
+pub fn round_trip_keys(d: &LoopParams, us: f64) -> (u64, u64) {
+    let shift = (us - REFERENCE_READ_4K_US) * 1e3;
+    let latency = d.backing_latency as f64 + shift;
+    let wake = d.idle_wake as f64 + latency.min(0.0);
+    (latency.max(0.0).round() as u64, wake.max(0.0).round() as u64)
 }
 
 /// The loop model's write keys for a disk that measured `s` (`--host-disk`): the model's own
@@ -636,6 +654,14 @@ mod tests {
         assert!(
             (gained - 15.0).abs() < 4.0,
             "the reader's p50 {slow_rr} → {fast_rr} µs, the host's 15 µs faster"
+        );
+        // A day 40 µs faster than the calibration's: more than the host's latency holds, the
+        // rest from the wake of the idle loop's threads.
+        let (_, fastest_rr) = p50s(13.0, None, REFERENCE_READ_4K_US - 40.0);
+        let gained = slow_rr - fastest_rr;
+        assert!(
+            (gained - 40.0).abs() < 6.0,
+            "the reader's p50 {slow_rr} → {fastest_rr} µs, the host's 40 µs faster"
         );
     }
 }

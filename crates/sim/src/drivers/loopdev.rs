@@ -212,6 +212,11 @@ pub struct LoopParams {
     /// image's inode, which the next flush writes. The coarse clock of the kernel the loop runs
     /// in: one jiffy (4 ms at this lab's HZ = 250).
     pub backing_timestamp_tick: Ns,
+    /// What a command that finds the loop idle waits first, ns: its worker and, at completion,
+    /// its submitter woken on CPUs that went idle ([`LO_WAKE_NS`] by default). A virtual
+    /// machine's halted vCPU wakes as fast as its host lets it, which changes by the day
+    /// with the host's own round trip (`wblab validate` sets both from the day's).
+    pub idle_wake: Ns,
 }
 
 impl Default for LoopParams {
@@ -237,6 +242,7 @@ impl Default for LoopParams {
             backing_cache: 0,
             backing_preallocated: true,
             backing_timestamp_tick: 4_000_000,
+            idle_wake: LO_WAKE_NS,
         }
     }
 }
@@ -300,7 +306,7 @@ impl DeviceModel for LoopParams {
     }
 }
 
-static LOOP_KNOBS: [Knob<LoopParams>; 20] = [
+static LOOP_KNOBS: [Knob<LoopParams>; 21] = [
     knob!(LoopParams, "backing_read_bandwidth", KnobKind::Rate, "reads of the backing file", backing_read_bandwidth: u64),
     knob!(LoopParams, "backing_write_bandwidth", KnobKind::Rate, "writes of the backing file", backing_write_bandwidth: u64),
     knob!(LoopParams, "backing_latency", LATENCY, "median latency of one backing I/O on top of its transfer", backing_latency: u64),
@@ -321,6 +327,7 @@ static LOOP_KNOBS: [Knob<LoopParams>; 20] = [
     knob!(LoopParams, "backing_cache", KnobKind::Size { min: 0, max: u64::MAX, pages: false }, "most written bytes the host caches between flushes", backing_cache: u64),
     knob!(LoopParams, "backing_preallocated", KnobKind::Bool, "the image was fallocated: unwritten until written (reads free, first writes dirty its extent map); false: fully written", backing_preallocated: bool),
     knob!(LoopParams, "backing_timestamp_tick", LATENCY, "granularity of the image's mtime: a write in a new tick dirties its inode for the next flush", backing_timestamp_tick: u64),
+    knob!(LoopParams, "idle_wake", LATENCY, "what a command finding the loop idle waits first: its worker and, at completion, its submitter woken on idle CPUs (a halted vCPU wakes as fast as its host lets it)", idle_wake: u64),
 ];
 
 /// Work per command on its way through the loop (the worker's kiocb setup and submission, the
@@ -532,7 +539,7 @@ impl LoopDev {
         let write = rq.op == Op::Write;
         let range = rq.sector..rq.sector + rq.bytes.div_ceil(512).max(1);
         let converts = write && !self.written(&range);
-        let ready = if idle { now + LO_WAKE_NS } else { now };
+        let ready = if idle { now + self.p.idle_wake } else { now };
         let cost = if converts { LO_CMD_NS + LO_WRITE_CMD_NS } else { LO_CMD_NS };
         let in_turn = self.issue_free.max(ready) + cost;
         self.issue_free = in_turn;
@@ -649,7 +656,7 @@ impl Device for LoopDev {
             // Behind a flush in the worker, as before it.
             Op::Write | Op::Flush if self.flush.is_some() => self.backlog.push_back(rq),
             // The worker sleeps on an idle loop: woken first, as for a read or write.
-            Op::Flush => self.start_flush(if idle { now + LO_WAKE_NS } else { now }, rq.id),
+            Op::Flush => self.start_flush(if idle { now + self.p.idle_wake } else { now }, rq.id),
             Op::Read | Op::Write => self.submit(now, rq, idle),
         }
     }
