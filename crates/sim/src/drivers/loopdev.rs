@@ -26,8 +26,8 @@
 //!   turning one request into a kiocb and submitting it; a write into unwritten extents of the
 //!   image [`LO_WRITE_CMD_NS`] more, where the others go `IOCB_NOWAIT` from the submitter). It
 //!   never sleeps on the backing store. A command that finds the loop idle first waits
-//!   [`LO_WAKE_NS`]: the worker and its submitter are woken from idle CPUs (a busy loop keeps
-//!   them awake).
+//!   `idle_wake` ([`LO_WAKE_NS`] by default): the worker and its submitter are woken from idle
+//!   CPUs (a busy loop keeps them awake).
 //! - **Backing store**: the disk the image file lives on, as this lab's `vda` behaves
 //!   ([`super::virtio_host`]): the backing I/Os wait in that disk's mq-deadline, enter its
 //!   virtqueue while their descriptors fit (one per physically contiguous segment: a 64 KiB
@@ -368,8 +368,9 @@ pub const LO_CPU_NS: Ns = 5_000;
 /// throttled writes is not found yet (`docs/validation.md`).
 pub const LO_WRITE_CMD_NS: Ns = 30_000;
 
-/// A command that finds the loop idle (nothing in flight) waits this long more, ns: its worker
-/// and, at completion, its submitter are woken on CPUs that went idle. Fitted with fio on this
+/// The default of `idle_wake`: a command that finds the loop idle (nothing in flight) waits
+/// this long more, ns, its worker and, at completion, its submitter woken on CPUs that went
+/// idle. Fitted with fio on this
 /// lab's 2-CPU machine: 4 KiB O_DIRECT random reads at queue depth 1 on an otherwise idle loop
 /// complete in 68 µs (clat p50) where the backing disk alone takes 21 µs.
 pub const LO_WAKE_NS: Ns = 33_000;
