@@ -399,24 +399,67 @@ fn fio_iops(dir: &std::path::Path, job: &str) -> f64 {
         .unwrap()
 }
 
+/// The kernel's repeats of scenario `name` measured on `day` (`validation/measured/<name>-<day>/`,
+/// the committed `<name>/` for the first day), figure by figure, sorted.
+fn measured_on(name: &str, day: Option<&str>, figure: impl Fn(&std::path::Path) -> f64) -> Vec<f64> {
+    let dir = repo_root().join("validation/measured").join(match day {
+        Some(d) => format!("{name}-{d}"),
+        None => name.to_string(),
+    });
+    let mut v: Vec<f64> = ["r1", "r2", "r3"].iter().map(|r| figure(&dir.join(r))).collect();
+    v.sort_by(f64::total_cmp);
+    v
+}
+
 /// A loaded machine on a real 6.18 (validations v29, v30): 4 KiB O_DIRECT random reads on an
 /// unthrottled loop at queue depth 1 and 32, alone and beside two CPU-bound processes on the
-/// two CPUs. The kernel lost at most a tenth of its reads to the load (the woken reader
-/// preempts a spinner at once; the host disk sets the depth-32 pace), where the model once made
-/// every read wait for a tick (a quarter of the rate). The model's loaded/quiet ratio must be
-/// the kernel's (medians of three repeats) within 15 %.
+/// two CPUs. What the load costs depends on the day's host: on 2026-12-03 the kernel lost at
+/// most a tenth of its reads (the woken reader preempts a spinner at once), on 2026-12-07
+/// two fifths (the host's disk thread, beside busy vCPUs, took rounds late by milliseconds).
+/// The model's loaded/quiet ratio (a busy guest's host between the two days) must lie
+/// between the two days' ratios (medians of three repeats), 15 % either side, and it must
+/// cost something: the model once made every read wait for a tick (a quarter of the rate),
+/// and before that charged nothing.
 #[test]
 fn a_loaded_machine_costs_the_loops_reads_what_it_cost_the_kernel() {
     for job in ["qd1", "qd32"] {
-        let (quiet, quiet_real) = model_and_measured("v29-loop-reads-quiet", |d| fio_iops(d, job));
-        let (loaded, loaded_real) = model_and_measured("v30-loop-reads-loaded", |d| fio_iops(d, job));
-        let (ours, real) = (loaded / quiet, loaded_real[1] / quiet_real[1]);
+        let root = repo_root();
+        let model = |name: &str| {
+            let out = scratch(&format!("{name}-{job}")).join("out");
+            run_quietly(&root.join(format!("validation/{name}.toml")), &out);
+            (fio_iops(&out, job), fio_clat_p999(&out, job))
+        };
+        let ours = model("v30-loop-reads-loaded").0 / model("v29-loop-reads-quiet").0;
+        let ratio = |day| {
+            measured_on("v30-loop-reads-loaded", day, |d| fio_iops(d, job))[1]
+                / measured_on("v29-loop-reads-quiet", day, |d| fio_iops(d, job))[1]
+        };
+        let (a, b) = (ratio(None), ratio(Some("2026-12-07")));
+        let (lo, hi) = (a.min(b), a.max(b));
         assert!(
-            (ours / real - 1.0).abs() < 0.15,
-            "{job}: loaded/quiet IOPS {ours:.2} in the model, {real:.2} measured \
-             (quiet {quiet_real:?}, loaded {loaded_real:?})"
+            ours > lo * 0.85 && ours < hi * 1.15,
+            "{job}: loaded/quiet IOPS {ours:.2} in the model, {a:.2} and {b:.2} measured on two days"
         );
     }
+    // The load's tail: the depth-1 reader's p99.9 beside the spinners, 3.2 ms (2026-12-03)
+    // and 9.0 ms (2026-12-07) in the kernel; the model's within half of the first and half
+    // again of the second.
+    let out = scratch("v30-loop-reads-loaded-tail").join("out");
+    run_quietly(&repo_root().join("validation/v30-loop-reads-loaded.toml"), &out);
+    let ours = fio_clat_p999(&out, "qd1");
+    let days = [None, Some("2026-12-07")].map(|day| measured_on("v30-loop-reads-loaded", day, |d| fio_clat_p999(d, "qd1"))[1]);
+    assert!(
+        ours > days[0].min(days[1]) * 0.5 && ours < days[0].max(days[1]) * 1.5,
+        "loaded depth-1 p99.9 {ours:.0} ns in the model, {days:?} measured"
+    );
+}
+
+/// The 99.9th percentile of fio job `job`'s read completion latency, ns.
+fn fio_clat_p999(dir: &std::path::Path, job: &str) -> f64 {
+    let j: serde_json::Value = serde_json::from_str(&fs::read_to_string(dir.join("fio.json")).unwrap()).unwrap();
+    j["jobs"].as_array().unwrap().iter().find(|x| x["jobname"] == job).unwrap()["read"]["clat_ns"]["percentile"]["99.900000"]
+        .as_f64()
+        .unwrap()
 }
 
 /// bfq's weights on a real 6.18 loop device (validation v13, v14): two O_DIRECT writers at

@@ -30,6 +30,7 @@ pub(crate) mod workload;
 
 pub use engine::time::Ns;
 pub use engine::RngStream;
+pub use kernel::cpu::CpuGauge;
 pub use laws::{Law, LawViolation};
 
 /// The model's fixed costs that tests and documents quote.

@@ -36,7 +36,10 @@
 //!   alike, each `backing_request_cost` (and its segments' cost) plus its transfer at `backing_read_bandwidth` /
 //!   `backing_write_bandwidth`, then `backing_latency` (drawn per I/O, with a p99
 //!   `backing_latency_spread` above the median) and, for a store found idle, its wake-up
-//!   ([`idle_exit`]). One draw per run scales the speeds (`backing_run_spread`). Each backing
+//!   ([`idle_exit`]). One draw per run scales the speeds (`backing_run_spread`); within the run
+//!   the round trip moves with the host's weather, one factor per spell of about a second
+//!   (`backing_weather`), and when the guest's CPUs are all busy the host now and then takes
+//!   a round milliseconds late (`backing_busy_stall_chance`). Each backing
 //!   I/O carries its loop request's I/O priority (`lo_rw_aio` sets the kiocb's `ki_ioprio`
 //!   from the request), so that mq-deadline serves a realtime reader's I/O before the others
 //!   it holds, where by sector order alone a read above a sequential stream waits for the
@@ -144,6 +147,34 @@ pub struct LoopParams {
     /// 2026-12-02): reads 985–1261 MiB/s and writes 1881–2576 MiB/s, a standard deviation of
     /// 8–11 % (9 % in the log), which a log-logistic law has with its p99 25 % out.
     pub backing_run_spread: u32,
+    /// The host's weather within a run, %: the round trip of a backing I/O changes from
+    /// moment to moment with the host's other work, in spells (exponential, mean
+    /// `backing_weather_spell`) that each draw one factor for every round trip in them
+    /// (log-logistic, median 1, its 99th percentile `1 + weather / 100` times slower, as
+    /// likely that much faster); `backing_latency_spread` stays the pooled law's, each spell's
+    /// narrower (see [`super::virtio_host`]). Measured on `vda` (fio, 4 KiB O_DIRECT reads at
+    /// queue depth 1, 20–60 s runs, `validation/measured/host-weather-2026-12-07/`): the p99
+    /// of each second's reads lies 0.17–0.44 from the run's in the log (standard deviation),
+    /// of each 5 s 0.22–0.29, neighbouring seconds correlated by 0.2–0.5; spells of 1 s whose
+    /// factor has a log standard deviation near 0.5 (a p99 3× the median) give 0.29, 0.27 and
+    /// 0.3 (the recordings beside a busy guest, 0.38–0.71, are wilder: not modelled).
+    pub backing_weather: u32,
+    pub backing_weather_spell: Ns,
+    /// The host's thread beside busy vCPUs: when the guest keeps all its CPUs busy, the
+    /// host takes a round of the backing disk's ring late with this chance, ‱ (per ten
+    /// thousand; it falls with the cube of the CPUs' busy share over the last 10 ms), by a
+    /// delay of median `backing_busy_stall` with its p99 `backing_busy_stall_spread` above
+    /// (log-logistic). The VMM's I/O thread competes for the host's CPUs with the vCPUs'
+    /// threads. Measured on `vda` (fio, 4 KiB O_DIRECT reads at queue depth 1, 20 s,
+    /// `validation/measured/host-busy-2026-12-07/`): beside two CPU-bound processes 4.1 % of
+    /// the reads took over 0.3 ms (0.3–0.9 % alone), 1.3 % over 1 ms, 0.5 % over 2 ms, 0.12 %
+    /// over 5 ms — a delay with a median near 0.8 ms and a p99 near 9 ms in 3.5 % of the
+    /// rounds; beside one, 0.3 % over 1 ms (a cube's eighth). On 2026-12-03 the loop's
+    /// reads beside two (validation v30) reached a p99.9 of 2.9–3.6 ms where alone they had
+    /// 0.7–1.6: 1.4 % of the rounds. The default, 2 %, lies between the two days.
+    pub backing_busy_stall_chance: u32,
+    pub backing_busy_stall: Ns,
+    pub backing_busy_stall_spread: Ns,
     /// Tags of the loop queue (`hw_queue_depth`): requests the loop driver works on at once.
     pub queue_depth: u32,
     /// The host's serial work per backing I/O on top of its transfer, ns: the host serves the
@@ -227,6 +258,11 @@ impl Default for LoopParams {
             backing_latency: 20_000,
             backing_latency_spread: 85_000,
             backing_run_spread: 25,
+            backing_weather: 200,
+            backing_weather_spell: 1_000_000_000,
+            backing_busy_stall_chance: 200,
+            backing_busy_stall: 800_000,
+            backing_busy_stall_spread: 8_200_000,
             queue_depth: 128,
             backing_request_cost: 7_000,
             backing_read_segment_cost: 3_000,
@@ -306,7 +342,7 @@ impl DeviceModel for LoopParams {
     }
 }
 
-static LOOP_KNOBS: [Knob<LoopParams>; 21] = [
+static LOOP_KNOBS: [Knob<LoopParams>; 26] = [
     knob!(LoopParams, "backing_read_bandwidth", KnobKind::Rate, "reads of the backing file", backing_read_bandwidth: u64),
     knob!(LoopParams, "backing_write_bandwidth", KnobKind::Rate, "writes of the backing file", backing_write_bandwidth: u64),
     knob!(LoopParams, "backing_latency", LATENCY, "median latency of one backing I/O on top of its transfer", backing_latency: u64),
@@ -315,6 +351,11 @@ static LOOP_KNOBS: [Knob<LoopParams>; 21] = [
     knob!(LoopParams, "backing_write_idle_exit", LATENCY, "the same for a backing write", backing_write_idle_exit: u64),
     knob!(LoopParams, "backing_idle_time", LATENCY, "time constant of that cost's growth with the idle time", backing_idle_time: u64),
     knob!(LoopParams, "backing_run_spread", KnobKind::Count { min: 0, max: 400 }, "how far one run's backing speed lies from the median at the 99th percentile, % (0: every run alike)", backing_run_spread: u32),
+    knob!(LoopParams, "backing_weather", KnobKind::Count { min: 0, max: 1000 }, "the host's weather within a run: how far one spell's round trips lie from the usual at the 99th percentile, % (0: none; the latency spread stays the pooled law's)", backing_weather: u32),
+    knob!(LoopParams, "backing_weather_spell", LATENCY, "mean length of a spell of the host's weather (exponential)", backing_weather_spell: u64),
+    knob!(LoopParams, "backing_busy_stall_chance", KnobKind::Count { min: 0, max: 10_000 }, "the chance that the host takes a round of the backing disk late when the guest's CPUs are all busy, per ten thousand (falls with the cube of their busy share; 0: never)", backing_busy_stall_chance: u32),
+    knob!(LoopParams, "backing_busy_stall", LATENCY, "the median of that delay", backing_busy_stall: u64),
+    knob!(LoopParams, "backing_busy_stall_spread", LATENCY, "how far its p99 lies above its median (log-logistic)", backing_busy_stall_spread: u64),
     knob!(LoopParams, "queue_depth", QUEUE_DEPTH, "the loop queue's tags, `hw_queue_depth`", queue_depth: u32),
     knob!(LoopParams, "backing_request_cost", LATENCY, "the host's serial work per backing I/O besides its transfer", backing_request_cost: u64),
     knob!(LoopParams, "backing_read_segment_cost", LATENCY, "the host's work per data segment (descriptor) of a backing read", backing_read_segment_cost: u64),
@@ -483,6 +524,11 @@ impl LoopDev {
                 latency_spread: p.backing_latency_spread,
                 // The calibrated median, on this run's share of the host like the rest.
                 latency_shape: (LoopParams::default().backing_latency as f64 * slow) as Ns,
+                weather: p.backing_weather,
+                weather_spell: p.backing_weather_spell,
+                busy_stall_chance: p.backing_busy_stall_chance * 100,
+                busy_stall: p.backing_busy_stall,
+                busy_stall_spread: p.backing_busy_stall_spread,
                 flush_spread: p.backing_flush_spread,
                 flush_idle_exit: p.backing_flush_idle_exit,
                 read_idle_exit: p.backing_idle_exit,
@@ -641,6 +687,10 @@ impl LoopDev {
 }
 
 impl Device for LoopDev {
+    fn watch_cpus(&mut self, cpus: crate::kernel::cpu::CpuGauge) {
+        self.disk.watch_cpus(cpus);
+    }
+
     fn queue_depth(&self) -> u32 {
         self.p.queue_depth.max(1)
     }
@@ -824,8 +874,11 @@ mod tests {
 
     #[test]
     fn backing_latencies_spread_between_their_median_and_p99() {
+        // Without weather: a run this short meets one or two spells, each narrower than the
+        // pooled law (see `virtio_host`'s own test of the weather).
         let p = LoopParams {
             backing_latency_spread: 3 * LoopParams::default().backing_latency,
+            backing_weather: 0,
             ..filled()
         };
         let lat = |rng: RngStream| -> Vec<Ns> {

@@ -96,6 +96,9 @@ pub trait Device {
     /// The client's bytes of this device that are dirty, under writeback or awaiting a
     /// COMMIT (an NFS inode's `npages`, which the 2.6.35–3.x commit rule compares against).
     fn set_client_outstanding(&mut self, _now: Ns, _bytes: u64) {}
+    /// The machine's CPUs, for a device whose host competes with them (a virtual machine's
+    /// disk under a loop device); others ignore it.
+    fn watch_cpus(&mut self, _cpus: crate::kernel::cpu::CpuGauge) {}
     /// Whether a flush can be queued beside other commands (NVMe, SCSI). SATA's FLUSH CACHE is
     /// not an NCQ command: libata issues it only to an idle drive and nothing else until it
     /// completes.

@@ -44,6 +44,15 @@
 //! of the image writing its inode, [`HOST_META_ID`]) queue in the elevator like the loop's,
 //! behind them.
 //!
+//! The host is not alone on its machine. Its weather: every round trip of a spell (exponential,
+//! about a second) is scaled by the spell's factor ([`calm_spread`] narrows the law within a
+//! spell so that a long run pools to the measured one), as a reader on `vda` sees each
+//! second's p99 move by a third. And its thread shares the host's CPUs with the guest's
+//! vCPUs: when the guest's CPUs were all busy over the last 10 ms, a round starts late, by a
+//! millisecond or more, with a small chance that falls with the cube of their busy share
+//! ([`HostDisk::watch_cpus`]; a reader on `vda` beside two CPU-bound processes had 1.3 % of
+//! its reads over 1 ms, 0.06–0.2 % alone).
+//!
 //! Simplified: adjacent folios are never contiguous, a request larger than the ring takes the
 //! whole ring (the block layer would split it at `max_segments` into pieces that each do), no
 //! merging in the guest's elevator, the host's service is a fixed rate, not its own page cache
@@ -61,6 +70,7 @@ use crate::block::sched::mq_deadline::MqDeadline;
 use crate::block::sched::{Elevator, ElvRq};
 use crate::config::{DeadlineTunables, IoPrio};
 use crate::engine::RngStream;
+use crate::kernel::cpu::CpuGauge;
 use crate::Ns;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -101,6 +111,108 @@ pub(crate) fn round_trip(rng: &mut RngStream, median: Ns, spread: Ns, shape: Ns)
     (drawn + median).saturating_sub(shape)
 }
 
+/// The host's weather: its share of the machine it runs on changes from moment to moment,
+/// and with it how soon a round trip comes back. Each spell (exponential, mean `spell`)
+/// draws one factor for every round trip in it (log-logistic, median 1, its 99th percentile
+/// `1 + weather / 100`); chance off, every spell is the median.
+#[derive(Clone, Copy, Debug)]
+struct Weather {
+    /// The current spell's factor, millionths.
+    factor: u64,
+    /// When the current spell ends.
+    until: Ns,
+}
+
+const ONE: u64 = 1_000_000;
+
+/// The shape whose 99th percentile lies `p99 / median` above its median.
+fn shape_of(median: f64, p99: f64) -> f64 {
+    99f64.ln() / (p99 / median).ln()
+}
+
+/// The spread of the round trip within one spell of weather, so that a long run's pooled
+/// round trips keep the median `median` and the p99 `median + spread` they were measured
+/// with: the measurements (fio over tens of seconds) already pooled many spells, whose
+/// factors widen the law. Weather with its p99 at `1 + weather / 100` (log-logistic) is
+/// taken at 32 of its quantiles. In the log, a log-logistic law is a logistic one, so the
+/// pooled distribution function at `ln(x / median)` is the mean of logistic functions, one
+/// per factor; its 0.99 point is found by bisection for a trial shape, and the shape by
+/// bisection on that. Returns `spread` when there is no weather or no spread.
+pub(crate) fn calm_spread(median: Ns, spread: Ns, weather: u32) -> Ns {
+    if weather == 0 || spread == 0 || median == 0 {
+        return spread;
+    }
+    let (m, target) = (median as f64, (median + spread) as f64);
+    let wbeta = shape_of(1.0, 1.0 + f64::from(weather) / 100.0);
+    const K: usize = 32;
+    let logs: [f64; K] = std::array::from_fn(|k| {
+        let u = (k as f64 + 0.5) / K as f64;
+        (u / (1.0 - u)).ln() / wbeta
+    });
+    // The pooled law's p99 over its median, in the log, for shape `beta`.
+    let pooled_p99 = |beta: f64| {
+        let cdf = |y: f64| logs.iter().map(|l| 1.0 / (1.0 + (-beta * (y - l)).exp())).sum::<f64>() / K as f64;
+        let (mut lo, mut hi) = (0.0, 1e4f64.ln());
+        for _ in 0..36 {
+            let mid = 0.5 * (lo + hi);
+            if cdf(mid) < 0.99 {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        0.5 * (lo + hi)
+    };
+    let want = (target / m).ln();
+    // A steeper law (larger shape) has the smaller pooled p99.
+    let single = shape_of(m, target);
+    let (mut lo, mut hi) = (single, single * 100.0);
+    if pooled_p99(hi) > want {
+        // Weather alone reaches past the measured tail: the calmest law there is.
+        return 0;
+    }
+    for _ in 0..36 {
+        let mid = 0.5 * (lo + hi);
+        if pooled_p99(mid) > want {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let beta = 0.5 * (lo + hi);
+    ((m * 99f64.powf(1.0 / beta)) as Ns).saturating_sub(median)
+}
+
+/// How long the guest's CPUs' work is averaged over to say how busy they are, ns.
+const CPU_WINDOW_NS: Ns = 10_000_000;
+
+/// How the host's thread fares beside the guest's vCPUs: it takes the ring late, now and then,
+/// when they keep its CPUs busy.
+#[derive(Clone, Debug, Default)]
+struct HostCpu {
+    gauge: Option<CpuGauge>,
+    /// The current window's start and the CPU time charged by then.
+    since: Ns,
+    busy_then: Ns,
+    /// The busy share of the guest's CPUs over the last whole window, millionths.
+    busy: u64,
+}
+
+impl HostCpu {
+    /// The guest's CPUs' busy share at `now`, millionths: that of the last whole window.
+    fn busy_at(&mut self, now: Ns) -> u64 {
+        let Some(g) = &self.gauge else { return 0 };
+        if now >= self.since + CPU_WINDOW_NS {
+            let capacity = u128::from(now - self.since) * u128::from(g.ncpus().max(1));
+            let used = u128::from(g.busy_ns().saturating_sub(self.busy_then));
+            self.busy = (used * u128::from(ONE) / capacity).min(u128::from(ONE)) as u64;
+            self.since = now;
+            self.busy_then = g.busy_ns();
+        }
+        self.busy
+    }
+}
+
 /// How the host serves the guest's requests.
 #[derive(Clone, Debug)]
 pub struct HostParams {
@@ -119,6 +231,17 @@ pub struct HostParams {
     pub latency_spread: Ns,
     /// The median that jitter was measured at, ns: a smaller `latency` keeps its law's shape.
     pub latency_shape: Ns,
+    /// The host's weather: how far a spell's round trips lie from the usual at the 99th
+    /// percentile, % (0: none), and the spells' mean length, ns. `latency_spread` is the pooled
+    /// law's; within a spell the law is narrower ([`calm_spread`]).
+    pub weather: u32,
+    pub weather_spell: Ns,
+    /// The chance, in millionths, that the host takes a round late when the guest's CPUs are
+    /// all busy (the chance falls with the cube of their busy share), and the delay's median
+    /// and 99th percentile above it, ns (log-logistic).
+    pub busy_stall_chance: u32,
+    pub busy_stall: Ns,
+    pub busy_stall_spread: Ns,
     /// The 99th percentile of a flush's own service above its median, flushes back to back,
     /// ns (log-logistic, its shape kept when a rest raises the median).
     pub flush_spread: Ns,
@@ -175,6 +298,10 @@ pub struct HostDisk {
     quiet_from: Ns,
     /// When the host's last flush ended: its next one pays for the rest since.
     last_flush_end: Ns,
+    /// The round trip's spread within a spell of weather.
+    calm_spread: Ns,
+    weather: Weather,
+    cpu: HostCpu,
     seq: u64,
     rng: RngStream,
 }
@@ -182,6 +309,7 @@ pub struct HostDisk {
 impl HostDisk {
     pub fn new(p: HostParams, rng: RngStream) -> Self {
         let ring = p.ring.max(1);
+        let calm = calm_spread(p.latency_shape.max(1), p.latency_spread, p.weather);
         HostDisk {
             p: HostParams { ring, ..p },
             arriving: BinaryHeap::new(),
@@ -196,9 +324,36 @@ impl HostDisk {
             served: BinaryHeap::new(),
             quiet_from: 0,
             last_flush_end: 0,
+            calm_spread: calm,
+            weather: Weather { factor: ONE, until: 0 },
+            cpu: HostCpu::default(),
             seq: 0,
             rng,
         }
+    }
+
+    /// Watch the guest's CPUs, whose work delays the host's thread.
+    pub fn watch_cpus(&mut self, gauge: CpuGauge) {
+        self.cpu = HostCpu {
+            gauge: Some(gauge),
+            ..HostCpu::default()
+        };
+    }
+
+    /// Whether the host takes this round late, and by how much: its thread shares the host's
+    /// CPUs with the guest's vCPUs, which, when the guest keeps them busy, hold it off now
+    /// and then for a slice of the host's scheduler.
+    fn busy_stall(&mut self, now: Ns) -> Ns {
+        if self.p.busy_stall_chance == 0 || self.p.busy_stall == 0 {
+            return 0;
+        }
+        let busy = self.cpu.busy_at(now) as f64 / ONE as f64;
+        let chance = f64::from(self.p.busy_stall_chance) / ONE as f64 * busy.powi(3);
+        if chance == 0.0 || self.rng.next_f64() >= chance {
+            return 0;
+        }
+        self.rng
+            .log_logistic(self.p.busy_stall, self.p.busy_stall + self.p.busy_stall_spread)
     }
 
     /// Queue a backing I/O for loop request `id` (or the host's metadata write,
@@ -322,7 +477,17 @@ impl HostDisk {
     /// this round's round trip, and the store's wake-up after a rest) and starts taking the
     /// ring's requests. Returns when it takes the first.
     fn start_round(&mut self, now: Ns, first: Op) -> Ns {
-        let round_trip = round_trip(&mut self.rng, self.p.latency, self.p.latency_spread, self.p.latency_shape);
+        if now >= self.weather.until && self.p.weather > 0 {
+            // A new spell from now on: one after an idle host is as good as one that began
+            // while it was away.
+            let p99 = ONE + u64::from(self.p.weather) * (ONE / 100);
+            self.weather = Weather {
+                factor: self.rng.log_logistic(ONE, p99),
+                until: now + self.rng.exp(self.p.weather_spell).max(1),
+            };
+        }
+        let calm = round_trip(&mut self.rng, self.p.latency, self.calm_spread, self.p.latency_shape);
+        let round_trip = (u128::from(calm) * u128::from(self.weather.factor) / u128::from(ONE)) as Ns;
         let notify = round_trip / 2;
         self.round_irq = round_trip - notify;
         let exit = match first {
@@ -331,7 +496,7 @@ impl HostDisk {
             _ => 0,
         };
         let wake = idle_exit(now.saturating_sub(self.quiet_from), exit, self.p.idle_time);
-        now + notify + wake
+        now + notify + wake + self.busy_stall(now)
     }
 
     /// How long the host's fsync of the image takes when it starts at `t`, and the stamp of its
@@ -421,6 +586,111 @@ mod tests {
         }
     }
 
+    /// A 4 KiB reader at queue depth 1, one read 200 µs after the last completed, for 60 s:
+    /// every read's latency by the second it completed in.
+    fn reads_by_second(p: HostParams, seed: u64) -> Vec<Vec<Ns>> {
+        let mut d = HostDisk::new(p, RngStream::new(seed, "test/weather"));
+        let mut secs = vec![Vec::new(); 60];
+        let mut at = 0;
+        d.submit(at, &io(0, Op::Read, 0, 4096, 1));
+        while let Some((t, out)) = d.step(u64::MAX) {
+            if out.is_some() {
+                let s = (t / 1_000_000_000) as usize;
+                if s >= secs.len() {
+                    break;
+                }
+                secs[s].push(t - at);
+                at = t + 200_000;
+                d.submit(at, &io(0, Op::Read, 0, 4096, 1));
+            }
+        }
+        secs
+    }
+
+    /// Weather moves each second's tail as the host's did (`vda`: each second's p99 0.17–0.44
+    /// from the run's in the log), while the run's pooled median and p99 stay those measured.
+    #[test]
+    fn the_hosts_weather_moves_the_seconds_tails_not_the_runs() {
+        let host = |weather, weather_spell| HostParams {
+            latency: 20_000,
+            latency_spread: 85_000,
+            latency_shape: 20_000,
+            weather,
+            weather_spell,
+            ..params()
+        };
+        let q = |v: &mut Vec<Ns>, f: f64| {
+            v.sort_unstable();
+            v[((v.len() - 1) as f64 * f) as usize] as f64
+        };
+        let second_p99s_sd = |secs: &mut [Vec<Ns>]| {
+            let logs: Vec<f64> = secs.iter_mut().map(|v| q(v, 0.99).ln()).collect();
+            let mean = logs.iter().sum::<f64>() / logs.len() as f64;
+            (logs.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / (logs.len() - 1) as f64).sqrt()
+        };
+        let (mut calm, mut stormy) = (reads_by_second(host(0, 0), 5), reads_by_second(host(200, 1_000_000_000), 5));
+        let (sd_calm, sd_stormy) = (second_p99s_sd(&mut calm), second_p99s_sd(&mut stormy));
+        assert!(sd_calm < 0.1, "without weather each second's p99 is the run's: {sd_calm}");
+        assert!((0.2..0.6).contains(&sd_stormy), "{sd_stormy}");
+        // Pooled over many spells (short ones here, so that the run's few stormy spells do
+        // not decide its p99), the law is the one measured.
+        let all = |secs: Vec<Vec<Ns>>| secs.into_iter().flatten().collect::<Vec<Ns>>();
+        let (mut a, mut b) = (all(calm), all(reads_by_second(host(200, 10_000_000), 5)));
+        for f in [0.5, 0.99] {
+            let (x, y) = (q(&mut a, f), q(&mut b, f));
+            assert!((y / x - 1.0).abs() < 0.08, "pooled q{f}: {x} without weather, {y} with");
+        }
+    }
+
+    /// Share of a 4 KiB reader's reads (queue depth 1, 200 µs apart, 20 s) over 1 ms, and their
+    /// median, with `busy` of the guest's two CPUs kept busy (millionths).
+    fn reads_beside_busy_cpus(busy: u64) -> (f64, Ns) {
+        let p = HostParams {
+            latency: 20_000,
+            latency_spread: 85_000,
+            latency_shape: 20_000,
+            busy_stall_chance: 20_000,
+            busy_stall: 800_000,
+            busy_stall_spread: 8_200_000,
+            ..params()
+        };
+        let mut d = HostDisk::new(p, RngStream::new(9, "test/busy"));
+        let gauge = CpuGauge::standalone(2);
+        d.watch_cpus(gauge.clone());
+        let (mut at, mut charged, mut lat) = (0, 0, Vec::new());
+        d.submit(at, &io(0, Op::Read, 0, 4096, 1));
+        while let Some((t, out)) = d.step(u64::MAX) {
+            // The CPUs' work so far, as the machine charges it.
+            gauge.charge((t - charged) * 2 * busy / ONE);
+            charged = t;
+            if out.is_some() {
+                if t > 20_000_000_000 {
+                    break;
+                }
+                lat.push(t - at);
+                at = t + 200_000;
+                d.submit(at, &io(0, Op::Read, 0, 4096, 1));
+            }
+        }
+        lat.sort_unstable();
+        let slow = lat.iter().filter(|&&l| l > 1_000_000).count();
+        (slow as f64 / lat.len() as f64, lat[lat.len() / 2])
+    }
+
+    /// Beside busy vCPUs the host takes a round late now and then (`vda` beside two CPU-bound
+    /// processes: 1.3 % of 4 KiB reads over 1 ms against 0.06–0.2 % alone), less often the
+    /// less busy they are, and the median read does not move.
+    #[test]
+    fn busy_vcpus_hold_the_hosts_thread_off_now_and_then() {
+        let (idle, idle_p50) = reads_beside_busy_cpus(0);
+        let (half, _) = reads_beside_busy_cpus(ONE / 2);
+        let (full, full_p50) = reads_beside_busy_cpus(ONE);
+        assert!(idle < 0.0005, "the round trip alone seldom reaches 1 ms: {idle}");
+        assert!((0.004..0.02).contains(&full), "all busy: {full}");
+        assert!(half < full / 4.0, "half busy {half}, all busy {full}");
+        assert!(full_p50.abs_diff(idle_p50) * 10 < idle_p50, "p50 {idle_p50} → {full_p50}");
+    }
+
     fn params() -> HostParams {
         HostParams {
             read_bandwidth: 1000 * MIB,
@@ -431,6 +701,11 @@ mod tests {
             latency: 50_000,
             latency_spread: 0,
             latency_shape: 50_000,
+            weather: 0,
+            weather_spell: 0,
+            busy_stall_chance: 0,
+            busy_stall: 0,
+            busy_stall_spread: 0,
             flush_spread: 0,
             flush_idle_exit: 0,
             read_idle_exit: 0,

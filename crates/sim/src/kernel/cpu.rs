@@ -29,8 +29,10 @@
 //! ([`CpuPool::steal`]), as the kernel's irq time is taken from whatever runs there.
 
 use crate::Ns;
+use std::cell::Cell;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::rc::Rc;
 
 /// How long a kernel path stays warm after its last run here, ns: see [`cold_cost`].
 pub(crate) const COLD_TAU_NS: Ns = 2_000_000;
@@ -52,6 +54,41 @@ pub(crate) fn cold_cost(hot: Ns, cold: Ns, idle: Ns) -> Ns {
 
 /// `sysctl_sched_latency` / 2: the most vruntime credit a sleeper keeps (CFS `place_entity`).
 const SLEEPER_CREDIT_NS: Ns = 3_000_000;
+
+/// A read-only view of the CPUs' work so far, for a device whose host shares the machine's
+/// CPUs (a virtual machine's disk, whose host thread competes with busy vCPUs): the CPU time
+/// charged so far, bursts counted when they start, and the number of CPUs.
+#[derive(Clone, Debug, Default)]
+pub struct CpuGauge {
+    busy: Rc<Cell<Ns>>,
+    ncpus: u32,
+}
+
+impl CpuGauge {
+    /// CPU time charged so far (runs and interrupts), ns.
+    pub fn busy_ns(&self) -> Ns {
+        self.busy.get()
+    }
+
+    pub fn ncpus(&self) -> u32 {
+        self.ncpus
+    }
+}
+
+#[cfg(test)]
+impl CpuGauge {
+    /// A gauge of `ncpus` CPUs that only the test charges.
+    pub(crate) fn standalone(ncpus: u32) -> Self {
+        CpuGauge {
+            busy: Rc::default(),
+            ncpus,
+        }
+    }
+
+    pub(crate) fn charge(&self, ns: Ns) {
+        self.busy.set(self.busy.get() + ns);
+    }
+}
 
 /// Who runs on a CPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -119,6 +156,8 @@ pub(crate) struct CpuPool {
     min_vruntime: Ns,
     busy_ns: Ns,
     irq_ns: Ns,
+    /// `busy_ns` as devices see it.
+    gauge: CpuGauge,
 }
 
 /// A burst that starts now on `cpu` and ends at `end`.
@@ -160,6 +199,10 @@ impl CpuPool {
             min_vruntime: 0,
             busy_ns: 0,
             irq_ns: 0,
+            gauge: CpuGauge {
+                busy: Rc::default(),
+                ncpus: n as u32,
+            },
         }
     }
 
@@ -184,6 +227,12 @@ impl CpuPool {
         let v = self.vruntime(who);
         *v += burst;
         self.busy_ns += burst;
+        self.gauge.busy.set(self.busy_ns);
+    }
+
+    /// The gauge devices read the CPUs' work from.
+    pub(crate) fn gauge(&self) -> CpuGauge {
+        self.gauge.clone()
     }
 
     pub(crate) fn ncpus(&self) -> usize {
@@ -356,6 +405,7 @@ impl CpuPool {
             self.burst_end[cpu] += cost;
         }
         self.busy_ns += cost;
+        self.gauge.busy.set(self.busy_ns);
         self.irq_ns += cost;
         cpu as u16
     }
@@ -382,6 +432,7 @@ impl CpuPool {
             *v = v.saturating_sub(left);
         }
         self.busy_ns -= left;
+        self.gauge.busy.set(self.busy_ns);
         self.burst_end[c] = now;
         self.gen[c] = self.gen[c].wrapping_add(1);
         (left, self.gen[c])

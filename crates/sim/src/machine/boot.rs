@@ -407,8 +407,10 @@ impl Machine {
             tasks,
             cfg: cfg.clone(),
         };
+        let gauge = m.cpus.gauge();
         for (q, d) in m.queues.iter_mut().zip(&cfg.devices) {
             q.map_queues(d.model.nr_hw_queues(), ncpus);
+            q.device.watch_cpus(gauge.clone());
         }
         m.mark_preexisting();
         m.attach_io_max();
