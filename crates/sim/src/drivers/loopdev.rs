@@ -153,11 +153,12 @@ pub struct LoopParams {
     /// (log-logistic, median 1, its 99th percentile `1 + weather / 100` times slower, as
     /// likely that much faster); `backing_latency_spread` stays the pooled law's, each spell's
     /// narrower (see [`super::virtio_host`]). Measured on `vda` (fio, 4 KiB O_DIRECT reads at
-    /// queue depth 1, 20–60 s runs, `validation/measured/host-weather-2026-12-07/`): the p99
-    /// of each second's reads lies 0.17–0.44 from the run's in the log (standard deviation),
-    /// of each 5 s 0.22–0.29, neighbouring seconds correlated by 0.2–0.5; spells of 1 s whose
-    /// factor has a log standard deviation near 0.5 (a p99 3× the median) give 0.29, 0.27 and
-    /// 0.3 (the recordings beside a busy guest, 0.38–0.71, are wilder: not modelled).
+    /// queue depth 1, 20–60 s runs, `validation/measured/host-weather-2026-12-07/` and
+    /// `host-busy-2026-12-07/`): the p99 of each second's reads lies 0.17–0.44 from the run's
+    /// in the log (standard deviation), of each 5 s 0.22–0.29, neighbouring seconds
+    /// correlated by 0.2–0.5; spells of 1 s whose factor's p99 is 3× its median give the
+    /// model's own 60 s reader 0.31 (the recordings beside a busy guest, 0.38–0.71, are
+    /// wilder: not modelled).
     pub backing_weather: u32,
     pub backing_weather_spell: Ns,
     /// The host's thread beside busy vCPUs: when the guest keeps all its CPUs busy, the
