@@ -380,23 +380,25 @@ fn task_figure(dir: &std::path::Path, task: &str, field: &str) -> f64 {
 /// A figure of validation scenario `name`: in the model (run now) and in its three committed
 /// measurements, sorted.
 fn model_and_measured(name: &str, figure: impl Fn(&std::path::Path) -> f64) -> (f64, Vec<f64>) {
-    let root = repo_root();
     let out = scratch(name).join("out");
-    run_quietly(&root.join(format!("validation/{name}.toml")), &out);
-    let mut real: Vec<f64> = ["r1", "r2", "r3"]
-        .iter()
-        .map(|r| figure(&root.join(format!("validation/measured/{name}/{r}"))))
-        .collect();
-    real.sort_by(f64::total_cmp);
-    (figure(&out), real)
+    run_quietly(&repo_root().join(format!("validation/{name}.toml")), &out);
+    (figure(&out), measured_on(name, None, figure))
+}
+
+/// The read side of fio job `job` in a results directory's `fio.json`.
+fn fio_read(dir: &std::path::Path, job: &str) -> serde_json::Value {
+    let j: serde_json::Value = serde_json::from_str(&fs::read_to_string(dir.join("fio.json")).unwrap()).unwrap();
+    j["jobs"].as_array().unwrap().iter().find(|x| x["jobname"] == job).unwrap()["read"].clone()
 }
 
 /// The IOPS of fio job `job` in a results directory's `fio.json`.
 fn fio_iops(dir: &std::path::Path, job: &str) -> f64 {
-    let j: serde_json::Value = serde_json::from_str(&fs::read_to_string(dir.join("fio.json")).unwrap()).unwrap();
-    j["jobs"].as_array().unwrap().iter().find(|x| x["jobname"] == job).unwrap()["read"]["iops"]
-        .as_f64()
-        .unwrap()
+    fio_read(dir, job)["iops"].as_f64().unwrap()
+}
+
+/// The 99.9th percentile of fio job `job`'s read completion latency, ns.
+fn fio_clat_p999(dir: &std::path::Path, job: &str) -> f64 {
+    fio_read(dir, job)["clat_ns"]["percentile"]["99.900000"].as_f64().unwrap()
 }
 
 /// The kernel's repeats of scenario `name` measured on `day` (`validation/measured/<name>-<day>/`,
@@ -417,23 +419,20 @@ fn measured_on(name: &str, day: Option<&str>, figure: impl Fn(&std::path::Path) 
 /// most a tenth of its reads (the woken reader preempts a spinner at once), on 2026-12-07
 /// two fifths (the host's disk thread, beside busy vCPUs, took rounds late by milliseconds).
 /// The model's loaded/quiet ratio (a busy guest's host between the two days) must lie
-/// between the two days' ratios (medians of three repeats), 15 % either side, and it must
-/// cost something: the model once made every read wait for a tick (a quarter of the rate),
-/// and before that charged nothing.
+/// between the two days' ratios (medians of three repeats), 15 % either side (the model once
+/// made every read wait for a tick and kept a quarter of the rate), and the depth-1 reader's
+/// p99.9 beside the spinners between the two days' too.
 #[test]
 fn a_loaded_machine_costs_the_loops_reads_what_it_cost_the_kernel() {
+    let (quiet, loaded) = ("v29-loop-reads-quiet", "v30-loop-reads-loaded");
+    let [quiet_out, loaded_out] = [quiet, loaded].map(|name| {
+        let out = scratch(name).join("out");
+        run_quietly(&repo_root().join(format!("validation/{name}.toml")), &out);
+        out
+    });
     for job in ["qd1", "qd32"] {
-        let root = repo_root();
-        let model = |name: &str| {
-            let out = scratch(&format!("{name}-{job}")).join("out");
-            run_quietly(&root.join(format!("validation/{name}.toml")), &out);
-            (fio_iops(&out, job), fio_clat_p999(&out, job))
-        };
-        let ours = model("v30-loop-reads-loaded").0 / model("v29-loop-reads-quiet").0;
-        let ratio = |day| {
-            measured_on("v30-loop-reads-loaded", day, |d| fio_iops(d, job))[1]
-                / measured_on("v29-loop-reads-quiet", day, |d| fio_iops(d, job))[1]
-        };
+        let ours = fio_iops(&loaded_out, job) / fio_iops(&quiet_out, job);
+        let ratio = |day| measured_on(loaded, day, |d| fio_iops(d, job))[1] / measured_on(quiet, day, |d| fio_iops(d, job))[1];
         let (a, b) = (ratio(None), ratio(Some("2026-12-07")));
         let (lo, hi) = (a.min(b), a.max(b));
         assert!(
@@ -444,22 +443,12 @@ fn a_loaded_machine_costs_the_loops_reads_what_it_cost_the_kernel() {
     // The load's tail: the depth-1 reader's p99.9 beside the spinners, 3.2 ms (2026-12-03)
     // and 9.0 ms (2026-12-07) in the kernel; the model's within half of the first and half
     // again of the second.
-    let out = scratch("v30-loop-reads-loaded-tail").join("out");
-    run_quietly(&repo_root().join("validation/v30-loop-reads-loaded.toml"), &out);
-    let ours = fio_clat_p999(&out, "qd1");
-    let days = [None, Some("2026-12-07")].map(|day| measured_on("v30-loop-reads-loaded", day, |d| fio_clat_p999(d, "qd1"))[1]);
+    let ours = fio_clat_p999(&loaded_out, "qd1");
+    let days = [None, Some("2026-12-07")].map(|day| measured_on(loaded, day, |d| fio_clat_p999(d, "qd1"))[1]);
     assert!(
         ours > days[0].min(days[1]) * 0.5 && ours < days[0].max(days[1]) * 1.5,
         "loaded depth-1 p99.9 {ours:.0} ns in the model, {days:?} measured"
     );
-}
-
-/// The 99.9th percentile of fio job `job`'s read completion latency, ns.
-fn fio_clat_p999(dir: &std::path::Path, job: &str) -> f64 {
-    let j: serde_json::Value = serde_json::from_str(&fs::read_to_string(dir.join("fio.json")).unwrap()).unwrap();
-    j["jobs"].as_array().unwrap().iter().find(|x| x["jobname"] == job).unwrap()["read"]["clat_ns"]["percentile"]["99.900000"]
-        .as_f64()
-        .unwrap()
 }
 
 /// bfq's weights on a real 6.18 loop device (validation v13, v14): two O_DIRECT writers at

@@ -69,6 +69,7 @@ use super::{xfer, DevRequest, Op};
 use crate::block::sched::mq_deadline::MqDeadline;
 use crate::block::sched::{Elevator, ElvRq};
 use crate::config::{DeadlineTunables, IoPrio};
+use crate::engine::rng::log_logistic_shape;
 use crate::engine::RngStream;
 use crate::kernel::cpu::CpuGauge;
 use crate::Ns;
@@ -125,11 +126,6 @@ struct Weather {
 
 const ONE: u64 = 1_000_000;
 
-/// The shape whose 99th percentile lies `p99 / median` above its median.
-fn shape_of(median: f64, p99: f64) -> f64 {
-    99f64.ln() / (p99 / median).ln()
-}
-
 /// The spread of the round trip within one spell of weather, so that a long run's pooled
 /// round trips keep the median `median` and the p99 `median + spread` they were measured
 /// with: the measurements (fio over tens of seconds) already pooled many spells, whose
@@ -143,7 +139,7 @@ pub(crate) fn calm_spread(median: Ns, spread: Ns, weather: u32) -> Ns {
         return spread;
     }
     let (m, target) = (median as f64, (median + spread) as f64);
-    let wbeta = shape_of(1.0, 1.0 + f64::from(weather) / 100.0);
+    let wbeta = log_logistic_shape(1.0 + f64::from(weather) / 100.0);
     const K: usize = 32;
     let logs: [f64; K] = std::array::from_fn(|k| {
         let u = (k as f64 + 0.5) / K as f64;
@@ -165,7 +161,7 @@ pub(crate) fn calm_spread(median: Ns, spread: Ns, weather: u32) -> Ns {
     };
     let want = (target / m).ln();
     // A steeper law (larger shape) has the smaller pooled p99.
-    let single = shape_of(m, target);
+    let single = log_logistic_shape(target / m);
     let (mut lo, mut hi) = (single, single * 100.0);
     if pooled_p99(hi) > want {
         // Weather alone reaches past the measured tail: the calmest law there is.

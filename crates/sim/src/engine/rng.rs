@@ -32,6 +32,12 @@ pub(crate) fn splitmix64(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// The shape β of a log-logistic law whose 99th percentile is `p99_over_median` times its
+/// median: `ln 99 / ln(p99 / median)`.
+pub(crate) fn log_logistic_shape(p99_over_median: f64) -> f64 {
+    99f64.ln() / p99_over_median.ln()
+}
+
 impl RngStream {
     /// The stream for entity `label` (e.g. "device/sda") under scenario seed `seed`.
     pub fn new(seed: u64, label: &str) -> Self {
@@ -88,7 +94,7 @@ impl RngStream {
             return median;
         }
         let u = self.next_f64().clamp(1e-12, 1.0 - 1e-12);
-        let beta = 99f64.ln() / (p99 as f64 / median as f64).ln();
+        let beta = log_logistic_shape(p99 as f64 / median as f64);
         let x = median as f64 * (u / (1.0 - u)).powf(1.0 / beta);
         (x as u64).min(median.saturating_mul(1000))
     }
