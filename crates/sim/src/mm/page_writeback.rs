@@ -186,6 +186,9 @@ pub(crate) struct TaskDirty {
     pub bdp_pages: u64,
     /// After the current sleep, run another loop iteration (hard-limit state).
     pub bdp_again: bool,
+    /// The 2.6.3x loop's `dirty_exceeded` local: the last iteration's verdict, false before
+    /// the first (so a call that free-runs at once clears the bdi's flag).
+    pub bdp_exceeded: bool,
     /// CPU the task dirties from (for the per-CPU ratelimit valve).
     pub cpu: usize,
     /// I/O-issuing generations: pages the task's own writeback wrote in the last
@@ -210,6 +213,7 @@ impl Default for TaskDirty {
             bdp_start: 0,
             bdp_pages: 0,
             bdp_again: false,
+            bdp_exceeded: false,
             cpu: 0,
             bdp_written: 0,
             pages_written: 0,
@@ -1818,5 +1822,36 @@ mod tests {
             unreachable!()
         };
         assert_eq!((limit, dirty, task_ratelimit, cgroup_ino), (24_023, 30_000, 0, 1_000));
+    }
+
+    /// 2.6.38 keeps `dirty_exceeded` as a local that the free-run break does not recompute: a
+    /// call that free-runs before any verdict clears the bdi's flag (the next call comes after
+    /// `ratelimit_pages`, not 8), one that looped first leaves it set.
+    #[test]
+    fn free_run_clears_the_bdi_flag_only_before_the_first_verdict() {
+        use super::super::throttle_per_bdi::{PerBdiThrottle, Variant};
+        let call = |r: &mut Rig, j: u64, t: &mut PerBdiThrottle, task: &mut TaskDirty, first: bool| {
+            r.at(j, |cx| if first { t.ratelimited(cx, task) } else { t.resume(cx, task) })
+        };
+        // Free run at once (250k < (200k + 400k)/2), the bdi far over its cold limit.
+        let mut r = Rig::new(250_000, 0);
+        let mut t = PerBdiThrottle::new(Variant::V2638, &r.vm, &r.sysctl, 2, 1, &[0], 1);
+        r.wb.dirty_exceeded = true;
+        r.bdp[0] = 8;
+        let mut task = TaskDirty::default();
+        assert_eq!(call(&mut r, 1, &mut t, &mut task, true), Throttle::Proceed);
+        assert!(!r.wb.dirty_exceeded, "a call that never judged clears the flag");
+        // Over the free-run line, all of it under writeback (nothing for the task to write):
+        // the first iteration judges "exceeded" and sleeps; the count then falls under the
+        // line and the loop leaves on it, the flag still set.
+        let mut r = Rig::new(0, 350_000);
+        let mut t = PerBdiThrottle::new(Variant::V2638, &r.vm, &r.sysctl, 2, 1, &[0], 1);
+        r.bdp[0] = 16;
+        let mut task = TaskDirty::default();
+        assert!(matches!(call(&mut r, 1, &mut t, &mut task, true), Throttle::Sleep(1)));
+        assert!(r.wb.dirty_exceeded);
+        r.vm.nr_writeback = 250_000;
+        assert_eq!(call(&mut r, 2, &mut t, &mut task, false), Throttle::Proceed);
+        assert!(r.wb.dirty_exceeded, "the last verdict was exceeded");
     }
 }

@@ -205,6 +205,7 @@ impl PerBdiThrottle {
                     return self.finish(cx, task, s);
                 }
                 let exceeded = bdi_dirty > s.bdi_thresh || global > s.thresh;
+                task.bdp_exceeded = exceeded;
                 if !exceeded {
                     return self.finish(cx, task, s);
                 }
@@ -247,8 +248,10 @@ impl PerBdiThrottle {
         let bdi_dirty = s.bdi_reclaimable + s.bdi_writeback;
         let clear = match self.variant {
             Variant::V2624 => bdi_dirty < s.bdi_thresh,
-            // `dirty_exceeded` of the last iteration (false when the loop broke on it).
-            Variant::V2632 | Variant::V2638 => !(bdi_dirty > s.bdi_thresh || s.reclaimable + s.writeback > s.thresh),
+            // The `dirty_exceeded` local: the last iteration's verdict, which the free-run
+            // break does not recompute (so it is false only when the loop broke on it, or
+            // free-ran before its first verdict).
+            Variant::V2632 | Variant::V2638 => !task.bdp_exceeded,
         };
         if clear {
             cx.wb.dirty_exceeded = false;
@@ -273,6 +276,7 @@ impl DirtyThrottle for PerBdiThrottle {
         };
         task.pages_written = 0;
         task.backoff = 1;
+        task.bdp_exceeded = false;
         task.write_chunk = match self.variant {
             Variant::V2624 => sync_writeback_pages(self.ratelimit_pages),
             Variant::V2632 | Variant::V2638 => sync_writeback_pages(dirtied.max(self.ratelimit_pages)),
