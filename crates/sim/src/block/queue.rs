@@ -41,6 +41,10 @@ pub(crate) const BLK_FLUSH_KICK_NS: (Ns, Ns) = (6_000, 13_000);
 /// the completion to the same kworker: 4–6 µs in that trace.
 pub(crate) const BLK_FLUSH_STEP_NS: Ns = 5_000;
 
+/// `BLK_MQ_BUDGET_DELAY`: how long blk-mq waits before it runs a hardware queue again whose
+/// elevator had work and gave nothing (ms).
+pub(crate) const BLK_MQ_BUDGET_DELAY_MS: u64 = 3;
+
 /// blk-flush (`blk-flush.c`) for the empty PREFLUSH bios of fsync() and sync() (as
 /// `blkdev_issue_flush` sends): callers that ask while a flush is in flight wait for the next
 /// one, which then covers them all — the kernel's pending and running flush lists, which turn
@@ -148,6 +152,10 @@ pub(crate) struct BlockQueue {
     pub elv_timer_at: Option<Ns>,
     /// Time of the blk-throttle timer event already scheduled, if any.
     pub throtl_timer_at: Option<Ns>,
+    /// blk-mq's delayed run, pending (`BLK_MQ_BUDGET_DELAY` after the elevator declined).
+    pub delay_run: Option<Ns>,
+    /// When the event of `delay_run` is scheduled.
+    pub delay_run_at: Option<Ns>,
     clock: Clock,
     pub bytes_written: u64,
     /// Of `bytes_written`, O_DIRECT writes (no page cache pages behind them).
@@ -246,6 +254,8 @@ impl BlockQueue {
             wbt_timer_at: None,
             elv_timer_at: None,
             throtl_timer_at: None,
+            delay_run: None,
+            delay_run_at: None,
             legacy: None,
             stripe: None,
             clock: Clock::new(hz),
@@ -796,16 +806,38 @@ impl BlockQueue {
         self.flush_queueable
     }
 
+    /// Whether a completion must run the queue: requests wait for room in a full device (a
+    /// tag's wait queue, the dispatch list's restart), a flush is under way, the legacy
+    /// request queue (its `request_fn` runs on every completion), or an elevator whose
+    /// completion hook runs it ([`Elevator::runs_queue_on_completion`]).
+    pub(crate) fn restart_on_completion(&self, was_full: bool) -> bool {
+        was_full
+            || self.legacy.is_some()
+            || !self.bypass.is_empty()
+            || self.flush.in_flight
+            || !self.flush.pending.is_empty()
+            || self.elv.runs_queue_on_completion()
+    }
+
     /// Dispatch queued requests into the device while it has room. Returns issued ids.
     pub(crate) fn run_queue(&mut self, now: Ns, issued: &mut Vec<u32>) {
         if !self.dispatch_flush(now, issued) {
             return;
         }
+        let mut count = 0;
         while self.device.in_flight() < self.device.queue_depth() {
             // `blk_mq_sched_dispatch_requests`: the dispatch list first, then the elevator.
             let Some(id) = self.bypass.pop_front().or_else(|| self.elv.dispatch(now).map(|e| e.id)) else {
+                if count == 0 && self.legacy.is_none() && self.elv.queued() > 0 {
+                    // `__blk_mq_do_dispatch_sched`: the elevator has work but gave nothing, and
+                    // nobody else may run the queue: run it again in 3 ms (re-armed, as
+                    // `mod_delayed_work` does).
+                    let j = self.clock.jiffies(now) + (BLK_MQ_BUDGET_DELAY_MS * self.clock.hz).div_ceil(1000);
+                    self.delay_run = Some(self.clock.at_jiffies(j));
+                }
                 break;
             };
+            count += 1;
             let prio = self.submitter_prio(self.pool[id as usize].submitter);
             let r = &mut self.pool[id as usize];
             r.issue_ns = now;

@@ -129,11 +129,11 @@ impl Machine {
                     }
                 }
                 RqStage::Queued => {
-                    if !has_inside && q.elv_timer_at.is_none() && q.tick_at.is_none() {
+                    if !has_inside && q.elv_timer_at.is_none() && q.tick_at.is_none() && q.delay_run_at.is_none() {
                         return stranded(
                             id,
                             r.stage,
-                            "the device is idle and neither an elevator timer nor a device event is due",
+                            "the device is idle and neither an elevator timer, blk-mq's delayed run nor a device event is due",
                         );
                     }
                 }

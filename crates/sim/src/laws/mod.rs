@@ -100,7 +100,7 @@ fn spin_limit(entities: usize) -> u64 {
 }
 
 /// Number of [`Event`] kinds (for the progress law's census).
-const EVENT_KINDS: usize = 22;
+const EVENT_KINDS: usize = 23;
 
 fn event_kind(ev: &Event) -> (usize, &'static str) {
     match ev {
@@ -126,6 +126,7 @@ fn event_kind(ev: &Event) -> (usize, &'static str) {
         Event::JournalFlushSeq(_) => (19, "JournalFlushSeq"),
         Event::EndIoWork(_) => (20, "EndIoWork"),
         Event::FlusherInodeFree(_) => (21, "FlusherInodeFree"),
+        Event::DelayedRun(_) => (22, "DelayedRun"),
     }
 }
 

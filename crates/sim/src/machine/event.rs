@@ -19,6 +19,8 @@ pub enum Event {
     ElvTimer(u16),
     /// blk-throttle `pending_timer` of a device.
     ThrotlTimer(u16),
+    /// blk-mq's delayed run of a device's hardware queue (`blk_mq_delay_run_hw_queues`).
+    DelayedRun(u16),
     /// The flusher of a wb is woken.
     Flusher(u16),
     /// The inode a wb's flusher sleeps on (`I_SYNC`) was let go.

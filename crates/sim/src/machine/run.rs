@@ -32,6 +32,7 @@ impl Machine {
             Event::IolatTimer(d) => self.on_iolat_timer(d),
             Event::ElvTimer(d) => self.on_elv_timer(d),
             Event::ThrotlTimer(d) => self.on_throtl_timer(d),
+            Event::DelayedRun(d) => self.on_delayed_run(d),
             Event::Flusher(w) => self.flusher_wakeup_fired(w),
             Event::FlusherInodeFree(w) => self.wb_inode_free(w),
             Event::BwDwork(w) => {

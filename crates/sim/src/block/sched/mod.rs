@@ -225,6 +225,13 @@ pub trait Elevator {
     fn set_cgroups(&mut self, _groups: &[ElvGroup]) {}
     /// The device completed request `id` (schedulers that track requests in the driver).
     fn completed(&mut self, _now: Ns, _id: u32) {}
+    /// Whether a completion runs the queue though the device had room: kyber's token waits
+    /// and bfq's `bfq_schedule_dispatch` do (the model runs them on every completion); where
+    /// it does not, a request the elevator declined waits for the next insert, a tag freed on
+    /// a full device, or blk-mq's delayed run.
+    fn runs_queue_on_completion(&self) -> bool {
+        true
+    }
     /// When the scheduler wants to be run again though nothing else happens (CFQ's idle
     /// slice timer).
     fn next_timer(&self) -> Option<Ns> {

@@ -431,6 +431,13 @@ impl Elevator for MqDeadline {
         None
     }
 
+    /// `dd_finish_request` only counts the completion: an idle or best-effort request held back
+    /// behind a higher class's requests in the device waits for the next insert or blk-mq's
+    /// 3 ms delayed run, not for the higher class's last completion.
+    fn runs_queue_on_completion(&self) -> bool {
+        false
+    }
+
     fn queued(&self) -> usize {
         self.per_prio.iter().map(|pp| pp.q.len(READ) + pp.q.len(WRITE)).sum()
     }
