@@ -156,7 +156,7 @@ pub(crate) struct BlockQueue {
     pub delay_run: Option<Ns>,
     /// When the event of `delay_run` is scheduled.
     pub delay_run_at: Option<Ns>,
-    clock: Clock,
+    pub(crate) clock: Clock,
     pub bytes_written: u64,
     /// Of `bytes_written`, O_DIRECT writes (no page cache pages behind them).
     pub direct_bytes_written: u64,

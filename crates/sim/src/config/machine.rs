@@ -105,9 +105,9 @@ pub struct MachineConfig {
     /// `page_reporting_reserve` for every folio size.
     pub buddyinfo: Option<Vec<u64>>,
     /// The system's chance: devices' service times (an SSD read meeting a program, a disk's
-    /// spindle phase, firmware time) and `wakeup_latency` drawn from the run's seed. Off, every
-    /// draw is its median and every seed gives the same run (workloads' random offsets still
-    /// follow the seed).
+    /// spindle phase, firmware time), `wakeup_latency` and the run's start within a tick drawn
+    /// from the run's seed. Off, every draw is its median, the run starts with a tick, and every
+    /// seed gives the same run (workloads' random offsets still follow the seed).
     pub chance: bool,
     /// A woken page waiter that finds its page still busy: re-test, `finish_wait`,
     /// `prepare_to_wait` and the `io_schedule` back out, ns (on top of the wakeup and switch).

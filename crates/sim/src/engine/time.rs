@@ -13,6 +13,10 @@ pub const NSEC_PER_SEC: Ns = 1_000_000_000;
 pub(crate) struct Clock {
     pub hz: u64,
     tick_ns: Ns,
+    /// Where in a tick the run starts, ns (below one tick): the kernel's tick has run since
+    /// boot, so a workload starts anywhere within one, and every timer, pause and jiffies
+    /// sample of the run keeps that offset.
+    pub phase: Ns,
 }
 
 impl Clock {
@@ -21,6 +25,7 @@ impl Clock {
         Clock {
             hz,
             tick_ns: NSEC_PER_SEC / hz,
+            phase: 0,
         }
     }
 
@@ -32,12 +37,12 @@ impl Clock {
     /// `jiffies` at virtual time `now`. Starts at 1 so that 0 can mean "never", as
     /// `dirty_paused_when == 0` does in the kernel.
     pub(crate) fn jiffies(&self, now: Ns) -> u64 {
-        now / self.tick_ns + 1
+        (now + self.phase) / self.tick_ns + 1
     }
 
     /// Virtual time at which `jiffies` reaches `j` (the tick boundary a timer fires on).
     pub(crate) fn at_jiffies(&self, j: u64) -> Ns {
-        j.saturating_sub(1) * self.tick_ns
+        (j.saturating_sub(1) * self.tick_ns).saturating_sub(self.phase)
     }
 
     /// `jiffies_to_msecs`, truncating as the trace points do.
@@ -60,5 +65,22 @@ mod tests {
         assert_eq!(c.at_jiffies(c.jiffies(8_000_000) + 5), 28_000_000);
         assert_eq!(c.jiffies_to_msecs(3), 12);
         assert_eq!(c.jiffies_to_msecs(-1), -4);
+    }
+
+    #[test]
+    fn a_phase_moves_the_ticks_and_keeps_every_instant_inside_its_jiffy() {
+        let c = Clock {
+            phase: 1_500_000,
+            ..Clock::new(250)
+        };
+        // The first tick comes 2.5 ms into the run, not at 4 ms.
+        assert_eq!(c.jiffies(0), 1);
+        assert_eq!(c.jiffies(2_499_999), 1);
+        assert_eq!(c.jiffies(2_500_000), 2);
+        assert_eq!(c.at_jiffies(2), 2_500_000);
+        for t in (0..20_000_000).step_by(333_333) {
+            let j = c.jiffies(t);
+            assert!(c.at_jiffies(j) <= t && t < c.at_jiffies(j + 1), "t {t} j {j}");
+        }
     }
 }

@@ -264,7 +264,11 @@ impl Machine {
     }
 
     pub fn with_options(cfg: &Scenario, opts: RunOptions) -> Self {
-        let clock = Clock::new(cfg.hz);
+        let mut clock = Clock::new(cfg.hz);
+        // One of the system's chances: without it the tick starts with the run.
+        if cfg.machine.chance {
+            clock.phase = RngStream::new(cfg.seed, "tick-phase").below(clock.tick_ns());
+        }
         let total = cfg.machine.memory / PAGE_SIZE;
         let unreclaimable = cfg.machine.unreclaimable / PAGE_SIZE;
         let mut vm = VmStat::boot(total, unreclaimable, cfg.sysctl.min_free_kbytes, cfg.sysctl.watermark_scale_factor);
@@ -288,6 +292,10 @@ impl Machine {
             // that may fire on every dispatch only with the block events.
             q.elv_trace = cfg.trace.writeback && q.elv.trace_on(cfg.trace.block);
             q.blk_trace = cfg.trace.block;
+        }
+        for q in &mut queues {
+            // The queues' timers count the same jiffies.
+            q.clock.phase = clock.phase;
         }
         let queues_capacity: Vec<u64> = queues.iter().map(|q| q.capacity_sectors).collect();
         let ndevs = queues.len();
