@@ -520,12 +520,14 @@ fn mark(r: &Row) -> &'static str {
     }
 }
 
-/// The table's last column: why a figure is off, or what was fitted to it.
+/// The table's last column: what was fitted to a figure, and why one is off (a fitted figure
+/// that misses says both).
 fn remark(r: &Row) -> String {
-    match (&r.spec.fitted, r.pass()) {
-        (Some(f), _) => format!("fitted: {f}"),
-        (None, true) => String::new(),
-        (None, false) => r.spec.note.clone().unwrap_or_default(),
+    let note = r.spec.note.as_deref().filter(|_| !r.pass());
+    match (&r.spec.fitted, note) {
+        (Some(f), Some(n)) => format!("fitted: {f}; {n}"),
+        (Some(f), None) => format!("fitted: {f}"),
+        (None, n) => n.unwrap_or_default().to_string(),
     }
 }
 
@@ -793,8 +795,13 @@ mod tests {
         assert!(markdown(std::slice::from_ref(&fitted)).contains("fitted: the disk's rate"));
         assert!(text(std::slice::from_ref(&fitted), &OPTS)
             .contains("1 of 1 figures within 2× of the report with the direction right (3 seeds each, 1 of them fitted)"));
-        // A fit that misses is still a miss.
+        // A fit that misses is still a miss, and its row says why beside what was fitted.
         assert_eq!(mark(&row(&spec, 3.0)), "✗ > 2×");
+        spec.note = Some("the server changed".into());
+        let missed = markdown(&[row(&spec, 3.0)]);
+        assert!(missed.contains("fitted: the disk's rate; the server changed"), "{missed}");
+        assert!(!markdown(&[row(&spec, 1.1)]).contains("the server changed"));
+        spec.note = None;
         spec.fitted = None;
         assert_eq!(mark(&row(&spec, 1.1)), "✓");
         assert!(!text(&[row(&spec, 1.1)], &OPTS).contains("fitted"));
