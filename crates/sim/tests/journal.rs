@@ -636,13 +636,7 @@ fn copy_and_backups(scheduler: SchedulerKind, secs: u64) -> RunResult {
     q.nr_requests = if scheduler == SchedulerKind::NONE { 32 } else { 64 };
     q.wbt_lat_usec = 0;
     sc.add_task("copy", 1, 0, dd(None));
-    let backup = JobConfig::Dd {
-        bs: MIB,
-        size: None,
-        fsync: false,
-        direct: true,
-    };
-    sc.add_task("backup", 8, 0, backup);
+    sc.add_task("backup", 8, 0, wblab_testkit::sim::dd_direct(MIB, None));
     run(&sc)
 }
 

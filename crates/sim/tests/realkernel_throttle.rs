@@ -81,17 +81,7 @@ fn v0_the_throttle_alone_sets_o_direct_and_sync_times() {
     // 40 MiB with oflag=direct at 8 MiB/s: real 5.00, 4.96, 4.94 s. Each 1 MiB write is one bio
     // held by blk-throttle; the tolerance (2 %) is one slice's rounding over 40 bios.
     let mut sc = lab(8 * MIB, 0, 10);
-    sc.add_task(
-        "dd",
-        1,
-        0,
-        JobConfig::Dd {
-            bs: MIB,
-            size: Some(40 * MIB),
-            fsync: false,
-            direct: true,
-        },
-    );
+    sc.add_task("dd", 1, 0, wblab_testkit::sim::dd_direct(MIB, Some(40 * MIB)));
     let r = run(&sc);
     let t = &r.tasks[0];
     assert_eq!(t.bytes_written, 40 * MIB);

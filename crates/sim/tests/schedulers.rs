@@ -4,7 +4,7 @@
 use wblab_sim::config::{DeviceModelConfig, IoPrio, IoPrioClass, JobConfig, Scenario, SchedulerKind, SsdParams, TaskConfig};
 use wblab_sim::metrics::RunResult;
 use wblab_sim::units::{GIB, KIB, MIB};
-use wblab_testkit::sim::{run, MS, SEC};
+use wblab_testkit::sim::{dd_direct, run, MS, SEC};
 
 /// A 4 KiB O_DIRECT random reader of a 4 GiB file from 2 s on, best effort.
 fn reader() -> TaskConfig {
@@ -44,17 +44,7 @@ fn readers_and_direct_writers(scheduler: SchedulerKind, write_lat: Option<u64>) 
         q.tunables.set("write_lat_nsec", ns);
     }
     sc.devices[0].size = 64 * GIB;
-    sc.add_task(
-        "writer",
-        32,
-        0,
-        JobConfig::Dd {
-            bs: MIB,
-            size: None,
-            fsync: false,
-            direct: true,
-        },
-    );
+    sc.add_task("writer", 32, 0, dd_direct(MIB, None));
     sc.tasks.push(reader());
     run(&sc)
 }
@@ -169,17 +159,7 @@ fn ionice_idle_helps_a_reader_beside_a_direct_backup_under_mq_deadline_only() {
 fn idle_reader_beside_a_direct_writer(scheduler: SchedulerKind) -> RunResult {
     let mut sc = Scenario::one_device("idle", DeviceModelConfig::Ssd(SsdParams::default()), 8 * GIB, 2, 6 * SEC);
     sc.devices[0].queue.select_elevator(scheduler);
-    sc.add_task(
-        "writer",
-        1,
-        0,
-        JobConfig::Dd {
-            bs: 4 * KIB,
-            size: None,
-            fsync: false,
-            direct: true,
-        },
-    );
+    sc.add_task("writer", 1, 0, dd_direct(4 * KIB, None));
     let mut r = reader();
     r.ioprio = IoPrio {
         class: IoPrioClass::Idle,

@@ -192,13 +192,7 @@ fn throttled_key(seed: u64, chance: bool) -> RunResult {
         write_bps: Some(4 << 20),
         ..Default::default()
     };
-    let direct = wblab_sim::config::JobConfig::Dd {
-        bs: 64 << 10,
-        size: None,
-        fsync: false,
-        direct: true,
-    };
-    sc.add_task("dd", 2, 0, direct);
+    sc.add_task("dd", 2, 0, wblab_testkit::sim::dd_direct(64 << 10, None));
     sc.add_task(
         "log",
         1,

@@ -32,6 +32,17 @@ pub fn dd_with(bs: u64, size: u64, fsync: bool) -> JobConfig {
     }
 }
 
+/// `dd oflag=direct bs=<bs>` of `size` bytes (None: until the task stops): O_DIRECT writes,
+/// one at a time, no fsync.
+pub fn dd_direct(bs: u64, size: Option<u64>) -> JobConfig {
+    JobConfig::Dd {
+        bs,
+        size,
+        fsync: false,
+        direct: true,
+    }
+}
+
 /// One task `name` of `job` on the first device, its file `file`, from `start` to the end.
 pub fn task(name: &str, file: &str, start: u64, job: JobConfig) -> TaskConfig {
     TaskConfig {
