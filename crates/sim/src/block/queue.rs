@@ -156,7 +156,7 @@ pub(crate) struct BlockQueue {
     pub delay_run: Option<Ns>,
     /// When the event of `delay_run` is scheduled.
     pub delay_run_at: Option<Ns>,
-    pub(crate) clock: Clock,
+    clock: Clock,
     pub bytes_written: u64,
     /// Of `bytes_written`, O_DIRECT writes (no page cache pages behind them).
     pub direct_bytes_written: u64,
@@ -212,8 +212,10 @@ pub(crate) struct BlockQueue {
 }
 
 impl BlockQueue {
-    /// The queue of device `cfg`; `rng` is the device's stream of chance.
-    pub(crate) fn new(cfg: &DeviceConfig, rng: RngStream, hz: u64) -> Self {
+    /// The queue of device `cfg`; `rng` is the device's stream of chance, `clock` the
+    /// machine's (its timers count the same jiffies).
+    pub(crate) fn new(cfg: &DeviceConfig, rng: RngStream, clock: Clock) -> Self {
+        let hz = clock.hz;
         let device = drivers::build(cfg, rng);
         let q = &cfg.queue;
         // blk_queue_depth(): SCSI-like devices report the device queue depth to wbt.
@@ -258,7 +260,7 @@ impl BlockQueue {
             delay_run_at: None,
             legacy: None,
             stripe: None,
-            clock: Clock::new(hz),
+            clock,
             bytes_written: 0,
             direct_bytes_written: 0,
             log_bytes_written: 0,

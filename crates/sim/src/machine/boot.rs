@@ -18,7 +18,7 @@ use crate::mm::vmstat::VmStat;
 use crate::units::{bytes_to_pages, PAGE_SIZE};
 
 /// Each device's writeback state, flusher and request queue, in the scenario's order.
-fn attach_devices(cfg: &Scenario, thresh: u64, now_j: u64) -> (Vec<WbState>, Vec<Wb>, Vec<BlockQueue>) {
+fn attach_devices(cfg: &Scenario, clock: Clock, thresh: u64, now_j: u64) -> (Vec<WbState>, Vec<Wb>, Vec<BlockQueue>) {
     let mut wbs = Vec::new();
     let mut flushers = Vec::new();
     let mut queues = Vec::new();
@@ -32,7 +32,7 @@ fn attach_devices(cfg: &Scenario, thresh: u64, now_j: u64) -> (Vec<WbState>, Vec
         wbs.push(wb);
         flushers.push(Wb::new(now_j));
         let chance = RngStream::of_chance(cfg.machine.chance, cfg.seed, &format!("device/{}", d.name));
-        queues.push(BlockQueue::new(d, chance, cfg.hz));
+        queues.push(BlockQueue::new(d, chance, clock));
     }
     (wbs, flushers, queues)
 }
@@ -278,7 +278,7 @@ impl Machine {
         let ratelimit_pages = page_writeback::writeback_set_ratelimit(&mut dom, &vm, &cfg.sysctl, cfg.machine.cpus);
         let thresh = dom.dirty_limit;
         let now_j = clock.jiffies(0);
-        let (mut wbs, mut flushers, mut queues) = attach_devices(cfg, thresh, now_j);
+        let (mut wbs, mut flushers, mut queues) = attach_devices(cfg, clock, thresh, now_j);
         page_writeback::seed_writeout_shares(&mut dom, &mut wbs, cfg.devices.iter().map(|d| d.writeout_share_pct));
         // The I/O priority each task's own requests carry, by task id, for the elevators.
         let prio: Vec<_> = cfg
@@ -292,10 +292,6 @@ impl Machine {
             // that may fire on every dispatch only with the block events.
             q.elv_trace = cfg.trace.writeback && q.elv.trace_on(cfg.trace.block);
             q.blk_trace = cfg.trace.block;
-        }
-        for q in &mut queues {
-            // The queues' timers count the same jiffies.
-            q.clock.phase = clock.phase;
         }
         let queues_capacity: Vec<u64> = queues.iter().map(|q| q.capacity_sectors).collect();
         let ndevs = queues.len();
