@@ -78,10 +78,10 @@ impl GroupCpu {
         if delta == 0 {
             return;
         }
-        let mut m = self.state_mask;
-        while m != 0 {
-            self.times[m.trailing_zeros() as usize] += delta;
-            m &= m - 1;
+        // Every state, its bit as a factor: no loop whose length the branch predictor must
+        // guess (the mask changes at nearly every call).
+        for (s, t) in self.times.iter_mut().enumerate() {
+            *t += delta * Ns::from((self.state_mask >> s) & 1);
         }
     }
 
@@ -128,17 +128,10 @@ impl PsiGroup {
     fn change(&mut self, now: Ns, cpu: usize, clear: u8, set: u8) {
         let c = &mut self.cpus[cpu];
         c.record(now);
-        let mut m = clear;
-        while m != 0 {
-            let bit = m.trailing_zeros() as usize;
-            debug_assert!(c.tasks[bit] > 0, "psi: task count underflow on cpu {cpu}");
-            c.tasks[bit] = c.tasks[bit].saturating_sub(1);
-            m &= m - 1;
-        }
-        let mut m = set;
-        while m != 0 {
-            c.tasks[m.trailing_zeros() as usize] += 1;
-            m &= m - 1;
+        for (i, n) in c.tasks.iter_mut().enumerate() {
+            let (out, inn) = (u32::from((clear >> i) & 1), u32::from((set >> i) & 1));
+            debug_assert!(*n >= out, "psi: task count underflow on cpu {cpu}");
+            *n = n.saturating_sub(out) + inn;
         }
         c.update_mask();
     }
