@@ -425,19 +425,26 @@ impl AddressSpace {
     }
 
     /// Insert (or replace) the extent at `start`, keeping the dirty-run index in step.
+    /// The index is touched only when a dirty run comes or goes: most runs put here are
+    /// clean, under writeback or being read, and need no lookup in a second tree.
     fn put(&mut self, start: u64, e: Extent) {
-        self.map.insert(start, e);
-        if e.state == PageState::Dirty {
-            self.dirty_runs.insert(start);
-        } else {
-            self.dirty_runs.remove(&start);
+        let was_dirty = self.map.insert(start, e).is_some_and(|old| old.state == PageState::Dirty);
+        match (was_dirty, e.state == PageState::Dirty) {
+            (false, true) => {
+                self.dirty_runs.insert(start);
+            }
+            (true, false) => {
+                self.dirty_runs.remove(&start);
+            }
+            _ => {}
         }
     }
 
     /// Remove the extent at `start`, and its entry in the dirty-run index.
     fn take(&mut self, start: u64) {
-        self.map.remove(&start);
-        self.dirty_runs.remove(&start);
+        if self.map.remove(&start).is_some_and(|old| old.state == PageState::Dirty) {
+            self.dirty_runs.remove(&start);
+        }
     }
 
     /// Merge the extent at `start` with same-state neighbours that touch it.
