@@ -314,7 +314,7 @@ impl BlockQueue {
                     op,
                     sector: 0,
                     nr_sectors: 0,
-                    segs: Vec::with_capacity(2),
+                    segs: smallvec::SmallVec::new(),
                     sync: false,
                     background: false,
                     readahead: false,

@@ -67,7 +67,9 @@ pub(crate) struct Request {
     pub op: Op,
     pub sector: u64,
     pub nr_sectors: u64,
-    pub segs: Vec<Seg>,
+    /// The file pages it carries: one run, or more after merges (kept inline for the first
+    /// two: no heap block to chase at submission and completion).
+    pub segs: smallvec::SmallVec<[Seg; 2]>,
     /// REQ_SYNC.
     pub sync: bool,
     /// REQ_BACKGROUND (kupdate/background flusher writes).
