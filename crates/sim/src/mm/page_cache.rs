@@ -6,6 +6,7 @@
 //! without walking the clean and writeback runs before it, which a file with thousands of
 //! scattered dirty pages (random writes) would make a walk over the whole file per call.
 
+use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// State of a cached page.
@@ -91,6 +92,10 @@ pub(crate) struct AddressSpace {
     pub nr_writeback: u64,
     /// Of `nr_dirty`, the pages `Queued` for writeback.
     pub nr_queued: u64,
+    /// The run the last lookup found, (start, len, state), until the next change: a reader
+    /// or writer asks about the pages of one run call after call, and each lookup in the tree
+    /// was a walk down it.
+    finger: Cell<Option<(u64, u64, PageState)>>,
 }
 
 impl AddressSpace {
@@ -100,19 +105,36 @@ impl AddressSpace {
 
     /// State of page `idx`.
     pub(crate) fn state(&self, idx: u64) -> Option<PageState> {
+        if let Some((_, st)) = self.at_finger(idx) {
+            return Some(st);
+        }
         let (&s, e) = self.map.range(..=idx).next_back()?;
-        (idx < s + e.len).then_some(e.state)
+        (idx < s + e.len).then(|| {
+            self.finger.set(Some((s, e.len, e.state)));
+            e.state
+        })
+    }
+
+    /// The run the finger holds, if it covers `idx`: (pages from `idx` to its end, state).
+    #[inline]
+    fn at_finger(&self, idx: u64) -> Option<(u64, PageState)> {
+        let (s, len, st) = self.finger.get()?;
+        (s <= idx && idx < s + len).then(|| (s + len - idx, st))
     }
 
     /// Length of the run of pages starting at `idx` that share `idx`'s state (absent runs
     /// end at the next cached page), capped at `max`.
     pub(crate) fn run_at(&self, idx: u64, max: u64) -> (Option<PageState>, u64) {
+        if let Some((left, st)) = self.at_finger(idx) {
+            return (Some(st), left.min(max));
+        }
         if self.map.last_key_value().is_none_or(|(&s, e)| idx >= s + e.len) {
             // Past the last cached page (a writer appending): one walk down the tree's edge.
             return (None, max);
         }
         if let Some((&s, e)) = self.map.range(..=idx).next_back() {
             if idx < s + e.len {
+                self.finger.set(Some((s, e.len, e.state)));
                 return (Some(e.state), (s + e.len - idx).min(max));
             }
         }
@@ -175,6 +197,7 @@ impl AddressSpace {
     /// Set pages [start, start+n) to `state` (None = drop from the cache). Returns what
     /// they were before.
     pub(crate) fn set_range(&mut self, start: u64, n: u64, state: Option<PageState>) -> Changed {
+        self.finger.set(None);
         let mut ch = Changed::default();
         if n == 0 {
             return ch;
