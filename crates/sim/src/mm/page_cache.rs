@@ -197,7 +197,9 @@ impl AddressSpace {
     /// Set pages [start, start+n) to `state` (None = drop from the cache). Returns what
     /// they were before.
     pub(crate) fn set_range(&mut self, start: u64, n: u64, state: Option<PageState>) -> Changed {
-        self.finger.set(None);
+        // The run a lookup just found (writeback ending on the run it looked at) spares
+        // `set_within_run` its own lookup.
+        let found = self.finger.take();
         let mut ch = Changed::default();
         if n == 0 {
             return ch;
@@ -209,7 +211,7 @@ impl AddressSpace {
                 return ch;
             }
         }
-        if let Some(old) = self.set_within_run(start, n, state) {
+        if let Some(old) = self.set_within_run(start, n, state, found) {
             ch.add(Some(old), n);
             return ch;
         }
@@ -275,10 +277,13 @@ impl AddressSpace {
     /// (a request's pages going under writeback, a completion ending it, a run read in): the
     /// same runs and counters as the general path's splits, removals and merges, in a few
     /// lookups instead of a dozen. Returns the run's old state, or None when the range is not
-    /// inside one run.
-    fn set_within_run(&mut self, start: u64, n: u64, state: Option<PageState>) -> Option<PageState> {
+    /// inside one run. `found` is a run the last lookup found, used if it holds `start`.
+    fn set_within_run(&mut self, start: u64, n: u64, state: Option<PageState>, found: Option<(u64, u64, PageState)>) -> Option<PageState> {
         let end = start + n;
-        let (&s, &e) = self.map.range(..=start).next_back()?;
+        let (s, e) = match found.filter(|&(s, len, _)| s <= start && start < s + len) {
+            Some((s, len, state)) => (s, Extent { len, state }),
+            None => self.map.range(..=start).next_back().map(|(&s, &e)| (s, e))?,
+        };
         if end > s + e.len {
             return None;
         }
