@@ -560,6 +560,11 @@ mod tests {
                     expect.add(*p, 1);
                     *p = st;
                 }
+                if s % 2 == 0 {
+                    // A lookup of the range's first run just before: the change starts from
+                    // the run it remembers instead of a lookup of its own.
+                    let _ = a.run_at(start, n);
+                }
                 prop_assert_eq!(a.set_range(start, n, st), expect);
                 prop_assert!(a.canonical());
                 for (i, p) in naive.iter().enumerate() {
