@@ -92,7 +92,11 @@ impl Machine {
         r.flush_seq = true;
         r.ckpt_tid = FC_WRITE;
         r.log_sectors = 8;
-        self.journals[d].as_mut().expect("journal").pending.push_back(id);
+        self.journals[d]
+            .as_mut()
+            .expect("journal")
+            .pending
+            .push_back(crate::fs::jbd2::JournalIo::Rq(id));
         self.journal_submit(dev);
     }
 

@@ -281,6 +281,24 @@ impl FastCommits {
     }
 }
 
+/// One entry of the journal thread's submission list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum JournalIo {
+    /// A built request.
+    Rq(u32),
+    /// `pages` dirty pages of `ino` from `start`, taken for the commit's ordered writeout
+    /// (`Queued`), whose requests are built [`ORDERED_BATCH_PAGES`] at a time as the run
+    /// reaches the front of the list.
+    Run { ino: u32, start: u64, pages: u64 },
+}
+
+/// How much of an ordered run the commit builds requests for at once. jbd's commit gathers its
+/// ordered data in batches of `j_wbufsize` buffers (a 4 KiB block's worth of 8-byte block tags:
+/// 512), submits a batch and goes on to the next; jbd2 writes each ordered inode through its
+/// writepages, a bio at a time. Either way a commit of a gigabyte of data never holds a request
+/// for each of its pages at once, and one that sleeps for a request slot has built no further.
+pub(crate) const ORDERED_BATCH_PAGES: u64 = 512;
+
 /// One device's journal.
 #[derive(Debug)]
 pub(crate) struct Journal {
@@ -309,8 +327,9 @@ pub(crate) struct Journal {
     /// Submitters whose next bios need blocks whose bitmap, group descriptor or inode the
     /// commit is writing to the log (BH_Shadow): they go on when the log write completes.
     pub shadow_submitters: Vec<(crate::block::request::Submitter, Ns)>,
-    /// The journal thread's built requests (ordered data, log blocks), submitted in order.
-    pub pending: VecDeque<u32>,
+    /// What the journal thread submits, in order: built requests (log blocks, checkpoint
+    /// writes) and the ordered data's dirty runs, built when they reach the front.
+    pub pending: VecDeque<JournalIo>,
     /// The journal thread sleeps on the front request (tag or wbt wait).
     pub blocked: bool,
     /// When the commit timer is armed.

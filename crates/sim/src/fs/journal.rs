@@ -8,7 +8,7 @@
 use crate::block::queue::{Submitter, BLK_FLUSH_STEP_NS};
 use crate::config::{Atime, FsKind};
 use crate::drivers::Op;
-use crate::fs::jbd2::{self, CommitPhase, Journal, JournalWake, MetaBlock, Ordered, JOURNAL_WAITER};
+use crate::fs::jbd2::{self, CommitPhase, Journal, JournalIo, JournalWake, MetaBlock, Ordered, JOURNAL_WAITER};
 use crate::kernel::cpu::cold_cost;
 use crate::kernel::task::Phase;
 use crate::kernel::waitqueue::{WaitSite, PG_LOCKED};
@@ -559,7 +559,11 @@ impl Machine {
         let mut targets = Vec::with_capacity(inodes.len());
         for ino in inodes {
             if order == Ordered::WriteAll {
-                self.write_dirty_range(ino, 0, u64::MAX, Submitter::Journal(dev), true, false);
+                let mut from = 0;
+                while let Some((start, pages)) = self.take_dirty_run(ino, from, u64::MAX) {
+                    self.jn(dev).pending.push_back(JournalIo::Run { ino, start, pages });
+                    from = start + pages;
+                }
             }
             // Pages under writeback and pages taken for it (their requests not yet submitted,
             // the flusher's or this commit's): the commit waits for all of them.
@@ -657,22 +661,53 @@ impl Machine {
             // The REQ_PREFLUSH bio is the first; the others but the FUA one are plain.
             r.flush_seq = preflushed && left == sectors;
             let j = self.journals[d].as_mut().expect("journal");
-            j.pending.push_back(id);
+            j.pending.push_back(JournalIo::Rq(id));
             j.committing.as_mut().expect("committing").io_left += piece;
             left -= piece;
         }
         self.journal_submit(dev);
     }
 
-    /// The journal thread submits its built requests in order; it sleeps on one that must
-    /// wait for a tag or for wbt.
+    /// The journal thread submits its list in order, building an ordered run's requests
+    /// when it comes to it; it sleeps on a request that must wait for a tag or for wbt.
     pub(crate) fn journal_submit(&mut self, dev: u16) {
         loop {
             let j = self.jn(dev);
             if j.blocked {
                 return;
             }
-            let Some(&id) = j.pending.front() else { return };
+            let id = match j.pending.front() {
+                None => return,
+                Some(&JournalIo::Rq(id)) => id,
+                Some(&JournalIo::Run { ino, start, pages }) => {
+                    // A batch, cut where a bio and a request end anyway: the requests are those
+                    // the whole run would have been built into.
+                    let (max_pages, bio_pages) = self.writeback_units(dev);
+                    let end = if bio_pages > max_pages {
+                        start + jbd2::ORDERED_BATCH_PAGES.next_multiple_of(bio_pages)
+                    } else {
+                        (start + jbd2::ORDERED_BATCH_PAGES).next_multiple_of(max_pages)
+                    };
+                    let end = end.min(start + pages);
+                    let j = self.jn(dev);
+                    j.pending.pop_front();
+                    if end < start + pages {
+                        let rest = start + pages - end;
+                        j.pending.push_front(JournalIo::Run {
+                            ino,
+                            start: end,
+                            pages: rest,
+                        });
+                    }
+                    let before = j.pending.len();
+                    self.build_writeback_run(ino, start, end - start, Submitter::Journal(dev), true, false);
+                    // Built onto the back of the list: they go first.
+                    let j = self.jn(dev);
+                    let built = j.pending.len() - before;
+                    j.pending.rotate_right(built);
+                    continue;
+                }
+            };
             if self.submit_request(dev, id) {
                 self.jn(dev).pending.pop_front();
             } else {
@@ -883,7 +918,7 @@ impl Machine {
             let r = self.queues[d].rq_mut(id);
             r.log_sectors = 8;
             r.ckpt_tid = tid;
-            self.journals[d].as_mut().expect("journal").pending.push_back(id);
+            self.journals[d].as_mut().expect("journal").pending.push_back(JournalIo::Rq(id));
         }
         if let Some(c) = self.jn(dev).checkpoints.iter_mut().find(|c| c.tid == tid) {
             c.writing = blocks.len() as u32;
@@ -1007,3 +1042,6 @@ impl Machine {
         self.journal(dev).is_some_and(|j| j.last_barrier_at.is_some_and(|b| b >= since))
     }
 }
+
+#[cfg(test)]
+mod tests;

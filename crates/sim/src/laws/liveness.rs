@@ -19,6 +19,7 @@
 
 use super::{Law, LawViolation};
 use crate::block::queue::{RqStage, Submitter};
+use crate::fs::jbd2::JournalIo;
 use crate::kernel::task::Phase;
 use crate::kernel::waitqueue::{PageWaitState, WaitSite};
 use crate::machine::Machine;
@@ -38,6 +39,23 @@ impl Machine {
             .find_map(|d| self.live_queue(d))
             .or_else(|| self.live_tasks())
             .or_else(|| self.live_inode_waits())
+            .or_else(|| self.live_journal_runs())
+    }
+
+    /// The journal thread builds an ordered run's requests as soon as the run reaches the
+    /// front of its list, so between events the front is a request (or the list is empty).
+    fn live_journal_runs(&self) -> Option<LawViolation> {
+        self.journals.iter().enumerate().find_map(|(d, j)| {
+            let j = j.as_ref()?;
+            let Some(&JournalIo::Run { ino, start, pages }) = j.pending.front() else {
+                return None;
+            };
+            Some(self.violation(
+                Law::Liveness,
+                format!("journal of device {d}"),
+                format!("holds {pages} pages of inode {ino} from page {start} for writeout, unbuilt, at the front of its list"),
+            ))
+        })
     }
 
     /// A flusher asleep on an inode's `I_SYNC` is asleep on an inode someone holds, whose
@@ -213,8 +231,10 @@ impl Machine {
             }
         }
         if let Some(j) = self.journal(dev) {
-            for &id in &j.pending {
-                mark(id, Submitter::Journal(dev));
+            for io in &j.pending {
+                if let JournalIo::Rq(id) = *io {
+                    mark(id, Submitter::Journal(dev));
+                }
             }
         }
         on
@@ -227,7 +247,7 @@ impl Machine {
             Some(Listed::Several) => match sub {
                 Submitter::Task(t) => self.tasks[t as usize].pending.contains(&(dev, id)),
                 Submitter::Flusher(w) => self.flushers[w as usize].pending.contains(&id),
-                Submitter::Journal(d) => self.journal(d).is_some_and(|j| j.pending.contains(&id)),
+                Submitter::Journal(d) => self.journal(d).is_some_and(|j| j.pending.contains(&JournalIo::Rq(id))),
             },
             _ => false,
         }
@@ -261,7 +281,7 @@ impl Machine {
                     return Some("its device has no journal".into());
                 };
                 // The journal thread submits in order and sleeps only on its front request.
-                (!j.blocked && j.pending.front() == Some(&id))
+                (!j.blocked && j.pending.front() == Some(&JournalIo::Rq(id)))
                     .then(|| format!("the journal of device {d} is not blocked yet holds it unsubmitted"))
             }
         }

@@ -6,7 +6,7 @@ use super::*;
 use crate::block::queue::{Seg, Submitter, NO_BIO};
 use crate::drivers::Op;
 use crate::fs::inode::OnList;
-use crate::fs::jbd2::EXTENT_PAGES_PER_HANDLE;
+use crate::fs::jbd2::{JournalIo, EXTENT_PAGES_PER_HANDLE};
 use crate::kernel::cpu::Who;
 use crate::machine::{Event, Machine};
 use crate::metrics::trace::{TraceEvent, WbReason};
@@ -564,109 +564,132 @@ impl Machine {
     /// writepages call blocked in request allocation still has its later pages dirty, and the
     /// throttling of every era reads that. Returns (pages, next writeback_index).
     pub(crate) fn write_dirty_range(&mut self, ino: u32, from: u64, max: u64, sub: Submitter, sync: bool, background: bool) -> (u64, u64) {
-        let dev = self.inodes[ino as usize].dev as usize;
-        let max_pages = (self.queues[dev].max_sectors / 8).max(1);
-        // Large folios: one bio may span several requests (block/bio_chain.rs).
-        let bio_pages = match &self.cfg.devices[dev].fs {
-            Some(m) if !self.queues[dev].unstable_device => m.writeback_bio_pages(),
-            _ => 0,
-        };
-        let journalled = self.journals[dev].is_some();
-        let locks_handles = self.journals[dev].as_ref().is_some_and(|j| j.p.locks_handles);
-        let per_page_handles =
-            locks_handles && self.journals[dev].as_ref().is_some_and(|j| j.p.handle_per_write) && !matches!(sub, Submitter::Journal(_));
         let mut idx = from;
         let mut written = 0;
         while written < max {
-            let Some((s, n)) = self.inodes[ino as usize].mapping.next_dirty(idx, max - written) else {
+            let Some((s, n)) = self.take_dirty_run(ino, idx, max - written) else {
                 idx = 0;
                 break;
             };
-            // Dirty still; each request's pages go under writeback as it is submitted
-            // (`Machine::account_set_writeback`).
-            self.inodes[ino as usize].mapping.set_range(s, n, Some(PageState::Queued));
-            let mut p = s;
-            // The bio being built ends at `bio_end`; the next one starts there. A bio that fits
-            // in one request (always without large folios) is the request itself.
-            let split = bio_pages > max_pages;
-            let (mut chain, mut bio_end) = (NO_BIO, s);
-            while p < s + n {
-                let starts_bio = p == bio_end;
-                if p == bio_end {
-                    let pages = if split { (s + n - p).min(bio_pages) } else { s + n - p };
-                    bio_end = p + pages;
-                    // Requests are cut at multiples of max_pages: more than one if it crosses one.
-                    let parts = split && pages > max_pages - (p % max_pages);
-                    chain = if parts {
-                        self.queues[dev].chains.begin(ino, p, pages)
-                    } else {
-                        NO_BIO
-                    };
-                }
-                let len = (bio_end - p).min(max_pages - (p % max_pages)).min(max_pages);
-                let new_blocks = journalled && !self.inodes[ino as usize].blocks.mapped(p);
-                // Delayed allocation: blocks are assigned now, as ext4_map_blocks does.
-                let inode = &mut self.inodes[ino as usize];
-                let size = inode.mapping.end().max(inode.size_pages);
-                let (sector, len) = inode.blocks.map_for_write(p, len, size, &mut self.allocs[dev]);
-                if new_blocks {
-                    self.journal_alloc(ino, dev as u16, sector);
-                }
-                let id = self.queues[dev].alloc(
-                    Op::Write,
-                    sector,
-                    len * 8,
-                    Some(Seg {
-                        file: ino,
-                        start: p,
-                        pages: len,
-                        bio: chain,
-                    }),
-                    sub,
-                    sync,
-                    background,
-                    false,
-                    false,
-                );
-                self.queues[dev].rq_mut(id).set_writeback_at_submit = true;
-                let folio = self.inodes[ino as usize].folio_pages;
-                self.queues[dev].rq_mut(id).phys_segs = crate::block::request::folio_segments(p, len, folio);
-                // New blocks (allocated unwritten, as ext4 with dioread_nolock and xfs do) and
-                // fallocated ones are converted at completion.
-                if new_blocks || (journalled && self.inodes[ino as usize].has_unwritten(p, len)) {
-                    self.queues[dev].rq_mut(id).new_blocks = true;
-                }
-                if chain != NO_BIO {
-                    self.queues[dev].chains.add(chain, id, len * crate::units::PAGE_SIZE);
-                }
-                if per_page_handles {
-                    // ext3's writepage: a handle around each page's submission.
-                    let r = self.queues[dev].rq_mut(id);
-                    r.handle_start = true;
-                    r.in_handle = true;
-                } else if new_blocks && locks_handles {
-                    // ext4 maps an extent under one handle, which stays open until all its bios
-                    // but the last are submitted.
-                    let end = p + len;
-                    let last_of_extent = end == s + n || (end - s) % EXTENT_PAGES_PER_HANDLE == 0;
-                    // A handle is taken before a bio is built, never between the requests a
-                    // split bio becomes: the bio's first request waits for it.
-                    let handle_in_bio = (p - s) % EXTENT_PAGES_PER_HANDLE == 0
-                        || (p - s) / EXTENT_PAGES_PER_HANDLE != (bio_end - 1 - s) / EXTENT_PAGES_PER_HANDLE;
-                    let r = self.queues[dev].rq_mut(id);
-                    r.handle_start = starts_bio && handle_in_bio;
-                    r.in_handle = !last_of_extent;
-                }
-                match sub {
-                    Submitter::Flusher(f) => self.flushers[f as usize].pending.push_back(id),
-                    Submitter::Task(t) => self.tasks[t as usize].pending.push_back((dev as u16, id)),
-                    Submitter::Journal(d) => self.journals[d as usize].as_mut().expect("journal").pending.push_back(id),
-                }
-                p += len;
-            }
+            self.build_writeback_run(ino, s, n, sub, sync, background);
             written += n;
             idx = s + n;
         }
         (written, idx)
+    }
+
+    /// Take the first dirty run of `ino` at or after page `from`, up to `max` pages, for
+    /// writeback: its pages are `Queued` (dirty still) until their requests are submitted.
+    pub(crate) fn take_dirty_run(&mut self, ino: u32, from: u64, max: u64) -> Option<(u64, u64)> {
+        let mapping = &mut self.inodes[ino as usize].mapping;
+        let (s, n) = mapping.next_dirty(from, max)?;
+        mapping.set_range(s, n, Some(PageState::Queued));
+        Some((s, n))
+    }
+
+    /// The most pages a request and a writeback bio of device `dev` carry (a bio larger than
+    /// a request is split into several: block/bio_chain.rs).
+    pub(crate) fn writeback_units(&self, dev: u16) -> (u64, u64) {
+        let d = dev as usize;
+        let max_pages = (self.queues[d].max_sectors / 8).max(1);
+        let bio_pages = match &self.cfg.devices[d].fs {
+            Some(m) if !self.queues[d].unstable_device => m.writeback_bio_pages(),
+            _ => 0,
+        };
+        (max_pages, bio_pages)
+    }
+
+    /// Build the requests of the `n` pages from `s` of `ino`, a run [`Machine::take_dirty_run`]
+    /// took, in order onto `sub`'s pending list.
+    pub(crate) fn build_writeback_run(&mut self, ino: u32, s: u64, n: u64, sub: Submitter, sync: bool, background: bool) {
+        let dev = self.inodes[ino as usize].dev as usize;
+        let (max_pages, bio_pages) = self.writeback_units(dev as u16);
+        let journalled = self.journals[dev].is_some();
+        let locks_handles = self.journals[dev].as_ref().is_some_and(|j| j.p.locks_handles);
+        let per_page_handles =
+            locks_handles && self.journals[dev].as_ref().is_some_and(|j| j.p.handle_per_write) && !matches!(sub, Submitter::Journal(_));
+        let mut p = s;
+        // The bio being built ends at `bio_end`; the next one starts there. A bio that fits
+        // in one request (always without large folios) is the request itself.
+        let split = bio_pages > max_pages;
+        let (mut chain, mut bio_end) = (NO_BIO, s);
+        while p < s + n {
+            let starts_bio = p == bio_end;
+            if p == bio_end {
+                let pages = if split { (s + n - p).min(bio_pages) } else { s + n - p };
+                bio_end = p + pages;
+                // Requests are cut at multiples of max_pages: more than one if it crosses one.
+                let parts = split && pages > max_pages - (p % max_pages);
+                chain = if parts {
+                    self.queues[dev].chains.begin(ino, p, pages)
+                } else {
+                    NO_BIO
+                };
+            }
+            let len = (bio_end - p).min(max_pages - (p % max_pages)).min(max_pages);
+            let new_blocks = journalled && !self.inodes[ino as usize].blocks.mapped(p);
+            // Delayed allocation: blocks are assigned now, as ext4_map_blocks does.
+            let inode = &mut self.inodes[ino as usize];
+            let size = inode.mapping.end().max(inode.size_pages);
+            let (sector, len) = inode.blocks.map_for_write(p, len, size, &mut self.allocs[dev]);
+            if new_blocks {
+                self.journal_alloc(ino, dev as u16, sector);
+            }
+            let id = self.queues[dev].alloc(
+                Op::Write,
+                sector,
+                len * 8,
+                Some(Seg {
+                    file: ino,
+                    start: p,
+                    pages: len,
+                    bio: chain,
+                }),
+                sub,
+                sync,
+                background,
+                false,
+                false,
+            );
+            self.queues[dev].rq_mut(id).set_writeback_at_submit = true;
+            let folio = self.inodes[ino as usize].folio_pages;
+            self.queues[dev].rq_mut(id).phys_segs = crate::block::request::folio_segments(p, len, folio);
+            // New blocks (allocated unwritten, as ext4 with dioread_nolock and xfs do) and
+            // fallocated ones are converted at completion.
+            if new_blocks || (journalled && self.inodes[ino as usize].has_unwritten(p, len)) {
+                self.queues[dev].rq_mut(id).new_blocks = true;
+            }
+            if chain != NO_BIO {
+                self.queues[dev].chains.add(chain, id, len * crate::units::PAGE_SIZE);
+            }
+            if per_page_handles {
+                // ext3's writepage: a handle around each page's submission.
+                let r = self.queues[dev].rq_mut(id);
+                r.handle_start = true;
+                r.in_handle = true;
+            } else if new_blocks && locks_handles {
+                // ext4 maps an extent under one handle, which stays open until all its bios
+                // but the last are submitted.
+                let end = p + len;
+                let last_of_extent = end == s + n || (end - s) % EXTENT_PAGES_PER_HANDLE == 0;
+                // A handle is taken before a bio is built, never between the requests a
+                // split bio becomes: the bio's first request waits for it.
+                let handle_in_bio = (p - s) % EXTENT_PAGES_PER_HANDLE == 0
+                    || (p - s) / EXTENT_PAGES_PER_HANDLE != (bio_end - 1 - s) / EXTENT_PAGES_PER_HANDLE;
+                let r = self.queues[dev].rq_mut(id);
+                r.handle_start = starts_bio && handle_in_bio;
+                r.in_handle = !last_of_extent;
+            }
+            match sub {
+                Submitter::Flusher(f) => self.flushers[f as usize].pending.push_back(id),
+                Submitter::Task(t) => self.tasks[t as usize].pending.push_back((dev as u16, id)),
+                Submitter::Journal(d) => self.journals[d as usize]
+                    .as_mut()
+                    .expect("journal")
+                    .pending
+                    .push_back(JournalIo::Rq(id)),
+            }
+            p += len;
+        }
     }
 }

@@ -1,0 +1,75 @@
+//! ext3's ordered writeout as the machine holds it: a commit's data goes to the disk run by
+//! run, and the requests it holds at once stay those of a few runs however much it writes.
+
+use crate::config::{DataMode, DeviceModelConfig, FsKind, HddParams, JobConfig, MountConfig, Scenario};
+use crate::engine::time::NSEC_PER_SEC as SEC;
+use crate::fs::jbd2::JournalIo;
+use crate::generations::Version;
+use crate::machine::{Machine, RunOptions};
+use crate::units::{GIB, KIB, MIB};
+
+/// A copy and a 4 KiB fsync every 100 ms from 5 s on, on an ext3 `data=ordered` disk: each
+/// commit writes every dirty page of the copy first.
+fn copy_beside_fsync() -> Machine {
+    let mut sc = Scenario::one_device("ordered", DeviceModelConfig::Hdd(HddParams::default()), 4 * GIB, 2, 30 * SEC);
+    let mut m = MountConfig::defaults(FsKind::Ext3, Version(2, 6, 24));
+    m.data = DataMode::Ordered;
+    sc.devices[0].fs = Some(m);
+    // 2.6's BLK_DEF_MAX_SECTORS: 128 pages a request.
+    sc.devices[0].queue.max_sectors_kb = 512;
+    sc.add_task(
+        "copy",
+        1,
+        0,
+        JobConfig::Dd {
+            bs: MIB,
+            size: None,
+            fsync: false,
+            direct: false,
+        },
+    );
+    sc.add_task(
+        "commit",
+        1,
+        5 * SEC,
+        JobConfig::Fsync {
+            bytes: 4 * KIB,
+            interval: SEC / 10,
+        },
+    );
+    Machine::with_options(&sc, RunOptions { check_laws: true })
+}
+
+#[test]
+fn an_ordered_commit_holds_the_requests_of_a_few_runs_not_of_all_its_pages() {
+    let mut m = copy_beside_fsync();
+    m.start();
+    let (mut most_slots, mut most_runs_pages) = (0, 0);
+    while m.q.peek_time().is_some_and(|t| t <= 30 * SEC) {
+        assert!(m.step(), "a law broke: {:?}", m.broken());
+        most_slots = most_slots.max(m.queues[0].request_slots());
+        let j = m.journals[0].as_ref().expect("ext3 has a journal");
+        let waiting: u64 = j
+            .pending
+            .iter()
+            .map(|io| match *io {
+                JournalIo::Run { pages, .. } => pages,
+                JournalIo::Rq(_) => 0,
+            })
+            .sum();
+        most_runs_pages = most_runs_pages.max(waiting);
+    }
+    let max_pages = m.queues[0].max_sectors / 8;
+    // The commits took many requests' worth of pages at once...
+    assert!(
+        most_runs_pages > 20 * max_pages,
+        "the largest ordered writeout waiting was {most_runs_pages} pages ({max_pages} a request)"
+    );
+    // ...and the queue never held many more requests than its slots, its submitters' batches
+    // and the requests they sleep on need (built all at once, the commits' runs held five times that).
+    let nr_requests = m.queues[0].nr_requests as usize;
+    assert!(
+        most_slots < 6 * nr_requests,
+        "{most_slots} requests allocated at once against {nr_requests} slots per direction"
+    );
+}
