@@ -671,10 +671,10 @@ impl Machine {
                 // ext4 maps an extent under one handle, which stays open until all its bios
                 // but the last are submitted.
                 let end = p + len;
-                let last_of_extent = end == s + n || (end - s) % EXTENT_PAGES_PER_HANDLE == 0;
+                let last_of_extent = end == s + n || (end - s).is_multiple_of(EXTENT_PAGES_PER_HANDLE);
                 // A handle is taken before a bio is built, never between the requests a
                 // split bio becomes: the bio's first request waits for it.
-                let handle_in_bio = (p - s) % EXTENT_PAGES_PER_HANDLE == 0
+                let handle_in_bio = (p - s).is_multiple_of(EXTENT_PAGES_PER_HANDLE)
                     || (p - s) / EXTENT_PAGES_PER_HANDLE != (bio_end - 1 - s) / EXTENT_PAGES_PER_HANDLE;
                 let r = self.queues[dev].rq_mut(id);
                 r.handle_start = starts_bio && handle_in_bio;
