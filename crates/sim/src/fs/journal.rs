@@ -680,31 +680,7 @@ impl Machine {
                 None => return,
                 Some(&JournalIo::Rq(id)) => id,
                 Some(&JournalIo::Run { ino, start, pages }) => {
-                    // A batch, cut where a bio and a request end anyway: the requests are those
-                    // the whole run would have been built into.
-                    let (max_pages, bio_pages) = self.writeback_units(dev);
-                    let end = if bio_pages > max_pages {
-                        start + jbd2::ORDERED_BATCH_PAGES.next_multiple_of(bio_pages)
-                    } else {
-                        (start + jbd2::ORDERED_BATCH_PAGES).next_multiple_of(max_pages)
-                    };
-                    let end = end.min(start + pages);
-                    let j = self.jn(dev);
-                    j.pending.pop_front();
-                    if end < start + pages {
-                        let rest = start + pages - end;
-                        j.pending.push_front(JournalIo::Run {
-                            ino,
-                            start: end,
-                            pages: rest,
-                        });
-                    }
-                    let before = j.pending.len();
-                    self.build_writeback_run(ino, start, end - start, Submitter::Journal(dev), true, false);
-                    // Built onto the back of the list: they go first.
-                    let j = self.jn(dev);
-                    let built = j.pending.len() - before;
-                    j.pending.rotate_right(built);
+                    self.build_ordered_batch(dev, ino, start, pages);
                     continue;
                 }
             };
@@ -715,6 +691,36 @@ impl Machine {
                 return;
             }
         }
+    }
+
+    /// Build the requests of the first batch ([`jbd2::ORDERED_BATCH_PAGES`]) of the ordered
+    /// run at the front of the journal's list, in its place; the rest of the run stays behind
+    /// them. The batch ends where a bio and a request end anyway, so the requests are those
+    /// the whole run would have been built into.
+    fn build_ordered_batch(&mut self, dev: u16, ino: u32, start: u64, pages: u64) {
+        let (max_pages, bio_pages) = self.writeback_units(dev);
+        let end = if bio_pages > max_pages {
+            start + jbd2::ORDERED_BATCH_PAGES.next_multiple_of(bio_pages)
+        } else {
+            (start + jbd2::ORDERED_BATCH_PAGES).next_multiple_of(max_pages)
+        };
+        let end = end.min(start + pages);
+        let j = self.jn(dev);
+        j.pending.pop_front();
+        if end < start + pages {
+            let rest = start + pages - end;
+            j.pending.push_front(JournalIo::Run {
+                ino,
+                start: end,
+                pages: rest,
+            });
+        }
+        let before = j.pending.len();
+        self.build_writeback_run(ino, start, end - start, Submitter::Journal(dev), true, false);
+        // Built onto the back of the list: they go first.
+        let j = self.jn(dev);
+        let built = j.pending.len() - before;
+        j.pending.rotate_right(built);
     }
 
     /// A request the journal thread slept on entered the queue.

@@ -73,3 +73,19 @@ fn an_ordered_commit_holds_the_requests_of_a_few_runs_not_of_all_its_pages() {
         "{most_slots} requests allocated at once against {nr_requests} slots per direction"
     );
 }
+
+#[test]
+fn an_ordered_run_left_unbuilt_at_the_front_breaks_liveness() {
+    let mut m = copy_beside_fsync();
+    m.start();
+    while m.q.peek_time().is_some_and(|t| t <= 2 * SEC) {
+        assert!(m.step(), "a law broke: {:?}", m.broken());
+    }
+    assert_eq!(m.check_laws(), None);
+    let ino = m.tasks[0].file;
+    let j = m.journals[0].as_mut().expect("ext3 has a journal");
+    j.pending.push_front(JournalIo::Run { ino, start: 0, pages: 1 });
+    let v = m.check_laws().expect("liveness");
+    assert_eq!(v.law, crate::laws::Law::Liveness);
+    assert!(v.detail.contains("unbuilt"), "{v}");
+}
