@@ -292,9 +292,10 @@ pub(crate) enum JournalIo {
     Run { ino: u32, start: u64, pages: u64 },
 }
 
-/// How much of an ordered run the commit builds requests for at once. jbd's commit gathers its
-/// ordered data in batches of `j_wbufsize` buffers (a 4 KiB block's worth of 8-byte block tags:
-/// 512), submits a batch and goes on to the next; jbd2 writes each ordered inode through its
+/// How much of an ordered run, in pages, the commit builds requests for at once. jbd's commit
+/// gathers its ordered data in batches of `j_wbufsize` buffers (a 4 KiB block's worth of 8-byte
+/// block tags: 512, a page each where pages and blocks are 4 KiB), submits a batch and goes on
+/// to the next; jbd2 writes each ordered inode through its
 /// writepages, a bio at a time. Either way a commit of a gigabyte of data never holds a request
 /// for each of its pages at once, and one that sleeps for a request slot has built no further.
 pub(crate) const ORDERED_BATCH_PAGES: u64 = 512;
