@@ -339,8 +339,17 @@ pub(crate) struct Journal {
     /// by an earlier flush: `jbd2_trans_will_send_data_barrier`).
     pub last_barrier_at: Option<Ns>,
     /// What the journal thread was woken for and will do once it runs ([`JournalWake`]
-    /// bits); non-zero while its `JournalWake` event is pending.
+    /// bits); non-zero while a wake is pending.
     pub woken_for: u8,
+    /// When the pending wake runs the thread.
+    pub wake_at: crate::Ns,
+    /// The pending wake is a `JournalWake` event. A wake for ordered data that is not all
+    /// written yet is kept off the queue: the thread would find the commit unable to move
+    /// and sleep again. It becomes an event once the data is written before its time
+    /// (`Machine::ordered_written`) or the thread is woken for something else.
+    pub wake_queued: bool,
+    /// Every wake is an event at once (tests compare the two ways).
+    pub wakes_all_queued: bool,
     /// Committed transactions, oldest first, until their metadata is home
     /// (`j_checkpoint_transactions`); the log from the oldest on is in use.
     pub checkpoints: VecDeque<Checkpoint>,
@@ -396,6 +405,9 @@ impl Journal {
             timer_at: None,
             last_barrier_at: None,
             woken_for: 0,
+            wake_at: 0,
+            wake_queued: false,
+            wakes_all_queued: false,
             checkpoints: VecDeque::new(),
             checkpoint_at: None,
             fc: FastCommits::default(),

@@ -401,18 +401,70 @@ impl Machine {
     /// once when that is 0), doing everything it was woken for meanwhile.
     fn journal_wake(&mut self, dev: u16, why: u8) {
         let lat = self.cfg.machine.idle_wake_latency;
-        let j = self.jn(dev);
-        let pending = j.woken_for != 0;
-        j.woken_for |= why;
         if lat == 0 {
-            self.journal_woken(dev);
-        } else if !pending {
-            self.q.schedule_in(lat, Event::JournalWake(dev));
+            self.jn(dev).woken_for |= why;
+            return self.journal_woken(dev);
+        }
+        self.forget_passed_wake(dev);
+        // Woken only to see whether the ordered data is written, and it is not: the wake
+        // needs no event yet (`Journal::wake_queued`).
+        let futile = why == JournalWake::ADVANCE && !self.jn(dev).wakes_all_queued && self.ordered_unwritten(dev);
+        let now = self.now();
+        let j = self.jn(dev);
+        if j.woken_for == 0 {
+            j.wake_at = now + lat;
+            j.wake_queued = false;
+        }
+        j.woken_for |= why;
+        if !futile {
+            self.queue_wake(dev);
+        }
+    }
+
+    /// The pending wake becomes a `JournalWake` event, if it is not one yet.
+    fn queue_wake(&mut self, dev: u16) {
+        let j = self.jn(dev);
+        if !j.wake_queued {
+            j.wake_queued = true;
+            let at = j.wake_at;
+            self.q.schedule(at, Event::JournalWake(dev));
+        }
+    }
+
+    /// A wake kept off the queue whose time has passed: the thread ran then, found the
+    /// ordered data unwritten and slept again.
+    fn forget_passed_wake(&mut self, dev: u16) {
+        let now = self.now();
+        let j = self.jn(dev);
+        if j.woken_for != 0 && !j.wake_queued && j.wake_at < now {
+            j.woken_for = 0;
+        }
+    }
+
+    /// The commit waits for ordered data not all written yet.
+    fn ordered_unwritten(&mut self, dev: u16) -> bool {
+        let flushing = self.jn(dev).committing.as_ref().is_some_and(|c| c.phase == CommitPhase::Flushing);
+        flushing && !self.ordered_done(dev)
+    }
+
+    /// Pages of an inode on `dev` ended writeback: a wake kept off the queue becomes an
+    /// event if the ordered data is now all written, as the thread would find at its time.
+    /// A write's completion wakes the thread itself (`journal_io_done`); this is for pages
+    /// that end writeback later, after their end_io work converted fallocated extents.
+    pub(crate) fn ordered_written(&mut self, dev: u16) {
+        let Some(j) = self.journals[dev as usize].as_ref() else { return };
+        if j.woken_for == 0 || j.wake_queued {
+            return;
+        }
+        self.forget_passed_wake(dev);
+        if self.jn(dev).woken_for != 0 && !self.ordered_unwritten(dev) {
+            self.queue_wake(dev);
         }
     }
 
     /// The journal thread runs: what it was woken for, in the order it finds it.
     pub(crate) fn journal_woken(&mut self, dev: u16) {
+        self.jn(dev).wake_queued = false;
         let why = std::mem::take(&mut self.jn(dev).woken_for);
         if why & JournalWake::FLUSHED != 0 {
             self.journal_flushed_now(dev);

@@ -271,6 +271,7 @@ impl Machine {
         self.wake_pages(file, start, n, crate::kernel::waitqueue::PG_WRITEBACK);
         let inode = &mut self.inodes[file as usize];
         inode.nr_written += moved;
+        let dev = inode.dev;
         let wb = inode.wb as usize;
         let inode_idle = inode.mapping.nr_writeback == 0;
         self.vm.nr_writeback -= moved;
@@ -307,6 +308,7 @@ impl Machine {
                 self.q.schedule_in(d, Event::BwDwork(wb as u16));
             }
         }
+        self.ordered_written(dev);
         // acct_reclaim_writeback: wake reclaim-throttled tasks once enough was written.
         if !self.reclaim_waiters.is_empty() {
             self.reclaim_written += moved;
