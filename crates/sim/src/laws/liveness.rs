@@ -19,7 +19,7 @@
 
 use super::{Law, LawViolation};
 use crate::block::queue::{RqStage, Submitter};
-use crate::fs::jbd2::JournalIo;
+use crate::fs::jbd2::{CommitPhase, JournalIo};
 use crate::kernel::task::Phase;
 use crate::kernel::waitqueue::{PageWaitState, WaitSite};
 use crate::machine::Machine;
@@ -40,6 +40,36 @@ impl Machine {
             .or_else(|| self.live_tasks())
             .or_else(|| self.live_inode_waits())
             .or_else(|| self.live_journal_runs())
+            .or_else(|| self.live_journal_wakes())
+    }
+
+    /// A wake of the journal thread kept off the event queue (`Journal::wake_queued`) is
+    /// one that would find its commit waiting for ordered data: once the data is all written
+    /// before the wake's time, or the commit is past that wait, the wake is an event.
+    fn live_journal_wakes(&self) -> Option<LawViolation> {
+        let now = self.now();
+        self.journals.iter().enumerate().find_map(|(d, j)| {
+            let j = j.as_ref()?;
+            if j.woken_for == 0 || j.wake_queued || j.wake_at < now {
+                return None;
+            }
+            let waits = j.committing.as_ref().is_some_and(|c| {
+                c.phase == CommitPhase::Flushing
+                    && c.ordered_targets[c.ordered_met..]
+                        .iter()
+                        .any(|&(ino, target)| self.inodes[ino as usize].nr_written < target)
+            });
+            (!waits).then(|| {
+                self.violation(
+                    Law::Liveness,
+                    format!("journal of device {d}"),
+                    format!(
+                        "its thread's wake at {} ns is kept off the queue, yet its commit no longer waits for ordered data",
+                        j.wake_at
+                    ),
+                )
+            })
+        })
     }
 
     /// The journal thread builds an ordered run's requests as soon as the run reaches the

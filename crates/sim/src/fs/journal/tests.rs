@@ -120,3 +120,27 @@ fn ordered_data_wakes_kept_off_the_queue_change_nothing_but_the_event_count() {
         assert!(format!("{late:?}") == format!("{queued:?}"), "{fs:?}: the runs differ");
     }
 }
+
+#[test]
+fn a_wake_kept_off_the_queue_once_the_ordered_data_is_written_breaks_liveness() {
+    let mut m = copy_beside_fsync();
+    m.start();
+    // Run until the commit thread's wake is kept off the queue while it waits for data.
+    let mut kept = false;
+    while m.q.peek_time().is_some_and(|t| t <= 30 * SEC) {
+        assert!(m.step(), "a law broke: {:?}", m.broken());
+        let j = m.journals[0].as_ref().expect("ext3 has a journal");
+        if j.woken_for != 0 && !j.wake_queued && j.wake_at >= m.now() {
+            kept = true;
+            break;
+        }
+    }
+    assert!(kept, "no wake was ever kept off the queue");
+    assert_eq!(m.check_laws(), None);
+    // The commit's ordered data met behind the journal's back: the wake would never come.
+    let c = m.journals[0].as_mut().and_then(|j| j.committing.as_mut()).expect("a commit");
+    c.ordered_targets.iter_mut().for_each(|t| t.1 = 0);
+    let v = m.check_laws().expect("liveness");
+    assert_eq!(v.law, crate::laws::Law::Liveness);
+    assert!(v.detail.contains("kept off the queue"), "{v}");
+}
