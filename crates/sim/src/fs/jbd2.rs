@@ -199,6 +199,16 @@ pub(crate) struct Commit {
     pub log_ready_at: Option<Ns>,
 }
 
+impl Commit {
+    /// How many ordered targets from the front are met by `inodes`' written counts: the
+    /// known ones, and those met since.
+    pub fn ordered_met_now(&self, inodes: &[crate::fs::inode::Inode]) -> usize {
+        let rest = &self.ordered_targets[self.ordered_met..];
+        let unmet = rest.iter().position(|&(ino, target)| inodes[ino as usize].nr_written < target);
+        self.ordered_met + unmet.unwrap_or(rest.len())
+    }
+}
+
 /// The journal thread's work from the start of a commit to its first log block's bio
 /// (`jbd2_journal_commit_transaction`: locking and flushing the transaction, the descriptor
 /// block, copying each metadata buffer to the log), ns, hot and cold

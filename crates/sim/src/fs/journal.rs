@@ -635,13 +635,8 @@ impl Machine {
             .as_mut()
             .and_then(|j| j.committing.as_mut())
             .expect("committing");
-        while let Some(&(ino, target)) = c.ordered_targets.get(c.ordered_met) {
-            if inodes[ino as usize].nr_written < target {
-                return false;
-            }
-            c.ordered_met += 1;
-        }
-        true
+        c.ordered_met = c.ordered_met_now(inodes);
+        c.ordered_met == c.ordered_targets.len()
     }
 
     /// T_COMMIT: write the descriptors and metadata blocks (xfs: the iclogs) to the log.

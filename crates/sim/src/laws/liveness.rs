@@ -53,12 +53,10 @@ impl Machine {
             if j.woken_for == 0 || j.wake_queued || j.wake_at < now {
                 return None;
             }
-            let waits = j.committing.as_ref().is_some_and(|c| {
-                c.phase == CommitPhase::Flushing
-                    && c.ordered_targets[c.ordered_met..]
-                        .iter()
-                        .any(|&(ino, target)| self.inodes[ino as usize].nr_written < target)
-            });
+            let waits = j
+                .committing
+                .as_ref()
+                .is_some_and(|c| c.phase == CommitPhase::Flushing && c.ordered_met_now(&self.inodes) < c.ordered_targets.len());
             (!waits).then(|| {
                 self.violation(
                     Law::Liveness,
